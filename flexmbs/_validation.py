@@ -1,0 +1,102 @@
+"""Small input validators whose messages name the field and the offending value.
+
+Each takes ``name=`` so that an error reads, for example,
+``ModalData.phi has shape (3012, 12); expected (3015, 12)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import ShapeError, ValidationError
+
+
+def as_float_array(value, name: str) -> np.ndarray:
+    """Convert ``value`` to a float64 array or raise naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{name} cannot be converted to a float array: {exc}") from exc
+    return arr
+
+
+def check_shape(arr: np.ndarray, shape: Sequence[int | None], name: str) -> None:
+    """Raise :class:`ShapeError` unless ``arr.shape`` matches ``shape`` (None = any)."""
+    expected = tuple(shape)
+    if arr.ndim != len(expected) or any(
+        e is not None and e != a for e, a in zip(expected, arr.shape, strict=False)
+    ):
+        shown = tuple("any" if e is None else e for e in expected)
+        raise ShapeError(f"{name} has shape {arr.shape}; expected {shown}")
+
+
+def check_finite(arr, name: str) -> None:
+    """Raise :class:`ValidationError` if ``arr`` holds NaN or Inf, naming the first one."""
+    data = arr.data if hasattr(arr, "tocoo") else np.asarray(arr)
+    bad = ~np.isfinite(data)
+    if np.any(bad):
+        if hasattr(arr, "tocoo"):
+            coo = arr.tocoo()
+            k = int(np.flatnonzero(~np.isfinite(coo.data))[0])
+            where = (int(coo.row[k]), int(coo.col[k]))
+            value = coo.data[k]
+        else:
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            value = data[where]
+        raise ValidationError(
+            f"{name} must be finite; entry {where} is {value} ({int(bad.sum())} non-finite in all)"
+        )
+
+
+def check_symmetric(mat, name: str, rtol: float = 1e-8) -> None:
+    """Raise unless ``mat`` is symmetric to ``rtol`` relative to its largest entry."""
+    if hasattr(mat, "tocoo"):
+        diff = abs(mat - mat.T)
+        worst = diff.max() if diff.nnz else 0.0
+        scale = abs(mat).max() if mat.nnz else 0.0
+        if worst > rtol * max(scale, np.finfo(float).tiny):
+            coo = diff.tocoo()
+            k = int(np.argmax(coo.data))
+            raise ValidationError(
+                f"{name} is not symmetric: |A - A^T| = {worst:.3e} at "
+                f"({int(coo.row[k])}, {int(coo.col[k])}), largest entry {scale:.3e}, "
+                f"relative tolerance {rtol:g}"
+            )
+        return
+    mat = np.asarray(mat)
+    diff = np.abs(mat - mat.T)
+    scale = np.max(np.abs(mat)) if mat.size else 0.0
+    worst = np.max(diff) if mat.size else 0.0
+    if worst > rtol * max(scale, np.finfo(float).tiny):
+        i, j = np.unravel_index(np.argmax(diff), diff.shape)
+        raise ValidationError(
+            f"{name} is not symmetric: {name}[{i},{j}] = {mat[i, j]:.6g} but "
+            f"{name}[{j},{i}] = {mat[j, i]:.6g} (relative tolerance {rtol:g})"
+        )
+
+
+def check_positive_definite(mat: np.ndarray, name: str, semi: bool = False,
+                            rtol: float = 1e-10) -> None:
+    """Raise unless the symmetric ``mat`` is positive (semi)definite.
+
+    The smallest eigenvalue is compared with ``-rtol * max|eig|`` (semidefinite) or must
+    exceed ``rtol * max|eig|`` (definite).
+    """
+    mat = np.asarray(mat)
+    if mat.size == 0:
+        return
+    eig = np.linalg.eigvalsh(0.5 * (mat + mat.T))
+    scale = max(np.max(np.abs(eig)), np.finfo(float).tiny)
+    lowest = eig[0]
+    if semi and lowest < -rtol * scale:
+        raise ValidationError(
+            f"{name} is not positive semidefinite: smallest eigenvalue {lowest:.6g} "
+            f"(largest {eig[-1]:.6g})"
+        )
+    if not semi and lowest <= rtol * scale:
+        raise ValidationError(
+            f"{name} is not positive definite: smallest eigenvalue {lowest:.6g} "
+            f"(largest {eig[-1]:.6g})"
+        )

@@ -1,0 +1,35 @@
+"""Exception classes of flexmbs.
+
+Every error raised on bad input derives from :class:`FlexmbsError`, and its message
+names the offending field, body, joint or file and the value that came.
+"""
+
+from __future__ import annotations
+
+
+class FlexmbsError(Exception):
+    """Base class of every error flexmbs raises on purpose."""
+
+
+class ShapeError(FlexmbsError, ValueError):
+    """An array has the wrong shape or size."""
+
+
+class ValidationError(FlexmbsError, ValueError):
+    """A value is outside what the model accepts (non-finite, asymmetric, negative...)."""
+
+
+class ModelError(FlexmbsError, ValueError):
+    """A model is inconsistent (unknown names, bad references, over-constraint...)."""
+
+
+class ReadError(FlexmbsError, OSError):
+    """A file cannot be read or does not follow its documented format."""
+
+
+class ConvergenceError(FlexmbsError, RuntimeError):
+    """A numerical procedure did not converge."""
+
+
+class UnitsWarning(UserWarning):
+    """Declared units or magnitudes look implausible (see the message for why)."""

@@ -1,0 +1,577 @@
+"""ModalData: the flexible component as the floating frame of reference consumes it.
+
+A ModalData holds, in SI units and the body frame (ARCHITECTURE.md §4):
+
+* undeformed node coordinates ū₀ (N x 3) [m] and optional mesh cells;
+* translational mode shapes Φ (3N x n, node-major) [m per unit ξ] and optional
+  rotational mode shapes Ψ (3N x n) [rad per unit ξ];
+* modal mass M_ff and stiffness K_ff (n x n) and modal damping (ratios or a matrix);
+* the translational mass description used for the inertia invariants: a consistent
+  3N x 3N sparse matrix or lumped nodal masses (N,) [kg];
+* named node sets (0-based node indices), external node labels;
+* the reference-frame condition (attached to a node set, or mean axes) and the modal
+  bookkeeping (which coordinates are normal modes and which constraint modes);
+* units of the source and provenance metadata.
+
+Construction validates everything and raises an error naming the field and value.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from .._validation import (
+    as_float_array,
+    check_finite,
+    check_positive_definite,
+    check_shape,
+    check_symmetric,
+)
+from ..errors import ShapeError, UnitsWarning, ValidationError
+from .invariants import InertiaInvariants, compute_invariants
+
+#: Relative symmetry tolerance for M_ff, K_ff and damping (imported files carry ~7 digits).
+MATRIX_SYMMETRY_RTOL = 1e-6
+#: Attached frame: mode-shape rows at the attachment nodes must vanish to this fraction
+#: of the largest mode-shape entry.
+ATTACHED_RTOL = 1e-6
+#: Mean axes: each mode's rigid-body content (fraction of its modal mass, in the metric of
+#: the stored translational mass) must stay below this. Modes orthogonalised with a 6-DOF
+#: FE mass show O(h²) content in the translational metric (measured up to 2e-3 for the
+#: 16th mode of a 40-element beam), far below the ~1 of a leftover rigid mode.
+MEAN_AXIS_RTOL = 1e-2
+#: M_ff is compared with Φᵀ M Φ of the stored mass; above this relative mismatch a
+#: warning explains it, above MASS_MISMATCH_ERROR it is an error (units/normalisation).
+MASS_MISMATCH_WARN = 0.02
+MASS_MISMATCH_ERROR = 0.5
+
+
+class ReferenceFrame(str, Enum):
+    """How the body frame is tied to the deforming body (ARCHITECTURE.md §4)."""
+
+    ATTACHED = "attached"
+    """Frame rides on a node set (tangent frame): all modes vanish there."""
+    MEAN_AXIS = "mean-axis"
+    """Free–free modes, M-orthogonal to rigid motion (linearised Buckens/Tisserand)."""
+
+
+class ModeKind(str, Enum):
+    """Origin of a modal coordinate (bookkeeping, reported by ``flexmbs modes``)."""
+
+    NORMAL = "normal"
+    """An eigenmode: free–free, clamped, or Craig–Bampton fixed-interface normal mode."""
+    CONSTRAINT = "constraint"
+    """A Craig–Bampton coordinate dominated by static constraint-mode content."""
+    IMPORTED = "imported"
+    """Read from a file that does not say."""
+
+
+def _offdiag_ratio(mat: np.ndarray) -> float:
+    if mat.shape[0] < 2:
+        return 0.0
+    off = mat - np.diag(np.diag(mat))
+    return float(np.max(np.abs(off)) / max(np.max(np.abs(np.diag(mat))), 1e-300))
+
+
+@dataclass(frozen=True, eq=False)
+class ModalData:
+    """A flexible component's modal description (see module docstring for units).
+
+    Parameters
+    ----------
+    nodes : array_like, shape (N, 3)
+        Undeformed node coordinates ū₀ in the body frame [m].
+    phi : array_like, shape (3N, n)
+        Translational mode shapes, node-major rows [m per unit ξ].
+    M_ff, K_ff : array_like, shape (n, n)
+        Modal mass [kg m² per unit ξ²] and stiffness [N m per unit ξ²]; symmetric,
+        M_ff positive definite, K_ff positive semidefinite.
+    mass : sparse (3N, 3N) or array_like (N,)
+        Consistent translational FE mass or lumped nodal masses [kg], for the invariants.
+    reference_frame : ReferenceFrame or str
+        ``"attached"`` (give ``attach_set``) or ``"mean-axis"``; checked on construction.
+    attach_set : str, optional
+        Node set the frame is attached to (required for an attached frame).
+    psi : array_like, shape (3N, n), optional
+        Rotational mode shapes [rad per unit ξ] when the source has rotational DOFs.
+    damping_ratio : array_like, shape (n,), optional
+        Modal damping ratios ζ (of the eigenmodes of K_ff, M_ff). Default: zero.
+    damping_matrix : array_like, shape (n, n), optional
+        Modal damping matrix D_ff [N m s per unit ξ²]; exclusive with ``damping_ratio``.
+    cells : dict[str, ndarray], optional
+        Mesh cells by meshio cell type, in node indices (for animation/export).
+    node_sets : dict[str, array_like of int], optional
+        Named node sets as 0-based node indices.
+    node_ids : array_like of int, shape (N,), optional
+        External node labels; default 1..N.
+    mode_kinds : sequence of ModeKind, optional
+        Bookkeeping per coordinate; default all ``imported``.
+    constraint_fraction : array_like, shape (n,), optional
+        Share of constraint-mode content of each coordinate (Craig–Bampton), 0..1.
+    units : str
+        Unit system of the source (data here are always SI).
+    metadata : dict
+        Provenance: source, method, parameters, history of truncations.
+    """
+
+    nodes: np.ndarray
+    phi: np.ndarray
+    M_ff: np.ndarray
+    K_ff: np.ndarray
+    mass: Any
+    reference_frame: ReferenceFrame | str = ReferenceFrame.ATTACHED
+    attach_set: str | None = None
+    psi: np.ndarray | None = None
+    damping_ratio: np.ndarray | None = None
+    damping_matrix: np.ndarray | None = None
+    cells: dict[str, np.ndarray] = field(default_factory=dict)
+    node_sets: dict[str, np.ndarray] = field(default_factory=dict)
+    node_ids: np.ndarray | None = None
+    mode_kinds: tuple[ModeKind, ...] | None = None
+    constraint_fraction: np.ndarray | None = None
+    units: str = "SI"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ validation
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        nodes = as_float_array(self.nodes, "ModalData.nodes")
+        check_shape(nodes, (None, 3), "ModalData.nodes")
+        check_finite(nodes, "ModalData.nodes")
+        n_nodes = nodes.shape[0]
+        if n_nodes == 0:
+            raise ShapeError("ModalData.nodes is empty; a flexible body needs nodes")
+        phi = as_float_array(self.phi, "ModalData.phi")
+        if phi.ndim == 1:
+            phi = phi[:, None]
+        if phi.ndim != 2 or phi.shape[0] != 3 * n_nodes:
+            raise ShapeError(
+                f"ModalData.phi has shape {phi.shape}; expected ({3 * n_nodes}, n_modes) "
+                f"for {n_nodes} nodes"
+            )
+        check_finite(phi, "ModalData.phi")
+        n = phi.shape[1]
+        mats = {}
+        for name in ("M_ff", "K_ff"):
+            mat = np.atleast_2d(as_float_array(getattr(self, name), f"ModalData.{name}"))
+            if mat.shape != (n, n):
+                raise ShapeError(
+                    f"ModalData.{name} has shape {mat.shape}, but phi has {n} mode(s): "
+                    f"expected ({n}, {n}) (mode count mismatch)"
+                )
+            check_finite(mat, f"ModalData.{name}")
+            check_symmetric(mat, f"ModalData.{name}", rtol=MATRIX_SYMMETRY_RTOL)
+            mats[name] = 0.5 * (mat + mat.T)
+        check_positive_definite(mats["M_ff"], "ModalData.M_ff")
+        check_positive_definite(mats["K_ff"], "ModalData.K_ff", semi=True, rtol=1e-9)
+        psi = None
+        if self.psi is not None:
+            psi = as_float_array(self.psi, "ModalData.psi")
+            if psi.ndim == 1:
+                psi = psi[:, None]
+            if psi.shape != phi.shape:
+                raise ShapeError(f"ModalData.psi has shape {psi.shape}; expected {phi.shape} "
+                                 "(same as phi)")
+            check_finite(psi, "ModalData.psi")
+        mass = self._validated_mass(self.mass, n_nodes)
+        ratio = matrix = None
+        if self.damping_ratio is not None and self.damping_matrix is not None:
+            raise ValidationError("ModalData: give damping_ratio or damping_matrix, not both")
+        if self.damping_ratio is not None:
+            ratio = np.atleast_1d(as_float_array(self.damping_ratio, "ModalData.damping_ratio"))
+            if ratio.size == 1 and n != 1:
+                ratio = np.full(n, float(ratio[0]))
+            check_shape(ratio, (n,), "ModalData.damping_ratio")
+            check_finite(ratio, "ModalData.damping_ratio")
+            if np.any(ratio < 0):
+                k = int(np.argmin(ratio))
+                raise ValidationError(
+                    f"ModalData.damping_ratio[{k}] = {ratio[k]:g} is negative"
+                )
+        if self.damping_matrix is not None:
+            matrix = np.atleast_2d(as_float_array(self.damping_matrix,
+                                                  "ModalData.damping_matrix"))
+            check_shape(matrix, (n, n), "ModalData.damping_matrix")
+            check_finite(matrix, "ModalData.damping_matrix")
+            check_symmetric(matrix, "ModalData.damping_matrix", rtol=MATRIX_SYMMETRY_RTOL)
+            check_positive_definite(matrix, "ModalData.damping_matrix", semi=True, rtol=1e-9)
+        ids = (np.arange(1, n_nodes + 1, dtype=np.int64) if self.node_ids is None
+               else np.asarray(self.node_ids, dtype=np.int64).ravel())
+        check_shape(ids, (n_nodes,), "ModalData.node_ids")
+        if np.unique(ids).size != n_nodes:
+            raise ValidationError("ModalData.node_ids has duplicate labels")
+        sets = {}
+        for key, members in dict(self.node_sets).items():
+            idx = np.asarray(members, dtype=np.int64).ravel()
+            bad = idx[(idx < 0) | (idx >= n_nodes)]
+            if bad.size:
+                raise ValidationError(
+                    f"ModalData.node_sets[{key!r}] names node index {int(bad[0])}, but the "
+                    f"body has nodes 0..{n_nodes - 1}"
+                )
+            sets[str(key)] = idx
+        cells = {}
+        for ctype, conn in dict(self.cells).items():
+            conn = np.asarray(conn, dtype=np.int64)
+            if conn.size and (conn.min() < 0 or conn.max() >= n_nodes):
+                raise ValidationError(
+                    f"ModalData.cells[{ctype!r}] refers to node index "
+                    f"{int(conn.max() if conn.max() >= n_nodes else conn.min())}; "
+                    f"the body has nodes 0..{n_nodes - 1}"
+                )
+            cells[str(ctype)] = conn
+        try:
+            frame = ReferenceFrame(self.reference_frame)
+        except ValueError:
+            raise ValidationError(
+                f"ModalData.reference_frame {self.reference_frame!r} is not one of "
+                f"{[f.value for f in ReferenceFrame]}"
+            ) from None
+        kinds = (tuple(ModeKind.IMPORTED for _ in range(n)) if self.mode_kinds is None
+                 else tuple(ModeKind(k) for k in self.mode_kinds))
+        if len(kinds) != n:
+            raise ShapeError(f"ModalData.mode_kinds has {len(kinds)} entries; expected {n}")
+        frac = (np.zeros(n) if self.constraint_fraction is None
+                else np.asarray(self.constraint_fraction, dtype=float).ravel())
+        check_shape(frac, (n,), "ModalData.constraint_fraction")
+        for name, value in (("nodes", nodes), ("phi", phi), ("M_ff", mats["M_ff"]),
+                            ("K_ff", mats["K_ff"]), ("psi", psi), ("mass", mass),
+                            ("damping_ratio", ratio), ("damping_matrix", matrix),
+                            ("node_ids", ids), ("node_sets", sets), ("cells", cells),
+                            ("reference_frame", frame), ("mode_kinds", kinds),
+                            ("constraint_fraction", frac), ("metadata", dict(self.metadata))):
+            set_(self, name, value)
+        self._check_reference_frame()
+        self._check_mass_consistency()
+
+    @staticmethod
+    def _validated_mass(mass, n_nodes: int):
+        if mass is None:
+            raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
+                                  "translational mass matrix or lumped nodal masses (N,)")
+        if sp.issparse(mass) or (np.ndim(mass) == 2):
+            mat = sp.csr_matrix(mass, dtype=float)
+            if mat.shape != (3 * n_nodes, 3 * n_nodes):
+                raise ShapeError(
+                    f"ModalData.mass has shape {mat.shape}; expected "
+                    f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes) "
+                    f"or ({n_nodes},) lumped masses"
+                )
+            check_finite(mat, "ModalData.mass")
+            check_symmetric(mat, "ModalData.mass", rtol=1e-8)
+            diag = mat.diagonal()
+            if np.any(diag < 0):
+                k = int(np.argmin(diag))
+                raise ValidationError(
+                    f"ModalData.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
+                    f"(node index {k // 3})"
+                )
+            return mat
+        arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
+        if arr.shape != (n_nodes,):
+            raise ShapeError(f"ModalData.mass has shape {arr.shape}; expected ({n_nodes},) "
+                             f"lumped masses or a ({3 * n_nodes}, {3 * n_nodes}) matrix")
+        check_finite(arr, "ModalData.mass")
+        if np.any(arr < 0):
+            k = int(np.argmin(arr))
+            raise ValidationError(f"ModalData.mass (lumped) of node index {k} is negative: "
+                                  f"{arr[k]:g} kg")
+        return arr
+
+    def _check_reference_frame(self) -> None:
+        if self.reference_frame is ReferenceFrame.ATTACHED:
+            if self.attach_set is None:
+                raise ValidationError(
+                    "ModalData.attach_set is required for reference_frame='attached' "
+                    "(name the node set the body frame rides on)"
+                )
+            if self.attach_set not in self.node_sets:
+                raise ValidationError(
+                    f"ModalData.attach_set {self.attach_set!r} is not a node set; known: "
+                    f"{sorted(self.node_sets) or 'none'}"
+                )
+            dofs = (3 * self.node_sets[self.attach_set][:, None] + np.arange(3)).ravel()
+            for name, shapes in (("phi", self.phi), ("psi", self.psi)):
+                if shapes is None or shapes.size == 0:
+                    continue
+                scale = np.max(np.abs(shapes))
+                worst = np.max(np.abs(shapes[dofs])) if dofs.size else 0.0
+                if worst > ATTACHED_RTOL * scale:
+                    row, col = np.unravel_index(np.argmax(np.abs(shapes[dofs])),
+                                                (dofs.size, shapes.shape[1]))
+                    node = int(self.node_sets[self.attach_set][row // 3])
+                    raise ValidationError(
+                        f"ModalData: reference_frame='attached' to node set "
+                        f"{self.attach_set!r}, but {name} of mode {col + 1} moves node "
+                        f"{int(self.node_ids[node])} by {worst:.3e} ({worst / scale:.2e} of "
+                        f"the largest entry); attached-frame modes must vanish there"
+                    )
+        else:
+            content = self.invariants.rigid_content()
+            if content.size and np.max(content) > MEAN_AXIS_RTOL:
+                k = int(np.argmax(content))
+                raise ValidationError(
+                    f"ModalData: reference_frame='mean-axis' but mode {k + 1} "
+                    f"({self._coord_freq()[k]:.4g} Hz) carries rigid-body content "
+                    f"{content[k]:.3e} of its modal mass (limit {MEAN_AXIS_RTOL:g}); remove "
+                    f"rigid-body modes or orthogonalise the modes to rigid motion"
+                )
+
+    def _check_mass_consistency(self) -> None:
+        if self.n_modes == 0:
+            return
+        inv_mff = self.invariants.M_ff
+        rel = float(np.max(np.abs(inv_mff - self.M_ff)) / np.max(np.abs(self.M_ff)))
+        if rel > MASS_MISMATCH_ERROR:
+            raise ValidationError(
+                f"ModalData.M_ff does not match phiᵀ·mass·phi of the given mass "
+                f"(max relative difference {rel:.3g}); check the units of mass, phi and "
+                f"M_ff and the mode normalisation"
+            )
+
+    @property
+    def mass_mismatch(self) -> float:
+        """max |M_ff − Φᵀ M Φ| / max |M_ff| with the stored translational mass.
+
+        Nonzero when the modal mass includes inertia that the translational mass
+        description lacks (rotary inertia of 6-DOF nodes), or from truncated precision.
+        """
+        if self.n_modes == 0:
+            return 0.0
+        return float(np.max(np.abs(self.invariants.M_ff - self.M_ff))
+                     / np.max(np.abs(self.M_ff)))
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes N."""
+        return self.nodes.shape[0]
+
+    @property
+    def n_modes(self) -> int:
+        """Number of modal coordinates n_m."""
+        return self.phi.shape[1]
+
+    @property
+    def is_lumped(self) -> bool:
+        """True when the mass description is lumped nodal masses."""
+        return not sp.issparse(self.mass)
+
+    # ------------------------------------------------------------------ derived
+    @cached_property
+    def invariants(self) -> InertiaInvariants:
+        """Inertia invariants, computed once on first use (O(nnz·n + N·n²))."""
+        return compute_invariants(self.nodes, self.phi, self.mass)
+
+    @cached_property
+    def _eig(self) -> tuple[np.ndarray, np.ndarray]:
+        lam, vec = sla.eigh(self.K_ff, self.M_ff)
+        return np.clip(lam, 0.0, None), vec
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """Natural frequencies of (K_ff, M_ff) in ascending order [Hz]."""
+        return np.sqrt(self._eig[0]) / (2 * np.pi)
+
+    def _coord_freq(self) -> np.ndarray:
+        """Per-coordinate frequency sqrt(K_ii/M_ii)/2π [Hz] (exact for diagonal matrices)."""
+        return np.sqrt(np.clip(np.diag(self.K_ff), 0, None) / np.diag(self.M_ff)) / (2 * np.pi)
+
+    @property
+    def coordinate_frequencies(self) -> np.ndarray:
+        """Frequency of each coordinate, sqrt(K_ii/M_ii)/2π [Hz], in stored order."""
+        return self._coord_freq()
+
+    @property
+    def is_diagonal(self) -> bool:
+        """True when M_ff and K_ff are diagonal (to 1e-9 relative)."""
+        return _offdiag_ratio(self.M_ff) < 1e-9 and _offdiag_ratio(self.K_ff) < 1e-9
+
+    @property
+    def D_ff(self) -> np.ndarray:
+        """Modal damping matrix [N m s per unit ξ²] (zero unless damping was given).
+
+        Ratios ζ_i apply to the eigenmodes X of (K_ff, M_ff) (Xᵀ M_ff X = I):
+        D_ff = M_ff X diag(2 ζ_i ω_i) Xᵀ M_ff.
+        """
+        if self.damping_matrix is not None:
+            return self.damping_matrix.copy()
+        if self.damping_ratio is None:
+            return np.zeros((self.n_modes, self.n_modes))
+        lam, vec = self._eig
+        # eigenvalue order differs from coordinate order; map ratios through coordinates
+        # when diagonal, otherwise ratios are per eigenmode in ascending order.
+        if self.is_diagonal:
+            omega = np.sqrt(np.clip(np.diag(self.K_ff), 0, None) / np.diag(self.M_ff))
+            return np.diag(2.0 * self.damping_ratio * omega * np.diag(self.M_ff))
+        mx = self.M_ff @ vec
+        return mx @ np.diag(2.0 * self.damping_ratio * np.sqrt(lam)) @ mx.T
+
+    @property
+    def total_mass(self) -> float:
+        """Total mass m of the body from the mass description [kg]."""
+        return self.invariants.mass
+
+    @property
+    def center_of_mass(self) -> np.ndarray:
+        """Centre of mass of the undeformed body in the body frame [m]."""
+        m_rr = self.invariants.M0[:3, :3]
+        return np.linalg.solve(m_rr, self.invariants.S0)
+
+    @property
+    def inertia_origin(self) -> np.ndarray:
+        """Inertia tensor about the body-frame origin, body axes [kg m²]."""
+        return self.invariants.I_tt0.copy()
+
+    @property
+    def inertia_tensor(self) -> np.ndarray:
+        """Inertia tensor about the centre of mass, body axes [kg m²] (translational mass)."""
+        c = self.center_of_mass
+        m = self.total_mass
+        return self.inertia_origin - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+
+    @property
+    def damping_description(self) -> str:
+        """Human-readable statement of the modal damping (always shown by the CLI)."""
+        if self.damping_matrix is not None:
+            return "modal damping matrix D_ff given"
+        if self.damping_ratio is None or not np.any(self.damping_ratio):
+            return "none (zero damping; the default)"
+        vals = np.unique(self.damping_ratio)
+        if vals.size == 1:
+            return f"modal damping ratio {vals[0]:g} on every mode"
+        return "modal damping ratios " + ", ".join(f"{v:g}" for v in self.damping_ratio)
+
+    # ------------------------------------------------------------------ mode selection
+    def select(self, indices) -> ModalData:
+        """A new ModalData with the coordinates ``indices`` (0-based, in the given order).
+
+        The invariants are recomputed for the kept modes; the damping follows the
+        coordinates (ratios by coordinate; a matrix by sub-block).
+        """
+        idx = np.asarray(indices, dtype=np.int64).ravel()
+        if idx.size == 0:
+            raise ValidationError("ModalData.select: indices is empty; keep at least one mode")
+        bad = idx[(idx < 0) | (idx >= self.n_modes)]
+        if bad.size:
+            raise ValidationError(f"ModalData.select: mode index {int(bad[0])} out of range "
+                                  f"0..{self.n_modes - 1}")
+        if np.unique(idx).size != idx.size:
+            raise ValidationError("ModalData.select: indices repeat a mode")
+        history = [*self.metadata.get("history", []), f"select({idx.tolist()})"]
+        ratio = None if self.damping_ratio is None else self.damping_ratio[idx]
+        if ratio is not None and not self.is_diagonal:
+            # ratios belong to eigenmodes of a coupled pair: keep them as a matrix
+            ratio = None
+            matrix = self.D_ff[np.ix_(idx, idx)]
+        else:
+            matrix = (None if self.damping_matrix is None
+                      else self.damping_matrix[np.ix_(idx, idx)])
+        return replace(
+            self,
+            phi=self.phi[:, idx],
+            psi=None if self.psi is None else self.psi[:, idx],
+            M_ff=self.M_ff[np.ix_(idx, idx)],
+            K_ff=self.K_ff[np.ix_(idx, idx)],
+            damping_ratio=ratio,
+            damping_matrix=matrix,
+            mode_kinds=tuple(self.mode_kinds[i] for i in idx),
+            constraint_fraction=self.constraint_fraction[idx],
+            metadata={**self.metadata, "history": history},
+        )
+
+    def truncate(self, n: int) -> ModalData:
+        """Keep the first ``n`` coordinates (stored in ascending frequency by flexmbs)."""
+        if not 1 <= int(n) <= self.n_modes:
+            raise ValidationError(f"ModalData.truncate: n = {n} must be in 1..{self.n_modes}")
+        return self.select(np.arange(int(n)))
+
+    def cutoff(self, f_max: float) -> ModalData:
+        """Keep the coordinates whose frequency sqrt(K_ii/M_ii)/2π ≤ ``f_max`` [Hz]."""
+        keep = np.flatnonzero(self._coord_freq() <= float(f_max))
+        if keep.size == 0:
+            raise ValidationError(
+                f"ModalData.cutoff: no mode at or below f_max = {f_max:g} Hz (lowest is "
+                f"{np.min(self._coord_freq()):.4g} Hz)"
+            )
+        return self.select(keep)
+
+    def with_damping(self, ratio=None, matrix=None, rayleigh: tuple[float, float] | None = None,
+                     ) -> ModalData:
+        """A copy with new damping: ratios ζ, a matrix D_ff, or Rayleigh (α, β): αM + βK."""
+        given = sum(x is not None for x in (ratio, matrix, rayleigh))
+        if given != 1:
+            raise ValidationError("with_damping: give exactly one of ratio, matrix, rayleigh")
+        if rayleigh is not None:
+            alpha, beta = rayleigh
+            matrix = alpha * self.M_ff + beta * self.K_ff
+        return replace(self, damping_ratio=ratio, damping_matrix=matrix)
+
+    # ------------------------------------------------------------------ reports
+    def summary(self) -> dict[str, Any]:
+        """Key figures as a JSON-ready dict (used by ``flexmbs modes --json``)."""
+        inv = self.invariants
+        return {
+            "n_nodes": self.n_nodes,
+            "n_modes": self.n_modes,
+            "units_source": self.units,
+            "reference_frame": self.reference_frame.value,
+            "attach_set": self.attach_set,
+            "rotational_shapes": self.psi is not None,
+            "mass_description": "lumped" if self.is_lumped else "consistent",
+            "isotropic_mass": bool(inv.isotropic),
+            "frequencies_hz": self.frequencies.tolist(),
+            "coordinate_frequencies_hz": self._coord_freq().tolist(),
+            "modal_mass": np.diag(self.M_ff).tolist(),
+            "modal_stiffness": np.diag(self.K_ff).tolist(),
+            "diagonal": self.is_diagonal,
+            "mode_kinds": [k.value for k in self.mode_kinds],
+            "constraint_fraction": self.constraint_fraction.tolist(),
+            "rigid_content": inv.rigid_content().tolist(),
+            "mass_mismatch": self.mass_mismatch,
+            "damping": self.damping_description,
+            "damping_ratio": (None if self.damping_ratio is None
+                              else self.damping_ratio.tolist()),
+            "total_mass_kg": self.total_mass,
+            "center_of_mass_m": self.center_of_mass.tolist(),
+            "inertia_cm_kgm2": self.inertia_tensor.tolist(),
+            "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
+            "metadata": self.metadata,
+        }
+
+
+def plausibility_warnings(data: ModalData) -> list[str]:
+    """Check magnitudes for unit mistakes; return (and issue) :class:`UnitsWarning` texts.
+
+    Looks at the total mass, the body's size and the frequency range (SI expected).
+    """
+    found = []
+    m = data.total_mass
+    size = float(np.max(np.ptp(data.nodes, axis=0))) if data.n_nodes > 1 else 0.0
+    freqs = data.frequencies
+    hint = f" (declared source units: {data.units})"
+    if not 1e-6 <= m <= 1e7:
+        found.append(f"total mass {m:.4g} kg is outside 1e-6..1e7 kg; were the units "
+                     f"declared correctly?{hint}")
+    if data.n_nodes > 1 and not 1e-4 <= size <= 1e4:
+        found.append(f"body size {size:.4g} m is outside 1e-4..1e4 m; were the length "
+                     f"units declared correctly?{hint}")
+    positive = freqs[freqs > 0]
+    if positive.size and (positive.max() > 1e7 or positive.min() < 1e-4):
+        found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "
+                     f"implausible for a structure; check units and mode normalisation{hint}")
+    if data.mass_mismatch > MASS_MISMATCH_WARN:
+        found.append(f"M_ff differs from phiᵀ·mass·phi by {100 * data.mass_mismatch:.2g} % "
+                     f"(the mass description lacks some inertia, e.g. rotary inertia of "
+                     f"6-DOF nodes, or the data are inconsistent)")
+    for text in found:
+        warnings.warn(text, UnitsWarning, stacklevel=2)
+    return found

@@ -1,0 +1,290 @@
+"""Inertia invariants (inertia shape integrals) of a flexible body.
+
+Computed once from the FE mass (consistent or lumped) and the mode shapes, then every
+body-frame mass block of FFRF.md §3.3 is evaluated at any modal state ξ in O(n_m²)
+without touching the N nodes.
+
+Two invariant sets (FFRF.md §3 and §9):
+
+* The *general* set, valid for any translational mass M_FE (3N x 3N):
+  ``M0 = B0ᵀ M B0`` ((6+n)x(6+n)), ``N_j = B0ᵀ M (−U_j)`` ((6+n)x3 each) and
+  ``Q_ij = U_iᵀ M U_j`` (3x3 each), with ``B0 = [T_R, −U0, Φ]``. Then
+  ``M̄(ξ) = M0 + Σ_j ξ_j (N_j E_θᵀ + E_θ N_jᵀ) + Σ_ij ξ_i ξ_j E_θ Q_ij E_θᵀ``.
+* The *isotropic* (Shabana) set, when every 3x3 node block of M_FE is a scalar times I3
+  (lumped masses, solid elements): m, S̄₀, S̄, J₀, J⁽¹⁾_j, J⁽²⁾_ij built from the scalar
+  N x N mass M_s. These give the closed-form quadratic velocity vector of FFRF.md §5.
+
+Both are stored when the mass is isotropic; the general set alone otherwise.
+
+Conventions (ARCHITECTURE.md §3): node-major stacking; barred (body-frame) quantities;
+``skew(a) b = a × b``. Units: mass [kg], first moments [kg m], second moments [kg m²];
+mode shapes carry [m per unit ξ].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Relative tolerance of the isotropic-mass check ‖M_kl − m_kl I3‖ ≤ tol · max|m|.
+ISOTROPY_RTOL = 1e-10
+
+
+def skew(a: np.ndarray) -> np.ndarray:
+    """Skew matrix(es) of vector(s) ``a`` (..., 3) so that ``skew(a) @ b = a × b``."""
+    a = np.asarray(a, dtype=float)
+    out = np.zeros((*a.shape[:-1], 3, 3))
+    out[..., 0, 1] = -a[..., 2]
+    out[..., 0, 2] = a[..., 1]
+    out[..., 1, 0] = a[..., 2]
+    out[..., 1, 2] = -a[..., 0]
+    out[..., 2, 0] = -a[..., 1]
+    out[..., 2, 1] = a[..., 0]
+    return out
+
+
+def cross_contraction(x: np.ndarray) -> np.ndarray:
+    """ε:X = [X23 − X32, X31 − X13, X12 − X21] for 3x3 matrices (..., 3, 3)."""
+    return np.stack(
+        [x[..., 1, 2] - x[..., 2, 1], x[..., 2, 0] - x[..., 0, 2], x[..., 0, 1] - x[..., 1, 0]],
+        axis=-1,
+    )
+
+
+def isotropic_scalar_mass(mass: sp.spmatrix, rtol: float = ISOTROPY_RTOL):
+    """Return the N x N scalar mass M_s if ``mass`` = M_s ⊗ I3, else ``None``.
+
+    Parameters
+    ----------
+    mass : sparse matrix, shape (3N, 3N)
+        Translational FE mass in node-major order [kg].
+    rtol : float
+        Tolerance relative to the largest entry.
+    """
+    coo = sp.coo_matrix(mass)
+    if coo.nnz == 0:
+        return sp.csr_matrix((mass.shape[0] // 3, mass.shape[0] // 3))
+    scale = np.max(np.abs(coo.data))
+    a, b = coo.row % 3, coo.col % 3
+    k_node, l_node = coo.row // 3, coo.col // 3
+    n_nodes = mass.shape[0] // 3
+    offdiag = a != b
+    if offdiag.any() and np.max(np.abs(coo.data[offdiag])) > rtol * scale:
+        return None
+    parts = []
+    for comp in range(3):
+        sel = (a == comp) & (b == comp)
+        parts.append(sp.csr_matrix((coo.data[sel], (k_node[sel], l_node[sel])),
+                                   shape=(n_nodes, n_nodes)))
+    for comp in (1, 2):
+        diff = parts[comp] - parts[0]
+        if diff.nnz and np.max(np.abs(diff.data)) > rtol * scale:
+            return None
+    return parts[0]
+
+
+class BodyMassBlocks(NamedTuple):
+    """Body-frame blocks of M̄(ξ) = Bᵀ M_FE B (FFRF.md §3.3), each an ndarray.
+
+    Units: M_RR [kg] (3x3); M_Rθ [kg m] (3x3); M_Rf [kg m] (3 x n); M_θθ [kg m²] (3x3);
+    M_θf [kg m²] (3 x n); M_ff [kg m²] (n x n), for mode shapes in m per unit ξ.
+    """
+
+    M_RR: np.ndarray
+    M_Rθ: np.ndarray
+    M_Rf: np.ndarray
+    M_θθ: np.ndarray
+    M_θf: np.ndarray
+    M_ff: np.ndarray
+
+    def assemble(self) -> np.ndarray:
+        """The full symmetric (6+n) x (6+n) body-frame mass matrix M̄."""
+        top = np.hstack([self.M_RR, self.M_Rθ, self.M_Rf])
+        mid = np.hstack([self.M_Rθ.T, self.M_θθ, self.M_θf])
+        bot = np.hstack([self.M_Rf.T, self.M_θf.T, self.M_ff])
+        return np.vstack([top, mid, bot])
+
+
+@dataclass(frozen=True, eq=False)
+class InertiaInvariants:
+    """Precomputed inertia invariants of one flexible body (see module docstring).
+
+    Attributes
+    ----------
+    n_modes : int
+    isotropic : bool
+        True when M_FE = M_s ⊗ I3; then the Shabana set below is present.
+    M0 : ndarray, shape (6+n, 6+n)
+        B0ᵀ M B0, the body-frame mass matrix at ξ = 0.
+    N : ndarray, shape (n, 6+n, 3)
+        N_j = B0ᵀ M (−U_j), the first-order coefficients.
+    Q : ndarray, shape (n, n, 3, 3)
+        Q_ij = U_iᵀ M U_j, the second-order coefficients (Q_ji = Q_ijᵀ).
+    mass : float
+        Total mass m [kg] (trace(M̄_RR)/3; equals m exactly when isotropic).
+    S0 : ndarray, shape (3,)
+        First moment T_Rᵀ M x0 [kg m] of the undeformed body about the frame origin.
+    S : ndarray, shape (3, n)
+        S̄ = T_Rᵀ M Φ, the modal first moments.
+    J0, J1, J2 : ndarray or None
+        Shabana set (isotropic case only): J₀ (3,3), J⁽¹⁾ (n,3,3) with J1[j] = J⁽¹⁾_j,
+        J⁽²⁾ (n,n,3,3) with J2[i, j] = J⁽²⁾_ij.
+    """
+
+    n_modes: int
+    isotropic: bool
+    M0: np.ndarray
+    N: np.ndarray
+    Q: np.ndarray
+    mass: float
+    S0: np.ndarray
+    S: np.ndarray
+    J0: np.ndarray | None = None
+    J1: np.ndarray | None = None
+    J2: np.ndarray | None = None
+
+    # -------------------------------------------------------------- coefficient arrays
+    @property
+    def I_tt0(self) -> np.ndarray:
+        """I⁽⁰⁾ = Ī_θθ(0), the rotational inertia about the frame origin [kg m²]."""
+        return self.M0[3:6, 3:6]
+
+    @property
+    def I_tt1(self) -> np.ndarray:
+        """I⁽¹⁾_j (n, 3, 3): first-order coefficients of Ī_θθ(ξ)."""
+        nt = self.N[:, 3:6, :]
+        return nt + np.swapaxes(nt, 1, 2)
+
+    @property
+    def I_tf0(self) -> np.ndarray:
+        """Ī_θf⁽⁰⁾ (3, n)."""
+        return self.M0[3:6, 6:]
+
+    @property
+    def I_tf1(self) -> np.ndarray:
+        """Ī_θf⁽¹⁾_j stacked (n, 3, n): Ī_θf(ξ) = Ī_θf⁽⁰⁾ + Σ_j ξ_j I_tf1[j]."""
+        return np.swapaxes(self.N[:, 6:, :], 1, 2)
+
+    @property
+    def M_ff(self) -> np.ndarray:
+        """Modal mass matrix Φᵀ M Φ (n, n)."""
+        return self.M0[6:, 6:]
+
+    # -------------------------------------------------------------- evaluation
+    def blocks(self, xi) -> BodyMassBlocks:
+        """Body-frame mass blocks at modal coordinates ``xi`` (n,), cost O(n²).
+
+        Uses the general set (valid for any mass); see :meth:`blocks_isotropic` for the
+        Shabana-set evaluation of FFRF.md §3.2.
+        """
+        xi = np.asarray(xi, dtype=float).reshape(self.n_modes)
+        n_lin = np.tensordot(xi, self.N, axes=(0, 0))  # (6+n, 3) = Σ ξ_j N_j
+        quad = np.einsum("i,j,ijab->ab", xi, xi, self.Q) if self.n_modes else 0.0
+        m0 = self.M0
+        m_rt = m0[:3, 3:6] + n_lin[:3]
+        m_tt = m0[3:6, 3:6] + n_lin[3:6] + n_lin[3:6].T + quad
+        m_tf = m0[3:6, 6:] + n_lin[6:].T
+        return BodyMassBlocks(m0[:3, :3].copy(), m_rt, m0[:3, 6:].copy(), m_tt, m_tf,
+                              m0[6:, 6:].copy())
+
+    def blocks_isotropic(self, xi) -> BodyMassBlocks:
+        """Body-frame blocks from the Shabana set (FFRF.md §3.2–3.3), isotropic mass only."""
+        if not self.isotropic:
+            raise ValueError("blocks_isotropic needs an isotropic mass (M_FE = M_s ⊗ I3)")
+        xi = np.asarray(xi, dtype=float).reshape(self.n_modes)
+        s_t = self.S0 + self.S @ xi
+        j1s = np.tensordot(xi, self.J1 + np.swapaxes(self.J1, 1, 2), axes=(0, 0))
+        k_mat = self.J0 + j1s + np.einsum("i,j,ijab->ab", xi, xi, self.J2)
+        i_tt = np.trace(k_mat) * np.eye(3) - k_mat
+        # P_i = J1_i + Σ_j ξ_j J2_ji ; Ī_θf column i = ε:P_i
+        p = self.J1 + np.einsum("j,jiab->iab", xi, self.J2)
+        i_tf = cross_contraction(p).T
+        m = self.mass
+        return BodyMassBlocks(m * np.eye(3), -skew(s_t), self.S.copy(), i_tt, i_tf,
+                              np.einsum("ijaa->ij", self.J2))
+
+    # -------------------------------------------------------------- rigid-body content
+    def rigid_content(self) -> np.ndarray:
+        """Fraction of each mode's modal mass that is rigid-body motion, shape (n,).
+
+        With the rigid basis B_r = [T_R, −U0] and c_j = B_rᵀ M φ_j (the first six rows of
+        column j of M0), the M-orthogonal projection of φ_j on the rigid motions has
+        kinetic norm c_jᵀ M_r⁻¹ c_j, M_r = B_rᵀ M B_r. Zero means φ_j satisfies the
+        linearized mean-axis (Buckens) conditions S̄ φ = 0 and Ī_θf⁽⁰⁾ = 0.
+        """
+        if self.n_modes == 0:
+            return np.zeros(0)
+        m_r = self.M0[:6, :6]
+        c = self.M0[:6, 6:]
+        sol = np.linalg.lstsq(m_r, c, rcond=1e-12)[0]
+        proj = np.einsum("aj,aj->j", c, sol)
+        diag = np.diag(self.M_ff)
+        # modes without translational inertia (pure rotation of 6-DOF nodes) have none
+        floor = 1e-12 * max(float(np.max(np.abs(diag))), 1e-300)
+        return np.where(diag > floor, proj / np.where(diag > floor, diag, 1.0), 0.0)
+
+
+def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | np.ndarray,
+                       ) -> InertiaInvariants:
+    """Compute the inertia invariants once, in O(nnz(M)·n + N·n²).
+
+    Parameters
+    ----------
+    nodes : ndarray, shape (N, 3)
+        Undeformed node positions ū₀ in the body frame [m].
+    phi : ndarray, shape (3N, n)
+        Translational mode shapes, node-major [m per unit ξ].
+    mass : sparse matrix (3N, 3N) or ndarray (N,)
+        Translational FE mass [kg] (consistent, any structure) or lumped nodal masses.
+
+    Returns
+    -------
+    InertiaInvariants
+    """
+    nodes = np.asarray(nodes, dtype=float)
+    n_nodes = nodes.shape[0]
+    phi = np.asarray(phi, dtype=float).reshape(3 * n_nodes, -1)
+    n = phi.shape[1]
+    if sp.issparse(mass):
+        m_fe = sp.csr_matrix(mass)
+        m_s = isotropic_scalar_mass(m_fe)
+    else:
+        lumped = np.asarray(mass, dtype=float).ravel()
+        m_s = sp.diags(lumped).tocsr()
+        m_fe = sp.diags(np.repeat(lumped, 3)).tocsr()
+
+    # general set: B0 = [T_R, -U0, Φ], U_j = stacked skew(φ_kj)
+    b0 = np.empty((3 * n_nodes, 6 + n))
+    b0[:, :3] = np.tile(np.eye(3), (n_nodes, 1))
+    b0[:, 3:6] = -skew(nodes).reshape(3 * n_nodes, 3)
+    b0[:, 6:] = phi
+    mb0 = m_fe @ b0
+    m0 = b0.T @ mb0
+    m0 = 0.5 * (m0 + m0.T)
+    y = phi.reshape(n_nodes, 3, n)  # y[k, a, j] = component a of node k in mode j
+    u_all = skew(np.moveaxis(y, 2, 1))  # (N, n, 3, 3)
+    u_all = np.moveaxis(u_all, 1, 2).reshape(3 * n_nodes, n * 3)  # column block j = U_j
+    n_coef = -(mb0.T @ u_all).reshape(6 + n, n, 3).transpose(1, 0, 2)
+    mu = m_fe @ u_all
+    q = (u_all.T @ mu).reshape(n, 3, n, 3).transpose(0, 2, 1, 3)
+    total = float(np.trace(m0[:3, :3]) / 3.0)
+    s0 = b0[:, :3].T @ (m_fe @ nodes.ravel())
+    s_bar = m0[:3, 6:].copy()
+
+    j0 = j1 = j2 = None
+    if m_s is not None:
+        ones_m = np.asarray(m_s @ np.ones(n_nodes)).ravel()
+        total = float(ones_m.sum())
+        s0 = nodes.T @ ones_m
+        j0 = nodes.T @ (m_s @ nodes)
+        y_flat = y.reshape(n_nodes, 3 * n)
+        msy = m_s @ y_flat
+        j1 = (nodes.T @ msy).reshape(3, 3, n).transpose(2, 0, 1)
+        j2 = (y_flat.T @ msy).reshape(3, n, 3, n).transpose(1, 3, 0, 2)
+    return InertiaInvariants(
+        n_modes=n, isotropic=m_s is not None, M0=m0, N=n_coef, Q=q, mass=total,
+        S0=np.asarray(s0, dtype=float), S=s_bar, J0=j0, J1=j1, J2=j2,
+    )

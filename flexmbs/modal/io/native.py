@@ -1,0 +1,143 @@
+"""The native flexmbs modal-data format: one self-describing HDF5 file (``.fmd.h5``).
+
+Layout (documented in ``docs/modal_data_format.md``)::
+
+    /                     attrs: format="flexmbs-modal-data", format_version, units,
+                                 reference_frame, attach_set, metadata (JSON)
+    /nodes                (N, 3) float64 [m]
+    /node_ids             (N,) int64
+    /phi                  (3N, n) [m per unit ξ];   /psi (3N, n) optional [rad per unit ξ]
+    /M_ff, /K_ff          (n, n)
+    /damping_ratio (n,)   or /damping_matrix (n, n)   (absent: zero damping)
+    /mode_kinds           (n,) strings;  /constraint_fraction (n,)
+    /mass                 attrs kind = "lumped" | "consistent"
+        lumped:     /mass/nodal_mass (N,) [kg]
+        consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
+    /node_sets/<name>     int64 node indices (0-based)
+    /cells/<meshio type>  int64 connectivity (0-based node indices)
+
+Everything is SI; the round trip is lossless.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...errors import ReadError
+from ..data import ModalData
+from .registry import register_format
+
+FORMAT_TAG = "flexmbs-modal-data"
+FORMAT_VERSION = 1
+
+
+def _h5py():
+    import h5py
+
+    return h5py
+
+
+def write_native(data: ModalData, path: Path) -> None:
+    """Write ``data`` to an HDF5 file at ``path`` (overwrites)."""
+    h5py = _h5py()
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = FORMAT_TAG
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["units"] = data.units
+        f.attrs["reference_frame"] = data.reference_frame.value
+        f.attrs["attach_set"] = data.attach_set or ""
+        f.attrs["metadata"] = json.dumps(data.metadata, default=_json_default)
+        f.create_dataset("nodes", data=data.nodes)
+        f.create_dataset("node_ids", data=data.node_ids)
+        f.create_dataset("phi", data=data.phi)
+        if data.psi is not None:
+            f.create_dataset("psi", data=data.psi)
+        f.create_dataset("M_ff", data=data.M_ff)
+        f.create_dataset("K_ff", data=data.K_ff)
+        if data.damping_ratio is not None:
+            f.create_dataset("damping_ratio", data=data.damping_ratio)
+        if data.damping_matrix is not None:
+            f.create_dataset("damping_matrix", data=data.damping_matrix)
+        f.create_dataset("mode_kinds", data=np.array([k.value for k in data.mode_kinds],
+                                                     dtype="S16"))
+        f.create_dataset("constraint_fraction", data=data.constraint_fraction)
+        g = f.create_group("mass")
+        if data.is_lumped:
+            g.attrs["kind"] = "lumped"
+            g.create_dataset("nodal_mass", data=data.mass)
+        else:
+            csr = sp.csr_matrix(data.mass)
+            g.attrs["kind"] = "consistent"
+            g.attrs["shape"] = csr.shape
+            g.create_dataset("data", data=csr.data)
+            g.create_dataset("indices", data=csr.indices)
+            g.create_dataset("indptr", data=csr.indptr)
+        sets = f.create_group("node_sets")
+        for name, idx in data.node_sets.items():
+            sets.create_dataset(name, data=idx)
+        cells = f.create_group("cells")
+        for ctype, conn in data.cells.items():
+            cells.create_dataset(ctype, data=conn)
+
+
+def read_native(path: Path, **options) -> ModalData:
+    """Read a native file written by :func:`write_native`."""
+    if options:
+        raise ReadError(f"{path}: the native format takes no reader options, got "
+                        f"{sorted(options)} (units and frame are stored in the file)")
+    h5py = _h5py()
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise ReadError(f"{path}: not an HDF5 file ({exc})") from exc
+    with f:
+        tag = f.attrs.get("format", "")
+        if tag != FORMAT_TAG:
+            raise ReadError(f"{path}: HDF5 attribute format is {tag!r}, expected {FORMAT_TAG!r}"
+                            " (not a flexmbs modal data file)")
+        version = int(f.attrs.get("format_version", 0))
+        if version > FORMAT_VERSION:
+            raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
+                            f"understands ({FORMAT_VERSION})")
+        try:
+            g = f["mass"]
+            if g.attrs["kind"] == "lumped":
+                mass = g["nodal_mass"][()]
+            else:
+                mass = sp.csr_matrix((g["data"][()], g["indices"][()], g["indptr"][()]),
+                                     shape=tuple(g.attrs["shape"]))
+            kwargs = dict(
+                nodes=f["nodes"][()], phi=f["phi"][()], M_ff=f["M_ff"][()],
+                K_ff=f["K_ff"][()], mass=mass,
+                psi=f["psi"][()] if "psi" in f else None,
+                damping_ratio=f["damping_ratio"][()] if "damping_ratio" in f else None,
+                damping_matrix=f["damping_matrix"][()] if "damping_matrix" in f else None,
+                node_ids=f["node_ids"][()],
+                node_sets={k: v[()] for k, v in f["node_sets"].items()},
+                cells={k: v[()] for k, v in f["cells"].items()},
+                mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
+                constraint_fraction=f["constraint_fraction"][()],
+                reference_frame=str(f.attrs["reference_frame"]),
+                attach_set=str(f.attrs["attach_set"]) or None,
+                units=str(f.attrs["units"]),
+                metadata=json.loads(f.attrs["metadata"]),
+            )
+        except KeyError as exc:
+            raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
+    return ModalData(**kwargs)
+
+
+def _json_default(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return str(obj)
+
+
+register_format("native", (".fmd.h5", ".h5", ".hdf5"),
+                "flexmbs native modal data (HDF5, lossless)", read_native, write_native)

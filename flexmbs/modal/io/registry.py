@@ -1,0 +1,92 @@
+"""Registry of modal-data file formats: one module per format registers itself.
+
+``read_modal(path)`` picks the reader by extension, or by an explicit ``format`` name;
+when it cannot tell, the error lists the known formats.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import ReadError
+from ..data import ModalData, plausibility_warnings
+
+
+@dataclass(frozen=True)
+class ModalFormat:
+    """A registered modal-data format."""
+
+    name: str
+    extensions: tuple[str, ...]
+    description: str
+    reader: Callable[..., ModalData] | None = None
+    writer: Callable[..., None] | None = None
+
+
+FORMATS: dict[str, ModalFormat] = {}
+
+
+def register_format(name: str, extensions, description: str, reader=None, writer=None) -> None:
+    """Register (or replace) a format; extensions include the dot, e.g. ``".h5"``."""
+    FORMATS[name] = ModalFormat(name, tuple(e.lower() for e in extensions), description,
+                                reader, writer)
+
+
+def _pick(path: Path, fmt: str | None, need: str) -> ModalFormat:
+    _load_builtin()
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ReadError(f"unknown modal format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+        chosen = FORMATS[fmt]
+    else:
+        name = path.name.lower()
+        matches = [f for f in FORMATS.values() if any(name.endswith(e) for e in f.extensions)]
+        if not matches:
+            known = "; ".join(f"{f.name} ({', '.join(f.extensions)})" for f in FORMATS.values())
+            raise ReadError(f"cannot tell the modal format of {str(path)!r} from its extension;"
+                            f" pass format=... Known formats: {known}")
+        chosen = max(matches, key=lambda f: max(len(e) for e in f.extensions
+                                                if name.endswith(e)))
+    if getattr(chosen, need) is None:
+        raise ReadError(f"format {chosen.name!r} has no {need}")
+    return chosen
+
+
+def read_modal(path: str | os.PathLike, format: str | None = None, **options) -> ModalData:
+    """Read a flexible component's modal data; options go to the format's reader.
+
+    Common options: ``units`` (source unit system, converted to SI), and for formats that
+    do not store it, ``reference_frame``/``attach_set``. Implausible magnitudes raise a
+    :class:`~flexmbs.errors.UnitsWarning` naming what looks wrong.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ReadError(f"modal data file {str(path)!r} does not exist")
+    fmt = _pick(path, format, "reader")
+    data = fmt.reader(path, **options)
+    plausibility_warnings(data)
+    return data
+
+
+def write_modal(data: ModalData, path: str | os.PathLike, format: str | None = None,
+                **options) -> Path:
+    """Write ``data`` in the format chosen by extension or name; returns the path."""
+    path = Path(path)
+    fmt = _pick(path, format, "writer")
+    fmt.writer(data, path, **options)
+    return path
+
+
+_LOADED = False
+
+
+def _load_builtin() -> None:
+    """Import the built-in format modules (each registers itself)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from . import mbdyn, native, vtu  # noqa: F401

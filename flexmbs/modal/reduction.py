@@ -1,0 +1,415 @@
+"""Modal reduction of FE mass and stiffness: free–free, clamped and Craig–Bampton.
+
+All three solve sparse generalized eigenproblems with shift-invert Lanczos
+(``scipy.sparse.linalg.eigsh``), so 10^5 DOFs are practical, and return a
+:class:`~flexmbs.modal.data.ModalData` in ascending frequency whose reference-frame
+condition is stated and checked:
+
+* :func:`free_free_modes` — mean axes: the six rigid-body modes are found, checked to be
+  rigid (they must span the analytic rigid motions) and removed; the elastic modes are
+  re-orthogonalised to rigid motion.
+* :func:`clamped_modes` — frame attached to the clamped nodes.
+* :func:`craig_bampton` — fixed-interface normal modes plus static constraint modes of
+  the interface DOFs, orthonormalised so that M_ff and K_ff are diagonal. With
+  ``attach`` the frame rides on those nodes (their DOFs are fixed in the body frame, so
+  they get no constraint modes); without it the basis is free–free and its six rigid
+  modes are removed after orthonormalisation (mean axes).
+
+Mode normalisation: ``"displacement"`` (default) scales each mode to a largest
+translational nodal displacement of 1 m, so ξ_j is that displacement in metres and
+M_ff holds modal masses in kg; ``"mass"`` gives M_ff = I.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import ConvergenceError, ValidationError
+from .data import ModalData, ModeKind, ReferenceFrame, plausibility_warnings
+from .femodel import FEModel
+
+Normalization = Literal["displacement", "mass"]
+
+#: Below this many DOFs the dense LAPACK solver is faster and more robust than Lanczos.
+DENSE_LIMIT = 600
+#: An eigenvalue below this fraction of the first elastic one counts as a rigid mode.
+RIGID_EIG_RTOL = 1e-6
+#: Rigid modes must lie in the span of the analytic rigid motions to this (M-norm) residual.
+RIGID_SPAN_RTOL = 1e-6
+
+
+# ---------------------------------------------------------------------- eigen solver
+def _eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
+           what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest ``n_eig`` eigenpairs of K x = λ M x nearest ``sigma`` (ascending λ)."""
+    n_dof = k_mat.shape[0]
+    if n_eig <= 0:
+        return np.zeros(0), np.zeros((n_dof, 0))
+    if n_eig > n_dof:
+        raise ValidationError(f"{what}: asked for {n_eig} modes but only {n_dof} DOFs remain")
+    if n_dof <= DENSE_LIMIT or n_eig >= n_dof - 1:
+        lam, vec = sla.eigh(k_mat.toarray(), m_mat.toarray())
+        order = np.argsort(np.abs(lam - sigma))[:n_eig]
+        order = order[np.argsort(lam[order])]
+        return lam[order], vec[:, order]
+    try:
+        lam, vec = spla.eigsh(k_mat.tocsc(), k=n_eig, M=m_mat.tocsc(), sigma=sigma,
+                              which="LM", mode="normal")
+    except RuntimeError as exc:  # singular shift matrix
+        raise ConvergenceError(
+            f"{what}: shift-invert factorisation of K - σM failed at σ = {sigma:.3g} "
+            f"({exc}); the stiffness may be singular (an unconstrained mechanism)"
+        ) from exc
+    except spla.ArpackNoConvergence as exc:
+        raise ConvergenceError(f"{what}: Lanczos did not converge ({exc})") from exc
+    order = np.argsort(lam)
+    return lam[order], vec[:, order]
+
+
+def _normalize(modes: np.ndarray, m_full: sp.spmatrix, fe: FEModel,
+               normalization: Normalization) -> np.ndarray:
+    if normalization == "mass":
+        gen = np.einsum("ij,ij->j", modes, m_full @ modes)
+        return modes / np.sqrt(gen)
+    if normalization != "displacement":
+        raise ValidationError(f"normalization {normalization!r} must be 'displacement' or "
+                              "'mass'")
+    trans = modes[fe.translational_dofs].reshape(fe.n_nodes, 3, -1)
+    t_norm = np.linalg.norm(trans, axis=1)  # (N, n)
+    size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
+    r_norm = np.zeros_like(t_norm)
+    if fe.dofs_per_node == 6:
+        rot = modes.reshape(fe.n_nodes, 6, -1)[:, 3:, :]
+        r_norm = np.linalg.norm(rot, axis=1)
+    out = modes.copy()
+    for j in range(modes.shape[1]):
+        k = int(np.argmax(t_norm[:, j]))
+        vec = trans[k, :, j]
+        peak = t_norm[k, j]
+        if peak < 1e-3 * size * np.max(r_norm[:, j]):
+            # a rotation-dominated mode (e.g. torsion of a beam about its node line):
+            # scale to a peak rotation of 1 rad instead
+            k = int(np.argmax(r_norm[:, j]))
+            vec = modes.reshape(fe.n_nodes, fe.dofs_per_node, -1)[k, 3:, j]
+            peak = r_norm[k, j]
+        # sign: the largest component of the peak node positive (deterministic output)
+        sign = np.sign(vec[np.argmax(np.abs(vec))]) or 1.0
+        out[:, j] *= sign / peak
+    return out
+
+
+def rigid_body_basis(fe: FEModel) -> np.ndarray:
+    """The six rigid-body motions of the FE DOFs (translations, then small rotations).
+
+    Returns
+    -------
+    ndarray, shape (n_dof, 6)
+        Column a < 3 translates by e_a [m]; column 3 + a rotates by 1 rad about axis a
+        through the frame origin (translations ω × x; rotational DOFs equal ω).
+    """
+    basis = np.zeros((fe.n_dof, 6))
+    dpn = fe.dofs_per_node
+    for a in range(3):
+        basis[a::dpn, a] = 1.0
+        omega = np.zeros(3)
+        omega[a] = 1.0
+        basis[fe.translational_dofs, 3 + a] = np.cross(omega, fe.nodes).ravel()
+        if dpn == 6:
+            basis[3 + a::dpn, 3 + a] = 1.0
+    return basis
+
+
+def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
+                    attach_set: str | None, node_sets: dict, kinds, fraction,
+                    metadata: dict, normalization: Normalization) -> ModalData:
+    modes = _normalize(modes, fe.mass, fe, normalization)
+    m_ff = modes.T @ (fe.mass @ modes)
+    k_ff = modes.T @ (fe.stiffness @ modes)
+    m_ff = 0.5 * (m_ff + m_ff.T)
+    k_ff = 0.5 * (k_ff + k_ff.T)
+    scale_m = np.max(np.abs(np.diag(m_ff)))
+    off_m = np.max(np.abs(m_ff - np.diag(np.diag(m_ff)))) / scale_m if modes.shape[1] > 1 else 0
+    scale_k = max(np.max(np.abs(np.diag(k_ff))), 1e-300)
+    off_k = np.max(np.abs(k_ff - np.diag(np.diag(k_ff)))) / scale_k if modes.shape[1] > 1 else 0
+    metadata = {**metadata, "orthogonality_residual": float(max(off_m, off_k))}
+    if max(off_m, off_k) < 1e-7:  # orthonormal to solver precision: store exact diagonals
+        m_ff = np.diag(np.diag(m_ff))
+        k_ff = np.diag(np.diag(k_ff))
+    trans = fe.translational_dofs
+    psi = None
+    if fe.dofs_per_node == 6:
+        rot = fe.node_dofs(np.arange(fe.n_nodes))[np.tile([False] * 3 + [True] * 3,
+                                                          fe.n_nodes)]
+        psi = modes[rot]
+    sets = dict(fe.node_sets)
+    sets.update(node_sets)
+    metadata.setdefault("normalization", normalization)
+    metadata["fe_dofs_per_node"] = fe.dofs_per_node
+    metadata["fe_n_dof"] = fe.n_dof
+    metadata["mass_description"] = (
+        "consistent translational partition of the FE mass"
+        + ("; rotational DOFs' inertia (rotary inertia, translation–rotation coupling) is "
+           "in M_ff but not in the invariants" if fe.dofs_per_node == 6 else "")
+    )
+    metadata.setdefault("source", fe.metadata)
+    data = ModalData(
+        nodes=fe.nodes, phi=modes[trans], psi=psi, M_ff=m_ff, K_ff=k_ff,
+        mass=fe.translational_mass(), reference_frame=frame, attach_set=attach_set,
+        cells=fe.cells, node_sets=sets, node_ids=fe.node_ids, mode_kinds=kinds,
+        constraint_fraction=fraction, units=fe.metadata.get("source_units", "SI"),
+        metadata=metadata,
+    )
+    plausibility_warnings(data)
+    return data
+
+
+def _shift(fe: FEModel) -> float:
+    """A negative shift for free structures, scaled to the model's K/M ratio."""
+    k_diag = np.abs(fe.stiffness.diagonal())
+    m_diag = np.abs(fe.mass.diagonal())
+    ratio = np.median(k_diag[m_diag > 0] / m_diag[m_diag > 0]) if np.any(m_diag > 0) else 1.0
+    return -1e-6 * float(ratio)
+
+
+def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarray:
+    """Remove the M-projection of ``modes`` on span(``basis``)."""
+    mb = m_mat @ basis
+    gram = basis.T @ mb
+    coef = np.linalg.solve(gram, mb.T @ modes)
+    return modes - basis @ coef
+
+
+# ---------------------------------------------------------------------- public API
+def free_free_modes(fe: FEModel, n_modes: int, *,
+                    normalization: Normalization = "displacement") -> ModalData:
+    """Free–free elastic modes with the six rigid-body modes found and removed.
+
+    Parameters
+    ----------
+    fe : FEModel
+        Unconstrained FE model (SI).
+    n_modes : int
+        Number of elastic modes to keep.
+    normalization : {"displacement", "mass"}
+        See the module docstring.
+
+    Returns
+    -------
+    ModalData
+        Mean-axis reference frame; rigid content of every mode is reported in
+        ``metadata["rigid_content_max"]``.
+
+    Raises
+    ------
+    ValidationError
+        If the structure does not have exactly six rigid-body modes (a mechanism or a
+        grounded model), or the near-zero modes are not rigid motions.
+    """
+    _check_count(n_modes, "free_free_modes: n_modes")
+    start = time.perf_counter()
+    sigma = _shift(fe)
+    lam, vec = _eigen(fe.stiffness, fe.mass, n_modes + 6, sigma, "free_free_modes")
+    if lam.size < 7:
+        raise ValidationError("free_free_modes: the model is too small for 6 rigid + elastic "
+                              "modes")
+    ref = abs(lam[6]) if lam[6] != 0 else 1.0
+    n_zero = int(np.sum(np.abs(lam) < RIGID_EIG_RTOL * ref))
+    if n_zero != 6:
+        raise ValidationError(
+            f"free_free_modes: found {n_zero} near-zero eigenvalues (|λ| < "
+            f"{RIGID_EIG_RTOL:g}·λ_7 = {RIGID_EIG_RTOL * ref:.3g}); a free body has exactly "
+            f"six rigid-body modes. Lowest eigenvalues: {np.array2string(lam[:8], precision=4)}"
+            + ("; the model has a mechanism (unconnected part?)" if n_zero > 6 else
+               "; the model is grounded (use clamped_modes)")
+        )
+    rigid = rigid_body_basis(fe)
+    residual = _span_residual(vec[:, :6], rigid, fe.mass)
+    if residual > RIGID_SPAN_RTOL:
+        raise ValidationError(
+            f"free_free_modes: the six near-zero modes are not rigid-body motions (residual "
+            f"{residual:.3e} in the mass norm, limit {RIGID_SPAN_RTOL:g})"
+        )
+    elastic = _mass_orthogonalize(vec[:, 6:], rigid, fe.mass)
+    meta = {
+        "method": "free-free",
+        "solver": "eigsh shift-invert" if fe.n_dof > DENSE_LIMIT else "dense eigh",
+        "shift": sigma,
+        "rigid_eigenvalues": lam[:6].tolist(),
+        "rigid_span_residual": residual,
+        "time_s": time.perf_counter() - start,
+    }
+    return _assemble_modal(fe, elastic, frame=ReferenceFrame.MEAN_AXIS, attach_set=None,
+                           node_sets={}, kinds=[ModeKind.NORMAL] * n_modes, fraction=None,
+                           metadata=meta, normalization=normalization)
+
+
+def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = None,
+                  normalization: Normalization = "displacement") -> ModalData:
+    """Modes with all DOFs of the ``clamp`` nodes fixed; the frame is attached there.
+
+    Parameters
+    ----------
+    clamp : str or array_like of int
+        A node-set name or external node labels.
+    set_name : str, optional
+        Name of the attachment node set in the result (default: the set name, or
+        ``"clamp"``).
+    """
+    _check_count(n_modes, "clamped_modes: n_modes")
+    start = time.perf_counter()
+    nodes = fe.resolve_nodes(clamp, "clamped_modes: clamp")
+    fixed = fe.node_dofs(nodes)
+    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
+    k_ff = fe.stiffness[free][:, free]
+    m_ff = fe.mass[free][:, free]
+    lam, vec = _eigen(k_ff, m_ff, n_modes, 0.0, "clamped_modes")
+    if lam[0] <= 1e-9 * max(abs(lam[-1]), 1e-300):
+        raise ValidationError(
+            f"clamped_modes: the clamped model still has a zero-frequency mode (λ = "
+            f"{lam[0]:.3g}); clamping nodes {fe.node_ids[nodes][:6].tolist()} does not remove "
+            f"all rigid motion"
+        )
+    modes = np.zeros((fe.n_dof, n_modes))
+    modes[free] = vec
+    name = set_name or (clamp if isinstance(clamp, str) else "clamp")
+    meta = {"method": "clamped", "clamp_nodes": fe.node_ids[nodes].tolist(),
+            "time_s": time.perf_counter() - start}
+    return _assemble_modal(fe, modes, frame=ReferenceFrame.ATTACHED, attach_set=name,
+                           node_sets={name: nodes}, kinds=[ModeKind.NORMAL] * n_modes,
+                           fraction=None, metadata=meta, normalization=normalization)
+
+
+def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
+                  n_modes: int | None = None,
+                  normalization: Normalization = "displacement") -> ModalData:
+    """Craig–Bampton reduction, orthonormalised so that M_ff and K_ff are diagonal.
+
+    Parameters
+    ----------
+    fe : FEModel
+    interface : str or array_like of int
+        Interface node set (name) or labels: each DOF of these nodes gets a static
+        constraint mode Ψ = −K_ii⁻¹ K_ib, except the DOFs of ``attach`` nodes.
+    n_normal : int
+        Number of fixed-interface normal modes (all interface and attach DOFs fixed).
+    attach : str or array_like of int, optional
+        Nodes fixed to the body frame (attached/tangent frame). ``None``: the free–free
+        Craig–Bampton basis, whose six rigid modes are removed after orthonormalisation
+        (mean axes); the interface must then be able to carry all rigid motions.
+    n_modes : int, optional
+        Keep only the lowest ``n_modes`` orthonormalised modes (default: all).
+
+    Returns
+    -------
+    ModalData
+        ``mode_kinds`` marks each orthonormalised coordinate ``constraint`` when more than
+        half of its (reduced-basis) kinetic norm is constraint-mode content, else
+        ``normal``; ``constraint_fraction`` holds that share.
+    """
+    _check_count(n_normal, "craig_bampton: n_normal", allow_zero=True)
+    start = time.perf_counter()
+    iface = np.unique(fe.resolve_nodes(interface, "craig_bampton: interface"))
+    attached = (np.zeros(0, dtype=np.int64) if attach is None
+                else np.unique(fe.resolve_nodes(attach, "craig_bampton: attach")))
+    iface = np.setdiff1d(iface, attached)
+    b_dofs = fe.node_dofs(iface)
+    a_dofs = fe.node_dofs(attached)
+    i_dofs = np.setdiff1d(np.arange(fe.n_dof), np.concatenate([b_dofs, a_dofs]))
+    k_mat, m_mat = fe.stiffness.tocsr(), fe.mass.tocsr()
+    k_ii = k_mat[i_dofs][:, i_dofs].tocsc()
+    m_ii = m_mat[i_dofs][:, i_dofs].tocsc()
+    lam_n, phi_n = _eigen(k_ii, m_ii, n_normal, 0.0, "craig_bampton (fixed-interface modes)")
+    if b_dofs.size:
+        try:
+            lu = spla.splu(k_ii)
+        except RuntimeError as exc:
+            raise ValidationError(
+                "craig_bampton: K_ii with the interface and attach DOFs fixed is singular; "
+                "the interface does not restrain all rigid motion of the interior"
+            ) from exc
+        k_ib = k_mat[i_dofs][:, b_dofs].toarray()
+        psi_ib = -lu.solve(k_ib)
+    else:
+        psi_ib = np.zeros((i_dofs.size, 0))
+    n_b = b_dofs.size
+    basis = np.zeros((fe.n_dof, n_normal + n_b))
+    basis[i_dofs, :n_normal] = phi_n
+    basis[i_dofs, n_normal:] = psi_ib
+    basis[b_dofs, n_normal:] = np.eye(n_b)
+    m_cb = basis.T @ (m_mat @ basis)
+    k_cb = basis.T @ (k_mat @ basis)
+    m_cb = 0.5 * (m_cb + m_cb.T)
+    k_cb = 0.5 * (k_cb + k_cb.T)
+    lam, x = sla.eigh(k_cb, m_cb)
+    n_rigid = 0
+    meta_extra = {}
+    if attach is None:
+        ref = abs(lam[min(6, lam.size - 1)]) or 1.0
+        n_rigid = int(np.sum(np.abs(lam) < RIGID_EIG_RTOL * ref))
+        if n_rigid != 6:
+            raise ValidationError(
+                f"craig_bampton without attach (mean axes): the reduced basis has {n_rigid} "
+                f"rigid-body modes, expected 6; give an interface that can carry all six "
+                f"rigid motions (or attach the frame to a node set)"
+            )
+        rigid = rigid_body_basis(fe)
+        residual = _span_residual(basis @ x[:, :6], rigid, m_mat)
+        if residual > RIGID_SPAN_RTOL:
+            raise ValidationError(f"craig_bampton: the six zero modes are not rigid motions "
+                                  f"(residual {residual:.3e})")
+        meta_extra["rigid_span_residual"] = residual
+    x = x[:, n_rigid:]
+    lam = lam[n_rigid:]
+    if n_modes is not None:
+        _check_count(n_modes, "craig_bampton: n_modes")
+        if n_modes > lam.size:
+            raise ValidationError(f"craig_bampton: n_modes = {n_modes} exceeds the "
+                                  f"{lam.size} available modes")
+        x, lam = x[:, :n_modes], lam[:n_modes]
+    modes = basis @ x
+    if attach is None:
+        modes = _mass_orthogonalize(modes, rigid_body_basis(fe), m_mat)
+    mn = np.einsum("ij,ij->j", x[:n_normal], m_cb[:n_normal, :n_normal] @ x[:n_normal])
+    mb = np.einsum("ij,ij->j", x[n_normal:], m_cb[n_normal:, n_normal:] @ x[n_normal:])
+    fraction = mb / (mn + mb)
+    kinds = [ModeKind.CONSTRAINT if f > 0.5 else ModeKind.NORMAL for f in fraction]
+    sets = {"interface": iface}
+    attach_name = None
+    if attach is not None:
+        attach_name = attach if isinstance(attach, str) else "attach"
+        sets[attach_name] = attached
+    meta = {
+        "method": "craig-bampton",
+        "interface_nodes": fe.node_ids[iface].tolist(),
+        "attach_nodes": fe.node_ids[attached].tolist(),
+        "n_normal": n_normal,
+        "n_constraint": n_b,
+        "fixed_interface_frequencies_hz": (np.sqrt(np.clip(lam_n, 0, None))
+                                           / (2 * np.pi)).tolist(),
+        "time_s": time.perf_counter() - start,
+        **meta_extra,
+    }
+    frame = ReferenceFrame.ATTACHED if attach is not None else ReferenceFrame.MEAN_AXIS
+    return _assemble_modal(fe, modes, frame=frame, attach_set=attach_name, node_sets=sets,
+                           kinds=kinds, fraction=fraction, metadata=meta,
+                           normalization=normalization)
+
+
+def _span_residual(vectors: np.ndarray, basis: np.ndarray, m_mat) -> float:
+    """Largest relative M-norm residual of ``vectors`` projected on span(``basis``)."""
+    rest = _mass_orthogonalize(vectors, basis, m_mat)
+    num = np.einsum("ij,ij->j", rest, m_mat @ rest)
+    den = np.einsum("ij,ij->j", vectors, m_mat @ vectors)
+    return float(np.sqrt(np.max(np.abs(num) / den)))
+
+
+def _check_count(n, name: str, allow_zero: bool = False) -> None:
+    low = 0 if allow_zero else 1
+    if not isinstance(n, (int, np.integer)) or n < low:
+        raise ValidationError(f"{name} must be an integer >= {low}, got {n!r}")
