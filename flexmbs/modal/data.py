@@ -565,7 +565,7 @@ def plausibility_warnings(data: ModalData) -> list[str]:
         found.append(f"body size {size:.4g} m is outside 1e-4..1e4 m; were the length "
                      f"units declared correctly?{hint}")
     positive = freqs[freqs > 0]
-    if positive.size and (positive.max() > 1e7 or positive.min() < 1e-4):
+    if positive.size and (positive.max() > 1e6 or positive.min() < 1e-4):
         found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "
                      f"implausible for a structure; check units and mode normalisation{hint}")
     if data.mass_mismatch > MASS_MISMATCH_WARN:

@@ -42,6 +42,10 @@ DENSE_LIMIT = 600
 RIGID_EIG_RTOL = 1e-6
 #: Rigid modes must lie in the span of the analytic rigid motions to this (M-norm) residual.
 RIGID_SPAN_RTOL = 1e-6
+#: An eigenvector within this M-norm residual of the rigid motions is classified rigid.
+RIGID_CLASSIFY_RTOL = 1e-3
+#: The first elastic eigenvalue must exceed the rigid ones' noise level by this factor.
+RIGID_GAP = 1e6
 
 
 # ---------------------------------------------------------------------- eigen solver
@@ -158,6 +162,8 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
            "in M_ff but not in the invariants" if fe.dofs_per_node == 6 else "")
     )
     metadata.setdefault("source", fe.metadata)
+    if fe.dofs_per_node == 6:
+        metadata["translational_mass_neglect"] = translational_mass_neglect(fe, modes)
     data = ModalData(
         nodes=fe.nodes, phi=modes[trans], psi=psi, M_ff=m_ff, K_ff=k_ff,
         mass=fe.translational_mass(), reference_frame=frame, attach_set=attach_set,
@@ -167,6 +173,28 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
     )
     plausibility_warnings(data)
     return data
+
+
+def translational_mass_neglect(fe: FEModel, modes: np.ndarray) -> dict:
+    """What the invariants lose by using only the translational mass of 6-DOF nodes.
+
+    Returns, per mode, the fraction of the full-FE-mass kinetic energy that the
+    translational partition keeps (φ_tᵀ M_tt φ_t / φᵀ M φ), and the inertia tensor about
+    the frame origin from the full FE mass (rigid rotations including the nodal rotation
+    DOFs) next to the one from the translational mass [kg m²].
+    """
+    t = fe.translational_dofs
+    m_tt = fe.translational_mass()
+    full = np.einsum("ij,ij->j", modes, fe.mass @ modes)
+    kept = np.einsum("ij,ij->j", modes[t], m_tt @ modes[t])
+    rigid = rigid_body_basis(fe)
+    inertia_full = rigid[:, 3:].T @ (fe.mass @ rigid[:, 3:])
+    inertia_t = rigid[t, 3:].T @ (m_tt @ rigid[t, 3:])
+    return {
+        "kinetic_energy_fraction_kept": (kept / full).tolist(),
+        "inertia_origin_full_fe": inertia_full.tolist(),
+        "inertia_origin_translational": inertia_t.tolist(),
+    }
 
 
 def _shift(fe: FEModel) -> float:
@@ -218,18 +246,27 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
     if lam.size < 7:
         raise ValidationError("free_free_modes: the model is too small for 6 rigid + elastic "
                               "modes")
-    ref = abs(lam[6]) if lam[6] != 0 else 1.0
-    n_zero = int(np.sum(np.abs(lam) < RIGID_EIG_RTOL * ref))
-    if n_zero != 6:
-        raise ValidationError(
-            f"free_free_modes: found {n_zero} near-zero eigenvalues (|λ| < "
-            f"{RIGID_EIG_RTOL:g}·λ_7 = {RIGID_EIG_RTOL * ref:.3g}); a free body has exactly "
-            f"six rigid-body modes. Lowest eigenvalues: {np.array2string(lam[:8], precision=4)}"
-            + ("; the model has a mechanism (unconnected part?)" if n_zero > 6 else
-               "; the model is grounded (use clamped_modes)")
-        )
     rigid = rigid_body_basis(fe)
-    residual = _span_residual(vec[:, :6], rigid, fe.mass)
+    residuals = _span_residuals(vec, rigid, fe.mass)
+    is_rigid = residuals < RIGID_CLASSIFY_RTOL
+    n_rigid = int(np.sum(is_rigid))
+    rigid_scale = float(np.max(np.abs(lam[is_rigid]))) if n_rigid else 0.0
+    elastic_lam = lam[~is_rigid]
+    n_zero = int(np.sum(np.abs(lam) < 1e-10 * abs(_shift(fe)) * 1e6))
+    floppy = (elastic_lam.size and rigid_scale > 0
+              and elastic_lam[0] < RIGID_GAP * rigid_scale)
+    if n_rigid != 6 or floppy or not np.all(is_rigid[:6]):
+        raise ValidationError(
+            f"free_free_modes: found {n_rigid} rigid-body modes among the lowest "
+            f"{lam.size} eigenpairs (a free body has exactly six, each a rigid motion)"
+            + (f" and zero-frequency non-rigid modes (λ = {elastic_lam[0]:.3g})"
+               if floppy else "")
+            + f". Lowest eigenvalues: {np.array2string(lam[:8], precision=4)}; "
+            + ("the model has a mechanism or unconnected parts"
+               if floppy or n_rigid > 6 or n_zero > 6
+               else "the model may be grounded (use clamped_modes)")
+        )
+    residual = float(np.max(residuals[:6]))
     if residual > RIGID_SPAN_RTOL:
         raise ValidationError(
             f"free_free_modes: the six near-zero modes are not rigid-body motions (residual "
@@ -401,12 +438,17 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
                            normalization=normalization)
 
 
-def _span_residual(vectors: np.ndarray, basis: np.ndarray, m_mat) -> float:
-    """Largest relative M-norm residual of ``vectors`` projected on span(``basis``)."""
+def _span_residuals(vectors: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarray:
+    """Relative M-norm residual of each column of ``vectors`` off span(``basis``)."""
     rest = _mass_orthogonalize(vectors, basis, m_mat)
     num = np.einsum("ij,ij->j", rest, m_mat @ rest)
     den = np.einsum("ij,ij->j", vectors, m_mat @ vectors)
-    return float(np.sqrt(np.max(np.abs(num) / den)))
+    return np.sqrt(np.abs(num) / den)
+
+
+def _span_residual(vectors: np.ndarray, basis: np.ndarray, m_mat) -> float:
+    """Largest relative M-norm residual of ``vectors`` projected on span(``basis``)."""
+    return float(np.max(_span_residuals(vectors, basis, m_mat)))
 
 
 def _check_count(n, name: str, allow_zero: bool = False) -> None:

@@ -23,14 +23,14 @@ rotation ``ry = -duz/dx``). Element DOFs are
 
 References
 ----------
-* J. S. Przemieniecki, *Theory of Matrix Structural Analysis*, McGraw-Hill, 1968,
-  §5.6 and §11.4 (shear-deformable stiffness and consistent mass).
+* J. S. Przemieniecki, *Theory of Matrix Structural Analysis*, McGraw-Hill, 1968
+  (shear-deformable beam stiffness and consistent mass).
 * Z. Friedman and J. B. Kosmatka, "An improved two-node Timoshenko beam finite
   element", *Computers & Structures* 47 (1993) 473–481.
 * G. R. Cowper, "The shear coefficient in Timoshenko's beam theory", *J. Appl. Mech.*
   33 (1966) 335–340.
-* W. C. Young and R. G. Budynas, *Roark's Formulas for Stress and Strain*, 7th ed.,
-  Table 10.7 (torsion constant of a rectangle).
+* W. C. Young and R. G. Budynas, *Roark's Formulas for Stress and Strain*, 7th ed.
+  (torsion constant of a solid rectangle).
 """
 
 from __future__ import annotations
@@ -156,8 +156,8 @@ class BeamSection:
         """Solid rectangle ``width_y`` [m] along local y by ``height_z`` [m] along local z.
 
         ``A = b h``, ``Iy = b h^3 / 12``, ``Iz = h b^3 / 12``, ``Ip = Iy + Iz`` and, with
-        ``a = max(b, h)``, ``c = min(b, h)``, the torsion constant (Roark, Table 10.7,
-        within about 0.5 % of the exact series)::
+        ``a = max(b, h)``, ``c = min(b, h)``, the torsion constant (Roark's
+        approximation, within about 0.5 % of the exact series)::
 
             J = a c^3 (1/3 - 0.21 (c/a) (1 - c^4 / (12 a^4)))
 

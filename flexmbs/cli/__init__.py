@@ -1,0 +1,1 @@
+"""The ``flexmbs`` command line: one module per subcommand (``add_args`` / ``run``)."""

@@ -1,0 +1,54 @@
+"""Reduction options shared by ``flexmbs reduce`` and ``flexmbs beam``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import ValidationError
+from ..modal import clamped_modes, craig_bampton, free_free_modes
+from ._common import parse_nodes
+
+
+def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = None) -> None:
+    g = p.add_argument_group("reduction (pick one)")
+    g.add_argument("--clamp-nodes", default=default_clamp,
+                   help="clamped modes: node labels '1,5-9' or a node-set name; the frame "
+                        "is attached there")
+    g.add_argument("--interface-nodes",
+                   help="Craig–Bampton: interface node labels or set name (static "
+                        "constraint modes)")
+    g.add_argument("--attach-nodes",
+                   help="Craig–Bampton: nodes fixed to the body frame (attached frame); "
+                        "omit for mean axes")
+    g.add_argument("--free", action="store_true",
+                   help="free–free modes (rigid-body modes removed; mean axes)")
+    p.add_argument("--modes", type=int, required=True,
+                   help="number of eigenmodes (free/clamped) or fixed-interface normal "
+                        "modes (Craig–Bampton)")
+    p.add_argument("--keep", type=int,
+                   help="Craig–Bampton: keep only the lowest KEEP orthonormalised modes")
+    p.add_argument("--normalization", choices=["displacement", "mass"],
+                   default="displacement",
+                   help="mode scaling: peak translation 1 m (default) or unit modal mass")
+
+
+def reduce_from_args(fe, args: argparse.Namespace):
+    """Dispatch to free/clamped/Craig–Bampton from the parsed options."""
+    chosen = [name for name, flag in (("--free", args.free),
+                                      ("--interface-nodes", args.interface_nodes))
+              if flag]
+    if args.clamp_nodes and not chosen:
+        chosen = ["--clamp-nodes"]
+    if len(chosen) != 1:
+        raise ValidationError("choose exactly one reduction: --clamp-nodes, "
+                              "--interface-nodes (Craig–Bampton) or --free; got "
+                              + (", ".join(chosen) or "none"))
+    kind = chosen[0]
+    if kind == "--free":
+        return free_free_modes(fe, args.modes, normalization=args.normalization)
+    if kind == "--clamp-nodes":
+        return clamped_modes(fe, parse_nodes(args.clamp_nodes, "--clamp-nodes"), args.modes,
+                             normalization=args.normalization)
+    return craig_bampton(fe, parse_nodes(args.interface_nodes, "--interface-nodes"),
+                         args.modes, attach=parse_nodes(args.attach_nodes, "--attach-nodes"),
+                         n_modes=args.keep, normalization=args.normalization)

@@ -1,0 +1,51 @@
+"""Entry point of the ``flexmbs`` console command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from .. import __version__
+from ..errors import FlexmbsError
+from . import beam_cmd, modes_cmd, reduce_cmd
+
+SUBCOMMANDS = {
+    "modes": modes_cmd,
+    "reduce": reduce_cmd,
+    "beam": beam_cmd,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand (also used to document the CLI)."""
+    parser = argparse.ArgumentParser(
+        prog="flexmbs",
+        description="Flexible multibody dynamics: modal data, reduction and (later) "
+                    "simulation with the floating frame of reference.",
+    )
+    parser.add_argument("--version", action="version", version=f"flexmbs {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=module.HELP, description=module.__doc__)
+        module.add_args(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            return int(args._run(args) or 0)
+    except FlexmbsError as exc:
+        print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Print the modal summary of a modal data file: frequencies, modal masses, total mass,
+centre of mass, inertia tensor, reference frame, damping and mode bookkeeping."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..modal import read_modal
+from ._common import emit_json
+
+HELP = "show the frequency table and mass properties of a modal data file"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="modal data file (.fmd.h5, .h5, .vtu, .fem, ...)")
+    p.add_argument("--format", help="file format name when the extension does not tell")
+    p.add_argument("--units", help="unit system of the file when it does not store one "
+                                   "(e.g. mm-t-s); converted to SI")
+    p.add_argument("--modes", type=int, help="show only the first N modes (truncate)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    options = {}
+    if args.units:
+        options["units"] = args.units
+    data = read_modal(args.file, format=args.format, **options)
+    if args.modes:
+        data = data.truncate(args.modes)
+    summary = data.summary()
+    summary["file"] = args.file
+    if args.json:
+        emit_json(summary)
+        return 0
+    print(format_summary(data, args.file))
+    return 0
+
+
+def format_summary(data, title: str) -> str:
+    """The human-readable table printed by ``flexmbs modes``."""
+    s = data.summary()
+    lines = [f"flexmbs modal data: {title}",
+             f"  nodes {s['n_nodes']}, modes {s['n_modes']}, source units {s['units_source']}"
+             f" (shown in SI)",
+             f"  reference frame: {s['reference_frame']}"
+             + (f" (attached to node set {s['attach_set']!r})" if s["attach_set"] else
+                f" (max rigid-body content {max(s['rigid_content'] or [0]):.2e})"),
+             f"  mass description: {s['mass_description']}"
+             f" ({'isotropic' if s['isotropic_mass'] else 'general (anisotropic)'})"
+             f"; rotational shapes: {'yes' if s['rotational_shapes'] else 'no'}",
+             f"  damping: {s['damping']}",
+             "",
+             "  mode   kind         f [Hz]        modal mass      modal stiffness  constr."]
+    freq = data.coordinate_frequencies
+    for j in range(data.n_modes):
+        lines.append(f"  {j + 1:4d}   {s['mode_kinds'][j]:<10s} {freq[j]:12.5g}  "
+                     f"{s['modal_mass'][j]:14.6g}  {s['modal_stiffness'][j]:16.6g}  "
+                     f"{s['constraint_fraction'][j]:6.2f}")
+    if not s["diagonal"]:
+        lines.append("  (M_ff/K_ff are coupled: the frequencies above are per coordinate; "
+                     "eigenfrequencies: "
+                     + ", ".join(f"{f:.5g}" for f in s["frequencies_hz"]) + " Hz)")
+    c = np.array(s["center_of_mass_m"])
+    inertia = np.array(s["inertia_cm_kgm2"])
+    lines += ["",
+              f"  total mass      {s['total_mass_kg']:.6g} kg",
+              f"  centre of mass  [{c[0]:.6g}, {c[1]:.6g}, {c[2]:.6g}] m (body frame)",
+              "  inertia about the centre of mass [kg m^2]:"]
+    lines += ["    [" + ", ".join(f"{v:12.6g}" for v in row) + "]" for row in inertia]
+    if s["mass_mismatch"] > 1e-6:
+        lines.append(f"  M_ff vs phi^T M phi of the mass description: "
+                     f"{100 * s['mass_mismatch']:.3g} % (rotary inertia not in the invariants)")
+    if s["node_sets"]:
+        lines.append("  node sets: " + ", ".join(f"{k} ({v})" for k, v in s["node_sets"].items()))
+    return "\n".join(lines)

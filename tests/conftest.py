@@ -1,0 +1,34 @@
+"""Shared fixtures: small valid modal data sets built from first principles."""
+
+import numpy as np
+import pytest
+
+from flexmbs.modal import ModalData
+
+
+def make_modal_kwargs(n_nodes: int = 8, n_modes: int = 3, seed: int = 0, lumped: bool = True):
+    """Constructor arguments of a valid attached-frame body (node 0 is the attachment).
+
+    Random shapes vanishing at node 0, M_ff = Φᵀ M Φ from the given mass, diagonal
+    K_ff, so every validation passes.
+    """
+    rng = np.random.default_rng(seed)
+    nodes = np.column_stack([np.linspace(0, 1, n_nodes), rng.normal(scale=0.05, size=(n_nodes, 2))])
+    phi = rng.normal(size=(3 * n_nodes, n_modes))
+    phi[:3] = 0.0
+    masses = rng.uniform(0.5, 1.5, n_nodes)
+    m_ff = phi.T @ (np.repeat(masses, 3)[:, None] * phi)
+    k_ff = np.diag(np.linspace(1e3, 5e3, n_modes))
+    return dict(nodes=nodes, phi=phi, M_ff=m_ff, K_ff=k_ff, mass=masses,
+                reference_frame="attached", attach_set="root",
+                node_sets={"root": [0], "tip": [n_nodes - 1]})
+
+
+@pytest.fixture
+def modal_kwargs():
+    return make_modal_kwargs()
+
+
+@pytest.fixture
+def modal_data():
+    return ModalData(**make_modal_kwargs())

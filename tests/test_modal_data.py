@@ -1,0 +1,197 @@
+"""ModalData: validation messages, derived quantities, truncation and selection."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_modal_kwargs
+
+from flexmbs.errors import ShapeError, UnitsWarning, ValidationError
+from flexmbs.modal import ModalData, ModeKind, plausibility_warnings
+
+
+def build(**changes):
+    kwargs = make_modal_kwargs()
+    kwargs.update(changes)
+    return ModalData(**kwargs)
+
+
+# --------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("changes", "error", "pattern"),
+    [
+        ({"nodes": np.zeros((8, 2))}, ShapeError, r"ModalData\.nodes has shape \(8, 2\)"),
+        ({"phi": np.zeros((23, 3))}, ShapeError, r"ModalData\.phi has shape \(23, 3\)"),
+        ({"M_ff": np.eye(2)}, ShapeError, r"M_ff has shape \(2, 2\).*3 mode"),
+        ({"K_ff": np.eye(4)}, ShapeError, r"K_ff has shape \(4, 4\).*mode count mismatch"),
+        ({"M_ff": np.array([[1, 0.5, 0], [0, 1, 0], [0, 0, 1.0]])}, ValidationError,
+         r"ModalData\.M_ff is not symmetric"),
+        ({"M_ff": np.diag([1.0, -1.0, 1.0])}, ValidationError,
+         r"ModalData\.M_ff is not positive definite.*-1"),
+        ({"K_ff": np.diag([1.0, -5.0, 1.0])}, ValidationError,
+         r"ModalData\.K_ff is not positive semidefinite"),
+        ({"mass": -np.ones(8)}, ValidationError, r"ModalData\.mass .*negative"),
+        ({"mass": np.ones(7)}, ShapeError, r"ModalData\.mass has shape \(7,\)"),
+        ({"node_sets": {"root": [0], "tip": [99]}}, ValidationError,
+         r"node_sets\['tip'\] names node index 99"),
+        ({"attach_set": "hub"}, ValidationError, r"attach_set 'hub' is not a node set"),
+        ({"attach_set": None}, ValidationError, r"attach_set is required"),
+        ({"attach_set": "tip"}, ValidationError, r"attached.*node set 'tip'.*mode \d moves"),
+        ({"reference_frame": "body"}, ValidationError, r"reference_frame 'body'"),
+        ({"damping_ratio": [0.01, -0.02, 0.0]}, ValidationError,
+         r"damping_ratio\[1\] = -0.02 is negative"),
+        ({"damping_matrix": np.ones((2, 2))}, ShapeError, r"damping_matrix has shape"),
+        ({"cells": {"line": [[0, 9]]}}, ValidationError, r"cells\['line'\] refers to node"),
+    ],
+)
+def test_bad_input_names_the_field(changes, error, pattern):
+    with pytest.raises(error, match=pattern):
+        build(**changes)
+
+
+@pytest.mark.parametrize("field", ["nodes", "phi", "M_ff", "K_ff", "mass"])
+def test_non_finite_values_are_named(field):
+    kwargs = make_modal_kwargs()
+    value = np.array(kwargs[field], dtype=float)
+    value.flat[min(4, value.size - 1)] = np.nan
+    kwargs[field] = value
+    with pytest.raises(ValidationError, match=rf"ModalData\.{field} must be finite"):
+        ModalData(**kwargs)
+
+
+def test_inconsistent_modal_mass_is_an_error():
+    kwargs = make_modal_kwargs()
+    kwargs["M_ff"] = kwargs["M_ff"] * 1e3  # e.g. shapes in mm, matrices in m
+    with pytest.raises(ValidationError, match="does not match phi"):
+        ModalData(**kwargs)
+
+
+def test_mean_axis_rejects_rigid_content():
+    kwargs = make_modal_kwargs()
+    kwargs["reference_frame"] = "mean-axis"
+    kwargs["attach_set"] = None
+    with pytest.raises(ValidationError, match="rigid-body content"):
+        ModalData(**kwargs)
+
+
+# --------------------------------------------------------------------- derived
+def test_mass_properties_of_point_masses():
+    """Total mass, centre of mass and inertia equal the point-mass formulas."""
+    kwargs = make_modal_kwargs(n_nodes=10, seed=4)
+    data = ModalData(**kwargs)
+    m = kwargs["mass"]
+    x = kwargs["nodes"]
+    c = (m[:, None] * x).sum(axis=0) / m.sum()
+    r = x - c
+    inertia = sum(mk * (rk @ rk * np.eye(3) - np.outer(rk, rk)) for mk, rk in zip(m, r))
+    np.testing.assert_allclose(data.total_mass, m.sum(), rtol=1e-14)
+    np.testing.assert_allclose(data.center_of_mass, c, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(data.inertia_tensor, inertia, rtol=1e-12, atol=1e-14)
+
+
+def test_frequencies_solve_the_generalised_problem(modal_data):
+    f = modal_data.frequencies
+    for fj in f:
+        lam = (2 * np.pi * fj) ** 2
+        det = np.linalg.det(modal_data.K_ff - lam * modal_data.M_ff)
+        scale = np.linalg.det(modal_data.K_ff)
+        assert abs(det) < 1e-9 * abs(scale)
+    assert np.all(np.diff(f) >= 0)
+
+
+def test_damping_defaults_to_zero_and_is_shown(modal_data):
+    np.testing.assert_array_equal(modal_data.D_ff, np.zeros((3, 3)))
+    assert "zero damping" in modal_data.damping_description
+
+
+def test_damping_ratio_gives_2_zeta_omega_m_on_diagonal_data():
+    kwargs = make_modal_kwargs(n_nodes=6, n_modes=2)
+    # make M_ff diagonal by using orthogonalised shapes
+    m = np.repeat(kwargs["mass"], 3)
+    q, _ = np.linalg.qr(np.sqrt(m)[:, None] * kwargs["phi"])
+    phi = q / np.sqrt(m)[:, None]
+    phi[:3] = 0.0  # still zero at the root rows: they were zero before the QR scaling
+    kwargs.update(phi=phi, M_ff=phi.T @ (m[:, None] * phi), damping_ratio=[0.02, 0.05])
+    data = ModalData(**kwargs)
+    assert data.is_diagonal
+    omega = np.sqrt(np.diag(data.K_ff) / np.diag(data.M_ff))
+    np.testing.assert_allclose(np.diag(data.D_ff), 2 * np.array([0.02, 0.05]) * omega
+                               * np.diag(data.M_ff), rtol=1e-12)
+
+
+def test_damping_ratio_on_coupled_matrices_damps_each_eigenmode(modal_data):
+    data = modal_data.with_damping(ratio=[0.01, 0.02, 0.03])
+    lam, x = np.linalg.eigh(np.linalg.solve(np.linalg.cholesky(data.M_ff), np.eye(3)))
+    del lam, x
+    # modal damping of eigenvector v_i: v_iᵀ D v_i = 2 ζ_i ω_i (v_iᵀ M v_i = 1)
+    import scipy.linalg as sla
+
+    w2, vec = sla.eigh(data.K_ff, data.M_ff)
+    d = vec.T @ data.D_ff @ vec
+    np.testing.assert_allclose(np.diag(d), 2 * np.array([0.01, 0.02, 0.03]) * np.sqrt(w2),
+                               rtol=1e-10)
+    np.testing.assert_allclose(d - np.diag(np.diag(d)), 0, atol=1e-10 * np.max(np.abs(d)))
+
+
+# --------------------------------------------------------------------- selection
+def test_select_truncate_cutoff_are_consistent(modal_data):
+    sub = modal_data.select([2, 0])
+    np.testing.assert_array_equal(sub.phi, modal_data.phi[:, [2, 0]])
+    np.testing.assert_array_equal(sub.M_ff, modal_data.M_ff[np.ix_([2, 0], [2, 0])])
+    np.testing.assert_array_equal(sub.K_ff, modal_data.K_ff[np.ix_([2, 0], [2, 0])])
+    np.testing.assert_allclose(sub.invariants.M_ff, sub.M_ff, rtol=1e-12)
+    assert sub.metadata["history"][-1] == "select([2, 0])"
+    tr = modal_data.truncate(2)
+    assert tr.n_modes == 2
+    f = modal_data.coordinate_frequencies
+    cut = modal_data.cutoff(f[1] * 1.0001)
+    np.testing.assert_array_equal(cut.coordinate_frequencies, f[f <= f[1] * 1.0001])
+
+
+@pytest.mark.parametrize(("method", "arg", "pattern"), [
+    ("truncate", 0, "truncate: n = 0"), ("truncate", 9, "truncate: n = 9"),
+    ("select", [0, 5], "mode index 5"), ("select", [], "indices is empty"),
+    ("select", [1, 1], "repeat"), ("cutoff", 1e-6, "no mode at or below"),
+])
+def test_selection_errors(modal_data, method, arg, pattern):
+    with pytest.raises(ValidationError, match=pattern):
+        getattr(modal_data, method)(arg)
+
+
+def test_select_keeps_bookkeeping_and_sparse_mass():
+    kwargs = make_modal_kwargs(lumped=True)
+    kwargs["mass"] = sp.diags(np.repeat(kwargs["mass"], 3)).tocsr()
+    kwargs["mode_kinds"] = ["normal", "constraint", "normal"]
+    kwargs["constraint_fraction"] = [0.1, 0.9, 0.2]
+    data = ModalData(**kwargs)
+    assert not data.is_lumped and data.invariants.isotropic
+    sub = data.select([1])
+    assert sub.mode_kinds == (ModeKind.CONSTRAINT,)
+    np.testing.assert_array_equal(sub.constraint_fraction, [0.9])
+
+
+# --------------------------------------------------------------------- plausibility
+def test_plausibility_warns_about_unit_mistakes():
+    kwargs = make_modal_kwargs()
+    kwargs["mass"] = kwargs["mass"] * 1e-9  # tonnes read as kg twice over
+    kwargs["M_ff"] = kwargs["M_ff"] * 1e-9
+    data = ModalData(**kwargs)
+    with pytest.warns(UnitsWarning, match="total mass"):
+        plausibility_warnings(data)
+    kwargs = make_modal_kwargs()
+    kwargs["K_ff"] = kwargs["K_ff"] * 1e14  # e.g. stiffness units mixed up
+    with pytest.warns(UnitsWarning, match="frequency range"):
+        plausibility_warnings(ModalData(**kwargs))
+    kwargs = make_modal_kwargs()
+    kwargs["nodes"] = kwargs["nodes"] * 1e5
+    kwargs["phi"] = kwargs["phi"] * 1e5
+    kwargs["M_ff"] = kwargs["M_ff"] * 1e10
+    with pytest.warns(UnitsWarning, match="body size"):
+        plausibility_warnings(ModalData(**kwargs))
+
+
+def test_plausible_data_gives_no_warning(modal_data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plausibility_warnings(modal_data) == []

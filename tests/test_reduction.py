@@ -1,0 +1,171 @@
+"""Modal reduction versus Euler–Bernoulli theory and the full FE model."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from flexmbs.errors import ValidationError
+from flexmbs.modal import clamped_modes, craig_bampton, free_free_modes
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+from flexmbs.modal.fe.solid import box_mesh
+from flexmbs.modal.shipped import cantilever_roots
+
+SECTION = BeamSection.rectangle(0.02, 0.01)  # 20 mm along y, 10 mm along z
+STEEL = Material.steel()
+L = 1.0
+CLAMPED_BL = (1.87510, 4.69409, 7.85476)
+FREE_BL = (4.73004, 7.85320, 10.99561)
+
+
+def eb_frequency(beta_l: float, second_moment: float) -> float:
+    """Euler–Bernoulli bending frequency [Hz] of the steel beam for root β_n L."""
+    return beta_l**2 * np.sqrt(STEEL.E * second_moment / (STEEL.rho * SECTION.A * L**4)) / (
+        2 * np.pi)
+
+
+def bending_frequencies(data, component: int) -> np.ndarray:
+    """Frequencies of the modes whose translation is mostly along ``component`` (1=y, 2=z)."""
+    trans = data.phi.reshape(data.n_nodes, 3, -1)
+    energy = np.sum(trans**2, axis=0)  # (3, n)
+    share = energy[component] / np.maximum(energy.sum(axis=0), 1e-300)
+    return data.coordinate_frequencies[share > 0.99]
+
+
+@pytest.fixture(scope="module", params=[40, 150], ids=["dense-40el", "lanczos-150el"])
+def beam(request):
+    return straight_beam(L, request.param, SECTION, STEEL)
+
+
+def test_cantilever_frequencies_both_planes(beam):
+    data = clamped_modes(beam, "root", 12)
+    for component, inertia in ((1, SECTION.Iz), (2, SECTION.Iy)):
+        f = bending_frequencies(data, component)[:3]
+        ref = [eb_frequency(b, inertia) for b in CLAMPED_BL]
+        np.testing.assert_allclose(f, ref, rtol=5e-3)
+    assert data.reference_frame.value == "attached"
+    assert data.is_diagonal
+
+
+def test_free_free_frequencies_and_rigid_modes_removed(beam):
+    data = free_free_modes(beam, 12)
+    for component, inertia in ((1, SECTION.Iz), (2, SECTION.Iy)):
+        f = bending_frequencies(data, component)[:3]
+        ref = [eb_frequency(b, inertia) for b in FREE_BL]
+        np.testing.assert_allclose(f, ref, rtol=5e-3)
+    assert data.reference_frame.value == "mean-axis"
+    assert data.metadata["rigid_span_residual"] < 1e-6
+    assert len(data.metadata["rigid_eigenvalues"]) == 6
+    # no rigid-body content left (translational metric: O(h²) from the rotary DOFs)
+    assert np.max(data.invariants.rigid_content()) < 1e-3
+
+
+def test_clamped_mesh_convergence_trend():
+    """Error of the first bending frequency falls with refinement at order ~4."""
+    ref = eb_frequency(cantilever_roots(1)[0], SECTION.Iy)
+    errors = []
+    for n_el in (2, 4, 8, 16):
+        data = clamped_modes(straight_beam(L, n_el, SECTION, STEEL), "root", 1)
+        errors.append(abs(data.frequencies[0] - ref) / ref)
+    assert all(a > b for a, b in zip(errors, errors[1:]))
+    order = -np.polyfit(np.log([2, 4, 8, 16]), np.log(errors), 1)[0]
+    assert order > 3.5, order
+
+
+def full_clamped_frequencies(fe, n):
+    free = np.setdiff1d(np.arange(fe.n_dof), fe.node_dofs([0]))
+    lam = sla.eigh(fe.stiffness[free][:, free].toarray(), fe.mass[free][:, free].toarray(),
+                   eigvals_only=True, subset_by_index=[0, n - 1])
+    return np.sqrt(lam) / (2 * np.pi)
+
+
+def test_craig_bampton_converges_to_full_model():
+    """Root attached + tip interface: errors fall as normal modes are added; CB is an
+    upper bound (Rayleigh–Ritz) of the full model's frequencies."""
+    fe = straight_beam(L, 30, SECTION, STEEL)
+    exact = full_clamped_frequencies(fe, 8)
+    previous = np.inf
+    for n_normal in (2, 4, 8, 16, 32):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = craig_bampton(fe, "tip", n_normal, attach="root")
+        f = data.frequencies[:8]
+        assert np.all(f >= exact * (1 - 1e-10))
+        err = np.max(np.abs(f - exact) / exact)
+        assert err < previous
+        previous = err
+        np.testing.assert_allclose(data.M_ff, np.diag(np.diag(data.M_ff)), atol=0)
+        assert data.n_modes == n_normal + 6
+        assert data.metadata["n_constraint"] == 6
+    assert previous < 1e-4
+    kinds = [k.value for k in data.mode_kinds]
+    assert "constraint" in kinds and "normal" in kinds
+
+
+def test_craig_bampton_free_interface_is_mean_axis():
+    fe = straight_beam(L, 30, SECTION, STEEL)
+    ff = free_free_modes(fe, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = craig_bampton(fe, "root", 12)
+    assert data.reference_frame.value == "mean-axis"
+    np.testing.assert_allclose(data.frequencies[:6], ff.frequencies, rtol=2e-3)
+    assert data.metadata["rigid_span_residual"] < 1e-6
+
+
+def test_solid_free_free_and_isotropic_invariants():
+    """A hex8 bar: six rigid modes removed, isotropic consistent mass recognised."""
+    fe = box_mesh(0.4, 0.05, 0.05, 16, 2, 2, E=210e9, nu=0.3, rho=7850)
+    data = free_free_modes(fe, 4)
+    assert data.invariants.isotropic
+    assert np.max(data.invariants.rigid_content()) < 1e-10
+    np.testing.assert_allclose(data.total_mass, 7850 * 0.4 * 0.05 * 0.05, rtol=1e-12)
+    np.testing.assert_allclose(data.center_of_mass, [0.2, 0.025, 0.025], rtol=1e-12)
+
+
+def test_beam_mass_properties_from_invariants():
+    """Mass, centre of mass and bending inertia equal the slender-beam values; the
+    torsional inertia ρ I_p L is what the translational mass leaves out (documented)."""
+    fe = straight_beam(L, 60, SECTION, STEEL)
+    data = clamped_modes(fe, "root", 4)
+    m = STEEL.rho * SECTION.A * L
+    np.testing.assert_allclose(data.total_mass, m, rtol=1e-12)
+    np.testing.assert_allclose(data.center_of_mass, [L / 2, 0, 0], rtol=1e-12, atol=1e-15)
+    inertia = data.inertia_tensor
+    # about the centre, transverse axes: m L²/12 (beam of points on the axis), O(h²) error
+    np.testing.assert_allclose(inertia[1, 1], m * L**2 / 12, rtol=1e-3)
+    np.testing.assert_allclose(inertia[2, 2], m * L**2 / 12, rtol=1e-3)
+    assert inertia[0, 0] == pytest.approx(0.0, abs=1e-15)
+    neglect = data.metadata["translational_mass_neglect"]
+    full = np.array(neglect["inertia_origin_full_fe"])
+    np.testing.assert_allclose(full[0, 0], STEEL.rho * SECTION.Ip * L, rtol=1e-12)
+    kept = np.array(neglect["kinetic_energy_fraction_kept"])
+    assert np.all(np.abs(kept - 1) < 2e-3)  # bending modes: < 0.2 % of kinetic energy
+
+
+@pytest.mark.parametrize(("call", "pattern"), [
+    (lambda fe: clamped_modes(fe, "hub", 3), "clamp 'hub' is not a node set"),
+    (lambda fe: clamped_modes(fe, [999], 3), "node label"),
+    (lambda fe: clamped_modes(fe, "root", 0), "n_modes must be an integer >= 1"),
+    (lambda fe: free_free_modes(fe, 2.5), "n_modes must be an integer"),
+    (lambda fe: craig_bampton(fe, "tip", 3, attach="root", n_modes=99), "n_modes = 99"),
+])
+def test_reduction_errors_are_clear(call, pattern):
+    fe = straight_beam(L, 6, SECTION, STEEL)
+    with pytest.raises(ValidationError, match=pattern):
+        call(fe)
+
+
+def test_free_free_rejects_grounded_or_mechanism():
+    fe = straight_beam(L, 6, SECTION, STEEL)
+    # a stiffness with an extra zero mode: two disconnected beams
+    import scipy.sparse as sp
+
+    from flexmbs.modal import FEModel
+
+    two = FEModel(np.vstack([fe.nodes, fe.nodes + [0, 1, 0]]),
+                  sp.block_diag([fe.mass, fe.mass]), sp.block_diag([fe.stiffness, fe.stiffness]),
+                  dofs_per_node=6)
+    with pytest.raises(ValidationError, match="mechanism or unconnected parts"):
+        free_free_modes(two, 3)
