@@ -1,5 +1,6 @@
 """Modal reduction versus Euler–Bernoulli theory and the full FE model."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -68,7 +69,7 @@ def test_clamped_mesh_convergence_trend():
     for n_el in (2, 4, 8, 16):
         data = clamped_modes(straight_beam(L, n_el, SECTION, STEEL), "root", 1)
         errors.append(abs(data.frequencies[0] - ref) / ref)
-    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert all(a > b for a, b in itertools.pairwise(errors))
     order = -np.polyfit(np.log([2, 4, 8, 16]), np.log(errors), 1)[0]
     assert order > 3.5, order
 
@@ -164,7 +165,7 @@ def test_free_free_rejects_grounded_or_mechanism():
 
     from flexmbs.modal import FEModel
 
-    two = FEModel(np.vstack([fe.nodes, fe.nodes + [0, 1, 0]]),
+    two = FEModel(np.vstack([fe.nodes, fe.nodes + np.array([0.0, 1.0, 0.0])]),
                   sp.block_diag([fe.mass, fe.mass]), sp.block_diag([fe.stiffness, fe.stiffness]),
                   dofs_per_node=6)
     with pytest.raises(ValidationError, match="mechanism or unconnected parts"):
