@@ -84,7 +84,8 @@ def test_mass_properties_of_point_masses():
     x = kwargs["nodes"]
     c = (m[:, None] * x).sum(axis=0) / m.sum()
     r = x - c
-    inertia = sum(mk * (rk @ rk * np.eye(3) - np.outer(rk, rk)) for mk, rk in zip(m, r, strict=True))
+    inertia = sum(mk * (rk @ rk * np.eye(3) - np.outer(rk, rk))
+                  for mk, rk in zip(m, r, strict=True))
     np.testing.assert_allclose(data.total_mass, m.sum(), rtol=1e-14)
     np.testing.assert_allclose(data.center_of_mass, c, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(data.inertia_tensor, inertia, rtol=1e-12, atol=1e-14)
