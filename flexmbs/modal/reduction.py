@@ -416,7 +416,7 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     mb = np.einsum("ij,ij->j", x[n_normal:], m_cb[n_normal:, n_normal:] @ x[n_normal:])
     fraction = mb / (mn + mb)
     kinds = [ModeKind.CONSTRAINT if f > 0.5 else ModeKind.NORMAL for f in fraction]
-    sets = {"interface": iface}
+    sets = {"interface": iface} if iface.size else {}
     attach_name = None
     if attach is not None:
         attach_name = attach if isinstance(attach, str) else "attach"

@@ -1,0 +1,110 @@
+"""The flexmbs command line: help, modes, beam and reduce (JSON checked against the API)."""
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from flexmbs.cli.main import main
+from flexmbs.modal import read_modal
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "modal_data" / "seed_tip_beam.fmd.h5"
+
+
+def run_json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_help_lists_subcommands(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("modes", "reduce", "beam"):
+        assert name in out
+
+
+def test_modes_json_matches_the_api(capsys):
+    summary = run_json(capsys, ["modes", str(SEED), "--json"])
+    data = read_modal(SEED)
+    np.testing.assert_allclose(summary["frequencies_hz"], data.frequencies, rtol=1e-15)
+    assert summary["modal_mass"] == [0.05, 0.03]
+    assert summary["total_mass_kg"] == pytest.approx(0.2, rel=1e-13)
+    assert summary["reference_frame"] == "attached"
+    assert "zero damping" in summary["damping"]
+
+
+def test_modes_text_shows_table(capsys):
+    assert main(["modes", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    assert "7.797" in out and "20.132" in out and "total mass" in out
+    assert "damping: none" in out
+
+
+def test_modes_missing_file_is_a_clear_error(capsys, tmp_path):
+    assert main(["modes", str(tmp_path / "missing.fmd.h5")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_beam_command_builds_reduced_cantilever(capsys, tmp_path):
+    out = tmp_path / "beam.fmd.h5"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = run_json(capsys, ["beam", "--length", "1", "--width", "0.02", "--height",
+                                    "0.01", "--elements", "40", "--modes", "4", "-o",
+                                    str(out), "--json"])
+    ei = 210e9 * 0.01 * 0.02**3 / 12
+    f1 = 1.87510**2 * np.sqrt(ei / (7850 * 2e-4)) / (2 * np.pi)
+    assert summary["frequencies_hz"][1] == pytest.approx(f1, rel=5e-3)
+    assert read_modal(out).n_modes == 4
+
+
+def test_reduce_matrix_market(capsys, tmp_path):
+    fe = straight_beam(1.0, 12, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    scipy.io.mmwrite(str(tmp_path / "M.mtx"), sp.coo_matrix(fe.mass), symmetry="symmetric")
+    scipy.io.mmwrite(str(tmp_path / "K.mtx"), sp.coo_matrix(fe.stiffness),
+                     symmetry="symmetric")
+    np.savetxt(tmp_path / "nodes.csv", np.column_stack([fe.node_ids, fe.nodes]),
+               delimiter=",", header="id,x,y,z", comments="")
+    out = tmp_path / "red.fmd.h5"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = run_json(capsys, [
+            "reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness",
+            str(tmp_path / "K.mtx"), "--nodes", str(tmp_path / "nodes.csv"),
+            "--interface-nodes", "13", "--attach-nodes", "1", "--modes", "6", "-o",
+            str(out), "--json"])
+    assert summary["n_modes"] == 12  # 6 normal + 6 constraint modes of node 13
+    assert summary["reference_frame"] == "attached"
+    assert "constraint" in summary["mode_kinds"]
+    assert read_modal(out).n_modes == 12
+
+
+def test_reduce_requires_one_reduction(capsys, tmp_path):
+    fe = straight_beam(1.0, 4, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    scipy.io.mmwrite(str(tmp_path / "M.mtx"), sp.coo_matrix(fe.mass))
+    scipy.io.mmwrite(str(tmp_path / "K.mtx"), sp.coo_matrix(fe.stiffness))
+    np.savetxt(tmp_path / "n.csv", np.column_stack([fe.node_ids, fe.nodes]), delimiter=",")
+    code = main(["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness",
+                 str(tmp_path / "K.mtx"), "--nodes", str(tmp_path / "n.csv"), "--modes", "3",
+                 "-o", str(tmp_path / "o.fmd.h5")])
+    assert code == 2
+    assert "choose exactly one reduction" in capsys.readouterr().err
+
+
+def test_console_script_runs():
+    """The installed entry point (python -m form, independent of PATH)."""
+    res = subprocess.run([sys.executable, "-m", "flexmbs.cli.main", "modes", str(SEED),
+                          "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(res.stdout)["n_modes"] == 2
