@@ -128,7 +128,7 @@ def test_read_errors_name_the_file(tmp_path):
         read_modal(tmp_path / "other.h5")
     write_modal(rich_data(), tmp_path / "lonely.vtu")
     (tmp_path / "lonely.modal.json").unlink()
-    with pytest.raises(ReadError, match="sidecar 'lonely.modal.json'"):
+    with pytest.raises(ReadError, match=r"sidecar 'lonely\.modal\.json'"):
         read_modal(tmp_path / "lonely.vtu")
     with pytest.raises(ReadError, match="unknown modal format 'abc'"):
         read_modal(tmp_path / "lonely.vtu", format="abc")

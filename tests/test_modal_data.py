@@ -196,3 +196,21 @@ def test_plausible_data_gives_no_warning(modal_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert plausibility_warnings(modal_data) == []
+
+
+def test_femodel_from_units_converts_each_dof_block():
+    """1 t, 1 t·mm, 1 t·mm² and 1 N/mm, 1 N, 1 N·mm entries in mm-t-s → SI."""
+    import scipy.sparse as sp
+
+    from flexmbs.modal import FEModel
+
+    eye = np.eye(6) + 0.1 * (np.ones((6, 6)) - np.eye(6))
+    fe = FEModel.from_units(np.zeros((1, 3)), sp.csr_matrix(eye), sp.csr_matrix(eye),
+                            units="mm-t-s", dofs_per_node=6)
+    m, k = fe.mass.toarray(), fe.stiffness.toarray()
+    np.testing.assert_allclose(m[0, 0], 1e3, rtol=1e-14)      # t → kg
+    np.testing.assert_allclose(m[0, 3], 0.1, rtol=1e-14)      # 0.1 t·mm → kg·m
+    np.testing.assert_allclose(m[3, 3], 1e-3, rtol=1e-14)     # t·mm² → kg·m²
+    np.testing.assert_allclose(k[0, 0], 1e3, rtol=1e-14)      # N/mm → N/m
+    np.testing.assert_allclose(k[0, 3], 0.1, rtol=1e-14)      # 0.1 N → N
+    np.testing.assert_allclose(k[3, 3], 1e-3, rtol=1e-14)     # N·mm/rad → N·m/rad

@@ -44,8 +44,10 @@ RIGID_EIG_RTOL = 1e-6
 RIGID_SPAN_RTOL = 1e-6
 #: An eigenvector within this M-norm residual of the rigid motions is classified rigid.
 RIGID_CLASSIFY_RTOL = 1e-3
-#: The first elastic eigenvalue must exceed the rigid ones' noise level by this factor.
-RIGID_GAP = 1e6
+#: The first elastic eigenvalue must exceed the rigid ones' noise level by this factor
+#: (rigid eigenvalues come out at round-off ~1e-16·max λ; a 40 m, 4 cm bar has λ₁/noise
+#: ~ 5e3, a mechanism's extra zero modes sit at the noise level).
+RIGID_GAP = 100.0
 
 
 # ---------------------------------------------------------------------- eigen solver
@@ -197,12 +199,35 @@ def translational_mass_neglect(fe: FEModel, modes: np.ndarray) -> dict:
     }
 
 
-def _shift(fe: FEModel) -> float:
-    """A negative shift for free structures, scaled to the model's K/M ratio."""
+def _diag_ratio(fe: FEModel) -> float:
+    """max K_ii / M_ii: an upper estimate of the stiffest eigenvalue [1/s²]."""
     k_diag = np.abs(fe.stiffness.diagonal())
     m_diag = np.abs(fe.mass.diagonal())
-    ratio = np.median(k_diag[m_diag > 0] / m_diag[m_diag > 0]) if np.any(m_diag > 0) else 1.0
-    return -1e-6 * float(ratio)
+    ok = m_diag > 0
+    return float(np.max(k_diag[ok] / m_diag[ok])) if np.any(ok) else 1.0
+
+
+def _free_shift(fe: FEModel, rigid: np.ndarray) -> float:
+    """A negative shift of the order of the first elastic eigenvalue of a free body.
+
+    Shift-invert Lanczos separates the wanted eigenvalues only when |σ| is comparable to
+    them: with |σ| ≫ λ₁ the rigid cluster and the low elastic modes map to nearly the same
+    1/(λ−σ) and ARPACK crawls (a slender 40 m bar took minutes). So estimate λ₁ first:
+    four steps of inverse iteration with a nearly singular shift σ₀ = −10⁻¹² max(K_ii/M_ii)
+    (the near-null space is the rigid motions, projected out in the M-norm each step),
+    then a Rayleigh quotient ρ ≥ λ₁. The returned shift is −ρ.
+    """
+    sigma0 = -1e-12 * _diag_ratio(fe)
+    try:
+        lu = spla.splu((fe.stiffness - sigma0 * fe.mass).tocsc())
+    except RuntimeError:
+        return sigma0
+    x = np.random.default_rng(0).standard_normal(fe.n_dof)
+    for _ in range(4):
+        x = _mass_orthogonalize(lu.solve(fe.mass @ x)[:, None], rigid, fe.mass)[:, 0]
+        x /= np.linalg.norm(x)
+    rho = float(x @ (fe.stiffness @ x)) / float(x @ (fe.mass @ x))
+    return -rho if rho > 0 else sigma0
 
 
 def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarray:
@@ -241,18 +266,18 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
     """
     _check_count(n_modes, "free_free_modes: n_modes")
     start = time.perf_counter()
-    sigma = _shift(fe)
+    rigid = rigid_body_basis(fe)
+    sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * _diag_ratio(fe)
     lam, vec = _eigen(fe.stiffness, fe.mass, n_modes + 6, sigma, "free_free_modes")
     if lam.size < 7:
         raise ValidationError("free_free_modes: the model is too small for 6 rigid + elastic "
                               "modes")
-    rigid = rigid_body_basis(fe)
     residuals = _span_residuals(vec, rigid, fe.mass)
     is_rigid = residuals < RIGID_CLASSIFY_RTOL
     n_rigid = int(np.sum(is_rigid))
     rigid_scale = float(np.max(np.abs(lam[is_rigid]))) if n_rigid else 0.0
     elastic_lam = lam[~is_rigid]
-    n_zero = int(np.sum(np.abs(lam) < 1e-10 * abs(_shift(fe)) * 1e6))
+    n_zero = int(np.sum(np.abs(lam) < 1e-12 * _diag_ratio(fe)))
     floppy = (elastic_lam.size and rigid_scale > 0
               and elastic_lam[0] < RIGID_GAP * rigid_scale)
     if n_rigid != 6 or floppy or not np.all(is_rigid[:6]):

@@ -37,20 +37,20 @@ class UnitSystem:
         return self.mass * self.length / self.time**2
 
     def dof_weights(self, dofs_per_node: int, n_nodes: int) -> np.ndarray:
-        """Per-DOF length factors: translations scale by ``length``, rotations by 1.
+        """Per-DOF weights W for converting FE matrices to SI.
 
-        With W = diag(weights), FE matrices convert as ``M_SI = mass * W M W`` and
-        ``K_SI = (mass / time**2) * W K W`` (rotations are dimensionless, so a
-        rotation-rotation mass entry carries mass*length^2).
+        ``M_SI = mass * W M W`` and ``K_SI = (mass / time**2) * W K W`` with W = 1 on
+        translations and ``length`` on rotations: with displacements in length units and
+        rotations dimensionless, a translation–translation mass entry is a mass, a
+        translation–rotation entry mass·length and a rotation–rotation entry mass·length².
         """
         if dofs_per_node == 3:
-            per_node = np.full(3, 1.0)
+            per_node = np.ones(3)
         elif dofs_per_node == 6:
-            per_node = np.array([1.0, 1.0, 1.0, 1.0 / self.length, 1.0 / self.length,
-                                 1.0 / self.length])
+            per_node = np.array([1.0, 1.0, 1.0, self.length, self.length, self.length])
         else:
             raise ValidationError(f"dofs_per_node must be 3 or 6, got {dofs_per_node}")
-        return np.tile(per_node * self.length, n_nodes)
+        return np.tile(per_node, n_nodes)
 
 
 #: The unit systems flexmbs converts from (aliases map to the same object).

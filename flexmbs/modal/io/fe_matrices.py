@@ -30,8 +30,13 @@ zero row and column in both matrices, which makes the eigenproblems of the reduc
 singular; that is an error unless ``allow_missing_dofs=True``, which keeps the zero rows
 and lists them in ``metadata["missing_dofs"]`` (the caller must then eliminate them).
 
+Units: ``units`` names the unit system of all three files; coordinates and matrices
+are converted to SI by :func:`to_si` (translational/rotational DOF weighting, rotations
+in radians). Node sets are given by the caller as node *labels*.
+
 All errors are :class:`~flexmbs.errors.ReadError` naming the file and, where there is
-one, the line number and its content.
+one, the line number and its content (caller mistakes such as an unknown unit system or
+a node set naming an unknown label are :class:`~flexmbs.errors.ValidationError`).
 """
 
 from __future__ import annotations
@@ -277,11 +282,29 @@ def _resolve_sets(table: NodeTable, extra, keep: np.ndarray | None = None,
     return out, partial
 
 
+def to_si(coords, mass, stiffness, units, dofs_per_node: int):
+    """Convert node coordinates and FE matrices from ``units`` to SI.
+
+    With W = diag(1 per translational DOF, length per rotational DOF):
+    ``M_SI = mass_unit * W M W`` and ``K_SI = mass_unit / time_unit**2 * W K W``. So a
+    translational mass entry scales by the mass unit, a rotational one by mass*length²,
+    a mixed one by mass*length; stiffness entries by force/length, force and
+    force*length (rotations are in radians in every unit system).
+    """
+    system = get_units(units)
+    coords = np.asarray(coords, dtype=float) * system.length
+    n_nodes = coords.shape[0]
+    w = sp.diags(system.dof_weights(dofs_per_node, n_nodes))
+    mass = (system.mass * (w @ sp.csr_matrix(mass) @ w)).tocsr()
+    stiffness = (system.mass / system.time**2 * (w @ sp.csr_matrix(stiffness) @ w)).tocsr()
+    return coords, mass, stiffness, system.name
+
+
 def _build(table: NodeTable, mass, stiffness, *, units, dpn, sets, metadata, files) -> FEModel:
+    coords, mass, stiffness, name = to_si(table.coords, mass, stiffness, units, dpn)
     try:
-        return FEModel.from_units(table.coords, mass, stiffness, units=units,
-                                  dofs_per_node=dpn, node_ids=table.ids, node_sets=sets,
-                                  metadata=metadata)
+        return FEModel(coords, mass, stiffness, dofs_per_node=dpn, node_ids=table.ids,
+                       node_sets=sets, metadata={**metadata, "source_units": name})
     except FlexmbsError as exc:
         raise ReadError(f"{' / '.join(str(f) for f in files)}: {exc}") from exc
 
