@@ -33,3 +33,7 @@ class ConvergenceError(FlexmbsError, RuntimeError):
 
 class UnitsWarning(UserWarning):
     """Declared units or magnitudes look implausible (see the message for why)."""
+
+
+class AccuracyWarning(UserWarning):
+    """A result is computed but its accuracy is doubtful (e.g. ill-conditioning)."""

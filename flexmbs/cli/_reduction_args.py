@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ValidationError
-from ..modal import clamped_modes, craig_bampton, free_free_modes
-from ._common import parse_nodes
+from ..modal import clamped_modes, craig_bampton, free_free_modes, write_modal
+from ._common import emit_json, parse_nodes
 
 
 def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = None) -> None:
@@ -52,3 +52,16 @@ def reduce_from_args(fe, args: argparse.Namespace):
     return craig_bampton(fe, parse_nodes(args.interface_nodes, "--interface-nodes"),
                          args.modes, attach=parse_nodes(args.attach_nodes, "--attach-nodes"),
                          n_modes=args.keep, normalization=args.normalization)
+
+
+def write_and_report(data, args: argparse.Namespace) -> int:
+    """Write the reduced data to ``args.output`` and print the summary (or JSON)."""
+    from .modes_cmd import format_summary
+
+    path = write_modal(data, args.output)
+    if args.json:
+        emit_json({**data.summary(), "output": str(path)})
+    else:
+        print(format_summary(data, str(path)))
+        print(f"\nwritten {path}")
+    return 0

@@ -6,11 +6,8 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ValidationError
-from ..modal import write_modal
 from ..modal.fe.beam import BeamSection, Material, straight_beam
-from ._common import emit_json
-from ._reduction_args import add_reduction_args, reduce_from_args
-from .modes_cmd import format_summary
+from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
 
 HELP = "make modal data of a straight beam with the built-in beam FE"
 
@@ -64,11 +61,4 @@ def run(args: argparse.Namespace) -> int:
                        theory=args.theory)
     if args.free or args.interface_nodes:
         args.clamp_nodes = None
-    data = reduce_from_args(fe, args)
-    path = write_modal(data, args.output)
-    if args.json:
-        emit_json({**data.summary(), "output": str(path)})
-    else:
-        print(format_summary(data, str(path)))
-        print(f"\nwritten {path}")
-    return 0
+    return write_and_report(reduce_from_args(fe, args), args)

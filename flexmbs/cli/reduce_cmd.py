@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..modal import write_modal
-from ._common import emit_json
-from ._reduction_args import add_reduction_args, reduce_from_args
-from .modes_cmd import format_summary
+from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
 
 HELP = "reduce FE mass/stiffness matrices to a modal data file"
 
@@ -39,11 +36,4 @@ def run(args: argparse.Namespace) -> int:
         fe = fe_matrices.read_matrix_market(args.mass, args.stiffness, args.nodes,
                                             units=args.units,
                                             dofs_per_node=args.dofs_per_node)
-    data = reduce_from_args(fe, args)
-    path = write_modal(data, args.output)
-    if args.json:
-        emit_json({**data.summary(), "output": str(path)})
-    else:
-        print(format_summary(data, str(path)))
-        print(f"\nwritten {path}")
-    return 0
+    return write_and_report(reduce_from_args(fe, args), args)
