@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from flexmbs.errors import ReadError, ValidationError
@@ -50,12 +51,18 @@ def clamped_body() -> ModalData:
     psi = 1e-2 * k[:, None, None] * np.sin(0.5 * k[:, None, None] + a[None, :, None]
                                            + j[None, None, :])
     phi, psi = phi.reshape(3 * N_NODES, 2), psi.reshape(3 * N_NODES, 2)
-    m_ff = _modal_mass(phi, mass)
     rotary = np.repeat(0.01 * (k + 1)[:, None], 3, axis=1)
+    # the 6N diagonal mass [m, m, m, Jx, Jy, Jz] per node, as the reader returns it
+    diag6 = np.column_stack([np.repeat(mass[:, None], 3, axis=1), rotary]).ravel()
+    m_ff = _modal_mass(phi, mass) + psi.T @ (rotary.ravel()[:, None] * psi)
     return ModalData(nodes=nodes, phi=phi, psi=psi, M_ff=m_ff, K_ff=_stiffness(m_ff),
-                     mass=mass, reference_frame="attached", attach_set="base",
-                     node_sets={"base": [0]}, node_ids=NODE_IDS,
-                     metadata={"lumped_rotary_inertia": rotary.tolist()})
+                     mass=sp.diags(diag6).tocsr(), reference_frame="attached",
+                     attach_set="base", node_sets={"base": [0]}, node_ids=NODE_IDS)
+
+
+def _mass_diag(data: ModalData) -> np.ndarray:
+    """The mass description as a dense array (lumped vector or matrix diagonal)."""
+    return data.mass if data.is_lumped else data.mass.toarray()
 
 
 def _raw_free_shapes(shift: float = 0.0) -> np.ndarray:
@@ -112,7 +119,7 @@ def _assert_same_body(got: ModalData, ref: ModalData, rtol: float) -> None:
     assert_allclose(got.phi, ref.phi, rtol=rtol, atol=0)
     assert_allclose(got.M_ff, ref.M_ff, rtol=rtol, atol=0)
     assert_allclose(got.K_ff, ref.K_ff, rtol=rtol, atol=0)
-    assert_allclose(got.mass, ref.mass, rtol=rtol, atol=0)
+    assert_allclose(_mass_diag(got), _mass_diag(ref), rtol=rtol, atol=0)
     if ref.psi is None:
         assert got.psi is None
     else:
@@ -129,9 +136,9 @@ def test_round_trip_si_is_exact(tmp_path):
     # 17 significant digits reproduce every float64 exactly
     _assert_same_body(got, body, rtol=0)
     assert got.units == "SI"
-    assert got.is_lumped
-    assert_allclose(got.metadata["lumped_rotary_inertia"],
-                    body.metadata["lumped_rotary_inertia"], rtol=0, atol=0)
+    assert not got.is_lumped and got.mass.shape == (6 * N_NODES, 6 * N_NODES)
+    rotary = body.mass.diagonal().reshape(N_NODES, 6)[:, 3:]
+    assert_allclose(got.metadata["lumped_rotary_inertia"], rotary, rtol=0, atol=0)
     assert got.metadata["initial_modal_displacements"] == [0.0, 0.0]
     assert got.mode_kinds == (ModeKind.NORMAL, ModeKind.NORMAL)
     assert_array_equal(got.node_sets["all"], np.arange(N_NODES))
@@ -139,8 +146,10 @@ def test_round_trip_si_is_exact(tmp_path):
     rbi = got.metadata["rigid_body_inertia"]
     assert_allclose(rbi["mass"], body.total_mass, rtol=1e-15, atol=0)
     assert_allclose(rbi["center_of_mass"], body.center_of_mass, rtol=1e-14, atol=1e-16)
-    rot_sum = np.sum(body.metadata["lumped_rotary_inertia"], axis=0)
-    assert_allclose(rbi["inertia_cm"], body.inertia_tensor + np.diag(rot_sum), rtol=1e-14,
+    rot_sum = np.sum(rotary, axis=0)
+    # the 6N mass puts the rotary inertia into the body's inertia tensor already
+    assert rot_sum.sum() > 0
+    assert_allclose(rbi["inertia_cm"], body.inertia_tensor, rtol=1e-14,
                     atol=1e-16)
 
 
@@ -153,7 +162,7 @@ def test_round_trip_in_other_units(tmp_path, units):
     _assert_same_body(got, body, rtol=1e-13)
     assert got.units == units
     assert_allclose(got.metadata["lumped_rotary_inertia"],
-                    body.metadata["lumped_rotary_inertia"], rtol=1e-13, atol=0)
+                    body.mass.diagonal().reshape(N_NODES, 6)[:, 3:], rtol=1e-13, atol=0)
 
 
 def test_mm_t_s_numbers_are_scaled_as_documented(tmp_path):
@@ -165,7 +174,8 @@ def test_mm_t_s_numbers_are_scaled_as_documented(tmp_path):
     assert_allclose(raw.nodes, body.nodes * 1e3, rtol=1e-14)           # m -> mm
     assert_allclose(raw.phi, body.phi * 1e3, rtol=1e-14)               # m -> mm
     assert_allclose(raw.psi, body.psi, rtol=1e-14)                     # rad stays
-    assert_allclose(raw.mass, body.mass * 1e-3, rtol=1e-14)            # kg -> t
+    scale = np.tile([1e-3] * 3 + [1e-3 * 1e6] * 3, N_NODES)  # kg -> t, kg m² -> t mm²
+    assert_allclose(raw.mass.diagonal(), body.mass.diagonal() * scale, rtol=1e-14)
     assert_allclose(raw.M_ff, body.M_ff * 1e-3 * 1e6, rtol=1e-14)      # kg m² -> t mm²
     assert_allclose(raw.K_ff, body.K_ff * 1e-3 * 1e6, rtol=1e-14)      # N m -> N mm
 
@@ -504,8 +514,8 @@ def test_inconsistent_modal_mass_names_the_file(tmp_path):
                        for row in block[1].splitlines() if not row.startswith("**"))
     text = text[:start] + block[0] + "\n" + scaled + "\n**\n" + text[end:]
     path = _write_text(tmp_path / "mff.fem", text)
-    with pytest.raises(ReadError, match=re.escape(str(path)) + r": ModalData\.M_ff does not "
-                       r"match"):
+    with pytest.raises(ReadError, match=re.escape(str(path)) + r": ModalData\.M_ff\[0,0\] = .* but "
+                       r"phiᵀ·mass·phi gives"):
         read_mbdyn_fem(path)
 
 
@@ -530,8 +540,12 @@ def test_writer_needs_lumped_mass(tmp_path):
     body = clamped_body()
     import scipy.sparse as sp
 
-    consistent = ModalData(nodes=body.nodes, phi=body.phi, M_ff=body.M_ff, K_ff=body.K_ff,
-                           mass=sp.diags(np.repeat(body.mass, 3)), reference_frame="attached",
+    _, _, mass = _geometry()
+    coupled = sp.lil_matrix(sp.diags(np.repeat(mass, 3)))
+    coupled[3, 6] = coupled[6, 3] = 0.01  # a consistent-mass coupling between two nodes
+    phi = body.phi
+    consistent = ModalData(nodes=body.nodes, phi=phi, M_ff=phi.T @ (coupled @ phi),
+                           K_ff=body.K_ff, mass=coupled.tocsr(), reference_frame="attached",
                            attach_set="base", node_sets={"base": [0]})
-    with pytest.raises(ValidationError, match=r"out\.fem.*consistent mass matrix.*lumped"):
+    with pytest.raises(ValidationError, match=r"out\.fem.*consistent.*mass matrix.*lumped"):
         write_mbdyn_fem(consistent, tmp_path / "out.fem")

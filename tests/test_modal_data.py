@@ -63,7 +63,7 @@ def test_non_finite_values_are_named(field):
 def test_inconsistent_modal_mass_is_an_error():
     kwargs = make_modal_kwargs()
     kwargs["M_ff"] = kwargs["M_ff"] * 1e3  # e.g. shapes in mm, matrices in m
-    with pytest.raises(ValidationError, match="does not match phi"):
+    with pytest.raises(ValidationError, match=r"M_ff\[0,0\] = .* but phiᵀ·mass·phi gives"):
         ModalData(**kwargs)
 
 

@@ -37,6 +37,7 @@ from .._validation import (
 )
 from ..errors import ShapeError, UnitsWarning, ValidationError
 from .invariants import InertiaInvariants, compute_invariants
+from .units import get_units
 
 #: Relative symmetry tolerance for M_ff, K_ff and damping (imported files carry ~7 digits).
 MATRIX_SYMMETRY_RTOL = 1e-6
@@ -72,6 +73,30 @@ class ModeKind(str, Enum):
     """A Craig–Bampton coordinate dominated by static constraint-mode content."""
     IMPORTED = "imported"
     """Read from a file that does not say."""
+
+
+def _as_index_array(values, name: str) -> np.ndarray:
+    """Integer array of node indices/labels; non-integral floats, bools, strings are errors."""
+    arr = np.asarray(values).ravel()
+    if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            return arr.astype(np.int64)
+        raise ValidationError(f"{name} must hold integers; got {arr[:5].tolist()} "
+                              f"(dtype {arr.dtype})")
+    return arr.astype(np.int64)
+
+
+def _mode_kinds(values) -> tuple[ModeKind, ...]:
+    kinds = []
+    for j, value in enumerate(values):
+        try:
+            kinds.append(ModeKind(value))
+        except ValueError:
+            raise ValidationError(
+                f"ModalData.mode_kinds[{j}] = {value!r} is not one of "
+                f"{[k.value for k in ModeKind]}"
+            ) from None
+    return tuple(kinds)
 
 
 def _offdiag_ratio(mat: np.ndarray) -> float:
@@ -181,7 +206,7 @@ class ModalData:
                 raise ShapeError(f"ModalData.psi has shape {psi.shape}; expected {phi.shape} "
                                  "(same as phi)")
             check_finite(psi, "ModalData.psi")
-        mass = self._validated_mass(self.mass, n_nodes)
+        mass = self._validated_mass(self.mass, n_nodes, psi is not None)
         ratio = matrix = None
         if self.damping_ratio is not None and self.damping_matrix is not None:
             raise ValidationError("ModalData: give damping_ratio or damping_matrix, not both")
@@ -204,13 +229,16 @@ class ModalData:
             check_symmetric(matrix, "ModalData.damping_matrix", rtol=MATRIX_SYMMETRY_RTOL)
             check_positive_definite(matrix, "ModalData.damping_matrix", semi=True, rtol=1e-9)
         ids = (np.arange(1, n_nodes + 1, dtype=np.int64) if self.node_ids is None
-               else np.asarray(self.node_ids, dtype=np.int64).ravel())
+               else _as_index_array(self.node_ids, "ModalData.node_ids"))
         check_shape(ids, (n_nodes,), "ModalData.node_ids")
         if np.unique(ids).size != n_nodes:
             raise ValidationError("ModalData.node_ids has duplicate labels")
         sets = {}
-        for key, members in dict(self.node_sets).items():
-            idx = np.asarray(members, dtype=np.int64).ravel()
+        if not isinstance(self.node_sets, dict):
+            raise ValidationError(f"ModalData.node_sets must be a dict name -> node indices, "
+                                  f"got {type(self.node_sets).__name__}")
+        for key, members in self.node_sets.items():
+            idx = _as_index_array(members, f"ModalData.node_sets[{key!r}]")
             bad = idx[(idx < 0) | (idx >= n_nodes)]
             if bad.size:
                 raise ValidationError(
@@ -236,12 +264,22 @@ class ModalData:
                 f"{[f.value for f in ReferenceFrame]}"
             ) from None
         kinds = (tuple(ModeKind.IMPORTED for _ in range(n)) if self.mode_kinds is None
-                 else tuple(ModeKind(k) for k in self.mode_kinds))
+                 else _mode_kinds(self.mode_kinds))
         if len(kinds) != n:
             raise ShapeError(f"ModalData.mode_kinds has {len(kinds)} entries; expected {n}")
         frac = (np.zeros(n) if self.constraint_fraction is None
-                else np.asarray(self.constraint_fraction, dtype=float).ravel())
+                else as_float_array(self.constraint_fraction,
+                                    "ModalData.constraint_fraction").ravel())
         check_shape(frac, (n,), "ModalData.constraint_fraction")
+        check_finite(frac, "ModalData.constraint_fraction")
+        if np.any((frac < 0) | (frac > 1)):
+            k = int(np.flatnonzero((frac < 0) | (frac > 1))[0])
+            raise ValidationError(f"ModalData.constraint_fraction[{k}] = {frac[k]:g} is "
+                                  f"outside 0..1")
+        if not isinstance(self.metadata, dict):
+            raise ValidationError(f"ModalData.metadata must be a dict, got "
+                                  f"{type(self.metadata).__name__}")
+        get_units(self.units)  # raises naming the unknown unit system
         for name, value in (("nodes", nodes), ("phi", phi), ("M_ff", mats["M_ff"]),
                             ("K_ff", mats["K_ff"]), ("psi", psi), ("mass", mass),
                             ("damping_ratio", ratio), ("damping_matrix", matrix),
@@ -253,16 +291,24 @@ class ModalData:
         self._check_mass_consistency()
 
     @staticmethod
-    def _validated_mass(mass, n_nodes: int):
+    def _validated_mass(mass, n_nodes: int, has_psi: bool):
         if mass is None:
             raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
-                                  "translational mass matrix or lumped nodal masses (N,)")
+                                  "translational mass matrix, the 6N x 6N mass of 6-DOF "
+                                  "nodes, or lumped nodal masses (N,)")
         if sp.issparse(mass) or (np.ndim(mass) == 2):
             mat = sp.csr_matrix(mass, dtype=float)
-            if mat.shape != (3 * n_nodes, 3 * n_nodes):
+            if mat.shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
+                raise ValidationError(
+                    f"ModalData.mass is {mat.shape[0]} x {mat.shape[1]} (6 DOFs per node) but "
+                    f"psi (rotational mode shapes) is missing; give psi or the 3N x 3N "
+                    f"translational mass"
+                )
+            if mat.shape not in ((3 * n_nodes, 3 * n_nodes), (6 * n_nodes, 6 * n_nodes)):
                 raise ShapeError(
                     f"ModalData.mass has shape {mat.shape}; expected "
-                    f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes) "
+                    f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes), "
+                    f"({6 * n_nodes}, {6 * n_nodes}) (6 DOFs per node, with psi) "
                     f"or ({n_nodes},) lumped masses"
                 )
             check_finite(mat, "ModalData.mass")
@@ -270,9 +316,10 @@ class ModalData:
             diag = mat.diagonal()
             if np.any(diag < 0):
                 k = int(np.argmin(diag))
+                per = mat.shape[0] // n_nodes
                 raise ValidationError(
                     f"ModalData.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
-                    f"(node index {k // 3})"
+                    f"(node index {k // per})"
                 )
             return mat
         arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
@@ -326,28 +373,53 @@ class ModalData:
                 )
 
     def _check_mass_consistency(self) -> None:
+        inv = self.invariants
+        scale = max(float(np.max(np.abs(inv.M0))), 1e-300)
+        try:
+            check_positive_definite(inv.M0, "ModalData.mass", semi=True, rtol=1e-9)
+        except ValidationError:
+            lowest = float(np.linalg.eigvalsh(inv.M0)[0])
+            raise ValidationError(
+                f"ModalData.mass is not positive semidefinite: the body-frame mass B0ᵀ M B0 "
+                f"of rigid motions and modes has eigenvalue {lowest:.4g} (largest entry "
+                f"{scale:.4g}); a mass matrix has no negative directions"
+            ) from None
         if self.n_modes == 0:
             return
-        inv_mff = self.invariants.M_ff
-        rel = float(np.max(np.abs(inv_mff - self.M_ff)) / np.max(np.abs(self.M_ff)))
-        if rel > MASS_MISMATCH_ERROR:
+        ratio = self.modal_mass_ratio
+        if self._mass_covers_rotations():
+            bad = np.flatnonzero(np.abs(ratio - 1) > MASS_MISMATCH_ERROR)
+        else:
+            # a translational-only mass may lack rotary inertia (ratio < 1), never exceed
+            bad = np.flatnonzero(ratio > 1 + MASS_MISMATCH_ERROR)
+        if bad.size:
+            j = int(bad[0])
             raise ValidationError(
-                f"ModalData.M_ff does not match phiᵀ·mass·phi of the given mass "
-                f"(max relative difference {rel:.3g}); check the units of mass, phi and "
-                f"M_ff and the mode normalisation"
+                f"ModalData.M_ff[{j},{j}] = {self.M_ff[j, j]:.6g} but phiᵀ·mass·phi gives "
+                f"{inv.M_ff[j, j]:.6g} for mode {j + 1} (ratio {ratio[j]:.4g}); check the "
+                f"units of mass, phi and M_ff and the mode normalisation"
             )
+
+    def _mass_covers_rotations(self) -> bool:
+        """True when the mass description holds every inertia the shapes can move."""
+        return self.psi is None or (not self.is_lumped
+                                    and self.mass.shape[0] == 6 * self.n_nodes)
+
+    @property
+    def modal_mass_ratio(self) -> np.ndarray:
+        """Per mode, (Φᵀ M Φ)_jj of the mass description ÷ M_ff[j, j] (1 when consistent).
+
+        Below 1 when the description lacks inertia the modes move (rotary inertia of 6-DOF
+        nodes given a translational-only mass; 0 for a pure torsion mode of a beam).
+        """
+        return np.diag(self.invariants.M_ff) / np.diag(self.M_ff)
 
     @property
     def mass_mismatch(self) -> float:
-        """max |M_ff − Φᵀ M Φ| / max |M_ff| with the stored translational mass.
-
-        Nonzero when the modal mass includes inertia that the translational mass
-        description lacks (rotary inertia of 6-DOF nodes), or from truncated precision.
-        """
+        """Largest per-mode |(Φᵀ M Φ)_jj / M_ff[j, j] − 1| (0 when fully consistent)."""
         if self.n_modes == 0:
             return 0.0
-        return float(np.max(np.abs(self.invariants.M_ff - self.M_ff))
-                     / np.max(np.abs(self.M_ff)))
+        return float(np.max(np.abs(self.modal_mass_ratio - 1)))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -369,7 +441,7 @@ class ModalData:
     @cached_property
     def invariants(self) -> InertiaInvariants:
         """Inertia invariants, computed once on first use (O(nnz·n + N·n²))."""
-        return compute_invariants(self.nodes, self.phi, self.mass)
+        return compute_invariants(self.nodes, self.phi, self.mass, self.psi)
 
     @cached_property
     def _eig(self) -> tuple[np.ndarray, np.ndarray]:

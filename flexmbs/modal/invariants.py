@@ -227,8 +227,14 @@ class InertiaInvariants:
         return np.where(diag > floor, proj / np.where(diag > floor, diag, 1.0), 0.0)
 
 
+def _vee_skew(x: np.ndarray) -> np.ndarray:
+    """The vector s of the skew-symmetric part of x: skew(s) = (x − xᵀ)/2."""
+    a = 0.5 * (x - x.T)
+    return np.array([a[2, 1], a[0, 2], a[1, 0]])
+
+
 def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | np.ndarray,
-                       ) -> InertiaInvariants:
+                       psi: np.ndarray | None = None) -> InertiaInvariants:
     """Compute the inertia invariants once, in O(nnz(M)·n + N·n²).
 
     Parameters
@@ -237,18 +243,38 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
         Undeformed node positions ū₀ in the body frame [m].
     phi : ndarray, shape (3N, n)
         Translational mode shapes, node-major [m per unit ξ].
-    mass : sparse matrix (3N, 3N) or ndarray (N,)
-        Translational FE mass [kg] (consistent, any structure) or lumped nodal masses.
+    mass : sparse matrix (3N, 3N) or (6N, 6N), or ndarray (N,)
+        Translational FE mass [kg] (consistent, any structure), the full FE mass of
+        6-DOF nodes (translations then rotations per node; needs ``psi``), or lumped
+        nodal masses.
+    psi : ndarray, shape (3N, n), optional
+        Rotational mode shapes [rad per unit ξ]; required with a 6N mass.
 
     Returns
     -------
     InertiaInvariants
+
+    Notes
+    -----
+    With a 6N mass the nodal rotation rates enter the kinetic energy through
+    B-rows ``[0, I₃, Ψ_k]`` (body-frame angular velocity of node k's cross-section
+    ``ω̄ + Ψ_k ξ̇``), next to the translational rows ``[I₃, −ũ_k(ξ), Φ_k]``. The general
+    set (FFRF.md §9) keeps its form: only translational rows depend on ξ. Neglected: the
+    turning of the nodal rotary inertia with the nodal rotation Ψ_k ξ (relative size
+    ‖Ψ_k ξ‖ on the rotary part of M̄_θθ), consistent with linear modal deformation.
     """
     nodes = np.asarray(nodes, dtype=float)
     n_nodes = nodes.shape[0]
     phi = np.asarray(phi, dtype=float).reshape(3 * n_nodes, -1)
     n = phi.shape[1]
-    if sp.issparse(mass):
+    dpn = 3
+    if sp.issparse(mass) and mass.shape[0] == 6 * n_nodes:
+        if psi is None:
+            raise ValueError("a 6N x 6N mass needs the rotational mode shapes psi")
+        m_fe = sp.csr_matrix(mass)
+        m_s = None
+        dpn = 6
+    elif sp.issparse(mass):
         m_fe = sp.csr_matrix(mass)
         m_s = isotropic_scalar_mass(m_fe)
     else:
@@ -256,22 +282,28 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
         m_s = sp.diags(lumped).tocsr()
         m_fe = sp.diags(np.repeat(lumped, 3)).tocsr()
 
-    # general set: B0 = [T_R, -U0, Φ], U_j = stacked skew(φ_kj)
-    b0 = np.empty((3 * n_nodes, 6 + n))
-    b0[:, :3] = np.tile(np.eye(3), (n_nodes, 1))
-    b0[:, 3:6] = -skew(nodes).reshape(3 * n_nodes, 3)
-    b0[:, 6:] = phi
+    # general set: B0 = [T_R, -U0, Φ] (+ rotational rows [0, I, Ψ]), U_j = skew(φ_kj)
+    b0 = np.zeros((n_nodes, dpn, 6 + n))
+    b0[:, :3, :3] = np.eye(3)
+    b0[:, :3, 3:6] = -skew(nodes)
+    b0[:, :3, 6:] = phi.reshape(n_nodes, 3, n)
+    if dpn == 6:
+        b0[:, 3:, 3:6] = np.eye(3)
+        b0[:, 3:, 6:] = np.asarray(psi, dtype=float).reshape(n_nodes, 3, n)
+    b0 = b0.reshape(dpn * n_nodes, 6 + n)
     mb0 = m_fe @ b0
     m0 = b0.T @ mb0
     m0 = 0.5 * (m0 + m0.T)
     y = phi.reshape(n_nodes, 3, n)  # y[k, a, j] = component a of node k in mode j
-    u_all = skew(np.moveaxis(y, 2, 1))  # (N, n, 3, 3)
-    u_all = np.moveaxis(u_all, 1, 2).reshape(3 * n_nodes, n * 3)  # column block j = U_j
+    u_nodes = np.moveaxis(skew(np.moveaxis(y, 2, 1)), 1, 2)  # (N, 3, n, 3): U_j rows
+    u_all = np.zeros((n_nodes, dpn, n, 3))
+    u_all[:, :3] = u_nodes
+    u_all = u_all.reshape(dpn * n_nodes, n * 3)  # column block j = U_j (zero on rotations)
     n_coef = -(mb0.T @ u_all).reshape(6 + n, n, 3).transpose(1, 0, 2)
     mu = m_fe @ u_all
     q = (u_all.T @ mu).reshape(n, 3, n, 3).transpose(0, 2, 1, 3)
     total = float(np.trace(m0[:3, :3]) / 3.0)
-    s0 = b0[:, :3].T @ (m_fe @ nodes.ravel())
+    s0 = _vee_skew(-m0[:3, 3:6])
     s_bar = m0[:3, 6:].copy()
 
     j0 = j1 = j2 = None

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...errors import FlexmbsError, ReadError, ValidationError
 from ..data import MEAN_AXIS_RTOL, ModalData, ModeKind, ReferenceFrame
@@ -456,9 +457,15 @@ def read_mbdyn_fem(path: str | os.PathLike, *, units: str | None = None,
     metadata["reference_frame_source"] = how
 
     kinds = ModeKind.NORMAL if n_attached == n_constraint == 0 else ModeKind.IMPORTED
+    # with rotational shapes, the nodal rotary inertia (Jx, Jy, Jz of group 11) belongs to
+    # the mass description: a 6N diagonal mass, so that M_ff can be checked mode by mode
+    mass = lumped
+    if psi is not None:
+        mass = sp.diags(np.column_stack([np.repeat(lumped[:, None], 3, axis=1),
+                                         rotary]).ravel()).tocsr()
     try:
         return ModalData(
-            nodes=nodes, phi=phi, M_ff=m_ff, K_ff=k_ff, mass=lumped,
+            nodes=nodes, phi=phi, M_ff=m_ff, K_ff=k_ff, mass=mass,
             reference_frame=frame, attach_set=attach, psi=psi,
             damping_ratio=damping_ratio, damping_matrix=damping_matrix,
             node_sets=node_sets, node_ids=ids, mode_kinds=(kinds,) * n_modes,
@@ -479,6 +486,27 @@ def _rows(values: np.ndarray, per_line: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _lumped_diagonal(data: ModalData, path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Translational masses (N,) and rotary inertias (N, 3) of a diagonal mass description."""
+    n_nodes = data.n_nodes
+    refuse = ValidationError(
+        f"write_mbdyn_fem({str(path)!r}): the body has a consistent (non-diagonal) mass "
+        "matrix; the MBDyn FEM format stores lumped nodal masses only (RECORD GROUP 11)")
+    if data.is_lumped:
+        rotary = np.zeros((n_nodes, 3))
+        candidate = np.asarray(data.metadata.get("lumped_rotary_inertia", rotary), float)
+        return data.mass, candidate if candidate.shape == (n_nodes, 3) else rotary
+    mat = sp.csr_matrix(data.mass)
+    diag = mat.diagonal()
+    if abs(mat - sp.diags(diag)).max() > 0:
+        raise refuse
+    per = diag.reshape(n_nodes, -1)
+    if not np.allclose(per[:, :3], per[:, :1], rtol=LUMPED_ISOTROPY_RTOL, atol=0):
+        raise refuse
+    rotary = per[:, 3:6] if per.shape[1] == 6 else np.zeros((n_nodes, 3))
+    return per[:, 0], rotary
+
+
 def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | None = None,
                     ) -> None:
     """Write ``data`` as an MBDyn modal FEM file (readable by MBDyn and :func:`read_mbdyn_fem`).
@@ -492,19 +520,11 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
     modal damping matrix D_ff when damping is nonzero. The file states no units or frame.
     """
     path = Path(path)
-    if not data.is_lumped:
-        raise ValidationError(
-            f"write_mbdyn_fem({str(path)!r}): the body has a consistent mass matrix; the "
-            "MBDyn FEM format stores lumped nodal masses only (RECORD GROUP 11)")
     system = get_units(units)
     length, mass_u, time_u = system.length, system.mass, system.time
     n_nodes, n = data.n_nodes, data.n_modes
     meta = data.metadata
-    rotary = np.zeros((n_nodes, 3))
-    if "lumped_rotary_inertia" in meta:
-        candidate = np.asarray(meta["lumped_rotary_inertia"], dtype=float)
-        if candidate.shape == (n_nodes, 3):
-            rotary = candidate
+    trans_mass, rotary = _lumped_diagonal(data, path)
     q0 = np.zeros(n)
     qd0 = np.zeros(n)
     for key, target in (("initial_modal_displacements", q0),
@@ -516,9 +536,10 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
     psi = (np.zeros_like(phi) if data.psi is None else data.psi.reshape(n_nodes, 3, n))
     shapes = np.concatenate([phi, psi], axis=1)  # (N, 6, n)
 
-    total = float(np.sum(data.mass))
+    total = float(np.sum(trans_mass))
     com = data.center_of_mass if total > 0 else np.zeros(3)
-    j_cm = data.inertia_tensor + np.diag(rotary.sum(axis=0))
+    # a 6N mass already carries the rotary inertia in the invariants' inertia tensor
+    j_cm = data.inertia_tensor + (np.diag(rotary.sum(axis=0)) if data.is_lumped else 0.0)
 
     out = [
         "** MBDyn MODAL DATA FILE\n",
@@ -544,7 +565,7 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
             "".join(_rows(row, n) for row in data.M_ff / (mass_u * length**2)),
             "**\n** RECORD GROUP 10, MODAL STIFFNESS MATRIX\n",
             "".join(_rows(row, n) for row in data.K_ff / (mass_u * length**2 / time_u**2))]
-    diag = np.column_stack([np.repeat(data.mass[:, None], 3, axis=1) / mass_u,
+    diag = np.column_stack([np.repeat(trans_mass[:, None], 3, axis=1) / mass_u,
                             rotary / (mass_u * length**2)])
     out += ["**\n** RECORD GROUP 11, DIAGONAL OF LUMPED MASS MATRIX\n", _rows(diag, 6),
             "**\n** RECORD GROUP 12, RIGID BODY INERTIA MATRIX\n",
