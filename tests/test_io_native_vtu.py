@@ -13,15 +13,17 @@ from flexmbs.modal import ModalData, read_modal, write_modal
 from flexmbs.modal.shipped import seed_tip_beam
 
 
-def assert_same(a: ModalData, b: ModalData, rtol=0.0):
+def assert_same(a: ModalData, b: ModalData, rtol=0.0, shapes_atol=0.0):
     for name in ("nodes", "phi", "M_ff", "K_ff", "node_ids", "constraint_fraction"):
-        np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=rtol, atol=0,
+        atol = shapes_atol if name == "phi" else 0
+        np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=rtol, atol=atol,
                                    err_msg=name)
     for name in ("psi", "damping_ratio", "damping_matrix"):
         va, vb = getattr(a, name), getattr(b, name)
         assert (va is None) == (vb is None), name
         if va is not None:
-            np.testing.assert_allclose(vb, va, rtol=rtol, atol=0, err_msg=name)
+            atol = shapes_atol * np.max(np.abs(va)) if name == "psi" else 0
+            np.testing.assert_allclose(vb, va, rtol=rtol, atol=atol, err_msg=name)
     if a.is_lumped:
         np.testing.assert_allclose(b.mass, a.mass, rtol=rtol, atol=0)
     else:
@@ -147,7 +149,8 @@ def test_shipped_files_match_their_builders():
         shipped_steel = read_modal(root / "steel_cantilever.fmd.h5")
         fresh_steel = steel_cantilever()
     assert_same(seed_tip_beam(), shipped_seed, rtol=1e-12)
-    np.testing.assert_allclose(shipped_steel.frequencies, fresh_steel.frequencies, rtol=1e-9)
+    # the eigen solver's round-off differs between machines: shapes to 1e-9 of their peak
+    assert_same(fresh_steel, shipped_steel, rtol=1e-9, shapes_atol=1e-9)
 
 
 def test_seed_tip_beam_reproduces_the_seed_matrices():

@@ -122,17 +122,33 @@ def test_damping_ratio_gives_2_zeta_omega_m_on_diagonal_data():
 
 
 def test_damping_ratio_on_coupled_matrices_damps_each_eigenmode(modal_data):
-    data = modal_data.with_damping(ratio=[0.01, 0.02, 0.03])
-    lam, x = np.linalg.eigh(np.linalg.solve(np.linalg.cholesky(data.M_ff), np.eye(3)))
-    del lam, x
-    # modal damping of eigenvector v_i: v_iᵀ D v_i = 2 ζ_i ω_i (v_iᵀ M v_i = 1)
+    """ζ_i damps the eigenmode coordinate i dominates; D is diagonal in the eigenbasis."""
     import scipy.linalg as sla
 
+    data = modal_data.with_damping(ratio=[0.01, 0.02, 0.03])
     w2, vec = sla.eigh(data.K_ff, data.M_ff)
     d = vec.T @ data.D_ff @ vec
-    np.testing.assert_allclose(np.diag(d), 2 * np.array([0.01, 0.02, 0.03]) * np.sqrt(w2),
-                               rtol=1e-10)
+    owner = data.eigenmode_coordinates
+    assert sorted(owner) == [0, 1, 2]
+    zeta = np.array([0.01, 0.02, 0.03])[owner]
+    np.testing.assert_allclose(np.diag(d), 2 * zeta * np.sqrt(w2), rtol=1e-10)
     np.testing.assert_allclose(d - np.diag(np.diag(d)), 0, atol=1e-10 * np.max(np.abs(d)))
+
+
+def test_damping_ratio_meaning_is_continuous_under_tiny_coupling():
+    """Reordered diagonal data and the same with 1e-9 coupling get the same damping."""
+    from flexmbs.modal.shipped import seed_tip_beam
+
+    swapped = seed_tip_beam().select([1, 0]).with_damping(ratio=[0.05, 0.01])
+    omega = np.sqrt(np.diag(swapped.K_ff) / np.diag(swapped.M_ff))
+    expected = 2 * np.array([0.05, 0.01]) * omega * np.diag(swapped.M_ff)
+    np.testing.assert_allclose(np.diag(swapped.D_ff), expected, rtol=1e-12)
+    kwargs = {k: getattr(swapped, k) for k in ("nodes", "phi", "K_ff", "mass", "psi",
+                                               "node_sets", "reference_frame", "attach_set")}
+    m_ff = swapped.M_ff.copy()
+    m_ff[0, 1] = m_ff[1, 0] = 1e-9 * m_ff[0, 0]
+    coupled = ModalData(M_ff=m_ff, damping_ratio=[0.05, 0.01], **kwargs)
+    np.testing.assert_allclose(np.diag(coupled.D_ff), expected, rtol=1e-6)
 
 
 # --------------------------------------------------------------------- selection
@@ -214,3 +230,75 @@ def test_femodel_from_units_converts_each_dof_block():
     np.testing.assert_allclose(k[0, 0], 1e3, rtol=1e-14)      # N/mm → N/m
     np.testing.assert_allclose(k[0, 3], 0.1, rtol=1e-14)      # 0.1 N → N
     np.testing.assert_allclose(k[3, 3], 1e-3, rtol=1e-14)     # N·mm/rad → N·m/rad
+
+
+# --------------------------------------------------------------------- more bad input
+@pytest.mark.parametrize(
+    ("changes", "pattern"),
+    [
+        ({"mode_kinds": ["normal", "foo", "normal"]}, r"mode_kinds\[1\] = 'foo'"),
+        ({"node_ids": ["a"] * 8}, r"node_ids must hold integers"),
+        ({"node_sets": {"root": [0.7]}}, r"node_sets\['root'\] must hold integers"),
+        ({"constraint_fraction": [0.1, 5.0, 0.0]}, r"constraint_fraction\[1\] = 5"),
+        ({"constraint_fraction": [0.1, np.nan, 0.0]}, r"constraint_fraction must be finite"),
+        ({"units": "furlongs"}, r"units 'furlongs' is not a known unit system"),
+        ({"metadata": [1, 2]}, r"metadata must be a dict"),
+    ],
+)
+def test_more_bad_input_names_the_field(changes, pattern):
+    with pytest.raises(ValidationError, match=pattern):
+        build(**changes)
+
+
+def test_consistent_mass_with_negative_direction_is_rejected():
+    kwargs = make_modal_kwargs()
+    m = sp.diags(np.repeat(kwargs["mass"], 3)).tolil()
+    m[3, 6] = m[6, 3] = 5.0  # positive diagonal, but indefinite (|5| > sqrt(m3 m6))
+    kwargs["mass"] = m.tocsr()
+    kwargs["M_ff"] = kwargs["phi"].T @ (kwargs["mass"] @ kwargs["phi"])
+    with pytest.raises(ValidationError, match=r"ModalData\.mass is not positive semidefinite"):
+        ModalData(**kwargs)
+
+
+def test_selection_argument_errors(modal_data):
+    with pytest.raises(ValidationError, match="indices must hold integers"):
+        modal_data.select([True, False, True])
+    with pytest.raises(ValidationError, match=r"truncate: n = 2\.7"):
+        modal_data.truncate(2.7)
+    with pytest.raises(ValidationError, match="f_max = 'abc'"):
+        modal_data.cutoff("abc")
+    with pytest.raises(ValidationError, match="rayleigh must be"):
+        modal_data.with_damping(rayleigh=(1.0,))
+    with pytest.raises(ShapeError, match="xi have 2 entries; the body has 3 modes"):
+        modal_data.invariants.blocks([0.0, 0.0])
+
+
+def test_truncate_keeps_lowest_frequencies_in_stored_order():
+    kwargs = make_modal_kwargs(n_modes=4)
+    kwargs["K_ff"] = np.diag([4e3, 1e3, 3e3, 2e3])  # not sorted
+    data = ModalData(**kwargs)
+    kept = data.truncate(2)
+    f = data.coordinate_frequencies
+    np.testing.assert_allclose(np.sort(kept.coordinate_frequencies), np.sort(f)[:2], rtol=0)
+    np.testing.assert_array_equal(kept.phi, data.phi[:, [1, 3]])
+
+
+def test_select_slices_per_mode_metadata(modal_data):
+    data = ModalData(**{**make_modal_kwargs(),
+                        "metadata": {"initial_xi": [1.0, 2.0, 3.0], "nested": {"f": [7, 8, 9]},
+                                     "note": "keep"}})
+    sub = data.select([2, 0])
+    assert sub.metadata["initial_xi"] == [3.0, 1.0]
+    assert sub.metadata["nested"]["f"] == [9, 7]
+    assert sub.metadata["note"] == "keep"
+
+
+def test_mm_read_as_si_is_flagged():
+    """A 0.84 m steel-like body whose lengths in mm were read as metres."""
+    kwargs = make_modal_kwargs()
+    kwargs["nodes"] = kwargs["nodes"] * 1e3
+    kwargs["phi"] = kwargs["phi"] * 1e3
+    kwargs["M_ff"] = kwargs["M_ff"] * 1e6
+    kwargs["K_ff"] = kwargs["K_ff"] * 1e6
+    with pytest.warns(UnitsWarning, match="mass per cube of the body's size"):
+        plausibility_warnings(ModalData(**kwargs))

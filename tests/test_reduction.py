@@ -125,24 +125,40 @@ def test_solid_free_free_and_isotropic_invariants():
     np.testing.assert_allclose(data.center_of_mass, [0.2, 0.025, 0.025], rtol=1e-12)
 
 
-def test_beam_mass_properties_from_invariants():
-    """Mass, centre of mass and bending inertia equal the slender-beam values; the
-    torsional inertia ρ I_p L is what the translational mass leaves out (documented)."""
-    fe = straight_beam(L, 60, SECTION, STEEL)
+@pytest.mark.parametrize("rotary", [False, True], ids=["no-rotary", "rotary-inertia"])
+def test_beam_mass_properties_from_invariants(rotary):
+    """Mass, centre of mass and the full inertia tensor from the invariants equal the
+    prismatic beam's: m = ρAL, c = L/2, I = diag(ρI_pL, mL²/12 + ρI_yL, mL²/12 + ρI_zL)
+    (the I_y, I_z terms only when the element includes bending rotary inertia)."""
+    fe = straight_beam(L, 60, SECTION, STEEL, rotary_inertia=rotary)
     data = clamped_modes(fe, "root", 4)
-    m = STEEL.rho * SECTION.A * L
+    rho = STEEL.rho
+    m = rho * SECTION.A * L
     np.testing.assert_allclose(data.total_mass, m, rtol=1e-12)
-    np.testing.assert_allclose(data.center_of_mass, [L / 2, 0, 0], rtol=1e-12, atol=1e-15)
-    inertia = data.inertia_tensor
-    # about the centre, transverse axes: m L²/12 (beam of points on the axis), O(h²) error
-    np.testing.assert_allclose(inertia[1, 1], m * L**2 / 12, rtol=1e-3)
-    np.testing.assert_allclose(inertia[2, 2], m * L**2 / 12, rtol=1e-3)
-    assert inertia[0, 0] == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_allclose(data.center_of_mass, [L / 2, 0, 0], rtol=1e-12, atol=1e-14)
+    extra = rho * L * np.array([0.0, SECTION.Iy, SECTION.Iz]) if rotary else np.zeros(3)
+    expected = np.diag([rho * SECTION.Ip * L, m * L**2 / 12 + extra[1],
+                        m * L**2 / 12 + extra[2]])
+    np.testing.assert_allclose(data.inertia_tensor, expected, rtol=1e-11, atol=1e-14)
+    # with the full 6-DOF mass the invariants' modal mass is the FE modal mass
+    assert data.mass_mismatch < 1e-12
+    # and the metadata measures what point masses alone would lose
     neglect = data.metadata["translational_mass_neglect"]
-    full = np.array(neglect["inertia_origin_full_fe"])
-    np.testing.assert_allclose(full[0, 0], STEEL.rho * SECTION.Ip * L, rtol=1e-12)
     kept = np.array(neglect["kinetic_energy_fraction_kept"])
     assert np.all(np.abs(kept - 1) < 2e-3)  # bending modes: < 0.2 % of kinetic energy
+    point = np.array(neglect["inertia_origin_translational"])
+    assert point[0, 0] == pytest.approx(0.0, abs=1e-15)  # point masses on the axis
+
+
+def test_torsion_modes_keep_their_inertia():
+    """A tube whose lowest mode is torsion: selecting it keeps a consistent modal mass."""
+    fe = straight_beam(0.1, 20, BeamSection.tube(0.1, 0.002), STEEL)
+    data = clamped_modes(fe, "root", 3)
+    torsion = int(np.argmin(np.linalg.norm(data.phi, axis=0)))
+    one = data.select([torsion])
+    np.testing.assert_allclose(one.invariants.M_ff, one.M_ff, rtol=1e-10)
+    ip = BeamSection.tube(0.1, 0.002).Ip
+    np.testing.assert_allclose(one.inertia_tensor[0, 0], STEEL.rho * ip * 0.1, rtol=1e-12)
 
 
 @pytest.mark.parametrize(("call", "pattern"), [

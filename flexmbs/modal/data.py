@@ -99,6 +99,25 @@ def _mode_kinds(values) -> tuple[ModeKind, ...]:
     return tuple(kinds)
 
 
+def _select_metadata(meta: dict, idx: np.ndarray, n_modes: int, history: list) -> dict:
+    """Metadata for a mode subset: per-mode lists (length n_modes, at the top level or one
+    level down) are sliced so they stay aligned with the kept coordinates."""
+
+    def pick(value):
+        if isinstance(value, (list, tuple)) and len(value) == n_modes and n_modes > 1:
+            return [value[i] for i in idx]
+        return value
+
+    out = {}
+    for key, value in meta.items():
+        if isinstance(value, dict):
+            out[key] = {k: pick(v) for k, v in value.items()}
+        else:
+            out[key] = pick(value)
+    out["history"] = history
+    return out
+
+
 def _offdiag_ratio(mat: np.ndarray) -> float:
     if mat.shape[0] < 2:
         return 0.0
@@ -321,6 +340,16 @@ class ModalData:
                     f"ModalData.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
                     f"(node index {k // per})"
                 )
+            # necessary for positive semidefiniteness: every 2x2 principal minor ≥ 0
+            coo = mat.tocoo()
+            excess = coo.data**2 - diag[coo.row] * diag[coo.col] * (1 + 1e-9)
+            if np.any(excess > 0):
+                k = int(np.argmax(excess))
+                raise ValidationError(
+                    f"ModalData.mass is not positive semidefinite: entry ({coo.row[k]}, "
+                    f"{coo.col[k]}) = {coo.data[k]:.6g} exceeds sqrt(M_ii M_jj) = "
+                    f"{np.sqrt(diag[coo.row[k]] * diag[coo.col[k]]):.6g}"
+                )
             return mat
         arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
         if arr.shape != (n_nodes,):
@@ -471,21 +500,37 @@ class ModalData:
     def D_ff(self) -> np.ndarray:
         """Modal damping matrix [N m s per unit ξ²] (zero unless damping was given).
 
-        Ratios ζ_i apply to the eigenmodes X of (K_ff, M_ff) (Xᵀ M_ff X = I):
-        D_ff = M_ff X diag(2 ζ_i ω_i) Xᵀ M_ff.
+        Ratio ζ_i belongs to coordinate i and damps the eigenmode of (K_ff, M_ff) that
+        coordinate dominates (:attr:`eigenmode_coordinates`): with X the mass-normalised
+        eigenvectors, D_ff = M_ff X diag(2 ζ ω) Xᵀ M_ff. For diagonal data this is
+        diag(2 ζ_i ω_i m_i).
         """
         if self.damping_matrix is not None:
             return self.damping_matrix.copy()
         if self.damping_ratio is None:
             return np.zeros((self.n_modes, self.n_modes))
         lam, vec = self._eig
-        # eigenvalue order differs from coordinate order; map ratios through coordinates
-        # when diagonal, otherwise ratios are per eigenmode in ascending order.
-        if self.is_diagonal:
-            omega = np.sqrt(np.clip(np.diag(self.K_ff), 0, None) / np.diag(self.M_ff))
-            return np.diag(2.0 * self.damping_ratio * omega * np.diag(self.M_ff))
+        zeta = self.damping_ratio[self.eigenmode_coordinates]
         mx = self.M_ff @ vec
-        return mx @ np.diag(2.0 * self.damping_ratio * np.sqrt(lam)) @ mx.T
+        d_ff = mx @ np.diag(2.0 * zeta * np.sqrt(lam)) @ mx.T
+        return 0.5 * (d_ff + d_ff.T)
+
+    @property
+    def eigenmode_coordinates(self) -> np.ndarray:
+        """For each eigenmode of (K_ff, M_ff) (ascending), the coordinate it belongs to.
+
+        The one-to-one assignment maximising Σ |x_ij| √M_ii (kinetic share of coordinate i
+        in eigenvector j): the identity mapping for diagonal matrices, and continuous under
+        weak coupling, so damping ratio ζ_i always damps "mode i" whatever its rank.
+        """
+        from scipy.optimize import linear_sum_assignment
+
+        _, vec = self._eig
+        weight = np.abs(vec) * np.sqrt(np.diag(self.M_ff))[:, None]
+        coords, eig = linear_sum_assignment(-weight)
+        out = np.empty(self.n_modes, dtype=np.int64)
+        out[eig] = coords
+        return out
 
     @property
     def total_mass(self) -> float:
@@ -529,7 +574,7 @@ class ModalData:
         The invariants are recomputed for the kept modes; the damping follows the
         coordinates (ratios by coordinate; a matrix by sub-block).
         """
-        idx = np.asarray(indices, dtype=np.int64).ravel()
+        idx = _as_index_array(indices, "ModalData.select: indices")
         if idx.size == 0:
             raise ValidationError("ModalData.select: indices is empty; keep at least one mode")
         bad = idx[(idx < 0) | (idx >= self.n_modes)]
@@ -540,13 +585,8 @@ class ModalData:
             raise ValidationError("ModalData.select: indices repeat a mode")
         history = [*self.metadata.get("history", []), f"select({idx.tolist()})"]
         ratio = None if self.damping_ratio is None else self.damping_ratio[idx]
-        if ratio is not None and not self.is_diagonal:
-            # ratios belong to eigenmodes of a coupled pair: keep them as a matrix
-            ratio = None
-            matrix = self.D_ff[np.ix_(idx, idx)]
-        else:
-            matrix = (None if self.damping_matrix is None
-                      else self.damping_matrix[np.ix_(idx, idx)])
+        matrix = (None if self.damping_matrix is None
+                  else self.damping_matrix[np.ix_(idx, idx)])
         return replace(
             self,
             phi=self.phi[:, idx],
@@ -557,18 +597,26 @@ class ModalData:
             damping_matrix=matrix,
             mode_kinds=tuple(self.mode_kinds[i] for i in idx),
             constraint_fraction=self.constraint_fraction[idx],
-            metadata={**self.metadata, "history": history},
+            metadata=_select_metadata(self.metadata, idx, self.n_modes, history),
         )
 
     def truncate(self, n: int) -> ModalData:
-        """Keep the first ``n`` coordinates (stored in ascending frequency by flexmbs)."""
-        if not 1 <= int(n) <= self.n_modes:
-            raise ValidationError(f"ModalData.truncate: n = {n} must be in 1..{self.n_modes}")
-        return self.select(np.arange(int(n)))
+        """Keep the ``n`` lowest-frequency coordinates (by √(K_ii/M_ii)), in stored order."""
+        if (isinstance(n, bool) or not isinstance(n, (int, np.integer))
+                or not 1 <= n <= self.n_modes):
+            raise ValidationError(f"ModalData.truncate: n = {n!r} must be an integer in "
+                                  f"1..{self.n_modes}")
+        order = np.argsort(self._coord_freq(), kind="stable")
+        return self.select(np.sort(order[: int(n)]))
 
     def cutoff(self, f_max: float) -> ModalData:
         """Keep the coordinates whose frequency sqrt(K_ii/M_ii)/2π ≤ ``f_max`` [Hz]."""
-        keep = np.flatnonzero(self._coord_freq() <= float(f_max))
+        try:
+            f_max = float(f_max)
+        except (TypeError, ValueError):
+            raise ValidationError(f"ModalData.cutoff: f_max = {f_max!r} is not a frequency "
+                                  "in Hz") from None
+        keep = np.flatnonzero(self._coord_freq() <= f_max)
         if keep.size == 0:
             raise ValidationError(
                 f"ModalData.cutoff: no mode at or below f_max = {f_max:g} Hz (lowest is "
@@ -583,7 +631,10 @@ class ModalData:
         if given != 1:
             raise ValidationError("with_damping: give exactly one of ratio, matrix, rayleigh")
         if rayleigh is not None:
-            alpha, beta = rayleigh
+            if np.size(rayleigh) != 2:
+                raise ValidationError(f"with_damping: rayleigh must be (alpha, beta), got "
+                                      f"{rayleigh!r}")
+            alpha, beta = (float(v) for v in rayleigh)
             matrix = alpha * self.M_ff + beta * self.K_ff
         return replace(self, damping_ratio=ratio, damping_matrix=matrix)
 
@@ -636,14 +687,27 @@ def plausibility_warnings(data: ModalData) -> list[str]:
     if data.n_nodes > 1 and not 1e-4 <= size <= 1e4:
         found.append(f"body size {size:.4g} m is outside 1e-4..1e4 m; were the length "
                      f"units declared correctly?{hint}")
+    if data.n_nodes > 1 and size > 0:
+        # mass per cube of the body's largest extent: steel parts are 1e-1..1e4 kg/m³
+        # even when slender; lengths in mm read as m give ~1e-9 of that
+        density = m / size**3
+        if not 1e-3 <= density <= 1e5:
+            found.append(f"mass per cube of the body's size is {density:.3g} kg/m³ (total "
+                         f"mass {m:.4g} kg, size {size:.4g} m); lengths or masses look like "
+                         f"they are in other units than declared{hint}")
     positive = freqs[freqs > 0]
     if positive.size and (positive.max() > 1e6 or positive.min() < 1e-4):
         found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "
                      f"implausible for a structure; check units and mode normalisation{hint}")
-    if data.mass_mismatch > MASS_MISMATCH_WARN:
-        found.append(f"M_ff differs from phiᵀ·mass·phi by {100 * data.mass_mismatch:.2g} % "
-                     f"(the mass description lacks some inertia, e.g. rotary inertia of "
-                     f"6-DOF nodes, or the data are inconsistent)")
+    ratio = data.modal_mass_ratio if data.n_modes else np.ones(0)
+    off = np.flatnonzero(np.abs(ratio - 1) > MASS_MISMATCH_WARN)
+    if off.size:
+        shown = ", ".join(f"mode {j + 1}: {ratio[j]:.3g}" for j in off[:5])
+        found.append(f"phiᵀ·mass·phi differs from M_ff by more than "
+                     f"{100 * MASS_MISMATCH_WARN:g} % ({shown}{', ...' if off.size > 5 else ''}"
+                     f"); the mass description lacks inertia the modes move (e.g. rotary "
+                     f"inertia of 6-DOF nodes given point masses) or the data are "
+                     f"inconsistent")
     for text in found:
         warnings.warn(text, UnitsWarning, stacklevel=2)
     return found

@@ -29,6 +29,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import ShapeError
+
 #: Relative tolerance of the isotropic-mass check ‖M_kl − m_kl I3‖ ≤ tol · max|m|.
 ISOTROPY_RTOL = 1e-10
 
@@ -174,13 +176,20 @@ class InertiaInvariants:
         return self.M0[6:, 6:]
 
     # -------------------------------------------------------------- evaluation
+    def _xi(self, xi) -> np.ndarray:
+        arr = np.asarray(xi, dtype=float).ravel()
+        if arr.size != self.n_modes:
+            raise ShapeError(f"modal coordinates xi have {arr.size} entries; the body has "
+                             f"{self.n_modes} modes")
+        return arr
+
     def blocks(self, xi) -> BodyMassBlocks:
         """Body-frame mass blocks at modal coordinates ``xi`` (n,), cost O(n²).
 
         Uses the general set (valid for any mass); see :meth:`blocks_isotropic` for the
         Shabana-set evaluation of FFRF.md §3.2.
         """
-        xi = np.asarray(xi, dtype=float).reshape(self.n_modes)
+        xi = self._xi(xi)
         n_lin = np.tensordot(xi, self.N, axes=(0, 0))  # (6+n, 3) = Σ ξ_j N_j
         quad = np.einsum("i,j,ijab->ab", xi, xi, self.Q) if self.n_modes else 0.0
         m0 = self.M0
@@ -194,7 +203,7 @@ class InertiaInvariants:
         """Body-frame blocks from the Shabana set (FFRF.md §3.2–3.3), isotropic mass only."""
         if not self.isotropic:
             raise ValueError("blocks_isotropic needs an isotropic mass (M_FE = M_s ⊗ I3)")
-        xi = np.asarray(xi, dtype=float).reshape(self.n_modes)
+        xi = self._xi(xi)
         s_t = self.S0 + self.S @ xi
         j1s = np.tensordot(xi, self.J1 + np.swapaxes(self.J1, 1, 2), axes=(0, 0))
         k_mat = self.J0 + j1s + np.einsum("i,j,ijab->ab", xi, xi, self.J2)

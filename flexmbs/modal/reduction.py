@@ -188,16 +188,16 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
     metadata["fe_dofs_per_node"] = fe.dofs_per_node
     metadata["fe_n_dof"] = fe.n_dof
     metadata["mass_description"] = (
-        "consistent translational partition of the FE mass"
-        + ("; rotational DOFs' inertia (rotary inertia, translation–rotation coupling) is "
-           "in M_ff but not in the invariants" if fe.dofs_per_node == 6 else "")
+        "consistent FE mass" + (" of all 6 DOFs per node: the invariants include the "
+                                "rotary inertia of the nodes (rotational rows [0, I, Ψ])"
+                                if fe.dofs_per_node == 6 else "")
     )
     metadata.setdefault("source", fe.metadata)
     if fe.dofs_per_node == 6:
         metadata["translational_mass_neglect"] = translational_mass_neglect(fe, modes)
     data = ModalData(
         nodes=fe.nodes, phi=modes[trans], psi=psi, M_ff=m_ff, K_ff=k_ff,
-        mass=fe.translational_mass(), reference_frame=frame, attach_set=attach_set,
+        mass=fe.mass, reference_frame=frame, attach_set=attach_set,
         cells=fe.cells, node_sets=sets, node_ids=fe.node_ids, mode_kinds=kinds,
         constraint_fraction=fraction, units=fe.metadata.get("source_units", "SI"),
         metadata=metadata,
@@ -207,7 +207,10 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
 
 
 def translational_mass_neglect(fe: FEModel, modes: np.ndarray) -> dict:
-    """What the invariants lose by using only the translational mass of 6-DOF nodes.
+    """What a translational-only mass description would lose for a 6-DOF FE model.
+
+    flexmbs's invariants use the full 6-DOF mass; this report measures the alternative
+    (nodes as point masses, the usual simplification) so the choice is documented.
 
     Returns, per mode, the fraction of the full-FE-mass kinetic energy that the
     translational partition keeps (φ_tᵀ M_tt φ_t / φᵀ M φ), and the inertia tensor about
