@@ -27,6 +27,10 @@ class ReadError(FlexmbsError, OSError):
     """A file cannot be read or does not follow its documented format."""
 
 
+class WriteError(FlexmbsError, OSError):
+    """A file cannot be written (missing folder, no permission, unknown format)."""
+
+
 class ConvergenceError(FlexmbsError, RuntimeError):
     """A numerical procedure did not converge."""
 

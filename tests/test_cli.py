@@ -108,3 +108,11 @@ def test_console_script_runs():
     res = subprocess.run([sys.executable, "-m", "flexmbs.cli.main", "modes", str(SEED),
                           "--json"], capture_output=True, text=True, check=True)
     assert json.loads(res.stdout)["n_modes"] == 2
+
+
+def test_bad_output_fails_before_reducing(capsys, tmp_path):
+    argv = ["beam", "--length", "1", "--width", "0.02", "--height", "0.01", "--modes", "2"]
+    assert main([*argv, "-o", str(tmp_path / "missing" / "x.fmd.h5")]) == 2
+    assert "folder" in capsys.readouterr().err
+    assert main([*argv, "-o", str(tmp_path / "x.txt")]) == 2
+    assert "cannot tell the output format" in capsys.readouterr().err

@@ -199,3 +199,31 @@ def test_ill_conditioned_mesh_is_flagged():
     assert data.metadata["eigenvalue_spread"] > 1e15
     ok = clamped_modes(straight_beam(L, 40, SECTION, STEEL), "root", 2)
     assert ok.metadata["eigenvalue_spread"] < 1e10
+
+
+def test_craig_bampton_attach_that_does_not_restrain_is_an_error():
+    """One corner node of a solid (3 DOFs) cannot stop rigid rotation about it."""
+    fe = box_mesh(0.4, 0.05, 0.05, 4, 1, 1, E=210e9, nu=0.3, rho=7850)
+    with pytest.raises(ValidationError, match="does not remove all rigid motion"):
+        craig_bampton(fe, [1], 4, attach=[1])
+    with pytest.raises(ValidationError, match="does not remove all rigid motion"):
+        clamped_modes(fe, [1], 4)
+
+
+def test_free_free_of_collinear_point_masses_is_a_clear_error():
+    import scipy.sparse as sp
+
+    from flexmbs.modal import FEModel
+
+    n = 5
+    nodes = np.column_stack([np.linspace(0, 1, n), np.zeros(n), np.zeros(n)])
+    k = sp.lil_matrix((3 * n, 3 * n))
+    for i in range(n - 1):  # axial springs between neighbours
+        a, b = 3 * i, 3 * (i + 1)
+        k[a, a] += 1e3
+        k[b, b] += 1e3
+        k[a, b] -= 1e3
+        k[b, a] -= 1e3
+    fe = FEModel(nodes, sp.identity(3 * n), k.tocsr())
+    with pytest.raises(ValidationError, match="rigid-body mass matrix of the nodes is singular"):
+        free_free_modes(fe, 2)

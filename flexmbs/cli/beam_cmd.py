@@ -7,6 +7,7 @@ import argparse
 
 from ..errors import ValidationError
 from ..modal.fe.beam import BeamSection, Material, straight_beam
+from ..modal.io import check_writable
 from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
 
 HELP = "make modal data of a straight beam with the built-in beam FE"
@@ -57,6 +58,7 @@ def _material(text: str) -> Material:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_writable(args.output)  # fail before the reduction, not after
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
     if args.free or args.interface_nodes:

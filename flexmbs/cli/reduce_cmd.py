@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..modal.io import check_writable
 from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
 
 HELP = "reduce FE mass/stiffness matrices to a modal data file"
@@ -28,6 +29,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_writable(args.output)  # fail before the reduction, not after
     from ..modal.io import fe_matrices
 
     if args.input_format == "abaqus":

@@ -266,7 +266,14 @@ def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarr
     """Remove the M-projection of ``modes`` on span(``basis``)."""
     mb = m_mat @ basis
     gram = basis.T @ mb
-    coef = np.linalg.solve(gram, mb.T @ modes)
+    try:
+        coef = np.linalg.solve(gram, mb.T @ modes)
+    except np.linalg.LinAlgError:
+        raise ValidationError(
+            "the rigid-body mass matrix of the nodes is singular: the six rigid motions are "
+            "not independent under this mass (collinear or coincident nodes without "
+            "rotational DOFs?); free–free modes and mean axes are undefined for it"
+        ) from None
     return modes - basis @ coef
 
 
@@ -445,6 +452,12 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     lam, x = sla.eigh(k_cb, m_cb)
     n_rigid = 0
     meta_extra = {}
+    if attach is not None and lam[0] < 1e-12 * _diag_ratio(fe):
+        raise ValidationError(
+            f"craig_bampton: with nodes {fe.node_ids[attached][:6].tolist()} attached to the "
+            f"frame the reduced model still has a zero-frequency mode (λ = {lam[0]:.3g}); "
+            f"the attach set does not remove all rigid motion"
+        )
     if attach is None:
         ref = abs(lam[min(6, lam.size - 1)]) or 1.0
         n_rigid = int(np.sum(np.abs(lam) < RIGID_EIG_RTOL * ref))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ReadError
+from ...errors import ReadError, WriteError
 from ..data import ModalData, plausibility_warnings
 
 
@@ -71,12 +71,33 @@ def read_modal(path: str | os.PathLike, format: str | None = None, **options) ->
     return data
 
 
+def check_writable(path: str | os.PathLike, format: str | None = None) -> Path:
+    """Raise :class:`WriteError` unless ``path`` has a known writer and an existing folder.
+
+    Call it before long work (a reduction) whose result goes to ``path``.
+    """
+    path = Path(path)
+    try:
+        _pick(path, format, "writer")
+    except ReadError as exc:
+        raise WriteError(str(exc).replace("modal format of", "output format of")) from None
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not "
+                         "exist")
+    return path
+
+
 def write_modal(data: ModalData, path: str | os.PathLike, format: str | None = None,
                 **options) -> Path:
     """Write ``data`` in the format chosen by extension or name; returns the path."""
-    path = Path(path)
+    path = check_writable(path, format)
     fmt = _pick(path, format, "writer")
-    fmt.writer(data, path, **options)
+    try:
+        fmt.writer(data, path, **options)
+    except OSError as exc:
+        if isinstance(exc, WriteError):
+            raise
+        raise WriteError(f"cannot write {str(path)!r}: {exc}") from exc
     return path
 
 
