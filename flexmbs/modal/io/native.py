@@ -1,6 +1,6 @@
 """The native flexmbs modal-data format: one self-describing HDF5 file (``.fmd.h5``).
 
-Layout (documented in ``docs/modal_data_format.md``)::
+Layout (documented in ``docs/modal_data_formats.md``)::
 
     /                     attrs: format="flexmbs-modal-data", format_version, units,
                                  reference_frame, attach_set, metadata (JSON)
