@@ -38,9 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"flexmbs {args.command}: warning: {message}", file=sys.stderr)
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            warnings.showwarning = show
             return int(args._run(args) or 0)
     except FlexmbsError as exc:
         print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)

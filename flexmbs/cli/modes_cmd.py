@@ -48,7 +48,7 @@ def format_summary(data, title: str) -> str:
              + (f" (attached to node set {s['attach_set']!r})" if s["attach_set"] else
                 f" (max rigid-body content {max(s['rigid_content'] or [0]):.2e})"),
              f"  mass description: {s['mass_description']}"
-             f" ({'isotropic' if s['isotropic_mass'] else 'general (anisotropic)'})"
+             f" ({'isotropic' if s['isotropic_mass'] else 'general'} invariant set)"
              f"; rotational shapes: {'yes' if s['rotational_shapes'] else 'no'}",
              f"  damping: {s['damping']}",
              "",

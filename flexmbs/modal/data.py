@@ -556,6 +556,17 @@ class ModalData:
         return self.inertia_origin - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
 
     @property
+    def mass_description(self) -> str:
+        """What the mass description is: point masses, a 3N matrix or a 6-DOF matrix."""
+        if self.is_lumped:
+            return "lumped point masses"
+        if self.mass.shape[0] == 6 * self.n_nodes:
+            diagonal = self.mass.nnz <= self.mass.shape[0]
+            return ("6-DOF nodal mass, " + ("diagonal" if diagonal else "consistent")
+                    + " (with rotary inertia)")
+        return "translational mass matrix"
+
+    @property
     def damping_description(self) -> str:
         """Human-readable statement of the modal damping (always shown by the CLI)."""
         if self.damping_matrix is not None:
@@ -649,7 +660,7 @@ class ModalData:
             "reference_frame": self.reference_frame.value,
             "attach_set": self.attach_set,
             "rotational_shapes": self.psi is not None,
-            "mass_description": "lumped" if self.is_lumped else "consistent",
+            "mass_description": self.mass_description,
             "isotropic_mass": bool(inv.isotropic),
             "frequencies_hz": self.frequencies.tolist(),
             "coordinate_frequencies_hz": self._coord_freq().tolist(),
