@@ -47,7 +47,7 @@ def one_size(kind: str, n_nodes: int, n_modes: int) -> dict:
             else clamped_modes(fe, "root", n_modes))
     t_reduce = time.perf_counter() - t0
     t0 = time.perf_counter()
-    inv = compute_invariants(data.nodes, data.phi, data.mass)
+    inv = compute_invariants(data.nodes, data.phi, data.mass, data.psi)
     t_inv = time.perf_counter() - t0
     rng = np.random.default_rng(0)
     xis = rng.normal(size=(200, n_modes)) * 1e-3

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.units:
         options["units"] = args.units
     data = read_modal(args.file, format=args.format, **options)
-    if args.modes:
+    if args.modes is not None:
         data = data.truncate(args.modes)
     summary = data.summary()
     summary["file"] = args.file
