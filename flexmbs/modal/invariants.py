@@ -24,6 +24,7 @@ mode shapes carry [m per unit ξ].
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -148,6 +149,11 @@ class InertiaInvariants:
     J1: np.ndarray | None = None
     J2: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
     # -------------------------------------------------------------- coefficient arrays
     @property
     def I_tt0(self) -> np.ndarray:
@@ -183,21 +189,32 @@ class InertiaInvariants:
                              f"{self.n_modes} modes")
         return arr
 
+    @cached_property
+    def _flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """N as (n, (6+n)·3) and Q as (n·n, 9): the block sums become two mat-vecs."""
+        n = self.n_modes
+        return self.N.reshape(n, -1), self.Q.reshape(n * n, 9)
+
     def blocks(self, xi) -> BodyMassBlocks:
         """Body-frame mass blocks at modal coordinates ``xi`` (n,), cost O(n²).
 
         Uses the general set (valid for any mass); see :meth:`blocks_isotropic` for the
-        Shabana-set evaluation of FFRF.md §3.2.
+        Shabana-set evaluation of FFRF.md §3.2. The constant blocks are returned as
+        read-only views of the invariants (no copy per call).
         """
         xi = self._xi(xi)
-        n_lin = np.tensordot(xi, self.N, axes=(0, 0))  # (6+n, 3) = Σ ξ_j N_j
-        quad = np.einsum("i,j,ijab->ab", xi, xi, self.Q) if self.n_modes else 0.0
         m0 = self.M0
+        if self.n_modes == 0:
+            return BodyMassBlocks(m0[:3, :3], m0[:3, 3:6], m0[:3, 6:], m0[3:6, 3:6],
+                                  m0[3:6, 6:], m0[6:, 6:])
+        n_flat, q_flat = self._flat
+        n_lin = (xi @ n_flat).reshape(6 + self.n_modes, 3)  # Σ ξ_j N_j
+        quad = (np.outer(xi, xi).ravel() @ q_flat).reshape(3, 3)  # Σ ξ_i ξ_j Q_ij
         m_rt = m0[:3, 3:6] + n_lin[:3]
-        m_tt = m0[3:6, 3:6] + n_lin[3:6] + n_lin[3:6].T + quad
+        nt = n_lin[3:6]
+        m_tt = m0[3:6, 3:6] + nt + nt.T + quad
         m_tf = m0[3:6, 6:] + n_lin[6:].T
-        return BodyMassBlocks(m0[:3, :3].copy(), m_rt, m0[:3, 6:].copy(), m_tt, m_tf,
-                              m0[6:, 6:].copy())
+        return BodyMassBlocks(m0[:3, :3], m_rt, m0[:3, 6:], m_tt, m_tf, m0[6:, 6:])
 
     def blocks_isotropic(self, xi) -> BodyMassBlocks:
         """Body-frame blocks from the Shabana set (FFRF.md §3.2–3.3), isotropic mass only."""
