@@ -117,3 +117,30 @@ def test_rigid_content_detects_rigid_mode():
     clean = shape - basis @ coef
     inv2 = compute_invariants(nodes, clean, lumped)
     assert inv2.rigid_content()[0] < 1e-24
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n_nodes=st.integers(2, 10), n_modes=st.integers(1, 8))
+def test_six_dof_mass_blocks_equal_node_sum(seed, n_nodes, n_modes):
+    """6N mass of 6-DOF nodes: M̄(ξ) = Bᵀ M B with translational rows [I, −ũ(ξ), Φ] and
+    rotational rows [0, I, Ψ], by brute force at a random ξ."""
+    rng = np.random.default_rng(seed)
+    nodes = rng.normal(size=(n_nodes, 3))
+    phi = rng.normal(size=(3 * n_nodes, n_modes))
+    psi = rng.normal(size=(3 * n_nodes, n_modes))
+    a = rng.normal(size=(6 * n_nodes, 6 * n_nodes))
+    m_fe = a @ a.T + 6 * n_nodes * np.eye(6 * n_nodes)
+    inv = compute_invariants(nodes, phi, sp.csr_matrix(m_fe), psi)
+    xi = rng.normal(size=n_modes)
+    u = nodes + (phi @ xi).reshape(n_nodes, 3)
+    b = np.zeros((n_nodes, 6, 6 + n_modes))
+    b[:, :3, :3] = np.eye(3)
+    b[:, :3, 3:6] = -skew(u)
+    b[:, :3, 6:] = phi.reshape(n_nodes, 3, n_modes)
+    b[:, 3:, 3:6] = np.eye(3)
+    b[:, 3:, 6:] = psi.reshape(n_nodes, 3, n_modes)
+    b = b.reshape(6 * n_nodes, 6 + n_modes)
+    expected = b.T @ m_fe @ b
+    np.testing.assert_allclose(inv.blocks(xi).assemble(), expected, rtol=0,
+                               atol=1e-12 * np.max(np.abs(expected)))
+    assert not inv.isotropic

@@ -139,7 +139,7 @@ def test_round_trip_si_is_exact(tmp_path):
     assert not got.is_lumped and got.mass.shape == (6 * N_NODES, 6 * N_NODES)
     rotary = body.mass.diagonal().reshape(N_NODES, 6)[:, 3:]
     assert_allclose(got.metadata["lumped_rotary_inertia"], rotary, rtol=0, atol=0)
-    assert got.metadata["initial_modal_displacements"] == [0.0, 0.0]
+    assert got.metadata["per_mode"]["initial_modal_displacements"] == [0.0, 0.0]
     assert got.mode_kinds == (ModeKind.NORMAL, ModeKind.NORMAL)
     assert_array_equal(got.node_sets["all"], np.arange(N_NODES))
     # group 12 holds the rigid-body inertia of the lumped masses plus rotary inertia
@@ -281,7 +281,7 @@ def test_optional_groups_3_4_12_may_be_absent(tmp_path):
         text = text[:start] + text[end:]
     got = read_mbdyn_fem(_write_text(tmp_path / "lean.fem", text))
     _assert_same_body(got, clamped_body(), rtol=0)
-    assert "initial_modal_displacements" not in got.metadata
+    assert "per_mode" not in got.metadata
     assert "rigid_body_inertia" not in got.metadata
 
 
@@ -291,8 +291,9 @@ def test_initial_modal_state_converts_velocity_by_time(tmp_path):
     text = re.sub(r"(INITIAL MODAL VELOCITIES\n)[^\n]*\n", r"\g<1>2.0 4.0\n", text)
     path = _write_text(tmp_path / "init.fem", text)
     got = read_mbdyn_fem(path, units="mm-kg-ms", reference_frame="attached")
-    assert_allclose(got.metadata["initial_modal_displacements"], [0.5, -0.25], rtol=0)
-    assert_allclose(got.metadata["initial_modal_velocities"], [2000.0, 4000.0], rtol=1e-15)
+    per_mode = got.metadata["per_mode"]
+    assert_allclose(per_mode["initial_modal_displacements"], [0.5, -0.25], rtol=0)
+    assert_allclose(per_mode["initial_modal_velocities"], [2000.0, 4000.0], rtol=1e-15)
 
 
 def test_non_integer_node_labels_are_kept_in_metadata(tmp_path):

@@ -285,12 +285,14 @@ def test_truncate_keeps_lowest_frequencies_in_stored_order():
 
 def test_select_slices_per_mode_metadata(modal_data):
     data = ModalData(**{**make_modal_kwargs(),
-                        "metadata": {"initial_xi": [1.0, 2.0, 3.0], "nested": {"f": [7, 8, 9]},
-                                     "note": "keep"}})
+                        "metadata": {"per_mode": {"initial_xi": [1.0, 2.0, 3.0]},
+                                     "origin": [0.3, -0.2, 0.1], "note": "keep"}})
     sub = data.select([2, 0])
-    assert sub.metadata["initial_xi"] == [3.0, 1.0]
-    assert sub.metadata["nested"]["f"] == [9, 7]
+    assert sub.metadata["per_mode"]["initial_xi"] == [3.0, 1.0]
+    assert sub.metadata["origin"] == [0.3, -0.2, 0.1]  # not per-mode: untouched
     assert sub.metadata["note"] == "keep"
+    with pytest.raises(ValidationError, match=r"per_mode'\]\['x'\] must be a list of 3"):
+        ModalData(**{**make_modal_kwargs(), "metadata": {"per_mode": {"x": [1, 2]}}})
 
 
 def test_mm_read_as_si_is_flagged():

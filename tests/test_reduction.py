@@ -144,7 +144,7 @@ def test_beam_mass_properties_from_invariants(rotary):
     assert data.mass_mismatch < 1e-12
     # and the metadata measures what point masses alone would lose
     neglect = data.metadata["translational_mass_neglect"]
-    kept = np.array(neglect["kinetic_energy_fraction_kept"])
+    kept = np.array(data.metadata["per_mode"]["point_mass_kinetic_energy_fraction"])
     assert np.all(np.abs(kept - 1) < 2e-3)  # bending modes: < 0.2 % of kinetic energy
     point = np.array(neglect["inertia_origin_translational"])
     assert point[0, 0] == pytest.approx(0.0, abs=1e-15)  # point masses on the axis
@@ -227,3 +227,21 @@ def test_free_free_of_collinear_point_masses_is_a_clear_error():
     fe = FEModel(nodes, sp.identity(3 * n), k.tocsr())
     with pytest.raises(ValidationError, match="rigid-body mass matrix of the nodes is singular"):
         free_free_modes(fe, 2)
+
+
+@pytest.mark.parametrize("n_modes", [1, 3])
+def test_hinge_clamp_is_caught_for_any_mode_count(n_modes):
+    """Two nodes of a solid leave the rotation about their line free (a hinge)."""
+    fe = box_mesh(0.4, 0.05, 0.05, 4, 1, 1, E=210e9, nu=0.3, rho=7850)
+    with pytest.raises(ValidationError, match=r"does not remove all rigid motion.*rotation"):
+        clamped_modes(fe, [1, 2], n_modes)
+
+
+def test_free_craig_bampton_interface_must_carry_all_rigid_motions():
+    fe = box_mesh(0.4, 0.05, 0.05, 4, 1, 1, E=210e9, nu=0.3, rho=7850)
+    with pytest.raises(ValidationError, match="does not remove all rigid motion"):
+        craig_bampton(fe, [1, 2], 2)
+    # three non-collinear nodes do carry them: the result matches the free-free modes
+    data = craig_bampton(fe, "x0", 20)
+    ref = free_free_modes(fe, 2)
+    np.testing.assert_allclose(data.frequencies[:2], ref.frequencies, rtol=2e-2)

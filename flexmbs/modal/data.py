@@ -99,21 +99,12 @@ def _mode_kinds(values) -> tuple[ModeKind, ...]:
     return tuple(kinds)
 
 
-def _select_metadata(meta: dict, idx: np.ndarray, n_modes: int, history: list) -> dict:
-    """Metadata for a mode subset: per-mode lists (length n_modes, at the top level or one
-    level down) are sliced so they stay aligned with the kept coordinates."""
-
-    def pick(value):
-        if isinstance(value, (list, tuple)) and len(value) == n_modes and n_modes > 1:
-            return [value[i] for i in idx]
-        return value
-
-    out = {}
-    for key, value in meta.items():
-        if isinstance(value, dict):
-            out[key] = {k: pick(v) for k, v in value.items()}
-        else:
-            out[key] = pick(value)
+def _select_metadata(meta: dict, idx: np.ndarray, history: list) -> dict:
+    """Metadata for a mode subset: the lists in ``metadata["per_mode"]`` (one entry per
+    coordinate, by convention) are sliced to stay aligned; everything else is kept."""
+    out = dict(meta)
+    if "per_mode" in meta:
+        out["per_mode"] = {k: [v[i] for i in idx] for k, v in meta["per_mode"].items()}
     out["history"] = history
     return out
 
@@ -298,7 +289,17 @@ class ModalData:
         if not isinstance(self.metadata, dict):
             raise ValidationError(f"ModalData.metadata must be a dict, got "
                                   f"{type(self.metadata).__name__}")
-        get_units(self.units)  # raises naming the unknown unit system
+        set_(self, "units", get_units(self.units).name)  # names unknown systems; None = SI
+        per_mode = self.metadata.get("per_mode", {})
+        if not isinstance(per_mode, dict):
+            raise ValidationError("ModalData.metadata['per_mode'] must be a dict of lists "
+                                  "with one entry per mode")
+        for key, values in per_mode.items():
+            if not isinstance(values, (list, tuple)) or len(values) != n:
+                raise ValidationError(
+                    f"ModalData.metadata['per_mode'][{key!r}] must be a list of {n} entries "
+                    f"(one per mode); got {values!r:.60}"
+                )
         for name, value in (("nodes", nodes), ("phi", phi), ("M_ff", mats["M_ff"]),
                             ("K_ff", mats["K_ff"]), ("psi", psi), ("mass", mass),
                             ("damping_ratio", ratio), ("damping_matrix", matrix),
@@ -608,7 +609,7 @@ class ModalData:
             damping_matrix=matrix,
             mode_kinds=tuple(self.mode_kinds[i] for i in idx),
             constraint_fraction=self.constraint_fraction[idx],
-            metadata=_select_metadata(self.metadata, idx, self.n_modes, history),
+            metadata=_select_metadata(self.metadata, idx, history),
         )
 
     def truncate(self, n: int) -> ModalData:

@@ -321,13 +321,16 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     m0 = b0.T @ mb0
     m0 = 0.5 * (m0 + m0.T)
     y = phi.reshape(n_nodes, 3, n)  # y[k, a, j] = component a of node k in mode j
-    u_nodes = np.moveaxis(skew(np.moveaxis(y, 2, 1)), 1, 2)  # (N, 3, n, 3): U_j rows
-    u_all = np.zeros((n_nodes, dpn, n, 3))
-    u_all[:, :3] = u_nodes
-    u_all = u_all.reshape(dpn * n_nodes, n * 3)  # column block j = U_j (zero on rotations)
-    n_coef = -(mb0.T @ u_all).reshape(6 + n, n, 3).transpose(1, 0, 2)
-    mu = m_fe @ u_all
-    q = (u_all.T @ mu).reshape(n, 3, n, 3).transpose(0, 2, 1, 3)
+    # U_j (column block j) lives on the translational rows only
+    u_t = np.moveaxis(skew(np.moveaxis(y, 2, 1)), 1, 2).reshape(3 * n_nodes, n * 3)
+    if dpn == 6:
+        t_rows = (6 * np.arange(n_nodes)[:, None] + np.arange(3)).ravel()
+        mb0_t = mb0[t_rows]
+        m_tt = m_fe[t_rows][:, t_rows]
+    else:
+        mb0_t, m_tt = mb0, m_fe
+    n_coef = -(mb0_t.T @ u_t).reshape(6 + n, n, 3).transpose(1, 0, 2)
+    q = (u_t.T @ (m_tt @ u_t)).reshape(n, 3, n, 3).transpose(0, 2, 1, 3)
     total = float(np.trace(m0[:3, :3]) / 3.0)
     s0 = _vee_skew(-m0[:3, 3:6])
     s_bar = m0[:3, 6:].copy()

@@ -194,7 +194,10 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
     )
     metadata.setdefault("source", fe.metadata)
     if fe.dofs_per_node == 6:
-        metadata["translational_mass_neglect"] = translational_mass_neglect(fe, modes)
+        neglect = translational_mass_neglect(fe, modes)
+        metadata["per_mode"] = {
+            "point_mass_kinetic_energy_fraction": neglect.pop("kinetic_energy_fraction_kept")}
+        metadata["translational_mass_neglect"] = neglect
     data = ModalData(
         nodes=fe.nodes, phi=modes[trans], psi=psi, M_ff=m_ff, K_ff=k_ff,
         mass=fe.mass, reference_frame=frame, attach_set=attach_set,
@@ -275,6 +278,37 @@ def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarr
             "rotational DOFs?); free–free modes and mean axes are undefined for it"
         ) from None
     return modes - basis @ coef
+
+
+def _check_restrains(fe: FEModel, dofs: np.ndarray, what: str) -> None:
+    """Raise unless fixing ``dofs`` removes all six rigid-body motions.
+
+    Geometric, independent of the eigen solver: the rigid motions restricted to ``dofs``
+    (rotations scaled by the body size) must have rank 6. Two nodes of a solid leave the
+    rotation about the line through them free; one node without rotational DOFs leaves
+    all rotations free.
+    """
+    size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
+    basis = rigid_body_basis(fe)[dofs]
+    basis[:, 3:] /= size
+    if dofs.size == 0:
+        sv, vt = np.zeros(6), np.eye(6)
+    else:
+        _, sv, vt = np.linalg.svd(basis, full_matrices=True)
+        sv = np.concatenate([sv, np.zeros(6 - sv.size)])
+    free = np.flatnonzero(sv < 1e-9 * max(sv[0], 1.0))
+    if free.size:
+        motion = vt[free[0]]
+        parts = []
+        if np.linalg.norm(motion[:3]) > 1e-6:
+            parts.append("translation along " + np.array2string(motion[:3], precision=3))
+        if np.linalg.norm(motion[3:]) > 1e-6:
+            parts.append("rotation about " + np.array2string(motion[3:], precision=3))
+        raise ValidationError(
+            f"{what} does not remove all rigid motion: {free.size} rigid-body motion(s) "
+            f"leave every fixed DOF at rest, e.g. {' + '.join(parts)}; fix more nodes (or "
+            f"nodes with rotational DOFs)"
+        )
 
 
 # ---------------------------------------------------------------------- public API
@@ -367,6 +401,7 @@ def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = No
     start = time.perf_counter()
     nodes = fe.resolve_nodes(clamp, "clamped_modes: clamp")
     fixed = fe.node_dofs(nodes)
+    _check_restrains(fe, fixed, f"clamped_modes: clamping nodes {fe.node_ids[nodes][:6].tolist()}")
     free = np.setdiff1d(np.arange(fe.n_dof), fixed)
     k_ff = fe.stiffness[free][:, free]
     m_ff = fe.mass[free][:, free]
@@ -424,6 +459,12 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     b_dofs = fe.node_dofs(iface)
     a_dofs = fe.node_dofs(attached)
     i_dofs = np.setdiff1d(np.arange(fe.n_dof), np.concatenate([b_dofs, a_dofs]))
+    if attach is not None:
+        _check_restrains(fe, a_dofs, f"craig_bampton: attaching nodes "
+                                     f"{fe.node_ids[attached][:6].tolist()} to the frame")
+    _check_restrains(fe, np.concatenate([b_dofs, a_dofs]),
+                     "craig_bampton: fixing the interface (and attach) nodes "
+                     f"{fe.node_ids[np.concatenate([iface, attached])][:6].tolist()}")
     k_mat, m_mat = fe.stiffness.tocsr(), fe.mass.tocsr()
     k_ii = k_mat[i_dofs][:, i_dofs].tocsc()
     m_ii = m_mat[i_dofs][:, i_dofs].tocsc()

@@ -422,12 +422,15 @@ def read_mbdyn_fem(path: str | os.PathLike, *, units: str | None = None,
         metadata["lumped_rotary_inertia"] = rotary.tolist()
     if string_labels is not None:
         metadata["node_labels"] = string_labels
+    per_mode = {}
     if 3 in groups:
-        metadata["initial_modal_displacements"] = _floats(
+        per_mode["initial_modal_displacements"] = _floats(
             path, groups[3], n_modes, "one value per mode").tolist()
     if 4 in groups:
-        metadata["initial_modal_velocities"] = (_floats(
+        per_mode["initial_modal_velocities"] = (_floats(
             path, groups[4], n_modes, "one value per mode") / time_u).tolist()
+    if per_mode:
+        metadata["per_mode"] = per_mode
     if 12 in groups:
         g12 = _floats(path, groups[12], 13, "mass, centre of mass (3), inertia about it (3x3)")
         metadata["rigid_body_inertia"] = {
@@ -529,8 +532,9 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
     qd0 = np.zeros(n)
     for key, target in (("initial_modal_displacements", q0),
                         ("initial_modal_velocities", qd0)):
-        if key in meta and np.size(meta[key]) == n:
-            target[:] = np.asarray(meta[key], dtype=float)
+        values = meta.get("per_mode", {}).get(key)
+        if values is not None:
+            target[:] = np.asarray(values, dtype=float)
 
     phi = data.phi.reshape(n_nodes, 3, n) / length
     psi = (np.zeros_like(phi) if data.psi is None else data.psi.reshape(n_nodes, 3, n))
