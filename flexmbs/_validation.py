@@ -15,6 +15,9 @@ from .errors import ShapeError, ValidationError
 
 def as_float_array(value, name: str) -> np.ndarray:
     """Convert ``value`` to a float64 array or raise naming ``name``."""
+    if np.iscomplexobj(value):
+        raise ValidationError(f"{name} is complex; real values are expected (a complex mode "
+                              "shape from a damped eigen solution cannot be used as is)")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -116,3 +116,14 @@ def test_bad_output_fails_before_reducing(capsys, tmp_path):
     assert "folder" in capsys.readouterr().err
     assert main([*argv, "-o", str(tmp_path / "x.txt")]) == 2
     assert "cannot tell the output format" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [["--free", "--clamp-nodes", "root"],
+                                   ["--free", "--keep", "3"],
+                                   ["--attach-nodes", "1"]])
+def test_conflicting_reduction_options_are_errors(capsys, tmp_path, extra):
+    argv = ["beam", "--length", "1", "--width", "0.02", "--height", "0.01", "--modes", "2",
+            "-o", str(tmp_path / "b.fmd.h5"), *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "choose exactly one reduction" in err or "only apply to Craig" in err

@@ -550,3 +550,17 @@ def test_writer_needs_lumped_mass(tmp_path):
                            attach_set="base", node_sets={"base": [0]})
     with pytest.raises(ValidationError, match=r"out\.fem.*consistent.*mass matrix.*lumped"):
         write_mbdyn_fem(consistent, tmp_path / "out.fem")
+
+
+def test_point_masses_with_rotational_shapes_round_trip(tmp_path):
+    """Rotational shapes but no rotary inertia (all J = 0, as femgen often writes): the
+    mass stays N point masses, so modes with rotary inertia in M_ff are not rejected."""
+    from flexmbs.modal.shipped import seed_tip_beam
+
+    body = seed_tip_beam()
+    write_mbdyn_fem(body, tmp_path / "seed.fem")
+    back = read_mbdyn_fem(tmp_path / "seed.fem", reference_frame="attached",
+                          attach_set=[1])
+    assert back.is_lumped
+    assert_allclose(back.M_ff, body.M_ff, rtol=1e-15)
+    assert_allclose(back.psi, body.psi, rtol=1e-15)

@@ -163,3 +163,64 @@ def test_seed_tip_beam_reproduces_the_seed_matrices():
     np.testing.assert_allclose(data.frequencies, np.sqrt([2400.0, 16000.0]) / (2 * np.pi),
                                rtol=1e-13)
     np.testing.assert_allclose(data.total_mass, 0.2, rtol=1e-13)
+
+
+def test_native_keeps_odd_set_names_and_wraps_bad_content(tmp_path):
+    import h5py
+
+    kwargs = make_modal_kwargs()
+    kwargs["node_sets"] = {"root": [0], "a/b.c": [1, 2]}
+    data = ModalData(**kwargs)
+    path = write_modal(data, tmp_path / "odd.fmd.h5")
+    np.testing.assert_array_equal(read_modal(path).node_sets["a/b.c"], [1, 2])
+    with h5py.File(path, "a") as f:
+        f.attrs["metadata"] = "{not json"
+    with pytest.raises(ReadError, match=r"odd\.fmd\.h5: malformed content"):
+        read_modal(path)
+    with h5py.File(path, "a") as f:
+        f.attrs["metadata"] = "{}"
+        del f["M_ff"]
+        f["M_ff"] = -np.eye(3)
+    with pytest.raises(ReadError, match=r"odd\.fmd\.h5: ModalData\.M_ff is not positive"):
+        read_modal(path)
+
+
+def test_unreadable_vtu_is_a_read_error(tmp_path):
+    write_modal(rich_data(), tmp_path / "x.vtu")
+    (tmp_path / "x.vtu").write_text("")
+    with pytest.raises(ReadError, match="meshio cannot read it"):
+        read_modal(tmp_path / "x.vtu")
+
+
+def test_vtu_six_dof_mass_in_other_units(tmp_path):
+    """A 6N mass in mm-t-s: translations scale by t → kg, rotations by t·mm² → kg·m²."""
+    import warnings
+
+    from flexmbs.modal import clamped_modes
+    from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+
+    fe = straight_beam(1.0, 6, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = clamped_modes(fe, "root", 3)
+    write_modal(data, tmp_path / "si.vtu")
+    side = json.loads((tmp_path / "si.modal.json").read_text())
+    import meshio
+    import scipy.io
+
+    mesh = meshio.read(tmp_path / "si.vtu")
+    mesh.points = mesh.points * 1e3
+    for j in range(3):
+        mesh.point_data[f"phi_{j + 1}"] = mesh.point_data[f"phi_{j + 1}"] * 1e3
+    meshio.write(tmp_path / "mm.vtu", mesh)
+    w = sp.diags(np.tile([1.0, 1, 1, 1e3, 1e3, 1e3], fe.n_nodes))
+    mass = sp.csr_matrix(scipy.io.mmread(str(tmp_path / "si.mass.mtx")))
+    scipy.io.mmwrite(str(tmp_path / "mm.mass.mtx"), 1e-3 * (w @ mass @ w))
+    side.update(units="mm-t-s", M_ff=(np.array(side["M_ff"]) * 1e3).tolist(),
+                K_ff=(np.array(side["K_ff"]) * 1e3).tolist(),
+                mass={"kind": "consistent", "file": "mm.mass.mtx"})
+    (tmp_path / "mm.modal.json").write_text(json.dumps(side))
+    back = read_modal(tmp_path / "mm.vtu")
+    assert abs(back.mass - data.mass).max() <= 1e-12 * abs(data.mass).max()
+    np.testing.assert_allclose(back.inertia_tensor, data.inertia_tensor, rtol=1e-10,
+                               atol=1e-15)

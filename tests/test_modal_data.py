@@ -304,3 +304,52 @@ def test_mm_read_as_si_is_flagged():
     kwargs["K_ff"] = kwargs["K_ff"] * 1e6
     with pytest.warns(UnitsWarning, match="mass per cube of the body's size"):
         plausibility_warnings(ModalData(**kwargs))
+
+
+def test_modal_mass_checks_with_rotational_shapes_and_point_masses():
+    """Point masses + psi: a shortfall on some modes is missing rotary inertia (allowed,
+    warned); on every mode it is a units slip (error). Zero mass is an error."""
+    from flexmbs.modal.shipped import seed_tip_beam
+
+    seed = seed_tip_beam()
+    kwargs = {k: getattr(seed, k) for k in ("nodes", "phi", "psi", "K_ff", "node_sets",
+                                            "reference_frame", "attach_set")}
+    with pytest.raises(ValidationError, match=r"M_ff\[0,0\] = 50 .*\(ratio 0\.001\)"):
+        ModalData(M_ff=seed.M_ff * 1e3, mass=seed.mass, **kwargs)
+    m_ff = seed.M_ff.copy()
+    m_ff[1, 1] *= 4  # mode 2 only: could be rotary inertia the point masses lack
+    data = ModalData(M_ff=m_ff, mass=seed.mass, **kwargs)
+    with pytest.warns(UnitsWarning, match="mode 2: 0.25"):
+        plausibility_warnings(data)
+    with pytest.raises(ValidationError, match="total mass is 0 kg"):
+        ModalData(M_ff=seed.M_ff, mass=np.zeros(seed.n_nodes), **kwargs)
+
+
+def test_off_diagonal_modal_mass_must_match_the_shapes():
+    kwargs = make_modal_kwargs(n_modes=2)
+    m = kwargs["M_ff"].copy()
+    root = np.sqrt(m[0, 0] * m[1, 1])
+    m[0, 1] = m[1, 0] = -np.sign(m[0, 1]) * 0.9 * root  # still positive definite
+    kwargs["M_ff"] = m
+    with pytest.raises(ValidationError, match=r"M_ff\[0,1\] = .* of sqrt\(M_ii M_jj\)"):
+        ModalData(**kwargs)
+
+
+@pytest.mark.parametrize(("changes", "pattern"), [
+    ({"phi": np.ones((24, 3)) * (1 + 1j)}, r"ModalData\.phi is complex"),
+    ({"node_sets": {"root": [[0], [1, 2]]}}, r"node_sets\['root'\] is ragged"),
+    ({"cells": {"line": [[0, 1], [1, 2, 3]]}}, r"cells\['line'\]"),
+    ({"cells": [[0, 1]]}, r"cells must be a dict"),
+    ({"cells": {"line": [[0, 0.5]]}}, r"cells\['line'\] must hold integers"),
+])
+def test_structure_errors_are_named(changes, pattern):
+    with pytest.raises(ValidationError, match=pattern):
+        build(**changes)
+
+
+def test_penalty_boundary_conditions_in_fe_stiffness_are_refused():
+    from flexmbs.modal import FEModel
+
+    k = sp.diags([1e36, 1e3, 1e3]).tocsr()
+    with pytest.raises(ValidationError, match="boundary-condition penalty"):
+        FEModel(np.zeros((1, 3)), sp.identity(3, format="csr"), k)

@@ -11,9 +11,12 @@ from ._common import emit_json, parse_nodes
 
 def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = None) -> None:
     g = p.add_argument_group("reduction (pick one)")
-    g.add_argument("--clamp-nodes", default=default_clamp,
+    p.set_defaults(default_clamp=default_clamp)
+    g.add_argument("--clamp-nodes",
                    help="clamped modes: node labels '1,5-9' or a node-set name; the frame "
-                        "is attached there")
+                        "is attached there"
+                        + (f" (default when no reduction is chosen: {default_clamp!r})"
+                           if default_clamp else ""))
     g.add_argument("--interface-nodes",
                    help="Craig–Bampton: interface node labels or set name (static "
                         "constraint modes)")
@@ -35,10 +38,18 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
 def reduce_from_args(fe, args: argparse.Namespace):
     """Dispatch to free/clamped/Craig–Bampton from the parsed options."""
     chosen = [name for name, flag in (("--free", args.free),
-                                      ("--interface-nodes", args.interface_nodes))
+                                      ("--interface-nodes", args.interface_nodes),
+                                      ("--clamp-nodes", args.clamp_nodes))
               if flag]
-    if args.clamp_nodes and not chosen:
+    if not chosen and getattr(args, "default_clamp", None):
+        args.clamp_nodes = args.default_clamp
         chosen = ["--clamp-nodes"]
+    if len(chosen) == 1 and chosen[0] != "--interface-nodes":
+        stray = [opt for opt, value in (("--attach-nodes", args.attach_nodes),
+                                        ("--keep", args.keep)) if value is not None]
+        if stray:
+            raise ValidationError(f"{', '.join(stray)} only apply to Craig–Bampton "
+                                  f"(--interface-nodes), not to {chosen[0]}")
     if len(chosen) != 1:
         raise ValidationError("choose exactly one reduction: --clamp-nodes, "
                               "--interface-nodes (Craig–Bampton) or --free; got "

@@ -61,6 +61,4 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
-    if args.free or args.interface_nodes:
-        args.clamp_nodes = None
     return write_and_report(reduce_from_args(fe, args), args)

@@ -77,7 +77,10 @@ class ModeKind(str, Enum):
 
 def _as_index_array(values, name: str) -> np.ndarray:
     """Integer array of node indices/labels; non-integral floats, bools, strings are errors."""
-    arr = np.asarray(values).ravel()
+    try:
+        arr = np.asarray(values).ravel()
+    except ValueError:
+        raise ValidationError(f"{name} is ragged; expected a flat list of integers") from None
     if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
         if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
             return arr.astype(np.int64)
@@ -244,6 +247,9 @@ class ModalData:
         if np.unique(ids).size != n_nodes:
             raise ValidationError("ModalData.node_ids has duplicate labels")
         sets = {}
+        if not isinstance(self.cells, dict):
+            raise ValidationError(f"ModalData.cells must be a dict cell type -> connectivity, "
+                                  f"got {type(self.cells).__name__}")
         if not isinstance(self.node_sets, dict):
             raise ValidationError(f"ModalData.node_sets must be a dict name -> node indices, "
                                   f"got {type(self.node_sets).__name__}")
@@ -257,8 +263,13 @@ class ModalData:
                 )
             sets[str(key)] = idx
         cells = {}
-        for ctype, conn in dict(self.cells).items():
-            conn = np.asarray(conn, dtype=np.int64)
+        for ctype, conn in self.cells.items():
+            try:
+                conn = _as_index_array(conn, f"ModalData.cells[{ctype!r}]").reshape(
+                    np.shape(conn))
+            except ValueError as exc:  # ragged lists
+                raise ValidationError(f"ModalData.cells[{ctype!r}] is not a rectangular "
+                                      f"connectivity array: {exc}") from None
             if conn.size and (conn.min() < 0 or conn.max() >= n_nodes):
                 raise ValidationError(
                     f"ModalData.cells[{ctype!r}] refers to node index "
@@ -416,12 +427,28 @@ class ModalData:
             ) from None
         if self.n_modes == 0:
             return
+        if not inv.mass > 0:
+            raise ValidationError(f"ModalData.mass: the total mass is {inv.mass:g} kg; a "
+                                  "flexible body needs a positive mass")
         ratio = self.modal_mass_ratio
         if self._mass_covers_rotations():
             bad = np.flatnonzero(np.abs(ratio - 1) > MASS_MISMATCH_ERROR)
+            scale = np.sqrt(np.outer(np.diag(self.M_ff), np.diag(self.M_ff)))
+            coupling = np.abs(inv.M_ff - self.M_ff) / scale
+            if not bad.size and np.max(coupling) > MASS_MISMATCH_ERROR:
+                i, j = np.unravel_index(np.argmax(coupling), coupling.shape)
+                raise ValidationError(
+                    f"ModalData.M_ff[{i},{j}] = {self.M_ff[i, j]:.6g} but phiᵀ·mass·phi "
+                    f"gives {inv.M_ff[i, j]:.6g} ({coupling[i, j]:.3g} of sqrt(M_ii M_jj)); "
+                    f"the modal mass does not belong to these shapes and this mass"
+                )
         else:
-            # a translational-only mass may lack rotary inertia (ratio < 1), never exceed
+            # a translational-only mass may lack the rotary inertia of some modes (ratio
+            # < 1, 0 for torsion), but never exceed M_ff, and a shortfall on every mode
+            # is a units or normalisation slip, not missing rotary inertia
             bad = np.flatnonzero(ratio > 1 + MASS_MISMATCH_ERROR)
+            if not bad.size and np.all(ratio < 1 - MASS_MISMATCH_ERROR):
+                bad = np.array([int(np.argmax(ratio))])
         if bad.size:
             j = int(bad[0])
             raise ValidationError(

@@ -17,6 +17,9 @@ from .._validation import as_float_array, check_finite, check_shape, check_symme
 from ..errors import ShapeError, ValidationError
 from .units import UnitSystem, get_units
 
+#: Stiffness diagonals this large are penalty boundary conditions, not structure.
+PENALTY_STIFFNESS = 1e30
+
 
 def _as_csr(mat, name: str) -> sp.csr_matrix:
     if sp.issparse(mat):
@@ -84,6 +87,15 @@ class FEModel:
             check_finite(mat, f"FEModel.{name}")
             check_symmetric(mat, f"FEModel.{name}", rtol=1e-8)
             mats[name] = mat
+        k_diag = mats["stiffness"].diagonal()
+        if k_diag.size and np.max(np.abs(k_diag)) >= PENALTY_STIFFNESS:
+            k = int(np.argmax(np.abs(k_diag)))
+            raise ValidationError(
+                f"FEModel.stiffness has diagonal entry {k_diag[k]:.3g} at DOF {k} (node index "
+                f"{k // self.dofs_per_node}): a boundary-condition penalty (Abaqus writes "
+                f"1e36); export the matrices without boundary conditions and clamp in "
+                f"flexmbs (clamped_modes / craig_bampton attach)"
+            )
         diag = mats["mass"].diagonal()
         if np.any(diag < 0):
             k = int(np.argmin(diag))

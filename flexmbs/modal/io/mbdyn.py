@@ -463,7 +463,7 @@ def read_mbdyn_fem(path: str | os.PathLike, *, units: str | None = None,
     # with rotational shapes, the nodal rotary inertia (Jx, Jy, Jz of group 11) belongs to
     # the mass description: a 6N diagonal mass, so that M_ff can be checked mode by mode
     mass = lumped
-    if psi is not None:
+    if psi is not None and np.any(rotary):
         mass = sp.diags(np.column_stack([np.repeat(lumped[:, None], 3, axis=1),
                                          rotary]).ravel()).tocsr()
     try:

@@ -13,7 +13,7 @@ Layout (documented in ``docs/modal_data_formats.md``)::
     /mass                 attrs kind = "lumped" | "consistent"
         lumped:     /mass/nodal_mass (N,) [kg]
         consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
-    /node_sets/<name>     int64 node indices (0-based)
+    /node_sets/set_<k>    int64 node indices (0-based), attrs name = the set's name
     /cells/<meshio type>  int64 connectivity (0-based node indices)
 
 Everything is SI; the round trip is lossless.
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ...errors import ReadError
+from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from .registry import register_format
 
@@ -77,8 +77,9 @@ def write_native(data: ModalData, path: Path) -> None:
             g.create_dataset("indices", data=csr.indices)
             g.create_dataset("indptr", data=csr.indptr)
         sets = f.create_group("node_sets")
-        for name, idx in data.node_sets.items():
-            sets.create_dataset(name, data=idx)
+        for k, (name, idx) in enumerate(data.node_sets.items()):
+            # dataset names are positional: a set name may hold "/" or "."
+            sets.create_dataset(f"set_{k}", data=idx).attrs["name"] = name
         cells = f.create_group("cells")
         for ctype, conn in data.cells.items():
             cells.create_dataset(ctype, data=conn)
@@ -99,7 +100,11 @@ def read_native(path: Path, **options) -> ModalData:
         if tag != FORMAT_TAG:
             raise ReadError(f"{path}: HDF5 attribute format is {tag!r}, expected {FORMAT_TAG!r}"
                             " (not a flexmbs modal data file)")
-        version = int(f.attrs.get("format_version", 0))
+        try:
+            version = int(f.attrs.get("format_version", 0))
+        except (TypeError, ValueError):
+            raise ReadError(f"{path}: attribute format_version "
+                            f"{f.attrs.get('format_version')!r} is not an integer") from None
         if version > FORMAT_VERSION:
             raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
                             f"understands ({FORMAT_VERSION})")
@@ -117,7 +122,8 @@ def read_native(path: Path, **options) -> ModalData:
                 damping_ratio=f["damping_ratio"][()] if "damping_ratio" in f else None,
                 damping_matrix=f["damping_matrix"][()] if "damping_matrix" in f else None,
                 node_ids=f["node_ids"][()],
-                node_sets={k: v[()] for k, v in f["node_sets"].items()},
+                node_sets={str(v.attrs.get("name", k)): v[()]
+                           for k, v in f["node_sets"].items()},
                 cells={k: v[()] for k, v in f["cells"].items()},
                 mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
                 constraint_fraction=f["constraint_fraction"][()],
@@ -128,7 +134,13 @@ def read_native(path: Path, **options) -> ModalData:
             )
         except KeyError as exc:
             raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
-    return ModalData(**kwargs)
+        except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
+            raise ReadError(f"{path}: malformed content ({type(exc).__name__}: {exc})"
+                            ) from exc
+    try:
+        return ModalData(**kwargs)
+    except FlexmbsError as exc:
+        raise ReadError(f"{path}: {exc}") from exc
 
 
 def _json_default(obj):

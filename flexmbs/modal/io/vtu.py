@@ -94,8 +94,8 @@ def read_vtu(path: Path, units=None) -> ModalData:
                         f"{SIDECAR_TAG!r}")
     try:
         mesh = meshio.read(path)
-    except Exception as exc:  # meshio raises many types
-        raise ReadError(f"{path}: meshio cannot read it ({exc})") from exc
+    except (Exception, SystemExit) as exc:  # meshio raises many types, even SystemExit
+        raise ReadError(f"{path}: meshio cannot read it ({exc})") from None
     system = get_units(units if units is not None else side.get("units", "SI"))
     length, mass_u, t_u = system.length, system.mass, system.time
     pdata = mesh.point_data
@@ -120,7 +120,12 @@ def read_vtu(path: Path, units=None) -> ModalData:
         mtx = path.with_name(mass_entry.get("file", ""))
         if not mtx.is_file():
             raise ReadError(f"{side_file}: mass file {str(mtx)!r} does not exist")
-        mass = sp.csr_matrix(scipy.io.mmread(str(mtx))) * mass_u
+        mass = sp.csr_matrix(scipy.io.mmread(str(mtx)))
+        dpn = mass.shape[0] // max(len(mesh.points), 1)
+        if dpn in (3, 6) and system.name != "SI":
+            w = sp.diags(system.dof_weights(dpn, len(mesh.points)))
+            mass = (w @ mass @ w).tocsr()
+        mass = mass * mass_u
     else:
         raise ReadError(f"{side_file}: key 'mass' must have kind 'lumped' or 'consistent', "
                         f"got {mass_entry!r}")
