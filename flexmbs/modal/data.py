@@ -177,10 +177,16 @@ class ModalData:
     constraint_fraction: np.ndarray | None = None
     units: str = "SI"
     metadata: dict[str, Any] = field(default_factory=dict)
+    _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
+    """Private: invariants already known for exactly these nodes, shapes and mass
+    (``select`` slices them instead of recomputing); consumed on construction."""
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        if self._invariants is not None:
+            self.__dict__["invariants"] = self._invariants
+            set_(self, "_invariants", None)  # never carried into replace() copies
         nodes = as_float_array(self.nodes, "ModalData.nodes")
         check_shape(nodes, (None, 3), "ModalData.nodes")
         check_finite(nodes, "ModalData.nodes")
@@ -637,6 +643,7 @@ class ModalData:
             mode_kinds=tuple(self.mode_kinds[i] for i in idx),
             constraint_fraction=self.constraint_fraction[idx],
             metadata=_select_metadata(self.metadata, idx, history),
+            _invariants=self.invariants.select(idx),
         )
 
     def truncate(self, n: int) -> ModalData:

@@ -154,6 +154,20 @@ class InertiaInvariants:
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
 
+    def select(self, indices) -> InertiaInvariants:
+        """The invariants of the mode subset ``indices`` (exact: every invariant is linear
+        or bilinear in the mode shapes), without touching the nodes again."""
+        idx = np.asarray(indices, dtype=np.int64)
+        rows = np.concatenate([np.arange(6), 6 + idx])
+        pick2 = np.ix_(idx, idx)
+        return InertiaInvariants(
+            n_modes=idx.size, isotropic=self.isotropic, M0=self.M0[np.ix_(rows, rows)],
+            N=self.N[idx][:, rows, :], Q=self.Q[pick2], mass=self.mass, S0=self.S0,
+            S=self.S[:, idx], J0=self.J0,
+            J1=None if self.J1 is None else self.J1[idx],
+            J2=None if self.J2 is None else self.J2[pick2],
+        )
+
     # -------------------------------------------------------------- coefficient arrays
     @property
     def I_tt0(self) -> np.ndarray:
