@@ -245,3 +245,29 @@ def test_free_craig_bampton_interface_must_carry_all_rigid_motions():
     data = craig_bampton(fe, "x0", 20)
     ref = free_free_modes(fe, 2)
     np.testing.assert_allclose(data.frequencies[:2], ref.frequencies, rtol=2e-2)
+
+
+@pytest.mark.parametrize(("units", "length", "e_mod", "rho"), [
+    ("mm-t-s", 1e3, 210e3, 7.85e-9),       # mm, MPa (N/mm²), t/mm³
+    ("mm-kg-ms", 1e3, 210.0, 7.85e-6),     # mm, GPa (kN/mm²), kg/mm³
+    ("mm-kg-s", 1e3, 210e6, 7.85e-6),      # mm, kPa (mN/mm²), kg/mm³
+    ("cm-g-s", 1e2, 210e10, 7.85),         # cm, Ba (dyn/cm²), g/cm³
+])
+def test_fe_model_built_in_other_units_gives_the_same_physics(units, length, e_mod, rho):
+    """The beam FE is unit-agnostic: built with lengths, E and ρ in another consistent
+    system, then declared with ``units``, it must give the SI model's frequencies (Hz),
+    mass and inertia. An independent check of the DOF-weighted conversion."""
+    from flexmbs.modal import FEModel
+
+    si = straight_beam(L, 12, SECTION, STEEL)
+    section = BeamSection.rectangle(0.02 * length, 0.01 * length)
+    other = straight_beam(L * length, 12, section, Material(e_mod, 0.3, rho))
+    fe = FEModel.from_units(other.nodes, other.mass, other.stiffness, units=units,
+                            dofs_per_node=6, node_sets=other.node_sets)
+    a = clamped_modes(si, "root", 5)
+    b = clamped_modes(fe, "root", 5)
+    np.testing.assert_allclose(b.frequencies, a.frequencies, rtol=1e-9)
+    np.testing.assert_allclose(b.total_mass, a.total_mass, rtol=1e-12)
+    np.testing.assert_allclose(b.inertia_tensor, a.inertia_tensor, rtol=1e-9,
+                               atol=1e-12 * np.max(a.inertia_tensor))
+    np.testing.assert_allclose(np.abs(b.phi), np.abs(a.phi), rtol=1e-6, atol=1e-9)
