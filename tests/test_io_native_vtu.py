@@ -224,3 +224,12 @@ def test_vtu_six_dof_mass_in_other_units(tmp_path):
     assert abs(back.mass - data.mass).max() <= 1e-12 * abs(data.mass).max()
     np.testing.assert_allclose(back.inertia_tensor, data.inertia_tensor, rtol=1e-10,
                                atol=1e-15)
+
+
+def test_vtu_sidecar_must_state_the_reference_frame(tmp_path):
+    write_modal(rich_data(), tmp_path / "f.vtu")
+    side = json.loads((tmp_path / "f.modal.json").read_text())
+    del side["reference_frame"]
+    (tmp_path / "f.modal.json").write_text(json.dumps(side))
+    with pytest.raises(ReadError, match=r"missing key\(s\) \['reference_frame'\]"):
+        read_modal(tmp_path / "f.vtu")

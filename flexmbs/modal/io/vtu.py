@@ -25,7 +25,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from ...errors import ReadError
+from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from ..units import get_units
 from .native import _json_default
@@ -96,6 +96,10 @@ def read_vtu(path: Path, units=None) -> ModalData:
         mesh = meshio.read(path)
     except (Exception, SystemExit) as exc:  # meshio raises many types, even SystemExit
         raise ReadError(f"{path}: meshio cannot read it ({exc})") from None
+    missing_keys = [k for k in ("M_ff", "K_ff", "reference_frame", "mass") if k not in side]
+    if missing_keys:
+        raise ReadError(f"{side_file}: missing key(s) {missing_keys} (the reference frame is "
+                        "never assumed: state 'attached' with 'attach_set', or 'mean-axis')")
     system = get_units(units if units is not None else side.get("units", "SI"))
     length, mass_u, t_u = system.length, system.mass, system.time
     pdata = mesh.point_data
@@ -132,7 +136,7 @@ def read_vtu(path: Path, units=None) -> ModalData:
     node_ids = pdata.get("node_id")
     cells = {block.type: block.data for block in mesh.cells if block.type != "vertex"}
     d_mat = side.get("damping_matrix")
-    return ModalData(
+    return _construct(side_file, dict(
         nodes=np.asarray(mesh.points, float)[:, :3] * length, phi=phi, psi=psi,
         M_ff=np.asarray(side["M_ff"], float) * mass_u * length**2,
         K_ff=np.asarray(side["K_ff"], float) * mass_u * length**2 / t_u**2,
@@ -141,12 +145,19 @@ def read_vtu(path: Path, units=None) -> ModalData:
                         else np.asarray(d_mat, float) * mass_u * length**2 / t_u),
         mass=mass, node_ids=None if node_ids is None else np.asarray(node_ids).ravel(),
         node_sets=side.get("node_sets", {}), cells=cells,
-        reference_frame=side.get("reference_frame", "attached"),
+        reference_frame=side["reference_frame"],
         attach_set=side.get("attach_set"), mode_kinds=side.get("mode_kinds"),
         constraint_fraction=side.get("constraint_fraction"),
         units=side.get("source_units", system.name),
         metadata={**side.get("metadata", {}), "read_from": str(path)},
-    )
+    ))
+
+
+def _construct(side_file: Path, kwargs: dict) -> ModalData:
+    try:
+        return ModalData(**kwargs)
+    except FlexmbsError as exc:
+        raise ReadError(f"{side_file}: {exc}") from exc
 
 
 register_format("vtu", (".vtu",), "VTU mesh with phi_<j> point data + .modal.json sidecar",
