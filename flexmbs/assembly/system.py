@@ -1,0 +1,293 @@
+"""System: the compiled model that integrators and analyses call (ARCHITECTURE.md §2, §3).
+
+Global coordinates q stack each body's [R (3), p (4)] in declaration order (ground has
+none). Constraint rows: joints and drives in declaration order, then one Euler-parameter
+normalization row pᵀp − 1 per body. Every coordinate and row has a name, e.g.
+``link1.e2`` and ``crank_pin[r.x]``.
+
+Sign conventions: Φ(q, t) = 0; Φ_q q̇ = ν = −Φ_t; Φ_q q̈ = γ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ..errors import ConvergenceError, ModelError
+from ..model.builder import Model
+from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
+
+#: Above this many coordinates Φ_q is returned as scipy.sparse CSR.
+SPARSE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class _Row:
+    name: str
+    kind: str  # "joint" | "drive" | "coordinate" | "norm"
+    spec: object
+    rows: slice
+    eq_names: tuple[str, ...]
+    body_i: int  # index into System.bodies, -1 for ground
+    body_j: int
+
+
+@dataclass(frozen=True)
+class DofReport:
+    """Model check (like Simpack's): counts, rank, DOF and redundant rows by name."""
+
+    n_coordinates: int
+    n_constraints: int
+    rank: int
+    dof: int
+    redundant: tuple[str, ...]
+    message: str
+
+
+class System:
+    """Numeric evaluation of a :class:`~flexmbs.model.Model` (never mutates it)."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.bodies = [b for b in model.bodies.values() if b.n_coords > 0]
+        self._body_index = {b.name: k for k, b in enumerate(self.bodies)}
+        offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])
+        self.slices = [slice(int(offsets[k]), int(offsets[k + 1]))
+                       for k in range(len(self.bodies))]
+        self.n_q = int(offsets[-1])
+        self.coord_names = tuple(n for b in self.bodies for n in b.coord_names)
+        rows: list[_Row] = []
+        start = 0
+
+        def add(name, kind, spec, eq_names, bi, bj):
+            nonlocal start
+            rows.append(_Row(name, kind, spec, slice(start, start + len(eq_names)),
+                             tuple(eq_names), bi, bj))
+            start += len(eq_names)
+
+        for joint in model.joints:
+            add(joint.name, "joint", joint, JOINT_EQUATIONS[joint.kind],
+                self._marker_body(joint.marker_i), self._marker_body(joint.marker_j))
+        for drive in model.drives:
+            if drive.kind == "coordinate":
+                body = drive.coordinate.split(".", 1)[0]
+                add(drive.name, "coordinate", drive, ("value",), self._body_index[body], -1)
+            else:
+                add(drive.name, "drive", drive, ("value",),
+                    self._marker_body(drive.marker_i), self._marker_body(drive.marker_j))
+        for k, b in enumerate(self.bodies):
+            add(f"{b.name}.norm", "norm", None, ("pTp-1",), k, -1)
+        self._rows = rows
+        self.n_c = start
+        self.constraint_names = tuple(f"{r.name}[{e}]" for r in rows for e in r.eq_names)
+
+    # ------------------------------------------------------------------ helpers
+    def _marker_body(self, full_name: str) -> int:
+        body = self.model.markers[full_name].body
+        return self._body_index.get(body, -1)
+
+    def marker_info(self, full_name: str):
+        """(body, marker, slice of its coordinates or None for ground)."""
+        marker = self.model.markers[full_name]
+        body = self.model.bodies[marker.body]
+        k = self._body_index.get(marker.body, -1)
+        return body, marker, (self.slices[k] if k >= 0 else slice(0, 0))
+
+    def _state(self, full_name, q, qd=None):
+        body, marker, sl = self.marker_info(full_name)
+        return marker_state(body, marker, q[sl], None if qd is None else qd[sl])
+
+    @property
+    def q0(self) -> np.ndarray:
+        """Initial coordinates as declared (not yet assembled)."""
+        return np.concatenate([b.q0 for b in self.bodies]) if self.bodies else np.zeros(0)
+
+    @property
+    def qd0(self) -> np.ndarray:
+        return np.concatenate([b.qd0 for b in self.bodies]) if self.bodies else np.zeros(0)
+
+    def _row_terms(self, row: _Row, q, qd, t, vel: bool):
+        """Φ, [(cols, block)], Φ_t, γ of one constraint group."""
+        if row.kind == "norm":
+            sl = self.slices[row.body_i]
+            p = q[sl][3:7]
+            jac = np.zeros((1, self.bodies[row.body_i].n_coords))
+            jac[0, 3:7] = 2 * p
+            gamma = None
+            if vel:
+                pd = qd[sl][3:7]
+                gamma = np.array([-2 * pd @ pd])
+            return np.array([p @ p - 1]), [(sl, jac)], np.zeros(1), gamma
+        if row.kind == "coordinate":
+            drive = row.spec
+            k = self.coord_names.index(drive.coordinate)
+            s, s_d, s_dd = drive.profile.eval(t)
+            jac = np.zeros((1, self.n_q))
+            jac[0, k] = 1.0
+            return (np.array([q[k] - s]), [(slice(0, self.n_q), jac)], np.array([-s_d]),
+                    np.array([s_dd]) if vel else None)
+        spec = row.spec
+        mi = self._state(spec.marker_i, q, qd if vel else None)
+        mj = self._state(spec.marker_j, q, qd if vel else None)
+        if row.kind == "joint":
+            phi, ji, jj, phi_t, gamma = joint_equations(spec.kind, mi, mj, vel)
+        else:
+            phi, ji, jj, phi_t, gamma = drive_equations(spec.kind, mi, mj, vel,
+                                                        spec.profile, t)
+        blocks = []
+        if row.body_i >= 0:
+            blocks.append((self.slices[row.body_i], ji))
+        if row.body_j >= 0:
+            blocks.append((self.slices[row.body_j], jj))
+        return phi, blocks, phi_t, gamma
+
+    # ------------------------------------------------------------------ constraints
+    def phi(self, q, t: float = 0.0) -> np.ndarray:
+        """Φ(q, t), shape (n_c,)."""
+        out = np.empty(self.n_c)
+        for row in self._rows:
+            out[row.rows] = self._row_terms(row, q, None, t, False)[0]
+        return out
+
+    def jacobian(self, q, t: float = 0.0, sparse: bool | None = None):
+        """Φ_q (n_c x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
+        sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
+        r_idx, c_idx, vals = [], [], []
+        for row in self._rows:
+            for cols, block in self._row_terms(row, q, None, t, False)[1]:
+                rr, cc = np.meshgrid(np.arange(row.rows.start, row.rows.stop),
+                                     np.arange(cols.start, cols.stop), indexing="ij")
+                r_idx.append(rr.ravel())
+                c_idx.append(cc.ravel())
+                vals.append(block.ravel())
+        mat = sp.coo_matrix((np.concatenate(vals), (np.concatenate(r_idx),
+                                                    np.concatenate(c_idx))),
+                            shape=(self.n_c, self.n_q)).tocsr() if vals else \
+            sp.csr_matrix((self.n_c, self.n_q))
+        return mat if sparse else mat.toarray()
+
+    def phi_t(self, q, t: float = 0.0) -> np.ndarray:
+        """∂Φ/∂t (n_c,)."""
+        out = np.empty(self.n_c)
+        for row in self._rows:
+            out[row.rows] = self._row_terms(row, q, None, t, False)[2]
+        return out
+
+    def nu(self, q, t: float = 0.0) -> np.ndarray:
+        """ν = −Φ_t: right-hand side of Φ_q q̇ = ν."""
+        return -self.phi_t(q, t)
+
+    def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
+        """γ with Φ_q q̈ = γ."""
+        out = np.empty(self.n_c)
+        for row in self._rows:
+            out[row.rows] = self._row_terms(row, q, qd, t, True)[3]
+        return out
+
+    # ------------------------------------------------------------------ dynamics
+    def mass_matrix(self, q) -> np.ndarray:
+        """Block-diagonal M(q) (n_q x n_q)."""
+        out = np.zeros((self.n_q, self.n_q))
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            out[sl, sl] = body.mass_matrix(q[sl])
+        return out
+
+    def forces(self, q, qd, t: float = 0.0) -> np.ndarray:
+        """Q(q, q̇, t) = quadratic velocity vector + gravity + applied forces."""
+        out = np.zeros(self.n_q)
+        g = self.model.gravity
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            out[sl] += body.quadratic_velocity(q[sl], qd[sl]) + body.gravity_force(q[sl], g)
+        for force in self.model.forces:
+            force.apply(self, q, qd, t, out)
+        return out
+
+    def energy(self, q, qd) -> tuple[float, float]:
+        """(kinetic, potential) energy [J]: bodies' gravity and springs' potentials."""
+        kin = sum(b.kinetic_energy(q[s], qd[s]) for b, s in zip(self.bodies, self.slices,
+                                                               strict=True))
+        pot = sum(b.potential_energy(q[s], self.model.gravity)
+                  for b, s in zip(self.bodies, self.slices, strict=True))
+        pot += sum(f.potential(self, q) for f in self.model.forces if hasattr(f, "potential"))
+        return float(kin), float(pot)
+
+    # ------------------------------------------------------------------ analysis
+    def check(self, q=None, t: float = 0.0) -> DofReport:
+        """DOF = n − rank(Φ_q) by column-pivoted QR of Φ_qᵀ; redundant rows by name."""
+        q = self.q0 if q is None else q
+        jac = np.asarray(self.jacobian(q, t, sparse=False))
+        if self.n_c == 0:
+            return DofReport(self.n_q, 0, 0, self.n_q, (), f"{self.n_q} DOF, no constraints")
+        _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
+        diag = np.abs(np.diag(r_mat))
+        tol = max(jac.shape) * np.finfo(float).eps * max(diag[0], 1.0) * 1e3
+        rank = int(np.sum(diag > tol))
+        redundant = tuple(self.constraint_names[i] for i in sorted(piv[rank:]))
+        dof = self.n_q - rank
+        msg = [f"{self.n_q} coordinates, {self.n_c} constraint equations, rank {rank}: "
+               f"{dof} degree(s) of freedom"]
+        if redundant:
+            msg.append(f"{len(redundant)} redundant equation(s) (dependent on the others; "
+                       f"the model is over-constrained there): {', '.join(redundant)}")
+        if dof == 0 and not redundant:
+            msg.append("kinematically determined (fully driven)")
+        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg))
+
+    def violated(self, q, t: float = 0.0, tol: float = 1e-9) -> list[tuple[str, float]]:
+        """Constraint groups with max |Φ| above ``tol``: (name, value)."""
+        out = []
+        phi = self.phi(q, t)
+        for row in self._rows:
+            worst = float(np.max(np.abs(phi[row.rows])))
+            if worst > tol:
+                out.append((row.name, worst))
+        return sorted(out, key=lambda x: -x[1])
+
+    def assemble(self, q=None, t: float = 0.0, tol: float = 1e-12, max_iter: int = 50,
+                 fixed_weight: float = 1e6) -> np.ndarray:
+        """Newton projection onto Φ(q, t) = 0, moving q as little as possible.
+
+        Each step is the weighted least-norm correction Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ
+        with weight ``fixed_weight`` on the coordinates the user fixed, 1 elsewhere.
+        Raises ConvergenceError naming the joints still violated.
+        """
+        q = (self.q0 if q is None else np.asarray(q, dtype=float)).copy()
+        w_inv = np.ones(self.n_q)
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            for k in getattr(body, "fixed", ()):
+                w_inv[sl.start + k] = 1.0 / fixed_weight
+        history = []
+        for _ in range(max_iter):
+            phi = self.phi(q, t)
+            err = float(np.max(np.abs(phi))) if phi.size else 0.0
+            history.append(err)
+            if err < tol:
+                return q
+            jac = np.asarray(self.jacobian(q, t, sparse=False))
+            jw = jac * w_inv
+            step = -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
+            q = q + step
+            if not np.all(np.isfinite(q)):
+                break
+        bad = self.violated(q, t, tol=max(tol, 1e-9))
+        listing = ", ".join(f"{n} (|Φ| = {v:.3g})" for n, v in bad[:8]) or "none above 1e-9"
+        raise ConvergenceError(
+            f"assembly did not converge in {max_iter} Newton iterations (|Φ| history "
+            f"{history[0]:.3g} → {history[-1]:.3g}); still violated: {listing}. The "
+            f"initial guess may be too far, or the joints cannot all be satisfied"
+        )
+
+    def project_velocity(self, q, qd=None, t: float = 0.0) -> np.ndarray:
+        """Least-change q̇ with Φ_q q̇ = ν (velocity-level consistency)."""
+        qd = (self.qd0 if qd is None else np.asarray(qd, dtype=float))
+        jac = np.asarray(self.jacobian(q, t, sparse=False))
+        residual = jac @ qd - self.nu(q, t)
+        return qd - jac.T @ np.linalg.lstsq(jac @ jac.T, residual, rcond=1e-12)[0]
+
+    def require_body(self, name: str):
+        if name not in self._body_index:
+            raise ModelError(f"unknown body {name!r}; bodies: {list(self._body_index)}")
+        return self.slices[self._body_index[name]]

@@ -1,0 +1,24 @@
+"""What a user declares: bodies, markers, joints, drives and forces (ARCHITECTURE.md §2).
+
+Build with :class:`ModelBuilder`, then ``finalize()`` to an immutable :class:`Model`;
+compile with :class:`flexmbs.assembly.System` for numbers.
+"""
+
+from .bodies import Ground, RigidBody
+from .builder import Model, ModelBuilder
+from .drives import Constant, Polynomial, Profile, SpinUp, Table, UserProfile
+from .markers import Marker
+
+__all__ = [
+    "Constant",
+    "Ground",
+    "Marker",
+    "Model",
+    "ModelBuilder",
+    "Polynomial",
+    "Profile",
+    "RigidBody",
+    "SpinUp",
+    "Table",
+    "UserProfile",
+]

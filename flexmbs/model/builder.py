@@ -1,0 +1,325 @@
+"""ModelBuilder → finalize() → immutable Model (STYLE.md: MuJoCo/Drake pattern).
+
+The builder records declarations; ``finalize()`` checks everything at once and raises a
+single :class:`~flexmbs.errors.ModelError` listing every problem (unknown bodies or
+markers, duplicate names, non-positive mass, inertia not symmetric positive definite,
+zero-length axes, joints whose two markers sit on one body).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
+from .bodies import Ground, RigidBody
+from .drives import as_profile
+from .forces import JointActuator, PointLoad, RotationalSpringDamper, SpringDamperActuator
+from .joints import JOINT_EQUATIONS
+from .markers import Marker
+
+DRIVE_KINDS = ("rotation", "translation", "coordinate")
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """A joint of ``kind`` between markers ``marker_i`` and ``marker_j`` ("body.marker")."""
+
+    name: str
+    kind: str
+    marker_i: str
+    marker_j: str
+
+    @property
+    def n_equations(self) -> int:
+        """How many constraint equations the joint adds."""
+        return len(JOINT_EQUATIONS[self.kind])
+
+
+@dataclass(frozen=True)
+class DriveSpec:
+    """Prescribed motion: ``rotation`` (angle of x_j about z_i), ``translation`` (z_iᵀd)
+    between two markers, or ``coordinate`` (one absolute coordinate "body.x")."""
+
+    name: str
+    kind: str
+    profile: Any
+    marker_i: str | None = None
+    marker_j: str | None = None
+    coordinate: str | None = None
+
+    @property
+    def n_equations(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An immutable, validated model. Compile it with ``flexmbs.assembly.System``."""
+
+    bodies: dict[str, Any]
+    markers: dict[str, Marker]
+    joints: tuple[JointSpec, ...]
+    drives: tuple[DriveSpec, ...]
+    forces: tuple[Any, ...]
+    gravity: np.ndarray
+
+
+def _vec3(value, what, problems):
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        problems.append(f"{what} must be 3 finite numbers, got {value!r}")
+        return np.zeros(3)
+    return arr
+
+
+def _orientation(value, what, problems):
+    """A rotation matrix from None, a 3x3 matrix, 4 Euler parameters or a z-axis (3,)."""
+    if value is None:
+        return np.eye(3)
+    arr = np.asarray(value, dtype=float)
+    if arr.shape == (3,):
+        if not np.linalg.norm(arr) > 0:
+            problems.append(f"{what} axis has zero length")
+            return np.eye(3)
+        return frame_from_z(arr)
+    if arr.shape == (4,):
+        if not np.linalg.norm(arr) > 0:
+            problems.append(f"{what} Euler parameters are all zero")
+            return np.eye(3)
+        return rotation_matrix(arr / np.linalg.norm(arr))
+    if arr.shape == (3, 3):
+        if (not np.allclose(arr.T @ arr, np.eye(3), atol=1e-9)
+                or np.linalg.det(arr) <= 0):
+            problems.append(f"{what} is not a proper rotation matrix (orthonormal, det +1)")
+            return np.eye(3)
+        return arr
+    problems.append(f"{what} must be a 3x3 rotation, 4 Euler parameters or a z-axis; got "
+                    f"shape {arr.shape}")
+    return np.eye(3)
+
+
+@dataclass
+class ModelBuilder:
+    """Declare bodies, markers, joints, drives and forces; then :meth:`finalize`.
+
+    Parameters
+    ----------
+    gravity : 3-vector
+        Gravitational acceleration [m/s²]; default off (ARCHITECTURE.md §3).
+    """
+
+    gravity: Any = (0.0, 0.0, 0.0)
+    _bodies: dict = field(default_factory=dict)
+    _markers: list = field(default_factory=list)
+    _joints: list = field(default_factory=list)
+    _drives: list = field(default_factory=list)
+    _forces: list = field(default_factory=list)
+    _problems: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self._bodies["ground"] = Ground()
+
+    # ------------------------------------------------------------------ bodies
+    def add_rigid_body(self, name: str, mass: float, inertia, *, position=(0, 0, 0),
+                       orientation=None, velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
+                       inertia_axes=None, fixed=()) -> str:
+        """Add a rigid body; its frame is at the centre of mass.
+
+        Parameters
+        ----------
+        mass : float
+            [kg] > 0.
+        inertia : 3x3 or 3-vector (principal moments)
+            Inertia about the centre of mass [kg m²], in the axes ``inertia_axes``
+            (columns, body-frame components; default: the body axes).
+        position, orientation
+            Initial centre-of-mass position [m] and attitude (3x3 rotation, Euler
+            parameters, or a z-axis) in the global frame.
+        velocity, angular_velocity
+            Initial Ṙ [m/s] and global ω [rad/s].
+        fixed : iterable of str
+            Coordinates to hold during assembly, e.g. ``("x", "e0")``.
+        """
+        problems = self._problems
+        what = f"RigidBody({name!r})"
+        if name in self._bodies:
+            problems.append(f"duplicate body name {name!r}")
+        try:
+            m = float(mass)
+        except (TypeError, ValueError):
+            m = float("nan")
+        if not (np.isfinite(m) and m > 0):
+            problems.append(f"{what}.mass must be positive, got {mass!r}")
+        inertia_arr = np.asarray(inertia, dtype=float)
+        if inertia_arr.shape == (3,):
+            inertia_arr = np.diag(inertia_arr)
+        if inertia_arr.shape != (3, 3) or not np.all(np.isfinite(inertia_arr)):
+            problems.append(f"{what}.inertia must be a finite 3x3 matrix or 3 principal "
+                            f"moments, got shape {inertia_arr.shape}")
+            inertia_arr = np.eye(3)
+        axes = _orientation(inertia_axes, f"{what}.inertia_axes", problems)
+        inertia_arr = axes @ inertia_arr @ axes.T
+        if np.max(np.abs(inertia_arr - inertia_arr.T)) > 1e-9 * np.max(np.abs(inertia_arr)):
+            problems.append(f"{what}.inertia is not symmetric")
+        eig = np.linalg.eigvalsh(0.5 * (inertia_arr + inertia_arr.T))
+        if not eig[0] > 0:
+            problems.append(f"{what}.inertia is not positive definite (eigenvalues "
+                            f"{np.array2string(eig, precision=4)})")
+        elif eig[2] > eig[0] + eig[1] + 1e-9 * eig[2]:
+            problems.append(f"{what}.inertia violates the triangle inequality "
+                            f"(I3 > I1 + I2: {np.array2string(eig, precision=4)})")
+        rot = _orientation(orientation, f"{what}.orientation", problems)
+        p = quaternion_from_matrix(rot)
+        pos = _vec3(position, f"{what}.position", problems)
+        vel = _vec3(velocity, f"{what}.velocity", problems)
+        omega = _vec3(angular_velocity, f"{what}.angular_velocity", problems)
+        pdot = 0.25 * g_global(p).T @ omega
+        names = ("x", "y", "z", "e0", "e1", "e2", "e3")
+        fixed_idx = []
+        for c in fixed:
+            if c not in names:
+                problems.append(f"{what}.fixed names unknown coordinate {c!r}; use {names}")
+            else:
+                fixed_idx.append(names.index(c))
+        self._bodies[name] = RigidBody(name, m if np.isfinite(m) else 1.0,
+                                       0.5 * (inertia_arr + inertia_arr.T),
+                                       np.concatenate([pos, p]), np.concatenate([vel, pdot]),
+                                       tuple(fixed_idx))
+        return name
+
+    # ------------------------------------------------------------------ markers
+    def add_marker(self, body: str, name: str, position=(0, 0, 0), orientation=None, *,
+                   frame: str = "body") -> str:
+        """Add marker ``name`` on ``body``; returns ``"body.name"``.
+
+        ``position``/``orientation`` are body-frame quantities, or global ones in the
+        initial configuration with ``frame="global"``. ``orientation`` may be a 3x3
+        rotation (columns = marker axes), Euler parameters, or just the z-axis.
+        """
+        self._markers.append((body, name, position, orientation, frame))
+        return f"{body}.{name}"
+
+    # ------------------------------------------------------------------ joints
+    def add_joint(self, name: str, kind: str, marker_i: str, marker_j: str) -> str:
+        """Add a joint of ``kind`` (see ``JOINT_EQUATIONS``) between two markers."""
+        if kind not in JOINT_EQUATIONS:
+            self._problems.append(f"joint {name!r}: unknown kind {kind!r}; known: "
+                                  f"{sorted(JOINT_EQUATIONS)}")
+        self._joints.append(JointSpec(name, kind, marker_i, marker_j))
+        return name
+
+    def add_revolute(self, name, marker_i, marker_j):
+        return self.add_joint(name, "revolute", marker_i, marker_j)
+
+    def add_prismatic(self, name, marker_i, marker_j):
+        return self.add_joint(name, "prismatic", marker_i, marker_j)
+
+    def add_spherical(self, name, marker_i, marker_j):
+        return self.add_joint(name, "spherical", marker_i, marker_j)
+
+    def add_drive(self, name: str, kind: str, profile, *, marker_i=None, marker_j=None,
+                  coordinate=None) -> str:
+        """Prescribe a relative angle (``rotation``, x_j about z_i) [rad], a displacement
+        (``translation``, z_iᵀ(r_j − r_i)) [m] or an absolute ``coordinate``
+        ("body.x", "body.e1", ...) over time with ``profile``."""
+        if kind not in DRIVE_KINDS:
+            self._problems.append(f"drive {name!r}: kind {kind!r} is not one of {DRIVE_KINDS}")
+        try:
+            prof = as_profile(profile)
+        except Exception as exc:
+            self._problems.append(f"drive {name!r}: {exc}")
+            prof = None
+        self._drives.append(DriveSpec(name, kind, prof, marker_i, marker_j, coordinate))
+        return name
+
+    # ------------------------------------------------------------------ forces
+    def add_spring_damper(self, name, marker_i, marker_j, *, stiffness=0.0, damping=0.0,
+                          free_length=0.0, actuator=None):
+        self._forces.append(SpringDamperActuator(name, marker_i, marker_j, float(stiffness),
+                                                 float(damping), float(free_length),
+                                                 actuator))
+        return name
+
+    def add_rotational_spring_damper(self, name, marker_i, marker_j, *, stiffness=0.0,
+                                     damping=0.0, angle0=0.0):
+        self._forces.append(RotationalSpringDamper(name, marker_i, marker_j,
+                                                   float(stiffness), float(damping),
+                                                   float(angle0)))
+        return name
+
+    def add_joint_actuator(self, name, marker_i, marker_j, function, kind="torque"):
+        if kind not in ("torque", "force"):
+            self._problems.append(f"actuator {name!r}: kind must be 'torque' or 'force'")
+        self._forces.append(JointActuator(name, marker_i, marker_j, function, kind))
+        return name
+
+    def add_point_force(self, name, marker, force, frame="global"):
+        self._forces.append(PointLoad(name, marker, force, "force", frame))
+        return name
+
+    def add_point_torque(self, name, marker, torque, frame="global"):
+        self._forces.append(PointLoad(name, marker, torque, "torque", frame))
+        return name
+
+    # ------------------------------------------------------------------ finalize
+    def finalize(self) -> Model:
+        """Validate everything and return the immutable :class:`Model`."""
+        problems = list(self._problems)
+        gravity = _vec3(self.gravity, "gravity", problems)
+        markers: dict[str, Marker] = {}
+        for body, name, position, orientation, frame in self._markers:
+            full = f"{body}.{name}"
+            if body not in self._bodies:
+                problems.append(f"marker {full!r}: unknown body {body!r}")
+                continue
+            if full in markers:
+                problems.append(f"duplicate marker {full!r}")
+            pos = _vec3(position, f"marker {full!r} position", problems)
+            rot = _orientation(orientation, f"marker {full!r} orientation", problems)
+            b = self._bodies[body]
+            if frame == "global" and isinstance(b, RigidBody):
+                a = rotation_matrix(b.q0[3:7])
+                pos = a.T @ (pos - b.q0[:3])
+                rot = a.T @ rot
+            elif frame not in ("body", "global"):
+                problems.append(f"marker {full!r}: frame must be 'body' or 'global'")
+            markers[full] = Marker(body, name, pos, rot)
+        names: set[str] = set()
+        for item in [*self._joints, *self._drives, *self._forces]:
+            if item.name in names:
+                problems.append(f"duplicate name {item.name!r} among joints, drives and "
+                                f"forces")
+            names.add(item.name)
+        for item in [*self._joints, *self._drives, *self._forces]:
+            refs = [getattr(item, a, None) for a in ("marker_i", "marker_j", "marker")]
+            for ref in refs:
+                if ref is not None and ref not in markers:
+                    body = str(ref).split(".", 1)[0]
+                    hint = (f"unknown body {body!r}" if body not in self._bodies
+                            else f"body {body!r} has no such marker")
+                    problems.append(f"{type(item).__name__} {item.name!r}: marker {ref!r} "
+                                    f"not found ({hint})")
+        for joint in self._joints:
+            mi, mj = markers.get(joint.marker_i), markers.get(joint.marker_j)
+            if mi is not None and mj is not None and mi.body == mj.body:
+                problems.append(f"joint {joint.name!r} connects two markers of body "
+                                f"{mi.body!r}")
+        for drive in self._drives:
+            if drive.kind == "coordinate":
+                body, _, coord = str(drive.coordinate).partition(".")
+                b = self._bodies.get(body)
+                if not isinstance(b, RigidBody) or f"{body}.{coord}" not in b.coord_names:
+                    problems.append(f"drive {drive.name!r}: coordinate {drive.coordinate!r} "
+                                    f"is not a body coordinate (e.g. 'link.x', 'link.e1')")
+            elif drive.marker_i is None or drive.marker_j is None:
+                problems.append(f"drive {drive.name!r}: {drive.kind} drives need marker_i "
+                                f"and marker_j")
+        if problems:
+            raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
+                             + "\n  - ".join(problems))
+        return Model(dict(self._bodies), markers, tuple(self._joints), tuple(self._drives),
+                     tuple(self._forces), gravity)

@@ -1,0 +1,114 @@
+"""Motion profiles s(t) with ṡ and s̈, used by drives (prescribed joint motion)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from ..errors import ValidationError
+
+
+class Profile:
+    """A prescribed motion: ``eval(t)`` returns (s, ṡ, s̈) in the drive's units."""
+
+    def eval(self, t: float) -> tuple[float, float, float]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Constant(Profile):
+    """s(t) = value."""
+
+    value: float = 0.0
+
+    def eval(self, t):
+        return float(self.value), 0.0, 0.0
+
+
+@dataclass(frozen=True)
+class Polynomial(Profile):
+    """s(t) = Σ c_k t^k (coefficients from the constant term up)."""
+
+    coefficients: tuple[float, ...]
+
+    def eval(self, t):
+        c = np.asarray(self.coefficients, dtype=float)
+        p = np.polynomial.Polynomial(c)
+        return float(p(t)), float(p.deriv(1)(t)), float(p.deriv(2)(t))
+
+
+@dataclass(frozen=True)
+class SpinUp(Profile):
+    """Smooth spin-up angle with ω(t) = Ω/T (t − T/(2π) sin(2πt/T)) for t < T, Ω after.
+
+    θ(t) = Ω/T (t²/2 + (T/2π)² (cos(2πt/T) − 1)) for t < T, ΩT/2 + Ω(t − T) after
+    (Kane, Ryan and Banerjee 1987). Ω [rad/s], T [s].
+    """
+
+    omega: float
+    duration: float
+
+    def __post_init__(self):
+        if not self.duration > 0:
+            raise ValidationError(f"SpinUp.duration must be positive, got {self.duration}")
+
+    def eval(self, t):
+        big_w, T = self.omega, self.duration
+        if t >= T:
+            return big_w * T / 2 + big_w * (t - T), big_w, 0.0
+        k = 2 * np.pi / T
+        theta = big_w / T * (t * t / 2 + (np.cos(k * t) - 1) / k**2)
+        omega = big_w / T * (t - np.sin(k * t) / k)
+        alpha = big_w / T * (1 - np.cos(k * t))
+        return theta, omega, alpha
+
+
+@dataclass(frozen=True)
+class Table(Profile):
+    """Cubic-spline interpolation of a table (t_i, s_i); clamped ends (ṡ = 0) by default."""
+
+    times: tuple[float, ...]
+    values: tuple[float, ...]
+    bc_type: str = "clamped"
+
+    def __post_init__(self):
+        t = np.asarray(self.times, dtype=float)
+        if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0):
+            raise ValidationError("Table.times must be at least two strictly increasing "
+                                  f"values; got {self.times!r}")
+        if len(self.values) != t.size:
+            raise ValidationError(f"Table.values has {len(self.values)} entries; times has "
+                                  f"{t.size}")
+        object.__setattr__(self, "_spline", CubicSpline(t, np.asarray(self.values, float),
+                                                        bc_type=self.bc_type))
+
+    def eval(self, t):
+        sp = self._spline
+        return float(sp(t)), float(sp(t, 1)), float(sp(t, 2))
+
+
+@dataclass(frozen=True)
+class UserProfile(Profile):
+    """User callables s(t), ṡ(t), s̈(t)."""
+
+    value: Callable[[float], float]
+    first: Callable[[float], float]
+    second: Callable[[float], float]
+
+    def eval(self, t):
+        return float(self.value(t)), float(self.first(t)), float(self.second(t))
+
+
+def as_profile(spec) -> Profile:
+    """A Profile from a Profile, a number (constant) or a (s, ṡ, s̈) triple of callables."""
+    if isinstance(spec, Profile):
+        return spec
+    if isinstance(spec, (int, float)):
+        return Constant(float(spec))
+    if isinstance(spec, (tuple, list)) and len(spec) == 3 and all(callable(f) for f in spec):
+        return UserProfile(*spec)
+    raise ValidationError(f"a drive profile must be a Profile, a number, or three callables "
+                          f"(s, ds/dt, d2s/dt2); got {spec!r}")
