@@ -188,11 +188,16 @@ class System:
         return out
 
     # ------------------------------------------------------------------ dynamics
-    def mass_matrix(self, q) -> np.ndarray:
-        """Block-diagonal M(q) (n_q x n_q)."""
+    def mass_matrix(self, q, sparse: bool | None = None):
+        """Block-diagonal M(q) (n_q x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
+        sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
+        blocks = [body.mass_matrix(q[sl]) for body, sl in zip(self.bodies, self.slices,
+                                                               strict=True)]
+        if sparse:
+            return sp.block_diag(blocks, format="csr") if blocks else sp.csr_matrix((0, 0))
         out = np.zeros((self.n_q, self.n_q))
-        for body, sl in zip(self.bodies, self.slices, strict=True):
-            out[sl, sl] = body.mass_matrix(q[sl])
+        for block, sl in zip(blocks, self.slices, strict=True):
+            out[sl, sl] = block
         return out
 
     def forces(self, q, qd, t: float = 0.0) -> np.ndarray:
@@ -234,6 +239,9 @@ class System:
                        f"the model is over-constrained there): {', '.join(redundant)}")
         if dof == 0 and not redundant:
             msg.append("kinematically determined (fully driven)")
+        elif dof > 0:
+            msg.append(f"under-constrained for kinematic analysis: {dof} free motion(s) "
+                       "(add drives, or integrate the dynamics)")
         return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg))
 
     def violated(self, q, t: float = 0.0, tol: float = 1e-9) -> list[tuple[str, float]]:
@@ -266,10 +274,7 @@ class System:
             history.append(err)
             if err < tol:
                 return q
-            jac = np.asarray(self.jacobian(q, t, sparse=False))
-            jw = jac * w_inv
-            step = -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
-            q = q + step
+            q = q + self._least_change_step(q, t, phi, w_inv)
             if not np.all(np.isfinite(q)):
                 break
         bad = self.violated(q, t, tol=max(tol, 1e-9))
@@ -279,6 +284,22 @@ class System:
             f"{history[0]:.3g} → {history[-1]:.3g}); still violated: {listing}. The "
             f"initial guess may be too far, or the joints cannot all be satisfied"
         )
+
+    def _least_change_step(self, q, t, phi, w_inv):
+        """Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ (weighted minimum-norm Newton step)."""
+        if self.n_q <= SPARSE_LIMIT:
+            jac = np.asarray(self.jacobian(q, t, sparse=False))
+            jw = jac * w_inv
+            return -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
+        import scipy.sparse.linalg as spla
+
+        jac = self.jacobian(q, t, sparse=True)
+        scale = np.sqrt(w_inv)
+        # min ‖y‖ s.t. (J S) y = −Φ, then Δq = S y  (S = W^{-1/2}); LSQR from y = 0
+        # converges to the minimum-norm solution
+        y = spla.lsqr(jac @ sp.diags(scale), -phi, atol=1e-15, btol=1e-15,
+                      iter_lim=20 * self.n_q)[0]
+        return scale * y
 
     def project_velocity(self, q, qd=None, t: float = 0.0) -> np.ndarray:
         """Least-change q̇ with Φ_q q̇ = ν (velocity-level consistency)."""

@@ -59,6 +59,28 @@ def d_rotated(p, s) -> np.ndarray:
     return 2.0 * out
 
 
+def d_rotated_batch(p, vectors) -> np.ndarray:
+    """:func:`d_rotated` for several vectors at once: ``vectors`` (k, 3) → (k, 3, 4)."""
+    p = np.asarray(p, dtype=float)
+    s = np.asarray(vectors, dtype=float)
+    e0, e = p[0], p[1:]
+    k = s.shape[0]
+    out = np.empty((k, 3, 4))
+    out[:, :, 0] = e0 * s + np.cross(e, s)
+    es = s @ e
+    block = es[:, None, None] * np.eye(3) + e[None, :, None] * s[:, None, :] \
+        - s[:, :, None] * e[None, None, :]
+    # − e0 s̃
+    block[:, 0, 1] += e0 * s[:, 2]
+    block[:, 0, 2] -= e0 * s[:, 1]
+    block[:, 1, 0] -= e0 * s[:, 2]
+    block[:, 1, 2] += e0 * s[:, 0]
+    block[:, 2, 0] += e0 * s[:, 1]
+    block[:, 2, 1] -= e0 * s[:, 0]
+    out[:, :, 1:] = block
+    return 2.0 * out
+
+
 def quaternion_from_matrix(mat) -> np.ndarray:
     """Euler parameters (e0 ≥ 0) of a proper rotation matrix (Shepperd's method)."""
     m = np.asarray(mat, dtype=float)

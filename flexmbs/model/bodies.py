@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..frame.rotations import d_rotated, g_bar, g_global, rotation_matrix, skew
+from ..frame.rotations import d_rotated, d_rotated_batch, g_bar, g_global, rotation_matrix, skew
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +42,11 @@ class Ground:
 
     def angular_jac(self, q):
         return np.zeros((3, 0))
+
+    def marker_frame(self, q, s, orientation, qd=None):
+        """(r, axes 3x3, J (4, 3, 0), quad (4, 3) or None) of a fixed ground frame."""
+        return (np.asarray(s, float), np.asarray(orientation, float), np.zeros((4, 3, 0)),
+                None if qd is None else np.zeros((4, 3)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +123,26 @@ class RigidBody:
         out = np.zeros((3, 7))
         out[:, 3:] = g_global(q[3:7])
         return out
+
+    def marker_frame(self, q, s, orientation, qd=None):
+        """Everything a joint needs about a marker, in one pass.
+
+        Returns r (3,), axes (3x3, columns x, y, z, global), J (4, 3, 7) — Jacobians of
+        r and of the three axes — and, with ``qd``, quad (4, 3): their velocity-quadratic
+        acceleration parts (d/dt J) q̇.
+        """
+        p = q[3:7]
+        a = rotation_matrix(p)
+        vectors = np.vstack([s, orientation.T])  # (4, 3): point, then x, y, z axes
+        d = d_rotated_batch(p, vectors)
+        jac = np.zeros((4, 3, 7))
+        jac[0, :, :3] = np.eye(3)
+        jac[:, :, 3:] = d
+        quad = None
+        if qd is not None:
+            pd = qd[3:7]
+            quad = d_rotated_batch(pd, vectors) @ pd
+        return q[:3] + a @ s, a @ orientation, jac, quad
 
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):

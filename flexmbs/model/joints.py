@@ -46,15 +46,15 @@ class MarkerState:
 
 def marker_state(body, marker, qb, qdb=None) -> MarkerState:
     """Evaluate ``marker`` on ``body`` at body coordinates ``qb`` (and rates ``qdb``)."""
-    s = marker.position
-    st = MarkerState(r=body.point(qb, s), jr=body.point_jac(qb, s),
-                     axes=[body.vector(qb, marker.orientation[:, k]) for k in range(3)],
-                     jaxes=[body.vector_jac(qb, marker.orientation[:, k]) for k in range(3)])
+    r, axes, jac, quad = body.marker_frame(qb, marker.position, marker.orientation, qdb)
+    st = MarkerState(r=r, jr=jac[0], axes=[axes[:, 0], axes[:, 1], axes[:, 2]],
+                     jaxes=[jac[1], jac[2], jac[3]])
     if qdb is not None:
-        st.r_dot = st.jr @ qdb
-        st.r_quad = body.point_quad(qb, qdb, s)
-        st.axes_dot = [j @ qdb for j in st.jaxes]
-        st.axes_quad = [body.vector_quad(qb, qdb, marker.orientation[:, k]) for k in range(3)]
+        dots = jac @ qdb  # (4, 3)
+        st.r_dot = dots[0]
+        st.r_quad = quad[0]
+        st.axes_dot = [dots[1], dots[2], dots[3]]
+        st.axes_quad = [quad[1], quad[2], quad[3]]
     return st
 
 
