@@ -353,3 +353,20 @@ def test_profile_errors():
         Table((0.0, 0.0), (1.0, 2.0))
     with pytest.raises(ValidationError, match="duration must be positive"):
         SpinUp(1.0, 0.0)
+
+
+def test_large_chain_uses_sparse_matrices_and_still_assembles():
+    """Above SPARSE_LIMIT coordinates Φ_q and M are CSR; assembly (LSQR minimum-norm
+    Newton steps) still reaches |Φ| < 1e-12, and the chain has one DOF per link."""
+    import scipy.sparse as sp
+
+    from flexmbs.assembly.system import SPARSE_LIMIT
+
+    n = SPARSE_LIMIT // 7 + 5
+    system = System(pendulum(n).finalize())
+    assert system.n_q > SPARSE_LIMIT
+    q = system.q0 + 1e-3 * np.random.default_rng(2).normal(size=system.n_q)
+    assert sp.issparse(system.jacobian(q)) and sp.issparse(system.mass_matrix(q))
+    q_ok = system.assemble(q)
+    assert np.max(np.abs(system.phi(q_ok))) < 1e-12
+    assert system.check(q_ok).dof == n

@@ -1,0 +1,18 @@
+"""The Python examples in the docs run (each ```python block of the listed pages)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.mark.parametrize("page", ["multibody.md"])
+def test_python_blocks_run(page, capsys):
+    text = (DOCS / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, f"{page}", "exec"), {})
+    assert "0 degree(s) of freedom" in capsys.readouterr().out
