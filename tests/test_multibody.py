@@ -296,16 +296,16 @@ def test_point_force_and_torque_do_the_virtual_work_of_their_marker():
     b, rng = random_free_bodies(7)
     f_global = np.array([1.0, -2.0, 0.5])
     b.add_point_force("push", "b.m", f_global)
-    b.add_point_torque("twist", "a.m", [0.0, 0.0, 3.0], frame="body")
+    b.add_point_torque("twist", "a.m", [0.0, 0.0, 3.0], frame="marker")
     system = System(b.finalize())
     q, qd = state_on_sphere(system, rng)
     base = System(random_free_bodies(7)[0].finalize()).forces(q, qd)
     applied = system.forces(q, qd) - base
     body_b, marker_b, sl_b = system.marker_info("b.m")
-    r_dot = body_b.point_jac(q[sl_b], marker_b.position) @ qd[sl_b]
+    r_dot = body_b.marker_frame(q[sl_b], marker_b)[2][0] @ qd[sl_b]
     body_a, marker_a, sl_a = system.marker_info("a.m")
-    torque = body_a.vector(q[sl_a], marker_a.orientation[:, 2]) * 3.0
-    omega = body_a.angular_jac(q[sl_a]) @ qd[sl_a]
+    torque = body_a.marker_frame(q[sl_a], marker_a)[1][:, 2] * 3.0
+    omega = body_a.angular_jac(q[sl_a], marker_a) @ qd[sl_a]
     np.testing.assert_allclose(applied @ qd, f_global @ r_dot + torque @ omega, rtol=1e-10)
 
 
@@ -370,3 +370,123 @@ def test_large_chain_uses_sparse_matrices_and_still_assembles():
     q_ok = system.assemble(q)
     assert np.max(np.abs(system.phi(q_ok))) < 1e-12
     assert system.check(q_ok).dof == n
+
+
+# ------------------------------------------------------------------------- review fixes
+def hinge_model(**spring):
+    b = ModelBuilder()
+    b.add_marker("ground", "O", orientation=[0, 0, 1])
+    b.add_rigid_body("arm", 1.0, INERTIA, position=(0.5, 0, 0))
+    b.add_marker("arm", "O", (-0.5, 0, 0), orientation=[0, 0, 1])
+    b.add_revolute("hinge", "ground.O", "arm.O")
+    if spring:
+        b.add_rotational_spring_damper("torsion", "ground.O", "arm.O", **spring)
+    return b
+
+
+def arm_state(theta):
+    from flexmbs.frame.rotations import axis_angle
+
+    p = axis_angle([0, 0, 1], theta)
+    return np.concatenate([[0.5 * np.cos(theta), 0.5 * np.sin(theta), 0.0], p])
+
+
+def test_rotational_spring_angle_keeps_counting_past_pi():
+    """Unwrapped by continuity: at 3.3 rad (and 7 rad) the torque is −kθ, not −k(θ − 2π)."""
+    system = System(hinge_model(stiffness=2.0).finalize())
+    zero = np.zeros(7)
+    for theta in np.arange(0.0, 7.05, 0.3):
+        q = arm_state(theta)
+        torque = np.linalg.pinv(system.bodies[0].angular_jac(q).T) @ system.forces(q, zero)
+        torque_z = torque[2]
+        np.testing.assert_allclose(torque_z, -2.0 * theta, rtol=1e-9, atol=1e-12)
+
+
+def test_rotation_drive_refuses_the_other_branch():
+    b = hinge_model()
+    b.add_drive("motor", "rotation", 2.5, marker_i="ground.O", marker_j="arm.O")
+    with pytest.raises(ConvergenceError, match=r"'motor' assembled half a turn away"):
+        System(b.finalize()).assemble()
+    b2 = hinge_model()
+    b2.add_drive("motor", "rotation", 1.2, marker_i="ground.O", marker_j="arm.O")
+    q = System(b2.finalize()).assemble()
+    np.testing.assert_allclose(np.arctan2(q[1], q[0]), 1.2, atol=1e-12)
+
+
+def test_driven_four_bar_with_redundant_equations_is_analysed():
+    """Structural redundancy is consistent: the three levels hold, and the velocities are
+    the time derivative of the positions (checked by central differences)."""
+    b = four_bar()
+    b.add_marker("ground", "D", orientation=[0, 0, 1])
+    b.add_marker("crank", "D", (-0.1, -0.15, 0), orientation=[0, 0, 1])
+    b.add_drive("motor", "rotation", Polynomial((0.0, -0.5)), marker_i="ground.D",
+                marker_j="crank.D")
+    system = System(b.finalize())
+    t = np.linspace(0.0, 1.0, 101)
+    res = kinematic_analysis(system, t)
+    for k in (10, 50, 90):
+        np.testing.assert_allclose(system.phi(res.q[k], t[k]), 0, atol=1e-11)
+    dt = t[1] - t[0]
+    fd = (res.q[2:] - res.q[:-2]) / (2 * dt)
+    np.testing.assert_allclose(res.qd[1:-1], fd, atol=2e-4 * np.max(np.abs(res.qd)))
+    fdd = (res.qd[2:] - res.qd[:-2]) / (2 * dt)
+    np.testing.assert_allclose(res.qdd[1:-1], fdd, atol=2e-3 * np.max(np.abs(res.qdd)))
+
+
+def test_kinematic_analysis_stops_at_a_dead_centre_with_the_time():
+    b = slider_crank(drive=False)
+    b.add_drive("push", "translation", Polynomial((0.37, 0.2)), marker_i="ground.S",
+                marker_j="slider.S")
+    system = System(b.finalize())
+    with pytest.raises(ConvergenceError, match=r"at t = "):
+        kinematic_analysis(system, np.linspace(0.0, 0.5, 26))
+
+
+def test_system_input_errors():
+    from flexmbs.errors import ShapeError
+
+    system = System(hinge_model().finalize())
+    with pytest.raises(ShapeError, match=r"q has shape \(3,\); the system has 7"):
+        system.phi(np.zeros(3))
+    with pytest.raises(ShapeError, match="qd has shape"):
+        system.forces(system.q0, np.zeros(9))
+
+
+@pytest.mark.parametrize(("make", "pattern"), [
+    (lambda b: (b.add_marker("arm", "Q"), b.add_drive("d", "rotation", 1.0,
+                                                       marker_i="arm.O", marker_j="arm.Q")),
+     r"drive 'd' relates two markers of body 'arm'"),
+    (lambda b: b.add_spring_damper("s", "ground.O", "arm.O", stiffness="abc"),
+     r"spring-damper 's': stiffness must be a number"),
+    (lambda b: b.add_spring_damper("s", "ground.O", "arm.O", free_length=-1),
+     r"free_length must be a finite non-negative number"),
+    (lambda b: b.add_point_force("f", "arm.O", [1, 2]), r"value must be 3 finite numbers"),
+    (lambda b: b.add_point_force("f", "arm.O", [1, 2, 3], frame="body"),
+     r"frame must be 'global' or 'marker'"),
+])
+def test_more_bad_model_input(make, pattern):
+    b = hinge_model()
+    make(b)
+    with pytest.raises(ModelError, match=pattern):
+        b.finalize()
+
+
+def test_user_callable_failures_name_their_owner():
+    b = hinge_model()
+    b.add_drive("motor", "rotation", (lambda t: 1 / 0, lambda t: 0.0, lambda t: 0.0),
+                marker_i="ground.O", marker_j="arm.O")
+    with pytest.raises(ModelError, match=r"drive 'motor': its profile failed.*ZeroDivision"):
+        System(b.finalize()).phi(arm_state(0.0))
+    b2 = hinge_model()
+    b2.add_joint_actuator("ctrl", "ground.O", "arm.O", lambda t, s: None)
+    with pytest.raises(ModelError, match=r"JointActuator 'ctrl': its function must return a "
+                                         r"number, got None"):
+        System(b2.finalize()).forces(arm_state(0.0), np.zeros(7))
+
+
+def test_zero_force_spring_between_coincident_markers_is_fine():
+    b = hinge_model()
+    b.add_spring_damper("s", "ground.O", "arm.O", stiffness=10.0)
+    system = System(b.finalize())
+    q = arm_state(0.3)
+    assert np.all(np.isfinite(system.forces(q, np.zeros(7))))

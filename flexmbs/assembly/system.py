@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..errors import ConvergenceError, ModelError
+from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
 from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
 
@@ -83,6 +83,27 @@ class System:
         self._rows = rows
         self.n_c = start
         self.constraint_names = tuple(f"{r.name}[{e}]" for r in rows for e in r.eq_names)
+        self._angles: dict[str, float] = {}
+
+    def unwrap(self, key: str, angle: float) -> float:
+        """Continue ``angle`` [rad] by continuity with its last value for ``key``.
+
+        Joint angles from atan2 jump by 2π at ±π; forces ask for the representative
+        nearest to the previous evaluation, so multi-turn motions keep counting (valid
+        while consecutive evaluations differ by less than π).
+        """
+        last = self._angles.get(key)
+        if last is not None:
+            angle += 2 * np.pi * np.round((last - angle) / (2 * np.pi))
+        self._angles[key] = angle
+        return angle
+
+    def _check_q(self, q, name: str = "q") -> np.ndarray:
+        arr = np.asarray(q, dtype=float)
+        if arr.shape != (self.n_q,):
+            raise ShapeError(f"{name} has shape {arr.shape}; the system has {self.n_q} "
+                             f"coordinates")
+        return arr
 
     # ------------------------------------------------------------------ helpers
     def _marker_body(self, full_name: str) -> int:
@@ -124,10 +145,11 @@ class System:
         if row.kind == "coordinate":
             drive = row.spec
             k = self.coord_names.index(drive.coordinate)
-            s, s_d, s_dd = drive.profile.eval(t)
-            jac = np.zeros((1, self.n_q))
-            jac[0, k] = 1.0
-            return (np.array([q[k] - s]), [(slice(0, self.n_q), jac)], np.array([-s_d]),
+            s, s_d, s_dd = _profile_values(drive, t)
+            sl = self.slices[row.body_i]
+            jac = np.zeros((1, sl.stop - sl.start))
+            jac[0, k - sl.start] = 1.0
+            return (np.array([q[k] - s]), [(sl, jac)], np.array([-s_d]),
                     np.array([s_dd]) if vel else None)
         spec = row.spec
         mi = self._state(spec.marker_i, q, qd if vel else None)
@@ -135,8 +157,9 @@ class System:
         if row.kind == "joint":
             phi, ji, jj, phi_t, gamma = joint_equations(spec.kind, mi, mj, vel)
         else:
+            values = _profile_values(spec, t)
             phi, ji, jj, phi_t, gamma = drive_equations(spec.kind, mi, mj, vel,
-                                                        spec.profile, t)
+                                                        _Fixed(values), t)
         blocks = []
         if row.body_i >= 0:
             blocks.append((self.slices[row.body_i], ji))
@@ -147,6 +170,7 @@ class System:
     # ------------------------------------------------------------------ constraints
     def phi(self, q, t: float = 0.0) -> np.ndarray:
         """Φ(q, t), shape (n_c,)."""
+        q = self._check_q(q)
         out = np.empty(self.n_c)
         for row in self._rows:
             out[row.rows] = self._row_terms(row, q, None, t, False)[0]
@@ -155,6 +179,7 @@ class System:
     def jacobian(self, q, t: float = 0.0, sparse: bool | None = None):
         """Φ_q (n_c x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
         sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
+        q = self._check_q(q)
         r_idx, c_idx, vals = [], [], []
         for row in self._rows:
             for cols, block in self._row_terms(row, q, None, t, False)[1]:
@@ -182,6 +207,7 @@ class System:
 
     def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
         """γ with Φ_q q̈ = γ."""
+        q, qd = self._check_q(q), self._check_q(qd, "qd")
         out = np.empty(self.n_c)
         for row in self._rows:
             out[row.rows] = self._row_terms(row, q, qd, t, True)[3]
@@ -201,11 +227,13 @@ class System:
         return out
 
     def forces(self, q, qd, t: float = 0.0) -> np.ndarray:
-        """Q(q, q̇, t) = quadratic velocity vector + gravity + applied forces."""
+        """Q(q, q̇, t): each body's own forces (quadratic velocity vector, gravity, and for
+        flexible bodies elastic and damping forces) plus the applied forces."""
+        q, qd = self._check_q(q), self._check_q(qd, "qd")
         out = np.zeros(self.n_q)
         g = self.model.gravity
         for body, sl in zip(self.bodies, self.slices, strict=True):
-            out[sl] += body.quadratic_velocity(q[sl], qd[sl]) + body.gravity_force(q[sl], g)
+            out[sl] += body.generalized_forces(q[sl], qd[sl], t, g)
         for force in self.model.forces:
             force.apply(self, q, qd, t, out)
         return out
@@ -221,8 +249,18 @@ class System:
 
     # ------------------------------------------------------------------ analysis
     def check(self, q=None, t: float = 0.0) -> DofReport:
-        """DOF = n − rank(Φ_q) by column-pivoted QR of Φ_qᵀ; redundant rows by name."""
-        q = self.q0 if q is None else q
+        """DOF = n − rank(Φ_q) by column-pivoted QR of Φ_qᵀ; redundant rows by name.
+
+        Without ``q`` the declared initial state is assembled first (the rank of Φ_q at
+        an inconsistent configuration means little); if that fails, the unassembled state
+        is used and the message says so.
+        """
+        note = ""
+        if q is None:
+            try:
+                q = self.assemble(t=t)
+            except ConvergenceError:
+                q, note = self.q0, " (at the unassembled initial guess: assembly failed)"
         jac = np.asarray(self.jacobian(q, t, sparse=False))
         if self.n_c == 0:
             return DofReport(self.n_q, 0, 0, self.n_q, (), f"{self.n_q} DOF, no constraints")
@@ -242,7 +280,7 @@ class System:
         elif dof > 0:
             msg.append(f"under-constrained for kinematic analysis: {dof} free motion(s) "
                        "(add drives, or integrate the dynamics)")
-        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg))
+        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg) + note)
 
     def violated(self, q, t: float = 0.0, tol: float = 1e-9) -> list[tuple[str, float]]:
         """Constraint groups with max |Φ| above ``tol``: (name, value)."""
@@ -250,7 +288,7 @@ class System:
         phi = self.phi(q, t)
         for row in self._rows:
             worst = float(np.max(np.abs(phi[row.rows])))
-            if worst > tol:
+            if not worst <= tol:  # NaN counts as violated
                 out.append((row.name, worst))
         return sorted(out, key=lambda x: -x[1])
 
@@ -262,17 +300,15 @@ class System:
         with weight ``fixed_weight`` on the coordinates the user fixed, 1 elsewhere.
         Raises ConvergenceError naming the joints still violated.
         """
-        q = (self.q0 if q is None else np.asarray(q, dtype=float)).copy()
-        w_inv = np.ones(self.n_q)
-        for body, sl in zip(self.bodies, self.slices, strict=True):
-            for k in getattr(body, "fixed", ()):
-                w_inv[sl.start + k] = 1.0 / fixed_weight
+        q = (self.q0 if q is None else self._check_q(q)).copy()
+        w_inv = self._weights(fixed_weight)
         history = []
         for _ in range(max_iter):
             phi = self.phi(q, t)
             err = float(np.max(np.abs(phi))) if phi.size else 0.0
             history.append(err)
             if err < tol:
+                self._check_drive_branches(q, t)
                 return q
             q = q + self._least_change_step(q, t, phi, w_inv)
             if not np.all(np.isfinite(q)):
@@ -284,6 +320,28 @@ class System:
             f"{history[0]:.3g} → {history[-1]:.3g}); still violated: {listing}. The "
             f"initial guess may be too far, or the joints cannot all be satisfied"
         )
+
+    def _weights(self, fixed_weight: float = 1e6) -> np.ndarray:
+        w_inv = np.ones(self.n_q)
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            for k in getattr(body, "fixed", ()):
+                w_inv[sl.start + k] = 1.0 / fixed_weight
+        return w_inv
+
+    def _check_drive_branches(self, q, t):
+        """Φ = sin(θ − θ_d) of a rotation drive also vanishes at θ_d + π: refuse it."""
+        for row in self._rows:
+            if row.kind == "drive" and row.spec.kind == "rotation":
+                mi = self._state(row.spec.marker_i, q)
+                mj = self._state(row.spec.marker_j, q)
+                th = _profile_values(row.spec, t)[0]
+                cos = mj.axes[0] @ (np.cos(th) * mi.axes[0] + np.sin(th) * mi.axes[1])
+                if cos < 0:
+                    raise ConvergenceError(
+                        f"rotation drive {row.name!r} assembled half a turn away from its "
+                        f"prescribed angle {th:.4g} rad (θ − θ_d = π, the other root of "
+                        f"sin(θ − θ_d) = 0); start the driven body closer to that angle"
+                    )
 
     def _least_change_step(self, q, t, phi, w_inv):
         """Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ (weighted minimum-norm Newton step)."""
@@ -303,12 +361,36 @@ class System:
 
     def project_velocity(self, q, qd=None, t: float = 0.0) -> np.ndarray:
         """Least-change q̇ with Φ_q q̇ = ν (velocity-level consistency)."""
-        qd = (self.qd0 if qd is None else np.asarray(qd, dtype=float))
-        jac = np.asarray(self.jacobian(q, t, sparse=False))
-        residual = jac @ qd - self.nu(q, t)
-        return qd - jac.T @ np.linalg.lstsq(jac @ jac.T, residual, rcond=1e-12)[0]
+        q = self._check_q(q)
+        qd = self.qd0 if qd is None else self._check_q(qd, "qd")
+        residual = np.asarray(self.jacobian(q, t) @ qd) - self.nu(q, t)
+        return qd + self._least_change_step(q, t, residual, self._weights())
 
     def require_body(self, name: str):
         if name not in self._body_index:
             raise ModelError(f"unknown body {name!r}; bodies: {list(self._body_index)}")
         return self.slices[self._body_index[name]]
+
+
+class _Fixed:
+    """A profile whose values were already evaluated (errors wrapped once)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def eval(self, t):
+        return self.values
+
+
+def _profile_values(drive, t: float) -> tuple[float, float, float]:
+    """(s, ṡ, s̈) of a drive's profile at t; a failing or malformed profile names the drive."""
+    try:
+        values = drive.profile.eval(t)
+        s, s_d, s_dd = (float(v) for v in values)
+    except Exception as exc:
+        raise ModelError(f"drive {drive.name!r}: its profile failed at t = {t:g}: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    if not np.all(np.isfinite([s, s_d, s_dd])):
+        raise ModelError(f"drive {drive.name!r}: its profile returned non-finite values "
+                         f"({s}, {s_d}, {s_dd}) at t = {t:g}")
+    return s, s_d, s_dd

@@ -1,18 +1,49 @@
 """Ground and rigid bodies with absolute coordinates q = [R, p] (ARCHITECTURE.md §3).
 
-The rigid body frame is its centre-of-mass frame. Its kinematic primitives (points,
-body-fixed vectors, their exact Jacobians and the velocity-quadratic acceleration terms)
-are what joints and forces are written with; a flexible body (FFRF) provides the same
-methods, so every joint and force works on both.
+The body interface (:class:`Body`) is what joints, forces and the System use; rigid and
+flexible bodies implement the same methods, and every marker-level quantity is asked of
+the body *with the marker*, so a flexible body can add its deformation at the marker's
+node (FFRF.md §8).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from ..frame.rotations import d_rotated, d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from ..frame.rotations import d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from .markers import Marker
+
+
+class Body(Protocol):
+    """What every body provides (coordinates q_b of length ``n_coords``)."""
+
+    name: str
+    n_coords: int
+
+    @property
+    def coord_names(self) -> tuple[str, ...]: ...
+
+    def marker_frame(self, q, marker: Marker, qd=None):
+        """(r (3,), axes (3x3, columns x, y, z, global), J (4, 3, n) — Jacobians of r and
+        of the three axes —, quad (4, 3) = (d/dt J) q̇ or None without ``qd``)."""
+
+    def force_jac(self, q, marker: Marker) -> np.ndarray:
+        """Virtual-work Jacobian (3, n) of a force at the marker (Q = Jᵀ F)."""
+
+    def angular_jac(self, q, marker: Marker) -> np.ndarray:
+        """(3, n) with ω_marker = J q̇ (global), also the torque Jacobian."""
+
+    def mass_matrix(self, q) -> np.ndarray: ...
+
+    def generalized_forces(self, q, qd, t: float, gravity) -> np.ndarray:
+        """Body-internal forces: quadratic velocity vector, gravity, elastic, damping."""
+
+    def kinetic_energy(self, q, qd) -> float: ...
+
+    def potential_energy(self, q, gravity) -> float: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,31 +53,17 @@ class Ground:
     name: str = "ground"
     n_coords: int = 0
     coord_names: tuple[str, ...] = ()
+    fixed: tuple[int, ...] = ()
 
-    # kinematics: points and vectors are global and fixed
-    def point(self, q, s):
-        return np.asarray(s, dtype=float)
+    def marker_frame(self, q, marker, qd=None):
+        return (np.asarray(marker.position, float), np.asarray(marker.orientation, float),
+                np.zeros((4, 3, 0)), None if qd is None else np.zeros((4, 3)))
 
-    def point_jac(self, q, s):
+    def force_jac(self, q, marker):
         return np.zeros((3, 0))
 
-    def point_quad(self, q, qd, s):
-        return np.zeros(3)
-
-    def vector(self, q, v):
-        return np.asarray(v, dtype=float)
-
-    vector_jac = point_jac
-    vector_quad = point_quad
-    force_jac = point_jac
-
-    def angular_jac(self, q):
+    def angular_jac(self, q, marker):
         return np.zeros((3, 0))
-
-    def marker_frame(self, q, s, orientation, qd=None):
-        """(r, axes 3x3, J (4, 3, 0), quad (4, 3) or None) of a fixed ground frame."""
-        return (np.asarray(s, float), np.asarray(orientation, float), np.zeros((4, 3, 0)),
-                None if qd is None else np.zeros((4, 3)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,71 +99,43 @@ class RigidBody:
         """Names of the 7 coordinates."""
         return tuple(f"{self.name}.{c}" for c in ("x", "y", "z", "e0", "e1", "e2", "e3"))
 
-    # ----------------------------------------------------------- kinematic primitives
-    def point(self, q, s):
-        """Global position of body point ``s`` (body frame) [m]."""
-        return q[:3] + rotation_matrix(q[3:7]) @ s
+    # ----------------------------------------------------------- kinematics
+    def marker_frame(self, q, marker, qd=None):
+        """Marker origin, axes, their exact Jacobians (homogeneous A) and quadratic parts.
 
-    def point_jac(self, q, s):
-        """∂r/∂q (3x7), exact (homogeneous A)."""
-        out = np.zeros((3, 7))
-        out[:, :3] = np.eye(3)
-        out[:, 3:] = d_rotated(q[3:7], s)
-        return out
-
-    def point_quad(self, q, qd, s):
-        """(d/dt ∂r/∂q) q̇: the velocity-quadratic part of r̈."""
-        return d_rotated(qd[3:7], s) @ qd[3:7]
-
-    def vector(self, q, v):
-        """Global components of body-fixed vector ``v``."""
-        return rotation_matrix(q[3:7]) @ v
-
-    def vector_jac(self, q, v):
-        out = np.zeros((3, 7))
-        out[:, 3:] = d_rotated(q[3:7], v)
-        return out
-
-    def vector_quad(self, q, qd, v):
-        return d_rotated(qd[3:7], v) @ qd[3:7]
-
-    def force_jac(self, q, s):
-        """Virtual-work Jacobian of a point force: [I, −A s̃ Ḡ] (p-rows ⟂ p, FFRF §6)."""
-        p = q[3:7]
-        out = np.zeros((3, 7))
-        out[:, :3] = np.eye(3)
-        out[:, 3:] = -rotation_matrix(p) @ skew(s) @ g_bar(p)
-        return out
-
-    def angular_jac(self, q):
-        """ω = [0, G(p)] q̇ (global angular velocity)."""
-        out = np.zeros((3, 7))
-        out[:, 3:] = g_global(q[3:7])
-        return out
-
-    def marker_frame(self, q, s, orientation, qd=None):
-        """Everything a joint needs about a marker, in one pass.
-
-        Returns r (3,), axes (3x3, columns x, y, z, global), J (4, 3, 7) — Jacobians of
-        r and of the three axes — and, with ``qd``, quad (4, 3): their velocity-quadratic
-        acceleration parts (d/dt J) q̇.
+        r = R + A s, a_k = A o_k; ∂(A v)/∂p is linear in p (``d_rotated``), so the
+        quadratic acceleration part is ``d_rotated(ṗ, v) ṗ``.
         """
         p = q[3:7]
         a = rotation_matrix(p)
-        vectors = np.vstack([s, orientation.T])  # (4, 3): point, then x, y, z axes
-        d = d_rotated_batch(p, vectors)
+        s, o = marker.position, marker.orientation
+        vectors = np.vstack([s, o.T])  # (4, 3): point, then x, y, z axes
         jac = np.zeros((4, 3, 7))
         jac[0, :, :3] = np.eye(3)
-        jac[:, :, 3:] = d
+        jac[:, :, 3:] = d_rotated_batch(p, vectors)
         quad = None
         if qd is not None:
             pd = qd[3:7]
             quad = d_rotated_batch(pd, vectors) @ pd
-        return q[:3] + a @ s, a @ orientation, jac, quad
+        return q[:3] + a @ s, a @ o, jac, quad
+
+    def force_jac(self, q, marker):
+        """[I, −A s̃ Ḡ]: p-rows orthogonal to p (multiplier-consistent, FFRF.md §6)."""
+        p = q[3:7]
+        out = np.zeros((3, 7))
+        out[:, :3] = np.eye(3)
+        out[:, 3:] = -rotation_matrix(p) @ skew(marker.position) @ g_bar(p)
+        return out
+
+    def angular_jac(self, q, marker=None):
+        """ω = [0, G(p)] q̇ (global angular velocity of the body and its markers)."""
+        out = np.zeros((3, 7))
+        out[:, 3:] = g_global(q[3:7])
+        return out
 
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
-        """M = diag(m I, Ḡᵀ J Ḡ) (7x7), singular along p (FFRF §4)."""
+        """M = diag(m I, Ḡᵀ J Ḡ) (7x7), singular along p (FFRF.md §4)."""
         gb = g_bar(q[3:7])
         out = np.zeros((7, 7))
         out[:3, :3] = self.mass * np.eye(3)
@@ -154,21 +143,22 @@ class RigidBody:
         return out
 
     def quadratic_velocity(self, q, qd):
-        """Q_v = [0, Ḡᵀ(−ω̄ × J ω̄)] (FFRF §5.2 with S_t = 0)."""
+        """Q_v = [0, Ḡᵀ(−ω̄ × J ω̄)] (FFRF.md §5.2 with S_t = 0)."""
         gb = g_bar(q[3:7])
         w = gb @ qd[3:7]
         out = np.zeros(7)
         out[3:] = gb.T @ (-np.cross(w, self.inertia @ w))
         return out
 
-    def gravity_force(self, q, g):
-        out = np.zeros(7)
-        out[:3] = self.mass * np.asarray(g)
+    def generalized_forces(self, q, qd, t, gravity):
+        """Q_v + gravity [N, N m]."""
+        out = self.quadratic_velocity(q, qd)
+        out[:3] += self.mass * np.asarray(gravity)
         return out
 
     def kinetic_energy(self, q, qd):
         w = g_bar(q[3:7]) @ qd[3:7]
         return 0.5 * self.mass * qd[:3] @ qd[:3] + 0.5 * w @ self.inertia @ w
 
-    def potential_energy(self, q, g):
-        return -self.mass * np.dot(g, q[:3])
+    def potential_energy(self, q, gravity):
+        return -self.mass * np.dot(gravity, q[:3])

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import ModelError
 from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
 from .bodies import Ground, RigidBody
-from .drives import as_profile
+from .drives import Profile, as_profile
 from .forces import JointActuator, PointLoad, RotationalSpringDamper, SpringDamperActuator
 from .joints import JOINT_EQUATIONS
 from .markers import Marker
@@ -180,7 +180,7 @@ class ModelBuilder:
         pdot = 0.25 * g_global(p).T @ omega
         names = ("x", "y", "z", "e0", "e1", "e2", "e3")
         fixed_idx = []
-        for c in fixed:
+        for c in ([fixed] if isinstance(fixed, str) else fixed):
             if c not in names:
                 problems.append(f"{what}.fixed names unknown coordinate {c!r}; use {names}")
             else:
@@ -237,33 +237,72 @@ class ModelBuilder:
         return name
 
     # ------------------------------------------------------------------ forces
+    def _number(self, owner, field_name, value, nonnegative=False) -> float:
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            self._problems.append(f"{owner}: {field_name} must be a number, got {value!r}")
+            return 0.0
+        if not np.isfinite(out) or (nonnegative and out < 0):
+            self._problems.append(f"{owner}: {field_name} must be a finite"
+                                  f"{' non-negative' if nonnegative else ''} number, got "
+                                  f"{value!r}")
+            return 0.0
+        return out
+
     def add_spring_damper(self, name, marker_i, marker_j, *, stiffness=0.0, damping=0.0,
                           free_length=0.0, actuator=None):
-        self._forces.append(SpringDamperActuator(name, marker_i, marker_j, float(stiffness),
-                                                 float(damping), float(free_length),
-                                                 actuator))
+        """Translational spring [N/m], damper [N s/m], free length [m] and actuator
+        (Profile or f(t, state) [N]) between two markers; tension positive."""
+        who = f"spring-damper {name!r}"
+        if actuator is not None and not (isinstance(actuator, Profile) or callable(actuator)):
+            self._problems.append(f"{who}: actuator must be a Profile or f(t, state)")
+        self._forces.append(SpringDamperActuator(
+            name, marker_i, marker_j, self._number(who, "stiffness", stiffness),
+            self._number(who, "damping", damping),
+            self._number(who, "free_length", free_length, nonnegative=True), actuator))
         return name
 
     def add_rotational_spring_damper(self, name, marker_i, marker_j, *, stiffness=0.0,
                                      damping=0.0, angle0=0.0):
-        self._forces.append(RotationalSpringDamper(name, marker_i, marker_j,
-                                                   float(stiffness), float(damping),
-                                                   float(angle0)))
+        """Torsion spring [N m/rad] and damper [N m s/rad] about z_i (markers of a hinge)."""
+        who = f"rotational spring-damper {name!r}"
+        self._forces.append(RotationalSpringDamper(
+            name, marker_i, marker_j, self._number(who, "stiffness", stiffness),
+            self._number(who, "damping", damping), self._number(who, "angle0", angle0)))
         return name
 
     def add_joint_actuator(self, name, marker_i, marker_j, function, kind="torque"):
+        """Torque about z_i [N m] (``kind="torque"``) or force along z_i [N] (``"force"``)
+        on marker j's body, reaction on i, from ``function(t, state)``."""
         if kind not in ("torque", "force"):
             self._problems.append(f"actuator {name!r}: kind must be 'torque' or 'force'")
+        if not callable(function):
+            self._problems.append(f"actuator {name!r}: function must be callable f(t, state)")
         self._forces.append(JointActuator(name, marker_i, marker_j, function, kind))
         return name
 
-    def add_point_force(self, name, marker, force, frame="global"):
-        self._forces.append(PointLoad(name, marker, force, "force", frame))
+    def _point_load(self, name, marker, value, kind, frame):
+        who = f"point {kind} {name!r}"
+        if frame not in ("global", "marker"):
+            self._problems.append(f"{who}: frame must be 'global' or 'marker', got {frame!r}")
+        if not callable(value):
+            arr = np.asarray(value, dtype=float) if np.size(value) == 3 else None
+            if arr is None or not np.all(np.isfinite(arr)):
+                self._problems.append(f"{who}: value must be 3 finite numbers or "
+                                      f"f(t, state), got {value!r}")
+            else:
+                value = arr
+        self._forces.append(PointLoad(name, marker, value, kind, frame))
         return name
 
+    def add_point_force(self, name, marker, force, frame="global"):
+        """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""
+        return self._point_load(name, marker, force, "force", frame)
+
     def add_point_torque(self, name, marker, torque, frame="global"):
-        self._forces.append(PointLoad(name, marker, torque, "torque", frame))
-        return name
+        """Torque [N m] on a marker's body: constant or f(t, state); global or marker axes."""
+        return self._point_load(name, marker, torque, "torque", frame)
 
     # ------------------------------------------------------------------ finalize
     def finalize(self) -> Model:
@@ -281,8 +320,8 @@ class ModelBuilder:
             pos = _vec3(position, f"marker {full!r} position", problems)
             rot = _orientation(orientation, f"marker {full!r} orientation", problems)
             b = self._bodies[body]
-            if frame == "global" and isinstance(b, RigidBody):
-                a = rotation_matrix(b.q0[3:7])
+            if frame == "global" and b.n_coords:
+                a = rotation_matrix(b.q0[3:7])  # every body's q0 starts with [R, p]
                 pos = a.T @ (pos - b.q0[:3])
                 rot = a.T @ rot
             elif frame not in ("body", "global"):
@@ -312,12 +351,17 @@ class ModelBuilder:
             if drive.kind == "coordinate":
                 body, _, coord = str(drive.coordinate).partition(".")
                 b = self._bodies.get(body)
-                if not isinstance(b, RigidBody) or f"{body}.{coord}" not in b.coord_names:
+                if b is None or f"{body}.{coord}" not in b.coord_names:
                     problems.append(f"drive {drive.name!r}: coordinate {drive.coordinate!r} "
                                     f"is not a body coordinate (e.g. 'link.x', 'link.e1')")
             elif drive.marker_i is None or drive.marker_j is None:
                 problems.append(f"drive {drive.name!r}: {drive.kind} drives need marker_i "
                                 f"and marker_j")
+            else:
+                mi, mj = markers.get(drive.marker_i), markers.get(drive.marker_j)
+                if mi is not None and mj is not None and mi.body == mj.body:
+                    problems.append(f"drive {drive.name!r} relates two markers of body "
+                                    f"{mi.body!r}")
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))

@@ -2,9 +2,10 @@
 driven by user callables (controllers, co-simulation), point forces and torques.
 
 Every force adds its generalized force Q = Jᵀ F into the global vector through the
-bodies' virtual-work Jacobians (``force_jac`` for points, ``angular_jac`` for torques);
-gravity is applied by the system. Callables receive ``(t, state)`` with a
-:class:`ForceState`.
+bodies' marker Jacobians (``force_jac`` for points, ``angular_jac`` for torques), so
+forces act on rigid and flexible bodies alike; gravity and elastic forces come from the
+bodies themselves. Callables receive ``(t, state)`` with a :class:`ForceState`; their
+errors are re-raised naming the force.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ModelError
 from .drives import Profile
 
 
 @dataclass
 class ForceState:
     """What a force callable sees: time [s], the full q and q̇, and (for joint forces)
-    the joint coordinate ``value`` [rad or m] and its ``rate``."""
+    the joint coordinate ``value`` [rad, unwrapped, or m] and its ``rate``."""
 
     t: float
     q: np.ndarray
@@ -30,24 +32,45 @@ class ForceState:
     rate: float | None = None
 
 
-def _marker_ctx(system, marker_name, q, qd):
+def _frames(system, marker_name, q, qd):
+    """Marker frame, its body, the marker and the body's coordinate slice."""
     body, marker, sl = system.marker_info(marker_name)
-    qb, qdb = q[sl], qd[sl]
-    return body, marker, sl, qb, qdb
+    r, axes, jac, _ = body.marker_frame(q[sl], marker)
+    return body, marker, sl, r, axes, jac, qd[sl]
 
 
 def _add(Q, sl, vec):
-    if sl is not None and vec.size:
+    if vec.size:
         Q[sl] += vec
+
+
+def _call(force, function, t, state, what):
+    try:
+        value = function(t, state)
+    except Exception as exc:
+        raise ModelError(f"{type(force).__name__} {force.name!r}: its {what} raised "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return value
+
+
+def _scalar(force, value, what) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"{type(force).__name__} {force.name!r}: its {what} must return a "
+                         f"number, got {value!r}") from None
+    if not np.isfinite(out):
+        raise ModelError(f"{type(force).__name__} {force.name!r}: its {what} returned {out}")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
 class SpringDamperActuator:
     """Translational spring–damper–actuator between markers i and j.
 
-    Tension f = k (L − L0) + c L̇ + f_a(t, state) [N] pulls the markers together
-    (f > 0); L = ‖r_j − r_i‖ [m]. ``actuator`` is a Profile (value used), a callable
-    f(t, state) or None.
+    Tension f = k (L − L0) + c L̇ + f_a [N] pulls the markers together (f > 0);
+    L = ‖r_j − r_i‖ [m]. ``actuator`` is a Profile (its value is the force), a callable
+    f(t, state) with ``state.value = L``, ``state.rate = L̇``, or None.
     """
 
     name: str
@@ -59,80 +82,85 @@ class SpringDamperActuator:
     actuator: Any = None
 
     def tension(self, system, q, qd, t):
-        bi, mi, _sli, qi, qdi = _marker_ctx(system, self.marker_i, q, qd)
-        bj, mj, _slj, qj, qdj = _marker_ctx(system, self.marker_j, q, qd)
-        d = bj.point(qj, mj.position) - bi.point(qi, mi.position)
+        """(f [N], unit vector i→j, L [m], L̇ [m/s])."""
+        _bi, _mi, _, ri, _, ji, qdi = _frames(system, self.marker_i, q, qd)
+        _bj, _mj, _, rj, _, jj, qdj = _frames(system, self.marker_j, q, qd)
+        d = rj - ri
         length = float(np.linalg.norm(d))
+        rate_vec = jj[0] @ qdj - ji[0] @ qdi
         if length == 0.0:
-            from ..errors import ModelError
-
-            raise ModelError(f"force {self.name!r}: markers {self.marker_i} and "
-                             f"{self.marker_j} coincide; the line of action is undefined")
-        u = d / length
-        v = bj.point_jac(qj, mj.position) @ qdj - bi.point_jac(qi, mi.position) @ qdi
-        rate = float(u @ v)
+            u = np.zeros(3)
+            rate = 0.0
+        else:
+            u = d / length
+            rate = float(u @ rate_vec)
         f = self.stiffness * (length - self.free_length) + self.damping * rate
         if isinstance(self.actuator, Profile):
             f += self.actuator.eval(t)[0]
         elif callable(self.actuator):
-            f += float(self.actuator(t, ForceState(t, q, qd, length, rate)))
+            f += _scalar(self, _call(self, self.actuator, t,
+                                     ForceState(t, q, qd, length, rate), "actuator"),
+                         "actuator")
+        if length == 0.0 and f != 0.0:
+            raise ModelError(f"force {self.name!r}: markers {self.marker_i} and "
+                             f"{self.marker_j} coincide while the force is {f:g} N; its "
+                             f"line of action is undefined")
         return f, u, length, rate
 
     def apply(self, system, q, qd, t, Q):
         f, u, _, _ = self.tension(system, q, qd, t)
-        bi, mi, sli, qi, _ = _marker_ctx(system, self.marker_i, q, qd)
-        bj, mj, slj, qj, _ = _marker_ctx(system, self.marker_j, q, qd)
-        _add(Q, sli, bi.force_jac(qi, mi.position).T @ (f * u))
-        _add(Q, slj, bj.force_jac(qj, mj.position).T @ (-f * u))
+        if f == 0.0:
+            return
+        bi, mi, sli = system.marker_info(self.marker_i)
+        bj, mj, slj = system.marker_info(self.marker_j)
+        _add(Q, sli, bi.force_jac(q[sli], mi).T @ (f * u))
+        _add(Q, slj, bj.force_jac(q[slj], mj).T @ (-f * u))
 
     def potential(self, system, q):
-        bi, mi, _, qi, _ = _marker_ctx(system, self.marker_i, q, q)
-        bj, mj, _, qj, _ = _marker_ctx(system, self.marker_j, q, q)
-        length = np.linalg.norm(bj.point(qj, mj.position) - bi.point(qi, mi.position))
+        zero = np.zeros_like(q)
+        _, _, length, _ = SpringDamperActuator(self.name, self.marker_i, self.marker_j,
+                                               self.stiffness, 0.0,
+                                               self.free_length).tension(system, q, zero, 0)
         return 0.5 * self.stiffness * (length - self.free_length) ** 2
 
 
-def relative_rotation(system, marker_i, marker_j, q, qd):
-    """Angle of x_j about z_i (atan2, in (−π, π]) and its rate z_iᵀ(ω_j − ω_i)."""
-    bi, mi, _, qi, qdi = _marker_ctx(system, marker_i, q, qd)
-    bj, mj, _, qj, qdj = _marker_ctx(system, marker_j, q, qd)
-    xi = bi.vector(qi, mi.orientation[:, 0])
-    yi = bi.vector(qi, mi.orientation[:, 1])
-    zi = bi.vector(qi, mi.orientation[:, 2])
-    xj = bj.vector(qj, mj.orientation[:, 0])
+def relative_rotation(system, marker_i, marker_j, q, qd, key=None):
+    """Angle of x_j about z_i and its rate z_iᵀ(ω_j − ω_i).
+
+    The angle is unwrapped by continuity with the previous evaluation for ``key`` (the
+    System remembers it), so multi-turn motions keep counting; without a key it lies in
+    (−π, π].
+    """
+    bi, mi, sli, _, ai, _, qdi = _frames(system, marker_i, q, qd)
+    bj, mj, slj, _, aj, _, qdj = _frames(system, marker_j, q, qd)
+    xi, yi, zi, xj = ai[:, 0], ai[:, 1], ai[:, 2], aj[:, 0]
     angle = float(np.arctan2(xj @ yi, xj @ xi))
-    rate = float(zi @ (bj.angular_jac(qj) @ qdj - bi.angular_jac(qi) @ qdi))
-    return angle, rate, zi
+    if key is not None:
+        angle = system.unwrap(key, angle)
+    omega = bj.angular_jac(q[slj], mj) @ qdj - bi.angular_jac(q[sli], mi) @ qdi
+    return angle, float(zi @ omega), zi
 
 
 def relative_translation(system, marker_i, marker_j, q, qd):
     """Displacement z_iᵀ(r_j − r_i) and its rate along z_i."""
-    bi, mi, _, qi, qdi = _marker_ctx(system, marker_i, q, qd)
-    bj, mj, _, qj, qdj = _marker_ctx(system, marker_j, q, qd)
-    zi = bi.vector(qi, mi.orientation[:, 2])
-    d = bj.point(qj, mj.position) - bi.point(qi, mi.position)
-    v = bj.point_jac(qj, mj.position) @ qdj - bi.point_jac(qi, mi.position) @ qdi
-    return float(zi @ d), float(zi @ v), zi
+    _, _, _, ri, ai, ji, qdi = _frames(system, marker_i, q, qd)
+    _, _, _, rj, _, jj, qdj = _frames(system, marker_j, q, qd)
+    zi = ai[:, 2]
+    return float(zi @ (rj - ri)), float(zi @ (jj[0] @ qdj - ji[0] @ qdi)), zi
 
 
-def _apply_torque(system, marker_i, marker_j, torque, q, Q):
-    bi, _, sli, qi, _ = _marker_ctx(system, marker_i, q, q)
-    bj, _, slj, qj, _ = _marker_ctx(system, marker_j, q, q)
-    _add(Q, slj, bj.angular_jac(qj).T @ torque)
-    _add(Q, sli, bi.angular_jac(qi).T @ (-torque))
-
-
-def _apply_axial_force(system, marker_i, marker_j, force, q, Q):
-    bi, mi, sli, qi, _ = _marker_ctx(system, marker_i, q, q)
-    bj, mj, slj, qj, _ = _marker_ctx(system, marker_j, q, q)
-    _add(Q, slj, bj.force_jac(qj, mj.position).T @ force)
-    _add(Q, sli, bi.force_jac(qi, mi.position).T @ (-force))
+def _apply_pair(system, marker_i, marker_j, vec, q, Q, kind):
+    bi, mi, sli = system.marker_info(marker_i)
+    bj, mj, slj = system.marker_info(marker_j)
+    jac = "angular_jac" if kind == "torque" else "force_jac"
+    _add(Q, slj, getattr(bj, jac)(q[slj], mj).T @ vec)
+    _add(Q, sli, getattr(bi, jac)(q[sli], mi).T @ (-vec))
 
 
 @dataclass(frozen=True, eq=False)
 class RotationalSpringDamper:
-    """Torque T = −k (θ − θ0) − c θ̇ about z_i acting on j (reaction on i) [N m];
-    θ is the angle of x_j about z_i (as in a revolute joint with these markers)."""
+    """Torque T = −k (θ − θ0) − c θ̇ about z_i acting on j (reaction on i) [N m]; θ is the
+    (unwrapped) angle of x_j about z_i, as in a revolute joint with these markers."""
 
     name: str
     marker_i: str
@@ -142,20 +170,23 @@ class RotationalSpringDamper:
     angle0: float = 0.0
 
     def apply(self, system, q, qd, t, Q):
-        angle, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd)
+        angle, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                            key=self.name)
         torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
-        _apply_torque(system, self.marker_i, self.marker_j, torque * zi, q, Q)
+        _apply_pair(system, self.marker_i, self.marker_j, torque * zi, q, Q, "torque")
 
     def potential(self, system, q):
-        angle, _, _ = relative_rotation(system, self.marker_i, self.marker_j, q, q * 0)
+        angle, _, _ = relative_rotation(system, self.marker_i, self.marker_j, q,
+                                        np.zeros_like(q), key=self.name)
         return 0.5 * self.stiffness * (angle - self.angle0) ** 2
 
 
 @dataclass(frozen=True, eq=False)
 class JointActuator:
-    """Joint torque (about z_i, ``kind="torque"``) or force (along z_i, ``"force"``) on
-    j with reaction on i, from ``function(t, state)`` — the hook for controllers and
-    co-simulation; ``state.value``/``state.rate`` hold the joint angle or displacement."""
+    """Joint torque (about z_i, ``kind="torque"``) or force (along z_i, ``"force"``) on j
+    with reaction on i, from ``function(t, state)`` — the hook for controllers and
+    co-simulation; ``state.value``/``state.rate`` hold the (unwrapped) joint angle or the
+    displacement and their rate."""
 
     name: str
     marker_i: str
@@ -165,20 +196,20 @@ class JointActuator:
 
     def apply(self, system, q, qd, t, Q):
         if self.kind == "torque":
-            value, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd)
-            u = float(self.function(t, ForceState(t, q, qd, value, rate)))
-            _apply_torque(system, self.marker_i, self.marker_j, u * zi, q, Q)
+            value, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                                key=self.name)
         else:
             value, rate, zi = relative_translation(system, self.marker_i, self.marker_j, q,
                                                    qd)
-            u = float(self.function(t, ForceState(t, q, qd, value, rate)))
-            _apply_axial_force(system, self.marker_i, self.marker_j, u * zi, q, Q)
+        u = _scalar(self, _call(self, self.function, t, ForceState(t, q, qd, value, rate),
+                                "function"), "function")
+        _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
 
 
 @dataclass(frozen=True, eq=False)
 class PointLoad:
     """Force [N] or torque [N m] on a marker: a constant 3-vector or f(t, state);
-    ``frame="global"`` or ``"body"`` (marker axes)."""
+    ``frame="global"`` or ``"marker"`` (components along the marker axes)."""
 
     name: str
     marker: str
@@ -187,14 +218,16 @@ class PointLoad:
     frame: str = "global"
 
     def apply(self, system, q, qd, t, Q):
-        body, marker, sl, qb, _ = _marker_ctx(system, self.marker, q, qd)
-        vec = (np.asarray(self.value(t, ForceState(t, q, qd)), dtype=float)
-               if callable(self.value) else np.asarray(self.value, dtype=float))
-        if self.frame == "body":
-            axes = np.column_stack([body.vector(qb, marker.orientation[:, k])
-                                    for k in range(3)])
+        body, marker, sl = system.marker_info(self.marker)
+        raw = (_call(self, self.value, t, ForceState(t, q, qd), "function")
+               if callable(self.value) else self.value)
+        vec = np.asarray(raw, dtype=float)
+        if vec.shape != (3,) or not np.all(np.isfinite(vec)):
+            raise ModelError(f"PointLoad {self.name!r}: the {self.kind} must be 3 finite "
+                             f"numbers, got {raw!r}")
+        if self.frame == "marker":
+            _, axes, _, _ = body.marker_frame(q[sl], marker)
             vec = axes @ vec
-        if self.kind == "force":
-            _add(Q, sl, body.force_jac(qb, marker.position).T @ vec)
-        else:
-            _add(Q, sl, body.angular_jac(qb).T @ vec)
+        jac = body.force_jac(q[sl], marker) if self.kind == "force" else \
+            body.angular_jac(q[sl], marker)
+        _add(Q, sl, jac.T @ vec)

@@ -46,7 +46,7 @@ class MarkerState:
 
 def marker_state(body, marker, qb, qdb=None) -> MarkerState:
     """Evaluate ``marker`` on ``body`` at body coordinates ``qb`` (and rates ``qdb``)."""
-    r, axes, jac, quad = body.marker_frame(qb, marker.position, marker.orientation, qdb)
+    r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
     st = MarkerState(r=r, jr=jac[0], axes=[axes[:, 0], axes[:, 1], axes[:, 2]],
                      jaxes=[jac[1], jac[2], jac[3]])
     if qdb is not None:
