@@ -8,7 +8,7 @@ zero-length axes, joints whose two markers sit on one body).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from ..errors import ModelError
 from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
 from .bodies import Ground, RigidBody
 from .drives import Profile, as_profile
+from .flexible import FlexibleBody, interface_modes, node_modes
 from .forces import JointActuator, PointLoad, RotationalSpringDamper, SpringDamperActuator
 from .joints import JOINT_EQUATIONS
 from .markers import Marker
@@ -191,16 +192,70 @@ class ModelBuilder:
                                        tuple(fixed_idx))
         return name
 
+    def add_flexible_body(self, name: str, data, *, position=(0, 0, 0), orientation=None,
+                          velocity=(0, 0, 0), angular_velocity=(0, 0, 0), xi=None,
+                          xi_dot=None, coupling: str = "two-way", fixed=()) -> str:
+        """Add a flexible body (floating frame + modal coordinates) from a ModalData.
+
+        ``position``/``orientation`` place the body frame (the frame of the modal data's
+        node coordinates); ``xi``/``xi_dot`` are initial modal coordinates and rates
+        (default zero); ``coupling`` is "two-way", "one-way", "rigid" or "no-Mrf".
+        """
+        from ..frame.coupling import Coupling
+        from ..modal.data import ModalData
+
+        problems = self._problems
+        what = f"FlexibleBody({name!r})"
+        if name in self._bodies:
+            problems.append(f"duplicate body name {name!r}")
+        if not isinstance(data, ModalData):
+            problems.append(f"{what}: data must be a ModalData (flexmbs.read_modal(...)), "
+                            f"got {type(data).__name__}")
+            return name
+        try:
+            mode = Coupling(coupling)
+        except ValueError:
+            problems.append(f"{what}: coupling {coupling!r} is not one of "
+                            f"{[c.value for c in Coupling]}")
+            mode = Coupling.TWO_WAY
+        n = data.n_modes
+        xi0 = np.zeros(n) if xi is None else np.asarray(xi, dtype=float).ravel()
+        xid0 = np.zeros(n) if xi_dot is None else np.asarray(xi_dot, dtype=float).ravel()
+        for label, arr in (("xi", xi0), ("xi_dot", xid0)):
+            if arr.shape != (n,) or not np.all(np.isfinite(arr)):
+                problems.append(f"{what}.{label} must be {n} finite numbers")
+        rot = _orientation(orientation, f"{what}.orientation", problems)
+        p = quaternion_from_matrix(rot)
+        pos = _vec3(position, f"{what}.position", problems)
+        vel = _vec3(velocity, f"{what}.velocity", problems)
+        omega = _vec3(angular_velocity, f"{what}.angular_velocity", problems)
+        pdot = 0.25 * g_global(p).T @ omega
+        names = ["x", "y", "z", "e0", "e1", "e2", "e3"] + [f"xi{j + 1}" for j in range(n)]
+        fixed_idx = []
+        for c in ([fixed] if isinstance(fixed, str) else fixed):
+            if c not in names:
+                problems.append(f"{what}.fixed names unknown coordinate {c!r}")
+            else:
+                fixed_idx.append(names.index(c))
+        self._bodies[name] = FlexibleBody(
+            name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
+            np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
+            tuple(fixed_idx))
+        return name
+
     # ------------------------------------------------------------------ markers
     def add_marker(self, body: str, name: str, position=(0, 0, 0), orientation=None, *,
-                   frame: str = "body") -> str:
+                   frame: str = "body", node=None, node_set=None) -> str:
         """Add marker ``name`` on ``body``; returns ``"body.name"``.
 
         ``position``/``orientation`` are body-frame quantities, or global ones in the
         initial configuration with ``frame="global"``. ``orientation`` may be a 3x3
         rotation (columns = marker axes), Euler parameters, or just the z-axis.
+        On a flexible body give ``node`` (a node label of its ModalData) or ``node_set``
+        (an interface marker averaging that set); the position is then the node's (or the
+        set's mean) and ``position`` is ignored.
         """
-        self._markers.append((body, name, position, orientation, frame))
+        self._markers.append((body, name, position, orientation, frame, node, node_set))
         return f"{body}.{name}"
 
     # ------------------------------------------------------------------ joints
@@ -310,7 +365,8 @@ class ModelBuilder:
         problems = list(self._problems)
         gravity = _vec3(self.gravity, "gravity", problems)
         markers: dict[str, Marker] = {}
-        for body, name, position, orientation, frame in self._markers:
+        flex_modes: dict[str, dict] = {}
+        for body, name, position, orientation, frame, node, node_set in self._markers:
             full = f"{body}.{name}"
             if body not in self._bodies:
                 problems.append(f"marker {full!r}: unknown body {body!r}")
@@ -326,7 +382,33 @@ class ModelBuilder:
                 rot = a.T @ rot
             elif frame not in ("body", "global"):
                 problems.append(f"marker {full!r}: frame must be 'body' or 'global'")
-            markers[full] = Marker(body, name, pos, rot)
+            node_index = None
+            if isinstance(b, FlexibleBody):
+                try:
+                    if node is not None and node_set is None:
+                        hits = np.flatnonzero(b.data.node_ids == int(node))
+                        if hits.size != 1:
+                            raise ModelError(f"node label {node!r} is not a node of its "
+                                             f"ModalData")
+                        node_index = int(hits[0])
+                        modes = node_modes(b.data, node_index)
+                    elif node_set is not None and node is None:
+                        if node_set not in b.data.node_sets:
+                            raise ModelError(f"node set {node_set!r} is not in its ModalData"
+                                             f" (sets: {sorted(b.data.node_sets)})")
+                        members = b.data.node_sets[node_set]
+                        modes = (node_modes(b.data, int(members[0])) if members.size == 1
+                                 else interface_modes(b.data, members))
+                    else:
+                        raise ModelError("give exactly one of node= or node_set=")
+                    pos = modes.u0
+                    flex_modes.setdefault(body, {})[name] = modes
+                except ModelError as exc:
+                    problems.append(f"marker {full!r} on flexible body {body!r}: {exc}")
+            elif node is not None or node_set is not None:
+                problems.append(f"marker {full!r}: node/node_set only apply to flexible "
+                                f"bodies")
+            markers[full] = Marker(body, name, pos, rot, node_index, node_set)
         names: set[str] = set()
         for item in [*self._joints, *self._drives, *self._forces]:
             if item.name in names:
@@ -365,5 +447,8 @@ class ModelBuilder:
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))
-        return Model(dict(self._bodies), markers, tuple(self._joints), tuple(self._drives),
+        bodies = dict(self._bodies)
+        for body, modes in flex_modes.items():
+            bodies[body] = replace(bodies[body], marker_modes=modes)
+        return Model(bodies, markers, tuple(self._joints), tuple(self._drives),
                      tuple(self._forces), gravity)

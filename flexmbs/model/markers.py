@@ -28,6 +28,10 @@ class Marker:
     name: str
     position: np.ndarray
     orientation: np.ndarray
+    node: int | None = None
+    """Flexible bodies: node index the marker rides on (position = that node)."""
+    node_set: str | None = None
+    """Flexible bodies: node set of an RBE3-like interface marker."""
 
     @property
     def full_name(self) -> str:

@@ -1,0 +1,222 @@
+"""Flexible bodies in the floating frame of reference, coordinates q = [R, p, ξ]
+(ARCHITECTURE.md §4, FFRF.md).
+
+The mass matrix and quadratic velocity vector come from the ModalData's inertia
+invariants (``flexmbs.frame.coupling``): per-evaluation cost O(n_m²)–O(n_m³), never O(N).
+Markers sit on a node (its translational rows Φ_k and, where present, rotational rows
+Ψ_k) or on an interface node set (RBE3-like average). Every joint and force of the
+multibody core works on them through the same body interface as rigid bodies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from ..frame.coupling import Coupling, generalized_mass, quadratic_velocity
+from ..frame.rotations import d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from ..modal.data import ModalData
+from .markers import Marker
+
+
+@dataclass(frozen=True)
+class MarkerModes:
+    """A marker's modal kinematics: undeformed origin u0 (3,) [m], translational shapes
+    phi (3, n) [m/ξ] and rotational shapes psi (3, n) [rad/ξ] in the body frame."""
+
+    u0: np.ndarray
+    phi: np.ndarray
+    psi: np.ndarray
+
+
+def node_modes(data: ModalData, node: int) -> MarkerModes:
+    """Modes of node index ``node`` (rotational rows zero when the data has none)."""
+    rows = slice(3 * node, 3 * node + 3)
+    psi = data.psi[rows] if data.psi is not None else np.zeros((3, data.n_modes))
+    return MarkerModes(data.nodes[node].copy(), data.phi[rows].copy(), psi.copy())
+
+
+def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
+    """RBE3-like interface: origin and translation the weighted mean of the nodes', and
+    rotation the weighted least-squares rotation of the node cloud about it:
+    ψ = −(Σ w ρ̃ᵀρ̃)⁻¹ Σ w ρ̃ᵀ (φ_k − φ̄), ρ_k = ū0_k − ū0_mean. Needs ≥ 3 non-collinear
+    nodes for the rotation."""
+    idx = np.asarray(nodes, dtype=np.int64)
+    w = np.ones(idx.size) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    pts = data.nodes[idx]
+    center = w @ pts
+    y = data.phi.reshape(data.n_nodes, 3, data.n_modes)[idx]  # (k, 3, n)
+    mean = np.einsum("k,kan->an", w, y)
+    rho = skew_stack(pts - center)  # (k, 3, 3)
+    lhs = np.einsum("k,kba,kbc->ac", w, rho, rho)
+    if np.linalg.matrix_rank(lhs, tol=1e-12 * max(np.trace(lhs), 1e-300)) < 3:
+        raise ModelError("interface marker: the node set is collinear (or a single node); "
+                         "its rotation is undefined — use a node marker or more nodes")
+    rhs = np.einsum("k,kba,kbn->an", w, rho, y - mean[None])
+    psi = -np.linalg.solve(lhs, rhs)
+    return MarkerModes(center, mean, psi)
+
+
+def skew_stack(v):
+    out = np.zeros((*v.shape[:-1], 3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class FlexibleBody:
+    """A flexible body: floating frame [R, p] plus modal coordinates ξ of ``data``.
+
+    Attributes
+    ----------
+    name : str
+    data : ModalData
+        Modal description (SI); its invariants are computed once.
+    coupling : Coupling
+        Which coupling terms are kept (see :class:`~flexmbs.frame.coupling.Coupling`).
+    q0, qd0 : ndarray, shape (7 + n,)
+        Initial [R, p, ξ] and rates.
+    marker_modes : dict[str, MarkerModes]
+        Modal kinematics of each marker, keyed by marker name (filled by the builder).
+    """
+
+    name: str
+    data: ModalData
+    q0: np.ndarray
+    qd0: np.ndarray
+    coupling: Coupling = Coupling.TWO_WAY
+    fixed: tuple[int, ...] = ()
+    marker_modes: dict = field(default_factory=dict)
+
+    @property
+    def n_modes(self) -> int:
+        return self.data.n_modes
+
+    @property
+    def n_coords(self) -> int:
+        return 7 + self.data.n_modes
+
+    @property
+    def coord_names(self) -> tuple[str, ...]:
+        base = ("x", "y", "z", "e0", "e1", "e2", "e3")
+        return tuple(f"{self.name}.{c}" for c in base) + tuple(
+            f"{self.name}.xi{j + 1}" for j in range(self.n_modes))
+
+    def _modes(self, marker: Marker) -> MarkerModes:
+        try:
+            return self.marker_modes[marker.name]
+        except KeyError:
+            raise ModelError(f"marker {marker.full_name!r} on flexible body {self.name!r} "
+                             f"has no node: add it with a node or node set") from None
+
+    # ----------------------------------------------------------- kinematics (FFRF.md §8)
+    def marker_frame(self, q, marker, qd=None):
+        """Marker origin r = R + A(u0 + Φ_m ξ) and axes A(o_k − õ_k Ψ_m ξ) (first order in
+        Ψ_m ξ), their exact Jacobians and velocity-quadratic parts."""
+        mm = self._modes(marker)
+        n = self.n_modes
+        p, xi = q[3:7], q[7:]
+        a = rotation_matrix(p)
+        o = marker.orientation
+        u = mm.u0 + mm.phi @ xi
+        bmat = [-skew(o[:, k]) @ mm.psi for k in range(3)]  # ∂v_k/∂ξ (3, n)
+        vecs = np.vstack([u, *(o[:, k] + bmat[k] @ xi for k in range(3))])
+        jac = np.zeros((4, 3, 7 + n))
+        jac[0, :, :3] = np.eye(3)
+        jac[:, :, 3:7] = d_rotated_batch(p, vecs)
+        jac[0, :, 7:] = a @ mm.phi
+        for k in range(3):
+            jac[k + 1, :, 7:] = a @ bmat[k]
+        quad = None
+        if qd is not None:
+            pd, xid = qd[3:7], qd[7:]
+            rates = np.vstack([mm.phi @ xid, *(bmat[k] @ xid for k in range(3))])
+            quad = d_rotated_batch(pd, vecs) @ pd + 2 * d_rotated_batch(p, rates) @ pd
+        return q[:3] + a @ u, a @ np.column_stack(list(vecs[1:])), jac, quad
+
+    def force_jac(self, q, marker):
+        """[I, −A ũ Ḡ, A Φ_m] (FFRF.md §6), p-rows orthogonal to p."""
+        mm = self._modes(marker)
+        p, xi = q[3:7], q[7:]
+        a = rotation_matrix(p)
+        out = np.zeros((3, self.n_coords))
+        out[:, :3] = np.eye(3)
+        out[:, 3:7] = -a @ skew(mm.u0 + mm.phi @ xi) @ g_bar(p)
+        out[:, 7:] = a @ mm.phi
+        return out
+
+    def angular_jac(self, q, marker):
+        """[0, G, A Ψ_m]: marker angular velocity (global) and torque Jacobian."""
+        mm = self._modes(marker)
+        p = q[3:7]
+        out = np.zeros((3, self.n_coords))
+        out[:, 3:7] = g_global(p)
+        out[:, 7:] = rotation_matrix(p) @ mm.psi
+        return out
+
+    # ----------------------------------------------------------- dynamics
+    def mass_matrix(self, q):
+        """M(q) = Cᵀ M̄ C of the coupling mode (FFRF.md §4, §7)."""
+        return generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
+                                self.coupling)
+
+    def generalized_forces(self, q, qd, t, gravity):
+        """Q_v + gravity − (K_ff ξ + D_ff ξ̇) in the ξ rows.
+
+        Gravity is Cᵀ M̄_{:,R} ḡ of the two-way mass (FFRF.md §6); in one-way and rigid
+        modes its rigid rows use ξ = 0, and in rigid mode the ξ rows carry nothing.
+        """
+        inv, n = self.data.invariants, self.n_modes
+        p, xi, xid = q[3:7], q[7:], qd[7:]
+        out = quadratic_velocity(inv, self.data.M_ff, p, xi, qd[:3], qd[3:7], xid,
+                                 self.coupling)
+        g = np.asarray(gravity, dtype=float)
+        if np.any(g):
+            a = rotation_matrix(p)
+            g_bar_vec = a.T @ g
+            rigid_rows_xi = xi if self.coupling in (Coupling.TWO_WAY, Coupling.NO_MRF) \
+                else np.zeros(n)
+            blocks = inv.blocks(rigid_rows_xi)
+            out[:3] += a @ (blocks.M_RR @ g_bar_vec)
+            out[3:7] += g_bar(p).T @ (blocks.M_Rθ.T @ g_bar_vec)
+            if self.coupling is not Coupling.RIGID:
+                out[7:] += inv.S.T @ g_bar_vec
+        if self.coupling is not Coupling.RIGID:
+            out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid
+        return out
+
+    def kinetic_energy(self, q, qd):
+        m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:])
+        return 0.5 * qd @ m @ qd
+
+    def potential_energy(self, q, gravity):
+        """−gᵀ(m R + A S_t(ξ)) + ½ ξᵀ K_ff ξ [J]."""
+        inv = self.data.invariants
+        xi = q[7:]
+        s_t = _vee(-inv.blocks(xi).M_Rθ)
+        g = np.asarray(gravity, dtype=float)
+        return float(-g @ (inv.mass * q[:3] + rotation_matrix(q[3:7]) @ s_t)
+                     + 0.5 * xi @ self.data.K_ff @ xi)
+
+    # ----------------------------------------------------------- recovery
+    def nodal_displacements(self, q, frame: str = "body") -> np.ndarray:
+        """Elastic displacement Φ_k ξ of every node (N, 3) [m], body or global axes."""
+        disp = (self.data.phi @ q[7:]).reshape(self.data.n_nodes, 3)
+        if frame == "global":
+            return disp @ rotation_matrix(q[3:7]).T
+        return disp
+
+    def node_positions(self, q) -> np.ndarray:
+        """Deformed global node positions R + A(ū0 + Φ ξ) (N, 3) [m]."""
+        u = self.data.nodes + (self.data.phi @ q[7:]).reshape(self.data.n_nodes, 3)
+        return q[:3] + u @ rotation_matrix(q[3:7]).T
+
+
+def _vee(x):
+    a = 0.5 * (x - x.T)
+    return np.array([a[2, 1], a[0, 2], a[1, 0]])
