@@ -13,7 +13,9 @@ from flexmbs.assembly import System
 from flexmbs.frame.rotations import axis_angle, rotation_matrix
 from flexmbs.modal import ModalData
 from flexmbs.model import ModelBuilder
+from flexmbs.model.flexible import node_modes
 from flexmbs.model.joints import JOINT_EQUATIONS
+from flexmbs.model.markers import Marker
 
 
 def random_modal(seed, n_nodes=8, n_modes=3, six_dof=True):
@@ -176,3 +178,62 @@ def test_energy_of_a_free_spinning_flexible_body(coupling, conserves):
         assert drift < 1e-7, f"{coupling}: relative energy drift {drift:.3g}"
     else:
         assert drift > 1e-4, f"{coupling}: relative energy drift only {drift:.3g}"
+
+
+def test_distributed_load_equals_the_nodal_sum():
+    """Σ_k J_kᵀ (w_k F) by brute force over the nodes, global and body-frame loads."""
+    data, _ = random_modal(5, six_dof=False)
+    weights = np.random.default_rng(3).uniform(0.2, 1.0, data.n_nodes)
+    for frame in ("global", "body"):
+        b = ModelBuilder()
+        b.add_flexible_body("f", data, position=(0.3, -1, 2),
+                            orientation=axis_angle([1, -1, 2], 0.8), xi=[0.1, -0.2, 0.05])
+        b.add_distributed_load("wind", "f", [1.0, -2.0, 0.5], weights=weights, frame=frame)
+        with_load = System(b.finalize())
+        q, zero = with_load.q0, np.zeros(with_load.n_q)
+        body = with_load.bodies[0]
+        applied = with_load.forces(q, zero) - body.generalized_forces(q, zero, 0.0,
+                                                                      np.zeros(3))
+        a = rotation_matrix(q[3:7])
+        force = np.array([1.0, -2.0, 0.5]) if frame == "global" else a @ [1.0, -2.0, 0.5]
+        expected = np.zeros(with_load.n_q)
+        probe = Marker("f", "probe", np.zeros(3), np.eye(3))
+        for k in range(data.n_nodes):
+            body.marker_modes["probe"] = node_modes(data, k)  # a marker on node k
+            expected += body.force_jac(q, probe).T @ (weights[k] * force)
+        np.testing.assert_allclose(applied, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_gravity_from_invariants_equals_mass_weighted_distributed_load():
+    """Two independent routes: Cᵀ M̄_{:,R} ḡ (invariants) and Σ J_kᵀ m_k g (nodes)."""
+    data, _ = random_modal(6, six_dof=False)
+    g = np.array([0.0, 0.0, -9.81])
+    b = ModelBuilder(gravity=g)
+    b.add_flexible_body("f", data, orientation=axis_angle([0.2, 1, 0.3], 1.1),
+                        xi=[0.2, 0.1, -0.1])
+    system = System(b.finalize())
+    b2 = ModelBuilder()
+    b2.add_flexible_body("f", data, orientation=axis_angle([0.2, 1, 0.3], 1.1),
+                         xi=[0.2, 0.1, -0.1])
+    b2.add_distributed_load("g", "f", g, weights="mass")
+    system2 = System(b2.finalize())
+    zero = np.zeros(system.n_q)
+    np.testing.assert_allclose(system.forces(system.q0, zero), system2.forces(system2.q0,
+                                                                              zero),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_run_level_coupling_override_and_named_blocks():
+    data, _ = random_modal(8)
+    b = ModelBuilder()
+    b.add_flexible_body("f", data, xi=[0.1, 0.0, 0.2])
+    model = b.finalize()
+    assert System(model).coupling == {"f": "two-way"}
+    one_way = System(model, coupling="one-way")
+    assert one_way.coupling == {"f": "one-way"}
+    blocks = one_way.bodies[0].mass_blocks(one_way.q0)
+    np.testing.assert_array_equal(blocks["M_Rf"], 0)
+    assert np.any(blocks["M_fR"] != 0)
+    full = System(model).bodies[0].mass_blocks(one_way.q0)
+    np.testing.assert_allclose(full["M_Rf"], full["M_fR"].T, atol=1e-14)
+    assert set(full) == {"M_RR", "M_Rp", "M_Rf", "M_pp", "M_pf", "M_fR", "M_fp", "M_ff"}

@@ -50,9 +50,20 @@ class DofReport:
 class System:
     """Numeric evaluation of a :class:`~flexmbs.model.Model` (never mutates it)."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, coupling=None):
+        """Compile ``model``; ``coupling`` ("two-way", "one-way", "rigid", "no-Mrf")
+        overrides every flexible body's own coupling mode for this run."""
+        from dataclasses import replace
+
+        from ..frame.coupling import Coupling
+
         self.model = model
-        self.bodies = [b for b in model.bodies.values() if b.n_coords > 0]
+        bodies = [b for b in model.bodies.values() if b.n_coords > 0]
+        if coupling is not None:
+            mode = Coupling(coupling)
+            bodies = [replace(b, coupling=mode) if hasattr(b, "coupling") else b
+                      for b in bodies]
+        self.bodies = bodies
         self._body_index = {b.name: k for k, b in enumerate(self.bodies)}
         offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])
         self.slices = [slice(int(offsets[k]), int(offsets[k + 1]))
@@ -110,12 +121,18 @@ class System:
         body = self.model.markers[full_name].body
         return self._body_index.get(body, -1)
 
+    @property
+    def coupling(self) -> dict[str, str]:
+        """Coupling mode of every flexible body in this run (recorded in results)."""
+        return {b.name: b.coupling.value for b in self.bodies if hasattr(b, "coupling")}
+
     def marker_info(self, full_name: str):
-        """(body, marker, slice of its coordinates or None for ground)."""
+        """(body, marker, slice of its coordinates; empty for ground)."""
         marker = self.model.markers[full_name]
-        body = self.model.bodies[marker.body]
         k = self._body_index.get(marker.body, -1)
-        return body, marker, (self.slices[k] if k >= 0 else slice(0, 0))
+        if k < 0:
+            return self.model.bodies[marker.body], marker, slice(0, 0)
+        return self.bodies[k], marker, self.slices[k]
 
     def _state(self, full_name, q, qd=None):
         body, marker, sl = self.marker_info(full_name)

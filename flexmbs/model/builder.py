@@ -18,7 +18,13 @@ from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, ro
 from .bodies import Ground, RigidBody
 from .drives import Profile, as_profile
 from .flexible import FlexibleBody, interface_modes, node_modes
-from .forces import JointActuator, PointLoad, RotationalSpringDamper, SpringDamperActuator
+from .forces import (
+    DistributedLoad,
+    JointActuator,
+    PointLoad,
+    RotationalSpringDamper,
+    SpringDamperActuator,
+)
 from .joints import JOINT_EQUATIONS
 from .markers import Marker
 
@@ -119,6 +125,7 @@ class ModelBuilder:
     _joints: list = field(default_factory=list)
     _drives: list = field(default_factory=list)
     _forces: list = field(default_factory=list)
+    _distributed: list = field(default_factory=list)
     _problems: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -351,6 +358,14 @@ class ModelBuilder:
         self._forces.append(PointLoad(name, marker, value, kind, frame))
         return name
 
+    def add_distributed_load(self, name, body, load, *, weights="mass", frame="global"):
+        """A load field over a flexible body's nodes: f_k = w_k · load (see
+        :class:`~flexmbs.model.forces.DistributedLoad`); ``weights`` is "mass" (nodal
+        masses: ``load`` is per kg), "uniform", or an (N,) array; ``frame`` "global" or
+        "body"."""
+        self._distributed.append((name, body, load, weights, frame))
+        return name
+
     def add_point_force(self, name, marker, force, frame="global"):
         """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""
         return self._point_load(name, marker, force, "force", frame)
@@ -409,6 +424,33 @@ class ModelBuilder:
                 problems.append(f"marker {full!r}: node/node_set only apply to flexible "
                                 f"bodies")
             markers[full] = Marker(body, name, pos, rot, node_index, node_set)
+        for name, body, load, weights, frame in self._distributed:
+            b = self._bodies.get(body)
+            if not isinstance(b, FlexibleBody):
+                problems.append(f"distributed load {name!r}: {body!r} is not a flexible body")
+                continue
+            if isinstance(weights, str):
+                if weights == "mass":
+                    w = (b.data.mass if b.data.is_lumped else
+                         np.asarray(b.data.mass.sum(axis=1)).ravel()
+                         .reshape(b.data.n_nodes, -1)[:, :3].mean(axis=1))
+                elif weights == "uniform":
+                    w = np.ones(b.data.n_nodes)
+                else:
+                    problems.append(f"distributed load {name!r}: weights {weights!r} must "
+                                    f"be 'mass', 'uniform' or an array of {b.data.n_nodes}")
+                    continue
+            else:
+                w = np.asarray(weights, dtype=float).ravel()
+                if w.shape != (b.data.n_nodes,) or not np.all(np.isfinite(w)):
+                    problems.append(f"distributed load {name!r}: weights must have "
+                                    f"{b.data.n_nodes} finite entries")
+                    continue
+            if frame not in ("global", "body"):
+                problems.append(f"distributed load {name!r}: frame must be 'global' or "
+                                f"'body'")
+            self._forces.append(DistributedLoad(name, body, load, b.load_integrals(w), frame))
+        self._distributed.clear()
         names: set[str] = set()
         for item in [*self._joints, *self._drives, *self._forces]:
             if item.name in names:

@@ -159,6 +159,28 @@ class FlexibleBody:
         out[:, 7:] = rotation_matrix(p) @ mm.psi
         return out
 
+    # ----------------------------------------------------------- inspection
+    def body_blocks(self, q):
+        """Body-frame blocks M_RR, M_Rθ, M_Rf, M_θθ, M_θf, M_ff at this ξ (two-way,
+        FFRF.md §3.3), a :class:`~flexmbs.modal.invariants.BodyMassBlocks`."""
+        return self.data.invariants.blocks(q[7:])
+
+    def mass_blocks(self, q) -> dict[str, np.ndarray]:
+        """Generalized (q-form) blocks of M(q) by name, for the body's coupling mode:
+        ``M_RR`` (3x3), ``M_Rp`` (3x4), ``M_Rf`` (3xn), ``M_pp`` (4x4), ``M_pf`` (4xn),
+        ``M_fR``, ``M_fp`` and ``M_ff`` (FFRF.md §4; M_fR ≠ M_Rfᵀ in one-way mode)."""
+        m = self.mass_matrix(q)
+        r, p, f = slice(0, 3), slice(3, 7), slice(7, None)
+        return {"M_RR": m[r, r], "M_Rp": m[r, p], "M_Rf": m[r, f], "M_pp": m[p, p],
+                "M_pf": m[p, f], "M_fR": m[f, r], "M_fp": m[f, p], "M_ff": m[f, f]}
+
+    def load_integrals(self, weights) -> tuple[float, np.ndarray, np.ndarray]:
+        """(Σw, Σw ū0_k, Σw Φ_k) of nodal weights (N,), computed once for distributed
+        loads so that their generalized force costs O(n_m) per evaluation."""
+        w = np.asarray(weights, dtype=float)
+        y = self.data.phi.reshape(self.data.n_nodes, 3, self.n_modes)
+        return float(w.sum()), w @ self.data.nodes, np.einsum("k,kan->an", w, y)
+
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
         """M(q) = Cᵀ M̄ C of the coupling mode (FFRF.md §4, §7)."""

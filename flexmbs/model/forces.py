@@ -207,6 +207,44 @@ class JointActuator:
 
 
 @dataclass(frozen=True, eq=False)
+class DistributedLoad:
+    """A load field over a flexible body's nodes: node k carries f_k = w_k · F, with F a
+    constant 3-vector or f(t, state) [N per unit weight], in global or body axes.
+
+    With ``weights="mass"`` F is an acceleration-like field [N/kg = m/s²] (wind drag per
+    mass, base excitation); with ``"uniform"`` it is spread equally. The generalized force
+    Σ_k J_kᵀ f_k = [A W F̄; Ḡᵀ((Σwū0 + ΣwΦ ξ) × F̄); (ΣwΦ)ᵀ F̄] uses integrals computed once
+    (``integrals`` = (Σw, Σw ū0, Σw Φ)), so its cost does not depend on the mesh."""
+
+    name: str
+    body: str
+    value: Any
+    integrals: tuple
+    frame: str = "global"
+
+    def apply(self, system, q, qd, t, Q):
+        from ..frame.rotations import g_bar, rotation_matrix
+
+        sl = system.require_body(self.body)
+        qb = q[sl]
+        raw = (_call(self, self.value, t, ForceState(t, q, qd), "function")
+               if callable(self.value) else self.value)
+        vec = np.asarray(raw, dtype=float)
+        if vec.shape != (3,) or not np.all(np.isfinite(vec)):
+            raise ModelError(f"DistributedLoad {self.name!r}: the load must be 3 finite "
+                             f"numbers, got {raw!r}")
+        p, xi = qb[3:7], qb[7:]
+        a = rotation_matrix(p)
+        f_bar = vec if self.frame == "body" else a.T @ vec
+        total, first, shapes = self.integrals
+        out = np.empty(sl.stop - sl.start)
+        out[:3] = a @ (total * f_bar)
+        out[3:7] = g_bar(p).T @ np.cross(first + shapes @ xi, f_bar)
+        out[7:] = shapes.T @ f_bar
+        Q[sl] += out
+
+
+@dataclass(frozen=True, eq=False)
 class PointLoad:
     """Force [N] or torque [N m] on a marker: a constant 3-vector or f(t, state);
     ``frame="global"`` or ``"marker"`` (components along the marker axes)."""
