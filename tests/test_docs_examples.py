@@ -16,3 +16,10 @@ def test_python_blocks_run(page, capsys):
     for block in blocks:
         exec(compile(block, f"{page}", "exec"), {})
     assert "0 degree(s) of freedom" in capsys.readouterr().out
+
+
+def test_flexible_body_example_runs(capsys):
+    text = (DOCS / "flexible_bodies.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        exec(compile(block, "flexible_bodies.md", "exec"), {})
+    assert "4 degree(s) of freedom" in capsys.readouterr().out
