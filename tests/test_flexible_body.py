@@ -237,3 +237,25 @@ def test_run_level_coupling_override_and_named_blocks():
     full = System(model).bodies[0].mass_blocks(one_way.q0)
     np.testing.assert_allclose(full["M_Rf"], full["M_fR"].T, atol=1e-14)
     assert set(full) == {"M_RR", "M_Rp", "M_Rf", "M_pp", "M_pf", "M_fR", "M_fp", "M_ff"}
+
+
+def test_modal_fields_are_recovered_and_kept_through_select_and_files(tmp_path):
+    from flexmbs.modal import read_modal, write_modal
+
+    data, _ = random_modal(12, six_dof=False)
+    stress = np.random.default_rng(0).normal(size=(data.n_nodes, 6, data.n_modes))
+    from dataclasses import replace
+
+    data = replace(data, modal_fields={"stress": stress})
+    b = ModelBuilder()
+    b.add_flexible_body("f", data, xi=[0.1, -0.2, 0.3])
+    system = System(b.finalize())
+    got = system.bodies[0].recover_field("stress", system.q0)
+    np.testing.assert_allclose(got, stress @ [0.1, -0.2, 0.3], rtol=1e-14)
+    np.testing.assert_array_equal(data.select([2]).modal_fields["stress"], stress[:, :, [2]])
+    back = read_modal(write_modal(data, tmp_path / "s.fmd.h5"))
+    np.testing.assert_array_equal(back.modal_fields["stress"], stress)
+    from flexmbs.errors import ModelError
+
+    with pytest.raises(ModelError, match="no modal field 'strain'"):
+        system.bodies[0].recover_field("strain", system.q0)

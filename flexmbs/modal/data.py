@@ -175,6 +175,9 @@ class ModalData:
     node_ids: np.ndarray | None = None
     mode_kinds: tuple[ModeKind, ...] | None = None
     constraint_fraction: np.ndarray | None = None
+    modal_fields: dict[str, np.ndarray] = field(default_factory=dict)
+    """Per-node modal result fields, name → (N, c, n): e.g. ``"stress"`` with the six
+    stress components per unit ξ_j [Pa]; recovered as field @ ξ."""
     units: str = "SI"
     metadata: dict[str, Any] = field(default_factory=dict)
     _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
@@ -322,10 +325,25 @@ class ModalData:
                             ("damping_ratio", ratio), ("damping_matrix", matrix),
                             ("node_ids", ids), ("node_sets", sets), ("cells", cells),
                             ("reference_frame", frame), ("mode_kinds", kinds),
-                            ("constraint_fraction", frac), ("metadata", dict(self.metadata))):
+                            ("constraint_fraction", frac), ("metadata", dict(self.metadata)),
+                            ("modal_fields", self._validated_fields(n_nodes, n))):
             set_(self, name, value)
         self._check_reference_frame()
         self._check_mass_consistency()
+
+    def _validated_fields(self, n_nodes: int, n: int) -> dict[str, np.ndarray]:
+        if not isinstance(self.modal_fields, dict):
+            raise ValidationError("ModalData.modal_fields must be a dict name -> (N, c, n) "
+                                  "array")
+        out = {}
+        for key, value in self.modal_fields.items():
+            arr = as_float_array(value, f"ModalData.modal_fields[{key!r}]")
+            if arr.ndim != 3 or arr.shape[0] != n_nodes or arr.shape[2] != n:
+                raise ShapeError(f"ModalData.modal_fields[{key!r}] has shape {arr.shape}; "
+                                 f"expected ({n_nodes}, components, {n})")
+            check_finite(arr, f"ModalData.modal_fields[{key!r}]")
+            out[str(key)] = arr
+        return out
 
     @staticmethod
     def _validated_mass(mass, n_nodes: int, has_psi: bool):
@@ -642,6 +660,7 @@ class ModalData:
             damping_matrix=matrix,
             mode_kinds=tuple(self.mode_kinds[i] for i in idx),
             constraint_fraction=self.constraint_fraction[idx],
+            modal_fields={k: v[:, :, idx] for k, v in self.modal_fields.items()},
             metadata=_select_metadata(self.metadata, idx, history),
             _invariants=self.invariants.select(idx),
         )

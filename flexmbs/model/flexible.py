@@ -233,6 +233,14 @@ class FlexibleBody:
             return disp @ rotation_matrix(q[3:7]).T
         return disp
 
+    def recover_field(self, name: str, q) -> np.ndarray:
+        """A modal result field at this state, Σ_j field[:, :, j] ξ_j, shape (N, c)
+        (e.g. nodal stresses when the ModalData carries ``modal_fields["stress"]``)."""
+        if name not in self.data.modal_fields:
+            raise ModelError(f"flexible body {self.name!r}: its ModalData has no modal "
+                             f"field {name!r} (has: {sorted(self.data.modal_fields)})")
+        return self.data.modal_fields[name] @ q[7:]
+
     def node_positions(self, q) -> np.ndarray:
         """Deformed global node positions R + A(ū0 + Φ ξ) (N, 3) [m]."""
         u = self.data.nodes + (self.data.phi @ q[7:]).reshape(self.data.n_nodes, 3)

@@ -80,6 +80,9 @@ def write_native(data: ModalData, path: Path) -> None:
         for k, (name, idx) in enumerate(data.node_sets.items()):
             # dataset names are positional: a set name may hold "/" or "."
             sets.create_dataset(f"set_{k}", data=idx).attrs["name"] = name
+        fields = f.create_group("modal_fields")
+        for k, (name, values) in enumerate(data.modal_fields.items()):
+            fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
         cells = f.create_group("cells")
         for ctype, conn in data.cells.items():
             cells.create_dataset(ctype, data=conn)
@@ -125,6 +128,9 @@ def read_native(path: Path, **options) -> ModalData:
                 node_sets={str(v.attrs.get("name", k)): v[()]
                            for k, v in f["node_sets"].items()},
                 cells={k: v[()] for k, v in f["cells"].items()},
+                modal_fields=({str(v.attrs.get("name", k)): v[()]
+                               for k, v in f["modal_fields"].items()}
+                              if "modal_fields" in f else {}),
                 mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
                 constraint_fraction=f["constraint_fraction"][()],
                 reference_frame=str(f.attrs["reference_frame"]),
