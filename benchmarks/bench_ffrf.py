@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 import warnings
@@ -44,30 +45,40 @@ def per_call(fn, repeat=300) -> float:
     return (time.perf_counter() - t0) / repeat
 
 
+def one_case(n_modes: int, n_nodes: int) -> dict:
+    warnings.simplefilter("ignore")
+    data = synthetic_body(n_nodes, n_modes)
+    b = ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_flexible_body("f", data, angular_velocity=(0.3, 1.0, 0.2),
+                        xi=np.full(n_modes, 1e-3))
+    b.add_marker("f", "tip", node=n_nodes)
+    b.add_point_force("push", "f.tip", [0.0, 1.0, 0.0])
+    system = System(b.finalize())
+    body = system.bodies[0]
+    q, qd = system.q0, system.qd0 + 0.1
+    g = system.model.gravity
+    del data, b
+    return {"n_modes": n_modes, "n_nodes": n_nodes,
+            "mass_us": 1e6 * per_call(lambda: body.mass_matrix(q)),
+            "body_forces_us": 1e6 * per_call(lambda: body.generalized_forces(q, qd, 0.0, g)),
+            "system_forces_us": 1e6 * per_call(lambda: system.forces(q, qd))}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
+    p.add_argument("--_one", nargs=2, type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    warnings.simplefilter("ignore")
+    if args._one:
+        print(json.dumps(one_case(*args._one)))
+        return 0
     rows = []
     for n_modes in (2, 8, 32):
         for n_nodes in (100, 100_000):
-            data = synthetic_body(n_nodes, n_modes)
-            b = ModelBuilder(gravity=(0, 0, -9.81))
-            b.add_flexible_body("f", data, angular_velocity=(0.3, 1.0, 0.2),
-                                xi=np.full(n_modes, 1e-3))
-            b.add_marker("f", "tip", node=n_nodes)
-            b.add_point_force("push", "f.tip", [0.0, 1.0, 0.0])
-            system = System(b.finalize())
-            body = system.bodies[0]
-            q, qd = system.q0, system.qd0 + 0.1
-            g = system.model.gravity
-            row = {"n_modes": n_modes, "n_nodes": n_nodes,
-                   "mass_us": 1e6 * per_call(lambda body=body, q=q: body.mass_matrix(q)),
-                   "body_forces_us": 1e6 * per_call(
-                       lambda body=body, q=q, qd=qd, g=g: body.generalized_forces(q, qd, 0.0, g)),
-                   "system_forces_us": 1e6 * per_call(
-                       lambda s=system, q=q, qd=qd: s.forces(q, qd))}
+            # each case in a fresh process: large arrays of one case must not slow another
+            res = subprocess.run([sys.executable, __file__, "--_one", str(n_modes),
+                                  str(n_nodes)], capture_output=True, text=True, check=True)
+            row = json.loads(res.stdout.strip().splitlines()[-1])
             rows.append(row)
             if not args.json:
                 print(f"n_m={n_modes:3d} N={n_nodes:7d}  M {row['mass_us']:8.1f} µs  "

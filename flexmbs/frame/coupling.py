@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..modal.invariants import InertiaInvariants
-from .rotations import g_bar, rotation_matrix
+from .rotations import cross3, g_bar, rotation_matrix
 
 
 class Coupling(str, Enum):
@@ -96,12 +96,12 @@ def _general_qbar(inv: InertiaInvariants, mbar: np.ndarray, w: np.ndarray, xi, x
     mdot_w = n_xid @ om
     mdot_w[3:6] += n_xid.T @ w + np.einsum("j,jab->ab", xid, qs) @ om if n else 0.0
     quad = np.zeros(6 + n)
-    quad[:3] = np.cross(om, h[:3])
-    quad[3:6] = np.cross(om, h[3:6]) + np.cross(v, h[:3])
+    quad[:3] = cross3(om, h[:3])
+    quad[3:6] = cross3(om, h[3:6]) + cross3(v, h[:3])
     if n:
         nw = np.einsum("jka,k->ja", inv.N, w)  # N_jᵀ w, (n, 3)
         quad[6:] = -0.5 * (2 * nw @ om + np.einsum("a,jab,b->j", om, qs, om))
-    return -mdot_w - quad + mbar[:, :3] @ np.cross(om, v)
+    return -mdot_w - quad + mbar[:, :3] @ cross3(om, v)
 
 
 def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,

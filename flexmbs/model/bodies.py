@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..frame.rotations import d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from ..frame.rotations import cross3, d_rotated_batch, g_bar, g_global, rotation_matrix, skew
 from .markers import Marker
 
 
@@ -147,7 +147,7 @@ class RigidBody:
         gb = g_bar(q[3:7])
         w = gb @ qd[3:7]
         out = np.zeros(7)
-        out[3:] = gb.T @ (-np.cross(w, self.inertia @ w))
+        out[3:] = gb.T @ (-cross3(w, self.inertia @ w))
         return out
 
     def generalized_forces(self, q, qd, t, gravity):

@@ -16,7 +16,13 @@ import numpy as np
 
 from ..errors import ModelError
 from ..frame.coupling import Coupling, generalized_mass, quadratic_velocity
-from ..frame.rotations import d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from ..frame.rotations import (
+    d_rotated_batch,
+    g_bar,
+    g_global,
+    rotation_matrix,
+    skew,
+)
 from ..modal.data import ModalData
 from .markers import Marker
 

@@ -223,7 +223,7 @@ class DistributedLoad:
     frame: str = "global"
 
     def apply(self, system, q, qd, t, Q):
-        from ..frame.rotations import g_bar, rotation_matrix
+        from ..frame.rotations import cross3, g_bar, rotation_matrix
 
         sl = system.require_body(self.body)
         qb = q[sl]
@@ -239,7 +239,7 @@ class DistributedLoad:
         total, first, shapes = self.integrals
         out = np.empty(sl.stop - sl.start)
         out[:3] = a @ (total * f_bar)
-        out[3:7] = g_bar(p).T @ np.cross(first + shapes @ xi, f_bar)
+        out[3:7] = g_bar(p).T @ cross3(first + shapes @ xi, f_bar)
         out[7:] = shapes.T @ f_bar
         Q[sl] += out
 
