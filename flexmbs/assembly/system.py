@@ -95,6 +95,22 @@ class System:
         self.n_c = start
         self.constraint_names = tuple(f"{r.name}[{e}]" for r in rows for e in r.eq_names)
         self._angles: dict[str, float] = {}
+        # fixed sparsity pattern of Φ_q: the blocks of every row group, in the order
+        # _row_terms returns them
+        r_idx, c_idx = [], []
+        for row in rows:
+            bodies_of_row = ([row.body_i] if row.kind in ("norm", "coordinate")
+                             else [row.body_i, row.body_j])
+            for k in bodies_of_row:
+                if k < 0:
+                    continue
+                cols = self.slices[k]
+                rr, cc = np.meshgrid(np.arange(row.rows.start, row.rows.stop),
+                                     np.arange(cols.start, cols.stop), indexing="ij")
+                r_idx.append(rr.ravel())
+                c_idx.append(cc.ravel())
+        self._jac_rows = np.concatenate(r_idx) if r_idx else np.zeros(0, dtype=np.int64)
+        self._jac_cols = np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64)
 
     def unwrap(self, key: str, angle: float) -> float:
         """Continue ``angle`` [rad] by continuity with its last value for ``key``.
@@ -134,9 +150,10 @@ class System:
             return self.model.bodies[marker.body], marker, slice(0, 0)
         return self.bodies[k], marker, self.slices[k]
 
-    def _state(self, full_name, q, qd=None):
+    def _state(self, full_name, q, qd=None, jac_needed=True):
         body, marker, sl = self.marker_info(full_name)
-        return marker_state(body, marker, q[sl], None if qd is None else qd[sl])
+        return marker_state(body, marker, q[sl], None if qd is None else qd[sl],
+                            jac_needed)
 
     @property
     def q0(self) -> np.ndarray:
@@ -147,7 +164,7 @@ class System:
     def qd0(self) -> np.ndarray:
         return np.concatenate([b.qd0 for b in self.bodies]) if self.bodies else np.zeros(0)
 
-    def _row_terms(self, row: _Row, q, qd, t, vel: bool):
+    def _row_terms(self, row: _Row, q, qd, t, vel: bool, jac_needed: bool = True):
         """Φ, [(cols, block)], Φ_t, γ of one constraint group."""
         if row.kind == "norm":
             sl = self.slices[row.body_i]
@@ -169,8 +186,8 @@ class System:
             return (np.array([q[k] - s]), [(sl, jac)], np.array([-s_d]),
                     np.array([s_dd]) if vel else None)
         spec = row.spec
-        mi = self._state(spec.marker_i, q, qd if vel else None)
-        mj = self._state(spec.marker_j, q, qd if vel else None)
+        mi = self._state(spec.marker_i, q, qd if vel else None, jac_needed)
+        mj = self._state(spec.marker_j, q, qd if vel else None, jac_needed)
         if row.kind == "joint":
             phi, ji, jj, phi_t, gamma = joint_equations(spec.kind, mi, mj, vel)
         else:
@@ -178,6 +195,8 @@ class System:
             phi, ji, jj, phi_t, gamma = drive_equations(spec.kind, mi, mj, vel,
                                                         _Fixed(values), t)
         blocks = []
+        if ji is None:
+            return phi, blocks, phi_t, gamma
         if row.body_i >= 0:
             blocks.append((self.slices[row.body_i], ji))
         if row.body_j >= 0:
@@ -190,32 +209,28 @@ class System:
         q = self._check_q(q)
         out = np.empty(self.n_c)
         for row in self._rows:
-            out[row.rows] = self._row_terms(row, q, None, t, False)[0]
+            out[row.rows] = self._row_terms(row, q, None, t, False, jac_needed=False)[0]
         return out
 
     def jacobian(self, q, t: float = 0.0, sparse: bool | None = None):
         """Φ_q (n_c x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
         sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
         q = self._check_q(q)
-        r_idx, c_idx, vals = [], [], []
-        for row in self._rows:
-            for cols, block in self._row_terms(row, q, None, t, False)[1]:
-                rr, cc = np.meshgrid(np.arange(row.rows.start, row.rows.stop),
-                                     np.arange(cols.start, cols.stop), indexing="ij")
-                r_idx.append(rr.ravel())
-                c_idx.append(cc.ravel())
-                vals.append(block.ravel())
-        mat = sp.coo_matrix((np.concatenate(vals), (np.concatenate(r_idx),
-                                                    np.concatenate(c_idx))),
-                            shape=(self.n_c, self.n_q)).tocsr() if vals else \
-            sp.csr_matrix((self.n_c, self.n_q))
-        return mat if sparse else mat.toarray()
+        vals = [block.ravel() for row in self._rows
+                for _, block in self._row_terms(row, q, None, t, False)[1]]
+        values = np.concatenate(vals) if vals else np.zeros(0)
+        if not sparse:
+            out = np.zeros((self.n_c, self.n_q))
+            out[self._jac_rows, self._jac_cols] = values  # blocks never overlap
+            return out
+        return sp.csr_matrix((values, (self._jac_rows, self._jac_cols)),
+                             shape=(self.n_c, self.n_q))
 
     def phi_t(self, q, t: float = 0.0) -> np.ndarray:
         """∂Φ/∂t (n_c,)."""
         out = np.empty(self.n_c)
         for row in self._rows:
-            out[row.rows] = self._row_terms(row, q, None, t, False)[2]
+            out[row.rows] = self._row_terms(row, q, None, t, False, jac_needed=False)[2]
         return out
 
     def nu(self, q, t: float = 0.0) -> np.ndarray:

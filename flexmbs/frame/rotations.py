@@ -74,26 +74,21 @@ def d_rotated(p, s) -> np.ndarray:
     return 2.0 * out
 
 
+def d_rotated_basis(p) -> np.ndarray:
+    """B (3, 12) with d_rotated(p, s) = (s @ B).reshape(3, 4): ∂(A s)/∂p is linear in s."""
+    e0, e1, e2, e3 = p
+    # rows: s = e_x, e_y, e_z; each a 3x4 matrix flattened row-major
+    return 2.0 * np.array([
+        [e0, e1, -e2, -e3, e3, e2, e1, e0, -e2, e3, -e0, e1],
+        [-e3, e2, e1, -e0, e0, -e1, e2, -e3, e1, e0, e3, e2],
+        [e2, e3, e0, e1, -e1, -e0, e3, e2, e0, -e1, -e2, e3],
+    ])
+
+
 def d_rotated_batch(p, vectors) -> np.ndarray:
     """:func:`d_rotated` for several vectors at once: ``vectors`` (k, 3) → (k, 3, 4)."""
-    p = np.asarray(p, dtype=float)
     s = np.asarray(vectors, dtype=float)
-    e0, e = p[0], p[1:]
-    k = s.shape[0]
-    out = np.empty((k, 3, 4))
-    out[:, :, 0] = e0 * s + cross_rows(e, s)
-    es = s @ e
-    block = es[:, None, None] * np.eye(3) + e[None, :, None] * s[:, None, :] \
-        - s[:, :, None] * e[None, None, :]
-    # − e0 s̃
-    block[:, 0, 1] += e0 * s[:, 2]
-    block[:, 0, 2] -= e0 * s[:, 1]
-    block[:, 1, 0] -= e0 * s[:, 2]
-    block[:, 1, 2] += e0 * s[:, 0]
-    block[:, 2, 0] += e0 * s[:, 1]
-    block[:, 2, 1] -= e0 * s[:, 0]
-    out[:, :, 1:] = block
-    return 2.0 * out
+    return (s @ d_rotated_basis(p)).reshape(s.shape[0], 3, 4)
 
 
 def quaternion_from_matrix(mat) -> np.ndarray:

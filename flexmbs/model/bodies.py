@@ -26,7 +26,7 @@ class Body(Protocol):
     @property
     def coord_names(self) -> tuple[str, ...]: ...
 
-    def marker_frame(self, q, marker: Marker, qd=None):
+    def marker_frame(self, q, marker: Marker, qd=None, jac: bool = True):
         """(r (3,), axes (3x3, columns x, y, z, global), J (4, 3, n) — Jacobians of r and
         of the three axes —, quad (4, 3) = (d/dt J) q̇ or None without ``qd``)."""
 
@@ -55,7 +55,7 @@ class Ground:
     coord_names: tuple[str, ...] = ()
     fixed: tuple[int, ...] = ()
 
-    def marker_frame(self, q, marker, qd=None):
+    def marker_frame(self, q, marker, qd=None, jac=True):
         return (np.asarray(marker.position, float), np.asarray(marker.orientation, float),
                 np.zeros((4, 3, 0)), None if qd is None else np.zeros((4, 3)))
 
@@ -100,8 +100,9 @@ class RigidBody:
         return tuple(f"{self.name}.{c}" for c in ("x", "y", "z", "e0", "e1", "e2", "e3"))
 
     # ----------------------------------------------------------- kinematics
-    def marker_frame(self, q, marker, qd=None):
-        """Marker origin, axes, their exact Jacobians (homogeneous A) and quadratic parts.
+    def marker_frame(self, q, marker, qd=None, jac=True):
+        """Marker origin, axes, their exact Jacobians (homogeneous A) and quadratic parts
+        (``jac=False``: origin and axes only, J and quad None).
 
         r = R + A s, a_k = A o_k; ∂(A v)/∂p is linear in p (``d_rotated``), so the
         quadratic acceleration part is ``d_rotated(ṗ, v) ṗ``.
@@ -109,6 +110,8 @@ class RigidBody:
         p = q[3:7]
         a = rotation_matrix(p)
         s, o = marker.position, marker.orientation
+        if not jac:
+            return q[:3] + a @ s, a @ o, None, None
         vectors = np.vstack([s, o.T])  # (4, 3): point, then x, y, z axes
         jac = np.zeros((4, 3, 7))
         jac[0, :, :3] = np.eye(3)

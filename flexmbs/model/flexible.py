@@ -121,7 +121,7 @@ class FlexibleBody:
                              f"has no node: add it with a node or node set") from None
 
     # ----------------------------------------------------------- kinematics (FFRF.md §8)
-    def marker_frame(self, q, marker, qd=None):
+    def marker_frame(self, q, marker, qd=None, jac=True):
         """Marker origin r = R + A(u0 + Φ_m ξ) and axes A(o_k − õ_k Ψ_m ξ) (first order in
         Ψ_m ξ), their exact Jacobians and velocity-quadratic parts."""
         mm = self._modes(marker)
@@ -132,6 +132,8 @@ class FlexibleBody:
         u = mm.u0 + mm.phi @ xi
         bmat = [-skew(o[:, k]) @ mm.psi for k in range(3)]  # ∂v_k/∂ξ (3, n)
         vecs = np.vstack([u, *(o[:, k] + bmat[k] @ xi for k in range(3))])
+        if not jac:
+            return q[:3] + a @ u, a @ np.column_stack(list(vecs[1:])), None, None
         jac = np.zeros((4, 3, 7 + n))
         jac[0, :, :3] = np.eye(3)
         jac[:, :, 3:7] = d_rotated_batch(p, vecs)

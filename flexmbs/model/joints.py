@@ -44,8 +44,13 @@ class MarkerState:
     axes_quad: list | None = None
 
 
-def marker_state(body, marker, qb, qdb=None) -> MarkerState:
-    """Evaluate ``marker`` on ``body`` at body coordinates ``qb`` (and rates ``qdb``)."""
+def marker_state(body, marker, qb, qdb=None, jac_needed: bool = True) -> MarkerState:
+    """Evaluate ``marker`` on ``body`` at body coordinates ``qb`` (and rates ``qdb``);
+    without ``jac_needed`` only positions and axes (for Φ alone)."""
+    if not jac_needed and qdb is None:
+        r, axes = body.marker_frame(qb, marker, None, jac=False)[:2]
+        return MarkerState(r=r, jr=None, axes=[axes[:, 0], axes[:, 1], axes[:, 2]],
+                           jaxes=None)
     r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
     st = MarkerState(r=r, jr=jac[0], axes=[axes[:, 0], axes[:, 1], axes[:, 2]],
                      jaxes=[jac[1], jac[2], jac[3]])
@@ -61,6 +66,8 @@ def marker_state(body, marker, qb, qdb=None) -> MarkerState:
 # --------------------------------------------------------------------------- primitives
 def spherical(mi: MarkerState, mj: MarkerState, vel: bool):
     phi = mj.r - mi.r
+    if mi.jr is None:
+        return phi, None, None, np.zeros(3), None
     gamma = -(mj.r_quad - mi.r_quad) if vel else None
     return phi, -mi.jr, mj.jr, np.zeros(3), gamma
 
@@ -68,6 +75,8 @@ def spherical(mi: MarkerState, mj: MarkerState, vel: bool):
 def dot1(mi: MarkerState, k: int, mj: MarkerState, l: int, vel: bool):  # noqa: E741
     ai, aj = mi.axes[k], mj.axes[l]
     phi = np.array([ai @ aj])
+    if mi.jr is None:
+        return phi, None, None, np.zeros(1), None
     ji = (aj @ mi.jaxes[k])[None, :]
     jj = (ai @ mj.jaxes[l])[None, :]
     gamma = None
@@ -82,6 +91,8 @@ def dot2(mi: MarkerState, k: int, mj: MarkerState, vel: bool, offset=(0.0, 0.0, 
     ai = mi.axes[k]
     d = mj.r - mi.r
     phi = np.array([ai @ d - offset[0]])
+    if mi.jr is None:
+        return phi, None, None, np.array([-offset[1]]), None
     ji = (d @ mi.jaxes[k] - ai @ mi.jr)[None, :]
     jj = (ai @ mj.jr)[None, :]
     gamma = None
@@ -105,9 +116,11 @@ def rotation_drive(mi: MarkerState, mj: MarkerState, vel: bool, theta):
     xi, yi, xj = mi.axes[0], mi.axes[1], mj.axes[0]
     b = c[0] * xi + c[1] * yi
     phi = np.array([xj @ b])
+    phi_t = np.array([xj @ (c_d[0] * xi + c_d[1] * yi)])
+    if mi.jr is None:
+        return phi, None, None, phi_t, None
     ji = (xj @ (c[0] * mi.jaxes[0] + c[1] * mi.jaxes[1]))[None, :]
     jj = (b @ mj.jaxes[0])[None, :]
-    phi_t = np.array([xj @ (c_d[0] * xi + c_d[1] * yi)])
     gamma = None
     if vel:
         b_dot = (c_d[0] * xi + c_d[1] * yi + c[0] * mi.axes_dot[0] + c[1] * mi.axes_dot[1])
@@ -121,6 +134,8 @@ def rotation_drive(mi: MarkerState, mj: MarkerState, vel: bool, theta):
 
 def _stack(parts):
     phi = np.concatenate([p[0] for p in parts])
+    if parts[0][1] is None:
+        return phi, None, None, np.concatenate([p[3] for p in parts]), None
     ji = np.vstack([p[1] for p in parts])
     jj = np.vstack([p[2] for p in parts])
     phi_t = np.concatenate([p[3] for p in parts])
