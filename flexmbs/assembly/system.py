@@ -61,8 +61,16 @@ class System:
         bodies = [b for b in model.bodies.values() if b.n_coords > 0]
         if coupling is not None:
             mode = Coupling(coupling)
-            bodies = [replace(b, coupling=mode) if hasattr(b, "coupling") else b
-                      for b in bodies]
+            out = []
+            for b in bodies:
+                if hasattr(b, "coupling"):
+                    changes = {"coupling": mode}
+                    if mode is Coupling.RIGID:  # rigid keeps ξ = 0
+                        changes["q0"] = np.concatenate([b.q0[:7], np.zeros(b.n_modes)])
+                        changes["qd0"] = np.concatenate([b.qd0[:7], np.zeros(b.n_modes)])
+                    b = replace(b, **changes)
+                out.append(b)
+            bodies = out
         self.bodies = bodies
         self._body_index = {b.name: k for k, b in enumerate(self.bodies)}
         offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])

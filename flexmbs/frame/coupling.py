@@ -30,10 +30,14 @@ class Coupling(str, Enum):
     """Rigid rows (R, p) use the rigid-body terms at ξ = 0: they drop M_Rf, M_θf, the
     ξ-dependent parts of M_Rθ and M_θθ and every ξ, ξ̇ term of Q_v, so the rigid motion
     is that of the rigid body; the elastic rows keep all inertial excitation (M_ξR, M_ξp,
-    Q_v,f). M is block lower-triangular, not symmetric; energy is not conserved."""
+    Q_v,f). Joints see the markers at ξ = 0 and applied forces act on the rigid rows with
+    undeformed lever arms (their ξ rows still excite the modes), as FFRF.md §7
+    recommends. M is block lower-triangular, not symmetric; energy is not conserved."""
     RIGID = "rigid"
-    """As one-way in the rigid rows; the elastic rows are decoupled (M_ff ξ̈ = 0): ξ stays
-    at its initial value (start from ξ = 0 for the rigid reference). Energy conserving."""
+    """As one-way in the rigid rows; the elastic rows are decoupled: no inertial coupling,
+    no gravity, joints and forces see the undeformed body (markers at ξ = 0, no ξ
+    columns), and M_ff ξ̈ = −K_ff ξ − D_ff ξ̇ keeps ξ = 0 (initial ξ and ξ̇ are set to
+    zero). The body moves exactly as a rigid body with the same mass properties."""
     NO_MRF = "no-Mrf"
     """The seed document's experiment: M_Rf and M_θf zeroed in both rows (M stays
     symmetric), Q_v unchanged; energy is not conserved (Q_v no longer derives from the
@@ -116,9 +120,9 @@ def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
     a = rotation_matrix(p)
     gb = g_bar(p)
     w = np.concatenate([a.T @ rd, gb @ pd, xid])
-    mbar = body_mass(inv, m_ff, xi, mode)
     if mode in (Coupling.TWO_WAY, Coupling.NO_MRF):
-        qbar = _general_qbar(inv, mbar, w, xi, xid)
+        # no-Mrf keeps the two-way Q_v unchanged (FFRF.md §7): use the full M̄
+        qbar = _general_qbar(inv, body_mass(inv, m_ff, xi, Coupling.TWO_WAY), w, xi, xid)
     else:
         rigid = body_mass(inv, m_ff, np.zeros(n), Coupling.TWO_WAY)
         rigid[:6, 6:] = rigid[6:, :6] = 0.0

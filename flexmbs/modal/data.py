@@ -548,7 +548,7 @@ class ModalData:
         """True when M_ff and K_ff are diagonal (to 1e-9 relative)."""
         return _offdiag_ratio(self.M_ff) < 1e-9 and _offdiag_ratio(self.K_ff) < 1e-9
 
-    @property
+    @cached_property
     def D_ff(self) -> np.ndarray:
         """Modal damping matrix [N m s per unit ξ²] (zero unless damping was given).
 
@@ -558,14 +558,17 @@ class ModalData:
         diag(2 ζ_i ω_i m_i).
         """
         if self.damping_matrix is not None:
-            return self.damping_matrix.copy()
-        if self.damping_ratio is None:
-            return np.zeros((self.n_modes, self.n_modes))
-        lam, vec = self._eig
-        zeta = self.damping_ratio[self.eigenmode_coordinates]
-        mx = self.M_ff @ vec
-        d_ff = mx @ np.diag(2.0 * zeta * np.sqrt(lam)) @ mx.T
-        return 0.5 * (d_ff + d_ff.T)
+            d_ff = self.damping_matrix.copy()
+        elif self.damping_ratio is None:
+            d_ff = np.zeros((self.n_modes, self.n_modes))
+        else:
+            lam, vec = self._eig
+            zeta = self.damping_ratio[self.eigenmode_coordinates]
+            mx = self.M_ff @ vec
+            d_ff = mx @ np.diag(2.0 * zeta * np.sqrt(lam)) @ mx.T
+            d_ff = 0.5 * (d_ff + d_ff.T)
+        d_ff.flags.writeable = False  # computed once, shared
+        return d_ff
 
     @property
     def eigenmode_coordinates(self) -> np.ndarray:

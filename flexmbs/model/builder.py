@@ -228,6 +228,9 @@ class ModelBuilder:
         n = data.n_modes
         xi0 = np.zeros(n) if xi is None else np.asarray(xi, dtype=float).ravel()
         xid0 = np.zeros(n) if xi_dot is None else np.asarray(xi_dot, dtype=float).ravel()
+        if mode is Coupling.RIGID and (np.any(xi0) or np.any(xid0)):
+            problems.append(f"{what}: coupling 'rigid' keeps ξ = 0; xi and xi_dot must be "
+                            f"zero")
         for label, arr in (("xi", xi0), ("xi_dot", xid0)):
             if arr.shape != (n,) or not np.all(np.isfinite(arr)):
                 problems.append(f"{what}.{label} must be {n} finite numbers")
@@ -401,6 +404,9 @@ class ModelBuilder:
             if isinstance(b, FlexibleBody):
                 try:
                     if node is not None and node_set is None:
+                        if isinstance(node, bool) or not isinstance(node, (int, np.integer)):
+                            raise ModelError(f"node must be an integer node label, got "
+                                             f"{node!r}")
                         hits = np.flatnonzero(b.data.node_ids == int(node))
                         if hits.size != 1:
                             raise ModelError(f"node label {node!r} is not a node of its "
@@ -416,6 +422,9 @@ class ModelBuilder:
                                  else interface_modes(b.data, members))
                     else:
                         raise ModelError("give exactly one of node= or node_set=")
+                    if np.any(np.asarray(position, dtype=float) != 0):
+                        raise ModelError("position is taken from the node (set); do not "
+                                         "give position=")
                     pos = modes.u0
                     flex_modes.setdefault(body, {})[name] = modes
                 except ModelError as exc:
@@ -431,9 +440,12 @@ class ModelBuilder:
                 continue
             if isinstance(weights, str):
                 if weights == "mass":
-                    w = (b.data.mass if b.data.is_lumped else
-                         np.asarray(b.data.mass.sum(axis=1)).ravel()
-                         .reshape(b.data.n_nodes, -1)[:, :3].mean(axis=1))
+                    if b.data.is_lumped:
+                        w = b.data.mass
+                    else:  # Σ_l m_kl of the x-translation block (rotations excluded)
+                        per = b.data.mass.shape[0] // b.data.n_nodes
+                        x_dofs = np.arange(b.data.n_nodes) * per
+                        w = np.asarray(b.data.mass[x_dofs][:, x_dofs].sum(axis=1)).ravel()
                 elif weights == "uniform":
                     w = np.ones(b.data.n_nodes)
                 else:

@@ -121,10 +121,23 @@ class FlexibleBody:
                              f"has no node: add it with a node or node set") from None
 
     # ----------------------------------------------------------- kinematics (FFRF.md §8)
+    @property
+    def _sees_deformation(self) -> bool:
+        """Whether joints see the deformation at markers (not in one-way and rigid modes,
+        where the rigid motion must be exactly the rigid body's, FFRF.md §7)."""
+        return self.coupling in (Coupling.TWO_WAY, Coupling.NO_MRF)
+
     def marker_frame(self, q, marker, qd=None, jac=True):
         """Marker origin r = R + A(u0 + Φ_m ξ) and axes A(o_k − õ_k Ψ_m ξ) (first order in
-        Ψ_m ξ), their exact Jacobians and velocity-quadratic parts."""
+        Ψ_m ξ), their exact Jacobians and velocity-quadratic parts.
+
+        In one-way and rigid modes markers are evaluated at ξ = 0 and do not depend on ξ
+        (joints then act on the rigid motion only, as FFRF.md §7 recommends)."""
         mm = self._modes(marker)
+        if not self._sees_deformation:
+            mm = MarkerModes(mm.u0, np.zeros_like(mm.phi), np.zeros_like(mm.psi))
+            q = np.concatenate([q[:7], np.zeros(self.n_modes)])
+            qd = None if qd is None else np.concatenate([qd[:7], np.zeros(self.n_modes)])
         n = self.n_modes
         p, xi = q[3:7], q[7:]
         a = rotation_matrix(p)
@@ -148,23 +161,31 @@ class FlexibleBody:
         return q[:3] + a @ u, a @ np.column_stack(list(vecs[1:])), jac, quad
 
     def force_jac(self, q, marker):
-        """[I, −A ũ Ḡ, A Φ_m] (FFRF.md §6), p-rows orthogonal to p."""
+        """[I, −A ũ Ḡ, A Φ_m] (FFRF.md §6), p-rows orthogonal to p.
+
+        One-way: the rigid rows use the undeformed lever arm ū0 (the rigid motion stays
+        the rigid body's) while the ξ rows still receive Φ_mᵀ F̄ (forces excite the
+        modes). Rigid: no ξ columns."""
         mm = self._modes(marker)
         p, xi = q[3:7], q[7:]
         a = rotation_matrix(p)
+        u = mm.u0 + mm.phi @ xi if self._sees_deformation else mm.u0
         out = np.zeros((3, self.n_coords))
         out[:, :3] = np.eye(3)
-        out[:, 3:7] = -a @ skew(mm.u0 + mm.phi @ xi) @ g_bar(p)
-        out[:, 7:] = a @ mm.phi
+        out[:, 3:7] = -a @ skew(u) @ g_bar(p)
+        if self.coupling is not Coupling.RIGID:
+            out[:, 7:] = a @ mm.phi
         return out
 
     def angular_jac(self, q, marker):
-        """[0, G, A Ψ_m]: marker angular velocity (global) and torque Jacobian."""
+        """[0, G, A Ψ_m]: marker angular velocity (global) and torque Jacobian (no ξ
+        columns in rigid mode)."""
         mm = self._modes(marker)
         p = q[3:7]
         out = np.zeros((3, self.n_coords))
         out[:, 3:7] = g_global(p)
-        out[:, 7:] = rotation_matrix(p) @ mm.psi
+        if self.coupling is not Coupling.RIGID:
+            out[:, 7:] = rotation_matrix(p) @ mm.psi
         return out
 
     # ----------------------------------------------------------- inspection
@@ -216,16 +237,21 @@ class FlexibleBody:
             out[3:7] += g_bar(p).T @ (blocks.M_Rθ.T @ g_bar_vec)
             if self.coupling is not Coupling.RIGID:
                 out[7:] += inv.S.T @ g_bar_vec
-        if self.coupling is not Coupling.RIGID:
-            out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid
+        out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid  # rigid: ξ stays at 0
         return out
 
     def kinetic_energy(self, q, qd):
-        m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:])
+        """½ q̇ᵀ M q̇ with the two-way M, or with the reduced M′ in no-Mrf mode (the
+        kinetic energy that mode's mass matrix defines, FFRF.md §11)."""
+        mode = Coupling.NO_MRF if self.coupling is Coupling.NO_MRF else Coupling.TWO_WAY
+        m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:], mode)
         return 0.5 * qd @ m @ qd
 
     def potential_energy(self, q, gravity):
-        """−gᵀ(m R + A S_t(ξ)) + ½ ξᵀ K_ff ξ [J]."""
+        """−gᵀ(m R + A S_t(ξ)) + ½ ξᵀ K_ff ξ [J].
+
+        Assumes M̄_RR = m I (every FE mass that moves rigidly with its nodes); for other
+        (case II) masses gravity need not derive from a potential."""
         inv = self.data.invariants
         xi = q[7:]
         s_t = _vee(-inv.blocks(xi).M_Rθ)

@@ -233,14 +233,19 @@ class DistributedLoad:
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise ModelError(f"DistributedLoad {self.name!r}: the load must be 3 finite "
                              f"numbers, got {raw!r}")
+        from ..frame.coupling import Coupling
+
+        mode = system.bodies[system._body_index[self.body]].coupling
         p, xi = qb[3:7], qb[7:]
         a = rotation_matrix(p)
         f_bar = vec if self.frame == "body" else a.T @ vec
         total, first, shapes = self.integrals
-        out = np.empty(sl.stop - sl.start)
+        out = np.zeros(sl.stop - sl.start)
         out[:3] = a @ (total * f_bar)
-        out[3:7] = g_bar(p).T @ cross3(first + shapes @ xi, f_bar)
-        out[7:] = shapes.T @ f_bar
+        arm = first + shapes @ xi if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else first
+        out[3:7] = g_bar(p).T @ cross3(arm, f_bar)  # one-way/rigid: undeformed arms
+        if mode is not Coupling.RIGID:
+            out[7:] = shapes.T @ f_bar
         Q[sl] += out
 
 
