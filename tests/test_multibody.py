@@ -490,3 +490,39 @@ def test_zero_force_spring_between_coincident_markers_is_fine():
     system = System(b.finalize())
     q = arm_state(0.3)
     assert np.all(np.isfinite(system.forces(q, np.zeros(7))))
+
+
+def test_rigid_body_with_offset_frame_matches_lagrange_and_the_com_frame_body():
+    """Body frame away from the centre of mass: KE equals that of the same motion
+    described in the CoM frame, Q_v matches FD Lagrange (p-rows projected), and gravity is
+    −∂V/∂q along admissible directions."""
+    rng = np.random.default_rng(9)
+    com = np.array([0.3, -0.1, 0.2])
+    b = ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_rigid_body("o", 2.0, [0.1, 0.2, 0.25], orientation=rng.normal(size=4), com=com)
+    system = System(b.finalize())
+    body = system.bodies[0]
+    q, qd = state_on_sphere(system, rng)
+    from flexmbs.model import Marker
+
+    a = body.marker_frame(q, Marker("o", "frame", np.zeros(3), np.eye(3)))[1]
+    w = g_bar(q[3:7]) @ qd[3:7]
+    v_com = qd[:3] + a @ np.cross(w, com)
+    kin_com = 0.5 * 2.0 * v_com @ v_com + 0.5 * w @ body.inertia @ w
+    np.testing.assert_allclose(body.kinetic_energy(q, qd), kin_com, rtol=1e-12)
+    np.testing.assert_allclose(0.5 * qd @ body.mass_matrix(q) @ qd, kin_com, rtol=1e-12)
+    h = 1e-6
+    m_dot = (body.mass_matrix(q + h * qd) - body.mass_matrix(q - h * qd)) / (2 * h)
+    grad = np.array([(qd @ body.mass_matrix(q + h * e) @ qd
+                      - qd @ body.mass_matrix(q - h * e) @ qd) / (2 * h) for e in np.eye(7)])
+    lagrange = -m_dot @ qd + 0.5 * grad
+    qv = body.quadratic_velocity(q, qd)
+    proj = np.eye(4) - np.outer(q[3:7], q[3:7])
+    np.testing.assert_allclose(qv[:3], lagrange[:3], atol=1e-6 * np.max(np.abs(lagrange)))
+    np.testing.assert_allclose(proj @ qv[3:], proj @ lagrange[3:],
+                               atol=1e-6 * np.max(np.abs(lagrange)))
+    _, dq = state_on_sphere(system, rng)
+    dv = (_normalized_potential(system, q + h * dq)
+          - _normalized_potential(system, q - h * dq)) / (2 * h)
+    gravity_only = body.generalized_forces(q, np.zeros(7), 0.0, system.model.gravity)
+    np.testing.assert_allclose(gravity_only @ dq, -dv, rtol=1e-7)

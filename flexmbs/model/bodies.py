@@ -93,6 +93,15 @@ class RigidBody:
     qd0: np.ndarray = field(default_factory=lambda: np.zeros(7))
     fixed: tuple[int, ...] = ()
     n_coords: int = 7
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    """Centre of mass in the body frame [m] (zero: the body frame is the CoM frame);
+    ``inertia`` stays about the centre of mass."""
+
+    @property
+    def inertia_origin(self) -> np.ndarray:
+        """Inertia about the body-frame origin, I_c + m(cᵀc I − c cᵀ) [kg m²]."""
+        c = self.com
+        return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
 
     @property
     def coord_names(self) -> tuple[str, ...]:
@@ -138,30 +147,44 @@ class RigidBody:
 
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
-        """M = diag(m I, Ḡᵀ J Ḡ) (7x7), singular along p (FFRF.md §4)."""
+        """M = [[m I, −A S̃ Ḡ], [Ḡᵀ S̃ Aᵀ, Ḡᵀ I_O Ḡ]] with S = m c (FFRF.md §4 with no
+        modes); diag(m I, Ḡᵀ J Ḡ) for a CoM frame. Singular along p."""
         gb = g_bar(q[3:7])
         out = np.zeros((7, 7))
         out[:3, :3] = self.mass * np.eye(3)
-        out[3:, 3:] = gb.T @ self.inertia @ gb
+        out[3:, 3:] = gb.T @ self.inertia_origin @ gb
+        if np.any(self.com):
+            m_rp = -rotation_matrix(q[3:7]) @ skew(self.mass * self.com) @ gb
+            out[:3, 3:] = m_rp
+            out[3:, :3] = m_rp.T
         return out
 
     def quadratic_velocity(self, q, qd):
-        """Q_v = [0, Ḡᵀ(−ω̄ × J ω̄)] (FFRF.md §5.2 with S_t = 0)."""
-        gb = g_bar(q[3:7])
+        """Q_v = [A(−ω̄ × (ω̄ × S)); Ḡᵀ(−ω̄ × I_O ω̄)], S = m c (FFRF.md §5.1–5.2)."""
+        p = q[3:7]
+        gb = g_bar(p)
         w = gb @ qd[3:7]
         out = np.zeros(7)
-        out[3:] = gb.T @ (-cross3(w, self.inertia @ w))
+        out[3:] = gb.T @ (-cross3(w, self.inertia_origin @ w))
+        if np.any(self.com):
+            out[:3] = rotation_matrix(p) @ (-cross3(w, cross3(w, self.mass * self.com)))
         return out
 
     def generalized_forces(self, q, qd, t, gravity):
-        """Q_v + gravity [N, N m]."""
+        """Q_v + gravity [N, N m]: [m g; Ḡᵀ(S × ḡ)] (FFRF.md §6)."""
         out = self.quadratic_velocity(q, qd)
-        out[:3] += self.mass * np.asarray(gravity)
+        g = np.asarray(gravity, dtype=float)
+        out[:3] += self.mass * g
+        if np.any(self.com) and np.any(g):
+            p = q[3:7]
+            out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
         return out
 
     def kinetic_energy(self, q, qd):
         w = g_bar(q[3:7]) @ qd[3:7]
-        return 0.5 * self.mass * qd[:3] @ qd[:3] + 0.5 * w @ self.inertia @ w
+        coupling = self.mass * qd[:3] @ (rotation_matrix(q[3:7]) @ cross3(w, self.com))
+        return (0.5 * self.mass * qd[:3] @ qd[:3] + coupling
+                + 0.5 * w @ self.inertia_origin @ w)
 
     def potential_energy(self, q, gravity):
-        return -self.mass * np.dot(gravity, q[:3])
+        return -self.mass * np.dot(gravity, q[:3] + rotation_matrix(q[3:7]) @ self.com)

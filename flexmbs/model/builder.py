@@ -134,8 +134,8 @@ class ModelBuilder:
     # ------------------------------------------------------------------ bodies
     def add_rigid_body(self, name: str, mass: float, inertia, *, position=(0, 0, 0),
                        orientation=None, velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
-                       inertia_axes=None, fixed=()) -> str:
-        """Add a rigid body; its frame is at the centre of mass.
+                       inertia_axes=None, fixed=(), com=(0, 0, 0)) -> str:
+        """Add a rigid body; its frame is at the centre of mass unless ``com`` is given.
 
         Parameters
         ----------
@@ -151,6 +151,10 @@ class ModelBuilder:
             Initial Ṙ [m/s] and global ω [rad/s].
         fixed : iterable of str
             Coordinates to hold during assembly, e.g. ``("x", "e0")``.
+        com : 3-vector
+            Centre of mass in the body frame [m]; then ``position`` places the body-frame
+            origin (a reference point, e.g. a joint), and ``inertia`` is still about the
+            centre of mass.
         """
         problems = self._problems
         what = f"RigidBody({name!r})"
@@ -196,7 +200,8 @@ class ModelBuilder:
         self._bodies[name] = RigidBody(name, m if np.isfinite(m) else 1.0,
                                        0.5 * (inertia_arr + inertia_arr.T),
                                        np.concatenate([pos, p]), np.concatenate([vel, pdot]),
-                                       tuple(fixed_idx))
+                                       tuple(fixed_idx), com=_vec3(com, f"{what}.com",
+                                                                   problems))
         return name
 
     def add_flexible_body(self, name: str, data, *, position=(0, 0, 0), orientation=None,
