@@ -9,6 +9,7 @@ node (FFRF.md §8).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -97,11 +98,15 @@ class RigidBody:
     """Centre of mass in the body frame [m] (zero: the body frame is the CoM frame);
     ``inertia`` stays about the centre of mass."""
 
-    @property
+    @cached_property
     def inertia_origin(self) -> np.ndarray:
         """Inertia about the body-frame origin, I_c + m(cᵀc I − c cᵀ) [kg m²]."""
         c = self.com
         return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+    @cached_property
+    def _offset(self) -> bool:
+        return bool(np.any(self.com))
 
     @property
     def coord_names(self) -> tuple[str, ...]:
@@ -153,7 +158,7 @@ class RigidBody:
         out = np.zeros((7, 7))
         out[:3, :3] = self.mass * np.eye(3)
         out[3:, 3:] = gb.T @ self.inertia_origin @ gb
-        if np.any(self.com):
+        if self._offset:
             m_rp = -rotation_matrix(q[3:7]) @ skew(self.mass * self.com) @ gb
             out[:3, 3:] = m_rp
             out[3:, :3] = m_rp.T
@@ -166,7 +171,7 @@ class RigidBody:
         w = gb @ qd[3:7]
         out = np.zeros(7)
         out[3:] = gb.T @ (-cross3(w, self.inertia_origin @ w))
-        if np.any(self.com):
+        if self._offset:
             out[:3] = rotation_matrix(p) @ (-cross3(w, cross3(w, self.mass * self.com)))
         return out
 
@@ -175,7 +180,7 @@ class RigidBody:
         out = self.quadratic_velocity(q, qd)
         g = np.asarray(gravity, dtype=float)
         out[:3] += self.mass * g
-        if np.any(self.com) and np.any(g):
+        if self._offset and np.any(g):
             p = q[3:7]
             out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
         return out
