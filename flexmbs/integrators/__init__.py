@@ -1,7 +1,21 @@
-"""Time integration. So far: the index-1 reference path for verification
-(:func:`simulate_reference`); the implicit Newmark/HHT/generalized-α integrators on the
-index-3 DAE are the next step (ARCHITECTURE.md §5)."""
+"""Time integration (ARCHITECTURE.md §5): Newmark, HHT-α and generalized-α on the
+index-3 DAE (:func:`simulate`), and the index-1 reference path for verification
+(:func:`simulate_reference`)."""
 
+from .alpha import AlphaParameters, amplification_matrix, generalized_alpha, hht, newmark
 from .reference import ReferenceResult, simulate_reference
+from .simulate import METHODS, AlphaIntegrator, SimulationResult, simulate
 
-__all__ = ["ReferenceResult", "simulate_reference"]
+__all__ = [
+    "METHODS",
+    "AlphaIntegrator",
+    "AlphaParameters",
+    "ReferenceResult",
+    "SimulationResult",
+    "amplification_matrix",
+    "generalized_alpha",
+    "hht",
+    "newmark",
+    "simulate",
+    "simulate_reference",
+]

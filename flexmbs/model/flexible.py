@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ModelError
 from ..frame.coupling import Coupling, generalized_mass, quadratic_velocity
 from ..frame.rotations import (
+    cross3,
     d_rotated_batch,
     g_bar,
     g_global,
@@ -258,6 +259,18 @@ class FlexibleBody:
         g = np.asarray(gravity, dtype=float)
         return float(-g @ (inv.mass * q[:3] + rotation_matrix(q[3:7]) @ s_t)
                      + 0.5 * xi @ self.data.K_ff @ xi)
+
+    def momenta(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
+        """Linear momentum P = A h_R and angular momentum about the global origin
+        H_O = R × P + A h_θ, with h = M̄ w of the two-way mass (FFRF.md §5.5)."""
+        from ..frame.coupling import body_mass
+
+        p = q[3:7]
+        a = rotation_matrix(p)
+        w = np.concatenate([a.T @ qd[:3], g_bar(p) @ qd[3:7], qd[7:]])
+        h = body_mass(self.data.invariants, self.data.M_ff, q[7:], Coupling.TWO_WAY) @ w
+        big_p = a @ h[:3]
+        return big_p, cross3(q[:3], big_p) + a @ h[3:6]
 
     # ----------------------------------------------------------- recovery
     def nodal_displacements(self, q, frame: str = "body") -> np.ndarray:

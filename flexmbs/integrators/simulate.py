@@ -1,0 +1,240 @@
+"""The integration driver: consistent initial conditions, the generalized-α step with
+Newton, step halving on Newton failure, and the result record (STYLE.md: an object with
+``step()`` and a thin ``simulate()``; failures return a status with the partial history).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..assembly.system import System
+from ..errors import ValidationError
+from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
+from .reference import accelerations
+
+METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
+
+
+@dataclass
+class StepStats:
+    t: list = field(default_factory=list)
+    h: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)
+
+
+class AlphaIntegrator:
+    """Generalized-α family on the index-3 DAE (see :mod:`flexmbs.integrators.alpha`).
+
+    Parameters
+    ----------
+    system : System
+    params : AlphaParameters
+    h : float
+        Step size [s] (halved on Newton failure, down to ``h_min``, then restored).
+    rtol, atol : float
+        Newton convergence: ‖Δq / (atol + rtol |q|)‖∞ < 1, and max |Φ| < ``phi_tol``.
+    """
+
+    def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
+                 q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
+                 phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
+                 fd_step: float = 1e-7):
+        if not h > 0:
+            raise ValidationError(f"step size h must be positive, got {h}")
+        self.system, self.params, self.h = system, params, float(h)
+        self.h_min = h / 1024 if h_min is None else float(h_min)
+        self.rtol, self.atol, self.phi_tol = rtol, atol, phi_tol
+        self.max_iter, self.fd_step = max_iter, fd_step
+        self.t = float(t0)
+        self.q = system.assemble(q0, t=self.t)
+        self.qd = system.project_velocity(self.q, qd0, self.t)
+        self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
+        self.a = self.qdd.copy()
+        self.matrix = NewtonMatrix()
+        self._matrix_h = None
+        self.status = "running"
+        self.message = ""
+        self.stats = StepStats()
+
+    # ----------------------------------------------------------- pieces
+    def _coefficients(self, h):
+        p = self.params
+        bp = (1 - p.alpha_m) / (p.beta * h * h * (1 - p.alpha_f))
+        gp = p.gamma / (p.beta * h)
+        return bp, gp
+
+    def _residual(self, q, qd, qdd, lam, t):
+        s = self.system
+        jac = s.jacobian(q, t)
+        return (np.asarray(s.mass_matrix(q) @ qdd).ravel() + np.asarray(jac.T @ lam).ravel()
+                - s.forces(q, qd, t))
+
+    def _refresh(self, q, qd, qdd, lam, t, bp, gp):
+        s, n, eps = self.system, self.system.n_q, self.fd_step
+        base = self._residual(q, qd, qdd, lam, t)
+        k_t = np.empty((n, n))
+        c_t = np.empty((n, n))
+        for i in range(n):
+            dq = np.zeros(n)
+            dq[i] = eps * max(1.0, abs(q[i]))
+            k_t[:, i] = (self._residual(q + dq, qd, qdd, lam, t) - base) / dq[i]
+            c_t[:, i] = (self._residual(q, qd + dq, qdd, lam, t) - base) / dq[i]
+        jac = np.asarray(s.jacobian(q, t, sparse=False))
+        m = np.asarray(s.mass_matrix(q, sparse=False))
+        top = m + (gp / bp) * c_t + k_t / bp
+        n_c = jac.shape[0]
+        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
+        self._matrix_h = self.h
+
+    # ----------------------------------------------------------- one step
+    def _try_step(self, h):
+        p, s = self.params, self.system
+        n = s.n_q
+        bp, gp = self._coefficients(h)
+        t1 = self.t + h
+        qdd1 = self.qdd.copy()
+        a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd - p.alpha_m * self.a) / (1 - p.alpha_m)
+        q1 = self.q + h * self.qd + h * h * ((0.5 - p.beta) * self.a + p.beta * a1)
+        qd1 = self.qd + h * ((1 - p.gamma) * self.a + p.gamma * a1)
+        lam1 = self.lam.copy()
+        if self.matrix.lu is None or self._matrix_h != h:
+            self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp)
+        last = np.inf
+        for it in range(1, self.max_iter + 1):
+            r = self._residual(q1, qd1, qdd1, lam1, t1)
+            phi = s.phi(q1, t1)
+            x = self.matrix.solve(-np.concatenate([r / bp, phi]))
+            dq = x[:n]
+            q1 += dq
+            qd1 += gp * dq
+            qdd1 += bp * dq
+            lam1 += bp * x[n:]
+            err = float(np.max(np.abs(dq) / (self.atol + self.rtol * np.abs(q1))))
+            if not np.isfinite(err):
+                return False, "Newton produced non-finite values", it, None
+            if err < 1.0 and float(np.max(np.abs(s.phi(q1, t1)), initial=0.0)) < self.phi_tol:
+                a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
+                      - p.alpha_m * self.a) / (1 - p.alpha_m)
+                return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
+            if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
+                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp)
+            last = err
+        worst = s.violated(q1, t1, tol=self.phi_tol)
+        names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
+        return False, (f"Newton did not converge in {self.max_iter} iterations at t = "
+                       f"{t1:.6g} s (last scaled correction {err:.3g}; constraints above "
+                       f"{self.phi_tol:g}: {names})"), self.max_iter, None
+
+    def step(self) -> tuple[bool, str]:
+        """Advance one step of size h, halving on Newton failure down to ``h_min``."""
+        h = self.h
+        while True:
+            ok, message, iters, state = self._try_step(h)
+            if ok:
+                self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
+                self.stats.t.append(self.t)
+                self.stats.h.append(h)
+                self.stats.iterations.append(iters)
+                return True, ""
+            h /= 2
+            self.matrix.lu = None
+            if h < self.h_min:
+                self.status = "failed"
+                self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
+                return False, self.message
+
+
+@dataclass
+class SimulationResult:
+    """Arrays over the output steps plus what is needed to post-process without the code.
+
+    t (n_t,); q, qd, qdd (n_t, n_q); lam (n_t, n_c); kinetic, potential (n_t,) [J];
+    phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; h and
+    iterations per step; names of coordinates and constraint rows; the settings; the
+    coupling mode of each flexible body; ``success`` and ``message``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lam: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    phi_violation: np.ndarray
+    velocity_violation: np.ndarray
+    h: np.ndarray
+    iterations: np.ndarray
+    coord_names: tuple
+    constraint_names: tuple
+    settings: dict
+    coupling: dict
+    success: bool
+    message: str
+    wall_time: float
+
+    def coordinate(self, name: str) -> np.ndarray:
+        """History of one coordinate, e.g. ``"beam.xi1"``."""
+        return self.q[:, self.coord_names.index(name)]
+
+
+def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
+             *, output_every: int = 1, **options) -> SimulationResult:
+    """Integrate from the consistent initial state to ``t_end`` with step ``h``.
+
+    ``method``: "newmark" (options beta, gamma), "hht" (alpha) or "generalized-alpha"
+    (rho_inf); the remaining options go to :class:`AlphaIntegrator`. Unknown options raise
+    TypeError naming them. A failure stops the run and returns what was computed, with
+    ``success=False`` and the reason.
+    """
+    if method not in METHODS:
+        raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
+    method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
+                   "generalized-alpha": {"rho_inf"}}[method]
+    integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
+                  "fd_step"}
+    unknown = set(options) - method_keys - integ_keys
+    if unknown:
+        raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
+                        f"{sorted(unknown)}; it takes {sorted(method_keys | integ_keys)}")
+    params = METHODS[method](**{k: options.pop(k) for k in list(options)
+                                if k in method_keys})
+    start = time.perf_counter()
+    integ = AlphaIntegrator(system, params, h, **options)
+    rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+
+    def record():
+        for key in rec:
+            rec[key].append(np.copy(getattr(integ, key)))
+
+    record()
+    k = 0
+    success, message = True, "completed"
+    while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+        integ.h = min(h, t_end - integ.t)
+        ok, msg = integ.step()
+        if not ok:
+            success, message = False, msg
+            break
+        k += 1
+        if k % output_every == 0 or integ.t >= t_end - 1e-12:
+            record()
+    t = np.array(rec["t"])
+    q, qd = np.array(rec["q"]), np.array(rec["qd"])
+    energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)])
+    phi_v = np.array([np.max(np.abs(system.phi(a, tt)), initial=0.0)
+                      for a, tt in zip(q, t, strict=True)])
+    vel_v = np.array([np.max(np.abs(system.jacobian(a, tt) @ b - system.nu(a, tt)),
+                             initial=0.0) for a, b, tt in zip(q, qd, t, strict=True)])
+    return SimulationResult(
+        t, q, qd, np.array(rec["qdd"]), np.array(rec["lam"]), energies[:, 0],
+        energies[:, 1], phi_v, vel_v, np.array(integ.stats.h),
+        np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
+        {"method": params.name, "h": h, **{k: v for k, v in options.items()
+                                          if k not in ("q0", "qd0")}},
+        system.coupling, success, message, time.perf_counter() - start)
+
+
