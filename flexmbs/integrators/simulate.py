@@ -176,19 +176,66 @@ class SimulationResult:
     message: str
     wall_time: float
 
+    bodies: dict = field(default_factory=dict)
+
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
         return self.q[:, self.coord_names.index(name)]
 
+    def modal_coordinates(self, body: str) -> np.ndarray:
+        """ξ history (n_t, n_m) of flexible body ``body``."""
+        info = self.bodies[body]
+        start = info["start"] + 7
+        return self.q[:, start:start + info["n_modes"]]
+
+    def save(self, path) -> None:
+        """Write everything to one HDF5 file (readable without the model code)."""
+        from .results_io import save_result
+
+        save_result(self, path)
+
+    @staticmethod
+    def load(path) -> SimulationResult:
+        """Read a file written by :meth:`save`."""
+        from .results_io import load_result
+
+        return load_result(path)
+
+
+def _describe_bodies(system: System) -> dict:
+    """Per body: kind, coordinate range and, for flexible bodies, what post-processing
+    needs (nodes, shapes, cells, node labels) so results stand on their own."""
+    out = {}
+    for body, sl in zip(system.bodies, system.slices, strict=True):
+        info = {"kind": type(body).__name__, "start": sl.start, "n_coords": body.n_coords}
+        if hasattr(body, "data"):
+            info.update(n_modes=body.n_modes, coupling=body.coupling.value,
+                        nodes=body.data.nodes, phi=body.data.phi,
+                        node_ids=body.data.node_ids, cells=dict(body.data.cells))
+        out[body.name] = info
+    return out
+
+
+def _hermite(t0, t1, y0, y1, d0, d1, t):
+    """Cubic Hermite interpolation of y (with derivatives d) at t in [t0, t1]."""
+    h = t1 - t0
+    s = (t - t0) / h
+    h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
+    h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
+    return h00 * y0 + h10 * h * d0 + h01 * y1 + h11 * h * d1
+
 
 def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
-             *, output_every: int = 1, **options) -> SimulationResult:
+             *, output_every: int = 1, t_out=None, progress=None,
+             **options) -> SimulationResult:
     """Integrate from the consistent initial state to ``t_end`` with step ``h``.
 
     ``method``: "newmark" (options beta, gamma), "hht" (alpha) or "generalized-alpha"
     (rho_inf); the remaining options go to :class:`AlphaIntegrator`. Unknown options raise
-    TypeError naming them. A failure stops the run and returns what was computed, with
-    ``success=False`` and the reason.
+    TypeError naming them. Output: every ``output_every``-th step, or at the times
+    ``t_out`` (cubic Hermite interpolation between steps; the step size is not forced).
+    ``progress(t, t_end)`` is called after every step. A failure stops the run and returns
+    what was computed, with ``success=False`` and the reason.
     """
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
@@ -210,18 +257,41 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         for key in rec:
             rec[key].append(np.copy(getattr(integ, key)))
 
-    record()
+    outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
+    next_out = 0
+    if outputs is None:
+        record()
+    else:
+        while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
+            record()
+            rec["t"][-1] = np.array(outputs[next_out])
+            next_out += 1
     k = 0
     success, message = True, "completed"
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         integ.h = min(h, t_end - integ.t)
+        prev = (integ.t, integ.q.copy(), integ.qd.copy(), integ.qdd.copy(), integ.lam.copy())
         ok, msg = integ.step()
         if not ok:
             success, message = False, msg
             break
         k += 1
-        if k % output_every == 0 or integ.t >= t_end - 1e-12:
-            record()
+        if outputs is None:
+            if k % output_every == 0 or integ.t >= t_end - 1e-12:
+                record()
+        else:
+            t0, q0, qd0, qdd0, lam0 = prev
+            while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
+                tt = outputs[next_out]
+                w = (tt - t0) / (integ.t - t0)
+                rec["t"].append(np.array(tt))
+                rec["q"].append(_hermite(t0, integ.t, q0, integ.q, qd0, integ.qd, tt))
+                rec["qd"].append(_hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt))
+                rec["qdd"].append((1 - w) * qdd0 + w * integ.qdd)
+                rec["lam"].append((1 - w) * lam0 + w * integ.lam)
+                next_out += 1
+        if progress is not None:
+            progress(integ.t, t_end)
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)])
@@ -235,6 +305,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0")}},
-        system.coupling, success, message, time.perf_counter() - start)
+        system.coupling, success, message, time.perf_counter() - start,
+        _describe_bodies(system))
 
 

@@ -1,0 +1,99 @@
+"""Result files: one HDF5 file per run (``.res.h5``), readable without the model code.
+
+Layout::
+
+    /                 attrs format="flexmbs-result", format_version=1, success, message,
+                      wall_time, settings (JSON), coupling (JSON)
+    /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
+    /velocity_violation, /h, /iterations
+    /coord_names, /constraint_names       (strings)
+    /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
+                      datasets nodes, phi, node_ids, cells/<type> for flexible bodies
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ReadError, WriteError
+
+FORMAT_TAG = "flexmbs-result"
+
+
+def save_result(result, path) -> None:
+    import h5py
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not "
+                         "exist")
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = FORMAT_TAG
+        f.attrs["format_version"] = 1
+        f.attrs["success"] = bool(result.success)
+        f.attrs["message"] = result.message
+        f.attrs["wall_time"] = float(result.wall_time)
+        f.attrs["settings"] = json.dumps(result.settings, default=str)
+        f.attrs["coupling"] = json.dumps(result.coupling)
+        for name in ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "phi_violation",
+                     "velocity_violation", "h", "iterations"):
+            f.create_dataset(name, data=np.asarray(getattr(result, name)))
+        f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
+        f.create_dataset("constraint_names", data=np.array(result.constraint_names,
+                                                           dtype="S"))
+        bodies = f.create_group("bodies")
+        for k, (name, info) in enumerate(result.bodies.items()):
+            g = bodies.create_group(str(k))
+            g.attrs["name"] = name
+            for key in ("kind", "start", "n_coords", "n_modes", "coupling"):
+                if key in info:
+                    g.attrs[key] = info[key]
+            for key in ("nodes", "phi", "node_ids"):
+                if key in info:
+                    g.create_dataset(key, data=np.asarray(info[key]))
+            if "cells" in info:
+                cells = g.create_group("cells")
+                for ctype, conn in info["cells"].items():
+                    cells.create_dataset(ctype, data=np.asarray(conn))
+
+
+def load_result(path):
+    import h5py
+
+    from .simulate import SimulationResult
+
+    path = Path(path)
+    if not path.exists():
+        raise ReadError(f"result file {str(path)!r} does not exist")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise ReadError(f"{path}: not an HDF5 file ({exc})") from exc
+    with f:
+        if f.attrs.get("format") != FORMAT_TAG:
+            raise ReadError(f"{path}: not a flexmbs result file (format attribute "
+                            f"{f.attrs.get('format')!r})")
+        arrays = {name: f[name][()] for name in (
+            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "phi_violation",
+            "velocity_violation", "h", "iterations")}
+        bodies = {}
+        for g in f["bodies"].values():
+            info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
+                    if k != "name"}
+            for key in ("nodes", "phi", "node_ids"):
+                if key in g:
+                    info[key] = g[key][()]
+            if "cells" in g:
+                info["cells"] = {k: v[()] for k, v in g["cells"].items()}
+            bodies[str(g.attrs["name"])] = info
+        return SimulationResult(
+            **arrays,
+            coord_names=tuple(s.decode() for s in f["coord_names"][()]),
+            constraint_names=tuple(s.decode() for s in f["constraint_names"][()]),
+            settings=json.loads(f.attrs["settings"]),
+            coupling=json.loads(f.attrs["coupling"]),
+            success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
+            wall_time=float(f.attrs["wall_time"]), bodies=bodies)
