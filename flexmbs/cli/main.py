@@ -8,9 +8,10 @@ import warnings
 
 from .. import __version__
 from ..errors import FlexmbsError
-from . import beam_cmd, modes_cmd, reduce_cmd
+from . import beam_cmd, modes_cmd, reduce_cmd, run_cmd
 
 SUBCOMMANDS = {
+    "run": run_cmd,
     "modes": modes_cmd,
     "reduce": reduce_cmd,
     "beam": beam_cmd,

@@ -481,8 +481,9 @@ class ModelBuilder:
                     body = str(ref).split(".", 1)[0]
                     hint = (f"unknown body {body!r}" if body not in self._bodies
                             else f"body {body!r} has no such marker")
-                    problems.append(f"{type(item).__name__} {item.name!r}: marker {ref!r} "
-                                    f"not found ({hint})")
+                    kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
+                        type(item).__name__, type(item).__name__)
+                    problems.append(f"{kind} {item.name!r}: marker {ref!r} not found ({hint})")
         for joint in self._joints:
             mi, mj = markers.get(joint.marker_i), markers.get(joint.marker_j)
             if mi is not None and mj is not None and mi.body == mj.body:

@@ -1,0 +1,260 @@
+"""Read and validate a TOML case file into a Model plus solver and output settings.
+
+The format is documented in ``docs/case_files.md``. Every error names the table, the
+entry and the key: ``case.toml: [[bodies]] #2 'link2': key 'mass' must be a positive
+number, got -1``. Relative paths (modal data, outputs) are resolved from the case file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import FlexmbsError, ModelError
+from ..frame.rotations import axis_angle
+from ..model import Constant, ModelBuilder, Polynomial, SpinUp, Table
+
+try:  # Python ≥ 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class CaseError(ModelError):
+    """A case file is malformed; the message names the file, table, entry and key."""
+
+
+SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
+               "phi_tol", "max_iter", "h_min", "output_every", "output_times", "coupling"}
+
+
+@dataclass
+class Case:
+    """A loaded case: the model, solver settings and where results go."""
+
+    path: Path
+    model: Any
+    solver: dict
+    output: Path
+    title: str = ""
+    notes: list = field(default_factory=list)
+
+
+class _Table:
+    """Key access for one TOML table entry, with errors naming where it came from."""
+
+    def __init__(self, path: Path, where: str, data: dict, allowed: set[str]):
+        self.path, self.where, self.data = path, where, data
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise CaseError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
+                            f"{sorted(allowed)}")
+
+    def error(self, key, message):
+        return CaseError(f"{self.path.name}: {self.where}: key {key!r} {message}")
+
+    def get(self, key, default=None, *, required=False):
+        if key not in self.data:
+            if required:
+                raise CaseError(f"{self.path.name}: {self.where}: missing key {key!r}")
+            return default
+        return self.data[key]
+
+    def number(self, key, default=None, *, required=False, positive=False):
+        value = self.get(key, default, required=required)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"must be a number, got {value!r}")
+        if positive and not value > 0:
+            raise self.error(key, f"must be a positive number, got {value!r}")
+        return float(value)
+
+    def vector(self, key, default=None, *, required=False, size=3):
+        value = self.get(key, default, required=required)
+        if value is None:
+            return None
+        arr = np.asarray(value, dtype=float) if isinstance(value, list) else None
+        if arr is None or arr.shape != (size,) or not np.all(np.isfinite(arr)):
+            raise self.error(key, f"must be a list of {size} numbers, got {value!r}")
+        return arr
+
+
+def _orientation(t: _Table):
+    """orientation: a 3x3 list, or axis + angle [deg], or z_axis."""
+    if "orientation" in t.data:
+        value = t.data["orientation"]
+        arr = np.asarray(value, dtype=float) if isinstance(value, list) else None
+        if arr is None or arr.shape not in ((3, 3), (4,)):
+            raise t.error("orientation", "must be a 3x3 rotation matrix (rows) or 4 Euler "
+                                         f"parameters, got {value!r}")
+        return arr
+    if "axis" in t.data or "angle_deg" in t.data:
+        axis = t.vector("axis", [0.0, 0.0, 1.0])
+        return axis_angle(axis, np.radians(t.number("angle_deg", 0.0)))
+    if "z_axis" in t.data:
+        return t.vector("z_axis")
+    return None
+
+
+def _profile(t: _Table, key: str):
+    value = t.get(key, required=True)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Constant(float(value))
+    if not isinstance(value, dict):
+        raise t.error(key, f"must be a number or a table with 'type', got {value!r}")
+    sub = _Table(t.path, f"{t.where} {key}", value,
+                 {"type", "coefficients", "omega", "duration", "times", "values", "value"})
+    kind = sub.get("type", required=True)
+    if kind == "constant":
+        return Constant(sub.number("value", required=True))
+    if kind == "polynomial":
+        coeffs = sub.get("coefficients", required=True)
+        return Polynomial(tuple(float(c) for c in coeffs))
+    if kind == "spin-up":
+        return SpinUp(sub.number("omega", required=True),
+                      sub.number("duration", required=True, positive=True))
+    if kind == "table":
+        return Table(tuple(sub.get("times", required=True)),
+                     tuple(sub.get("values", required=True)))
+    raise sub.error("type", f"must be constant, polynomial, spin-up or table, got {kind!r}")
+
+
+def load_case(path) -> Case:
+    """Parse and validate ``path``; raises CaseError naming table and key."""
+    from .. import read_modal
+
+    path = Path(path)
+    if not path.exists():
+        raise CaseError(f"case file {str(path)!r} does not exist")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CaseError(f"{path.name}: not valid TOML ({exc})") from exc
+    top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
+                                         "joints", "drives", "forces", "solver", "output"})
+    model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
+    b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
+    for k, entry in enumerate(raw.get("bodies", []), 1):
+        name = entry.get("name", f"#{k}")
+        t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
+                   {"name", "type", "mass", "inertia", "com", "position", "orientation",
+                    "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
+                    "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
+                    "fixed"})
+        kind = t.get("type", "rigid")
+        common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
+                      velocity=t.vector("velocity", [0, 0, 0]),
+                      angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
+                      fixed=tuple(t.get("fixed", [])))
+        if kind == "rigid":
+            inertia = t.get("inertia", required=True)
+            b.add_rigid_body(t.get("name", required=True),
+                             t.number("mass", required=True, positive=True),
+                             np.asarray(inertia, dtype=float),
+                             com=t.vector("com", [0, 0, 0]), **common)
+        elif kind == "flexible":
+            file = (path.parent / t.get("modal_data", required=True)).resolve()
+            try:
+                data = read_modal(file)
+            except FlexmbsError as exc:
+                raise t.error("modal_data", f"could not be read: {exc}") from exc
+            if t.get("modes") is not None:
+                data = data.truncate(int(t.get("modes")))
+            if t.get("damping_ratio") is not None:
+                data = data.with_damping(ratio=t.get("damping_ratio"))
+            b.add_flexible_body(t.get("name", required=True), data,
+                                coupling=t.get("coupling", "two-way"),
+                                xi=t.get("xi"), xi_dot=t.get("xi_dot"), **common)
+        else:
+            raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
+    for k, entry in enumerate(raw.get("markers", []), 1):
+        t = _Table(path, f"[[markers]] #{k} {entry.get('name', '')!r}", entry,
+                   {"body", "name", "position", "frame", "orientation", "axis", "angle_deg",
+                    "z_axis", "node", "node_set"})
+        b.add_marker(t.get("body", required=True), t.get("name", required=True),
+                     t.vector("position", [0, 0, 0]), _orientation(t),
+                     frame=t.get("frame", "body"), node=t.get("node"),
+                     node_set=t.get("node_set"))
+    for k, entry in enumerate(raw.get("joints", []), 1):
+        t = _Table(path, f"[[joints]] #{k} {entry.get('name', '')!r}", entry,
+                   {"name", "type", "i", "j"})
+        b.add_joint(t.get("name", required=True), t.get("type", required=True),
+                    t.get("i", required=True), t.get("j", required=True))
+    for k, entry in enumerate(raw.get("drives", []), 1):
+        t = _Table(path, f"[[drives]] #{k} {entry.get('name', '')!r}", entry,
+                   {"name", "type", "i", "j", "coordinate", "profile"})
+        b.add_drive(t.get("name", required=True), t.get("type", required=True),
+                    _profile(t, "profile"), marker_i=t.get("i"), marker_j=t.get("j"),
+                    coordinate=t.get("coordinate"))
+    for k, entry in enumerate(raw.get("forces", []), 1):
+        t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
+                   {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
+                    "free_length", "angle0", "value", "frame", "weights", "actuator"})
+        name, kind = t.get("name", required=True), t.get("type", required=True)
+        if kind == "spring-damper":
+            b.add_spring_damper(name, t.get("i", required=True), t.get("j", required=True),
+                                stiffness=t.number("stiffness", 0.0),
+                                damping=t.number("damping", 0.0),
+                                free_length=t.number("free_length", 0.0),
+                                actuator=(_profile(t, "actuator") if "actuator" in t.data
+                                          else None))
+        elif kind == "rotational-spring-damper":
+            b.add_rotational_spring_damper(name, t.get("i", required=True),
+                                           t.get("j", required=True),
+                                           stiffness=t.number("stiffness", 0.0),
+                                           damping=t.number("damping", 0.0),
+                                           angle0=t.number("angle0", 0.0))
+        elif kind in ("joint-torque", "joint-force"):
+            prof = _profile(t, "value")
+            b.add_joint_actuator(name, t.get("i", required=True), t.get("j", required=True),
+                                 lambda time, state, prof=prof: prof.eval(time)[0],
+                                 kind="torque" if kind == "joint-torque" else "force")
+        elif kind in ("point-force", "point-torque"):
+            vec = t.vector("value", required=True)
+            add = b.add_point_force if kind == "point-force" else b.add_point_torque
+            add(name, t.get("marker", required=True), vec, frame=t.get("frame", "global"))
+        elif kind == "distributed":
+            b.add_distributed_load(name, t.get("body", required=True),
+                                   t.vector("value", required=True),
+                                   weights=t.get("weights", "mass"),
+                                   frame=t.get("frame", "global"))
+        else:
+            raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
+                                  f"joint-torque, joint-force, point-force, point-torque or "
+                                  f"distributed; got {kind!r}")
+    try:
+        model = b.finalize()
+    except ModelError as exc:
+        raise CaseError(f"{path.name}: {exc}") from None
+    solver_t = _Table(path, "[solver]", raw.get("solver", {}), SOLVER_KEYS)
+    solver = dict(solver_t.data)
+    solver.setdefault("method", "generalized-alpha")
+    solver_t.number("h", required=True, positive=True)
+    solver_t.number("t_end", required=True, positive=True)
+    out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
+    output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
+    return Case(path, model, solver, output, str(top.get("title", "")),
+                list(top.get("notes", [])))
+
+
+def run_case(case: Case, progress=None):
+    """Simulate a loaded case; returns (System, SimulationResult)."""
+    from ..assembly import System
+    from ..integrators import simulate
+
+    solver = dict(case.solver)
+    coupling = solver.pop("coupling", None)
+    system = System(case.model, coupling=coupling)
+    t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
+    method = solver.pop("method")
+    times = solver.pop("output_times", None)
+    try:
+        result = simulate(system, t_end, h, method, t_out=times, progress=progress,
+                          **solver)
+    except TypeError as exc:
+        raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
+    return system, result

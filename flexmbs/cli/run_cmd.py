@@ -1,0 +1,89 @@
+"""Run a TOML case: build the model, simulate, write the results file (HDF5) and print a
+summary (JSON with --json); a progress bar goes to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from ..cases import load_case, run_case
+from ._common import emit_json
+
+HELP = "simulate a case file and write its results"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("case", help="case file (.toml), see docs/case_files.md")
+    p.add_argument("-o", "--output", help="results file (default: from the case, .res.h5)")
+    p.add_argument("--json", action="store_true", help="machine-readable summary")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+class _Bar:
+    def __init__(self, enabled: bool):
+        self.enabled, self.last = enabled, -1
+
+    def __call__(self, t, t_end):
+        if not self.enabled:
+            return
+        pct = int(100 * t / t_end)
+        if pct != self.last:
+            self.last = pct
+            done = pct // 2
+            sys.stderr.write(f"\r  [{'#' * done}{'.' * (50 - done)}] {pct:3d} %  t = {t:.4g} s")
+            sys.stderr.flush()
+            if pct >= 100:
+                sys.stderr.write("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    case = load_case(args.case)
+    if args.output:
+        case.output = Path(args.output)
+
+    if not case.output.parent.is_dir():
+        from ..errors import WriteError
+
+        raise WriteError(f"cannot write {str(case.output)!r}: folder does not exist")
+    bar = _Bar(not (args.quiet or args.json) and sys.stderr.isatty())
+    system, result = run_case(case, progress=bar)
+    if bar.enabled and bar.last < 100:
+        sys.stderr.write("\n")
+    result.save(case.output)
+    energy = result.kinetic + result.potential
+    report = system.check(result.q[0], float(result.t[0]))
+    summary = {
+        "case": str(case.path), "title": case.title, "success": result.success,
+        "message": result.message, "output": str(case.output),
+        "method": result.settings["method"], "h": result.settings["h"],
+        "t_end": float(result.t[-1]), "steps": len(result.h),
+        "newton_iterations_mean": float(np.mean(result.iterations)) if len(result.h) else 0.0,
+        "wall_time_s": result.wall_time, "dof": report.dof,
+        "coupling": result.coupling,
+        "max_constraint_violation": float(np.max(result.phi_violation)),
+        "energy_initial_J": float(energy[0]), "energy_final_J": float(energy[-1]),
+        "final_coordinates": dict(zip(result.coord_names, result.q[-1].tolist(),
+                                      strict=True)),
+    }
+    if args.json:
+        emit_json(summary)
+    else:
+        print(f"flexmbs run: {case.path}" + (f" — {case.title}" if case.title else ""))
+        redundant = (f", {len(report.redundant)} redundant equation(s)"
+                     if report.redundant else "")
+        print(f"  {system.n_q} coordinates, {system.n_c} constraint equations, "
+              f"{report.dof} degree(s) of freedom{redundant}")
+        print(f"  {summary['method']}, h = {summary['h']:g} s, {summary['steps']} steps to "
+              f"t = {summary['t_end']:.4g} s, {summary['newton_iterations_mean']:.2f} Newton "
+              f"iterations per step, {summary['wall_time_s']:.2f} s wall time")
+        print(f"  energy {summary['energy_initial_J']:.6g} J → {summary['energy_final_J']:.6g}"
+              f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
+        if summary["coupling"]:
+            print(f"  coupling: {summary['coupling']}")
+        print(f"  {'completed' if result.success else 'FAILED: ' + result.message}")
+        print(f"  results written to {case.output}")
+    return 0 if result.success else 1
