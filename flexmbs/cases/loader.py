@@ -28,7 +28,8 @@ class CaseError(ModelError):
 
 
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
-               "phi_tol", "max_iter", "h_min", "output_every", "output_times", "coupling"}
+               "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "output_every",
+               "output_times", "coupling"}
 
 
 @dataclass

@@ -41,13 +41,17 @@ class AlphaIntegrator:
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
                  q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
                  phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
-                 fd_step: float = 1e-7):
+                 fd_step: float = 1e-7, error_tol: float | None = None,
+                 h_max: float | None = None):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         self.system, self.params, self.h = system, params, float(h)
         self.h_min = h / 1024 if h_min is None else float(h_min)
         self.rtol, self.atol, self.phi_tol = rtol, atol, phi_tol
         self.max_iter, self.fd_step = max_iter, fd_step
+        self.error_tol = error_tol
+        self.h_max = self.h if h_max is None else float(h_max)
+        self.rejected = 0
         self.t = float(t0)
         self.q = system.assemble(q0, t=self.t)
         self.qd = system.project_velocity(self.q, qd0, self.t)
@@ -128,11 +132,29 @@ class AlphaIntegrator:
                        f"{t1:.6g} s (last scaled correction {err:.3g}; constraints above "
                        f"{self.phi_tol:g}: {names})"), self.max_iter, None
 
+    def error_estimate(self, a_new, h) -> float:
+        """Scaled local error h²|β − 1/6| ‖a_{n+1} − a_n‖ (Zienkiewicz–Xie) against
+        ``error_tol`` · (1e-3 + |q|); ≤ 1 means acceptable."""
+        est = h * h * abs(self.params.beta - 1.0 / 6.0) * (a_new - self.a)
+        return float(np.max(np.abs(est) / (self.error_tol * (1e-3 + np.abs(self.q)))))
+
     def step(self) -> tuple[bool, str]:
-        """Advance one step of size h, halving on Newton failure down to ``h_min``."""
+        """Advance one step of size h, halving on Newton failure down to ``h_min``.
+
+        With ``error_tol`` set, the local error estimate also rejects a step (retried
+        smaller) and sets the next step size: h ← h · clip(0.9 err^(−1/3), ¼, 2), at most
+        ``h_max``."""
         h = self.h
         while True:
             ok, message, iters, state = self._try_step(h)
+            if ok and self.error_tol is not None:
+                err = self.error_estimate(state[5], h)
+                factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
+                if err > 1.0 and h * factor >= self.h_min:
+                    h *= factor
+                    self.rejected += 1
+                    continue
+                self.h = min(self.h_max, h * factor)
             if ok:
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
                 self.stats.t.append(self.t)
@@ -242,7 +264,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step"}
+                  "fd_step", "error_tol", "h_max"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
@@ -268,8 +290,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             next_out += 1
     k = 0
     success, message = True, "completed"
+    adaptive = options.get("error_tol") is not None
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-        integ.h = min(h, t_end - integ.t)
+        integ.h = min(integ.h if adaptive else h, t_end - integ.t)
         prev = (integ.t, integ.q.copy(), integ.qd.copy(), integ.qdd.copy(), integ.lam.copy())
         ok, msg = integ.step()
         if not ok:
