@@ -278,6 +278,30 @@ class System:
             force.apply(self, q, qd, t, out)
         return out
 
+    def nonconservative_power(self, q, qd, lam, t: float = 0.0) -> float:
+        """Power [W] of everything that changes T + V: applied forces without a
+        potential (dampers, actuators, point and distributed loads), modal damping, and
+        the drives (prescribed motion works through its multipliers: −q̇ᵀΦ_qᵀλ over the
+        drive rows)."""
+        q, qd = self._check_q(q), self._check_q(qd, "qd")
+        out = np.zeros(self.n_q)
+        for force in self.model.forces:
+            part = force.nonconservative() if hasattr(force, "nonconservative") else force
+            if part is not None:
+                part.apply(self, q, qd, t, out)
+        power = float(qd @ out)
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            if hasattr(body, "data"):
+                xid = qd[sl][7:]
+                power -= float(xid @ body.data.D_ff @ xid)
+        lam = np.asarray(lam, dtype=float)
+        for row in self._rows:
+            if row.kind in ("drive", "coordinate"):
+                blocks = self._row_terms(row, q, None, t, False)[1]
+                for cols, block in blocks:
+                    power -= float(lam[row.rows] @ (block @ qd[cols]))
+        return power
+
     def energy(self, q, qd) -> tuple[float, float]:
         """(kinetic, potential) energy [J]: bodies' gravity and springs' potentials."""
         kin = sum(b.kinetic_energy(q[s], qd[s]) for b, s in zip(self.bodies, self.slices,

@@ -38,7 +38,8 @@ def save_result(result, path) -> None:
         f.attrs["wall_time"] = float(result.wall_time)
         f.attrs["settings"] = json.dumps(result.settings, default=str)
         f.attrs["coupling"] = json.dumps(result.coupling)
-        for name in ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "phi_violation",
+        for name in ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
+                     "phi_violation",
                      "velocity_violation", "h", "iterations"):
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
@@ -77,7 +78,8 @@ def load_result(path):
             raise ReadError(f"{path}: not a flexmbs result file (format attribute "
                             f"{f.attrs.get('format')!r})")
         arrays = {name: f[name][()] for name in (
-            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "phi_violation",
+            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
+                     "phi_violation",
             "velocity_violation", "h", "iterations")}
         bodies = {}
         for g in f["bodies"].values():

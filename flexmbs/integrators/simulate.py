@@ -174,6 +174,8 @@ class SimulationResult:
     """Arrays over the output steps plus what is needed to post-process without the code.
 
     t (n_t,); q, qd, qdd (n_t, n_q); lam (n_t, n_c); kinetic, potential (n_t,) [J];
+    nonconservative_work (n_t,) [J]: work of dampers, actuators, loads and drives since
+    t0 (trapezoidal in the output times), so kinetic + potential − work stays constant;
     phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; h and
     iterations per step; names of coordinates and constraint rows; the settings; the
     coupling mode of each flexible body; ``success`` and ``message``.
@@ -186,6 +188,7 @@ class SimulationResult:
     lam: np.ndarray
     kinetic: np.ndarray
     potential: np.ndarray
+    nonconservative_work: np.ndarray
     phi_violation: np.ndarray
     velocity_violation: np.ndarray
     h: np.ndarray
@@ -318,13 +321,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)])
+    lam_hist = np.array(rec["lam"])
+    power = np.array([system.nonconservative_power(a, b, lm, tt)
+                      for a, b, lm, tt in zip(q, qd, lam_hist, t, strict=True)])
+    work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
     phi_v = np.array([np.max(np.abs(system.phi(a, tt)), initial=0.0)
                       for a, tt in zip(q, t, strict=True)])
     vel_v = np.array([np.max(np.abs(system.jacobian(a, tt) @ b - system.nu(a, tt)),
                              initial=0.0) for a, b, tt in zip(q, qd, t, strict=True)])
     return SimulationResult(
-        t, q, qd, np.array(rec["qdd"]), np.array(rec["lam"]), energies[:, 0],
-        energies[:, 1], phi_v, vel_v, np.array(integ.stats.h),
+        t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
+        energies[:, 1], work, phi_v, vel_v, np.array(integ.stats.h),
         np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0")}},

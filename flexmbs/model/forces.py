@@ -123,6 +123,13 @@ class SpringDamperActuator:
                                                self.free_length).tension(system, q, zero, 0)
         return 0.5 * self.stiffness * (length - self.free_length) ** 2
 
+    def nonconservative(self):
+        """The part of this force that has no potential (damper and actuator), or None."""
+        if not self.damping and self.actuator is None:
+            return None
+        return SpringDamperActuator(self.name, self.marker_i, self.marker_j, 0.0,
+                                    self.damping, self.free_length, self.actuator)
+
 
 def relative_rotation(system, marker_i, marker_j, q, qd, key=None):
     """Angle of x_j about z_i and its rate z_iᵀ(ω_j − ω_i).
@@ -179,6 +186,13 @@ class RotationalSpringDamper:
         angle, _, _ = relative_rotation(system, self.marker_i, self.marker_j, q,
                                         np.zeros_like(q), key=self.name)
         return 0.5 * self.stiffness * (angle - self.angle0) ** 2
+
+    def nonconservative(self):
+        """The damper part, or None."""
+        if not self.damping:
+            return None
+        return RotationalSpringDamper(self.name, self.marker_i, self.marker_j, 0.0,
+                                      self.damping, self.angle0)
 
 
 @dataclass(frozen=True, eq=False)
