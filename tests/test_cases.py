@@ -92,11 +92,26 @@ def test_bad_cases_name_table_and_key(tmp_path, text, pattern):
         load_case(write(tmp_path, text))
 
 
-def test_solver_option_typo_is_named(tmp_path):
-    case = load_case(write(tmp_path, BASE.format(extra="").replace(
-        "t_end = 0.1", "t_end = 0.1\nmethod = 'hht'\nrho_inf = 0.5")))
-    with pytest.raises(CaseError, match=r"\[solver\]: .*unknown option\(s\) \['rho_inf'\]"):
-        run_case(case)
+def test_solver_settings_are_validated_when_loading(tmp_path):
+    base = BASE.format(extra="")
+    for change, pattern in (
+        ("t_end = 0.1\nmethod = 'hht'\nrho_inf = 0.5",
+         r"\[solver\]: key 'rho_inf' does not apply to method 'hht'"),
+        ("t_end = 0.1\nmethod = 'hhtt'", r"\[solver\]: key 'method' must be one of"),
+        ("t_end = 0.1\noutput_every = 2.5", r"key 'output_every' must be an integer"),
+        ("t_end = 0.1\nrtol = 'tight'", r"key 'rtol' must be a number"),
+    ):
+        with pytest.raises(CaseError, match=pattern):
+            load_case(write(tmp_path, base.replace("t_end = 0.1", change)))
+
+
+def test_entry_level_value_errors_name_the_entry(tmp_path):
+    bad_inertia = BASE.format(extra="").replace("inertia = [1.0, 1.0, 1.0]",
+                                                "inertia = 'big'")
+    with pytest.raises(CaseError, match=r"\[\[bodies\]\] #1 'b'"):
+        load_case(write(tmp_path, bad_inertia))
+    with pytest.raises(CaseError, match=r"'bodies' must be an array of tables"):
+        load_case(write(tmp_path, "[bodies]\nname = 'b'\n[solver]\nh=1\nt_end=1"))
 
 
 def test_missing_case_file_is_a_clear_cli_error(capsys, tmp_path):

@@ -18,7 +18,8 @@ def test_python_blocks_run(page, capsys):
     assert "0 degree(s) of freedom" in capsys.readouterr().out
 
 
-def test_flexible_body_example_runs(capsys):
+def test_flexible_body_example_runs(capsys, monkeypatch):
+    monkeypatch.chdir(DOCS.parent)  # the example reads modal_data/ relative to the repo
     text = (DOCS / "flexible_bodies.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         exec(compile(block, "flexible_bodies.md", "exec"), {})

@@ -3,6 +3,7 @@ against theory, a cantilever's first frequency, conservation on a free flexible 
 and failure handling (ARCHITECTURE.md §5, issue 4's integrator checks)."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from flexmbs.errors import ValidationError
 from flexmbs.integrators import amplification_matrix, generalized_alpha, hht, newmark, simulate
 from flexmbs.modal import read_modal
 from flexmbs.model import ModelBuilder
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def crossing_times(t, x):
@@ -42,7 +45,7 @@ def test_pendulum_period_within_the_methods_accuracy(method, options):
 def steel_cantilever_system(n_modes=4, xi=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        data = read_modal("modal_data/steel_cantilever.fmd.h5").truncate(n_modes)
+        data = read_modal(ROOT / "modal_data" / "steel_cantilever.fmd.h5").truncate(n_modes)
     b = ModelBuilder()
     b.add_flexible_body("beam", data, xi=xi)
     b.add_marker("beam", "root", node=1)
@@ -74,7 +77,7 @@ def test_cantilever_released_from_static_deflection_oscillates_at_its_first_freq
 @pytest.mark.parametrize(("method", "options", "params"), [
     ("generalized-alpha", {"rho_inf": 0.6}, generalized_alpha(0.6)),
     ("hht", {"alpha": -0.2}, hht(-0.2)),
-    ("newmark", {"beta": 0.3, "gamma": 0.6}, newmark(0.3, 0.6)),
+    ("newmark", {"beta": 0.31, "gamma": 0.6}, newmark(0.31, 0.6)),
 ])
 def test_simulation_follows_the_amplification_matrix(method, options, params):
     """One clamped mode (a linear oscillator, ωh = 0.8): the simulated ξ₁ equals the
@@ -133,10 +136,44 @@ def test_free_flexible_body_keeps_momentum_and_energy_with_the_trapezoidal_rule(
 
 
 def test_failure_returns_partial_results_with_the_reason():
-    res = simulate(seed_pendulum(), 0.5, 0.05, "newmark", max_iter=1, h_min=0.05)
+    """A slider driven past the crank's reach: the run stops when assembly becomes
+    impossible, keeps the history up to there and says why."""
+    from test_multibody import L_ROD, R_CRANK, TH0, slider_crank
+
+    from flexmbs.model import Polynomial
+
+    b = slider_crank(drive=False)
+    xs = R_CRANK * np.cos(TH0) + np.sqrt(L_ROD**2 - (R_CRANK * np.sin(TH0)) ** 2)
+    # the slider can reach x ≤ r + l = 0.4 only; pushing at 0.05 m/s fails near t = 0.19
+    b.add_drive("push", "translation", Polynomial((xs, 0.05)), marker_i="ground.S",
+                marker_j="slider.S")
+    res = simulate(System(b.finalize()), 1.0, 0.01, "newmark", h_min=1e-4)
     assert not res.success
-    assert "Newton did not converge" in res.message and "t = 0.05" in res.message
-    assert res.t.size >= 1 and res.q.shape[0] == res.t.size
+    assert "Newton" in res.message and "t = 0.1" in res.message
+    reach = (R_CRANK + L_ROD - xs) / 0.05
+    assert 0.5 * reach < res.t[-1] <= reach  # the history up to the failure is kept
+    assert res.q.shape[0] == res.t.size == res.kinetic.size
+
+
+def test_lambda_and_velocity_accuracy_improve_as_h_shrinks():
+    """Newton converges in q, q̇ and λ (not only in q): against the index-1 reference the
+    velocity error falls with h (it used to grow as h → 0 with a test on Δq alone)."""
+    from flexmbs.integrators import simulate_reference
+
+    ref = simulate_reference(seed_pendulum(), (0.0, 0.3), t_eval=[0.3], rtol=1e-12,
+                             atol=1e-13)
+    errors = []
+    for h in (1e-3, 2.5e-4, 6.25e-5):
+        res = simulate(seed_pendulum(), 0.3, h, "newmark", t_out=[0.3])
+        errors.append(np.max(np.abs(res.qd[-1] - ref.qd[-1])))
+    assert errors[1] < errors[0] / 8 and errors[2] < errors[1], errors
+
+
+def test_variable_step_refuses_an_unreachable_tolerance():
+    res = simulate(seed_pendulum(), 0.5, 0.01, "generalized-alpha", error_tol=1e-14,
+                   h_min=1e-4)
+    assert not res.success
+    assert "cannot be met" in res.message
 
 
 def test_option_errors():
@@ -146,6 +183,14 @@ def test_option_errors():
         simulate(seed_pendulum(), 0.1, 1e-2, "rk4")
     with pytest.raises(ValidationError, match=r"alpha = 0.2 must lie in \[-1/3, 0\]"):
         hht(0.2)
+    with pytest.raises(ValidationError, match="not unconditionally stable"):
+        newmark(0.25, 0.3)
+    for bad, pattern in (({"error_tol": 0.0}, "error_tol must be positive"),
+                         ({"max_iter": 0}, "max_iter must be an integer"),
+                         ({"output_every": 0}, "output_every must be an integer"),
+                         ({"t_out": [5.0]}, "output_times must lie in")):
+        with pytest.raises(ValidationError, match=pattern):
+            simulate(seed_pendulum(), 0.1, 1e-2, "newmark", **bad)
 
 
 def test_output_times_progress_and_result_file_round_trip(tmp_path):

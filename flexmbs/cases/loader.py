@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FlexmbsError, ModelError
+from ..errors import FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
 from ..model import Constant, ModelBuilder, Polynomial, SpinUp, Table
 
@@ -124,6 +124,28 @@ def _profile(t: _Table, key: str):
     raise sub.error("type", f"must be constant, polynomial, spin-up or table, got {kind!r}")
 
 
+def _entries(path: Path, raw: dict, key: str) -> list:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise CaseError(f"{path.name}: '{key}' must be an array of tables ([[{key}]]), got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _guard(path: Path, where: str, action):
+    """Run ``action``; turn any non-flexmbs error into a CaseError naming ``where``."""
+    try:
+        return action()
+    except CaseError:
+        raise
+    except (FlexmbsError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CaseError(f"{path.name}: {where}: {exc}") from None
+
+
+METHOD_KEYS = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
+               "generalized-alpha": {"rho_inf"}}
+
+
 def load_case(path) -> Case:
     """Parse and validate ``path``; raises CaseError naming table and key."""
     from .. import read_modal
@@ -139,94 +161,128 @@ def load_case(path) -> Case:
                                          "joints", "drives", "forces", "solver", "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
     b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
+    if not isinstance(top.get("notes", []), list) or not all(
+            isinstance(n, str) for n in top.get("notes", [])):
+        raise top.error("notes", "must be a list of strings")
+    for key in ("bodies", "markers", "joints", "drives", "forces"):
+        _entries(path, raw, key)
     for k, entry in enumerate(raw.get("bodies", []), 1):
-        name = entry.get("name", f"#{k}")
-        t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
-                   {"name", "type", "mass", "inertia", "com", "position", "orientation",
-                    "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
-                    "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                    "fixed"})
-        kind = t.get("type", "rigid")
-        common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
-                      velocity=t.vector("velocity", [0, 0, 0]),
-                      angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
-                      fixed=tuple(t.get("fixed", [])))
-        if kind == "rigid":
-            inertia = t.get("inertia", required=True)
-            b.add_rigid_body(t.get("name", required=True),
-                             t.number("mass", required=True, positive=True),
-                             np.asarray(inertia, dtype=float),
-                             com=t.vector("com", [0, 0, 0]), **common)
-        elif kind == "flexible":
-            file = (path.parent / t.get("modal_data", required=True)).resolve()
-            try:
-                data = read_modal(file)
-            except FlexmbsError as exc:
-                raise t.error("modal_data", f"could not be read: {exc}") from exc
-            if t.get("modes") is not None:
-                data = data.truncate(int(t.get("modes")))
-            if t.get("damping_ratio") is not None:
-                data = data.with_damping(ratio=t.get("damping_ratio"))
-            b.add_flexible_body(t.get("name", required=True), data,
-                                coupling=t.get("coupling", "two-way"),
-                                xi=t.get("xi"), xi_dot=t.get("xi_dot"), **common)
-        else:
-            raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
+        _guard(path, f"[[bodies]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_body(path, b, k, entry, read_modal))
     for k, entry in enumerate(raw.get("markers", []), 1):
-        t = _Table(path, f"[[markers]] #{k} {entry.get('name', '')!r}", entry,
-                   {"body", "name", "position", "frame", "orientation", "axis", "angle_deg",
-                    "z_axis", "node", "node_set"})
-        b.add_marker(t.get("body", required=True), t.get("name", required=True),
-                     t.vector("position", [0, 0, 0]), _orientation(t),
-                     frame=t.get("frame", "body"), node=t.get("node"),
-                     node_set=t.get("node_set"))
+        _guard(path, f"[[markers]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_marker(path, b, k, entry))
     for k, entry in enumerate(raw.get("joints", []), 1):
-        t = _Table(path, f"[[joints]] #{k} {entry.get('name', '')!r}", entry,
-                   {"name", "type", "i", "j"})
-        b.add_joint(t.get("name", required=True), t.get("type", required=True),
-                    t.get("i", required=True), t.get("j", required=True))
+        _guard(path, f"[[joints]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_joint(path, b, k, entry))
     for k, entry in enumerate(raw.get("drives", []), 1):
-        t = _Table(path, f"[[drives]] #{k} {entry.get('name', '')!r}", entry,
-                   {"name", "type", "i", "j", "coordinate", "profile"})
-        b.add_drive(t.get("name", required=True), t.get("type", required=True),
-                    _profile(t, "profile"), marker_i=t.get("i"), marker_j=t.get("j"),
-                    coordinate=t.get("coordinate"))
+        _guard(path, f"[[drives]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_drive(path, b, k, entry))
     for k, entry in enumerate(raw.get("forces", []), 1):
-        t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
-                   {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
-                    "free_length", "angle0", "value", "frame", "weights", "actuator"})
-        name, kind = t.get("name", required=True), t.get("type", required=True)
-        if kind == "spring-damper":
-            b.add_spring_damper(name, t.get("i", required=True), t.get("j", required=True),
-                                stiffness=t.number("stiffness", 0.0),
-                                damping=t.number("damping", 0.0),
-                                free_length=t.number("free_length", 0.0),
-                                actuator=(_profile(t, "actuator") if "actuator" in t.data
-                                          else None))
-        elif kind == "rotational-spring-damper":
-            b.add_rotational_spring_damper(name, t.get("i", required=True),
-                                           t.get("j", required=True),
-                                           stiffness=t.number("stiffness", 0.0),
-                                           damping=t.number("damping", 0.0),
-                                           angle0=t.number("angle0", 0.0))
-        elif kind in ("joint-torque", "joint-force"):
-            prof = _profile(t, "value")
-            b.add_joint_actuator(name, t.get("i", required=True), t.get("j", required=True),
-                                 lambda time, state, prof=prof: prof.eval(time)[0],
-                                 kind="torque" if kind == "joint-torque" else "force")
-        elif kind in ("point-force", "point-torque"):
-            vec = t.vector("value", required=True)
-            add = b.add_point_force if kind == "point-force" else b.add_point_torque
-            add(name, t.get("marker", required=True), vec, frame=t.get("frame", "global"))
-        elif kind == "distributed":
-            b.add_distributed_load(name, t.get("body", required=True),
-                                   t.vector("value", required=True),
-                                   weights=t.get("weights", "mass"),
-                                   frame=t.get("frame", "global"))
-        else:
-            raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
-                                  f"joint-torque, joint-force, point-force, point-torque or "
-                                  f"distributed; got {kind!r}")
+        _guard(path, f"[[forces]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_force(path, b, k, entry))
+    return _finish(path, raw, top, b)
+
+
+def _add_body(path, b, k, entry, read_modal):
+    name = entry.get("name", f"#{k}")
+    t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
+               {"name", "type", "mass", "inertia", "com", "position", "orientation",
+                "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
+                "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
+                "fixed"})
+    kind = t.get("type", "rigid")
+    common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
+                  velocity=t.vector("velocity", [0, 0, 0]),
+                  angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
+                  fixed=tuple(t.get("fixed", [])))
+    if kind == "rigid":
+        inertia = t.get("inertia", required=True)
+        b.add_rigid_body(t.get("name", required=True),
+                         t.number("mass", required=True, positive=True),
+                         np.asarray(inertia, dtype=float),
+                         com=t.vector("com", [0, 0, 0]), **common)
+    elif kind == "flexible":
+        file = (path.parent / t.get("modal_data", required=True)).resolve()
+        try:
+            data = read_modal(file)
+        except FlexmbsError as exc:
+            raise t.error("modal_data", f"could not be read: {exc}") from exc
+        if t.get("modes") is not None:
+            data = data.truncate(int(t.get("modes")))
+        if t.get("damping_ratio") is not None:
+            data = data.with_damping(ratio=t.get("damping_ratio"))
+        b.add_flexible_body(t.get("name", required=True), data,
+                            coupling=t.get("coupling", "two-way"),
+                            xi=t.get("xi"), xi_dot=t.get("xi_dot"), **common)
+    else:
+        raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
+
+
+def _add_marker(path, b, k, entry):
+    t = _Table(path, f"[[markers]] #{k} {entry.get('name', '')!r}", entry,
+               {"body", "name", "position", "frame", "orientation", "axis", "angle_deg",
+                "z_axis", "node", "node_set"})
+    b.add_marker(t.get("body", required=True), t.get("name", required=True),
+                 t.vector("position", [0, 0, 0]), _orientation(t),
+                 frame=t.get("frame", "body"), node=t.get("node"),
+                 node_set=t.get("node_set"))
+
+
+def _add_joint(path, b, k, entry):
+    t = _Table(path, f"[[joints]] #{k} {entry.get('name', '')!r}", entry,
+               {"name", "type", "i", "j"})
+    b.add_joint(t.get("name", required=True), t.get("type", required=True),
+                t.get("i", required=True), t.get("j", required=True))
+
+
+def _add_drive(path, b, k, entry):
+    t = _Table(path, f"[[drives]] #{k} {entry.get('name', '')!r}", entry,
+               {"name", "type", "i", "j", "coordinate", "profile"})
+    b.add_drive(t.get("name", required=True), t.get("type", required=True),
+                _profile(t, "profile"), marker_i=t.get("i"), marker_j=t.get("j"),
+                coordinate=t.get("coordinate"))
+
+
+def _add_force(path, b, k, entry):
+    t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
+               {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
+                "free_length", "angle0", "value", "frame", "weights", "actuator"})
+    name, kind = t.get("name", required=True), t.get("type", required=True)
+    if kind == "spring-damper":
+        b.add_spring_damper(name, t.get("i", required=True), t.get("j", required=True),
+                            stiffness=t.number("stiffness", 0.0),
+                            damping=t.number("damping", 0.0),
+                            free_length=t.number("free_length", 0.0),
+                            actuator=(_profile(t, "actuator") if "actuator" in t.data
+                                      else None))
+    elif kind == "rotational-spring-damper":
+        b.add_rotational_spring_damper(name, t.get("i", required=True),
+                                       t.get("j", required=True),
+                                       stiffness=t.number("stiffness", 0.0),
+                                       damping=t.number("damping", 0.0),
+                                       angle0=t.number("angle0", 0.0))
+    elif kind in ("joint-torque", "joint-force"):
+        prof = _profile(t, "value")
+        b.add_joint_actuator(name, t.get("i", required=True), t.get("j", required=True),
+                             lambda time, state, prof=prof: prof.eval(time)[0],
+                             kind="torque" if kind == "joint-torque" else "force")
+    elif kind in ("point-force", "point-torque"):
+        vec = t.vector("value", required=True)
+        add = b.add_point_force if kind == "point-force" else b.add_point_torque
+        add(name, t.get("marker", required=True), vec, frame=t.get("frame", "global"))
+    elif kind == "distributed":
+        b.add_distributed_load(name, t.get("body", required=True),
+                               t.vector("value", required=True),
+                               weights=t.get("weights", "mass"),
+                               frame=t.get("frame", "global"))
+    else:
+        raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
+                              f"joint-torque, joint-force, point-force, point-torque or "
+                              f"distributed; got {kind!r}")
+
+
+def _finish(path, raw, top, b):
     try:
         model = b.finalize()
     except ModelError as exc:
@@ -236,6 +292,23 @@ def load_case(path) -> Case:
     solver.setdefault("method", "generalized-alpha")
     solver_t.number("h", required=True, positive=True)
     solver_t.number("t_end", required=True, positive=True)
+    method = solver["method"]
+    if method not in METHOD_KEYS:
+        raise solver_t.error("method", f"must be one of {sorted(METHOD_KEYS)}, got "
+                                       f"{method!r}")
+    wrong = sorted({"beta", "gamma", "alpha", "rho_inf"} & set(solver)
+                   - METHOD_KEYS[method])
+    if wrong:
+        raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
+                                       f"{sorted(METHOD_KEYS[method])})")
+    for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "alpha",
+                "rho_inf", "beta", "gamma"):
+        solver_t.number(key)
+    for key in ("max_iter", "output_every"):
+        value = solver_t.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise solver_t.error(key, f"must be an integer >= 1, got {value!r}")
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),
@@ -256,6 +329,6 @@ def run_case(case: Case, progress=None):
     try:
         result = simulate(system, t_end, h, method, t_out=times, progress=progress,
                           **solver)
-    except TypeError as exc:
+    except ValidationError as exc:
         raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
     return system, result

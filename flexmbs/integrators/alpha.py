@@ -46,7 +46,14 @@ class AlphaParameters:
 
 
 def newmark(beta: float = 0.25, gamma: float = 0.5) -> AlphaParameters:
-    """Newmark (β, γ); the default is the trapezoidal rule (no numerical damping)."""
+    """Newmark (β, γ); the default is the trapezoidal rule (no numerical damping).
+    Unconditionally stable for γ ≥ ½ and β ≥ ¼(γ + ½)²; other values are refused."""
+    from ..errors import ValidationError
+
+    if not (gamma >= 0.5 and beta >= 0.25 * (gamma + 0.5) ** 2 - 1e-12):
+        raise ValidationError(f"newmark: beta = {beta}, gamma = {gamma} is not "
+                              "unconditionally stable (need gamma >= 1/2 and "
+                              "beta >= (gamma + 1/2)^2 / 4)")
     return AlphaParameters(0.0, 0.0, float(beta), float(gamma), f"newmark(β={beta}, γ={gamma})")
 
 

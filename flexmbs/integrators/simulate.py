@@ -45,6 +45,14 @@ class AlphaIntegrator:
                  h_max: float | None = None):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
+        if error_tol is not None and not error_tol > 0:
+            raise ValidationError(f"error_tol must be positive, got {error_tol}")
+        if h_max is not None and not h_max > 0:
+            raise ValidationError(f"h_max must be positive, got {h_max}")
+        if not (isinstance(max_iter, int) and max_iter >= 1):
+            raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        if h_max is not None:
+            h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
         self.h_min = h / 1024 if h_min is None else float(h_min)
         self.rtol, self.atol, self.phi_tol = rtol, atol, phi_tol
@@ -76,7 +84,7 @@ class AlphaIntegrator:
         return (np.asarray(s.mass_matrix(q) @ qdd).ravel() + np.asarray(jac.T @ lam).ravel()
                 - s.forces(q, qd, t))
 
-    def _refresh(self, q, qd, qdd, lam, t, bp, gp):
+    def _refresh(self, q, qd, qdd, lam, t, bp, gp, h):
         s, n, eps = self.system, self.system.n_q, self.fd_step
         base = self._residual(q, qd, qdd, lam, t)
         k_t = np.empty((n, n))
@@ -91,7 +99,7 @@ class AlphaIntegrator:
         top = m + (gp / bp) * c_t + k_t / bp
         n_c = jac.shape[0]
         self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
-        self._matrix_h = self.h
+        self._matrix_h = h  # the step this matrix was built for
 
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
@@ -105,8 +113,9 @@ class AlphaIntegrator:
         qd1 = self.qd + h * ((1 - p.gamma) * self.a + p.gamma * a1)
         lam1 = self.lam.copy()
         if self.matrix.lu is None or self._matrix_h != h:
-            self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp)
+            self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h)
         last = np.inf
+        floor = 16 * np.finfo(float).eps
         for it in range(1, self.max_iter + 1):
             r = self._residual(q1, qd1, qdd1, lam1, t1)
             phi = s.phi(q1, t1)
@@ -116,15 +125,25 @@ class AlphaIntegrator:
             qd1 += gp * dq
             qdd1 += bp * dq
             lam1 += bp * x[n:]
-            err = float(np.max(np.abs(dq) / (self.atol + self.rtol * np.abs(q1))))
+            # converged when the position AND the acceleration (hence λ, q̇) corrections
+            # are within tolerance: an error ε in q is β'ε in q̈ and λ, so a test on Δq
+            # alone would lose accuracy as h → 0; below the round-off floor of q the
+            # corrections cannot shrink further
+            err_q = float(np.max(np.abs(dq) / (self.atol + self.rtol * np.abs(q1))))
+            err_a = float(np.max(np.abs(bp * dq)) / (self.rtol * max(1.0,
+                                                                     np.max(np.abs(qdd1)))))
+            at_floor = np.max(np.abs(dq)) <= floor * max(1.0, np.max(np.abs(q1)))
+            err = max(err_q, 0.0 if at_floor else err_a)
             if not np.isfinite(err):
-                return False, "Newton produced non-finite values", it, None
+                return False, (f"Newton produced non-finite values at t = {t1:.6g} s (a "
+                               f"singular iteration matrix? check System.check() for "
+                               f"redundant constraints)"), it, None
             if err < 1.0 and float(np.max(np.abs(s.phi(q1, t1)), initial=0.0)) < self.phi_tol:
                 a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
                       - p.alpha_m * self.a) / (1 - p.alpha_m)
                 return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
             if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
-                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp)
+                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h)
             last = err
         worst = s.violated(q1, t1, tol=self.phi_tol)
         names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
@@ -150,7 +169,13 @@ class AlphaIntegrator:
             if ok and self.error_tol is not None:
                 err = self.error_estimate(state[5], h)
                 factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
-                if err > 1.0 and h * factor >= self.h_min:
+                if err > 1.0:
+                    if h * factor < self.h_min:
+                        self.status = "failed"
+                        self.message = (f"the local error {err:.3g} × error_tol cannot be met "
+                                        f"at t = {self.t + h:.6g} s even with h_min = "
+                                        f"{self.h_min:g} s")
+                        return False, self.message
                     h *= factor
                     self.rejected += 1
                     continue
@@ -274,6 +299,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                         f"{sorted(unknown)}; it takes {sorted(method_keys | integ_keys)}")
     params = METHODS[method](**{k: options.pop(k) for k in list(options)
                                 if k in method_keys})
+    if not (isinstance(output_every, int) and output_every >= 1):
+        raise ValidationError(f"output_every must be an integer >= 1, got {output_every!r}")
+    if t_out is not None:
+        t_out = np.asarray(t_out, dtype=float)
+        t_start = float(options.get("t0", 0.0))
+        if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
+            raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
     rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
@@ -301,6 +333,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if not ok:
             success, message = False, msg
             break
+        if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
+            integ.t = float(t_end)  # land exactly on t_end
         k += 1
         if outputs is None:
             if k % output_every == 0 or integ.t >= t_end - 1e-12:
