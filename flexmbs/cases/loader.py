@@ -28,7 +28,8 @@ class CaseError(ModelError):
 
 
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
-               "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "output_every",
+               "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
+               "output_every",
                "output_times", "coupling"}
 
 
@@ -301,7 +302,7 @@ def _finish(path, raw, top, b):
     if wrong:
         raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
                                        f"{sorted(METHOD_KEYS[method])})")
-    for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "alpha",
+    for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
                 "rho_inf", "beta", "gamma"):
         solver_t.number(key)
     for key in ("max_iter", "output_every"):

@@ -42,7 +42,7 @@ class AlphaIntegrator:
                  q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
                  phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
                  fd_step: float = 1e-7, error_tol: float | None = None,
-                 h_max: float | None = None):
+                 h_max: float | None = None, acc_rtol: float = 1e-6):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -56,6 +56,7 @@ class AlphaIntegrator:
         self.system, self.params, self.h = system, params, float(h)
         self.h_min = h / 1024 if h_min is None else float(h_min)
         self.rtol, self.atol, self.phi_tol = rtol, atol, phi_tol
+        self.acc_rtol = acc_rtol  # Newton tolerance on q̈ (and so λ), relative
         self.max_iter, self.fd_step = max_iter, fd_step
         self.error_tol = error_tol
         self.h_max = self.h if h_max is None else float(h_max)
@@ -130,8 +131,8 @@ class AlphaIntegrator:
             # alone would lose accuracy as h → 0; below the round-off floor of q the
             # corrections cannot shrink further
             err_q = float(np.max(np.abs(dq) / (self.atol + self.rtol * np.abs(q1))))
-            err_a = float(np.max(np.abs(bp * dq)) / (self.rtol * max(1.0,
-                                                                     np.max(np.abs(qdd1)))))
+            err_a = float(np.max(np.abs(bp * dq)) / (self.acc_rtol * max(
+                1.0, np.max(np.abs(qdd1)))))
             at_floor = np.max(np.abs(dq)) <= floor * max(1.0, np.max(np.abs(q1)))
             err = max(err_q, 0.0 if at_floor else err_a)
             if not np.isfinite(err):
@@ -292,7 +293,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step", "error_tol", "h_max"}
+                  "fd_step", "error_tol", "h_max", "acc_rtol"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
