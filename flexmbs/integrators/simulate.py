@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..assembly.system import System
-from ..errors import ValidationError
+from ..errors import ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .reference import accelerations
 
@@ -309,6 +309,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
+    report = system.check(integ.q, integ.t)
+    if report.redundant:
+        raise ModelError(
+            f"the model has {len(report.redundant)} redundant constraint equation(s): "
+            f"{', '.join(report.redundant)}; the index-3 DAE needs independent equations "
+            f"(remove them, e.g. use spherical/universal joints in closed loops)")
     rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
 
     def record():
