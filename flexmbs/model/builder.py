@@ -132,6 +132,24 @@ class ModelBuilder:
         self._bodies["ground"] = Ground()
 
     # ------------------------------------------------------------------ bodies
+    def _pose(self, what, position, orientation, velocity, angular_velocity, fixed,
+              extra_names):
+        """Initial R, p, Ṙ, ṗ (= ¼ Gᵀ ω) and the indices of the ``fixed`` coordinates."""
+        problems = self._problems
+        p = quaternion_from_matrix(_orientation(orientation, f"{what}.orientation",
+                                                problems))
+        pos = _vec3(position, f"{what}.position", problems)
+        vel = _vec3(velocity, f"{what}.velocity", problems)
+        omega = _vec3(angular_velocity, f"{what}.angular_velocity", problems)
+        names = ("x", "y", "z", "e0", "e1", "e2", "e3", *extra_names)
+        fixed_idx = []
+        for c in ([fixed] if isinstance(fixed, str) else fixed):
+            if c not in names:
+                problems.append(f"{what}.fixed names unknown coordinate {c!r}; use {names}")
+            else:
+                fixed_idx.append(names.index(c))
+        return pos, p, vel, 0.25 * g_global(p).T @ omega, fixed_idx
+
     def add_rigid_body(self, name: str, mass: float, inertia, *, position=(0, 0, 0),
                        orientation=None, velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
                        inertia_axes=None, fixed=(), com=(0, 0, 0)) -> str:
@@ -184,19 +202,8 @@ class ModelBuilder:
         elif eig[2] > eig[0] + eig[1] + 1e-9 * eig[2]:
             problems.append(f"{what}.inertia violates the triangle inequality "
                             f"(I3 > I1 + I2: {np.array2string(eig, precision=4)})")
-        rot = _orientation(orientation, f"{what}.orientation", problems)
-        p = quaternion_from_matrix(rot)
-        pos = _vec3(position, f"{what}.position", problems)
-        vel = _vec3(velocity, f"{what}.velocity", problems)
-        omega = _vec3(angular_velocity, f"{what}.angular_velocity", problems)
-        pdot = 0.25 * g_global(p).T @ omega
-        names = ("x", "y", "z", "e0", "e1", "e2", "e3")
-        fixed_idx = []
-        for c in ([fixed] if isinstance(fixed, str) else fixed):
-            if c not in names:
-                problems.append(f"{what}.fixed names unknown coordinate {c!r}; use {names}")
-            else:
-                fixed_idx.append(names.index(c))
+        pos, p, vel, pdot, fixed_idx = self._pose(what, position, orientation, velocity,
+                                                  angular_velocity, fixed, ())
         self._bodies[name] = RigidBody(name, m if np.isfinite(m) else 1.0,
                                        0.5 * (inertia_arr + inertia_arr.T),
                                        np.concatenate([pos, p]), np.concatenate([vel, pdot]),
@@ -239,19 +246,9 @@ class ModelBuilder:
         for label, arr in (("xi", xi0), ("xi_dot", xid0)):
             if arr.shape != (n,) or not np.all(np.isfinite(arr)):
                 problems.append(f"{what}.{label} must be {n} finite numbers")
-        rot = _orientation(orientation, f"{what}.orientation", problems)
-        p = quaternion_from_matrix(rot)
-        pos = _vec3(position, f"{what}.position", problems)
-        vel = _vec3(velocity, f"{what}.velocity", problems)
-        omega = _vec3(angular_velocity, f"{what}.angular_velocity", problems)
-        pdot = 0.25 * g_global(p).T @ omega
-        names = ["x", "y", "z", "e0", "e1", "e2", "e3"] + [f"xi{j + 1}" for j in range(n)]
-        fixed_idx = []
-        for c in ([fixed] if isinstance(fixed, str) else fixed):
-            if c not in names:
-                problems.append(f"{what}.fixed names unknown coordinate {c!r}")
-            else:
-                fixed_idx.append(names.index(c))
+        pos, p, vel, pdot, fixed_idx = self._pose(
+            what, position, orientation, velocity, angular_velocity, fixed,
+            tuple(f"xi{j + 1}" for j in range(n)))
         self._bodies[name] = FlexibleBody(
             name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
             np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
