@@ -307,3 +307,10 @@ def test_linear_oscillator_converges_at_second_order(method, options):
         errors.append(np.max(np.abs(res.coordinate("beam.xi1") - exact)))
     order = np.polyfit(np.log([20, 40, 80]), np.log(errors), 1)[0]
     assert -2.3 < order < -1.7, (order, errors)
+
+
+def test_elastic_energy_is_reported():
+    system, data = steel_cantilever_system(n_modes=2, xi=[1e-3, 0.0])
+    res = simulate(system, 0.01, 1e-3, "newmark")
+    np.testing.assert_allclose(res.elastic[0], 0.5 * data.K_ff[0, 0] * 1e-6, rtol=1e-12)
+    np.testing.assert_allclose(res.potential, res.elastic, rtol=1e-12)  # no gravity

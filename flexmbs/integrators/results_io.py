@@ -21,6 +21,9 @@ import numpy as np
 from ..errors import ReadError, WriteError
 
 FORMAT_TAG = "flexmbs-result"
+#: The array datasets of a result file, in SimulationResult field order.
+ARRAYS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "elastic",
+          "nonconservative_work", "phi_violation", "velocity_violation", "h", "iterations")
 
 
 def save_result(result, path) -> None:
@@ -38,9 +41,7 @@ def save_result(result, path) -> None:
         f.attrs["wall_time"] = float(result.wall_time)
         f.attrs["settings"] = json.dumps(result.settings, default=str)
         f.attrs["coupling"] = json.dumps(result.coupling)
-        for name in ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
-                     "phi_violation",
-                     "velocity_violation", "h", "iterations"):
+        for name in ARRAYS:
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
         f.create_dataset("constraint_names", data=np.array(result.constraint_names,
@@ -78,7 +79,7 @@ def load_result(path):
             raise ReadError(f"{path}: not a flexmbs result file (format attribute "
                             f"{f.attrs.get('format')!r})")
         arrays = {name: f[name][()] for name in (
-            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
+            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "elastic", "nonconservative_work",
                      "phi_violation",
             "velocity_violation", "h", "iterations")}
         bodies = {}

@@ -200,6 +200,7 @@ class SimulationResult:
     """Arrays over the output steps plus what is needed to post-process without the code.
 
     t (n_t,); q, qd, qdd (n_t, n_q); lam (n_t, n_c); kinetic, potential (n_t,) [J];
+    elastic (n_t,) [J]: ½ξᵀK_ffξ of the flexible bodies (part of ``potential``);
     nonconservative_work (n_t,) [J]: work of dampers, actuators, loads and drives since
     t0 (trapezoidal in the output times), so kinetic + potential − work stays constant;
     phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; h and
@@ -214,6 +215,7 @@ class SimulationResult:
     lam: np.ndarray
     kinetic: np.ndarray
     potential: np.ndarray
+    elastic: np.ndarray
     nonconservative_work: np.ndarray
     phi_violation: np.ndarray
     velocity_violation: np.ndarray
@@ -370,9 +372,14 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                       for a, tt in zip(q, t, strict=True)])
     vel_v = np.array([np.max(np.abs(system.jacobian(a, tt) @ b - system.nu(a, tt)),
                              initial=0.0) for a, b, tt in zip(q, qd, t, strict=True)])
+    elastic = np.zeros(t.size)
+    for body, sl in zip(system.bodies, system.slices, strict=True):
+        if hasattr(body, "data"):
+            xi = q[:, sl][:, 7:]
+            elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
     return SimulationResult(
         t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
-        energies[:, 1], work, phi_v, vel_v, np.array(integ.stats.h),
+        energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
         np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0")}},
