@@ -67,6 +67,7 @@ class AlphaIntegrator:
         self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
         self.a = self.qdd.copy()
         self.matrix = NewtonMatrix()
+        self._groups = system.fd_column_groups()
         self._matrix_h = None
         self.status = "running"
         self.message = ""
@@ -88,13 +89,20 @@ class AlphaIntegrator:
     def _refresh(self, q, qd, qdd, lam, t, bp, gp, h):
         s, n, eps = self.system, self.system.n_q, self.fd_step
         base = self._residual(q, qd, qdd, lam, t)
-        k_t = np.empty((n, n))
-        c_t = np.empty((n, n))
-        for i in range(n):
+        k_t = np.zeros((n, n))
+        c_t = np.zeros((n, n))
+        groups = self._groups
+        if groups is None:  # user callables: every column on its own
+            groups = [[(i, np.arange(n))] for i in range(n)]
+        for group in groups:
             dq = np.zeros(n)
-            dq[i] = eps * max(1.0, abs(q[i]))
-            k_t[:, i] = (self._residual(q + dq, qd, qdd, lam, t) - base) / dq[i]
-            c_t[:, i] = (self._residual(q, qd + dq, qdd, lam, t) - base) / dq[i]
+            for col, _ in group:
+                dq[col] = eps * max(1.0, abs(q[col]))
+            dk = self._residual(q + dq, qd, qdd, lam, t) - base
+            dc = self._residual(q, qd + dq, qdd, lam, t) - base
+            for col, rows in group:
+                k_t[rows, col] = dk[rows] / dq[col]
+                c_t[rows, col] = dc[rows] / dq[col]
         jac = np.asarray(s.jacobian(q, t, sparse=False))
         m = np.asarray(s.mass_matrix(q, sparse=False))
         top = m + (gp / bp) * c_t + k_t / bp
