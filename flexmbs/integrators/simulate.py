@@ -156,9 +156,23 @@ class AlphaIntegrator:
             last = err
         worst = s.violated(q1, t1, tol=self.phi_tol)
         names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
+        residual = float(np.max(np.abs(self._residual(q1, qd1, qdd1, lam1, t1)), initial=0.0))
         return False, (f"Newton did not converge in {self.max_iter} iterations at t = "
-                       f"{t1:.6g} s (last scaled correction {err:.3g}; constraints above "
-                       f"{self.phi_tol:g}: {names})"), self.max_iter, None
+                       f"{t1:.6g} s (last scaled correction {err:.3g}; equilibrium residual "
+                       f"{residual:.3g}; constraints above {self.phi_tol:g}: {names}; "
+                       f"iteration-matrix condition {self._condition():.2g})"), \
+            self.max_iter, None
+
+    def _condition(self) -> float:
+        """1-norm condition estimate of the current factored iteration matrix."""
+        try:
+            lu, _ = self.matrix.lu
+            upper = np.triu(lu)
+            lower = np.tril(lu, -1) + np.eye(lu.shape[0])
+            mat = lower @ upper
+            return float(np.linalg.cond(mat, 1))
+        except (TypeError, ValueError, np.linalg.LinAlgError):
+            return float("inf")
 
     def error_estimate(self, a_new, h) -> float:
         """Scaled local error h²|β − 1/6| ‖a_{n+1} − a_n‖ (Zienkiewicz–Xie) against
