@@ -147,8 +147,13 @@ METHOD_KEYS = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                "generalized-alpha": {"rho_inf"}}
 
 
-def load_case(path) -> Case:
-    """Parse and validate ``path``; raises CaseError naming table and key."""
+def load_case(path, overrides: dict | None = None) -> Case:
+    """Parse and validate ``path``; raises CaseError naming table and key.
+
+    ``overrides`` maps dotted keys to values applied to the file's tables before
+    validation (see :func:`apply_overrides`), e.g. ``{"solver.coupling": "one-way",
+    "bodies.beam.modes": 4}``.
+    """
     from .. import read_modal
 
     path = Path(path)
@@ -158,6 +163,8 @@ def load_case(path) -> Case:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(f"{path.name}: not valid TOML ({exc})") from exc
+    if overrides:
+        apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
                                          "joints", "drives", "forces", "solver", "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
@@ -183,6 +190,41 @@ def load_case(path) -> Case:
         _guard(path, f"[[forces]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_force(path, b, k, entry))
     return _finish(path, raw, top, b)
+
+
+def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
+    """Set dotted keys in a parsed case (in place).
+
+    ``"solver.h"`` sets key ``h`` of table ``[solver]``; ``"bodies.beam.modes"`` sets
+    ``modes`` of the ``[[bodies]]`` entry named ``beam`` (arrays of tables are addressed
+    by their entries' ``name``); ``"forces.tau1.value"`` likewise. Missing tables and keys
+    are created (the loader then validates them as usual); a missing named entry is an
+    error naming the key and the entries there are.
+    """
+    for key, value in overrides.items():
+        parts = str(key).split(".")
+        if len(parts) < 2 or not all(parts):
+            raise CaseError(f"{source}: override {key!r}: expected 'table.key' or "
+                            f"'table.entry.key' (e.g. 'solver.h', 'bodies.beam.modes')")
+        head, rest = parts[0], parts[1:]
+        node = raw.setdefault(head, {})
+        if isinstance(node, list):
+            if len(rest) < 2:
+                raise CaseError(f"{source}: override {key!r}: [[{head}]] is an array of "
+                                f"tables; name the entry: '{head}.<name>.<key>'")
+            names = [e.get("name") for e in node if isinstance(e, dict)]
+            matches = [e for e in node if isinstance(e, dict) and e.get("name") == rest[0]]
+            if not matches:
+                raise CaseError(f"{source}: override {key!r}: no [[{head}]] entry named "
+                                f"{rest[0]!r}; entries: {names}")
+            node, rest = matches[0], rest[1:]
+        elif not isinstance(node, dict):
+            raise CaseError(f"{source}: override {key!r}: {head!r} is not a table")
+        for part in rest[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise CaseError(f"{source}: override {key!r}: {part!r} is not a table")
+        node[rest[-1]] = value
 
 
 def _add_body(path, b, k, entry, read_modal):

@@ -24,6 +24,56 @@ def emit_json(payload: dict) -> None:
     sys.stdout.write("\n")
 
 
+class ProgressBar:
+    """A one-line text bar on stderr: ``bar(done, total[, text])``; silent when disabled
+    (not a terminal, ``--json`` or ``--quiet``). ``last`` is the last percentage shown."""
+
+    def __init__(self, enabled: bool, unit: str = "t"):
+        self.enabled, self.last, self.unit = enabled, -1, unit
+
+    def __call__(self, done, total, text=None):
+        if not self.enabled:
+            return
+        pct = int(100 * done / total) if total else 100
+        if pct != self.last:
+            self.last = pct
+            filled = pct // 2
+            note = (f"{self.unit} = {done:.4g} s" if text is None else str(text))
+            sys.stderr.write(f"\r  [{'#' * filled}{'.' * (50 - filled)}] {pct:3d} %  {note}")
+            sys.stderr.flush()
+            if pct >= 100:
+                sys.stderr.write("\n")
+
+
+def parse_value(text: str):
+    """A command-line value as a TOML literal (``4``, ``1e-3``, ``[0, -9.81, 0]``,
+    ``true``, ``"x"``); anything that is not one is taken as a plain string."""
+    from ..cases.loader import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside brackets: ``"1,[0,1],3"`` → 3 items."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
 def parse_nodes(text: str | None, option: str):
     """``"1,2,10-12"`` → array of labels; a non-numeric word is returned as a set name."""
     if text is None:

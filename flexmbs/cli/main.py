@@ -8,13 +8,14 @@ import warnings
 
 from .. import __version__
 from ..errors import FlexmbsError
-from . import beam_cmd, modes_cmd, reduce_cmd, run_cmd
+from . import beam_cmd, modes_cmd, reduce_cmd, run_cmd, study_cmd
 
 SUBCOMMANDS = {
     "run": run_cmd,
     "modes": modes_cmd,
     "reduce": reduce_cmd,
     "beam": beam_cmd,
+    "study": study_cmd,
 }
 
 
@@ -22,8 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand (also used to document the CLI)."""
     parser = argparse.ArgumentParser(
         prog="flexmbs",
-        description="Flexible multibody dynamics: modal data, reduction and (later) "
-                    "simulation with the floating frame of reference.",
+        description="Flexible multibody dynamics with the floating frame of reference: "
+                    "modal data and reduction, simulation of case files, studies.",
     )
     parser.add_argument("--version", action="version", version=f"flexmbs {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

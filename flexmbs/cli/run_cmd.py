@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from ..cases import load_case, run_case
-from ._common import emit_json
+from ._common import ProgressBar, emit_json
 
 HELP = "simulate a case file and write its results"
 
@@ -19,23 +19,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="results file (default: from the case, .res.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-class _Bar:
-    def __init__(self, enabled: bool):
-        self.enabled, self.last = enabled, -1
-
-    def __call__(self, t, t_end):
-        if not self.enabled:
-            return
-        pct = int(100 * t / t_end)
-        if pct != self.last:
-            self.last = pct
-            done = pct // 2
-            sys.stderr.write(f"\r  [{'#' * done}{'.' * (50 - done)}] {pct:3d} %  t = {t:.4g} s")
-            sys.stderr.flush()
-            if pct >= 100:
-                sys.stderr.write("\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         from ..errors import WriteError
 
         raise WriteError(f"cannot write {str(case.output)!r}: folder does not exist")
-    bar = _Bar(not (args.quiet or args.json) and sys.stderr.isatty())
+    bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
     system, result = run_case(case, progress=bar)
     if bar.enabled and bar.last < 100:
         sys.stderr.write("\n")

@@ -48,6 +48,40 @@ def steel_cantilever(n_elements: int = 80, n_modes: int = 20) -> ModalData:
     return ModalData(**{**_fields(data), "metadata": meta})
 
 
+#: The arm-carried steel beam of ``cases/arm_beam_steel.toml``: length [m], section
+#: width along body y (the arm's plane) and height along z [m], elements, modes kept.
+ARM_BEAM_LENGTH = 0.5
+ARM_BEAM_SECTION = (0.006, 0.02)
+ARM_BEAM_ELEMENTS = 40
+ARM_BEAM_MODES = 20
+
+
+def arm_steel_beam() -> ModalData:
+    """A slender steel beam the seed arm can carry, for truncation studies.
+
+    0.5 m along body x, rectangle 6 mm (y, in the arm's plane) x 20 mm (z), steel
+    (E 210 GPa, ν 0.3, ρ 7850 kg/m³; 0.471 kg), 40 built-in Euler–Bernoulli elements,
+    Craig–Bampton with the root as interface and attachment (frame attached at the root,
+    coordinates = the 20 lowest clamped modes: in-plane and out-of-plane bending,
+    torsion, axial). The weak direction is in the arm's plane, so the lowest mode is the
+    in-plane bending mode the arm excites (≈ 19.6 Hz).
+    """
+    width, height = ARM_BEAM_SECTION
+    fe = straight_beam(ARM_BEAM_LENGTH, ARM_BEAM_ELEMENTS, BeamSection.rectangle(width, height),
+                       Material.steel())
+    data = craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root")
+    meta = dict(data.metadata)
+    meta["description"] = (
+        f"steel beam {ARM_BEAM_LENGTH} m, rectangle {width * 1e3:g} mm (y, in the arm's "
+        f"plane) x {height * 1e3:g} mm (z), E 210 GPa, nu 0.3, rho 7850; built-in "
+        f"Euler-Bernoulli beam FE with {ARM_BEAM_ELEMENTS} elements; Craig-Bampton with "
+        "the root as interface and attachment (clamped modes); carried by the seed arm in "
+        "cases/arm_beam_steel.toml"
+    )
+    meta["section_outline_m"] = {"width_y": width, "height_z": height}
+    return ModalData(**{**_fields(data), "metadata": meta})
+
+
 def _cantilever_shape(beta_l: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Euler–Bernoulli clamped–free mode w(s) and slope w'(s)·L at s = x/L in [0, 1]."""
     b = beta_l

@@ -1,0 +1,128 @@
+"""Run a study over many runs of one case and write its table (CSV, Markdown) and plot
+(PNG) to a folder:
+
+  coupling    two-way, one-way, no-Mrf and rigid, differences against two-way
+  truncation  the n lowest modes of a flexible body for each n, errors against the
+              largest n (or a reference results file), with a convergence plot
+  sweep       any case key over a list of values
+
+Runs go to local worker processes (all cores by default) or, with --scheduler, to a Dask
+cluster (optional extra: pip install 'flexmbs[dask]')."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import ValidationError
+from ._common import ProgressBar, emit_json, parse_value, split_top_level
+
+HELP = "coupling, truncation and parameter studies of a case"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="study", metavar="STUDY")
+    sub.required = True
+    kinds = {
+        "coupling": "run the case two-way, one-way, no-Mrf and rigid and compare",
+        "truncation": "run the case at several modal truncation levels and compare",
+        "sweep": "run the case for each value of one case key",
+    }
+    for name, text in kinds.items():
+        s = sub.add_parser(name, help=text, description=text)
+        s.add_argument("case", help="case file (.toml)")
+        if name == "coupling":
+            s.add_argument("--couplings", default="two-way,one-way,no-Mrf,rigid",
+                           help="comma-separated modes (two-way is always run)")
+        elif name == "truncation":
+            s.add_argument("--modes", required=True,
+                           help="comma-separated truncation levels, e.g. 1,2,4,8,16")
+            s.add_argument("--body", help="flexible body (needed if there are several)")
+            s.add_argument("--reference", help="results file (.res.h5) to compare against "
+                                               "instead of the largest level")
+        else:
+            s.add_argument("--key", required=True,
+                           help="dotted case key, e.g. bodies.beam.damping_ratio")
+            s.add_argument("--values", required=True,
+                           help="comma-separated TOML values, e.g. 0,0.01,0.05")
+        s.add_argument("-o", "--output", help=f"folder for the outputs (default: "
+                                              f"<case name>_{name})")
+        s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a case key for every run (repeatable), e.g. "
+                            "--set solver.t_end=0.5")
+        s.add_argument("--workers", type=int, help="local worker processes (default: all "
+                                                   "cores)")
+        s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
+        s.add_argument("--save-runs", action="store_true",
+                       help="also write every run's results file into the output folder")
+        s.add_argument("--json", action="store_true", help="machine-readable summary")
+        s.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _overrides(items) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValidationError(f"--set {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        out[key.strip()] = parse_value(value.strip())
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..studies import coupling_study, sweep, truncation_study
+    from ..studies.coupling import RunComparison
+
+    case = Path(args.case)
+    if not case.exists():
+        raise ValidationError(f"case file {str(case)!r} does not exist")
+    folder = Path(args.output or f"{case.stem}_{args.study}")
+    folder.mkdir(parents=True, exist_ok=True)
+    bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
+    options = dict(workers=args.workers, scheduler=args.scheduler,
+                   progress=lambda done, total, label: bar(done, total,
+                                                           f"{done}/{total} runs ({label})"),
+                   save_dir=folder if args.save_runs else None)
+    overrides = _overrides(args.set)
+    if args.study == "coupling":
+        modes = [m.strip() for m in args.couplings.split(",") if m.strip()]
+        study = coupling_study(case, modes=modes, overrides=overrides, **options)
+    elif args.study == "truncation":
+        try:
+            levels = [int(v) for v in args.modes.split(",")]
+        except ValueError:
+            raise ValidationError(f"--modes {args.modes!r}: expected integers like 1,2,4,8"
+                                  ) from None
+        study = truncation_study(case, levels, body=args.body, reference=args.reference,
+                                 overrides=overrides, **options)
+    else:
+        values = [parse_value(v) for v in split_top_level(args.values)]
+        if not values:
+            raise ValidationError("--values is empty")
+        variants = [(f"{args.key}={v}", {**overrides, args.key: v}) for v in values]
+        records = sweep(case, variants, **options)
+        study = RunComparison(str(case), {r.label: r for r in records}, None, "run",
+                              f"sweep of {args.key}")
+    paths = study.write(folder, args.study)
+    rows = study.rows()
+    return _report(args, rows, paths, all(r.get("success") for r in rows))
+
+
+def _report(args, rows, paths, ok: bool) -> int:
+    if args.json:
+        emit_json({"study": args.study, "case": args.case, "success": ok, "rows": rows,
+                   "files": {k: str(v) for k, v in paths.items()}})
+    else:
+        from ..studies.tables import to_markdown
+
+        print(f"flexmbs study {args.study}: {args.case}")
+        print(to_markdown(rows))
+        for kind, path in paths.items():
+            print(f"  {kind}: {path}")
+        if not ok:
+            failed = [r for r in rows if not r.get("success")]
+            for r in failed:
+                print(f"  FAILED: {r.get('coupling', r.get('run', r.get('modes')))}: "
+                      f"{r.get('message', '')}")
+    return 0 if ok else 1

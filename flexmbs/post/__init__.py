@@ -1,0 +1,1 @@
+"""Post-processing: plots (and, later, animations and ParaView export)."""

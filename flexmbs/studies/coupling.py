@@ -1,0 +1,159 @@
+"""Coupling study: one case run two-way, one-way, no-Mrf and rigid (FFRF.md §7), and the
+differences of each against two-way.
+
+Per mode: peak and RMS of every modal coordinate, peak and RMS tip deflection, the final
+angle of every revolute joint and its largest deviation from the two-way run, the change
+of the peak of ξ₁ against two-way, the energy-balance residual and the run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .signals import norm_rows, peak, rms
+from .sweep import sweep
+from .tables import to_markdown, write_csv
+
+MODES = ("two-way", "one-way", "no-Mrf", "rigid")
+REFERENCE = "two-way"
+
+
+@dataclass
+class RunComparison:
+    """Runs of one case (label → :class:`RunRecord`) tabulated side by side, with
+    differences against the run labelled ``reference`` (none if it is None)."""
+
+    case: str
+    records: dict
+    reference: str | None = None
+    label_column: str = "run"
+    title: str = "runs"
+
+    def rows(self) -> list[dict]:
+        """One row per run; lengths in mm, angles in rad, times in s."""
+        ref_rec = self.records.get(self.reference) if self.reference else None
+        ref = ref_rec.signals if ref_rec is not None and ref_rec.success else None
+        vs = f"vs {self.reference}"
+        out = []
+        for mode, rec in self.records.items():
+            row: dict = {self.label_column: mode, "success": rec.success}
+            sig = rec.signals
+            if sig is None:
+                row["message"] = rec.message
+                out.append(row)
+                continue
+            for body, xi in sig.modal.items():
+                for j in range(xi.shape[1]):
+                    row[f"{body}.xi{j + 1} peak"] = peak(xi[:, j])
+                    row[f"{body}.xi{j + 1} RMS"] = float(rms(xi[:, j]))
+                row[f"{body} tip peak [mm]"] = 1e3 * peak(norm_rows(sig.tip[body]))
+                row[f"{body} tip RMS [mm]"] = 1e3 * float(rms(norm_rows(sig.tip[body])))
+                if ref is not None and body in ref.modal:
+                    p_ref = peak(ref.modal[body][:, 0])
+                    row[f"{body}.xi1 peak change {vs} [%]"] = (
+                        100.0 * (peak(xi[:, 0]) - p_ref) / p_ref if p_ref > 0 else float("nan"))
+                    diff = sig.tip[body] - _on_grid(ref.t, sig.t, ref.tip[body])
+                    row[f"{body} tip max diff {vs} [mm]"] = 1e3 * peak(norm_rows(diff))
+            for joint, angle in sig.joint_angles.items():
+                row[f"{joint} final [rad]"] = float(angle[-1])
+                if ref is not None and joint in ref.joint_angles:
+                    row[f"{joint} max diff {vs} [rad]"] = peak(
+                        angle - _on_grid(ref.t, sig.t, ref.joint_angles[joint]))
+            row["energy balance max error [J]"] = peak(sig.energy_error)
+            row["run time [s]"] = rec.wall_time
+            row["steps"] = rec.steps
+            row["Newton iterations/step"] = rec.newton_mean
+            out.append(row)
+        return out
+
+    def columns(self) -> list[str]:
+        keys: list[str] = []
+        for row in self.rows():
+            keys += [k for k in row if k not in keys]
+        return keys
+
+    def to_markdown(self) -> str:
+        return to_markdown(self.rows(), self.columns())
+
+    def write(self, folder, stem: str | None = None) -> dict[str, Path]:
+        """CSV, Markdown and PNG of the study in ``folder``; returns the paths."""
+        from ..post.plots import save_figure
+
+        stem = stem or self.label_column
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
+        md = folder / f"{stem}.md"
+        md.write_text(f"# {self.title}: {Path(self.case).name}\n\n" + self.to_markdown())
+        paths["markdown"] = md
+        paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
+        return paths
+
+    def figure(self):
+        """Tip deflection, ξ₁ and the first joint angle of every run against time."""
+        from ..post.plots import new_figure, time_history
+
+        ok = {m: r.signals for m, r in self.records.items() if r.signals is not None}
+        first = next(iter(ok.values()))
+        bodies = list(first.modal)
+        joints = list(first.joint_angles)
+        panels = 2 * len(bodies) + (1 if joints else 0)
+        fig, axes = new_figure(max(panels, 1))
+        k = 0
+        for body in bodies:
+            direction = _principal_direction(ok[self.reference].tip[body]
+                                             if self.reference in ok else first.tip[body])
+            time_history(axes[k], [s.t for s in ok.values()],
+                         {m: 1e3 * s.tip[body] @ direction for m, s in ok.items()},
+                         f"{body} tip deflection [mm]",
+                         title=f"tip deflection of {body} (along its main direction)")
+            time_history(axes[k + 1], [s.t for s in ok.values()],
+                         {m: s.modal[body][:, 0] for m, s in ok.items()},
+                         f"{body} ξ₁ [-]")
+            k += 2
+        for joint in joints[:1] if joints else []:
+            time_history(axes[k], [s.t for s in ok.values()],
+                         {m: s.joint_angles[joint] for m, s in ok.items()},
+                         f"{joint} angle [rad]")
+        fig.suptitle(f"{self.title}: {Path(self.case).name}", fontsize=11)
+        return fig
+
+
+def _on_grid(t_from, t_to, values):
+    """``values`` sampled at ``t_from`` interpolated onto ``t_to`` (any trailing shape)."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        return np.interp(t_to, t_from, values)
+    return np.column_stack([np.interp(t_to, t_from, values[:, c])
+                            for c in range(values.shape[1])])
+
+
+def _principal_direction(history) -> np.ndarray:
+    """Unit direction of largest variance of an (n_t, 3) history, signed so that its
+    largest excursion is positive (e_y for an identically zero history)."""
+    history = np.asarray(history, dtype=float)
+    if not np.any(history):
+        return np.array([0.0, 1.0, 0.0])
+    d = np.linalg.svd(history, full_matrices=False)[2][0]
+    proj = history @ d
+    return d if proj[np.argmax(np.abs(proj))] >= 0 else -d
+
+
+def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
+                   **sweep_options) -> RunComparison:
+    """Run ``case_path`` in each coupling mode (with extra ``overrides`` applied to all).
+
+    ``sweep_options`` go to :func:`~flexmbs.studies.sweep.sweep` (workers, scheduler,
+    progress, save_dir). Two-way is always run: it is the reference.
+    """
+    modes = list(dict.fromkeys([REFERENCE, *modes]))
+    variants = [(m, {**(overrides or {}), "solver.coupling": m}) for m in modes]
+    records = sweep(case_path, variants, **sweep_options)
+    return RunComparison(str(case_path), dict(zip(modes, records, strict=True)), REFERENCE,
+                         "coupling", "coupling study")
+
+
+CouplingStudy = RunComparison  # what coupling_study returns

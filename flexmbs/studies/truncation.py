@@ -1,0 +1,184 @@
+"""Truncation study: one case run with the n lowest modes of a flexible body for several n,
+compared against the largest level (or a given reference results file).
+
+Per level: the highest retained natural frequency, the tip-deflection error against the
+reference (max and RMS over time of ‖u − u_ref‖, also relative to the reference's peak),
+the dominant frequency of the tip motion, the peak elastic energy, the energy-balance
+residual, run time and steps per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ValidationError
+from .signals import dominant_frequency, norm_rows, peak, rms, tip_history
+from .sweep import RunRecord, sweep
+from .tables import to_markdown, write_csv
+
+
+@dataclass
+class TruncationStudy:
+    """Runs per truncation level and the reference tip history."""
+
+    case: str
+    body: str
+    levels: list
+    records: list
+    frequencies: np.ndarray
+    reference_label: str
+    reference_t: np.ndarray | None
+    reference_tip: np.ndarray | None
+    reference_index: int | None = None
+    """Position of the reference run in ``records`` (None: a reference file)."""
+
+    def rows(self) -> list[dict]:
+        """One row per level; lengths in mm, frequencies in Hz, energies in J."""
+        out = []
+        ref_peak = peak(norm_rows(self.reference_tip)) if self.reference_tip is not None \
+            else float("nan")
+        for k, (n, rec) in enumerate(zip(self.levels, self.records, strict=True)):
+            row: dict = {"modes": n, "success": rec.success,
+                         "highest frequency [Hz]": float(self.frequencies[n - 1])}
+            sig = rec.signals
+            if sig is None:
+                row["message"] = rec.message
+                out.append(row)
+                continue
+            tip = sig.tip[self.body]
+            err = self.tip_error(rec)
+            row["tip peak [mm]"] = 1e3 * peak(norm_rows(tip))
+            row["tip error max [mm]"] = 1e3 * peak(err) if err is not None else float("nan")
+            row["tip error RMS [mm]"] = 1e3 * float(rms(err)) if err is not None else \
+                float("nan")
+            row["tip error max / reference peak"] = (peak(err) / ref_peak if err is not None
+                                                     and ref_peak > 0 else float("nan"))
+            direction = np.linalg.svd(tip, full_matrices=False)[2][0] if np.any(tip) else \
+                np.array([0.0, 1.0, 0.0])
+            row["tip dominant frequency [Hz]"] = dominant_frequency(sig.t, tip @ direction)
+            row["peak elastic energy [J]"] = peak(sig.elastic)
+            row["energy balance max error [J]"] = peak(sig.energy_error)
+            row["run time [s]"] = rec.wall_time
+            row["steps/s"] = rec.steps_per_second
+            row["reference"] = k == self.reference_index
+            out.append(row)
+        return out
+
+    def tip_error(self, rec: RunRecord):
+        """‖u(t) − u_ref(t)‖ on the run's output times (reference interpolated)."""
+        if self.reference_tip is None or rec.signals is None:
+            return None
+        sig = rec.signals
+        ref = np.column_stack([np.interp(sig.t, self.reference_t, self.reference_tip[:, c])
+                               for c in range(3)])
+        return norm_rows(sig.tip[self.body] - ref)
+
+    def columns(self) -> list[str]:
+        keys: list[str] = []
+        for row in self.rows():
+            keys += [k for k in row if k not in keys]
+        return keys
+
+    def to_markdown(self) -> str:
+        return to_markdown(self.rows(), self.columns())
+
+    def write(self, folder, stem: str = "truncation") -> dict[str, Path]:
+        """CSV, Markdown and the convergence PNG in ``folder``; returns the paths."""
+        from ..post.plots import save_figure
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
+        md = folder / f"{stem}.md"
+        md.write_text(f"# Truncation study: {Path(self.case).name}, body {self.body!r}\n\n"
+                      f"Reference: {self.reference_label}\n\n" + self.to_markdown())
+        paths["markdown"] = md
+        paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
+        return paths
+
+    def figure(self):
+        """Convergence of the tip error (log-log) and the tip histories per level."""
+        from ..post.plots import convergence, new_figure, time_history
+
+        fig, axes = new_figure(2, sharex=False)
+        rows = [r for r in self.rows() if r["success"] and not r.get("reference")]
+        convergence(axes[0], [r["modes"] for r in rows],
+                    {"max": [r["tip error max [mm]"] for r in rows],
+                     "RMS": [r["tip error RMS [mm]"] for r in rows]},
+                    "number of modes", "tip deflection error [mm]",
+                    title=f"truncation convergence against {self.reference_label}")
+        ok = [(n, r.signals) for n, r in zip(self.levels, self.records, strict=True)
+              if r.signals is not None]
+        ref = self.reference_tip
+        direction = np.linalg.svd(ref, full_matrices=False)[2][0] if ref is not None and \
+            np.any(ref) else np.array([0.0, 1.0, 0.0])
+        time_history(axes[1], [s.t for _, s in ok],
+                     {f"{n} modes": 1e3 * s.tip[self.body] @ direction for n, s in ok},
+                     f"{self.body} tip deflection [mm]")
+        fig.suptitle(f"truncation study: {Path(self.case).name}", fontsize=11)
+        return fig
+
+
+def _flexible_body(case_path, body):
+    from ..cases import load_case
+
+    case = load_case(case_path)
+    flexible = {name: b for name, b in case.model.bodies.items() if hasattr(b, "data")}
+    if body is None:
+        if len(flexible) != 1:
+            raise ValidationError(f"{Path(case_path).name}: name the flexible body for the "
+                                  f"truncation study (flexible bodies: {sorted(flexible)})")
+        body = next(iter(flexible))
+    if body not in flexible:
+        raise ValidationError(f"{Path(case_path).name}: no flexible body {body!r} "
+                              f"(flexible bodies: {sorted(flexible)})")
+    return body
+
+
+def truncation_study(case_path, levels, *, body: str | None = None, reference=None,
+                     overrides: dict | None = None, **sweep_options) -> TruncationStudy:
+    """Run ``case_path`` keeping the ``levels`` lowest modes of flexible body ``body``.
+
+    ``reference``: a results file (``.res.h5``) to compare against; by default the largest
+    level is the reference. The levels may not exceed the modes the body's data holds
+    (the case's own ``modes`` key is replaced). ``sweep_options`` go to
+    :func:`~flexmbs.studies.sweep.sweep`.
+    """
+    body = _flexible_body(case_path, body)
+    # the case may already truncate: the levels available are those of the data file
+    available = _available_modes(case_path, body)
+    levels = sorted({int(n) for n in levels})
+    if not levels or levels[0] < 1 or levels[-1] > available.size:
+        raise ValidationError(f"truncation levels must lie in 1..{available.size} (the modes "
+                              f"of {body!r}'s modal data), got {levels}")
+    variants = [(f"{n} modes", {**(overrides or {}), f"bodies.{body}.modes": n})
+                for n in levels]
+    records = sweep(case_path, variants, **sweep_options)
+    if reference is None:
+        ref_rec = records[-1]
+        label = f"{levels[-1]} modes (largest level)"
+        ref_t = ref_rec.signals.t if ref_rec.signals is not None else None
+        ref_tip = ref_rec.signals.tip[body] if ref_rec.signals is not None else None
+    else:
+        from ..integrators import SimulationResult
+
+        result = SimulationResult.load(reference)
+        ref_tip = tip_history(result, body)[0]
+        ref_t, label = np.asarray(result.t), f"results file {Path(reference).name}"
+    return TruncationStudy(str(case_path), body, levels, records, available, label, ref_t,
+                           ref_tip, len(levels) - 1 if reference is None else None)
+
+
+def _available_modes(case_path, body) -> np.ndarray:
+    """Natural frequencies [Hz] of all modes in ``body``'s modal data file."""
+    from .. import read_modal
+    from ..cases.loader import tomllib
+
+    path = Path(case_path)
+    raw = tomllib.loads(path.read_text())
+    entry = next(e for e in raw.get("bodies", []) if e.get("name") == body)
+    data = read_modal((path.parent / entry["modal_data"]).resolve())
+    return np.asarray(data.frequencies)
