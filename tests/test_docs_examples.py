@@ -24,3 +24,14 @@ def test_flexible_body_example_runs(capsys, monkeypatch):
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         exec(compile(block, "flexible_bodies.md", "exec"), {})
     assert "4 degree(s) of freedom" in capsys.readouterr().out
+
+
+def test_arm_beam_tutorial_example_runs(capsys, monkeypatch):
+    monkeypatch.chdir(DOCS.parent)
+    text = (DOCS / "tutorial_arm_beam.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "tutorial_arm_beam.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "4 degree(s) of freedom" in out
+    assert "peak xi1 over 0.2 s: 0.0051" in out  # = the case file's run (test_studies)
