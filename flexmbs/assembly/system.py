@@ -174,18 +174,28 @@ class System:
                                if i < self.bodies[b].n_coords])
         return groups
 
-    def unwrap(self, key: str, angle: float) -> float:
+    def unwrap(self, key: str, angle: float, store: bool = True) -> float:
         """Continue ``angle`` [rad] by continuity with its last value for ``key``.
 
         Joint angles from atan2 jump by 2π at ±π; forces ask for the representative
         nearest to the previous evaluation, so multi-turn motions keep counting (valid
-        while consecutive evaluations differ by less than π).
+        while consecutive evaluations differ by less than π). ``store=False`` leaves the
+        remembered value alone (tangent evaluations must not move it).
         """
         last = self._angles.get(key)
         if last is not None:
             angle += 2 * np.pi * np.round((last - angle) / (2 * np.pi))
-        self._angles[key] = angle
+        if store:
+            self._angles[key] = angle
         return angle
+
+    def residual_tangents(self, q, qd, qdd, lam, t: float = 0.0, *, sparse=None,
+                          fd_step: float = 1e-7):
+        """(K_t, C_t) = ∂r/∂q, ∂r/∂q̇ of r = M q̈ + Φ_qᵀλ − Q, analytic (finite differences
+        only for forces given by user callables); see :mod:`flexmbs.assembly.tangents`."""
+        from .tangents import residual_tangents
+
+        return residual_tangents(self, q, qd, qdd, lam, t, sparse=sparse, fd_step=fd_step)
 
     def _check_q(self, q, name: str = "q") -> np.ndarray:
         arr = np.asarray(q, dtype=float)

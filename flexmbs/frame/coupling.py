@@ -18,7 +18,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ..modal.invariants import InertiaInvariants
-from .rotations import cross3, g_bar, rotation_matrix
+from .rotations import (
+    cross3,
+    d_rotated,
+    d_rotated_transpose,
+    g_bar,
+    g_bar_t_jac,
+    rotation_matrix,
+)
 
 
 class Coupling(str, Enum):
@@ -120,6 +127,17 @@ def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
     a = rotation_matrix(p)
     gb = g_bar(p)
     w = np.concatenate([a.T @ rd, gb @ pd, xid])
+    qbar = _mode_qbar(inv, m_ff, w, xi, xid, mode)
+    out = np.empty(7 + n)
+    out[:3] = a @ qbar[:3]
+    out[3:7] = gb.T @ qbar[3:6]
+    out[7:] = qbar[6:]
+    return out
+
+
+def _mode_qbar(inv, m_ff, w, xi, xid, mode: Coupling) -> np.ndarray:
+    """Body-frame Q̄ (6+n) of coupling ``mode`` at quasi-velocities w (FFRF.md §7, §9)."""
+    n = inv.n_modes
     if mode in (Coupling.TWO_WAY, Coupling.NO_MRF):
         # no-Mrf keeps the two-way Q_v unchanged (FFRF.md §7): use the full M̄
         qbar = _general_qbar(inv, body_mass(inv, m_ff, xi, Coupling.TWO_WAY), w, xi, xid)
@@ -134,8 +152,207 @@ def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
         if mode is Coupling.ONE_WAY:
             full = body_mass(inv, m_ff, xi, Coupling.TWO_WAY)
             qbar[6:] = _general_qbar(inv, full, w, xi, xid)[6:]
-    out = np.empty(7 + n)
-    out[:3] = a @ qbar[:3]
-    out[3:7] = gb.T @ qbar[3:6]
-    out[7:] = qbar[6:]
+    return qbar
+
+
+# --------------------------------------------------------------------------- tangents
+class FrameInertia(NamedTuple):
+    """The inertia data the Newton tangents of one body need (FFRF.md §3.3, §7, §9).
+
+    mbar_mass: M̄ of the coupling mode ((6+n)², may be non-symmetric); mbar_full: the
+    two-way M̄ (with the body's M_ff), used by Q̄ in two-way/no-Mrf modes and by the ξ rows
+    of one-way; mbar_rigid: M̄(0) rigid 6x6 block (Q̄ rigid rows in one-way/rigid);
+    gcol: (6+n, 3), gravity's generalized force is Cᵀ gcol ḡ (FFRF.md §6);
+    N (n, 6+n, 3), Q (n, n, 3, 3): the general invariant set; mode: coupling mode.
+    A rigid body is the case n = 0 (M̄ = [[m I, −S̃], [S̃, I_O]], S = m c).
+    """
+
+    mbar_mass: np.ndarray
+    mbar_full: np.ndarray
+    mbar_rigid: np.ndarray
+    gcol: np.ndarray
+    N: np.ndarray
+    Q: np.ndarray
+    mode: Coupling
+
+
+def frame_inertia(inv: InertiaInvariants, m_ff, xi, mode: Coupling) -> FrameInertia:
+    """:class:`FrameInertia` of a flexible body at modal coordinates ``xi``."""
+    n = inv.n_modes
+    full = inv.blocks(xi).assemble()
+    full[6:, 6:] = m_ff
+    rigid = np.array(inv.M0[:6, :6])
+    mass = full.copy()
+    if mode is Coupling.NO_MRF:
+        mass[:6, 6:] = 0.0
+        mass[6:, :6] = 0.0
+    elif mode is not Coupling.TWO_WAY:
+        mass[:6, :6] = rigid
+        mass[:6, 6:] = 0.0
+        if mode is Coupling.RIGID:
+            mass[6:, :6] = 0.0
+    gcol = np.zeros((6 + n, 3))
+    gcol[:6] = (full if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else inv.M0)[:6, :3]
+    if mode is not Coupling.RIGID:
+        gcol[6:] = inv.S.T
+    return FrameInertia(mass, full, rigid, gcol, np.asarray(inv.N), np.asarray(inv.Q), mode)
+
+
+def _qs(q_coef, xi) -> np.ndarray:
+    """qs_j = Σ_i ξ_i (Q_ij + Q_ji) = ∂(Σ_il ξ_i ξ_l Q_il)/∂ξ_j, shape (n, 3, 3)."""
+    return np.einsum("i,ijab->jab", xi, q_coef) + np.einsum("i,jiab->jab", xi, q_coef)
+
+
+def _cross_cols(a, b) -> np.ndarray:
+    """a × b column by column for (3, k) arrays (``np.cross`` is slow on small arrays)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
+
+
+def qbar_bilinear(mbar, n_coef, qs, w1, w2) -> np.ndarray:
+    """The bilinear form B with B(w, w) = Q̄(w) of FFRF.md §9, batched over columns.
+
+        Q̄ = −Ṁ̄ w − [ω̄ × h_R; ω̄ × h_θ + v̄ × h_R; −½ (wᵀ ∂_jM̄ w)_j] + M̄_{:,R}(ω̄ × v̄)
+
+    with h = M̄ w, Ṁ̄ w = Σ_j ξ̇_j ∂_jM̄ w, ∂_jM̄ w = N_j ω̄ + E_θ(N_jᵀ w + qs_j ω̄). Each
+    product is split into a first factor (from ``w1``) and a second (from ``w2``), so
+    ∂Q̄/∂w = B(I, w) + B(w, I) exactly. ``w1``, ``w2``: (6+n, k); returns (6+n, k).
+    """
+    n = n_coef.shape[0]
+    v1, om1, xd1 = w1[:3], w1[3:6], w1[6:]
+    v2, om2 = w2[:3], w2[3:6]
+    h2 = mbar @ w2
+    out = mbar[:, :3] @ _cross_cols(om1, v2)
+    out[:3] -= _cross_cols(om1, h2[:3])
+    out[3:6] -= _cross_cols(om1, h2[3:6]) + _cross_cols(v1, h2[:3])
+    if n:
+        k = w2.shape[1]
+        n_t = np.swapaxes(n_coef, 1, 2)  # N_jᵀ, (n, 3, 6+n)
+        # −Ṁ̄ w: Σ_j ξ̇1_j (N_j ω̄2 + E_θ (N_jᵀ w2 + qs_j ω̄2))
+        n_om2 = (n_coef.reshape(-1, 3) @ om2).reshape(n, -1, k)
+        qs_om2 = qs @ om2  # (n, 3, k)
+        out -= (xd1[:, None, :] * n_om2).sum(axis=0)
+        out[3:6] -= (xd1[:, None, :] * (n_t @ w2 + qs_om2)).sum(axis=0)
+        # ξ rows: +½ wᵀ ∂_jM̄ w = (N_jᵀ w1)·ω̄2 + ½ ω̄1ᵀ qs_j ω̄2
+        out[6:] += ((n_t @ w1) * om2[None]).sum(axis=1) + 0.5 * (
+            om1[None] * qs_om2).sum(axis=1)
     return out
+
+
+def _mass_dxi(n_coef, qs, y, mode: Coupling) -> np.ndarray:
+    """D (6+n, n) with D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (FFRF.md §9):
+    ∂_jM̄ y = N_j y_θ + E_θ (N_jᵀ y + qs_j y_θ), with the blocks that ``mode`` removes
+    (constant or zeroed, FFRF.md §7) left out."""
+    n = n_coef.shape[0]
+    out = np.zeros((6 + n, n))
+    if n == 0 or mode is Coupling.RIGID:
+        return out
+    y_t = y[3:6]
+    col = (n_coef @ y_t).T  # N_j y_θ, (6+n, n)
+    if mode is Coupling.ONE_WAY:  # rigid rows at ξ = 0: only the ξ rows vary
+        out[6:] = col[6:]
+        return out
+    if mode is Coupling.NO_MRF:  # no R/θ–ξ coupling blocks
+        out[:6] = col[:6]
+        out[3:6] += np.einsum("jab,a->bj", n_coef[:, :6], y[:6])
+    else:
+        out[:] = col
+        out[3:6] += np.einsum("jab,a->bj", n_coef, y)
+    out[3:6] += np.einsum("jab,b->aj", qs, y_t)
+    return out
+
+
+def frame_tangents(fi: FrameInertia, p, xi, rd, pd, xid, acc, gravity):
+    """Exact Newton tangents of one body's residual part r_b = M(q) q̈ − Q_v − Q_g.
+
+    Everything is the C-form r_b = Cᵀ z (FFRF.md §4, §5.2, §6) with C = blockdiag(Aᵀ, Ḡ, I)
+    and z = M̄ y − Q̄(ξ, w) − gcol ḡ, y = C q̈, w = C q̇, ḡ = Aᵀ g (body frame). A(p) is
+    quadratic and Ḡ(p) linear in p, M̄ is quadratic in ξ (§9), so
+
+        ∂r_b/∂p = ∂(Cᵀ z)/∂p|_z + Cᵀ (M̄ ∂y/∂p − ∂Q̄/∂w ∂w/∂p − gcol ∂ḡ/∂p)
+        ∂r_b/∂ξ = Cᵀ (∂M̄/∂ξ y − ∂Q̄/∂ξ − ∂gcol/∂ξ ḡ),      ∂r_b/∂q̇ = −Cᵀ ∂Q̄/∂w C
+
+    with ∂(Ḡ ṗ)/∂p = −Ḡ(ṗ) (E6) and nothing depending on R. The elastic and damping terms
+    K_ff ξ + D_ff ξ̇ are not included. Returns (K, C), each (7+n, 7+n) [global q order].
+    """
+    mode = fi.mode
+    n = fi.N.shape[0]
+    n6 = 6 + n
+    p = np.asarray(p, dtype=float)
+    a = rotation_matrix(p)
+    gb = g_bar(p)
+    acc = np.asarray(acc, dtype=float)
+    y = np.concatenate([a.T @ acc[:3], gb @ acc[3:7], acc[7:]])
+    w = np.concatenate([a.T @ rd, gb @ pd, xid])
+    qs = _qs(fi.Q, xi) if n else np.zeros((0, 3, 3))
+    eye = np.eye(n6)
+    # Q̄ of the mode and its derivatives
+    rigid_rows = mode in (Coupling.ONE_WAY, Coupling.RIGID)
+    jw = np.zeros((n6, n6))
+    jxi = np.zeros((n6, n))
+    qbar = np.zeros(n6)
+    if rigid_rows:
+        w6 = w[:6, None]
+        none = fi.N[:0, :6]
+        wk = np.repeat(w6, 6, axis=1)
+        both = qbar_bilinear(fi.mbar_rigid, none, qs[:0], np.hstack([w6, np.eye(6), wk]),
+                             np.hstack([w6, wk, np.eye(6)]))
+        qbar[:6] = both[:, 0]
+        jw[:6, :6] = both[:, 1:7] + both[:, 7:]
+    if mode is not Coupling.RIGID:
+        rows = slice(6, n6) if rigid_rows else slice(0, n6)
+        mb = fi.mbar_full
+        wc = w[:, None]
+        wk = np.repeat(wc, n6, axis=1)
+        # one batched call: [Q̄ | B(I, w) | B(w, I)]
+        both = qbar_bilinear(mb, fi.N, qs, np.hstack([wc, eye, wk]), np.hstack([wc, wk, eye]))
+        qbar[rows] = both[rows, 0]
+        jw[rows] = (both[:, 1:n6 + 1] + both[:, n6 + 1:])[rows]
+        if n:
+            v, om = w[:3], w[3:6]
+            dw = _mass_dxi(fi.N, qs, w, Coupling.TWO_WAY)  # ∂h/∂ξ
+            full = -_cross_cols(om, dw[:3])
+            th = -_cross_cols(om, dw[3:6]) - _cross_cols(v, dw[:3])
+            q_om = fi.Q @ om  # (n, n, 3): Q_ij ω̄
+            th -= (xid @ np.swapaxes(q_om, 0, 1)).T + (xid @ q_om).T
+            ff = (q_om @ om).T  # [j, i] = ω̄ᵀ Q_ij ω̄ (symmetric in i, j)
+            extra = _mass_dxi(fi.N, qs, np.concatenate([cross3(om, v), np.zeros(3 + n)]),
+                              Coupling.TWO_WAY)
+            jx = extra
+            jx[:3] += full
+            jx[3:6] += th
+            jx[6:] += ff
+            jxi[rows] = jx[rows]
+    g = np.asarray(gravity, dtype=float)
+    g_bar_vec = a.T @ g
+    z = fi.mbar_mass @ y - qbar
+    dz_dxi = _mass_dxi(fi.N, qs, y, mode) - jxi
+    dy_dp = np.zeros((n6, 4))
+    dy_dp[:3] = d_rotated_transpose(p, acc[:3])
+    dy_dp[3:6] = -g_bar(acc[3:7])
+    dw_dp = np.zeros((n6, 4))
+    dw_dp[:3] = d_rotated_transpose(p, rd)
+    dw_dp[3:6] = -g_bar(pd)
+    dz_dp = fi.mbar_mass @ dy_dp - jw @ dw_dp
+    if np.any(g):
+        z -= fi.gcol @ g_bar_vec
+        dz_dp -= fi.gcol @ d_rotated_transpose(p, g)
+        if n and mode in (Coupling.TWO_WAY, Coupling.NO_MRF):
+            dz_dxi[3:6] -= np.einsum("jab,a->bj", fi.N[:, :3], g_bar_vec)
+    k = np.zeros((7 + n, 7 + n))
+    k[:3, 3:7] = d_rotated(p, z[:3]) + a @ dz_dp[:3]
+    k[3:7, 3:7] = g_bar_t_jac(z[3:6]) + gb.T @ dz_dp[3:6]
+    k[7:, 3:7] = dz_dp[6:]
+    k[:3, 7:] = a @ dz_dxi[:3]
+    k[3:7, 7:] = gb.T @ dz_dxi[3:6]
+    k[7:, 7:] = dz_dxi[6:]
+    # C_t = −Cᵀ (∂Q̄/∂w) C
+    jc = np.empty((n6, 7 + n))
+    jc[:, :3] = jw[:, :3] @ a.T
+    jc[:, 3:7] = jw[:, 3:6] @ gb
+    jc[:, 7:] = jw[:, 6:]
+    c = np.empty((7 + n, 7 + n))
+    c[:3] = -(a @ jc[:3])
+    c[3:7] = -(gb.T @ jc[3:6])
+    c[7:] = -jc[6:]
+    return k, c

@@ -135,3 +135,62 @@ def frame_from_z(z, x_hint=None) -> np.ndarray:
     x = x - np.dot(x, z) * z
     x /= np.linalg.norm(x)
     return np.column_stack([x, np.cross(z, x), z])
+
+
+# --------------------------------------------------------------------------- tangents
+# Exact p-derivatives for Newton tangents (FFRF.md §1). A(p) is the homogeneous quadratic
+# of §1 and Ḡ(p), G(p) are linear, so every derivative below is exact off ‖p‖ = 1 as
+# well (finite differences of the residual perturb p off the sphere).
+
+def _rotation_hessian_tensor() -> np.ndarray:
+    """H[l, a, c, m] = ∂²(A(p) e_a)_c / ∂p_l ∂p_m (constant: A is quadratic in p)."""
+    return np.stack([d_rotated_basis(e).reshape(3, 3, 4) for e in np.eye(4)])
+
+
+#: ∂ d_rotated_basis(p) / ∂p_l, reshaped (4, 3, 3, 4): see :func:`rotated_hessian`.
+ROTATION_HESSIAN = _rotation_hessian_tensor()
+
+
+def rotated_hessian(vectors, weights) -> np.ndarray:
+    """∂²/∂p² of Σ_k w_kᵀ A(p) s_k (4x4, symmetric, independent of p).
+
+    ``vectors`` s (k, 3) body-frame, ``weights`` w (k, 3) global components.
+    """
+    s = np.asarray(vectors, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    sw = s.T @ w  # (3, 3): Σ_k s_ka w_kc
+    return np.einsum("ac,lacm->ml", sw, ROTATION_HESSIAN)
+
+
+def rotated_mixed(p, shapes, weights) -> np.ndarray:
+    """∂²/∂p ∂ξ of Σ_k w_kᵀ A(p) U_k ξ (4 x n): ``shapes`` U (k, 3, n), ``weights`` (k, 3)."""
+    basis = d_rotated_basis(p).reshape(3, 3, 4)  # [a, c, m]: d_rotated(p, e_a)[c, m]
+    uw = np.einsum("kan,kc->acn", shapes, weights)
+    return np.einsum("acn,acm->mn", uw, basis)
+
+
+def rotation_rate(p, pd) -> np.ndarray:
+    """Ȧ = Σ_l ṗ_l ∂A/∂p_l (3x3), so that Ȧ s = d_rotated(p, s) ṗ."""
+    return (d_rotated_basis(p).reshape(3, 3, 4) @ pd).T
+
+
+def d_rotated_transpose(p, x) -> np.ndarray:
+    """∂(A(p)ᵀ x)/∂p (3x4); A(p)ᵀ = A(p*) with the conjugate p* = [e0, −e]."""
+    p = np.asarray(p, dtype=float)
+    out = d_rotated(np.array([p[0], -p[1], -p[2], -p[3]]), x)
+    out[:, 1:] *= -1.0
+    return out
+
+
+def g_bar_t_jac(x) -> np.ndarray:
+    """∂(Ḡ(p)ᵀ x)/∂p = 2 [[0, −xᵀ], [x, −x̃]] (4x4, constant: Ḡ is linear in p)."""
+    x0, x1, x2 = x
+    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, x2, -x1],
+                           [x1, -x2, 0.0, x0], [x2, x1, -x0, 0.0]])
+
+
+def g_global_t_jac(x) -> np.ndarray:
+    """∂(G(p)ᵀ x)/∂p = 2 [[0, −xᵀ], [x, x̃]] (4x4, constant: G is linear in p)."""
+    x0, x1, x2 = x
+    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, -x2, x1],
+                           [x1, x2, 0.0, -x0], [x2, -x1, x0, 0.0]])

@@ -19,11 +19,13 @@ and dynamic equilibrium and Φ = 0 enforced at t_{n+1}. Parameter sets:
 Newton iterates on the position correction Δq with the iteration matrix scaled so that
 it stays well conditioned as h → 0 (Bottasso, Dopico and Trainelli):
 [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] [Δq; Δλ/β'] = −[r/β'; Φ], with
-β' = (1 − α_m)/(β h² (1 − α_f)), γ' = γ/(β h). M and Φ_q are analytic; the tangent
-stiffness K_t and damping C_t are finite differences of the residual (the first version;
-analytic tangents for the standard forces and constraints are the next step). The
-factorisation is reused across iterations and steps (modified Newton) and refreshed when
-convergence slows.
+β' = (1 − α_m)/(β h² (1 − α_f)), γ' = γ/(β h). M and Φ_q are analytic, and so are the
+tangent stiffness K_t = ∂r/∂q and damping C_t = ∂r/∂q̇ by default
+(:mod:`flexmbs.assembly.tangents`: mass term, Σλ_k ∂²Φ_k/∂q², body and applied forces;
+finite differences only for forces given by user callables); ``tangents="fd"`` keeps
+grouped finite differences of the whole residual for comparison. The factorisation is
+reused across iterations and steps (modified Newton) and refreshed when convergence
+slows.
 """
 
 from __future__ import annotations

@@ -7,15 +7,27 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 
 from ..assembly.system import System
+from ..assembly.tangents import residual_tangents
 from ..errors import ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .reference import accelerations
 
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
+
+
+class Tangents(str, Enum):
+    """How the Newton iteration matrix gets K_t = ∂r/∂q and C_t = ∂r/∂q̇."""
+
+    ANALYTIC = "analytic"
+    """Exact derivatives (:mod:`flexmbs.assembly.tangents`); forces given by user
+    callables alone by finite differences."""
+    FD = "fd"
+    """Grouped forward finite differences of the whole residual (for comparison)."""
 
 
 @dataclass
@@ -36,13 +48,19 @@ class AlphaIntegrator:
         Step size [s] (halved on Newton failure, down to ``h_min``, then restored).
     rtol, atol : float
         Newton convergence: ‖Δq / (atol + rtol |q|)‖∞ < 1, and max |Φ| < ``phi_tol``.
+    tangents : {"analytic", "fd"}
+        K_t and C_t of the iteration matrix: analytic (default; finite differences only
+        for forces given by user callables) or finite differences of the whole residual.
+    fd_step : float
+        Relative forward-difference step of the finite-difference tangents.
     """
 
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
                  q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
                  phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
                  fd_step: float = 1e-7, error_tol: float | None = None,
-                 h_max: float | None = None, acc_rtol: float = 1e-6):
+                 h_max: float | None = None, acc_rtol: float = 1e-6,
+                 tangents: str = "analytic"):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -51,6 +69,11 @@ class AlphaIntegrator:
             raise ValidationError(f"h_max must be positive, got {h_max}")
         if not (isinstance(max_iter, int) and max_iter >= 1):
             raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        try:
+            self.tangents = Tangents(tangents)
+        except ValueError:
+            raise ValidationError(f"tangents must be one of {[m.value for m in Tangents]}, "
+                                  f"got {tangents!r}") from None
         if h_max is not None:
             h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
@@ -67,7 +90,8 @@ class AlphaIntegrator:
         self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
         self.a = self.qdd.copy()
         self.matrix = NewtonMatrix()
-        self._groups = system.fd_column_groups()
+        self._groups = system.fd_column_groups()  # column groups of the "fd" tangents
+        self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
         self._matrix_h = None
         self.status = "running"
         self.message = ""
@@ -87,7 +111,23 @@ class AlphaIntegrator:
                 - s.forces(q, qd, t))
 
     def _refresh(self, q, qd, qdd, lam, t, bp, gp, h):
-        s, n, eps = self.system, self.system.n_q, self.fd_step
+        s = self.system
+        if self.tangents is Tangents.ANALYTIC:
+            k_t, c_t = residual_tangents(s, q, qd, qdd, lam, t, sparse=False,
+                                         fd_step=self.fd_step)
+        else:
+            k_t, c_t = self._fd_tangents(q, qd, qdd, lam, t)
+        jac = np.asarray(s.jacobian(q, t, sparse=False))
+        m = np.asarray(s.mass_matrix(q, sparse=False))
+        top = m + (gp / bp) * c_t + k_t / bp
+        n_c = jac.shape[0]
+        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
+        self._matrix_h = h  # the step this matrix was built for
+        self.refreshes += 1
+
+    def _fd_tangents(self, q, qd, qdd, lam, t):
+        """K_t, C_t by grouped forward differences of the whole residual."""
+        n, eps = self.system.n_q, self.fd_step
         base = self._residual(q, qd, qdd, lam, t)
         k_t = np.zeros((n, n))
         c_t = np.zeros((n, n))
@@ -103,12 +143,7 @@ class AlphaIntegrator:
             for col, rows in group:
                 k_t[rows, col] = dk[rows] / dq[col]
                 c_t[rows, col] = dc[rows] / dq[col]
-        jac = np.asarray(s.jacobian(q, t, sparse=False))
-        m = np.asarray(s.mass_matrix(q, sparse=False))
-        top = m + (gp / bp) * c_t + k_t / bp
-        n_c = jac.shape[0]
-        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
-        self._matrix_h = h  # the step this matrix was built for
+        return k_t, c_t
 
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
@@ -129,6 +164,11 @@ class AlphaIntegrator:
             r = self._residual(q1, qd1, qdd1, lam1, t1)
             phi = s.phi(q1, t1)
             x = self.matrix.solve(-np.concatenate([r / bp, phi]))
+            if not np.all(np.isfinite(x)):
+                return False, self._failure(
+                    f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
+                    f"iteration matrix? check System.check() for redundant constraints)",
+                    q1, qd1, qdd1, lam1, t1), it, None
             dq = x[:n]
             q1 += dq
             qd1 += gp * dq
@@ -154,14 +194,22 @@ class AlphaIntegrator:
             if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
                 self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h)
             last = err
-        worst = s.violated(q1, t1, tol=self.phi_tol)
-        names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
-        residual = float(np.max(np.abs(self._residual(q1, qd1, qdd1, lam1, t1)), initial=0.0))
-        return False, (f"Newton did not converge in {self.max_iter} iterations at t = "
-                       f"{t1:.6g} s (last scaled correction {err:.3g}; equilibrium residual "
-                       f"{residual:.3g}; constraints above {self.phi_tol:g}: {names}; "
-                       f"iteration-matrix condition {self._condition():.2g})"), \
+        return False, self._failure(
+            f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
+            f"(last scaled correction {err:.3g})", q1, qd1, qdd1, lam1, t1), \
             self.max_iter, None
+
+    def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
+        """``head`` plus the diagnostics at the (last finite) Newton iterate."""
+        s = self.system
+        with np.errstate(all="ignore"):
+            worst = s.violated(q1, t1, tol=self.phi_tol)
+            names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
+            residual = float(np.max(np.abs(self._residual(q1, qd1, qdd1, lam1, t1)),
+                                    initial=0.0))
+        return (f"{head}; equilibrium residual {residual:.3g}; constraints above "
+                f"{self.phi_tol:g}: {names}; iteration-matrix condition "
+                f"{self._condition():.2g}")
 
     def _condition(self) -> float:
         """1-norm condition estimate of the current factored iteration matrix."""
@@ -317,7 +365,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step", "error_tol", "h_max", "acc_rtol"}
+                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "

@@ -14,7 +14,22 @@ from typing import Protocol
 
 import numpy as np
 
-from ..frame.rotations import cross3, d_rotated_batch, g_bar, g_global, rotation_matrix, skew
+from ..frame.coupling import Coupling, FrameInertia, frame_tangents
+from ..frame.rotations import (
+    cross3,
+    d_rotated,
+    d_rotated_batch,
+    d_rotated_transpose,
+    g_bar,
+    g_bar_t_jac,
+    g_global,
+    g_global_t_jac,
+    rotated_hessian,
+    rotated_mixed,
+    rotation_matrix,
+    rotation_rate,
+    skew,
+)
 from .markers import Marker
 
 
@@ -46,6 +61,85 @@ class Body(Protocol):
 
     def potential_energy(self, q, gravity) -> float: ...
 
+    # Newton tangents (flexmbs.assembly.tangents); all exact derivatives, (n, n) or (4, 3, n)
+    def residual_tangents(self, q, qd, qdd, gravity):
+        """(∂r_b/∂q, ∂r_b/∂q̇) of r_b = M q̈ − (body-internal forces)."""
+
+    def marker_hessian(self, q, marker: Marker, weights) -> np.ndarray:
+        """∂²/∂q² Σ_k w_kᵀ v_k(q) over the marker's point and axes v (weights (4, 3))."""
+
+    def marker_jac_rate(self, q, qd, marker: Marker) -> np.ndarray:
+        """J̇ = ∂(J q̇)/∂q (4, 3, n) of the marker_frame Jacobians J."""
+
+    def force_jac_tangent(self, q, marker: Marker, force) -> np.ndarray:
+        """∂(force_jac(q)ᵀ F)/∂q for a fixed global F."""
+
+    def angular_jac_tangent(self, q, marker: Marker, torque) -> np.ndarray:
+        """∂(angular_jac(q)ᵀ T)/∂q for a fixed global T."""
+
+    def angular_rate_jac(self, q, qd, marker: Marker) -> np.ndarray:
+        """∂(angular_jac(q) q̇)/∂q (3, n)."""
+
+
+# --------------------------------------------------------------------------- tangent kernels
+# Shared by rigid and flexible bodies. A marker carries four vectors v_k (point, x, y, z
+# axes) v_0 = R + A(p) s_0(ξ), v_k = A(p) s_k(ξ), with s_k(ξ) = vecs_k + U_k ξ linear in ξ
+# (U = 0 on rigid bodies and in one-way/rigid coupling), FFRF.md §8.
+
+def marker_hessian_kernel(n, p, vecs, shapes, weights) -> np.ndarray:
+    """∂²/∂q² Σ_k w_kᵀ v_k: pp block from A quadratic in p, pξ blocks from ∂A/∂p linear in
+    s; R enters linearly and ξ–ξ terms vanish (FFRF.md §1, §8)."""
+    out = np.zeros((n, n))
+    out[3:7, 3:7] = rotated_hessian(vecs, weights)
+    if shapes.shape[2]:
+        mixed = rotated_mixed(p, shapes, weights)
+        out[3:7, 7:] = mixed
+        out[7:, 3:7] = mixed.T
+    return out
+
+
+def marker_jac_rate_kernel(n, p, pd, xid, vecs, shapes) -> np.ndarray:
+    """J̇ (4, 3, n): p columns d_rotated(ṗ, s) + d_rotated(p, U ξ̇), ξ columns Ȧ U."""
+    out = np.zeros((4, 3, n))
+    out[:, :, 3:7] = d_rotated_batch(pd, vecs)
+    if shapes.shape[2]:
+        out[:, :, 3:7] += d_rotated_batch(p, shapes @ xid)
+        out[:, :, 7:] = rotation_rate(p, pd) @ shapes
+    return out
+
+
+def force_jac_tangent_kernel(n, p, arm, force, phi=None, arm_shapes=None) -> np.ndarray:
+    """∂/∂q of [F; Ḡᵀ(ū × F̄); Φᵀ F̄], F̄ = AᵀF (FFRF.md §6): the p rows vary with Ḡ and
+    F̄, and with ξ through ū = ū0 + ``arm_shapes`` ξ; the ξ rows (``phi``) with F̄."""
+    out = np.zeros((n, n))
+    f_bar = rotation_matrix(p).T @ force
+    df = d_rotated_transpose(p, force)
+    gb = g_bar(p)
+    out[3:7, 3:7] = g_bar_t_jac(cross3(arm, f_bar)) + gb.T @ (skew(arm) @ df)
+    if phi is not None:
+        out[7:, 3:7] = phi.T @ df
+    if arm_shapes is not None:
+        out[3:7, 7:] = gb.T @ (-skew(f_bar) @ arm_shapes)
+    return out
+
+
+def angular_jac_tangent_kernel(n, p, torque, psi=None) -> np.ndarray:
+    """∂/∂q of [0; Gᵀ T; Ψᵀ Aᵀ T] (FFRF.md §6)."""
+    out = np.zeros((n, n))
+    out[3:7, 3:7] = g_global_t_jac(torque)
+    if psi is not None:
+        out[7:, 3:7] = psi.T @ d_rotated_transpose(p, torque)
+    return out
+
+
+def angular_rate_jac_kernel(n, p, pd, xid=None, psi=None) -> np.ndarray:
+    """∂/∂q of ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ) (G(p)ṗ = −G(ṗ)p) and ∂(A Ψ ξ̇)/∂p."""
+    out = np.zeros((3, n))
+    out[:, 3:7] = -g_global(pd)
+    if psi is not None:
+        out[:, 3:7] += d_rotated(p, psi @ xid)
+    return out
+
 
 @dataclass(frozen=True, eq=False)
 class Ground:
@@ -59,6 +153,21 @@ class Ground:
     def marker_frame(self, q, marker, qd=None, jac=True):
         return (np.asarray(marker.position, float), np.asarray(marker.orientation, float),
                 np.zeros((4, 3, 0)), None if qd is None else np.zeros((4, 3)))
+
+    def marker_hessian(self, q, marker, weights):
+        return np.zeros((0, 0))
+
+    def marker_jac_rate(self, q, qd, marker):
+        return np.zeros((4, 3, 0))
+
+    def force_jac_tangent(self, q, marker, force):
+        return np.zeros((0, 0))
+
+    def angular_jac_tangent(self, q, marker, torque):
+        return np.zeros((0, 0))
+
+    def angular_rate_jac(self, q, qd, marker):
+        return np.zeros((3, 0))
 
     def force_jac(self, q, marker):
         return np.zeros((3, 0))
@@ -184,6 +293,61 @@ class RigidBody:
             p = q[3:7]
             out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
         return out
+
+    # ----------------------------------------------------------- Newton tangents
+    @cached_property
+    def frame_inertia(self) -> FrameInertia:
+        """M̄ = [[m I, −S̃], [S̃, I_O]] (S = m c) as the n = 0 case of the flexible kernel."""
+        mbar = np.zeros((6, 6))
+        mbar[:3, :3] = self.mass * np.eye(3)
+        mbar[:3, 3:] = -skew(self.mass * self.com)
+        mbar[3:, :3] = skew(self.mass * self.com)
+        mbar[3:, 3:] = self.inertia_origin
+        return FrameInertia(mbar, mbar, mbar, mbar[:, :3].copy(), np.zeros((0, 6, 3)),
+                            np.zeros((0, 0, 3, 3)), Coupling.TWO_WAY)
+
+    def residual_tangents(self, q, qd, qdd, gravity):
+        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g (FFRF.md §4–6 with no modes): the
+        C-form kernel :func:`~flexmbs.frame.coupling.frame_tangents`. Its Q̄ (§9 form) equals
+        the closed form of :meth:`quadratic_velocity` (Jacobi identity).
+
+        One difference from the C-form: this body uses M_RR = m I and the gravity force
+        m g directly, where the kernel has A (m I) Aᵀ (equal on ‖p‖ = 1 only), so the
+        kernel's m ∂(A Aᵀ x)/∂p, x = R̈ − g, is taken out of the R rows."""
+        p = q[3:7]
+        k, c = frame_tangents(self.frame_inertia, p, np.zeros(0), qd[:3], qd[3:7],
+                              np.zeros(0), qdd, gravity)
+        x = qdd[:3] - np.asarray(gravity, dtype=float)
+        a = rotation_matrix(p)
+        k[:3, 3:7] -= self.mass * (d_rotated(p, a.T @ x) + a @ d_rotated_transpose(p, x))
+        return k, c
+
+    def _marker_vectors(self, marker):
+        vecs = np.vstack([marker.position, np.asarray(marker.orientation).T])
+        return vecs, np.zeros((4, 3, 0))
+
+    def marker_hessian(self, q, marker, weights):
+        """∂²/∂q² Σ_k w_kᵀ v_k, v = (R + A s, A x, A y, A z) of the marker (7x7)."""
+        vecs, shapes = self._marker_vectors(marker)
+        return marker_hessian_kernel(7, q[3:7], vecs, shapes, weights)
+
+    def marker_jac_rate(self, q, qd, marker):
+        """∂(J q̇)/∂q = [0, d_rotated(ṗ, s)] for the point and axes (4, 3, 7)."""
+        vecs, shapes = self._marker_vectors(marker)
+        return marker_jac_rate_kernel(7, q[3:7], qd[3:7], np.zeros(0), vecs, shapes)
+
+    def force_jac_tangent(self, q, marker, force):
+        """∂([I, −A s̃ Ḡ]ᵀ F)/∂q for a fixed global force F (7x7)."""
+        return force_jac_tangent_kernel(7, q[3:7], np.asarray(marker.position, float),
+                                        np.asarray(force, float))
+
+    def angular_jac_tangent(self, q, marker, torque):
+        """∂([0, G]ᵀ T)/∂q for a fixed global torque T (7x7)."""
+        return angular_jac_tangent_kernel(7, q[3:7], np.asarray(torque, float))
+
+    def angular_rate_jac(self, q, qd, marker=None):
+        """∂(G(p) ṗ)/∂q = [0, −G(ṗ)] (3x7)."""
+        return angular_rate_jac_kernel(7, q[3:7], qd[3:7])
 
     def kinetic_energy(self, q, qd):
         w = g_bar(q[3:7]) @ qd[3:7]

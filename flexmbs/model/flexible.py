@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
-from ..frame.coupling import Coupling, generalized_mass, quadratic_velocity
+from ..frame.coupling import (
+    Coupling,
+    frame_inertia,
+    frame_tangents,
+    generalized_mass,
+    quadratic_velocity,
+)
 from ..frame.rotations import (
     cross3,
     d_rotated_batch,
@@ -25,6 +31,13 @@ from ..frame.rotations import (
     skew,
 )
 from ..modal.data import ModalData
+from .bodies import (
+    angular_jac_tangent_kernel,
+    angular_rate_jac_kernel,
+    force_jac_tangent_kernel,
+    marker_hessian_kernel,
+    marker_jac_rate_kernel,
+)
 from .markers import Marker
 
 
@@ -188,6 +201,64 @@ class FlexibleBody:
         if self.coupling is not Coupling.RIGID:
             out[:, 7:] = rotation_matrix(p) @ mm.psi
         return out
+
+    # ----------------------------------------------------------- Newton tangents
+    def _marker_vectors(self, marker, xi):
+        """(s (4, 3), U (4, 3, n)): the marker's body-frame point and axes at ξ, as
+        ``marker_frame`` defines them (u0 + Φ ξ; o_k − õ_k Ψ ξ), and their ξ-derivatives
+        (zero width in one-way and rigid modes, where markers sit at ξ = 0)."""
+        mm = self._modes(marker)
+        o = np.asarray(marker.orientation, dtype=float)
+        if not self._sees_deformation:
+            return np.vstack([mm.u0, o.T]), np.zeros((4, 3, 0))
+        shapes = np.stack([mm.phi, *(-skew(o[:, k]) @ mm.psi for k in range(3))])
+        return np.vstack([mm.u0, o.T]) + shapes @ xi, shapes
+
+    def residual_tangents(self, q, qd, qdd, gravity):
+        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g + [0; 0; K_ff ξ + D_ff ξ̇] in this body's
+        coupling mode (FFRF.md §4–7, §9), from :func:`~flexmbs.frame.coupling.frame_tangents`
+        (exact: A quadratic, Ḡ linear in p, M̄ quadratic in ξ), O(n_m³) per call."""
+        xi = q[7:]
+        fi = frame_inertia(self.data.invariants, self.data.M_ff, xi, self.coupling)
+        k, c = frame_tangents(fi, q[3:7], xi, qd[:3], qd[3:7], qd[7:], qdd, gravity)
+        k[7:, 7:] += self.data.K_ff
+        c[7:, 7:] += self.data.D_ff
+        return k, c
+
+    def marker_hessian(self, q, marker, weights):
+        """∂²/∂q² Σ_k w_kᵀ v_k over the marker's point and axes (``marker_frame``)."""
+        vecs, shapes = self._marker_vectors(marker, q[7:])
+        if not shapes.shape[2]:
+            shapes = np.zeros((4, 3, self.n_modes))
+        return marker_hessian_kernel(self.n_coords, q[3:7], vecs, shapes, weights)
+
+    def marker_jac_rate(self, q, qd, marker):
+        """∂(J q̇)/∂q (4, 3, 7+n) of the ``marker_frame`` Jacobians J."""
+        vecs, shapes = self._marker_vectors(marker, q[7:])
+        if not shapes.shape[2]:
+            shapes = np.zeros((4, 3, self.n_modes))
+        return marker_jac_rate_kernel(self.n_coords, q[3:7], qd[3:7], qd[7:], vecs, shapes)
+
+    def force_jac_tangent(self, q, marker, force):
+        """∂(force_jac(q)ᵀ F)/∂q for a fixed global F: arm ū0 + Φ_m ξ (ū0 in one-way and
+        rigid modes), ξ rows Φ_mᵀ AᵀF except in rigid mode."""
+        mm = self._modes(marker)
+        sees = self._sees_deformation
+        arm = mm.u0 + mm.phi @ q[7:] if sees else mm.u0
+        return force_jac_tangent_kernel(
+            self.n_coords, q[3:7], arm, np.asarray(force, float),
+            None if self.coupling is Coupling.RIGID else mm.phi, mm.phi if sees else None)
+
+    def angular_jac_tangent(self, q, marker, torque):
+        """∂(angular_jac(q)ᵀ T)/∂q for a fixed global T."""
+        psi = None if self.coupling is Coupling.RIGID else self._modes(marker).psi
+        return angular_jac_tangent_kernel(self.n_coords, q[3:7], np.asarray(torque, float),
+                                          psi)
+
+    def angular_rate_jac(self, q, qd, marker):
+        """∂(angular_jac(q) q̇)/∂q (3, 7+n)."""
+        psi = None if self.coupling is Coupling.RIGID else self._modes(marker).psi
+        return angular_rate_jac_kernel(self.n_coords, q[3:7], qd[3:7], qd[7:], psi)
 
     # ----------------------------------------------------------- inspection
     def body_blocks(self, q):

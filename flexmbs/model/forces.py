@@ -64,6 +64,51 @@ def _scalar(force, value, what) -> float:
     return out
 
 
+# --------------------------------------------------------------------------- tangents
+# ``tangents(system, q, qd, t)`` of a force returns its part of the Newton tangents,
+# (idx, K, C) with K = −∂Q/∂q and C = −∂Q/∂q̇ on the global coordinates ``idx`` (rows and
+# columns), or None when its value comes from a user callable: then
+# flexmbs.assembly.tangents differentiates that force alone by finite differences.
+
+class _Pair:
+    """Two markers' bodies, coordinates, frames and Jacobians; local columns i then j."""
+
+    def __init__(self, system, marker_i, marker_j, q, qd):
+        self.bi, self.mi, self.sli = system.marker_info(marker_i)
+        self.bj, self.mj, self.slj = system.marker_info(marker_j)
+        self.qi, self.qj = q[self.sli], q[self.slj]
+        self.qdi, self.qdj = qd[self.sli], qd[self.slj]
+        self.ri, self.axi, self.ji, _ = self.bi.marker_frame(self.qi, self.mi)
+        self.rj, self.axj, self.jj, _ = self.bj.marker_frame(self.qj, self.mj)
+        self.ni, self.nj = self.ji.shape[2], self.jj.shape[2]
+        self.idx = np.concatenate([np.arange(self.sli.start, self.sli.stop),
+                                   np.arange(self.slj.start, self.slj.stop)]).astype(np.int64)
+
+    def both(self, on_i, on_j):
+        """[on_i, on_j] side by side: (m, n_i + n_j)."""
+        return np.concatenate([on_i, on_j], axis=-1)
+
+    def only_i(self, block):
+        return self.both(block, np.zeros((*block.shape[:-1], self.nj)))
+
+    def only_j(self, block):
+        return self.both(np.zeros((*block.shape[:-1], self.ni)), block)
+
+
+def _pair_load_tangent(pair, vec, dvec_dq, dvec_dqd, kind):
+    """K, C of Q = [−Jac_iᵀ v; Jac_jᵀ v] (reaction on i) with v(q, q̇) and its derivatives;
+    Jac = force_jac (``"force"``) or angular_jac (``"torque"``)."""
+    name = "angular_jac" if kind == "torque" else "force_jac"
+    jac_i = getattr(pair.bi, name)(pair.qi, pair.mi)
+    jac_j = getattr(pair.bj, name)(pair.qj, pair.mj)
+    tan_i = getattr(pair.bi, name + "_tangent")(pair.qi, pair.mi, vec)
+    tan_j = getattr(pair.bj, name + "_tangent")(pair.qj, pair.mj, vec)
+    dq = np.vstack([-(jac_i.T @ dvec_dq) - pair.only_i(tan_i),
+                    jac_j.T @ dvec_dq + pair.only_j(tan_j)])
+    dqd = np.vstack([-(jac_i.T @ dvec_dqd), jac_j.T @ dvec_dqd])
+    return -dq, -dqd
+
+
 @dataclass(frozen=True, eq=False)
 class SpringDamperActuator:
     """Translational spring–damper–actuator between markers i and j.
@@ -115,6 +160,35 @@ class SpringDamperActuator:
         bj, mj, slj = system.marker_info(self.marker_j)
         _add(Q, sli, bi.force_jac(q[sli], mi).T @ (f * u))
         _add(Q, slj, bj.force_jac(q[slj], mj).T @ (-f * u))
+
+    def tangents(self, system, q, qd, t):
+        """Exact −∂Q/∂(q, q̇) for constant or Profile actuators (None for a callable).
+
+        With d = r_j − r_i, u = d/L, Ḋ = J_j q̇_j − J_i q̇_i: ∂u = (I − uuᵀ)/L ∂d,
+        ∂L̇/∂q = Ḋᵀ∂u + uᵀ[−J̇_i, J̇_j] (J̇ = ∂(J q̇)/∂q), ∂L̇/∂q̇ = uᵀ[−J_i, J_j],
+        ∂f = k uᵀ∂d + c ∂L̇; the generalized force [J_iᵀ; −J_jᵀ](f u) with the
+        multiplier-consistent force Jacobians (FFRF.md §6) adds ∂(Jᵀ g)/∂q at g = f u.
+        """
+        if self.actuator is not None and not isinstance(self.actuator, Profile):
+            return None
+        f, u, length, _ = self.tension(system, q, qd, t)
+        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
+        if length == 0.0:
+            return None  # the line of action is undefined: finite differences decide
+        d_dq = pair.both(-pair.ji[0], pair.jj[0])
+        rates_i = pair.bi.marker_jac_rate(pair.qi, pair.qdi, pair.mi)[0]
+        rates_j = pair.bj.marker_jac_rate(pair.qj, pair.qdj, pair.mj)[0]
+        d_dot = pair.jj[0] @ pair.qdj - pair.ji[0] @ pair.qdi
+        du = (np.eye(3) - np.outer(u, u)) / length @ d_dq
+        rate_dq = d_dot @ du + u @ pair.both(-rates_i, rates_j)
+        rate_dqd = u @ d_dq
+        f_dq = self.stiffness * (u @ d_dq) + self.damping * rate_dq
+        f_dqd = self.damping * rate_dqd
+        g_dq = np.outer(u, f_dq) + f * du
+        g_dqd = np.outer(u, f_dqd)
+        # Q = [J_iᵀ g; −J_jᵀ g] is _pair_load_tangent's form with v = −g
+        k, c = _pair_load_tangent(pair, -f * u, -g_dq, -g_dqd, "force")
+        return pair.idx, k, c
 
     def potential(self, system, q):
         zero = np.zeros_like(q)
@@ -182,6 +256,37 @@ class RotationalSpringDamper:
         torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
         _apply_pair(system, self.marker_i, self.marker_j, torque * zi, q, Q, "torque")
 
+    def tangents(self, system, q, qd, t):
+        """Exact −∂Q/∂(q, q̇) of the torque τ z_i on j (reaction on i).
+
+        θ = atan2(x_j·y_i, x_j·x_i), so ∂θ = (c ∂s − s ∂c)/(s² + c²) through the marker
+        axis Jacobians; θ̇ = z_iᵀ(Ω_j q̇_j − Ω_i q̇_i) with Ω = angular_jac gives
+        ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j].
+        """
+        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
+        xi_, yi_, zi = pair.axi[:, 0], pair.axi[:, 1], pair.axi[:, 2]
+        xj = pair.axj[:, 0]
+        sn, cs = float(xj @ yi_), float(xj @ xi_)
+        angle = system.unwrap(self.name, float(np.arctan2(sn, cs)), store=False)
+        ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
+        dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
+        angle_dq = (cs * ds - sn * dc) / (sn * sn + cs * cs)
+        om_i = pair.bi.angular_jac(pair.qi, pair.mi)
+        om_j = pair.bj.angular_jac(pair.qj, pair.mj)
+        w_rel = om_j @ pair.qdj - om_i @ pair.qdi
+        rate = float(zi @ w_rel)
+        dz = pair.only_i(pair.ji[3])
+        rate_dq = w_rel @ dz + zi @ pair.both(
+            -pair.bi.angular_rate_jac(pair.qi, pair.qdi, pair.mi),
+            pair.bj.angular_rate_jac(pair.qj, pair.qdj, pair.mj))
+        rate_dqd = zi @ pair.both(-om_i, om_j)
+        torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
+        t_dq = -self.stiffness * angle_dq - self.damping * rate_dq
+        t_dqd = -self.damping * rate_dqd
+        k, c = _pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
+                                  np.outer(zi, t_dqd), "torque")
+        return pair.idx, k, c
+
     def potential(self, system, q):
         angle, _, _ = relative_rotation(system, self.marker_i, self.marker_j, q,
                                         np.zeros_like(q), key=self.name)
@@ -218,6 +323,10 @@ class JointActuator:
         u = _scalar(self, _call(self, self.function, t, ForceState(t, q, qd, value, rate),
                                 "function"), "function")
         _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
+
+    def tangents(self, system, q, qd, t):
+        """Always a user callable: None (finite differences of this force alone)."""
+        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,6 +371,47 @@ class DistributedLoad:
             out[7:] = shapes.T @ f_bar
         Q[sl] += out
 
+    def tangents(self, system, q, qd, t):
+        """Exact −∂Q/∂q of a constant load (None for a callable): f̄ = F or AᵀF (∂f̄/∂p =
+        ∂(AᵀF)/∂p), R rows ∂(A W f̄)/∂p, p rows ∂(Ḡᵀ(arm × f̄)) with arm = Σwū0 + ΣwΦ ξ,
+        ξ rows (ΣwΦ)ᵀ ∂f̄/∂p. No q̇ dependence."""
+        if callable(self.value):
+            return None
+        from ..frame.coupling import Coupling
+        from ..frame.rotations import (
+            cross3,
+            d_rotated,
+            d_rotated_transpose,
+            g_bar,
+            g_bar_t_jac,
+            rotation_matrix,
+            skew,
+        )
+
+        sl = system.require_body(self.body)
+        qb = q[sl]
+        mode = system.bodies[system._body_index[self.body]].coupling
+        vec = np.asarray(self.value, dtype=float)
+        p, xi = qb[3:7], qb[7:]
+        a = rotation_matrix(p)
+        gb = g_bar(p)
+        if self.frame == "body":
+            f_bar, df = vec, np.zeros((3, 4))
+        else:
+            f_bar, df = a.T @ vec, d_rotated_transpose(p, vec)
+        total, first, shapes = self.integrals
+        sees = mode in (Coupling.TWO_WAY, Coupling.NO_MRF)
+        arm = first + shapes @ xi if sees else first
+        n = sl.stop - sl.start
+        dq = np.zeros((n, n))
+        dq[:3, 3:7] = total * (d_rotated(p, f_bar) + a @ df)
+        dq[3:7, 3:7] = g_bar_t_jac(cross3(arm, f_bar)) + gb.T @ (skew(arm) @ df)
+        if sees:
+            dq[3:7, 7:] = gb.T @ (-skew(f_bar) @ shapes)
+        if mode is not Coupling.RIGID:
+            dq[7:, 3:7] = shapes.T @ df
+        return np.arange(sl.start, sl.stop), -dq, np.zeros((n, n))
+
 
 @dataclass(frozen=True, eq=False)
 class PointLoad:
@@ -288,3 +438,23 @@ class PointLoad:
         jac = body.force_jac(q[sl], marker) if self.kind == "force" else \
             body.angular_jac(q[sl], marker)
         _add(Q, sl, jac.T @ vec)
+
+    def tangents(self, system, q, qd, t):
+        """Exact −∂Q/∂q of a constant load (None for a callable): Q = Jacᵀ F with
+        F = value (global) or axes·value (marker axes, ∂F = Σ_k value_k ∂a_k)."""
+        if callable(self.value):
+            return None
+        body, marker, sl = system.marker_info(self.marker)
+        qb = q[sl]
+        vec = np.asarray(self.value, dtype=float)
+        n = sl.stop - sl.start
+        dvec = np.zeros((3, n))
+        if self.frame == "marker":
+            _, axes, jac_m, _ = body.marker_frame(qb, marker)
+            dvec = np.einsum("k,kcq->cq", vec, jac_m[1:])
+            vec = axes @ vec
+        if self.kind == "force":
+            jac, tan = body.force_jac(qb, marker), body.force_jac_tangent(qb, marker, vec)
+        else:
+            jac, tan = body.angular_jac(qb, marker), body.angular_jac_tangent(qb, marker, vec)
+        return np.arange(sl.start, sl.stop), -(tan + jac.T @ dvec), np.zeros((n, n))

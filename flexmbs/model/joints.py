@@ -191,3 +191,68 @@ def drive_equations(kind: str, mi: MarkerState, mj: MarkerState, vel: bool,
     if kind == "rotation":
         return rotation_drive(mi, mj, vel, values)
     return dot2(mi, Z, mj, vel, offset=values)
+
+
+# --------------------------------------------------------------------------- tangents
+# Σ_k λ_k Φ_k of every joint and drive is a bilinear form plus a linear form in the eight
+# marker vectors V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j):
+#     Σ_k λ_k Φ_k = Σ_ab C_ab V_aᵀ V_b + Σ_a l_aᵀ V_a (+ terms without q),
+# so its Hessian (the constraint part ∂(Φ_qᵀλ)/∂q of the Newton tangent) is
+#     Σ_a H_a(w_a) + Σ_ab (C + Cᵀ)_ab J_aᵀ J_b,    w_a = Σ_b (C + Cᵀ)_ab V_b + l_a,
+# with H_a(w) the Hessian of wᵀ V_a(q) (a body method) and J_a = ∂V_a/∂q.
+R_I, R_J = 0, 4  # indices of r_i, r_j in V; axis k of marker i is 1 + k, of j is 5 + k
+
+
+def _coef_spherical(c, lin, lam):
+    lin[R_J] += lam
+    lin[R_I] -= lam
+
+
+def _coef_dot1(c, lam, k, l):  # noqa: E741
+    c[1 + k, 5 + l] += lam
+
+
+def _coef_dot2(c, lam, k):
+    c[1 + k, R_J] += lam
+    c[1 + k, R_I] -= lam
+
+
+def constraint_coefficients(kind: str, lam, theta=None) -> tuple[np.ndarray, np.ndarray]:
+    """(C (8, 8), l (8, 3)) of Σ_k λ_k Φ_k for a joint ``kind`` or a drive (``"rotation"``
+    with ``theta`` = (θ_d, θ̇_d, θ̈_d), ``"translation"``); see the comment above."""
+    lam = np.asarray(lam, dtype=float)
+    c = np.zeros((8, 8))
+    lin = np.zeros((8, 3))
+    if kind == "rotation":  # x_jᵀ(−sin θ_d x_i + cos θ_d y_i)
+        c[5, 1] += lam[0] * -np.sin(theta[0])
+        c[5, 2] += lam[0] * np.cos(theta[0])
+        return c, lin
+    if kind == "translation":
+        _coef_dot2(c, lam[0], Z)
+        return c, lin
+    if kind in ("spherical", "revolute", "universal", "fixed"):
+        _coef_spherical(c, lin, lam[:3])
+        rest = lam[3:]
+        pairs = {"spherical": [], "revolute": [(X, Z), (Y, Z)], "universal": [(Z, Z)],
+                 "fixed": [(X, Y), (Y, Z), (Z, X)]}[kind]
+        for value, (k, l) in zip(rest, pairs, strict=True):  # noqa: E741
+            _coef_dot1(c, value, k, l)
+        return c, lin
+    if kind in ("cylindrical", "prismatic"):
+        _coef_dot1(c, lam[0], X, Z)
+        _coef_dot1(c, lam[1], Y, Z)
+        _coef_dot2(c, lam[2], X)
+        _coef_dot2(c, lam[3], Y)
+        if kind == "prismatic":
+            _coef_dot1(c, lam[4], X, Y)
+        return c, lin
+    if kind == "planar":
+        _coef_dot1(c, lam[0], X, Z)
+        _coef_dot1(c, lam[1], Y, Z)
+        _coef_dot2(c, lam[2], Z)
+        return c, lin
+    if kind == "point-on-line":
+        _coef_dot2(c, lam[0], X)
+        _coef_dot2(c, lam[1], Y)
+        return c, lin
+    raise KeyError(kind)
