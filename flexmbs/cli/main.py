@@ -8,7 +8,16 @@ import warnings
 
 from .. import __version__
 from ..errors import FlexmbsError
-from . import beam_cmd, modes_cmd, reduce_cmd, run_cmd, study_cmd
+from . import (
+    animate_cmd,
+    beam_cmd,
+    export_cmd,
+    modes_cmd,
+    plot_cmd,
+    reduce_cmd,
+    run_cmd,
+    study_cmd,
+)
 
 SUBCOMMANDS = {
     "run": run_cmd,
@@ -16,6 +25,9 @@ SUBCOMMANDS = {
     "reduce": reduce_cmd,
     "beam": beam_cmd,
     "study": study_cmd,
+    "animate": animate_cmd,
+    "export": export_cmd,
+    "plot": plot_cmd,
 }
 
 

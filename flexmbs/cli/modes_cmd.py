@@ -20,6 +20,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
                                    "(e.g. mm-t-s); converted to SI")
     p.add_argument("--modes", type=int, help="show only the first N modes (truncate)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--animate", type=int, metavar="N",
+                   help="render mode N as a movie (with -o mode.gif|.mp4)")
+    p.add_argument("-o", "--output", help="movie file for --animate (.gif or .mp4)")
+    p.add_argument("--frames", type=int, default=24, help="frames per period (--animate)")
+    p.add_argument("--fps", type=float, default=12.0, help="frames per second (--animate)")
+    p.add_argument("--scale", type=float, help="deformation scale (--animate; default: "
+                                              "largest displacement = 10 %% of the body)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,6 +36,21 @@ def run(args: argparse.Namespace) -> int:
     data = read_modal(args.file, format=args.format, **options)
     if args.modes is not None:
         data = data.truncate(args.modes)
+    if args.animate is not None:
+        from ..errors import ValidationError
+        from ..post.animate import animate_mode
+
+        if not args.output:
+            raise ValidationError("--animate needs an output movie: -o mode.gif")
+        path = animate_mode(data, args.animate, args.output, frames=args.frames,
+                            fps=args.fps, scale=args.scale)
+        if args.json:
+            emit_json({"file": args.file, "mode": args.animate, "output": str(path),
+                       "frequency_hz": float(data.frequencies[args.animate - 1])})
+        else:
+            print(f"flexmbs modes: mode {args.animate} of {args.file} "
+                  f"({data.frequencies[args.animate - 1]:.5g} Hz) written to {path}")
+        return 0
     summary = data.summary()
     summary["file"] = args.file
     if args.json:

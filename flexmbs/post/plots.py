@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import WriteError
+from ..errors import ValidationError, WriteError
 
 FORMATS = (".png", ".svg")
 
@@ -72,3 +72,104 @@ def save_figure(fig, path) -> Path:
         raise WriteError(f"cannot write plot {str(path)!r}: folder does not exist")
     fig.savefig(path, dpi=120)
     return path
+
+
+# ----------------------------------------------------------------------------- results
+def coordinates(result, names) -> object:
+    """Time histories of the named coordinates (``"link1.x"``, ``"beam.xi1"``): one panel
+    per kind (positions [m], Euler parameters [-], modal [-])."""
+    names = list(names)
+    unknown = [n for n in names if n not in result.coord_names]
+    if not names or unknown:
+        raise ValidationError(f"unknown coordinate(s) {unknown or names}; the result has "
+                              f"{list(result.coord_names)[:12]}...")
+    groups: dict[str, dict] = {}
+    for name in names:
+        kind = name.rsplit(".", 1)[1]
+        label = ("position [m]" if kind in ("x", "y", "z") else
+                 "Euler parameter [-]" if kind.startswith("e") else "modal coordinate [-]")
+        groups.setdefault(label, {})[name] = result.coordinate(name)
+    fig, axes = new_figure(len(groups))
+    for ax, (label, series) in zip(axes, groups.items(), strict=True):
+        time_history(ax, result.t, series, label)
+    return fig
+
+
+def modal(result, body: str):
+    """ξ_j(t) of every mode of flexible body ``body``."""
+    xi = result.modal_coordinates(body)
+    fig, axes = new_figure(1)
+    time_history(axes[0], result.t, {f"ξ{j + 1}": xi[:, j] for j in range(xi.shape[1])},
+                 f"{body} modal coordinates [-]")
+    return fig
+
+
+def tip_deflection(result, body: str, node: int | None = None):
+    """Elastic displacement of the tip node (farthest from the frame origin, or ``node``
+    index) in body axes, components and magnitude [mm]."""
+    from ..studies.signals import tip_history
+
+    tip, k = tip_history(result, body, node)
+    fig, axes = new_figure(1)
+    series = {f"u{c} (body axes)": 1e3 * tip[:, i] for i, c in enumerate("xyz")}
+    series["|u|"] = 1e3 * np.linalg.norm(tip, axis=1)
+    time_history(axes[0], result.t, series, f"{body} node {k} deflection [mm]")
+    return fig
+
+
+def energy(result):
+    """Kinetic, potential (of which elastic), non-conservative work W and the balance
+    residual T + V − W − E₀ [J]."""
+    fig, axes = new_figure(2)
+    e0 = result.kinetic[0] + result.potential[0]
+    time_history(axes[0], result.t, {"kinetic T": result.kinetic,
+                                     "potential V": result.potential,
+                                     "elastic (in V)": result.elastic,
+                                     "work W (non-conservative)": result.nonconservative_work},
+                 "energy [J]")
+    time_history(axes[1], result.t,
+                 {"T + V − W − E₀": result.kinetic + result.potential
+                  - result.nonconservative_work - e0}, "energy balance residual [J]")
+    return fig
+
+
+def constraint_violation(result):
+    """max |Φ| and max |Φ_q q̇ − ν| over time (log scale)."""
+    fig, axes = new_figure(1)
+    floor = np.finfo(float).tiny
+    time_history(axes[0], result.t,
+                 {"position max |Φ|": np.maximum(result.phi_violation, floor),
+                  "velocity max |Φ_q q̇ − ν|": np.maximum(result.velocity_violation, floor)},
+                 "constraint violation [m, rad; m/s, rad/s]")
+    axes[0].set_yscale("log")
+    return fig
+
+
+def step_size(result):
+    """Step size h [s] and Newton iterations per step against time."""
+    fig, axes = new_figure(2)
+    t_steps = np.cumsum(result.h) + float(result.t[0])
+    time_history(axes[0], t_steps, {"h": result.h}, "step size [s]")
+    time_history(axes[1], t_steps, {"iterations": result.iterations},
+                 "Newton iterations per step [-]")
+    return fig
+
+
+def spectrum(t, signal, *, label: str = "signal", unit: str = "-"):
+    """Amplitude spectrum of a signal sampled at times ``t`` (resampled uniformly, mean
+    removed, Hann window; amplitude corrected for the window)."""
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(signal, dtype=float)
+    if t.size < 4:
+        raise ValidationError("a spectrum needs at least 4 samples")
+    grid = np.linspace(t[0], t[-1], t.size)
+    y = np.interp(grid, t, x)
+    window = np.hanning(y.size)
+    amp = 2 * np.abs(np.fft.rfft((y - y.mean()) * window)) / window.sum()
+    freqs = np.fft.rfftfreq(y.size, grid[1] - grid[0])
+    fig, axes = new_figure(1, sharex=False)
+    axes[0].plot(freqs, amp, lw=1.2, label=label)
+    axes[0].set_xlabel("frequency [Hz]")
+    axes[0].set_ylabel(f"{label} amplitude [{unit}]")
+    axes[0].grid(True, alpha=0.3)
+    return fig

@@ -1,0 +1,330 @@
+"""Animations, snapshots and mode-shape movies rendered off-screen with pyvista.
+
+Each flexible body is drawn as its mesh deformed at every output time, the deformation
+magnified by a display scale (default: the largest elastic displacement made 10 % of the
+scene, :func:`~flexmbs.post.frames.default_scale`; the scale is written on every frame),
+coloured by the elastic displacement magnitude [mm] (``field="displacement"``) or by one
+mode's contribution (``field="modal"``, ``mode=j``) with a fixed colour range over the
+whole animation. Rigid bodies are drawn as rods through their markers (a small box when
+they have a single point), joints as small spheres, with a time label and a ground grid.
+GIF through imageio (pillow); MP4 through imageio-ffmpeg (``pip install
+'flexmbs[video]'``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FlexmbsError, ValidationError, WriteError
+from .frames import (
+    default_scale,
+    deformed,
+    flexible_bodies,
+    frame_index,
+    modal_contributions,
+    pose,
+)
+from .render import Scene, unstructured
+
+FIELDS = ("displacement", "modal")
+VIDEO_FORMATS = (".gif", ".mp4")
+
+
+@dataclass
+class FrameInfo:
+    """What was drawn: output indices, display scale, colour range [mm], field title."""
+
+    indices: list
+    scale: float
+    clim: tuple
+    title: str
+
+
+def _marker_position(result, marker: dict, k: int) -> np.ndarray:
+    info = result.bodies.get(marker["body"])
+    local = np.asarray(marker["position"], dtype=float)
+    if info is None or info.get("n_coords", 0) < 7:  # ground
+        return local
+    r, a = pose(result, int(info["start"]), k)
+    if "phi" in marker and "n_modes" in info:
+        start = int(info["start"]) + 7
+        local = local + np.asarray(marker["phi"]) @ result.q[k, start:start + info["n_modes"]]
+    return r + a @ local
+
+
+def _rigid_shapes(result):
+    """Body-frame geometry of every rigid body: (name, start, local points, cells)."""
+    pv_shapes = []
+    markers = getattr(result, "model", {}).get("markers", {})
+    for name, info in result.bodies.items():
+        if "phi" in info or info.get("n_coords", 0) < 7:
+            continue
+        pts = [np.asarray(m["position"], float) for m in markers.values()
+               if m["body"] == name]
+        pts = np.unique(np.round(np.vstack([np.zeros((1, 3)), *pts]) if pts
+                                 else np.zeros((1, 3)), 12), axis=0)
+        pv_shapes.append((name, int(info["start"]), pts))
+    return pv_shapes
+
+
+def _frame_indices(n_outputs: int, frames: int | None, every: int) -> list[int]:
+    if frames is not None:
+        if not (isinstance(frames, int) and frames >= 1):
+            raise ValidationError(f"frames must be an integer >= 1, got {frames!r}")
+        return [round(v) for v in np.linspace(0, n_outputs - 1, min(frames, n_outputs))]
+    if not (isinstance(every, int) and every >= 1):
+        raise ValidationError(f"every must be an integer >= 1, got {every!r}")
+    return list(range(0, n_outputs, every))
+
+
+def _field(result, body, k, field, mode):
+    """Unscaled colour values [mm] of ``field`` on ``body``'s nodes at output k."""
+    if field == "displacement":
+        return 1e3 * np.linalg.norm(deformed(result, body, k)[1], axis=1)
+    return 1e3 * np.linalg.norm(modal_contributions(result, body, k)[mode - 1], axis=1)
+
+
+class ResultAnimation:
+    """The scene of a result, built once (fixed camera over all frames, fixed colour
+    range); :meth:`image` renders output index k, :meth:`images` all frames.
+
+    Options: ``scale`` (None: :func:`~flexmbs.post.frames.default_scale`), ``field``
+    ("displacement" or "modal" with ``mode``), ``frames`` (count, evenly spread) or
+    ``every``, ``camera`` (see :func:`~flexmbs.post.render.parse_camera`),
+    ``window_size`` (pixels), ``grid`` (ground grid on/off).
+    """
+
+    def __init__(self, result, *, scale: float | None = None, field: str = "displacement",
+                 mode: int = 1, frames: int | None = None, every: int = 1, camera="iso",
+                 window_size=(800, 600), grid: bool = True):
+        self.result, self.field, self.mode = result, field, mode
+        self.info = frame_info(result, scale=scale, field=field, mode=mode, frames=frames,
+                               every=every)
+        self.bodies = flexible_bodies(result)
+        self.rigid = _rigid_shapes(result)
+        self.joints = _joint_markers(result)
+        self.scene = Scene(_bounds(result, self.info), camera, window_size, grid=grid)
+        k0 = self.info.indices[0]
+        for body in self.bodies:
+            mesh = unstructured(deformed(result, body, k0, self.info.scale)[0], body.cells)
+            self.scene.add(f"flex:{body.name}", mesh,
+                           scalars=_field(result, body, k0, field, mode),
+                           clim=self.info.clim, scalar_title=self.info.title)
+        for name, _, local in self.rigid:
+            self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local),
+                           color="#9a9a9a", line_width=10.0)
+        sphere = self.scene.pv.Sphere(radius=0.015 * self.scene.size)
+        for jname, _ in self.joints:
+            mesh = sphere.copy()
+            mesh.field_data["local"] = np.asarray(sphere.points)
+            self.scene.add(f"joint:{jname}", mesh, color="#c0392b")
+
+    def image(self, k: int) -> np.ndarray:
+        """Render output index ``k``: (height, width, 3) uint8."""
+        result, info = self.result, self.info
+        for body in self.bodies:
+            self.scene.update(f"flex:{body.name}", deformed(result, body, k, info.scale)[0],
+                              _field(result, body, k, self.field, self.mode))
+        for name, start, _ in self.rigid:
+            r, a = pose(result, start, k)
+            mesh = self.scene.meshes[f"rigid:{name}"]
+            mesh.points = r + mesh.field_data["local"] @ a.T
+        for jname, marker in self.joints:
+            mesh = self.scene.meshes[f"joint:{jname}"]
+            mesh.points = mesh.field_data["local"] + _marker_position(result, marker, k)
+        self.scene.text(f"t = {result.t[k]:.3f} s    deformation × {info.scale:g}")
+        return self.scene.image()
+
+    def images(self, progress=None):
+        """Yield every frame of :attr:`info` (``progress(done, total)`` after each)."""
+        total = len(self.info.indices)
+        for n, k in enumerate(self.info.indices):
+            yield self.image(k)
+            if progress is not None:
+                progress(n + 1, total)
+
+    def close(self) -> None:
+        self.scene.close()
+
+
+def render_frames(result, *, progress=None, **options):
+    """Yield the frames of ``result`` (options of :class:`ResultAnimation`)."""
+    anim = ResultAnimation(result, **options)
+    try:
+        yield from anim.images(progress)
+    finally:
+        anim.close()
+
+
+def _rigid_mesh(scene, local):
+    pv = scene.pv
+    if len(local) >= 2:
+        order = np.argsort(local @ (local[-1] - local[0]))  # along the body's main line
+        pts = local[order]
+        mesh = pv.lines_from_points(pts)
+    else:
+        mesh = pv.Cube(center=(0, 0, 0), x_length=0.04 * scene.size,
+                       y_length=0.04 * scene.size, z_length=0.04 * scene.size)
+        pts = np.asarray(mesh.points)
+    mesh.field_data["local"] = np.asarray(pts, dtype=float)
+    return mesh
+
+
+def _joint_markers(result):
+    model = getattr(result, "model", {})
+    markers = model.get("markers", {})
+    return [(j["name"], markers[j["i"]]) for j in model.get("joints", [])
+            if j["i"] in markers]
+
+
+def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
+               every=1) -> FrameInfo:
+    """The output indices, display scale and colour range an animation uses."""
+    if field not in FIELDS:
+        raise ValidationError(f"field must be one of {FIELDS}, got {field!r}")
+    bodies = flexible_bodies(result)
+    if field == "modal":
+        n_max = max((b.n_modes for b in bodies), default=0)
+        if not (isinstance(mode, int) and 1 <= mode <= n_max):
+            raise ValidationError(f"mode must be an integer in 1..{n_max}, got {mode!r}")
+    if scale is None:
+        scale = default_scale(result)
+    elif not (np.isfinite(scale) and scale > 0):
+        raise ValidationError(f"scale must be a positive number, got {scale!r}")
+    indices = _frame_indices(len(result.t), frames, every)
+    top = 0.0
+    for k in indices:
+        for body in bodies:
+            if field == "modal" and mode > body.n_modes:
+                continue
+            top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
+    title = "|u| [mm]" if field == "displacement" else f"|u mode {mode}| [mm]"
+    return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title)
+
+
+def _bounds(result, info: FrameInfo):
+    pts = []
+    for k in info.indices:
+        for body in flexible_bodies(result):
+            pts.append(deformed(result, body, k, info.scale)[0])
+        for _, start, local in _rigid_shapes(result):
+            r, a = pose(result, start, k)
+            pts.append(r + local @ a.T)
+    allpts = np.vstack(pts) if pts else np.zeros((1, 3))
+    lo, hi = allpts.min(axis=0), allpts.max(axis=0)
+    pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)
+    return [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
+
+
+def write_video(images, path, fps: float = 20.0) -> Path:
+    """Write a sequence of images to a GIF (pillow) or MP4 (imageio-ffmpeg)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in VIDEO_FORMATS:
+        raise WriteError(f"cannot write {str(path)!r}: use a .gif or .mp4 file name")
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    if not fps > 0:
+        raise ValidationError(f"fps must be positive, got {fps!r}")
+    try:
+        import imageio.v2 as iio
+    except ImportError:
+        raise FlexmbsError("writing animations needs imageio: pip install imageio") from None
+    if suffix == ".mp4":
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise FlexmbsError("MP4 output needs the optional extra: pip install "
+                               "'flexmbs[video]' (imageio-ffmpeg); or write a .gif") from None
+        writer = iio.get_writer(path, fps=fps, macro_block_size=1)
+    else:
+        writer = iio.get_writer(path, mode="I", duration=1000.0 / fps, loop=0)
+    count = 0
+    with writer:
+        for image in images:
+            writer.append_data(image)
+            count += 1
+    if count == 0:
+        raise ValidationError("no frames to write")
+    return path
+
+
+def animate(result, path, *, fps: float = 20.0, **options) -> Path:
+    """Render ``result`` (options of :func:`render_frames`) into a GIF or MP4."""
+    return write_video(render_frames(result, **options), path, fps)
+
+
+def snapshot(result, path, *, time: float | None = None, **options) -> Path:
+    """One frame as PNG at the output time nearest ``time`` (default: the last)."""
+    import imageio.v2 as iio
+
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise WriteError(f"cannot write snapshot {str(path)!r}: use a .png file name")
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    k = len(result.t) - 1 if time is None else frame_index(result, time)
+    options.pop("frames", None)
+    if options.get("scale") is None:
+        options["scale"] = default_scale(result)  # the animation's scale, not one frame's
+    sub = _Subset(result, k)
+    image = next(iter(render_frames(sub, **options)))
+    iio.imwrite(path, image)
+    return path
+
+
+class _Subset:
+    """A view of a result restricted to one output (for snapshots)."""
+
+    def __init__(self, result, k):
+        self.t = np.asarray(result.t)[k:k + 1]
+        self.q = np.asarray(result.q)[k:k + 1]
+        self.bodies = result.bodies
+        self.model = getattr(result, "model", {})
+        self._full = result
+
+    def __getattr__(self, name):
+        return getattr(self._full, name)
+
+
+def animate_mode(data, mode: int, path, *, frames: int = 24, fps: float = 12.0,
+                 scale: float | None = None, camera="iso", window_size=(800, 600),
+                 progress=None) -> Path:
+    """A movie of one mode shape of a ModalData: ū0 + s sin(2π n/frames) Φ_mode over one
+    period, coloured by the displacement magnitude per unit ξ (the data's shape units)
+    × |sin|. Default scale: the largest displacement is 10 % of the body's size."""
+    if not (isinstance(mode, int) and 1 <= mode <= data.n_modes):
+        raise ValidationError(f"mode must be an integer in 1..{data.n_modes}, got {mode!r}")
+    if not (isinstance(frames, int) and frames >= 2):
+        raise ValidationError(f"frames must be an integer >= 2, got {frames!r}")
+    shape = data.phi[:, mode - 1].reshape(-1, 3)
+    mag = np.linalg.norm(shape, axis=1)
+    size = float(max(np.max(np.ptp(data.nodes, axis=0)), 1e-9))
+    if scale is None:
+        scale = 0.1 * size / float(mag.max()) if mag.max() > 0 else 1.0
+    lo = np.minimum(data.nodes.min(axis=0), (data.nodes - scale * np.abs(shape)).min(axis=0))
+    hi = np.maximum(data.nodes.max(axis=0), (data.nodes + scale * np.abs(shape)).max(axis=0))
+    bounds = [v for pair in zip(lo, hi, strict=True) for v in pair]
+    freq = float(data.frequencies[mode - 1])
+
+    def images():
+        scene = Scene(bounds, camera, window_size)
+        try:
+            mesh = unstructured(data.nodes, dict(data.cells))
+            scene.add("mode", mesh, scalars=np.zeros(len(mag)), clim=(0.0, float(mag.max())
+                                                                     or 1.0),
+                      scalar_title="|φ| per unit ξ")
+            for n in range(frames):
+                s = np.sin(2 * np.pi * n / frames)
+                scene.update("mode", data.nodes + scale * s * shape, mag * abs(s))
+                scene.text(f"mode {mode}: f = {freq:.4g} Hz    deformation × {scale:.3g}")
+                yield scene.image()
+                if progress is not None:
+                    progress(n + 1, frames)
+        finally:
+            scene.close()
+
+    return write_video(images(), path, fps)

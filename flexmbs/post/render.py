@@ -1,0 +1,141 @@
+"""A small off-screen pyvista scene whose meshes are updated in place from frame to frame
+(no re-meshing per frame), with a fixed camera and a fixed colour range so that frames
+compare pixel by pixel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ValidationError
+
+#: Named camera directions: (view direction from the scene centre to the camera, up).
+CAMERAS = {
+    "xy": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
+    "xz": ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)),
+    "yz": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+    "iso": ((1.0, -1.0, 0.8), (0.0, 0.0, 1.0)),
+}
+
+
+def _pyvista():
+    import pyvista as pv
+
+    pv.OFF_SCREEN = True
+    return pv
+
+
+def unstructured(points, cells: dict):
+    """pyvista UnstructuredGrid of ``points`` and meshio-style ``cells``
+    ({type: connectivity}); a bare point cloud gets vertex cells."""
+    import meshio
+
+    pv = _pyvista()
+    blocks = [meshio.CellBlock(t, np.asarray(c, dtype=np.int64)) for t, c in cells.items()]
+    if not blocks:
+        blocks = [meshio.CellBlock("vertex", np.arange(len(points))[:, None])]
+    return pv.from_meshio(meshio.Mesh(np.asarray(points, dtype=float), blocks))
+
+
+def parse_camera(text: str | None):
+    """``None``/"xy"/"xz"/"yz"/"iso", or "px,py,pz;fx,fy,fz;ux,uy,uz" (position, focal
+    point, view-up)."""
+    if text is None or text in CAMERAS:
+        return text or "iso"
+    try:
+        parts = [tuple(float(v) for v in part.split(",")) for part in text.split(";")]
+    except ValueError:
+        parts = []
+    if len(parts) != 3 or any(len(p) != 3 for p in parts):
+        raise ValidationError(f"camera {text!r}: use one of {sorted(CAMERAS)} or "
+                              "'px,py,pz;fx,fy,fz;ux,uy,uz'")
+    return parts
+
+
+class Scene:
+    """Off-screen plotter with updatable meshes.
+
+    Parameters
+    ----------
+    bounds : (xmin, xmax, ymin, ymax, zmin, zmax) of everything over all frames [m];
+        sets the camera and the ground grid once.
+    camera : a name of :data:`CAMERAS` or (position, focal point, view-up).
+    window_size : (width, height) [pixels].
+    """
+
+    def __init__(self, bounds, camera="iso", window_size=(800, 600), grid: bool = True):
+        pv = _pyvista()
+        self.pv = pv
+        self.plotter = pv.Plotter(off_screen=True, window_size=list(window_size))
+        self.plotter.set_background("white")
+        self.meshes: dict[str, object] = {}
+        b = np.asarray(bounds, dtype=float)
+        lo, hi = b[0::2], b[1::2]
+        center = 0.5 * (lo + hi)
+        size = float(max(np.max(hi - lo), 1e-6))
+        self.size = size
+        if grid:
+            plane = pv.Plane(center=(center[0], center[1], lo[2] - 0.02 * size),
+                             direction=(0, 0, 1), i_size=1.2 * size, j_size=1.2 * size,
+                             i_resolution=12, j_resolution=12)
+            self.plotter.add_mesh(plane, style="wireframe", color="#c8c8c8", line_width=1)
+        camera = parse_camera(camera) if isinstance(camera, str) or camera is None else camera
+        if isinstance(camera, str):
+            direction, up = (np.asarray(v, dtype=float) for v in CAMERAS[camera])
+            direction /= np.linalg.norm(direction)
+            position = center + 2.0 * size * direction
+            self.plotter.camera_position = [tuple(position), tuple(center), tuple(up)]
+            # fit the scene's bounds (over all frames) once; the camera then stays put
+            self.plotter.renderer.ResetCamera(*[float(v) for v in b])
+        else:
+            self.plotter.camera_position = [tuple(v) for v in camera]
+        self._text = None
+
+    def add(self, name: str, mesh, *, scalars=None, clim=None, scalar_title=None,
+            color="#5b7fa8", line_width=6.0, opacity=1.0) -> None:
+        """Add ``mesh`` (kept by reference: update its points/scalars, then render)."""
+        kwargs = dict(render_lines_as_tubes=True, line_width=line_width, opacity=opacity,
+                      show_edges=False)
+        if scalars is not None:
+            mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
+            kwargs.update(scalars="colour", clim=list(clim), cmap="viridis",
+                          scalar_bar_args={"title": scalar_title or "", "color": "black",
+                                           "vertical": True, "fmt": "%.3g"})
+        else:
+            kwargs["color"] = color
+        self.plotter.add_mesh(mesh, **kwargs)
+        self.meshes[name] = mesh
+
+    def update(self, name: str, points=None, scalars=None) -> None:
+        mesh = self.meshes[name]
+        if points is not None:
+            mesh.points = np.asarray(points, dtype=float)
+        if scalars is not None:
+            mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
+
+    def text(self, text: str) -> None:
+        """The frame's label (upper left), replacing the previous one."""
+        if self._text is not None:
+            self.plotter.remove_actor(self._text)
+        self._text = self.plotter.add_text(text, position="upper_left", font_size=11,
+                                           color="black")
+
+    def project(self, points) -> np.ndarray:
+        """Pixel (row, column) of world points [m] in :meth:`image` (row 0 at the top)."""
+        renderer = self.plotter.renderer
+        height = self.plotter.window_size[1]
+        out = []
+        for p in np.atleast_2d(np.asarray(points, dtype=float)):
+            renderer.SetWorldPoint(float(p[0]), float(p[1]), float(p[2]), 1.0)
+            renderer.WorldToDisplay()
+            x, y, _ = renderer.GetDisplayPoint()
+            out.append((height - 1 - y, x))
+        return np.array(out)
+
+    def image(self) -> np.ndarray:
+        """The rendered frame, (height, width, 3) uint8."""
+        self.plotter.render()
+        return np.asarray(self.plotter.screenshot(return_img=True))
+
+    def close(self) -> None:
+        self.plotter.close()
