@@ -3,7 +3,8 @@
 Layout::
 
     /                 attrs format="flexmbs-result", format_version=1, success, message,
-                      wall_time, settings (JSON), coupling (JSON)
+                      wall_time, settings (JSON), coupling (JSON), model (JSON: markers
+                      with body-frame positions, joints; absent in older files)
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
     /velocity_violation, /h, /iterations
     /coord_names, /constraint_names       (strings)
@@ -41,6 +42,7 @@ def save_result(result, path) -> None:
         f.attrs["wall_time"] = float(result.wall_time)
         f.attrs["settings"] = json.dumps(result.settings, default=str)
         f.attrs["coupling"] = json.dumps(result.coupling)
+        f.attrs["model"] = json.dumps(getattr(result, "model", {}))
         for name in ARRAYS:
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
@@ -99,4 +101,5 @@ def load_result(path):
             settings=json.loads(f.attrs["settings"]),
             coupling=json.loads(f.attrs["coupling"]),
             success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
-            wall_time=float(f.attrs["wall_time"]), bodies=bodies)
+            wall_time=float(f.attrs["wall_time"]), bodies=bodies,
+            model=json.loads(f.attrs.get("model", "{}")))

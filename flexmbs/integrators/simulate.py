@@ -300,6 +300,9 @@ class SimulationResult:
     wall_time: float
 
     bodies: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)
+    """Markers {"body.marker": {body, position (body frame) [, phi (3, n) for flexible
+    bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
@@ -323,6 +326,22 @@ class SimulationResult:
         from .results_io import load_result
 
         return load_result(path)
+
+
+def _describe_model(system: System) -> dict:
+    """Markers (body-frame origin; modal rows of flexible-body markers) and joints."""
+    markers = {}
+    for full, marker in system.model.markers.items():
+        entry = {"body": marker.body, "position": [float(v) for v in marker.position]}
+        body = system.model.bodies.get(marker.body)
+        modes = getattr(body, "marker_modes", {}).get(marker.name)
+        if modes is not None:
+            entry["position"] = [float(v) for v in modes.u0]
+            entry["phi"] = np.asarray(modes.phi).tolist()
+        markers[full] = entry
+    joints = [{"name": j.name, "kind": j.kind, "i": j.marker_i, "j": j.marker_j}
+              for j in system.model.joints]
+    return {"markers": markers, "joints": joints}
 
 
 def _describe_bodies(system: System) -> dict:
@@ -454,6 +473,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0")}},
         system.coupling, success, message, time.perf_counter() - start,
-        _describe_bodies(system))
+        _describe_bodies(system), _describe_model(system))
 
 
