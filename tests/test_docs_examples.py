@@ -35,3 +35,13 @@ def test_arm_beam_tutorial_example_runs(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "4 degree(s) of freedom" in out
     assert "peak xi1 over 0.2 s: 0.0051" in out  # = the case file's run (test_studies)
+
+
+def test_post_processing_example_runs(capsys, monkeypatch):
+    monkeypatch.chdir(DOCS.parent)
+    text = (DOCS / "post_processing.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "post_processing.md", "exec"), {})
+    # 10 % of the 1 m scene over the ~1.0 mm tip amplitude is ~99, rounded down to 50
+    assert "deformation x 50, colours 0 to 1 mm" in capsys.readouterr().out

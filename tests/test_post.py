@@ -300,3 +300,24 @@ def test_cli_animate_export_plot_and_mode_movie(arm, tmp_path, capsys):
     assert (tmp_path / "m.gif").stat().st_size > 1000
     assert main(["animate", str(res), "-o", str(tmp_path / "a.gif"), "--size", "big"]) == 2
     assert "WIDTHxHEIGHT" in capsys.readouterr().err
+
+
+def test_gallery_script_renders_every_image(tmp_path):
+    """docs/gallery.md and its images come from docs/scripts/build_gallery.py."""
+    import importlib.util
+
+    import imageio.v3 as iio
+
+    path = ROOT / "docs" / "scripts" / "build_gallery.py"
+    spec = importlib.util.spec_from_file_location("build_gallery", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = module.build(tmp_path, quick=True)
+    text = page.read_text()
+    images = [line.split("(")[1].rstrip(")") for line in text.splitlines()
+              if line.startswith("![")]
+    assert len(images) == 6
+    for name in images:
+        assert (tmp_path / name).stat().st_size > 1000
+    assert iio.imread(tmp_path / "gallery" / "arm_beam.gif").shape[0] == 4
+    assert iio.imread(tmp_path / "gallery" / "steel_beam_mode3.gif").shape[0] == 8

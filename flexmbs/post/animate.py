@@ -115,8 +115,9 @@ class ResultAnimation:
                            clim=self.info.clim, scalar_title=self.info.title)
         for name, _, local in self.rigid:
             self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local),
-                           color="#9a9a9a", line_width=10.0)
-        sphere = self.scene.pv.Sphere(radius=0.015 * self.scene.size)
+                           color="#9a9a9a",
+                           line_width=max(2.0, self.scene.plotter.window_size[0] / 110))
+        sphere = self.scene.pv.Sphere(radius=0.02 * self.scene.size)
         for jname, _ in self.joints:
             mesh = sphere.copy()
             mesh.field_data["local"] = np.asarray(sphere.points)

@@ -92,15 +92,22 @@ class Scene:
         self._text = None
 
     def add(self, name: str, mesh, *, scalars=None, clim=None, scalar_title=None,
-            color="#5b7fa8", line_width=6.0, opacity=1.0) -> None:
-        """Add ``mesh`` (kept by reference: update its points/scalars, then render)."""
+            color="#5b7fa8", line_width: float | None = None, opacity=1.0) -> None:
+        """Add ``mesh`` (kept by reference: update its points/scalars, then render).
+        Lines are drawn as tubes ``line_width`` pixels wide (default: 1/130 of the
+        window width)."""
+        if line_width is None:
+            line_width = max(2.0, self.plotter.window_size[0] / 130)
         kwargs = dict(render_lines_as_tubes=True, line_width=line_width, opacity=opacity,
                       show_edges=False)
         if scalars is not None:
             mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
             kwargs.update(scalars="colour", clim=list(clim), cmap="viridis",
                           scalar_bar_args={"title": scalar_title or "", "color": "black",
-                                           "vertical": True, "fmt": "%.3g"})
+                                           "vertical": True, "fmt": "%.3g",
+                                           "position_x": 0.8, "position_y": 0.1,
+                                           "width": 0.07, "height": 0.7,
+                                           "title_font_size": 14, "label_font_size": 12})
         else:
             kwargs["color"] = color
         self.plotter.add_mesh(mesh, **kwargs)
