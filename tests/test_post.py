@@ -128,26 +128,13 @@ def test_mp4_is_written_or_the_missing_extra_is_named(released, tmp_path):
         with pytest.raises(FlexmbsError, match=r"flexmbs\[video\]"):
             animate(released, tmp_path / "a.mp4", frames=3)
         return
-    import imageio.v3 as iio
-
-    path = animate(released, tmp_path / "a.mp4", frames=6, fps=10, window_size=(320, 240))
-    assert iio.improps(path, plugin="pyav" if _has_pyav() else None).shape[0] == 6 \
-        if _has_pyav() else _count_mp4_frames(path) == 6
-
-
-def _has_pyav():
-    try:
-        import av  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _count_mp4_frames(path):
     import imageio.v2 as iio2
 
-    with iio2.get_reader(path) as reader:
-        return sum(1 for _ in reader)
+    path = animate(released, tmp_path / "a.mp4", frames=6, fps=10, window_size=(320, 240))
+    with iio2.get_reader(path) as reader:  # the ffmpeg plugin
+        frames = list(reader)
+    assert len(frames) == 6
+    assert frames[0].shape == (240, 320, 3)
 
 
 def test_snapshot_png_and_bad_names(released, tmp_path):
