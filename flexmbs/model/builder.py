@@ -379,6 +379,72 @@ class ModelBuilder:
         """Torque [N m] on a marker's body: constant or f(t, state); global or marker axes."""
         return self._point_load(name, marker, torque, "torque", frame)
 
+    # ------------------------------------------------------------------ contact
+    def add_contact(self, name: str, kind: str, marker_a: str, marker_b: str, law, *,
+                    friction=None, radius_a: float = 0.0, radius_b: float = 0.0) -> str:
+        """Contact between two markers (``flexmbs.contact``, docs/contact.md).
+
+        ``kind``: ``"sphere-plane"`` (a: plane marker, normal its z axis; b: sphere
+        centre, ``radius_b``), ``"point-plane"`` (the same with radius 0),
+        ``"sphere-sphere"`` (radii ``radius_a``, ``radius_b``) or ``"journal-bearing"``
+        (a: bearing axis marker, hole radius ``radius_a``; b: journal, ``radius_b``).
+        ``law``: Penalty, Hertz, HuntCrossley, LankaraniNikravesh or Impulse;
+        ``friction``: a Friction or None.
+        """
+        from ..contact import Contact, JournalBearing, SpherePlane, SphereSphere
+
+        who = f"contact {name!r}"
+        radii = {"radius_a": radius_a, "radius_b": radius_b}
+        for key, value in radii.items():
+            if not (np.isfinite(value) and value >= 0):
+                self._problems.append(f"{who}: {key} must be a length >= 0, got {value!r}")
+                return name
+        if kind in ("sphere-plane", "point-plane"):
+            geometry = SpherePlane(marker_b, radius_b if kind == "sphere-plane" else 0.0,
+                                   marker_a)
+        elif kind == "sphere-sphere":
+            geometry = SphereSphere(marker_a, radius_a, marker_b, radius_b)
+        elif kind == "journal-bearing":
+            if not radius_a > radius_b:
+                self._problems.append(f"{who}: the bearing radius (radius_a = {radius_a}) "
+                                      f"must exceed the journal's (radius_b = {radius_b})")
+                return name
+            geometry = JournalBearing(marker_a, radius_a, marker_b, radius_b)
+        else:
+            self._problems.append(f"{who}: kind must be sphere-plane, point-plane, "
+                                  f"sphere-sphere or journal-bearing, got {kind!r}")
+            return name
+        if not hasattr(law, "force") or not hasattr(law, "energy"):
+            self._problems.append(f"{who}: law must be a contact law (flexmbs.contact: "
+                                  f"Penalty, Hertz, HuntCrossley, LankaraniNikravesh, "
+                                  f"Impulse), got {law!r}")
+            return name
+        if friction is not None and not hasattr(friction, "regularized"):
+            self._problems.append(f"{who}: friction must be a flexmbs.contact.Friction, "
+                                  f"got {friction!r}")
+            return name
+        self._forces.append(Contact(name, geometry, law, friction))
+        return name
+
+    def add_clearance_revolute(self, name: str, bearing: str, journal: str, *,
+                               clearance: float, journal_radius: float, law,
+                               friction=None) -> str:
+        """A revolute joint with radial clearance: the journal (marker ``journal``) moves
+        inside the bearing (marker ``bearing``, axis z) in its plane — a planar joint
+        ``<name>.plane`` keeps the axes parallel and the journal in the bearing's plane
+        (3 equations) — and the radial position is free within ``clearance`` [m], held by
+        the journal–bearing contact ``<name>.contact`` instead of the ideal joint's two
+        radial equations."""
+        if not (np.isfinite(clearance) and clearance > 0):
+            self._problems.append(f"clearance revolute {name!r}: clearance must be a "
+                                  f"positive length, got {clearance!r}")
+            return name
+        self.add_joint(f"{name}.plane", "planar", bearing, journal)
+        self.add_contact(f"{name}.contact", "journal-bearing", bearing, journal, law,
+                         friction=friction, radius_a=journal_radius + clearance,
+                         radius_b=journal_radius)
+        return name
+
     # ------------------------------------------------------------------ finalize
     def finalize(self) -> Model:
         """Validate everything and return the immutable :class:`Model`."""

@@ -1,0 +1,197 @@
+"""A contact force element: geometry + normal law + optional friction, with the contact
+state (open / stick / slip) that changes between steps.
+
+Used like any applied force (``apply``, ``potential``, ``nonconservative``), so contacts
+act on rigid and flexible bodies and enter the energy balance: the elastic energy of the
+normal law (and of the stick spring) is potential energy, the rest — contact damping and
+friction — is non-conservative work, and the element also accumulates its own dissipated
+energy. The integrator calls :meth:`Contact.commit` after every accepted step, locates
+impact onsets with :meth:`Contact.gap`, and applies impulses for the ``Impulse`` law
+(:mod:`flexmbs.contact.events`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .geometry import Kinematics
+
+OPEN, STICK, SLIP = 0, 1, 2
+STATE_NAMES = {OPEN: "open", STICK: "stick", SLIP: "slip"}
+
+
+@dataclass
+class ContactState:
+    """Mutable per-run state: mode, approach speed at the impact onset [m/s], the stick
+    anchors (contact points in their marker frames), accumulated dissipated energy [J]."""
+
+    mode: int = OPEN
+    v_onset: float | None = None
+    anchor: tuple | None = None
+    dissipated: float = 0.0
+    impacts: int = 0
+
+
+@dataclass(eq=False)
+class Contact:
+    """Contact between two markers' bodies.
+
+    Parameters
+    ----------
+    name : str
+    geometry : SpherePlane | SphereSphere | JournalBearing
+    law : a normal law of :mod:`flexmbs.contact.laws`
+    friction : Friction or None
+    """
+
+    name: str
+    geometry: Any
+    law: Any
+    friction: Any = None
+    state: ContactState = field(default_factory=ContactState)
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        """(marker of side A, marker of side B)."""
+        return self.geometry.markers
+
+    @property
+    def marker_i(self) -> str:  # the names the model checks and the System's graph use
+        return self.markers[0]
+
+    @property
+    def marker_j(self) -> str:
+        return self.markers[1]
+
+    def reset(self) -> None:
+        """Forget the state (start of a run)."""
+        self.state = ContactState()
+
+    # ------------------------------------------------------------------ kinematics
+    def kinematics(self, system, q, qd=None) -> Kinematics:
+        return self.geometry.evaluate(system, q, qd)
+
+    def gap(self, system, q) -> float:
+        """g(q) [m]: > 0 open, < 0 penetrating."""
+        return self.kinematics(system, q).gap
+
+    # ------------------------------------------------------------------ forces
+    def _anchored(self, system, q, kin):
+        """Tangential relative displacement u_t of the stick anchors [m] (global)."""
+        (la, lb) = self.state.anchor
+        pts = []
+        for name, local in ((self.markers[0], la), (self.markers[1], lb)):
+            body, marker, sl = system.marker_info(name)
+            r, axes, _, _ = body.marker_frame(q[sl], marker, jac=False)
+            pts.append(r + axes @ local)
+        u = pts[1] - pts[0]
+        return u - (kin.normal @ u) * kin.normal
+
+    def forces(self, system, q, qd, kin=None):
+        """(kin, F_n total, F_n elastic, F_t (3,), F_t conservative part (3,)) [N]."""
+        kin = kin or self.kinematics(system, q, qd)
+        zero = np.zeros(3)
+        delta = kin.penetration
+        if delta <= 0 or self.law.impulsive:
+            return kin, 0.0, 0.0, zero, zero
+        v_onset = self.state.v_onset if self.state.mode != OPEN else max(-kin.v_n, 0.0)
+        f_n, f_el = self.law.force(delta, -kin.v_n, v_onset)
+        if self.friction is None or f_n <= 0:
+            return kin, f_n, f_el, zero, zero
+        fr = self.friction
+        if fr.model == "stick-slip" and self.state.mode == STICK and self.state.anchor:
+            u_t = self._anchored(system, q, kin)
+            spring = -fr.stick_stiffness * u_t
+            return kin, f_n, f_el, spring - fr.stick_damping * kin.v_t, spring
+        return kin, f_n, f_el, fr.regularized(kin.v_t, f_n), zero
+
+    def apply(self, system, q, qd, t, Q) -> None:
+        kin, f_n, _, f_t, _ = self.forces(system, q, qd)
+        self._load(kin, f_n * kin.normal + f_t, Q)
+
+    @staticmethod
+    def _load(kin, force, Q):
+        if not np.any(force):
+            return
+        Q[kin.b.sl] += kin.b.jac.T @ force
+        Q[kin.a.sl] -= kin.a.jac.T @ force
+
+    def potential(self, system, q) -> float:
+        """Elastic energy of the normal law at the current penetration, plus the stick
+        spring's ½ k_t |u_t|² while stuck [J]."""
+        kin = self.kinematics(system, q)
+        energy = self.law.energy(kin.penetration) if kin.penetration > 0 else 0.0
+        fr = self.friction
+        if (fr is not None and fr.model == "stick-slip" and self.state.mode == STICK
+                and self.state.anchor and kin.penetration > 0):
+            u_t = self._anchored(system, q, kin)
+            energy += 0.5 * fr.stick_stiffness * float(u_t @ u_t)
+        return float(energy)
+
+    def nonconservative(self):
+        return _Dissipative(self)
+
+    def tangents(self, system, q, qd, t):
+        return None  # differentiated by finite differences (flexmbs.assembly.tangents)
+
+    def dissipation_power(self, system, q, qd) -> float:
+        """Power dissipated by contact damping and friction [W] (≥ 0)."""
+        kin, f_n, f_el, f_t, f_t_cons = self.forces(system, q, qd)
+        if f_n <= 0 and not np.any(f_t):
+            return 0.0
+        return float(-(f_n - f_el) * kin.v_n - (f_t - f_t_cons) @ kin.v_t)
+
+    # ------------------------------------------------------------------ state
+    def commit(self, system, q, qd, t) -> None:
+        """Update open/stick/slip after an accepted step (explicit switching)."""
+        st = self.state
+        kin, f_n, _, f_t, _ = self.forces(system, q, qd)
+        if kin.gap >= 0:
+            st.mode, st.v_onset, st.anchor = OPEN, None, None
+            return
+        if st.mode == OPEN:
+            st.v_onset = max(-kin.v_n, 1e-9)
+            st.impacts += 1
+            st.mode = SLIP
+        fr = self.friction
+        if fr is None:
+            return
+        speed = float(np.linalg.norm(kin.v_t))
+        if fr.model == "regularized":
+            st.mode = STICK if speed < fr.v_reg else SLIP
+            return
+        if st.mode == STICK and np.linalg.norm(f_t) > fr.mu_static * f_n:
+            st.mode, st.anchor = SLIP, None
+        elif st.mode == SLIP and speed < fr.v_reg:
+            st.mode = STICK
+            st.anchor = self._anchor_here(system, q, kin)
+
+    def _anchor_here(self, system, q, kin):
+        out = []
+        for name, point in ((self.markers[0], kin.a.c), (self.markers[1], kin.b.c)):
+            body, marker, sl = system.marker_info(name)
+            r, axes, _, _ = body.marker_frame(q[sl], marker, jac=False)
+            out.append(axes.T @ (point - r))
+        return tuple(out)
+
+    def record(self, system, q, qd) -> dict:
+        """What the results store for this contact at one output time."""
+        kin, f_n, _, f_t, _ = self.forces(system, q, qd)
+        return {"gap": kin.gap, "penetration": kin.penetration, "normal_force": f_n,
+                "tangential_force": float(np.linalg.norm(f_t)), "normal_velocity": kin.v_n,
+                "state": self.state.mode if kin.gap < 0 else OPEN}
+
+
+@dataclass(frozen=True, eq=False)
+class _Dissipative:
+    """The non-conservative part of a contact (damping and friction), for the energy
+    balance: F = (F_n − F_el) n + (F_t − F_t,conservative)."""
+
+    contact: Contact
+
+    def apply(self, system, q, qd, t, Q) -> None:
+        kin, f_n, f_el, f_t, f_t_cons = self.contact.forces(system, q, qd)
+        self.contact._load(kin, (f_n - f_el) * kin.normal + (f_t - f_t_cons), Q)
