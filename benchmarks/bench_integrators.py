@@ -1,14 +1,17 @@
 """Benchmark: time per step and Newton iterations per step of the generalized-α
 integrator with analytic and finite-difference Newton tangents, for the seed pendulum,
-the seed double pendulum and a clamped flexible body with n_m = 2, 8, 32 modes; also the
-number of iteration-matrix builds per run and the cost of one build (tangents +
-factorisation), the part the tangents change.
+the seed double pendulum and a clamped flexible body with n_m = 2, 8, 32 modes, and for
+the two arm cases (cases/arm_beam_seed.toml, cases/arm_beam_steel.toml) with their own
+method and step; also the number of iteration-matrix builds (per run and per step) and
+the cost of one build (tangents + factorisation) and of one residual evaluation
+(r = M q̈ + Φ_qᵀλ − Q with Φ and Φ_q), the two costs the rebuild policy trades.
 
-Per-step time: process CPU time, the best of ``--repeat`` runs of 0.5 s at h = 1 ms
-(stepping only, no post-processing), so that machine load inflates it less; "build
-share" is the part of it spent building iteration matrices (builds × cost / steps).
+Per-step time: process CPU time, the best of ``--repeat`` runs of 0.5 s (h = 1 ms, or
+the case's h; stepping only, no post-processing), so that machine load inflates it less;
+"build share" is the part of it spent building iteration matrices (builds × cost /
+steps).
 
-Run:  python benchmarks/bench_integrators.py [--json] [--repeat 5]
+Run:  python benchmarks/bench_integrators.py [--json] [--repeat 5] [--only arm]
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 from flexmbs.assembly import System
 from flexmbs.cases import load_case
 from flexmbs.integrators.alpha import generalized_alpha
-from flexmbs.integrators.simulate import AlphaIntegrator
+from flexmbs.integrators.simulate import METHODS, AlphaIntegrator
 from flexmbs.model import ModelBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,11 +48,34 @@ def flexible_case(n_modes: int) -> System:
     return System(b.finalize())
 
 
-def run(system: System, tangents: str, repeat: int) -> dict:
-    """Best-of-``repeat`` stepping time, Newton iterations, matrix builds and build cost."""
+def arm_case(name: str):
+    """(System, AlphaParameters, h) of a case file with its own method and step."""
+    case = load_case(ROOT / "cases" / name)
+    solver = dict(case.solver)
+    method = solver.pop("method")
+    keys = {"newmark": ("beta", "gamma"), "hht": ("alpha",),
+            "generalized-alpha": ("rho_inf",)}[method]
+    params = METHODS[method](**{k: solver[k] for k in keys if k in solver})
+    return System(case.model), params, float(solver["h"])
+
+
+def cpu_per_call(function, calls: int = 20, repeat: int = 5) -> float:
+    """Best-of-``repeat`` process CPU time of one call [s]."""
     best = np.inf
     for _ in range(repeat):
-        integ = AlphaIntegrator(system, generalized_alpha(0.8), H, tangents=tangents)
+        start = time.process_time()
+        for _ in range(calls):
+            function()
+        best = min(best, (time.process_time() - start) / calls)
+    return best
+
+
+def run(system: System, tangents: str, repeat: int, params=None, h: float = H) -> dict:
+    """Best-of-``repeat`` stepping time, Newton iterations, matrix builds and build cost."""
+    params = generalized_alpha(0.8) if params is None else params
+    best = np.inf
+    for _ in range(repeat):
+        integ = AlphaIntegrator(system, params, h, tangents=tangents)
         start = time.process_time()
         while integ.t < T_END - 1e-12:
             ok, message = integ.step()
@@ -58,15 +84,14 @@ def run(system: System, tangents: str, repeat: int) -> dict:
         best = min(best, time.process_time() - start)
     steps = len(integ.stats.h)
     refreshes = integ.refreshes
-    bp, gp = integ._coefficients(H)
-    n_build = 20
-    start = time.process_time()
-    for _ in range(n_build):
-        integ._refresh(integ.q, integ.qd, integ.qdd, integ.lam, integ.t, bp, gp, H)
-    build = (time.process_time() - start) / n_build
+    bp, gp = integ._coefficients(h)
+    state = (integ.q, integ.qd, integ.qdd, integ.lam, integ.t)
+    build = cpu_per_call(lambda: integ._refresh(*state, bp, gp, h), 10, 3)
+    residual = cpu_per_call(lambda: integ._residual(*state), 50, 5)
     return {"ms_per_step": 1e3 * best / steps, "steps": steps,
             "newton_per_step": float(np.mean(integ.stats.iterations)),
-            "matrix_builds": refreshes, "ms_per_build": 1e3 * build,
+            "matrix_builds": refreshes, "builds_per_step": refreshes / steps,
+            "ms_per_build": 1e3 * build, "ms_per_residual": 1e3 * residual,
             "build_ms_per_step": 1e3 * build * refreshes / steps}
 
 
@@ -74,24 +99,33 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--only", choices=("pendulum", "flexible", "arm"),
+                   help="run one group of cases")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    cases = [("seed pendulum", System(load_case(ROOT / "cases/seed_pendulum.toml").model)),
-             ("seed double pendulum",
-              System(load_case(ROOT / "cases/seed_double_pendulum.toml").model))]
-    cases += [(f"flexible, n_m = {n}", flexible_case(n)) for n in (2, 8, 32)]
+    cases = []  # (name, system, params or None, h)
+    if args.only in (None, "pendulum"):
+        cases += [(name, System(load_case(ROOT / "cases" / f"{file}.toml").model), None, H)
+                  for name, file in (("seed pendulum", "seed_pendulum"),
+                                     ("seed double pendulum", "seed_double_pendulum"))]
+    if args.only in (None, "flexible"):
+        cases += [(f"flexible, n_m = {n}", flexible_case(n), None, H) for n in (2, 8, 32)]
+    if args.only in (None, "arm"):
+        cases += [(name, *arm_case(f"{name}.toml")) for name in ("arm_beam_seed",
+                                                                 "arm_beam_steel")]
     rows = []
-    for name, system in cases:
+    for name, system, params, h in cases:
         for tangents in ("analytic", "fd"):
-            row = {"case": name, "n_q": system.n_q, "tangents": tangents,
-                   **run(system, tangents, args.repeat)}
+            row = {"case": name, "n_q": system.n_q, "tangents": tangents, "h": h,
+                   **run(system, tangents, args.repeat, params, h)}
             rows.append(row)
             if not args.json:
                 print(f"{name:22s} n_q={row['n_q']:3d} {tangents:8s} "
                       f"{row['ms_per_step']:6.3f} ms/step  {row['newton_per_step']:.2f} "
-                      f"Newton it./step  {row['matrix_builds']} matrix builds, "
-                      f"{row['ms_per_build']:6.2f} ms each (build share "
-                      f"{row['build_ms_per_step']:.3f} ms/step)", flush=True)
+                      f"Newton it./step  {row['matrix_builds']} matrix builds "
+                      f"({row['builds_per_step']:.3f}/step), {row['ms_per_build']:6.2f} ms "
+                      f"each (build share {row['build_ms_per_step']:.3f} ms/step); "
+                      f"residual {row['ms_per_residual']:.3f} ms", flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0

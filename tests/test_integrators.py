@@ -360,3 +360,155 @@ def sla_lu_matrix(integ):
     out[perm] = mat
     del sla
     return out
+
+
+# ------------------------------------------------------------------ Newton residual, policy
+def drives_model():
+    """Rigid and flexible bodies with every drive kind: rotation (spin-up), translation
+    (polynomial) and coordinate drives, a prismatic joint and a fixed joint."""
+    from flexmbs.model import Polynomial, SpinUp
+
+    data, _ = random_modal(4)
+    b = ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_rigid_body("hub", 2.0, [0.02, 0.02, 0.03], com=(0.01, 0.02, 0.0))
+    b.add_marker("ground", "O")
+    b.add_marker("hub", "axis")
+    b.add_revolute("hinge", "ground.O", "hub.axis")
+    b.add_drive("spin", "rotation", SpinUp(2.0, 0.5), marker_i="ground.O",
+                marker_j="hub.axis")
+    b.add_flexible_body("arm", data, position=(0.2, 0.0, 0.0))
+    b.add_marker("arm", "root", node=1)
+    b.add_joint("clamp", "fixed", "hub.axis", "arm.root")
+    b.add_rigid_body("slider", 0.5, [1e-3, 1e-3, 1e-3], position=(0.0, 0.0, 1.0))
+    b.add_marker("ground", "rail")
+    b.add_marker("slider", "s")
+    b.add_joint("rail", "prismatic", "ground.rail", "slider.s")
+    b.add_drive("push", "translation", Polynomial((1.0, 0.2, 0.5)), marker_i="ground.rail",
+                marker_j="slider.s")
+    b.add_rigid_body("free", 1.0, [0.1, 0.2, 0.3], position=(2.0, 0.0, 0.0))
+    b.add_drive("lift", "coordinate", Polynomial((0.0, 0.1)), coordinate="free.z")
+    return System(b.finalize())
+
+
+@pytest.mark.parametrize("coupling", ["two-way", "one-way", "rigid", "no-Mrf"])
+def test_one_pass_residual_equals_the_matrix_form(coupling):
+    """System.dynamic_residual (body.residual without M, batched bilinear constraints)
+    equals M q̈ + Φ_qᵀλ − Q from mass_matrix, forces and the per-joint primitives, and
+    Φ_t from the batched form equals the primitives' — in every coupling mode."""
+    base = drives_model()
+    system = System(base.model, coupling=coupling)
+    rng = np.random.default_rng(5)
+    for t in (0.1, 0.7):
+        q = system.q0 + 0.05 * rng.normal(size=system.n_q)
+        qd, qdd = rng.normal(size=system.n_q), rng.normal(size=system.n_q)
+        lam = rng.normal(size=system.n_c)
+        terms = [system._row_terms(row, q, None, t, False) for row in system._rows]
+        phi_ref = np.concatenate([term[0] for term in terms])
+        jac_ref = system._assemble_jacobian(
+            np.concatenate([blk.ravel() for term in terms for _, blk in term[1]]), False)
+        r_ref = system.mass_matrix(q) @ qdd + jac_ref.T @ lam - system.forces(q, qd, t)
+        r, phi, jac = system.dynamic_residual(q, qd, qdd, lam, t)
+        scale = np.max(np.abs(r_ref))
+        np.testing.assert_allclose(r, r_ref, rtol=0, atol=1e-13 * scale)
+        np.testing.assert_allclose(phi, phi_ref, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(jac, jac_ref, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(system.phi(q, t), phi_ref, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(system.phi_t(q, t), np.concatenate(
+            [term[2] for term in terms]), rtol=0, atol=1e-14)
+        viol = system.violations(q, qd, t)
+        np.testing.assert_allclose(viol, [np.max(np.abs(phi_ref)), np.max(np.abs(
+            jac_ref @ qd - system.nu(q, t)))], rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("refresh_above", [1, 2, None])
+def test_rebuild_policy_changes_iterations_not_the_solution(refresh_above):
+    """Every policy converges the same discrete equations to the Newton tolerance: the
+    solution matches the default's (rebuild after a step of more than 4 iterations) to
+    that tolerance; rebuilding every step (1) needs 2 iterations per step, fewer than
+    the others, and None (only on slow convergence) rebuilds least."""
+    system = drives_model()
+    ref = simulate(system, 0.2, 1e-3, "hht", alpha=-0.1)
+    res = simulate(system, 0.2, 1e-3, "hht", alpha=-0.1, refresh_above=refresh_above)
+    assert ref.success and res.success
+    assert res.settings["refresh_above"] == refresh_above
+    np.testing.assert_allclose(res.q, ref.q, rtol=0, atol=1e-8 * max(1.0, np.max(np.abs(
+        ref.q))))
+    np.testing.assert_allclose(res.lam, ref.lam, rtol=0, atol=1e-5 * np.max(np.abs(
+        ref.lam)))
+    if refresh_above == 1:
+        assert np.all(res.iterations == 2)
+    else:
+        assert np.mean(res.iterations) > 2.0
+
+
+def test_rebuild_counts_follow_the_policy():
+    """The seed arm (a stale matrix needs up to 7 iterations there): one build per step
+    with 1, fewest builds and most iterations with None, the default in between."""
+    from flexmbs.cases import load_case
+    from flexmbs.integrators.simulate import REFRESH_ABOVE, AlphaIntegrator
+
+    system = System(load_case(ROOT / "cases" / "arm_beam_seed.toml").model)
+    counts = {}
+    for above in (1, REFRESH_ABOVE, None):
+        integ = AlphaIntegrator(system, newmark(), 1e-3, refresh_above=above)
+        for _ in range(100):
+            assert integ.step()[0]
+        counts[above] = (integ.refreshes, float(np.mean(integ.stats.iterations)))
+    assert counts[1][0] == 100  # one build per step
+    assert counts[None][0] < counts[REFRESH_ABOVE][0] < counts[1][0]
+    assert counts[1][1] < counts[REFRESH_ABOVE][1] <= counts[None][1]
+    assert AlphaIntegrator(system, newmark(), 1e-3, tangents="fd").refresh_above is None
+    assert AlphaIntegrator(system, newmark(), 1e-3).refresh_above == REFRESH_ABOVE
+    for bad in (0, 2.5, "never"):
+        with pytest.raises(ValidationError, match="refresh_above"):
+            AlphaIntegrator(system, newmark(), 1e-3, refresh_above=bad)
+
+
+@pytest.mark.parametrize("kind", ["torque", "force"])
+def test_joint_actuator_tangents_difference_the_callable_alone(kind):
+    """A joint actuator's tangents (callable differenced alone, joint angle or displacement,
+    rate and Jacobians exact) equal forward differences of its whole generalized force."""
+    from test_tangents import RTOL_FORWARD, random_state
+
+    from flexmbs.assembly.tangents import force_tangents_fd
+
+    data, _ = random_modal(5)
+    b = ModelBuilder()
+    b.add_rigid_body("a", 1.5, [0.3, 0.2, 0.4], position=(0.3, -0.2, 0.5))
+    b.add_flexible_body("f", data, position=(1.0, 0.5, -0.3))
+    b.add_marker("a", "m", (0.1, 0.2, 0.0))
+    b.add_marker("f", "n", node=3)
+
+    def fun(t, state):  # reads q, q̇, the joint coordinate and its rate
+        return (np.tanh(state.q @ np.linspace(-1, 1, state.q.size)) + 0.1 * state.qd[2]
+                + 0.3 * state.value + 0.2 * state.rate ** 2)
+
+    b.add_joint_actuator("u", "a.m", "f.n", fun, kind=kind)
+    system = System(b.finalize())
+    force = system.model.forces[0]
+    q, qd, _, _, t = random_state(system, np.random.default_rng(4), scale=0.1)
+    rows, k, c = force_tangents_fd(system, force, q, qd, t)
+    assert k.shape == c.shape == (rows.size, system.n_q)
+    k_full, c_full = np.zeros((system.n_q, system.n_q)), np.zeros((system.n_q, system.n_q))
+    np.add.at(k_full, rows, k)
+    np.add.at(c_full, rows, c)
+
+    def generalized(qq, qqd):
+        out = np.zeros(system.n_q)
+        force.apply(system, qq, qqd, t, out)
+        return out
+
+    base = generalized(q, qd)
+    k_ref, c_ref = np.zeros_like(k_full), np.zeros_like(c_full)
+    for col in range(system.n_q):
+        step = 1e-7 * max(1.0, abs(q[col]))
+        dq = np.zeros(system.n_q)
+        dq[col] = step
+        k_ref[:, col] = -(generalized(q + dq, qd) - base) / step
+        step = 1e-7 * max(1.0, abs(qd[col]))
+        dq[col] = step
+        c_ref[:, col] = -(generalized(q, qd + dq) - base) / step
+    np.testing.assert_allclose(k_full, k_ref, rtol=0, atol=RTOL_FORWARD * np.max(np.abs(
+        k_ref)))
+    np.testing.assert_allclose(c_full, c_ref, rtol=0, atol=RTOL_FORWARD * np.max(np.abs(
+        c_ref)))

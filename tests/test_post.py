@@ -15,6 +15,7 @@ from flexmbs.modal import read_modal
 from flexmbs.post import plots
 from flexmbs.post.animate import ResultAnimation, animate, animate_mode, snapshot
 from flexmbs.post.export import export
+from flexmbs.post.frames import default_scale as animate_scale
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +116,9 @@ def test_colour_range_is_the_displacement_range(released):
 def test_gif_has_the_requested_frame_count_and_the_scale_label(released, tmp_path):
     import imageio.v3 as iio
 
-    path = animate(released, tmp_path / "a.gif", frames=5, fps=10, window_size=(320, 240))
+    path = tmp_path / "a.gif"
+    info = animate(released, path, frames=5, fps=10, window_size=(320, 240))
+    assert info.indices == [0, 5, 10, 15, 20] and info.scale > 1
     frames = iio.imread(path)
     assert frames.shape[:3] == (5, 240, 320)
     assert not np.array_equal(frames[0], frames[-1])
@@ -130,7 +133,8 @@ def test_mp4_is_written_or_the_missing_extra_is_named(released, tmp_path):
         return
     import imageio.v2 as iio2
 
-    path = animate(released, tmp_path / "a.mp4", frames=6, fps=10, window_size=(320, 240))
+    path = tmp_path / "a.mp4"
+    animate(released, path, frames=6, fps=10, window_size=(320, 240))
     with iio2.get_reader(path) as reader:  # the ffmpeg plugin
         assert reader.count_frames() == 6
         assert reader.get_data(0).shape == (240, 320, 3)
@@ -139,8 +143,9 @@ def test_mp4_is_written_or_the_missing_extra_is_named(released, tmp_path):
 def test_snapshot_png_and_bad_names(released, tmp_path):
     import imageio.v3 as iio
 
-    path = snapshot(released, tmp_path / "s.png", time=0.03, window_size=(300, 200))
-    assert iio.imread(path).shape == (200, 300, 3)
+    info = snapshot(released, tmp_path / "s.png", time=0.03, window_size=(300, 200))
+    assert iio.imread(tmp_path / "s.png").shape == (200, 300, 3)
+    assert info.scale == animate_scale(released)  # the run's scale, not the frame's
     with pytest.raises(WriteError, match="png"):
         snapshot(released, tmp_path / "s.jpg")
     with pytest.raises(ValidationError, match="outside the results"):
@@ -155,9 +160,11 @@ def test_arm_animation_draws_rigid_links_and_joints(arm, tmp_path):
         names = set(anim.scene.meshes)
         assert {"flex:beam", "rigid:link1", "rigid:link2"} <= names
         assert {"joint:shoulder", "joint:elbow", "joint:weld"} <= names
-        # link 1's rod runs from the shoulder (origin) to the elbow marker 0.4 m away
-        pts = anim.scene.meshes["rigid:link1"].points
-        np.testing.assert_allclose(np.linalg.norm(pts[-1] - pts[0]), 0.4, rtol=1e-9)
+        # link 1's cylinder runs along its body x from the shoulder (origin) to the
+        # elbow marker 0.4 m away
+        local = anim.scene.meshes["rigid:link1"].field_data["local"]
+        np.testing.assert_allclose([local[:, 0].min(), local[:, 0].max()], [0.0, 0.4],
+                                   atol=1e-6)
         anim.image(anim.info.indices[-1])
         # the elbow sphere is centred on link 1's end at that time
         k = anim.info.indices[-1]
@@ -234,7 +241,7 @@ def test_result_plots_carry_labels_with_units(arm, tmp_path):
     cases = {
         "energy": (plots.energy(arm), ["energy [J]", "energy balance residual [J]"]),
         "modal": (plots.modal(arm, "beam"), ["beam modal coordinates [-]"]),
-        "tip": (plots.tip_deflection(arm, "beam"), ["beam node 20 deflection [mm]"]),
+        "tip": (plots.tip_deflection(arm, "beam"), ["beam node 21 deflection [mm]"]),
         "phi": (plots.constraint_violation(arm),
                 ["constraint violation [m, rad; m/s, rad/s]"]),
         "steps": (plots.step_size(arm), ["step size [s]", "Newton iterations per step [-]"]),

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs.cases import load_case
+from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
 from flexmbs.cli.main import main
 from flexmbs.modal import ModalData, read_modal, write_modal
@@ -150,6 +150,12 @@ def test_overrides_name_the_key_and_the_entries():
         load_case(SEED, {"bodies.modes": 1})
     with pytest.raises(CaseError, match=r"\[solver\].*'h'"):
         load_case(SEED, {"solver.h": "fast"})
+    with pytest.raises(CaseError, match=r"'h' must be a finite number, got inf"):
+        load_case(SEED, {"solver.h": float("inf")})
+    with pytest.raises(CaseError, match=r"'coupling' must be two-way, one-way"):
+        load_case(SEED, {"solver.coupling": "half-way"})
+    with pytest.raises(CaseError, match=r"'modes' must be an integer >= 1, got 2.5"):
+        load_case(SEED, {"bodies.beam.modes": 2.5})
     case = load_case(SEED, {"bodies.beam.coupling": "one-way", "solver.t_end": 0.1})
     assert case.model.bodies["beam"].coupling.value == "one-way"
     assert case.solver["t_end"] == 0.1
@@ -178,9 +184,28 @@ def test_study_figures_carry_axis_labels_with_units():
     study = coupling_study(SEED, modes=("rigid",), overrides=SHORT, workers=1)
     fig = study.figure()
     labels = [ax.get_ylabel() for ax in fig.axes]
-    assert labels == ["beam tip deflection [mm]", "beam ξ₁ [-]", "shoulder angle [rad]"]
+    assert labels == ["beam tip deflection [mm]", "beam ξ₁ [shape units]",
+                      "shoulder angle [rad]"]
     assert all(ax.get_xlabel() == "time [s]" for ax in fig.axes)
     assert [line.get_label() for line in fig.axes[0].get_lines()] == ["two-way", "rigid"]
+
+
+def test_truncation_against_a_reference_file_and_with_overridden_data(tmp_path):
+    """--reference: errors against a results file; overrides reach the mode table."""
+    ref_path = tmp_path / "ref.res.h5"
+    _, ref = run_case(load_case(STEEL, {"solver.t_end": 0.05}))
+    ref.save(ref_path)
+    study = truncation_study(STEEL, [1, 20], reference=ref_path,
+                             overrides={"solver.t_end": 0.05}, workers=1)
+    rows = study.rows()
+    assert rows[1]["tip error max [mm]"] == pytest.approx(0.0, abs=1e-12)  # same run
+    assert rows[0]["tip error max [mm]"] > 0 and not any(r["reference"] for r in rows)
+    seed_data = str(ROOT / "modal_data" / "seed_tip_beam.fmd.h5")
+    other = truncation_study(STEEL, [1, 2], overrides={"solver.t_end": 0.02,
+                                                       "bodies.beam.modal_data": seed_data},
+                             workers=1)
+    np.testing.assert_allclose([r["highest frequency [Hz]"] for r in other.rows()],
+                               read_modal(seed_data).frequencies, rtol=1e-12)
 
 
 def test_cli_study_errors_name_the_problem(tmp_path, capsys):
@@ -190,6 +215,12 @@ def test_cli_study_errors_name_the_problem(tmp_path, capsys):
     assert main(["study", "sweep", str(SEED), "--key", "solver.h", "--values", "1e-3",
                  "--set", "solver", "-o", str(tmp_path / "s")]) == 2
     assert "--set 'solver': expected KEY=VALUE" in capsys.readouterr().err
+    assert main(["study", "coupling", str(SEED), "--couplings", "two-way,foo", "-o",
+                 str(tmp_path / "c")]) == 2
+    assert "unknown coupling mode(s) ['foo']" in capsys.readouterr().err
+    assert main(["study", "coupling", str(SEED), "--scheduler", "nowhere", "-o",
+                 str(tmp_path / "c")]) == 2
+    assert "cannot reach the Dask scheduler 'nowhere'" in capsys.readouterr().err
 
 
 def _tutorial_script():

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
 from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
+from .constraints import ConstraintPlan
 
 #: Above this many coordinates Φ_q is returned as scipy.sparse CSR.
 SPARSE_LIMIT = 300
@@ -119,6 +120,7 @@ class System:
                 c_idx.append(cc.ravel())
         self._jac_rows = np.concatenate(r_idx) if r_idx else np.zeros(0, dtype=np.int64)
         self._jac_cols = np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64)
+        self._plan = ConstraintPlan(self)
 
     def fd_column_groups(self):
         """Column groups for finite-difference tangents: a distance-2 colouring of the
@@ -276,21 +278,12 @@ class System:
         return phi, blocks, phi_t, gamma
 
     # ------------------------------------------------------------------ constraints
-    def phi(self, q, t: float = 0.0) -> np.ndarray:
-        """Φ(q, t), shape (n_c,)."""
-        q = self._check_q(q)
-        out = np.empty(self.n_c)
-        for row in self._rows:
-            out[row.rows] = self._row_terms(row, q, None, t, False, jac_needed=False)[0]
-        return out
+    def _constraints(self, q, t: float, jac: bool):
+        """Φ (n_c,) and, with ``jac``, the values of Φ_q in the order of the fixed sparsity
+        pattern (``_jac_rows``, ``_jac_cols``); see :mod:`flexmbs.assembly.constraints`."""
+        return self._plan.evaluate(q, t, jac, _profile_values)
 
-    def jacobian(self, q, t: float = 0.0, sparse: bool | None = None):
-        """Φ_q (n_c x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
-        sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
-        q = self._check_q(q)
-        vals = [block.ravel() for row in self._rows
-                for _, block in self._row_terms(row, q, None, t, False)[1]]
-        values = np.concatenate(vals) if vals else np.zeros(0)
+    def _assemble_jacobian(self, values, sparse: bool):
         if not sparse:
             out = np.zeros((self.n_c, self.n_q))
             out[self._jac_rows, self._jac_cols] = values  # blocks never overlap
@@ -298,12 +291,50 @@ class System:
         return sp.csr_matrix((values, (self._jac_rows, self._jac_cols)),
                              shape=(self.n_c, self.n_q))
 
+    def phi(self, q, t: float = 0.0) -> np.ndarray:
+        """Φ(q, t), shape (n_c,)."""
+        return self._constraints(self._check_q(q), t, jac=False)[0]
+
+    def jacobian(self, q, t: float = 0.0, sparse: bool | None = None):
+        """Φ_q (n_c x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
+        sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
+        values = self._constraints(self._check_q(q), t, jac=True)[1]
+        return self._assemble_jacobian(values, sparse)
+
+    def dynamic_residual(self, q, qd, qdd, lam, t: float = 0.0, sparse: bool | None = None):
+        """(r, Φ, Φ_q) at one evaluation of the kinematics, r = M q̈ + Φ_qᵀλ − Q.
+
+        What an implicit integrator needs per Newton iteration: every body's part
+        M_b q̈_b − Q_b in one pass (``body.residual``, no M formed), the constraints and
+        their Jacobian from one batch of marker kinematics, then the applied forces.
+        Φ_q is dense below SPARSE_LIMIT coordinates, CSR above (or as ``sparse`` says).
+        """
+        q, qd = self._check_q(q), self._check_q(qd, "qd")
+        qdd = self._check_q(qdd, "qdd")
+        sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
+        phi, values = self._constraints(q, t, jac=True)
+        jac = self._assemble_jacobian(values, sparse)
+        g = self.model.gravity
+        r = np.asarray(jac.T @ np.asarray(lam, dtype=float)).ravel()
+        for body, sl in zip(self.bodies, self.slices, strict=True):
+            r[sl] += body.residual(q[sl], qd[sl], qdd[sl], g)
+        applied = np.zeros(self.n_q)
+        for force in self.model.forces:
+            force.apply(self, q, qd, t, applied)
+        return r - applied, phi, jac
+
     def phi_t(self, q, t: float = 0.0) -> np.ndarray:
         """∂Φ/∂t (n_c,)."""
-        out = np.empty(self.n_c)
-        for row in self._rows:
-            out[row.rows] = self._row_terms(row, q, None, t, False, jac_needed=False)[2]
-        return out
+        return self._plan.time_derivative(self._check_q(q), t, _profile_values)
+
+    def violations(self, q, qd, t: float = 0.0) -> tuple[float, float]:
+        """(max |Φ|, max |Φ_q q̇ − ν|) from one evaluation of the constraints."""
+        q, qd = self._check_q(q), self._check_q(qd, "qd")
+        phi, values = self._constraints(q, t, jac=True)
+        jac = self._assemble_jacobian(values, self.n_q > SPARSE_LIMIT)
+        vel = np.asarray(jac @ qd).ravel() + self._plan.time_derivative(q, t, _profile_values)
+        return (float(np.max(np.abs(phi), initial=0.0)),
+                float(np.max(np.abs(vel), initial=0.0)))
 
     def nu(self, q, t: float = 0.0) -> np.ndarray:
         """ν = −Φ_t: right-hand side of Φ_q q̇ = ν."""

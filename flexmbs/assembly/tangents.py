@@ -19,7 +19,9 @@ of degree ≤ 2 in ξ), in global components and the global coordinate order of 
   linear (nothing);
 * applied forces: ``force.tangents``; a force whose value comes from a user callable
   (``tangents`` returns None) is differentiated alone by forward finite differences over
-  all of q and q̇ (a callable sees the whole state), its rows only.
+  all of q and q̇ (a callable sees the whole state), its rows only — for a joint
+  actuator only the callable's scalar value, through the exact joint angle or
+  displacement, its rate and the torque or force Jacobians (``callable_tangents``).
 
 Dense (n_q x n_q) arrays below ``SPARSE_LIMIT`` coordinates, CSR above.
 """
@@ -99,7 +101,12 @@ def _force_rows(system: System, force) -> np.ndarray:
 
 def force_tangents_fd(system: System, force, q, qd, t, fd_step: float = 1e-7):
     """(rows, K, C) of one force by forward differences of its generalized force over all
-    of q and q̇ (a user callable may read any coordinate), restricted to its own rows."""
+    of q and q̇ (a user callable may read any coordinate), restricted to its own rows.
+
+    A force with ``callable_tangents`` (a joint actuator) differences its callable's
+    value alone and the rest exactly (2 n_q calls of the callable, no kinematics)."""
+    if hasattr(force, "callable_tangents"):
+        return force.callable_tangents(system, q, qd, t, fd_step)
     rows = _force_rows(system, force)
     n = system.n_q
 

@@ -29,8 +29,8 @@ class CaseError(ModelError):
 
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
                "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
-               "output_every",
-               "output_times", "coupling"}
+               "output_every", "output_times", "coupling", "tangents", "h_contact",
+               "contact_tol"}
 
 
 @dataclass
@@ -69,8 +69,9 @@ class _Table:
         value = self.get(key, default, required=required)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(key, f"must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(
+                value):
+            raise self.error(key, f"must be a finite number, got {value!r}")
         if positive and not value > 0:
             raise self.error(key, f"must be a positive number, got {value!r}")
         return float(value)
@@ -166,13 +167,14 @@ def load_case(path, overrides: dict | None = None) -> Case:
     if overrides:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
-                                         "joints", "drives", "forces", "solver", "output"})
+                                         "joints", "drives", "forces", "contacts", "solver",
+                                         "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
     b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
     if not isinstance(top.get("notes", []), list) or not all(
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
-    for key in ("bodies", "markers", "joints", "drives", "forces"):
+    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts"):
         _entries(path, raw, key)
     for k, entry in enumerate(raw.get("bodies", []), 1):
         _guard(path, f"[[bodies]] #{k} {entry.get('name', '')!r}",
@@ -189,7 +191,65 @@ def load_case(path, overrides: dict | None = None) -> Case:
     for k, entry in enumerate(raw.get("forces", []), 1):
         _guard(path, f"[[forces]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_force(path, b, k, entry))
+    for k, entry in enumerate(raw.get("contacts", []), 1):
+        _guard(path, f"[[contacts]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_contact(path, b, k, entry))
     return _finish(path, raw, top, b)
+
+
+LAW_KEYS = {"penalty": {"k", "c"}, "hertz": {"K", "n"}, "hunt-crossley": {"K", "n", "e"},
+            "lankarani-nikravesh": {"K", "n", "e"}, "impulse": {"e"}}
+
+
+def _contact_law(t: _Table):
+    from ..contact import NORMAL_LAWS
+
+    value = t.get("law", required=True)
+    if not isinstance(value, dict):
+        raise t.error("law", f"must be a table with 'type', got {value!r}")
+    kind = value.get("type")
+    if kind not in NORMAL_LAWS:
+        raise t.error("law", f"type must be one of {sorted(NORMAL_LAWS)}, got {kind!r}")
+    sub = _Table(t.path, f"{t.where} law", value, {"type"} | LAW_KEYS[kind])
+    args = {k: sub.number(k) for k in LAW_KEYS[kind] if k in value}
+    return NORMAL_LAWS[kind](**args)
+
+
+def _friction(t: _Table):
+    from ..contact import Friction
+
+    value = t.get("friction")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise t.error("friction", f"must be a table, got {value!r}")
+    keys = {"mu_static", "mu_kinetic", "stribeck_velocity", "v_reg", "model",
+            "stick_stiffness", "stick_damping"}
+    sub = _Table(t.path, f"{t.where} friction", value, keys)
+    args = {k: (sub.get(k) if k == "model" else sub.number(k)) for k in keys if k in value}
+    if "mu_static" not in args:
+        raise sub.error("mu_static", "is required (the friction coefficient)")
+    return Friction(**args)
+
+
+def _add_contact(path, b, k, entry):
+    t = _Table(path, f"[[contacts]] #{k} {entry.get('name', '')!r}", entry,
+               {"name", "type", "a", "b", "radius_a", "radius_b", "law", "friction",
+                "bearing", "journal", "clearance", "journal_radius", "keep_in_plane"})
+    name, kind = t.get("name", required=True), t.get("type", required=True)
+    law, friction = _contact_law(t), _friction(t)
+    if kind == "clearance-revolute":
+        b.add_clearance_revolute(name, t.get("bearing", required=True),
+                                 t.get("journal", required=True),
+                                 clearance=t.number("clearance", required=True, positive=True),
+                                 journal_radius=t.number("journal_radius", required=True,
+                                                         positive=True),
+                                 law=law, friction=friction,
+                                 keep_in_plane=bool(t.get("keep_in_plane", True)))
+    else:
+        b.add_contact(name, kind, t.get("a", required=True), t.get("b", required=True), law,
+                      friction=friction, radius_a=t.number("radius_a", 0.0),
+                      radius_b=t.number("radius_b", 0.0))
 
 
 def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
@@ -251,8 +311,11 @@ def _add_body(path, b, k, entry, read_modal):
             data = read_modal(file)
         except FlexmbsError as exc:
             raise t.error("modal_data", f"could not be read: {exc}") from exc
-        if t.get("modes") is not None:
-            data = data.truncate(int(t.get("modes")))
+        modes = t.get("modes")
+        if modes is not None:
+            if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+                raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
+            data = data.truncate(modes)
         if t.get("damping_ratio") is not None:
             data = data.with_damping(ratio=t.get("damping_ratio"))
         b.add_flexible_body(t.get("name", required=True), data,
@@ -345,13 +408,20 @@ def _finish(path, raw, top, b):
         raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
                                        f"{sorted(METHOD_KEYS[method])})")
     for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
-                "rho_inf", "beta", "gamma"):
+                "rho_inf", "beta", "gamma", "h_contact", "contact_tol"):
         solver_t.number(key)
     for key in ("max_iter", "output_every"):
         value = solver_t.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 1):
             raise solver_t.error(key, f"must be an integer >= 1, got {value!r}")
+    coupling = solver.get("coupling")
+    if coupling is not None and coupling not in ("two-way", "one-way", "no-Mrf", "rigid"):
+        raise solver_t.error("coupling", f"must be two-way, one-way, no-Mrf or rigid, got "
+                                         f"{coupling!r}")
+    tangents = solver.get("tangents")
+    if tangents is not None and tangents not in ("analytic", "fd"):
+        raise solver_t.error("tangents", f"must be 'analytic' or 'fd', got {tangents!r}")
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),

@@ -47,23 +47,22 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..integrators import SimulationResult
-    from ..post.animate import animate, frame_info, snapshot
+    from ..post.animate import animate, snapshot
 
     result = SimulationResult.load(args.results)
     out = Path(args.output)
     options = dict(scale=args.scale, field=args.field, mode=args.mode, camera=args.camera,
                    window_size=_size(args.size))
+    if args.frames is not None and args.frames < 1:
+        raise ValidationError(f"--frames must be >= 1, got {args.frames}")
     if out.suffix.lower() == ".png":
-        path = snapshot(result, out, time=args.time, **options)
-        frames = 1
+        info = snapshot(result, out, time=args.time, **options)
     else:
         n_frames = args.frames or min(len(result.t), 200)
         bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
-        path = animate(result, out, fps=args.fps, frames=n_frames,
+        info = animate(result, out, fps=args.fps, frames=n_frames,
                        progress=lambda d, n: bar(d, n, f"frame {d}/{n}"), **options)
-        frames = n_frames
-    info = frame_info(result, scale=args.scale, field=args.field, mode=args.mode,
-                      frames=frames)
+    path = out
     summary = {"results": args.results, "output": str(path), "frames": len(info.indices),
                "scale": info.scale, "colour_range_mm": list(info.clim)}
     if args.json:

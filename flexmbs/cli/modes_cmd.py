@@ -42,8 +42,14 @@ def run(args: argparse.Namespace) -> int:
 
         if not args.output:
             raise ValidationError("--animate needs an output movie: -o mode.gif")
+        import sys
+
+        from ._common import ProgressBar
+
+        bar = ProgressBar(not args.json and sys.stderr.isatty())
         path = animate_mode(data, args.animate, args.output, frames=args.frames,
-                            fps=args.fps, scale=args.scale)
+                            fps=args.fps, scale=args.scale,
+                            progress=lambda d, n: bar(d, n, f"frame {d}/{n}"))
         if args.json:
             emit_json({"file": args.file, "mode": args.animate, "output": str(path),
                        "frequency_hz": float(data.frequencies[args.animate - 1])})

@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
 
     result = SimulationResult.load(args.results)
     coords = [c.strip() for c in (args.coords or "").split(",") if c.strip()]
+    if args.fft and args.what != "coordinates":
+        raise ValidationError("--fft applies to 'coordinates' (with one name in --coords)")
+    if args.what == "coordinates" and not coords:
+        raise ValidationError("'coordinates' needs --coords, e.g. --coords link1.x,beam.xi1")
     if args.fft:
         if len(coords) != 1 or coords[0] not in result.coord_names:
             raise ValidationError("--fft needs exactly one known coordinate in --coords, "

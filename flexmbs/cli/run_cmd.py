@@ -19,12 +19,17 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="results file (default: from the case, .res.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a case key (repeatable), e.g. --set solver.t_end=0.5 "
+                        "or --set bodies.beam.modes=4 (docs/case_files.md)")
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    case = load_case(args.case)
+    from .study_cmd import parse_overrides
+
+    case = load_case(args.case, parse_overrides(args.set))
     if args.output:
         case.output = Path(args.output)
 

@@ -60,7 +60,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
         s.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _overrides(items) -> dict:
+def parse_overrides(items) -> dict:
+    """``["KEY=VALUE", ...]`` → {key: TOML value} (errors name the item)."""
     out = {}
     for item in items:
         if "=" not in item:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                    progress=lambda done, total, label: bar(done, total,
                                                            f"{done}/{total} runs ({label})"),
                    save_dir=folder if args.save_runs else None)
-    overrides = _overrides(args.set)
+    overrides = parse_overrides(args.set)
     if args.study == "coupling":
         modes = [m.strip() for m in args.couplings.split(",") if m.strip()]
         study = coupling_study(case, modes=modes, overrides=overrides, **options)

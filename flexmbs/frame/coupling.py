@@ -13,6 +13,7 @@ M_ff keeps the frequencies right). q-form: M = Cᵀ M̄ C, Q_v = Cᵀ Q̄ (§5.2
 from __future__ import annotations
 
 from enum import Enum
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -62,9 +63,49 @@ class FlexibleState(NamedTuple):
 
 def body_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi, mode: Coupling) -> np.ndarray:
     """M̄ (6+n)x(6+n) in quasi-velocities for coupling ``mode`` (may be non-symmetric)."""
+    return _mode_mass(inv, _full_mass(inv, m_ff, xi), mode)
+
+
+class _FlatInvariants(NamedTuple):
+    """The general invariant set rearranged once so that every ξ-sum is one mat-vec."""
+
+    m0: np.ndarray  # M̄(0) as ``blocks(0).assemble()`` (its symmetric layout)
+    n_rows: np.ndarray  # (n, (6+n)·3): ξ @ n_rows = Σ_j ξ_j N_j
+    n_cols: np.ndarray  # (6+n, n·3): w @ n_cols = [N_jᵀ w]_j
+    q_sym: np.ndarray  # (n, n·9): ξ @ q_sym = [Σ_i ξ_i (Q_ij + Q_ji)]_j
+    q_flat: np.ndarray  # (n·n, 9): (ξ ⊗ ξ) @ q_flat = Σ_ij ξ_i ξ_j Q_ij
+
+
+@lru_cache(maxsize=64)
+def _flat(inv: InertiaInvariants) -> _FlatInvariants:
+    """:class:`_FlatInvariants` of ``inv`` (computed once per invariant set)."""
     n = inv.n_modes
-    full = inv.blocks(xi).assemble()
+    big_n, big_q = np.asarray(inv.N), np.asarray(inv.Q)
+    return _FlatInvariants(inv.blocks(np.zeros(n)).assemble(), big_n.reshape(n, -1),
+                           big_n.transpose(1, 0, 2).reshape(6 + n, 3 * n),
+                           (big_q + big_q.transpose(1, 0, 2, 3)).reshape(n, 9 * n),
+                           big_q.reshape(n * n, 9))
+
+
+def _full_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi) -> np.ndarray:
+    """The two-way M̄(ξ) = M0 + Σ_j ξ_j (N_j E_θᵀ + E_θ N_jᵀ) + Σ_ij ξ_i ξ_j E_θ Q_ij E_θᵀ
+    (FFRF.md §9, what ``inv.blocks(ξ).assemble()`` gives) with its ξξ block replaced by
+    the body's modal mass M_ff; O(n²)."""
+    fl = _flat(inv)
+    full = fl.m0.copy()
+    if inv.n_modes:
+        xi = np.asarray(xi, dtype=float)
+        n_lin = (xi @ fl.n_rows).reshape(-1, 3)  # Σ ξ_j N_j
+        full[:, 3:6] += n_lin
+        full[3:6, :] += n_lin.T
+        full[3:6, 3:6] += (np.outer(xi, xi).ravel() @ fl.q_flat).reshape(3, 3)
     full[6:, 6:] = m_ff
+    return full
+
+
+def _mode_mass(inv: InertiaInvariants, full: np.ndarray, mode: Coupling) -> np.ndarray:
+    """M̄ of coupling ``mode`` from the two-way ``full`` (FFRF.md §7); ``full`` itself in
+    two-way mode (not copied)."""
     if mode is Coupling.TWO_WAY:
         return full
     out = full.copy()
@@ -72,8 +113,7 @@ def body_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi, mode: Coupling) -> n
         out[:6, 6:] = 0.0
         out[6:, :6] = 0.0
         return out
-    rigid = inv.blocks(np.zeros(n)).assemble()
-    out[:6, :6] = rigid[:6, :6]
+    out[:6, :6] = _flat(inv).m0[:6, :6]  # the rigid blocks at ξ = 0
     out[:6, 6:] = 0.0
     if mode is Coupling.RIGID:
         out[6:, :6] = 0.0
@@ -96,23 +136,28 @@ def _c_matrix(p, n):
 
 
 def _general_qbar(inv: InertiaInvariants, mbar: np.ndarray, w: np.ndarray, xi, xid):
-    """Q̄ of FFRF.md §9 for the body-frame mass ``mbar`` at (ξ, ξ̇) and w."""
+    """Q̄ of FFRF.md §9 for the body-frame mass ``mbar`` at (ξ, ξ̇) and w:
+
+        Q̄ = −Ṁ̄ w − [ω̄ × h_R; ω̄ × h_θ + v̄ × h_R; −½ (wᵀ ∂_jM̄ w)_j] + M̄_{:,R}(ω̄ × v̄),
+
+    h = M̄ w, Ṁ̄ w = Σ_j ξ̇_j (N_j ω̄ + E_θ (N_jᵀ w + qs_j ω̄)), qs_j = Σ_i ξ_i (Q_ij + Q_ji);
+    every ξ-sum is one mat-vec on the flattened invariants."""
     n = inv.n_modes
     v, om = w[:3], w[3:6]
     h = mbar @ w
-    n_xid = np.tensordot(xid, inv.N, axes=(0, 0)) if n else np.zeros((6, 3))  # Σ ξ̇_j N_j
-    # Σ_i ξ_i (Q_ij + Q_ji) for each j: (n, 3, 3)
-    qs = (np.einsum("i,ijab->jab", xi, inv.Q) + np.einsum("i,jiab->jab", xi, inv.Q)
-          if n else np.zeros((0, 3, 3)))
-    mdot_w = n_xid @ om
-    mdot_w[3:6] += n_xid.T @ w + np.einsum("j,jab->ab", xid, qs) @ om if n else 0.0
-    quad = np.zeros(6 + n)
-    quad[:3] = cross3(om, h[:3])
-    quad[3:6] = cross3(om, h[3:6]) + cross3(v, h[:3])
+    out = mbar[:, :3] @ cross3(om, v)
+    out[:3] -= cross3(om, h[:3])
+    out[3:6] -= cross3(om, h[3:6]) + cross3(v, h[:3])
     if n:
-        nw = np.einsum("jka,k->ja", inv.N, w)  # N_jᵀ w, (n, 3)
-        quad[6:] = -0.5 * (2 * nw @ om + np.einsum("a,jab,b->j", om, qs, om))
-    return -mdot_w - quad + mbar[:, :3] @ cross3(om, v)
+        fl = _flat(inv)
+        xi, xid = np.asarray(xi, dtype=float), np.asarray(xid, dtype=float)
+        n_xid = (xid @ fl.n_rows).reshape(-1, 3)  # Σ ξ̇_j N_j
+        qs = (xi @ fl.q_sym).reshape(n, 9)  # qs_j, flattened
+        out -= n_xid @ om
+        out[3:6] -= n_xid.T @ w + (xid @ qs).reshape(3, 3) @ om
+        nw = (w @ fl.n_cols).reshape(n, 3)  # N_jᵀ w
+        out[6:] += nw @ om + 0.5 * (qs @ np.outer(om, om).ravel())
+    return out
 
 
 def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
@@ -135,24 +180,60 @@ def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
     return out
 
 
-def _mode_qbar(inv, m_ff, w, xi, xid, mode: Coupling) -> np.ndarray:
-    """Body-frame Q̄ (6+n) of coupling ``mode`` at quasi-velocities w (FFRF.md §7, §9)."""
+def _mode_qbar(inv, m_ff, w, xi, xid, mode: Coupling, full=None) -> np.ndarray:
+    """Body-frame Q̄ (6+n) of coupling ``mode`` at quasi-velocities w (FFRF.md §7, §9);
+    ``full``: the two-way M̄(ξ) if already evaluated."""
     n = inv.n_modes
     if mode in (Coupling.TWO_WAY, Coupling.NO_MRF):
         # no-Mrf keeps the two-way Q_v unchanged (FFRF.md §7): use the full M̄
-        qbar = _general_qbar(inv, body_mass(inv, m_ff, xi, Coupling.TWO_WAY), w, xi, xid)
-    else:
-        rigid = body_mass(inv, m_ff, np.zeros(n), Coupling.TWO_WAY)
-        rigid[:6, 6:] = rigid[6:, :6] = 0.0
-        wr = w.copy()
-        wr[6:] = 0.0
-        q_rigid = _general_qbar(inv, rigid, wr, np.zeros(n), np.zeros(n))
-        qbar = np.zeros(6 + n)
-        qbar[:6] = q_rigid[:6]
-        if mode is Coupling.ONE_WAY:
-            full = body_mass(inv, m_ff, xi, Coupling.TWO_WAY)
-            qbar[6:] = _general_qbar(inv, full, w, xi, xid)[6:]
+        if full is None:
+            full = _full_mass(inv, m_ff, xi)
+        return _general_qbar(inv, full, w, xi, xid)
+    rigid = body_mass(inv, m_ff, np.zeros(n), Coupling.TWO_WAY)
+    rigid[:6, 6:] = rigid[6:, :6] = 0.0
+    wr = w.copy()
+    wr[6:] = 0.0
+    q_rigid = _general_qbar(inv, rigid, wr, np.zeros(n), np.zeros(n))
+    qbar = np.zeros(6 + n)
+    qbar[:6] = q_rigid[:6]
+    if mode is Coupling.ONE_WAY:
+        if full is None:
+            full = _full_mass(inv, m_ff, xi)
+        qbar[6:] = _general_qbar(inv, full, w, xi, xid)[6:]
     return qbar
+
+
+def body_residual(inv, m_ff, p, xi, rd, pd, xid, acc, gravity,
+                  mode: Coupling = Coupling.TWO_WAY) -> np.ndarray:
+    """r_b = M(q) q̈ − Q_v − Q_g (7+n) in one pass, without forming M (FFRF.md §4–7):
+
+        r_b = Cᵀ z,   z = M̄ C q̈ − Q̄(ξ, C q̇) − [M̄_RR ḡ; M̄_Rθᵀ ḡ; S̄ᵀ ḡ],   ḡ = Aᵀ g,
+
+    with C = blockdiag(Aᵀ, Ḡ, I), one M̄(ξ) for the mass and Q̄, and the gravity rows of
+    :meth:`~flexmbs.model.flexible.FlexibleBody.generalized_forces` (rigid rows at ξ = 0
+    in one-way and rigid modes, no ξ rows in rigid mode). The elastic and damping forces
+    are not included. Cost O(n_m²) (O(n_m³) nowhere: only matrix-vector products).
+    """
+    n = inv.n_modes
+    a = rotation_matrix(p)
+    gb = g_bar(p)
+    full = _full_mass(inv, m_ff, xi)
+    y = np.concatenate([a.T @ acc[:3], gb @ acc[3:7], acc[7:]])
+    w = np.concatenate([a.T @ rd, gb @ pd, xid])
+    z = _mode_mass(inv, full, mode) @ y - _mode_qbar(inv, m_ff, w, xi, xid, mode, full)
+    g = np.asarray(gravity, dtype=float)
+    if np.any(g):
+        g_bar_vec = a.T @ g
+        rigid = full if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else inv.M0
+        z[:3] -= rigid[:3, :3] @ g_bar_vec
+        z[3:6] -= rigid[:3, 3:6].T @ g_bar_vec
+        if mode is not Coupling.RIGID:
+            z[6:] -= inv.S.T @ g_bar_vec
+    out = np.empty(7 + n)
+    out[:3] = a @ z[:3]
+    out[3:7] = gb.T @ z[3:6]
+    out[7:] = z[6:]
+    return out
 
 
 # --------------------------------------------------------------------------- tangents

@@ -12,10 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 
+def _floats(v) -> list:
+    """Components of a small vector as Python floats (scalar arithmetic on them is several
+    times cheaper than on NumPy scalars; the results are the same IEEE operations)."""
+    return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
+
+
 def cross3(a, b) -> np.ndarray:
     """a × b for 3-vectors (much cheaper than ``np.cross`` for a single pair)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
+    a0, a1, a2 = _floats(a)
+    b0, b1, b2 = _floats(b)
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
 def cross_rows(e, s) -> np.ndarray:
@@ -29,13 +36,13 @@ def cross_rows(e, s) -> np.ndarray:
 
 def skew(a) -> np.ndarray:
     """3x3 skew matrix with ``skew(a) @ b == cross(a, b)``."""
-    x, y, z = a
+    x, y, z = _floats(a)
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def rotation_matrix(p) -> np.ndarray:
     """A(p), the homogeneous quadratic form (a rotation matrix when ‖p‖ = 1)."""
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = _floats(p)
     return np.array([
         [e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3, 2 * (e1 * e2 - e0 * e3),
          2 * (e1 * e3 + e0 * e2)],
@@ -48,35 +55,29 @@ def rotation_matrix(p) -> np.ndarray:
 
 def g_bar(p) -> np.ndarray:
     """Ḡ(p) (3x4): ω̄ = Ḡ ṗ, body-frame angular velocity."""
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = _floats(p)
     return 2.0 * np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
 
 
 def g_global(p) -> np.ndarray:
     """G(p) (3x4): ω = G ṗ, global angular velocity."""
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = _floats(p)
     return 2.0 * np.array([[-e1, e0, -e3, e2], [-e2, e3, e0, -e1], [-e3, -e2, e1, e0]])
 
 
 def d_rotated(p, s) -> np.ndarray:
     """∂(A(p) s)/∂p (3x4), exact for the homogeneous A and linear in p.
 
-    ``2 [e0 s + ẽ s, (eᵀs) I + e sᵀ − s eᵀ − e0 s̃]``. Because it is linear in p, the
-    time derivative along a motion is ``d_rotated(ṗ, s)``, so
-    d²(A s)/dt² = d_rotated(p, s) p̈ + d_rotated(ṗ, s) ṗ.
+    ``2 [e0 s + ẽ s, (eᵀs) I + e sᵀ − s eᵀ − e0 s̃]``, evaluated as s·B(p) with the basis
+    of :func:`d_rotated_basis`. Because it is linear in p, the time derivative along a
+    motion is ``d_rotated(ṗ, s)``, so d²(A s)/dt² = d_rotated(p, s) p̈ + d_rotated(ṗ, s) ṗ.
     """
-    p = np.asarray(p, dtype=float)
-    s = np.asarray(s, dtype=float)
-    e0, e = p[0], p[1:]
-    out = np.empty((3, 4))
-    out[:, 0] = e0 * s + cross3(e, s)
-    out[:, 1:] = np.dot(e, s) * np.eye(3) + np.outer(e, s) - np.outer(s, e) - e0 * skew(s)
-    return 2.0 * out
+    return (np.asarray(s, dtype=float) @ d_rotated_basis(p)).reshape(3, 4)
 
 
 def d_rotated_basis(p) -> np.ndarray:
     """B (3, 12) with d_rotated(p, s) = (s @ B).reshape(3, 4): ∂(A s)/∂p is linear in s."""
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = _floats(p)
     # rows: s = e_x, e_y, e_z; each a 3x4 matrix flattened row-major
     return 2.0 * np.array([
         [e0, e1, -e2, -e3, e3, e2, e1, e0, -e2, e3, -e0, e1],

@@ -30,6 +30,14 @@ class Tangents(str, Enum):
     """Grouped forward finite differences of the whole residual (for comparison)."""
 
 
+#: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
+#: iterations and an older one in 3–7; rebuilding before a step once the previous one
+#: needed 5 or more was the cheapest of 1 (every step) … 5 and "only on slow
+#: convergence" for the arm and pendulum benchmarks, where a build costs 5–7 residual
+#: evaluations (benchmarks/README.md).
+REFRESH_ABOVE = 4
+
+
 @dataclass
 class StepStats:
     t: list = field(default_factory=list)
@@ -53,6 +61,13 @@ class AlphaIntegrator:
         for forces given by user callables) or finite differences of the whole residual.
     fd_step : float
         Relative forward-difference step of the finite-difference tangents.
+    refresh_above : int, None or "auto"
+        Modified Newton: the factorised iteration matrix is reused across iterations and
+        steps, rebuilt when convergence slows within a step (correction not halved from
+        the third iteration on), when h changes, and before a step when the previous step
+        needed more than ``refresh_above`` iterations (None: never for that reason).
+        "auto": ``REFRESH_ABOVE`` (4) with analytic tangents, whose build costs a few
+        residual evaluations; None with finite-difference ones, whose build costs dozens.
     """
 
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
@@ -60,7 +75,7 @@ class AlphaIntegrator:
                  phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
                  fd_step: float = 1e-7, error_tol: float | None = None,
                  h_max: float | None = None, acc_rtol: float = 1e-6,
-                 tangents: str = "analytic"):
+                 tangents: str = "analytic", refresh_above: int | str | None = "auto"):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -74,6 +89,13 @@ class AlphaIntegrator:
         except ValueError:
             raise ValidationError(f"tangents must be one of {[m.value for m in Tangents]}, "
                                   f"got {tangents!r}") from None
+        if refresh_above == "auto":  # by the cost of a build
+            refresh_above = REFRESH_ABOVE if self.tangents is Tangents.ANALYTIC else None
+        if refresh_above is not None and not (isinstance(refresh_above, int)
+                                              and refresh_above >= 1):
+            raise ValidationError(f"refresh_above must be an integer >= 1, None or 'auto', got "
+                                  f"{refresh_above!r}")
+        self.refresh_above = refresh_above
         if h_max is not None:
             h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
@@ -105,19 +127,21 @@ class AlphaIntegrator:
         return bp, gp
 
     def _residual(self, q, qd, qdd, lam, t):
-        s = self.system
-        jac = s.jacobian(q, t)
-        return (np.asarray(s.mass_matrix(q) @ qdd).ravel() + np.asarray(jac.T @ lam).ravel()
-                - s.forces(q, qd, t))
+        """r = M q̈ + Φ_qᵀλ − Q (n_q,)."""
+        return self.system.dynamic_residual(q, qd, qdd, lam, t)[0]
 
-    def _refresh(self, q, qd, qdd, lam, t, bp, gp, h):
+    def _refresh(self, q, qd, qdd, lam, t, bp, gp, h, jac=None):
+        """Build and factor [M + (γ'/β')C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at this state
+        (``jac``: Φ_q there, if already evaluated)."""
         s = self.system
         if self.tangents is Tangents.ANALYTIC:
             k_t, c_t = residual_tangents(s, q, qd, qdd, lam, t, sparse=False,
                                          fd_step=self.fd_step)
         else:
             k_t, c_t = self._fd_tangents(q, qd, qdd, lam, t)
-        jac = np.asarray(s.jacobian(q, t, sparse=False))
+        if jac is None:
+            jac = s.jacobian(q, t, sparse=False)
+        jac = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
         m = np.asarray(s.mass_matrix(q, sparse=False))
         top = m + (gp / bp) * c_t + k_t / bp
         n_c = jac.shape[0]
@@ -145,6 +169,11 @@ class AlphaIntegrator:
                 c_t[rows, col] = dc[rows] / dq[col]
         return k_t, c_t
 
+    def _slow_last_step(self) -> bool:
+        """Whether the last accepted step needed more than ``refresh_above`` iterations."""
+        its = self.stats.iterations
+        return self.refresh_above is not None and bool(its) and its[-1] > self.refresh_above
+
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
         p, s = self.params, self.system
@@ -156,13 +185,14 @@ class AlphaIntegrator:
         q1 = self.q + h * self.qd + h * h * ((0.5 - p.beta) * self.a + p.beta * a1)
         qd1 = self.qd + h * ((1 - p.gamma) * self.a + p.gamma * a1)
         lam1 = self.lam.copy()
-        if self.matrix.lu is None or self._matrix_h != h:
-            self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h)
+        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         last = np.inf
         floor = 16 * np.finfo(float).eps
         for it in range(1, self.max_iter + 1):
-            r = self._residual(q1, qd1, qdd1, lam1, t1)
-            phi = s.phi(q1, t1)
+            r, phi, jac = s.dynamic_residual(q1, qd1, qdd1, lam1, t1)
+            if stale:  # Φ_q at this iterate is at hand
+                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h, jac)
+                stale = False
             x = self.matrix.solve(-np.concatenate([r / bp, phi]))
             if not np.all(np.isfinite(x)):
                 return False, self._failure(
@@ -178,21 +208,24 @@ class AlphaIntegrator:
             # are within tolerance: an error ε in q is β'ε in q̈ and λ, so a test on Δq
             # alone would lose accuracy as h → 0; below the round-off floor of q the
             # corrections cannot shrink further
-            err_q = float(np.max(np.abs(dq) / (self.atol + self.rtol * np.abs(q1))))
-            err_a = float(np.max(np.abs(bp * dq)) / (self.acc_rtol * max(
-                1.0, np.max(np.abs(qdd1)))))
-            at_floor = np.max(np.abs(dq)) <= floor * max(1.0, np.max(np.abs(q1)))
+            abs_dq, abs_q = np.abs(dq), np.abs(q1)
+            max_dq = float(abs_dq.max())
+            err_q = float(np.max(abs_dq / (self.atol + self.rtol * abs_q)))
+            err_a = bp * max_dq / (self.acc_rtol * max(1.0, float(np.max(np.abs(qdd1)))))
+            at_floor = max_dq <= floor * max(1.0, float(abs_q.max()))
             err = max(err_q, 0.0 if at_floor else err_a)
             if not np.isfinite(err):
                 return False, (f"Newton produced non-finite values at t = {t1:.6g} s (a "
                                f"singular iteration matrix? check System.check() for "
                                f"redundant constraints)"), it, None
+            # Φ at the new iterate only once the correction is small (Φ alone: no
+            # Jacobians); otherwise the next iteration evaluates it with the residual
             if err < 1.0 and float(np.max(np.abs(s.phi(q1, t1)), initial=0.0)) < self.phi_tol:
                 a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
                       - p.alpha_m * self.a) / (1 - p.alpha_m)
                 return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
             if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
-                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h)
+                stale = True
             last = err
         return False, self._failure(
             f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
@@ -384,7 +417,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents"}
+                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
@@ -457,10 +490,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     power = np.array([system.nonconservative_power(a, b, lm, tt)
                       for a, b, lm, tt in zip(q, qd, lam_hist, t, strict=True)])
     work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
-    phi_v = np.array([np.max(np.abs(system.phi(a, tt)), initial=0.0)
-                      for a, tt in zip(q, t, strict=True)])
-    vel_v = np.array([np.max(np.abs(system.jacobian(a, tt) @ b - system.nu(a, tt)),
-                             initial=0.0) for a, b, tt in zip(q, qd, t, strict=True)])
+    viol = np.array([system.violations(a, b, tt) for a, b, tt in zip(q, qd, t, strict=True)])
+    phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
         if hasattr(body, "data"):

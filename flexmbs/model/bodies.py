@@ -18,6 +18,7 @@ from ..frame.coupling import Coupling, FrameInertia, frame_tangents
 from ..frame.rotations import (
     cross3,
     d_rotated,
+    d_rotated_basis,
     d_rotated_batch,
     d_rotated_transpose,
     g_bar,
@@ -65,6 +66,14 @@ class Body(Protocol):
     def residual_tangents(self, q, qd, qdd, gravity):
         """(∂r_b/∂q, ∂r_b/∂q̇) of r_b = M q̈ − (body-internal forces)."""
 
+    def marker_shapes(self, marker: Marker) -> tuple[np.ndarray, np.ndarray]:
+        """(s (4, 3), U (4, 3, m)): body-frame point and axes of the marker at ξ = 0 and
+        their ξ-derivatives (m = 0 when the marker does not move with ξ), so that
+        v_0 = R + A (s_0 + U_0 ξ), v_k = A (s_k + U_k ξ) (:func:`marker_frames_kernel`)."""
+
+    def residual(self, q, qd, qdd, gravity) -> np.ndarray:
+        """r_b = M(q) q̈ − (body-internal forces), one pass (Newton residual)."""
+
     def marker_hessian(self, q, marker: Marker, weights) -> np.ndarray:
         """∂²/∂q² Σ_k w_kᵀ v_k(q) over the marker's point and axes v (weights (4, 3))."""
 
@@ -85,6 +94,36 @@ class Body(Protocol):
 # Shared by rigid and flexible bodies. A marker carries four vectors v_k (point, x, y, z
 # axes) v_0 = R + A(p) s_0(ξ), v_k = A(p) s_k(ξ), with s_k(ξ) = vecs_k + U_k ξ linear in ξ
 # (U = 0 on rigid bodies and in one-way/rigid coupling), FFRF.md §8.
+
+_EYE3 = np.eye(3)  # read-only identity (the R columns of marker point Jacobians)
+_EYE3.flags.writeable = False
+
+
+def marker_frames_kernel(q, base, shapes, n: int, jac: bool = True):
+    """Global points and axes of k markers of one body and their exact Jacobians.
+
+    With s = base + shapes ξ (body frame, (k, 4, 3): point, x, y, z axes),
+    v_0 = R + A(p) s_0 and v_a = A(p) s_a; ∂v/∂p = d_rotated(p, s) (linear in s, one
+    shared basis), ∂v/∂ξ = A U (FFRF.md §8). Returns V (k, 4, 3) and J (k, 4, 3, n)
+    (the ``marker_frame`` values and Jacobians of every marker at once; J None without
+    ``jac``).
+    """
+    k = base.shape[0]
+    p = q[3:7]
+    a = rotation_matrix(p)
+    m = shapes.shape[3]
+    s = base + shapes @ q[7:7 + m] if m else base
+    vecs = s @ a.T
+    vecs[:, 0] += q[:3]
+    if not jac:
+        return vecs, None
+    jac = np.zeros((k, 4, 3, n))
+    jac[:, 0, :, :3] = _EYE3
+    jac[..., 3:7] = (s.reshape(-1, 3) @ d_rotated_basis(p)).reshape(k, 4, 3, 4)
+    if m:
+        jac[..., 7:7 + m] = a @ shapes
+    return vecs, jac
+
 
 def marker_hessian_kernel(n, p, vecs, shapes, weights) -> np.ndarray:
     """∂²/∂q² Σ_k w_kᵀ v_k: pp block from A quadratic in p, pξ blocks from ∂A/∂p linear in
@@ -153,6 +192,11 @@ class Ground:
     def marker_frame(self, q, marker, qd=None, jac=True):
         return (np.asarray(marker.position, float), np.asarray(marker.orientation, float),
                 np.zeros((4, 3, 0)), None if qd is None else np.zeros((4, 3)))
+
+    def marker_shapes(self, marker):
+        """The marker's fixed point and axes (no coordinates)."""
+        return (np.vstack([marker.position, np.asarray(marker.orientation).T]),
+                np.zeros((4, 3, 0)))
 
     def marker_hessian(self, q, marker, weights):
         return np.zeros((0, 0))
@@ -294,6 +338,29 @@ class RigidBody:
             out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
         return out
 
+    def residual(self, q, qd, qdd, gravity):
+        """r_b = M q̈ − Q_v − Q_g with one Ḡ(p) (and A(p) for a CoM offset), without
+        forming M (the same terms as :meth:`mass_matrix`, :meth:`generalized_forces`):
+
+            r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × Ḡp̈)
+            r_p = Ḡᵀ(I_O Ḡp̈ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g)),    ω̄ = Ḡṗ, S = m c.
+        """
+        gb = g_bar(q[3:7])
+        w = gb @ qd[3:7]
+        alpha = gb @ qdd[3:7]
+        i_o = self.inertia_origin
+        acc = qdd[:3] - np.asarray(gravity, dtype=float)
+        moment = i_o @ alpha + cross3(w, i_o @ w)
+        out = np.empty(7)
+        out[:3] = self.mass * acc
+        if self._offset:
+            a = rotation_matrix(q[3:7])
+            s = self.mass * self.com
+            out[:3] += a @ (cross3(w, cross3(w, s)) - cross3(s, alpha))
+            moment += cross3(s, a.T @ acc)
+        out[3:] = gb.T @ moment
+        return out
+
     # ----------------------------------------------------------- Newton tangents
     @cached_property
     def frame_inertia(self) -> FrameInertia:
@@ -325,6 +392,10 @@ class RigidBody:
     def _marker_vectors(self, marker):
         vecs = np.vstack([marker.position, np.asarray(marker.orientation).T])
         return vecs, np.zeros((4, 3, 0))
+
+    def marker_shapes(self, marker):
+        """(s (4, 3), U (4, 3, 0)): the marker's point and axes in the body frame."""
+        return self._marker_vectors(marker)
 
     def marker_hessian(self, q, marker, weights):
         """∂²/∂q² Σ_k w_kᵀ v_k, v = (R + A s, A x, A y, A z) of the marker (7x7)."""

@@ -428,18 +428,20 @@ class ModelBuilder:
 
     def add_clearance_revolute(self, name: str, bearing: str, journal: str, *,
                                clearance: float, journal_radius: float, law,
-                               friction=None) -> str:
+                               friction=None, keep_in_plane: bool = True) -> str:
         """A revolute joint with radial clearance: the journal (marker ``journal``) moves
-        inside the bearing (marker ``bearing``, axis z) in its plane — a planar joint
-        ``<name>.plane`` keeps the axes parallel and the journal in the bearing's plane
-        (3 equations) — and the radial position is free within ``clearance`` [m], held by
-        the journal–bearing contact ``<name>.contact`` instead of the ideal joint's two
-        radial equations."""
+        inside the bearing (marker ``bearing``, axis z), its radial position free within
+        ``clearance`` [m] and held by the journal–bearing contact ``<name>.contact``
+        instead of the ideal joint's two radial equations. ``keep_in_plane``: a planar
+        joint ``<name>.plane`` keeps the axes parallel and the journal in the bearing's
+        plane (3 equations); set it False when the rest of the mechanism already does
+        (a planar mechanism modelled in 3D), or the equations would be redundant."""
         if not (np.isfinite(clearance) and clearance > 0):
             self._problems.append(f"clearance revolute {name!r}: clearance must be a "
                                   f"positive length, got {clearance!r}")
             return name
-        self.add_joint(f"{name}.plane", "planar", bearing, journal)
+        if keep_in_plane:
+            self.add_joint(f"{name}.plane", "planar", bearing, journal)
         self.add_contact(f"{name}.contact", "journal-bearing", bearing, journal, law,
                          friction=friction, radius_a=journal_radius + clearance,
                          radius_b=journal_radius)

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ModelError
 from ..frame.coupling import (
     Coupling,
+    body_residual,
     frame_inertia,
     frame_tangents,
     generalized_mass,
@@ -225,6 +226,12 @@ class FlexibleBody:
         c[7:, 7:] += self.data.D_ff
         return k, c
 
+    def marker_shapes(self, marker):
+        """(s (4, 3), U (4, 3, m)): the marker's body-frame point and axes at ξ = 0 and
+        their ξ-derivatives (m = n_modes; m = 0 in one-way and rigid modes, where joints
+        see the markers at ξ = 0), as ``marker_frame`` defines them."""
+        return self._marker_vectors(marker, np.zeros(self.n_modes))
+
     def marker_hessian(self, q, marker, weights):
         """∂²/∂q² Σ_k w_kᵀ v_k over the marker's point and axes (``marker_frame``)."""
         vecs, shapes = self._marker_vectors(marker, q[7:])
@@ -310,6 +317,15 @@ class FlexibleBody:
             if self.coupling is not Coupling.RIGID:
                 out[7:] += inv.S.T @ g_bar_vec
         out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid  # rigid: ξ stays at 0
+        return out
+
+    def residual(self, q, qd, qdd, gravity):
+        """r_b = M q̈ − (Q_v + gravity − K_ff ξ − D_ff ξ̇) in one pass
+        (:func:`~flexmbs.frame.coupling.body_residual`: one M̄(ξ), no (7+n)² products)."""
+        xi, xid = q[7:], qd[7:]
+        out = body_residual(self.data.invariants, self.data.M_ff, q[3:7], xi, qd[:3],
+                            qd[3:7], xid, qdd, gravity, self.coupling)
+        out[7:] += self.data.K_ff @ xi + self.data.D_ff @ xid
         return out
 
     def kinetic_energy(self, q, qd):

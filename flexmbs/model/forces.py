@@ -212,14 +212,24 @@ def relative_rotation(system, marker_i, marker_j, q, qd, key=None):
     System remembers it), so multi-turn motions keep counting; without a key it lies in
     (−π, π].
     """
-    bi, mi, sli, _, ai, _, qdi = _frames(system, marker_i, q, qd)
-    bj, mj, slj, _, aj, _, qdj = _frames(system, marker_j, q, qd)
+    angle, rate, zi, _, _ = _rotation_state(system, marker_i, marker_j, q, qd, key)
+    return angle, rate, zi
+
+
+def _rotation_state(system, marker_i, marker_j, q, qd, key=None):
+    """(angle, rate, z_i, Ω_i, Ω_j) of :func:`relative_rotation`, with the marker angular
+    Jacobians Ω = ``angular_jac`` (also the torque Jacobians) evaluated once."""
+    bi, mi, sli = system.marker_info(marker_i)
+    bj, mj, slj = system.marker_info(marker_j)
+    ai = bi.marker_frame(q[sli], mi, None, jac=False)[1]
+    aj = bj.marker_frame(q[slj], mj, None, jac=False)[1]
     xi, yi, zi, xj = ai[:, 0], ai[:, 1], ai[:, 2], aj[:, 0]
     angle = float(np.arctan2(xj @ yi, xj @ xi))
     if key is not None:
         angle = system.unwrap(key, angle)
-    omega = bj.angular_jac(q[slj], mj) @ qdj - bi.angular_jac(q[sli], mi) @ qdi
-    return angle, float(zi @ omega), zi
+    om_i, om_j = bi.angular_jac(q[sli], mi), bj.angular_jac(q[slj], mj)
+    omega = om_j @ qd[slj] - om_i @ qd[sli]
+    return angle, float(zi @ omega), zi, om_i, om_j
 
 
 def relative_translation(system, marker_i, marker_j, q, qd):
@@ -228,6 +238,54 @@ def relative_translation(system, marker_i, marker_j, q, qd):
     _, _, _, rj, _, jj, qdj = _frames(system, marker_j, q, qd)
     zi = ai[:, 2]
     return float(zi @ (rj - ri)), float(zi @ (jj[0] @ qdj - ji[0] @ qdi)), zi
+
+
+def _apply_torque_pair(system, marker_i, marker_j, torque, om_i, om_j, Q):
+    """Q += [−Ω_iᵀ T; Ω_jᵀ T] with the angular Jacobians already at hand."""
+    _add(Q, system.marker_info(marker_j)[2], om_j.T @ torque)
+    _add(Q, system.marker_info(marker_i)[2], om_i.T @ (-torque))
+
+
+def _rotation_partials(system, pair, key):
+    """θ (unwrapped for ``key``, not stored), θ̇, z_i and ∂θ/∂q, ∂θ̇/∂q, ∂θ̇/∂q̇, ∂z_i/∂q
+    (local columns of ``pair``) of the relative rotation about z_i.
+
+    θ = atan2(x_j·y_i, x_j·x_i), so ∂θ = (c ∂s − s ∂c)/(s² + c²) through the marker
+    axis Jacobians; θ̇ = z_iᵀ(Ω_j q̇_j − Ω_i q̇_i) with Ω = angular_jac gives
+    ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j].
+    """
+    xi_, yi_, zi = pair.axi[:, 0], pair.axi[:, 1], pair.axi[:, 2]
+    xj = pair.axj[:, 0]
+    sn, cs = float(xj @ yi_), float(xj @ xi_)
+    angle = system.unwrap(key, float(np.arctan2(sn, cs)), store=False)
+    ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
+    dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
+    angle_dq = (cs * ds - sn * dc) / (sn * sn + cs * cs)
+    om_i = pair.bi.angular_jac(pair.qi, pair.mi)
+    om_j = pair.bj.angular_jac(pair.qj, pair.mj)
+    w_rel = om_j @ pair.qdj - om_i @ pair.qdi
+    rate = float(zi @ w_rel)
+    dz = pair.only_i(pair.ji[3])
+    rate_dq = w_rel @ dz + zi @ pair.both(
+        -pair.bi.angular_rate_jac(pair.qi, pair.qdi, pair.mi),
+        pair.bj.angular_rate_jac(pair.qj, pair.qdj, pair.mj))
+    rate_dqd = zi @ pair.both(-om_i, om_j)
+    return angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz
+
+
+def _translation_partials(pair):
+    """s = z_iᵀd, ṡ = z_iᵀḋ (d = r_j − r_i), z_i and ∂s/∂q, ∂ṡ/∂q, ∂ṡ/∂q̇, ∂z_i/∂q (local
+    columns of ``pair``), with J̇ = ∂(J q̇)/∂q of the marker points (``marker_jac_rate``)."""
+    zi = pair.axi[:, 2]
+    d = pair.rj - pair.ri
+    d_dq = pair.both(-pair.ji[0], pair.jj[0])
+    dz = pair.only_i(pair.ji[3])
+    d_dot = pair.jj[0] @ pair.qdj - pair.ji[0] @ pair.qdi
+    rates_i = pair.bi.marker_jac_rate(pair.qi, pair.qdi, pair.mi)[0]
+    rates_j = pair.bj.marker_jac_rate(pair.qj, pair.qdj, pair.mj)[0]
+    rate_dq = d_dot @ dz + zi @ pair.both(-rates_i, rates_j)
+    return (float(zi @ d), float(zi @ d_dot), zi, d @ dz + zi @ d_dq, rate_dq, zi @ d_dq,
+            dz)
 
 
 def _apply_pair(system, marker_i, marker_j, vec, q, Q, kind):
@@ -251,35 +309,17 @@ class RotationalSpringDamper:
     angle0: float = 0.0
 
     def apply(self, system, q, qd, t, Q):
-        angle, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
-                                            key=self.name)
+        angle, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i, self.marker_j,
+                                                      q, qd, key=self.name)
         torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
-        _apply_pair(system, self.marker_i, self.marker_j, torque * zi, q, Q, "torque")
+        _apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
 
     def tangents(self, system, q, qd, t):
-        """Exact −∂Q/∂(q, q̇) of the torque τ z_i on j (reaction on i).
-
-        θ = atan2(x_j·y_i, x_j·x_i), so ∂θ = (c ∂s − s ∂c)/(s² + c²) through the marker
-        axis Jacobians; θ̇ = z_iᵀ(Ω_j q̇_j − Ω_i q̇_i) with Ω = angular_jac gives
-        ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j].
-        """
+        """Exact −∂Q/∂(q, q̇) of the torque τ z_i on j (reaction on i), with θ, θ̇ and
+        their derivatives from :func:`_rotation_partials`."""
         pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
-        xi_, yi_, zi = pair.axi[:, 0], pair.axi[:, 1], pair.axi[:, 2]
-        xj = pair.axj[:, 0]
-        sn, cs = float(xj @ yi_), float(xj @ xi_)
-        angle = system.unwrap(self.name, float(np.arctan2(sn, cs)), store=False)
-        ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
-        dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
-        angle_dq = (cs * ds - sn * dc) / (sn * sn + cs * cs)
-        om_i = pair.bi.angular_jac(pair.qi, pair.mi)
-        om_j = pair.bj.angular_jac(pair.qj, pair.mj)
-        w_rel = om_j @ pair.qdj - om_i @ pair.qdi
-        rate = float(zi @ w_rel)
-        dz = pair.only_i(pair.ji[3])
-        rate_dq = w_rel @ dz + zi @ pair.both(
-            -pair.bi.angular_rate_jac(pair.qi, pair.qdi, pair.mi),
-            pair.bj.angular_rate_jac(pair.qj, pair.qdj, pair.mj))
-        rate_dqd = zi @ pair.both(-om_i, om_j)
+        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = _rotation_partials(
+            system, pair, self.name)
         torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
         t_dq = -self.stiffness * angle_dq - self.damping * rate_dq
         t_dqd = -self.damping * rate_dqd
@@ -315,18 +355,78 @@ class JointActuator:
 
     def apply(self, system, q, qd, t, Q):
         if self.kind == "torque":
-            value, rate, zi = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
-                                                key=self.name)
+            value, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i,
+                                                          self.marker_j, q, qd, key=self.name)
         else:
             value, rate, zi = relative_translation(system, self.marker_i, self.marker_j, q,
                                                    qd)
-        u = _scalar(self, _call(self, self.function, t, ForceState(t, q, qd, value, rate),
-                                "function"), "function")
-        _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
+        u = self._value(t, q, qd, value, rate)
+        if self.kind == "torque":
+            _apply_torque_pair(system, self.marker_i, self.marker_j, u * zi, om_i, om_j, Q)
+        else:
+            _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
+
+    def _value(self, t, q, qd, value, rate) -> float:
+        return _scalar(self, _call(self, self.function, t, ForceState(t, q, qd, value, rate),
+                                   "function"), "function")
 
     def tangents(self, system, q, qd, t):
-        """Always a user callable: None (finite differences of this force alone)."""
+        """Always a user callable: None (finite differences of this force alone, see
+        :meth:`callable_tangents`)."""
         return None
+
+    def callable_tangents(self, system, q, qd, t, fd_step: float = 1e-7):
+        """(rows, K, C), K = −∂Q/∂q and C = −∂Q/∂q̇ on this force's rows × all of q, with
+        only the callable's scalar u differenced (forward, over all of q and q̇ — it may
+        read any coordinate — and over ``state.value`` and ``state.rate``):
+
+            du/dq = ∂u/∂q + ∂u/∂s ∂s/∂q + ∂u/∂ṡ ∂ṡ/∂q,    du/dq̇ = ∂u/∂q̇ + ∂u/∂ṡ ∂ṡ/∂q̇,
+
+        with the joint coordinate s (angle or displacement), its rate and the generalized
+        force Q = [−J_iᵀ; J_jᵀ](u z_i) differentiated exactly (J = angular_jac for a
+        torque, force_jac for a force). 2 n_q + 3 calls of the callable, no kinematics."""
+        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
+        if self.kind == "torque":
+            parts = _rotation_partials(system, pair, self.name)
+        else:
+            parts = _translation_partials(pair)
+        value, rate, zi, value_dq, rate_dq, rate_dqd, dz = parts
+        n = q.size
+        u = self._value(t, q, qd, value, rate)
+
+        def slope(x, qq, qqd, vv, rr):
+            return (self._value(t, qq, qqd, vv, rr) - u) / x
+
+        du_dq, du_dqd = np.zeros(n), np.zeros(n)
+        for col in range(n):
+            step = fd_step * max(1.0, abs(q[col]))
+            dq = q.copy()
+            dq[col] += step
+            du_dq[col] = slope(step, dq, qd, value, rate)
+            step = fd_step * max(1.0, abs(qd[col]))
+            dqd = qd.copy()
+            dqd[col] += step
+            du_dqd[col] = slope(step, q, dqd, value, rate)
+        step_v = fd_step * max(1.0, abs(value))
+        step_r = fd_step * max(1.0, abs(rate))
+        du_dv = slope(step_v, q, qd, value + step_v, rate)
+        du_dr = slope(step_r, q, qd, value, rate + step_r)
+        np.add.at(du_dq, pair.idx, du_dv * value_dq + du_dr * rate_dq)
+        np.add.at(du_dqd, pair.idx, du_dr * rate_dqd)
+        name = "angular_jac" if self.kind == "torque" else "force_jac"
+        jac_i = getattr(pair.bi, name)(pair.qi, pair.mi)
+        jac_j = getattr(pair.bj, name)(pair.qj, pair.mj)
+        lever = np.vstack([-jac_i.T, jac_j.T])  # Q = lever (u z_i), local rows
+        vec = u * zi
+        tan = np.vstack([-pair.only_i(getattr(pair.bi, name + "_tangent")(pair.qi, pair.mi,
+                                                                          vec)),
+                         pair.only_j(getattr(pair.bj, name + "_tangent")(pair.qj, pair.mj,
+                                                                         vec))])
+        k = lever @ np.outer(zi, du_dq)
+        rows = np.arange(pair.idx.size)
+        np.add.at(k, (rows[:, None], pair.idx[None, :]), lever @ (u * dz) + tan)
+        c = lever @ np.outer(zi, du_dqd)
+        return pair.idx, -k, -c
 
 
 @dataclass(frozen=True, eq=False)

@@ -43,7 +43,9 @@ class FrameInfo:
     title: str
 
 
-def _marker_position(result, marker: dict, k: int) -> np.ndarray:
+def _marker_position(result, marker: dict, k: int, scale: float = 1.0) -> np.ndarray:
+    """Global position of a described marker at output k; on a flexible body its modal
+    motion is magnified by the display ``scale`` like the drawn mesh."""
     info = result.bodies.get(marker["body"])
     local = np.asarray(marker["position"], dtype=float)
     if info is None or info.get("n_coords", 0) < 7:  # ground
@@ -51,13 +53,15 @@ def _marker_position(result, marker: dict, k: int) -> np.ndarray:
     r, a = pose(result, int(info["start"]), k)
     if "phi" in marker and "n_modes" in info:
         start = int(info["start"]) + 7
-        local = local + np.asarray(marker["phi"]) @ result.q[k, start:start + info["n_modes"]]
+        local = local + scale * (np.asarray(marker["phi"])
+                                 @ result.q[k, start:start + info["n_modes"]])
     return r + a @ local
 
 
 def _rigid_shapes(result):
-    """Body-frame geometry of every rigid body: (name, start, local points, cells)."""
-    pv_shapes = []
+    """Every rigid body's drawing points in its body frame (its frame origin and its
+    markers' origins): [(name, coordinate start, points (k, 3))]."""
+    shapes = []
     markers = getattr(result, "model", {}).get("markers", {})
     for name, info in result.bodies.items():
         if "phi" in info or info.get("n_coords", 0) < 7:
@@ -66,8 +70,8 @@ def _rigid_shapes(result):
                if m["body"] == name]
         pts = np.unique(np.round(np.vstack([np.zeros((1, 3)), *pts]) if pts
                                  else np.zeros((1, 3)), 12), axis=0)
-        pv_shapes.append((name, int(info["start"]), pts))
-    return pv_shapes
+        shapes.append((name, int(info["start"]), pts))
+    return shapes
 
 
 def _frame_indices(n_outputs: int, frames: int | None, every: int) -> list[int]:
@@ -81,9 +85,12 @@ def _frame_indices(n_outputs: int, frames: int | None, every: int) -> list[int]:
 
 
 def _field(result, body, k, field, mode):
-    """Unscaled colour values [mm] of ``field`` on ``body``'s nodes at output k."""
+    """Unscaled colour values [mm] of ``field`` on ``body``'s nodes at output k (zero for
+    a body with fewer modes than ``mode``)."""
     if field == "displacement":
         return 1e3 * np.linalg.norm(deformed(result, body, k)[1], axis=1)
+    if mode > body.n_modes:
+        return np.zeros(len(body.nodes))
     return 1e3 * np.linalg.norm(modal_contributions(result, body, k)[mode - 1], axis=1)
 
 
@@ -107,6 +114,11 @@ class ResultAnimation:
         self.rigid = _rigid_shapes(result)
         self.joints = _joint_markers(result)
         self.scene = Scene(_bounds(result, self.info), camera, window_size, grid=grid)
+        # enough decimals that consecutive frames' labels differ (GIF writers merge
+        # identical frames)
+        gaps = np.diff(np.asarray(result.t)[self.info.indices])
+        gap = float(np.min(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
+        self._digits = max(3, int(np.ceil(-np.log10(gap))) + 1)
         k0 = self.info.indices[0]
         for body in self.bodies:
             mesh = unstructured(deformed(result, body, k0, self.info.scale)[0], body.cells)
@@ -114,9 +126,7 @@ class ResultAnimation:
                            scalars=_field(result, body, k0, field, mode),
                            clim=self.info.clim, scalar_title=self.info.title)
         for name, _, local in self.rigid:
-            self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local),
-                           color="#9a9a9a",
-                           line_width=max(2.0, self.scene.plotter.window_size[0] / 110))
+            self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local), color="#9a9a9a")
         sphere = self.scene.pv.Sphere(radius=0.02 * self.scene.size)
         for jname, _ in self.joints:
             mesh = sphere.copy()
@@ -135,8 +145,10 @@ class ResultAnimation:
             mesh.points = r + mesh.field_data["local"] @ a.T
         for jname, marker in self.joints:
             mesh = self.scene.meshes[f"joint:{jname}"]
-            mesh.points = mesh.field_data["local"] + _marker_position(result, marker, k)
-        self.scene.text(f"t = {result.t[k]:.3f} s    deformation × {info.scale:g}")
+            mesh.points = mesh.field_data["local"] + _marker_position(result, marker, k,
+                                                                      info.scale)
+        self.scene.text(f"t = {result.t[k]:.{self._digits}f} s    deformation × "
+                        f"{info.scale:g}")
         return self.scene.image()
 
     def images(self, progress=None):
@@ -161,16 +173,27 @@ def render_frames(result, *, progress=None, **options):
 
 
 def _rigid_mesh(scene, local):
+    """A rigid body's solid in its body frame: cylinders joining its points in order
+    along the body's main line (radius 1 % of the scene), or a box for a single point;
+    the body-frame vertices are kept in ``field_data["local"]``."""
     pv = scene.pv
+    radius = 0.01 * scene.size
     if len(local) >= 2:
         order = np.argsort(local @ (local[-1] - local[0]))  # along the body's main line
         pts = local[order]
-        mesh = pv.lines_from_points(pts)
+        parts = []
+        for k in range(len(pts) - 1):
+            p0, p1 = pts[k], pts[k + 1]
+            length = float(np.linalg.norm(p1 - p0))
+            if length > 1e-12:
+                parts.append(pv.Cylinder(center=0.5 * (p0 + p1), direction=p1 - p0,
+                                         radius=radius, height=length, resolution=16))
+        mesh = parts[0].merge(parts[1:]) if len(parts) > 1 else parts[0]
+        mesh = mesh.extract_surface() if hasattr(mesh, "extract_surface") else mesh
     else:
-        mesh = pv.Cube(center=(0, 0, 0), x_length=0.04 * scene.size,
-                       y_length=0.04 * scene.size, z_length=0.04 * scene.size)
-        pts = np.asarray(mesh.points)
-    mesh.field_data["local"] = np.asarray(pts, dtype=float)
+        side = 4 * radius
+        mesh = pv.Cube(center=tuple(local[0]), x_length=side, y_length=side, z_length=side)
+    mesh.field_data["local"] = np.asarray(mesh.points, dtype=float)
     return mesh
 
 
@@ -253,13 +276,20 @@ def write_video(images, path, fps: float = 20.0) -> Path:
     return path
 
 
-def animate(result, path, *, fps: float = 20.0, **options) -> Path:
-    """Render ``result`` (options of :func:`render_frames`) into a GIF or MP4."""
-    return write_video(render_frames(result, **options), path, fps)
+def animate(result, path, *, fps: float = 20.0, progress=None, **options) -> FrameInfo:
+    """Render ``result`` (options of :class:`ResultAnimation`) into a GIF or MP4; returns
+    what was drawn (indices, scale, colour range)."""
+    anim = ResultAnimation(result, **options)
+    try:
+        write_video(anim.images(progress), path, fps)
+    finally:
+        anim.close()
+    return anim.info
 
 
-def snapshot(result, path, *, time: float | None = None, **options) -> Path:
-    """One frame as PNG at the output time nearest ``time`` (default: the last)."""
+def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo:
+    """One frame as PNG at the output time nearest ``time`` (default: the last), with the
+    whole run's display scale; returns what was drawn (its colour range is the frame's)."""
     import imageio.v2 as iio
 
     path = Path(path)
@@ -271,10 +301,12 @@ def snapshot(result, path, *, time: float | None = None, **options) -> Path:
     options.pop("frames", None)
     if options.get("scale") is None:
         options["scale"] = default_scale(result)  # the animation's scale, not one frame's
-    sub = _Subset(result, k)
-    image = next(iter(render_frames(sub, **options)))
-    iio.imwrite(path, image)
-    return path
+    anim = ResultAnimation(_Subset(result, k), **options)
+    try:
+        iio.imwrite(path, anim.image(0))
+    finally:
+        anim.close()
+    return anim.info
 
 
 class _Subset:

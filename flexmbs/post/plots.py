@@ -110,10 +110,12 @@ def tip_deflection(result, body: str, node: int | None = None):
     from ..studies.signals import tip_history
 
     tip, k = tip_history(result, body, node)
+    labels = result.bodies[body].get("node_ids")
+    label = int(labels[k]) if labels is not None and len(labels) > k else k
     fig, axes = new_figure(1)
     series = {f"u{c} (body axes)": 1e3 * tip[:, i] for i, c in enumerate("xyz")}
     series["|u|"] = 1e3 * np.linalg.norm(tip, axis=1)
-    time_history(axes[0], result.t, series, f"{body} node {k} deflection [mm]")
+    time_history(axes[0], result.t, series, f"{body} node {label} deflection [mm]")
     return fig
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .signals import norm_rows, peak, rms
+from .signals import norm_rows, peak, principal_direction, rms
 from .sweep import sweep
 from .tables import to_markdown, write_csv
 
@@ -49,6 +49,11 @@ class RunComparison:
                 for j in range(xi.shape[1]):
                     row[f"{body}.xi{j + 1} peak"] = peak(xi[:, j])
                     row[f"{body}.xi{j + 1} RMS"] = float(rms(xi[:, j]))
+                    if ref is not None and body in ref.modal and j > 0:
+                        p_ref = peak(ref.modal[body][:, j])
+                        row[f"{body}.xi{j + 1} peak change {vs} [%]"] = (
+                            100.0 * (peak(xi[:, j]) - p_ref) / p_ref if p_ref > 0
+                            else float("nan"))
                 row[f"{body} tip peak [mm]"] = 1e3 * peak(norm_rows(sig.tip[body]))
                 row[f"{body} tip RMS [mm]"] = 1e3 * float(rms(norm_rows(sig.tip[body])))
                 if ref is not None and body in ref.modal:
@@ -59,11 +64,14 @@ class RunComparison:
                     row[f"{body} tip max diff {vs} [mm]"] = 1e3 * peak(norm_rows(diff))
             for joint, angle in sig.joint_angles.items():
                 row[f"{joint} final [rad]"] = float(angle[-1])
+                row[f"{joint} peak change [rad]"] = peak(angle - angle[0])
+                row[f"{joint} RMS change [rad]"] = float(rms(angle - angle[0]))
                 if ref is not None and joint in ref.joint_angles:
                     row[f"{joint} max diff {vs} [rad]"] = peak(
                         angle - _on_grid(ref.t, sig.t, ref.joint_angles[joint]))
             row["energy balance max error [J]"] = peak(sig.energy_error)
             row["run time [s]"] = rec.wall_time
+            row["CPU time [s]"] = rec.cpu_time
             row["steps"] = rec.steps
             row["Newton iterations/step"] = rec.newton_mean
             out.append(row)
@@ -104,7 +112,7 @@ class RunComparison:
         fig, axes = new_figure(max(panels, 1))
         k = 0
         for body in bodies:
-            direction = _principal_direction(ok[self.reference].tip[body]
+            direction = principal_direction(ok[self.reference].tip[body]
                                              if self.reference in ok else first.tip[body])
             time_history(axes[k], [s.t for s in ok.values()],
                          {m: 1e3 * s.tip[body] @ direction for m, s in ok.items()},
@@ -112,7 +120,7 @@ class RunComparison:
                          title=f"tip deflection of {body} (along its main direction)")
             time_history(axes[k + 1], [s.t for s in ok.values()],
                          {m: s.modal[body][:, 0] for m, s in ok.items()},
-                         f"{body} ξ₁ [-]")
+                         f"{body} ξ₁ [shape units]")
             k += 2
         for joint in joints[:1] if joints else []:
             time_history(axes[k], [s.t for s in ok.values()],
@@ -131,17 +139,6 @@ def _on_grid(t_from, t_to, values):
                             for c in range(values.shape[1])])
 
 
-def _principal_direction(history) -> np.ndarray:
-    """Unit direction of largest variance of an (n_t, 3) history, signed so that its
-    largest excursion is positive (e_y for an identically zero history)."""
-    history = np.asarray(history, dtype=float)
-    if not np.any(history):
-        return np.array([0.0, 1.0, 0.0])
-    d = np.linalg.svd(history, full_matrices=False)[2][0]
-    proj = history @ d
-    return d if proj[np.argmax(np.abs(proj))] >= 0 else -d
-
-
 def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
                    **sweep_options) -> RunComparison:
     """Run ``case_path`` in each coupling mode (with extra ``overrides`` applied to all).
@@ -149,6 +146,11 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
     ``sweep_options`` go to :func:`~flexmbs.studies.sweep.sweep` (workers, scheduler,
     progress, save_dir). Two-way is always run: it is the reference.
     """
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        from ..errors import ValidationError
+
+        raise ValidationError(f"unknown coupling mode(s) {unknown}; use {list(MODES)}")
     modes = list(dict.fromkeys([REFERENCE, *modes]))
     variants = [(m, {**(overrides or {}), "solver.coupling": m}) for m in modes]
     records = sweep(case_path, variants, **sweep_options)

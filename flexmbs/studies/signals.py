@@ -106,16 +106,47 @@ def norm_rows(x) -> np.ndarray:
     return np.linalg.norm(np.asarray(x, dtype=float), axis=-1)
 
 
-def dominant_frequency(t, x) -> float:
-    """Frequency [Hz] of the largest peak of the amplitude spectrum of x(t) − mean
-    (uniformly resampled; 0 for fewer than 8 samples or a constant signal)."""
+def vibration(t, x, trend_window: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(uniform times, x − its slow trend): the quasi-static part that follows the
+    rigid motion is removed by a Savitzky–Golay fit (quadratic) over ``trend_window``
+    seconds (default a tenth of the record), leaving the vibration."""
+    from scipy.signal import savgol_filter
+
     t = np.asarray(t, dtype=float)
     x = np.asarray(x, dtype=float)
-    if t.size < 8 or np.ptp(x) == 0:
-        return 0.0
     grid = np.linspace(t[0], t[-1], t.size)
     y = np.interp(grid, t, x)
-    y = (y - y.mean()) * np.hanning(y.size)
-    spec = np.abs(np.fft.rfft(y))
+    span = (t[-1] - t[0]) / 10 if trend_window is None else trend_window
+    n = max(5, round(float(span / (grid[1] - grid[0]))) | 1)  # odd window length
+    if n >= y.size:
+        return grid, y - np.polyval(np.polyfit(grid, y, 2), grid)
+    return grid, y - savgol_filter(y, n, 2)
+
+
+def dominant_frequency(t, x, trend_window: float | None = None) -> float:
+    """Frequency [Hz] of the largest peak of the amplitude spectrum of the vibration of
+    x(t) (:func:`vibration`; bins below 2/``trend_window`` — what the trend removal
+    cannot separate — are ignored). 0 for fewer than 16 samples or a constant signal."""
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if t.size < 16 or np.ptp(x) == 0:
+        return 0.0
+    span = (t[-1] - t[0]) / 10 if trend_window is None else trend_window
+    grid, y = vibration(t, x, span)
+    spec = np.abs(np.fft.rfft(y * np.hanning(y.size)))
     freqs = np.fft.rfftfreq(y.size, grid[1] - grid[0])
-    return float(freqs[1 + int(np.argmax(spec[1:]))])
+    keep = freqs >= 2.0 / span
+    if not np.any(keep) or not np.any(spec[keep]):
+        return 0.0
+    return float(freqs[keep][int(np.argmax(spec[keep]))])
+
+
+def principal_direction(history) -> np.ndarray:
+    """Unit direction of largest variance of an (n_t, 3) history, signed so that its
+    largest excursion is positive (e_y for an identically zero history)."""
+    history = np.asarray(history, dtype=float)
+    if not np.any(history):
+        return np.array([0.0, 1.0, 0.0])
+    d = np.linalg.svd(history, full_matrices=False)[2][0]
+    proj = history @ d
+    return d if proj[np.argmax(np.abs(proj))] >= 0 else -d

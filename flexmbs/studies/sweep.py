@@ -12,7 +12,6 @@ inputs give bit-identical arrays serially, in processes and on Dask.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ class RunRecord:
     success: bool
     message: str
     wall_time: float = 0.0
+    cpu_time: float = 0.0
     steps: int = 0
     newton_mean: float = 0.0
     signals: RunSignals | None = None
@@ -41,7 +41,8 @@ class RunRecord:
 
     @property
     def steps_per_second(self) -> float:
-        return self.steps / self.wall_time if self.wall_time > 0 else 0.0
+        """Steps per second of CPU time of the run (independent of other workers)."""
+        return self.steps / self.cpu_time if self.cpu_time > 0 else 0.0
 
 
 def run_variant(case_path: str, overrides: dict, label: str = "",
@@ -49,23 +50,33 @@ def run_variant(case_path: str, overrides: dict, label: str = "",
     """Load ``case_path`` with ``overrides``, simulate, and extract the study signals.
 
     With ``save_dir`` the full results are also written there as ``<label>.res.h5``.
-    Errors of the case or the run are caught into the record (``success=False``).
+    Every error of the case or the run is caught into the record (``success=False``, the
+    message names it; unexpected ones carry their traceback) so that one bad run does not
+    lose the others. ``cpu_time`` is this process's CPU time for the simulation.
     """
+    import time
+    import traceback
+
     from ..cases import load_case, run_case
 
     label = label or ", ".join(f"{k}={v}" for k, v in overrides.items()) or "base"
+    cpu = time.process_time()
     try:
         case = load_case(case_path, overrides)
         system, result = run_case(case)
     except FlexmbsError as exc:
         return RunRecord(label, dict(overrides), False, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug or an unforeseen input: keep the sweep going
+        return RunRecord(label, dict(overrides), False,
+                         f"unexpected {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+    cpu = time.process_time() - cpu
     out_file = None
     if save_dir is not None:
         out_file = str(Path(save_dir) / f"{_file_safe(label)}.res.h5")
         result.save(out_file)
     return RunRecord(
         label, dict(overrides), bool(result.success), result.message,
-        float(result.wall_time), len(result.h),
+        float(result.wall_time), cpu, len(result.h),
         float(np.mean(result.iterations)) if len(result.iterations) else 0.0,
         extract(system, result), out_file,
         {k: v for k, v in result.settings.items() if isinstance(v, (int, float, str))},
@@ -76,22 +87,17 @@ def _file_safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 
-@contextlib.contextmanager
-def _single_threaded_blas():
-    """Worker processes that start a fresh interpreter (spawn) get one BLAS thread each
-    (n workers on n cores, no oversubscription); the parent's environment is restored
-    afterwards. (Forked workers keep the parent's BLAS; the matrices here are small.)"""
-    keys = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {k: os.environ.get(k) for k in keys}
-    os.environ.update({k: "1" for k in keys})
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+def _one_blas_thread() -> None:
+    """Worker initializer: one BLAS/OpenMP thread per worker process, so n workers on n
+    cores do not oversubscribe them (forked workers inherit the parent's thread pools, so
+    environment variables would come too late; threadpoolctl resizes them in place)."""
+    from threadpoolctl import threadpool_limits
+
+    global _LIMITS
+    _LIMITS = threadpool_limits(1)  # kept alive for the worker's lifetime
+
+
+_LIMITS = None
 
 
 def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | None = None,
@@ -148,7 +154,7 @@ def _run_processes(case_path, variants, n_workers, save_dir, done):
     # fork where the platform has it: scripts need no ``if __name__ == "__main__"`` guard
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    with _single_threaded_blas(), ProcessPoolExecutor(n_workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(n_workers, mp_context=ctx, initializer=_one_blas_thread) as pool:
         futures = {pool.submit(run_variant, case_path, over, label, save_dir): k
                    for k, (label, over) in enumerate(variants)}
         for fut in as_completed(futures):
@@ -162,7 +168,15 @@ def _run_dask(case_path, variants, scheduler, save_dir, done):
         raise FlexmbsError("running a sweep on a Dask cluster needs the optional extra: "
                            "pip install 'flexmbs[dask]'") from None
     own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
+    if own:
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, ValueError, TypeError) as exc:
+            raise FlexmbsError(f"cannot reach the Dask scheduler {scheduler!r} "
+                               f"({type(exc).__name__}: {exc}); give an address like "
+                               "tcp://host:8786") from None
+    else:
+        client = scheduler
     try:
         futures = [client.submit(run_variant, case_path, over, label, save_dir, pure=False)
                    for label, over in variants]

@@ -15,7 +15,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ValidationError
-from .signals import dominant_frequency, norm_rows, peak, rms, tip_history
+from .signals import (
+    dominant_frequency,
+    norm_rows,
+    peak,
+    principal_direction,
+    rms,
+    tip_history,
+)
 from .sweep import RunRecord, sweep
 from .tables import to_markdown, write_csv
 
@@ -56,13 +63,13 @@ class TruncationStudy:
                 float("nan")
             row["tip error max / reference peak"] = (peak(err) / ref_peak if err is not None
                                                      and ref_peak > 0 else float("nan"))
-            direction = np.linalg.svd(tip, full_matrices=False)[2][0] if np.any(tip) else \
-                np.array([0.0, 1.0, 0.0])
-            row["tip dominant frequency [Hz]"] = dominant_frequency(sig.t, tip @ direction)
+            row["tip dominant frequency [Hz]"] = dominant_frequency(
+                sig.t, tip @ principal_direction(tip))
             row["peak elastic energy [J]"] = peak(sig.elastic)
             row["energy balance max error [J]"] = peak(sig.energy_error)
             row["run time [s]"] = rec.wall_time
-            row["steps/s"] = rec.steps_per_second
+            row["CPU time [s]"] = rec.cpu_time
+            row["steps/s (CPU)"] = rec.steps_per_second
             row["reference"] = k == self.reference_index
             out.append(row)
         return out
@@ -105,27 +112,30 @@ class TruncationStudy:
 
         fig, axes = new_figure(2, sharex=False)
         rows = [r for r in self.rows() if r["success"] and not r.get("reference")]
-        convergence(axes[0], [r["modes"] for r in rows],
+        levels = [r["modes"] for r in rows]
+        convergence(axes[0], levels,
                     {"max": [r["tip error max [mm]"] for r in rows],
                      "RMS": [r["tip error RMS [mm]"] for r in rows]},
                     "number of modes", "tip deflection error [mm]",
                     title=f"truncation convergence against {self.reference_label}")
+        axes[0].set_xticks(levels, [str(n) for n in levels])
+        axes[0].minorticks_off()
         ok = [(n, r.signals) for n, r in zip(self.levels, self.records, strict=True)
               if r.signals is not None]
         ref = self.reference_tip
-        direction = np.linalg.svd(ref, full_matrices=False)[2][0] if ref is not None and \
-            np.any(ref) else np.array([0.0, 1.0, 0.0])
+        direction = principal_direction(ref if ref is not None else np.zeros((1, 3)))
         time_history(axes[1], [s.t for _, s in ok],
-                     {f"{n} modes": 1e3 * s.tip[self.body] @ direction for n, s in ok},
+                     {f"{n} mode{'s' if n > 1 else ''}": 1e3 * s.tip[self.body] @ direction
+                      for n, s in ok},
                      f"{self.body} tip deflection [mm]")
         fig.suptitle(f"truncation study: {Path(self.case).name}", fontsize=11)
         return fig
 
 
-def _flexible_body(case_path, body):
+def _flexible_body(case_path, body, overrides=None):
     from ..cases import load_case
 
-    case = load_case(case_path)
+    case = load_case(case_path, overrides)
     flexible = {name: b for name, b in case.model.bodies.items() if hasattr(b, "data")}
     if body is None:
         if len(flexible) != 1:
@@ -147,9 +157,9 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
     (the case's own ``modes`` key is replaced). ``sweep_options`` go to
     :func:`~flexmbs.studies.sweep.sweep`.
     """
-    body = _flexible_body(case_path, body)
+    body = _flexible_body(case_path, body, overrides)
     # the case may already truncate: the levels available are those of the data file
-    available = _available_modes(case_path, body)
+    available = _available_modes(case_path, body, overrides)
     levels = sorted({int(n) for n in levels})
     if not levels or levels[0] < 1 or levels[-1] > available.size:
         raise ValidationError(f"truncation levels must lie in 1..{available.size} (the modes "
@@ -172,13 +182,10 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
                            ref_tip, len(levels) - 1 if reference is None else None)
 
 
-def _available_modes(case_path, body) -> np.ndarray:
-    """Natural frequencies [Hz] of all modes in ``body``'s modal data file."""
-    from .. import read_modal
-    from ..cases.loader import tomllib
+def _available_modes(case_path, body, overrides=None) -> np.ndarray:
+    """Natural frequencies [Hz] of all modes of ``body``'s modal data, as the case with
+    ``overrides`` names it (its own ``modes`` truncation lifted)."""
+    from ..cases import load_case
 
-    path = Path(case_path)
-    raw = tomllib.loads(path.read_text())
-    entry = next(e for e in raw.get("bodies", []) if e.get("name") == body)
-    data = read_modal((path.parent / entry["modal_data"]).resolve())
-    return np.asarray(data.frequencies)
+    case = load_case(case_path, {**(overrides or {}), f"bodies.{body}.modes": None})
+    return np.asarray(case.model.bodies[body].data.frequencies)
