@@ -136,3 +136,16 @@ def test_arm_beam_seed_case_runs_in_every_coupling_mode():
         if mode == "rigid":
             assert np.all(xi == 0)
     assert np.max(np.abs(shoulder["two-way"] - shoulder["rigid"])) > 1e-6
+
+
+def test_every_shipped_case_loads_and_checks():
+    """Each case in cases/ loads, compiles and has no redundant constraint equations
+    (the quick part of running them; the physics is in the case-specific tests)."""
+    from flexmbs.assembly import System
+
+    names = sorted(p.name for p in CASES.glob("*.toml"))
+    assert len(names) >= 10
+    for name in names:
+        system = System(load_case(CASES / name).model)
+        report = system.check()
+        assert not report.redundant, (name, report.message)

@@ -56,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
         "energy_initial_J": float(energy[0]), "energy_final_J": float(energy[-1]),
         "final_coordinates": dict(zip(result.coord_names, result.q[-1].tolist(),
                                       strict=True)),
+        "contacts": {name: {"impacts": rec["impacts"],
+                            "max_normal_force_N": float(np.max(rec["normal_force"])),
+                            "max_penetration_m": float(np.max(rec["penetration"])),
+                            "dissipated_J": float(rec["dissipated"][-1])}
+                     for name, rec in result.contacts.items()},
     }
     if args.json:
         emit_json(summary)
@@ -72,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
               f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
         if summary["coupling"]:
             print(f"  coupling: {summary['coupling']}")
+        for name, c in summary["contacts"].items():
+            print(f"  contact {name}: {c['impacts']} impact(s), max force "
+                  f"{c['max_normal_force_N']:.4g} N, max penetration "
+                  f"{c['max_penetration_m']:.3g} m, dissipated {c['dissipated_J']:.4g} J")
         print(f"  {'completed' if result.success else 'FAILED: ' + result.message}")
         print(f"  results written to {case.output}")
     return 0 if result.success else 1

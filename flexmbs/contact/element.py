@@ -140,14 +140,16 @@ class Contact:
     def dissipation_power(self, system, q, qd) -> float:
         """Power dissipated by contact damping and friction [W] (≥ 0)."""
         kin, f_n, f_el, f_t, f_t_cons = self.forces(system, q, qd)
-        if f_n <= 0 and not np.any(f_t):
-            return 0.0
+        if kin.penetration <= 0 or self.law.impulsive:
+            return 0.0  # (a clipped law still dissipates: its elastic energy is lost)
         return float(-(f_n - f_el) * kin.v_n - (f_t - f_t_cons) @ kin.v_t)
 
     # ------------------------------------------------------------------ state
     def commit(self, system, q, qd, t) -> None:
         """Update open/stick/slip after an accepted step (explicit switching)."""
         st = self.state
+        if self.law.impulsive:
+            return  # no lasting contact: impacts are impulses (flexmbs.contact.events)
         kin, f_n, _, f_t, _ = self.forces(system, q, qd)
         if kin.gap >= 0:
             st.mode, st.v_onset, st.anchor = OPEN, None, None

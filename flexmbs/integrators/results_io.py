@@ -8,6 +8,8 @@ Layout::
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
     /velocity_violation, /h, /iterations
     /coord_names, /constraint_names       (strings)
+    /contacts/<name>  gap, penetration, normal_force, tangential_force,
+                      normal_velocity, state, dissipated; attr impacts
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type> for flexible bodies
 """
@@ -48,6 +50,14 @@ def save_result(result, path) -> None:
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
         f.create_dataset("constraint_names", data=np.array(result.constraint_names,
                                                            dtype="S"))
+        contacts = f.create_group("contacts")
+        for name, record in getattr(result, "contacts", {}).items():
+            g = contacts.create_group(name)
+            for key, value in record.items():
+                if key == "impacts":
+                    g.attrs["impacts"] = int(value)
+                else:
+                    g.create_dataset(key, data=np.asarray(value))
         bodies = f.create_group("bodies")
         for k, (name, info) in enumerate(result.bodies.items()):
             g = bodies.create_group(str(k))
@@ -102,4 +112,7 @@ def load_result(path):
             coupling=json.loads(f.attrs["coupling"]),
             success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
             wall_time=float(f.attrs["wall_time"]), bodies=bodies,
-            model=json.loads(f.attrs.get("model", "{}")))
+            model=json.loads(f.attrs.get("model", "{}")),
+            contacts={name: {**{k: v[()] for k, v in g.items()},
+                             "impacts": int(g.attrs.get("impacts", 0))}
+                      for name, g in f.get("contacts", {}).items()})

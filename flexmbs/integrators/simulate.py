@@ -13,9 +13,16 @@ import numpy as np
 
 from ..assembly.system import System
 from ..assembly.tangents import residual_tangents
+from ..contact.element import OPEN
+from ..contact.events import apply_impulses, contacts_of, onset_fraction
+from ..contact.events import commit as commit_contacts
 from ..errors import ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .reference import accelerations
+
+#: What the results hold per contact and output time.
+CONTACT_FIELDS = ("gap", "penetration", "normal_force", "tangential_force",
+                  "normal_velocity", "state", "dissipated")
 
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
 
@@ -75,7 +82,8 @@ class AlphaIntegrator:
                  phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
                  fd_step: float = 1e-7, error_tol: float | None = None,
                  h_max: float | None = None, acc_rtol: float = 1e-6,
-                 tangents: str = "analytic", refresh_above: int | str | None = "auto"):
+                 tangents: str = "analytic", refresh_above: int | str | None = "auto",
+                 contact_tol: float = 1e-6, h_contact: float | None = None):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -96,6 +104,15 @@ class AlphaIntegrator:
             raise ValidationError(f"refresh_above must be an integer >= 1, None or 'auto', got "
                                   f"{refresh_above!r}")
         self.refresh_above = refresh_above
+        if not (np.isfinite(contact_tol) and contact_tol > 0):
+            raise ValidationError(f"contact_tol must be a positive length, got {contact_tol!r}")
+        if h_contact is not None and not (np.isfinite(h_contact) and h_contact > 0):
+            raise ValidationError(f"h_contact must be a positive step, got {h_contact!r}")
+        self.contact_tol, self.h_contact = float(contact_tol), h_contact
+        self.contacts = contacts_of(system)
+        for contact in self.contacts:
+            contact.reset()
+        self.onsets_located = 0  # steps shortened to locate a contact onset
         if h_max is not None:
             h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
@@ -268,8 +285,19 @@ class AlphaIntegrator:
         smaller) and sets the next step size: h ← h · clip(0.9 err^(−1/3), ¼, 2), at most
         ``h_max``."""
         h = self.h
+        if self.h_contact is not None and any(c.state.mode != OPEN for c in self.contacts):
+            h = min(h, self.h_contact)  # a contact is closed: resolve it
         while True:
             ok, message, iters, state = self._try_step(h)
+            if ok and self.contacts:
+                frac = onset_fraction(self.system, self.contacts, self.q, self.qd, state[1],
+                                      state[2], h, self.contact_tol)
+                # locating an onset may take steps below h_min (a Newton-failure floor):
+                # an impact at v covers v·h per step, and contact_tol may be far smaller
+                if frac is not None and h * frac >= 1e-6 * self.h_min:
+                    h *= frac  # retry up to the interpolated onset of the contact
+                    self.onsets_located += 1
+                    continue
             if ok and self.error_tol is not None:
                 err = self.error_estimate(state[5], h)
                 factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
@@ -285,7 +313,10 @@ class AlphaIntegrator:
                     continue
                 self.h = min(self.h_max, h * factor)
             if ok:
+                q0, qd0 = self.q, self.qd
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
+                if self.contacts:
+                    self._after_contact_step(q0, qd0, h)
                 self.stats.t.append(self.t)
                 self.stats.h.append(h)
                 self.stats.iterations.append(iters)
@@ -296,6 +327,18 @@ class AlphaIntegrator:
                 self.status = "failed"
                 self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
                 return False, self.message
+
+
+    def _after_contact_step(self, q0, qd0, h) -> None:
+        """Commit contact states and dissipation; apply restitution impulses (then the
+        accelerations and multipliers are those of the new velocities)."""
+        commit_contacts(self.system, self.contacts, q0, qd0, self.q, self.qd, h)
+        qd, lost = apply_impulses(self.system, self.contacts, self.q, self.qd, self.t,
+                                  self.contact_tol)
+        if lost:
+            self.qd = qd
+            self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t)
+            self.a = self.qdd.copy()
 
 
 @dataclass
@@ -334,6 +377,10 @@ class SimulationResult:
 
     bodies: dict = field(default_factory=dict)
     model: dict = field(default_factory=dict)
+    contacts: dict = field(default_factory=dict)
+    """Per contact: arrays over the outputs ``gap``, ``penetration`` [m],
+    ``normal_force``, ``tangential_force`` [N], ``normal_velocity`` [m/s], ``state``
+    (0 open, 1 stick, 2 slip), ``dissipated`` [J, cumulative] and ``impacts`` (count)."""
     """Markers {"body.marker": {body, position (body frame) [, phi (3, n) for flexible
     bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
 
@@ -417,7 +464,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above"}
+                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above",
+                  "contact_tol", "h_contact"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
@@ -440,10 +488,28 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"{', '.join(report.redundant)}; the index-3 DAE needs independent equations "
             f"(remove them, e.g. use spherical/universal joints in closed loops)")
     rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+    # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
+    # when each output is recorded
+    derived = {k: [] for k in ("energy", "power", "contact_power", "dissipated")}
+    contact_rec = {c.name: {k: [] for k in CONTACT_FIELDS} for c in integ.contacts}
+
+    def derive():
+        t_k, q_k, qd_k, lam_k = (rec[key][-1] for key in ("t", "q", "qd", "lam"))
+        derived["energy"].append(system.energy(q_k, qd_k))
+        derived["power"].append(system.nonconservative_power(q_k, qd_k, lam_k, float(t_k)))
+        derived["contact_power"].append(-sum(c.dissipation_power(system, q_k, qd_k)
+                                             for c in integ.contacts))
+        derived["dissipated"].append(sum(c.state.dissipated for c in integ.contacts))
+        for c in integ.contacts:
+            values = c.record(system, q_k, qd_k)
+            values["dissipated"] = c.state.dissipated
+            for key in CONTACT_FIELDS:
+                contact_rec[c.name][key].append(values[key])
 
     def record():
         for key in rec:
             rec[key].append(np.copy(getattr(integ, key)))
+        derive()
 
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
     next_out = 0
@@ -453,6 +519,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
             record()
             rec["t"][-1] = np.array(outputs[next_out])
+            derived["power"][-1] = system.nonconservative_power(
+                rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
             next_out += 1
     k = 0
     success, message = True, "completed"
@@ -480,16 +548,19 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 rec["qd"].append(_hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt))
                 rec["qdd"].append((1 - w) * qdd0 + w * integ.qdd)
                 rec["lam"].append((1 - w) * lam0 + w * integ.lam)
+                derive()
                 next_out += 1
         if progress is not None:
             progress(integ.t, t_end)
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
-    energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)])
+    energies = np.array(derived["energy"]).reshape(-1, 2)
     lam_hist = np.array(rec["lam"])
-    power = np.array([system.nonconservative_power(a, b, lm, tt)
-                      for a, b, lm, tt in zip(q, qd, lam_hist, t, strict=True)])
+    # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
+    # trapezoidally over the outputs
+    power = np.array(derived["power"]) - np.array(derived["contact_power"])
     work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
+    work -= np.array(derived["dissipated"])
     viol = np.array([system.violations(a, b, tt) for a, b, tt in zip(q, qd, t, strict=True)])
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
@@ -504,6 +575,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0")}},
         system.coupling, success, message, time.perf_counter() - start,
-        _describe_bodies(system), _describe_model(system))
+        _describe_bodies(system), _describe_model(system),
+        {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
+                  "impacts": int(c.state.impacts)} for c in integ.contacts})
 
 
