@@ -197,7 +197,10 @@ def test_pvd_points_are_the_deformed_global_positions(arm, tmp_path):
     text = path.read_text()
     files = [line.split('file="')[1].split('"')[0] for line in text.splitlines()
              if "DataSet" in line]
+    times = [float(line.split('timestep="')[1].split('"')[0]) for line in text.splitlines()
+             if "DataSet" in line]
     assert len(files) == len(arm.t)
+    np.testing.assert_array_equal(times, arm.t)
     for k in (0, len(arm.t) // 2, len(arm.t) - 1):
         mesh = meshio.read(tmp_path / files[k])
         np.testing.assert_allclose(mesh.points, expected_points(arm, "beam", k), atol=1e-12)

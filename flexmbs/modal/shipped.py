@@ -64,7 +64,7 @@ def arm_steel_beam() -> ModalData:
     Craig–Bampton with the root as interface and attachment (frame attached at the root,
     coordinates = the 20 lowest clamped modes: in-plane and out-of-plane bending,
     torsion, axial). The weak direction is in the arm's plane, so the lowest mode is the
-    in-plane bending mode the arm excites (≈ 19.6 Hz).
+    in-plane bending mode the arm excites (20.05 Hz).
     """
     width, height = ARM_BEAM_SECTION
     fe = straight_beam(ARM_BEAM_LENGTH, ARM_BEAM_ELEMENTS, BeamSection.rectangle(width, height),

@@ -188,8 +188,7 @@ def _rigid_mesh(scene, local):
             if length > 1e-12:
                 parts.append(pv.Cylinder(center=0.5 * (p0 + p1), direction=p1 - p0,
                                          radius=radius, height=length, resolution=16))
-        mesh = parts[0].merge(parts[1:]) if len(parts) > 1 else parts[0]
-        mesh = mesh.extract_surface() if hasattr(mesh, "extract_surface") else mesh
+        mesh = parts[0].append_polydata(*parts[1:]) if len(parts) > 1 else parts[0]
     else:
         side = 4 * radius
         mesh = pv.Cube(center=tuple(local[0]), x_length=side, y_length=side, z_length=side)
