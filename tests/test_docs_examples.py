@@ -57,3 +57,35 @@ def test_post_processing_example_runs(capsys, monkeypatch):
     exec(compile(blocks[0], "post_processing.md", "exec"), {})
     # 10 % of the 1 m scene over the ~1.0 mm tip amplitude is ~99, rounded down to 50
     assert "deformation x 50, colours 0 to 1 mm" in capsys.readouterr().out
+
+
+def test_cli_reference_is_generated_from_the_parser(monkeypatch):
+    """docs/cli.md lists every subcommand and option of the parser; on the Python the
+    page was generated with (argparse's wording differs between versions) it is exactly
+    what docs/scripts/build_cli_reference.py renders."""
+    import argparse
+    import importlib.util
+    import sys
+
+    from flexmbs.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "100")
+    spec = importlib.util.spec_from_file_location(
+        "build_cli_reference", DOCS / "scripts" / "build_cli_reference.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = (DOCS / "cli.md").read_text()
+
+    def walk(parser, name):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    assert f"## `{name} {sub_name}`" in page or \
+                        f"### `{name} {sub_name}`" in page, f"{name} {sub_name}"
+                    walk(sub, f"{name} {sub_name}")
+            for option in action.option_strings:
+                assert option in page, (name, option)
+
+    walk(build_parser(), "flexmbs")
+    if sys.version_info[:2] == (3, 11):
+        assert script.render() == page
