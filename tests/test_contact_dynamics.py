@@ -11,7 +11,14 @@ from scipy.integrate import solve_ivp
 
 from flexmbs.assembly import System
 from flexmbs.cases import load_case, run_case
-from flexmbs.contact import Friction, HuntCrossley, Impulse, LankaraniNikravesh, Penalty
+from flexmbs.contact import (
+    Friction,
+    Hertz,
+    HuntCrossley,
+    Impulse,
+    LankaraniNikravesh,
+    Penalty,
+)
 from flexmbs.frame.rotations import axis_angle, rotation_matrix
 from flexmbs.integrators import simulate
 from flexmbs.model import ModelBuilder
@@ -104,9 +111,10 @@ def test_ball_rebound_height_follows_the_restitution(law):
     assert rec["dissipated"][apex] == pytest.approx(1.0 * G * (0.5 - h1), rel=1e-3)
 
 
-@pytest.mark.parametrize("law", [Penalty(1e5, 30.0), Penalty(1e5), HuntCrossley(1e6, e=0.7),
-                                 LankaraniNikravesh(1e6, e=0.7), Impulse(0.6)],
-                         ids=["penalty", "penalty-undamped", "hunt-crossley",
+@pytest.mark.parametrize("law", [Penalty(1e5, 30.0), Penalty(1e5), Hertz(1e6),
+                                 HuntCrossley(1e6, e=0.7), LankaraniNikravesh(1e6, e=0.7),
+                                 Impulse(0.6)],
+                         ids=["penalty", "penalty-undamped", "hertz", "hunt-crossley",
                               "lankarani-nikravesh", "impulse"])
 def test_no_contact_law_creates_energy(law):
     """T + V (with the contact's elastic energy) never rises above its initial value,
@@ -118,7 +126,10 @@ def test_no_contact_law_creates_energy(law):
     balance = energy - result.nonconservative_work
     assert np.max(np.abs(balance - balance[0])) < 5e-3 * energy[0]
     dissipated = result.contacts["impact"]["dissipated"]
-    np.testing.assert_allclose(energy + dissipated, energy[0], atol=5e-3 * energy[0])
+    if law.e < 1 if hasattr(law, "e") else law.c > 0 if hasattr(law, "c") else False:
+        assert dissipated[-1] > 0.05 * energy[0]  # the impacts do dissipate
+    else:  # elastic laws: nothing dissipated, the ball keeps bouncing to its height
+        assert dissipated[-1] < 1e-3 * energy[0]
 
 
 def test_penalty_resting_penetration_scales_with_one_over_k():
@@ -127,6 +138,7 @@ def test_penalty_resting_penetration_scales_with_one_over_k():
         law = Penalty(k, 2 * np.sqrt(k * 1.0))  # critically damped: settles quickly
         system = ball_model(law, height=0.0)
         result = simulate(system, 0.5, 1e-3, "hht", alpha=-0.2, h_contact=2e-4)
+        assert result.success, result.message
         delta = result.contacts["impact"]["penetration"][-1]
         assert delta == pytest.approx(1.0 * G / k, rel=1e-4)
 
@@ -161,11 +173,13 @@ def test_block_sticks_below_the_friction_angle(model):
     mu = 0.3
     friction = (Friction(mu, v_reg=1e-4) if model == "regularized" else
                 Friction(mu, model="stick-slip", stick_stiffness=1e5, stick_damping=400.0))
-    system, tilt = incline_model(10.0, friction)  # tan 10° = 0.18 < 0.3
+    system, tilt = incline_model(16.0, friction)  # tan 16° = 0.287, just below μ = 0.3
     result = simulate(system, 1.0, 1e-3, "hht", alpha=-0.2)
     assert result.success, result.message
     s = slope_displacement(result, tilt)
-    limit = 1e-4 if model == "regularized" else 1e-5  # creep below v_reg · t for the ramp
+    # measured: 4 µm (stick-slip: the stick springs' settling) and 97 µm (regularized:
+    # creep below v_reg over 1 s)
+    limit = 2e-4 if model == "regularized" else 1e-5
     assert np.max(np.abs(s)) < limit
     states = result.contacts["corner0"]["state"]
     assert np.all(states[-10:] == 1)  # stick
@@ -173,7 +187,7 @@ def test_block_sticks_below_the_friction_angle(model):
 
 @pytest.mark.parametrize("model", ["regularized", "stick-slip"])
 def test_block_slides_with_the_analytic_acceleration_above_it(model):
-    mu, theta = 0.3, 30.0
+    mu, theta = 0.3, 18.0  # tan 18° = 0.325, just above μ
     friction = (Friction(mu, v_reg=1e-4) if model == "regularized" else
                 Friction(mu, model="stick-slip", stick_stiffness=1e5, stick_damping=400.0))
     system, tilt = incline_model(theta, friction)
@@ -186,6 +200,9 @@ def test_block_slides_with_the_analytic_acceleration_above_it(model):
     keep = result.t > 0.1
     coef = np.polyfit(result.t[keep], s[keep], 2)
     assert 2 * coef[0] == pytest.approx(accel, rel=1e-3)
+    energy = result.kinetic + result.potential - result.nonconservative_work
+    assert np.max(np.abs(energy - energy[0])) < 1e-3 * result.contacts["corner0"][
+        "dissipated"][-1] * 4
     assert np.all(result.contacts["corner0"]["state"][keep] == 2)  # slip
 
 
@@ -240,12 +257,14 @@ def test_impact_onset_is_located_within_the_tolerance():
 
 
 def test_a_grazing_contact_inside_one_step_is_not_missed():
-    """A ball flying at 10 m/s past a fixed sphere, its path dipping 0.1 mm into it for
+    """A ball flying at 10 m/s past a fixed sphere, its path dipping 10 µm into it for
     about one step (1 cm of flight per 1 ms step): the gap is positive at every step end
     the fixed step would take, yet the contact is found (cubic Hermite check of the gap
     inside the step) and deflects the ball."""
     b = ModelBuilder()
-    b.add_rigid_body("ball", 0.1, [1e-5] * 3, position=(-0.5, 0.15 - 1e-4, 0.0),
+    # started so that the step ends miss the dip: without the Hermite check inside the
+    # step the contact is not seen at all (0 impacts; checked when this was written)
+    b.add_rigid_body("ball", 0.1, [1e-5] * 3, position=(-0.505, 0.15 - 1e-5, 0.0),
                      velocity=(10.0, 0.0, 0.0))
     b.add_marker("ground", "post")
     b.add_marker("ball", "c")
@@ -269,3 +288,73 @@ def test_contact_results_survive_the_results_file(tmp_path):
     for key in ("gap", "penetration", "normal_force", "state", "dissipated"):
         np.testing.assert_array_equal(back.contacts["impact"][key],
                                       result.contacts["impact"][key])
+
+
+def test_impulse_bounces_dying_out_stop_with_a_message_and_keep_results():
+    """e = 0.5: bounce times form a geometric series (Zeno, the limit 3 t₁ = 0.606 s);
+    the run stops there, says why and keeps what it computed."""
+    result = simulate(ball_model(Impulse(0.5), height=0.2), 1.0, 1e-3, "newmark")
+    assert not result.success
+    assert "impulse contact 'impact' comes to rest" in result.message
+    assert result.t[-1] == pytest.approx(3 * np.sqrt(2 * 0.2 / G), rel=0.01)
+    assert result.contacts["impact"]["impacts"] >= 5
+
+
+def test_simultaneous_impacts_of_a_flat_block():
+    """A flat block landing on four corner impulse contacts at once: dependent rows,
+    solved in the least-squares sense; it rebounds with v⁺ = e v⁻ without rotating."""
+    b = ModelBuilder(gravity=(0, 0, -G))
+    b.add_rigid_body("block", 1.0, [0.002] * 3, position=(0, 0, 0.05 + 0.1))
+    b.add_marker("ground", "floor")
+    for k, (sx, sy) in enumerate([(1, 1), (1, -1), (-1, 1), (-1, -1)]):
+        b.add_marker("block", f"c{k}", (0.05 * sx, 0.05 * sy, -0.05))
+        b.add_contact(f"corner{k}", "point-plane", "ground.floor", f"block.c{k}",
+                      Impulse(0.5))
+    result = simulate(System(b.finalize()), 0.2, 1e-3, "newmark")
+    assert result.success, result.message
+    vz = result.qd[:, result.coord_names.index("block.z")]
+    v_impact = np.sqrt(2 * G * 0.1)
+    assert np.max(vz) == pytest.approx(0.5 * v_impact, rel=1e-3)
+    omega = result.qd[:, 3:7]
+    assert np.max(np.abs(omega)) < 1e-9
+    lost = sum(result.contacts[f"corner{k}"]["dissipated"][-1] for k in range(4))
+    assert lost == pytest.approx(0.5 * 1.0 * v_impact**2 * (1 - 0.25), rel=1e-3)
+
+
+def test_contact_on_a_one_way_flexible_body_is_refused():
+    from flexmbs.errors import ModelError
+
+    case = load_case(ROOT / "cases" / "beam_stop.toml", {"solver.coupling": "one-way"})
+    with pytest.raises(ModelError, match=r"contact 'stop' touches flexible body 'beam' in "
+                                         r"one-way coupling"):
+        run_case(case)
+
+
+def test_stribeck_friction_coefficient():
+    fr = Friction(0.5, mu_kinetic=0.3, stribeck_velocity=0.01)
+    for v in (0.0, 0.005, 0.01, 0.05):
+        assert fr.mu(v) == pytest.approx(0.3 + 0.2 * np.exp(-(v / 0.01) ** 2), rel=1e-14)
+    assert Friction(0.5, mu_kinetic=0.3).mu(1.0) == 0.3
+    assert Friction(0.4).mu(1.0) == 0.4
+    force = fr.regularized(np.array([0.02, 0.0, 0.0]), 10.0)
+    np.testing.assert_allclose(force, [-10.0 * fr.mu(0.02), 0, 0], rtol=1e-14)
+
+
+def test_contact_case_errors_name_the_key(tmp_path):
+    from flexmbs.cases.loader import CaseError
+
+    base = (ROOT / "cases" / "ball_drop.toml").read_text()
+    bad = {
+        'law = { type = "hunt-crossley", K = 1e6, n = 1.5 }': r"law.*missing key 'e'",
+        'law = { type = "impulse", e = 0.5 }\nfriction = { mu_static = 0.3 }':
+            r"key 'friction' does not apply to the impulse law",
+    }
+    for new, pattern in bad.items():
+        path = tmp_path / "bad.toml"
+        path.write_text(base.replace(
+            'law = { type = "hunt-crossley", K = 1e6, n = 1.5, e = 0.9 }',
+            new.replace("\\n", "\n")))
+        with pytest.raises(CaseError, match=pattern):
+            load_case(path)
+    with pytest.raises(CaseError, match=r"'contact_tol' must be a positive number"):
+        load_case(ROOT / "cases" / "ball_drop.toml", {"solver.contact_tol": -1.0})

@@ -198,7 +198,10 @@ def load_case(path, overrides: dict | None = None) -> Case:
 
 
 LAW_KEYS = {"penalty": {"k", "c"}, "hertz": {"K", "n"}, "hunt-crossley": {"K", "n", "e"},
-            "lankarani-nikravesh": {"K", "n", "e"}, "impulse": {"e"}}
+            "lankarani-nikravesh": {"K", "n", "e"}, "impulse": {"e", "v_rest"}}
+#: Keys a law cannot do without (the rest have documented defaults).
+LAW_REQUIRED = {"penalty": {"k"}, "hertz": {"K"}, "hunt-crossley": {"K", "e"},
+                "lankarani-nikravesh": {"K", "e"}, "impulse": {"e"}}
 
 
 def _contact_law(t: _Table):
@@ -211,6 +214,8 @@ def _contact_law(t: _Table):
     if kind not in NORMAL_LAWS:
         raise t.error("law", f"type must be one of {sorted(NORMAL_LAWS)}, got {kind!r}")
     sub = _Table(t.path, f"{t.where} law", value, {"type"} | LAW_KEYS[kind])
+    for key in sorted(LAW_REQUIRED[kind]):
+        sub.get(key, required=True)
     args = {k: sub.number(k) for k in LAW_KEYS[kind] if k in value}
     return NORMAL_LAWS[kind](**args)
 
@@ -238,6 +243,12 @@ def _add_contact(path, b, k, entry):
                 "bearing", "journal", "clearance", "journal_radius", "keep_in_plane"})
     name, kind = t.get("name", required=True), t.get("type", required=True)
     law, friction = _contact_law(t), _friction(t)
+    if friction is not None and law.impulsive:
+        raise t.error("friction", "does not apply to the impulse law (it has no contact "
+                                  "force to scale the friction with)")
+    keep = t.get("keep_in_plane", True)
+    if not isinstance(keep, bool):
+        raise t.error("keep_in_plane", f"must be true or false, got {keep!r}")
     if kind == "clearance-revolute":
         b.add_clearance_revolute(name, t.get("bearing", required=True),
                                  t.get("journal", required=True),
@@ -245,7 +256,7 @@ def _add_contact(path, b, k, entry):
                                  journal_radius=t.number("journal_radius", required=True,
                                                          positive=True),
                                  law=law, friction=friction,
-                                 keep_in_plane=bool(t.get("keep_in_plane", True)))
+                                 keep_in_plane=keep)
     else:
         b.add_contact(name, kind, t.get("a", required=True), t.get("b", required=True), law,
                       friction=friction, radius_a=t.number("radius_a", 0.0),
@@ -408,8 +419,10 @@ def _finish(path, raw, top, b):
         raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
                                        f"{sorted(METHOD_KEYS[method])})")
     for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
-                "rho_inf", "beta", "gamma", "h_contact", "contact_tol"):
+                "rho_inf", "beta", "gamma"):
         solver_t.number(key)
+    for key in ("h_contact", "contact_tol"):
+        solver_t.number(key, positive=True)
     for key in ("max_iter", "output_every"):
         value = solver_t.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)

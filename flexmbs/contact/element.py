@@ -80,14 +80,16 @@ class Contact:
 
     # ------------------------------------------------------------------ forces
     def _anchored(self, system, q, kin):
-        """Tangential relative displacement u_t of the stick anchors [m] (global)."""
-        (la, lb) = self.state.anchor
+        """Tangential stick-spring elongation u_t [m] (global): the relative displacement
+        of the stick anchors plus the offset (in side A's marker axes) that makes the
+        spring start at the friction force it takes over (no jump on re-sticking)."""
+        la, lb, offset = self.state.anchor
         pts = []
         for name, local in ((self.markers[0], la), (self.markers[1], lb)):
             body, marker, sl = system.marker_info(name)
             r, axes, _, _ = body.marker_frame(q[sl], marker, jac=False)
-            pts.append(r + axes @ local)
-        u = pts[1] - pts[0]
+            pts.append((r + axes @ local, axes))
+        u = pts[1][0] - pts[0][0] + pts[0][1] @ offset
         return u - (kin.normal @ u) * kin.normal
 
     def forces(self, system, q, qd, kin=None):
@@ -152,7 +154,8 @@ class Contact:
             return  # no lasting contact: impacts are impulses (flexmbs.contact.events)
         kin, f_n, _, f_t, _ = self.forces(system, q, qd)
         if kin.gap >= 0:
-            st.mode, st.v_onset, st.anchor = OPEN, None, None
+            self._release_spring(system, q, kin)
+            st.mode, st.v_onset = OPEN, None
             return
         if st.mode == OPEN:
             st.v_onset = max(-kin.v_n, 1e-9)
@@ -166,17 +169,32 @@ class Contact:
             st.mode = STICK if speed < fr.v_reg else SLIP
             return
         if st.mode == STICK and np.linalg.norm(f_t) > fr.mu_static * f_n:
-            st.mode, st.anchor = SLIP, None
+            self._release_spring(system, q, kin)
+            st.mode = SLIP
         elif st.mode == SLIP and speed < fr.v_reg:
             st.mode = STICK
-            st.anchor = self._anchor_here(system, q, kin)
+            st.anchor = self._anchor_here(system, q, kin, f_t)
 
-    def _anchor_here(self, system, q, kin):
+    def _release_spring(self, system, q, kin) -> None:
+        """Leaving stick: the stick spring's stored energy ½ k_t |u_t|² leaves the
+        potential energy and is booked as dissipated."""
+        st = self.state
+        if st.anchor is not None and self.friction is not None:
+            u_t = self._anchored(system, q, kin)
+            st.dissipated += 0.5 * self.friction.stick_stiffness * float(u_t @ u_t)
+        st.anchor = None
+
+    def _anchor_here(self, system, q, kin, f_t):
+        """Stick anchors at the current contact points, with the spring's initial
+        elongation −F_t/k_t so that it takes over the current friction force."""
         out = []
+        axes_a = None
         for name, point in ((self.markers[0], kin.a.c), (self.markers[1], kin.b.c)):
             body, marker, sl = system.marker_info(name)
             r, axes, _, _ = body.marker_frame(q[sl], marker, jac=False)
+            axes_a = axes if axes_a is None else axes_a
             out.append(axes.T @ (point - r))
+        out.append(axes_a.T @ (-np.asarray(f_t) / self.friction.stick_stiffness))
         return tuple(out)
 
     def record(self, system, q, qd) -> dict:

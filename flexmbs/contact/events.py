@@ -7,7 +7,6 @@ restitution impulses for the ``Impulse`` law.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..errors import ConvergenceError
 from .element import OPEN, Contact
@@ -57,54 +56,66 @@ def commit(system, contacts, q0, qd0, q1, qd1, h) -> None:
         c.commit(system, q1, qd1, None)
 
 
+class ContactRest(ConvergenceError):
+    """An impulse contact comes to rest (impacts slower than the law's v_rest)."""
+
+
 def apply_impulses(system, contacts, q, qd, t, tol) -> tuple[np.ndarray, dict]:
-    """Newton's restitution law at the impacts found at (q, q̇): for every ``Impulse``
-    contact with gap ≤ tol that approaches (v_n < 0), the velocity jump Δq̇ solves
+    """Newton's restitution law at the impacts found at (q, q̇): for the ``Impulse``
+    contacts with gap ≤ tol that approach (v_n < 0), the velocity jump Δq̇ solves
 
         [M  Φ_qᵀ  J_nᵀ] [Δq̇]   [0]
         [Φ_q  0    0  ] [ μ ] = [0]
         [J_n  0    0  ] [ P ]   [−(1 + e) v_n]
 
-    (J_n: the normal rows n·(J_b − J_a) of the impacting contacts); so the joints stay
-    satisfied at velocity level and v_n⁺ = −e v_n⁻. Returns the new q̇ and the kinetic
-    energy lost per contact [J]."""
-    rows, rhs, hit = [], [], []
+    (J_n: the normal rows n·(J_b − J_a) of the impacting contacts), so the joints stay
+    satisfied at velocity level and v_n⁺ = −e v_n⁻; least squares when simultaneous
+    contacts are dependent (a flat block on four corners), and contacts whose impulse
+    P = −(the multiplier) would pull (P < 0) are dropped and the rest solved again.
+    Each contact's lost energy is −P (v_n⁻ + v_n⁺)/2 = P |v_n⁻| (1 − e)/2. Returns the
+    new q̇ and {name: lost [J]}; raises :class:`ContactRest` when an approach is slower
+    than the law's ``v_rest``."""
+    hit = []
     for c in contacts:
         if not c.law.impulsive:
             continue
         kin = c.kinematics(system, q, qd)
         if kin.gap <= tol and kin.v_n < 0:
+            if -kin.v_n < c.law.v_rest:
+                raise ContactRest(
+                    f"impulse contact {c.name!r} comes to rest at t = {t:.6g} s (approach "
+                    f"speed {-kin.v_n:.3g} m/s < v_rest = {c.law.v_rest:g} m/s): the "
+                    f"bounces die out in finite time; the impulse law models impacts only "
+                    f"— use a force law (penalty, Hertz, ...) for lasting contact")
             row = np.zeros(system.n_q)
             row[kin.b.sl] += kin.normal @ kin.b.jac
             row[kin.a.sl] -= kin.normal @ kin.a.jac
-            rows.append(row)
-            rhs.append(-(1.0 + c.law.e) * kin.v_n)
-            hit.append(c)
+            hit.append((c, row, kin.v_n))
     if not hit:
         return qd, {}
     m = np.asarray(system.mass_matrix(q, sparse=False))
     jac = np.asarray(system.jacobian(q, t, sparse=False))
-    jn = np.array(rows)
-    n, nc, ni = system.n_q, jac.shape[0], len(hit)
-    kkt = np.zeros((n + nc + ni, n + nc + ni))
-    kkt[:n, :n] = m
-    kkt[:n, n:n + nc], kkt[n:n + nc, :n] = jac.T, jac
-    kkt[:n, n + nc:], kkt[n + nc:, :n] = jn.T, jn
-    b = np.zeros(n + nc + ni)
-    b[n + nc:] = rhs
-    try:
-        dqd = sla.solve(kkt, b)[:n]
-    except (sla.LinAlgError, ValueError) as exc:
-        names = ", ".join(c.name for c in hit)
-        raise ConvergenceError(f"impact at t = {t:.6g} s on contact(s) {names}: the impulse "
-                               f"equations are singular ({exc}); are the contacts "
-                               f"redundant with the joints?") from exc
-    new = qd + dqd
-    t_before = 0.5 * qd @ m @ qd
-    t_after = 0.5 * new @ m @ new
+    n, nc = system.n_q, jac.shape[0]
+    while hit:
+        jn = np.array([row for _, row, _ in hit])
+        ni = len(hit)
+        kkt = np.zeros((n + nc + ni, n + nc + ni))
+        kkt[:n, :n] = m
+        kkt[:n, n:n + nc], kkt[n:n + nc, :n] = jac.T, jac
+        kkt[:n, n + nc:], kkt[n + nc:, :n] = jn.T, jn
+        b = np.zeros(n + nc + ni)
+        b[n + nc:] = [-(1.0 + c.law.e) * v for c, _, v in hit]
+        x = np.linalg.lstsq(kkt, b, rcond=1e-12)[0]
+        impulses = -x[n + nc:]  # the physical normal impulses (the multipliers' opposite)
+        if np.all(impulses >= -1e-12 * max(1.0, np.max(np.abs(impulses)))):
+            break
+        hit = [h for h, p in zip(hit, impulses, strict=True) if p > 0]
+    if not hit:
+        return qd, {}
+    new = qd + x[:n]
     lost = {}
-    share = (t_before - t_after) / ni
-    for c in hit:
+    for (c, _, v), p in zip(hit, impulses, strict=True):
+        share = float(p * (-v) * (1.0 - c.law.e) / 2.0)
         c.state.impacts += 1
         c.state.dissipated += share
         lost[c.name] = share

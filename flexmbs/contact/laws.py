@@ -117,14 +117,20 @@ class LankaraniNikravesh(HuntCrossley):
 @dataclass(frozen=True)
 class Impulse:
     """Newton's restitution law at a located impact: v_n⁺ = −e v_n⁻ (no contact force;
-    the integrator applies the impulse, FFRF bodies included through their Jacobians)."""
+    the integrator applies the impulse, FFRF bodies included through their Jacobians).
+
+    Impacts only: an approach slower than ``v_rest`` [m/s] means the bounces are dying
+    out (their times add up to a finite limit); the run then stops with a message and
+    its results so far — lasting contact needs a force law."""
 
     e: float
+    v_rest: float = 1e-3
     impulsive = True
     needs_onset_velocity = False
 
     def __post_init__(self):
         _restitution("Impulse", self.e)
+        _positive("Impulse", self.v_rest, "v_rest")
 
     def force(self, delta, delta_dot, v_onset=None):
         return 0.0, 0.0

@@ -16,7 +16,7 @@ from ..assembly.tangents import residual_tangents
 from ..contact.element import OPEN
 from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
-from ..errors import ModelError, ValidationError
+from ..errors import FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .reference import accelerations
 
@@ -112,6 +112,15 @@ class AlphaIntegrator:
         self.contacts = contacts_of(system)
         for contact in self.contacts:
             contact.reset()
+            for name in contact.markers:
+                body = system.marker_info(name)[0]
+                if getattr(body, "coupling", None) is not None and \
+                        body.coupling.value == "one-way":
+                    raise ModelError(
+                        f"contact {contact.name!r} touches flexible body {body.name!r} in "
+                        f"one-way coupling, where the joints and contacts see the "
+                        f"undeformed body but forces excite the modes: the contact could "
+                        f"not see the deflection it loads; use two-way, no-Mrf or rigid")
         self.onsets_located = 0  # steps shortened to locate a contact onset
         if h_max is not None:
             h = min(h, h_max)
@@ -316,7 +325,11 @@ class AlphaIntegrator:
                 q0, qd0 = self.q, self.qd
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
                 if self.contacts:
-                    self._after_contact_step(q0, qd0, h)
+                    try:
+                        self._after_contact_step(q0, qd0, h)
+                    except FlexmbsError as exc:  # e.g. an impulse contact at rest
+                        self.status, self.message = "failed", str(exc)
+                        return False, self.message
                 self.stats.t.append(self.t)
                 self.stats.h.append(h)
                 self.stats.iterations.append(iters)
