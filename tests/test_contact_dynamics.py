@@ -358,3 +358,34 @@ def test_contact_case_errors_name_the_key(tmp_path):
             load_case(path)
     with pytest.raises(CaseError, match=r"'contact_tol' must be a positive number"):
         load_case(ROOT / "cases" / "ball_drop.toml", {"solver.contact_tol": -1.0})
+
+
+def test_stick_slip_breakaway_at_mu_static_then_sliding_at_mu_kinetic():
+    """A block on a flat floor pushed at floor level by F = 10 t N (no tipping moment):
+    held by static friction until F = μ_s m g (t_b = 0.4905 s), then sliding with
+    m a = F − μ_k m g, so v(t) = 5(t² − t_b²) − μ_k g (t − t_b)."""
+    b = ModelBuilder(gravity=(0, 0, -G))
+    k, mu_s, mu_k = 1e6, 0.5, 0.3
+    law = Penalty(k, 2 * np.sqrt(k * 1.0 / 4))
+    b.add_rigid_body("block", 1.0, [1 / 600] * 3, position=(0, 0, 0.05 - G / (4 * k)))
+    b.add_marker("ground", "floor")
+    friction = Friction(mu_s, mu_kinetic=mu_k, model="stick-slip", stick_stiffness=1e5,
+                        stick_damping=400.0)
+    for i, (sx, sy) in enumerate([(1, 1), (1, -1), (-1, 1), (-1, -1)]):
+        b.add_marker("block", f"c{i}", (0.05 * sx, 0.05 * sy, -0.05))
+        b.add_contact(f"corner{i}", "point-plane", "ground.floor", f"block.c{i}", law,
+                      friction=friction)
+    b.add_marker("block", "pushed", (0.0, 0.0, -0.05))
+    b.add_point_force("push", "block.pushed", lambda t, state: [10.0 * t, 0.0, 0.0])
+    result = simulate(System(b.finalize()), 0.8, 1e-3, "hht", alpha=-0.2)
+    assert result.success, result.message
+    x, v = result.coordinate("block.x"), result.qd[:, 0]
+    t_b = mu_s * G / 10.0
+    # stuck: only the stick springs' elongation F/(4 k_t) (11 µm at 0.45 s)
+    assert np.max(np.abs(x[result.t < 0.45])) < 1.5 * 4.5 / 4e5
+    t_move = result.t[np.argmax(np.abs(v) > 1e-3)]
+    assert t_move == pytest.approx(t_b, abs=0.01)
+    t = result.t[-1]
+    assert v[-1] == pytest.approx(5 * (t * t - t_b * t_b) - mu_k * G * (t - t_b), rel=0.01)
+    states = result.contacts["corner0"]["state"]
+    assert states[np.searchsorted(result.t, 0.3)] == 1 and states[-1] == 2
