@@ -14,6 +14,7 @@ from flexmbs.cli.main import main
 from flexmbs.modal import ModalData, read_modal, write_modal
 from flexmbs.modal.shipped import _fields
 from flexmbs.studies import coupling_study, parameter_sweep, run_variant, sweep
+from flexmbs.studies.coupling import RunComparison
 from flexmbs.studies.truncation import truncation_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,3 +254,26 @@ def test_tutorial_script_regenerates_the_page(tmp_path):
                  "truncation_steel"):
         for ext in ("csv", "md", "png"):
             assert (tmp_path / "tutorial_arm_beam" / f"{name}.{ext}").stat().st_size > 100
+
+
+def test_cli_study_where_every_run_fails_reports_each_reason_without_a_plot(tmp_path,
+                                                                          capsys):
+    out = tmp_path / "failed"
+    code = main(["study", "coupling", str(SEED), "-o", str(out), "--set", "solver.h=-1",
+                 "--workers", "1", "--json"])
+    assert code == 1
+    # strict JSON: undefined numbers would be NaN; every failed row says why
+    report = json.loads(capsys.readouterr().out, parse_constant=pytest.fail)
+    assert not report["success"] and "png" not in report["files"]
+    assert all("positive" in r["message"] for r in report["rows"])
+    assert not (out / "coupling.png").exists() and (out / "coupling.csv").exists()
+
+
+def test_a_run_that_stops_partway_keeps_its_figures_and_its_reason():
+    # one Newton iteration allowed and no step halving: the first hard step fails
+    records = sweep(SEED, [("strict", {**SHORT, "solver.max_iter": 1,
+                                       "solver.h_min": 1e-3})], workers=1)
+    comparison = RunComparison(str(SEED), {"strict": records[0]}, None, "run")
+    (row,) = comparison.rows()
+    assert row["success"] is False and row["message"]
+    assert records[0].signals is not None and records[0].message in row["message"]

@@ -1,7 +1,8 @@
 """The validation report: run every problem, compare with its reference, write
 docs/validation.md (summary table first) — never typed in by hand.
 
-    python validation/run.py                # all problems (about a minute)
+    python validation/run.py                # all problems (about 4 minutes)
+    python validation/run.py --workers 2    # in two processes
     python validation/run.py --out /tmp/v   # elsewhere (the tests do this)
 
 Each problem returns rows: problem, source, quantity, reference, flexmbs, error, run
@@ -19,12 +20,23 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # slider_crank_reference
 
 
-def _row(problem, source, quantity, reference, value, error, seconds):
+def _row(problem, source, quantity, reference, value, error, seconds, limit=None):
+    """One figure of the report. ``limit`` is the largest error the reference's own
+    accuracy allows (None: the difference is reported, not bounded — where the model
+    is known to differ from the reference, which is what the row shows)."""
     return {"problem": problem, "source": source, "quantity": quantity,
-            "reference": reference, "flexmbs": value, "error": error,
+            "reference": reference, "flexmbs": value, "error": error, "limit": limit,
             "run time [s]": seconds}
+
+
+def verdict(row) -> str:
+    """"pass" within the limit, "FAIL" beyond it, "reported" when unbounded."""
+    if row["limit"] is None:
+        return "reported"
+    return "pass" if row["error"] <= row["limit"] else "FAIL"
 
 
 def pendulum():
@@ -44,9 +56,9 @@ def pendulum():
     exact = 4 * np.sqrt(0.5 / 9.81) * ellipk(np.sin(np.radians(15.0)) ** 2)
     return [
         _row("simple pendulum 30°", "seed 003 §5; exact elliptic period", "period [s]",
-             exact, period, abs(period - exact) / exact, seconds),
+             exact, period, abs(period - exact) / exact, seconds, 1e-4),
         _row("simple pendulum 30°", "constraint", "max |Φ| over 2 s [m]", 0.0,
-             float(np.max(res.phi_violation)), float(np.max(res.phi_violation)), seconds),
+             float(np.max(res.phi_violation)), float(np.max(res.phi_violation)), seconds, 1e-10),
     ]
 
 
@@ -69,15 +81,17 @@ def double_pendulum():
     diff = float(np.max(np.abs(res.q - ref.q)))
     return [
         _row("double pendulum", "seed 000 §5; energy conservation", "max |ΔE|/|E|", 0.0,
-             drift, drift, seconds),
+             drift, drift, seconds, 1e-4),
         _row("double pendulum", "Radau index-1 reference", "max |q − q_ref| over 1 s",
-             0.0, diff, diff, seconds),
+             0.0, diff, diff, seconds, 1e-4),
     ]
 
 
 def beam_frequencies():
-    """Built-in FE + Craig–Bampton (shipped steel cantilever) against Euler–Bernoulli
-    clamped–free frequencies, bending in the weak (z) and strong (y) directions."""
+    """Built-in FE + Craig–Bampton (shipped steel cantilever: 1 m, 20 × 10 mm, 80
+    elements) against Euler–Bernoulli clamped–free frequencies, bending in the weak (z)
+    and strong (y) directions; the same beam unsupported (free_free_modes, rigid modes
+    removed) against the free–free frequencies."""
     from flexmbs.modal import read_modal
     from flexmbs.modal.shipped import cantilever_roots
 
@@ -98,7 +112,29 @@ def beam_frequencies():
             exact = roots[k]**2 / (2 * np.pi * length**2) * np.sqrt(e * inertia / (rho * b * h))
             rows.append(_row(f"steel cantilever, bending in {direction}",
                              "Euler–Bernoulli clamped–free", f"f{k + 1} [Hz]", exact,
-                             float(f[j]), abs(f[j] - exact) / exact, seconds))
+                             float(f[j]), abs(f[j] - exact) / exact, seconds, 1e-6))
+    # the same beam unsupported: free_free_modes finds and removes the six rigid modes
+    from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+    from flexmbs.modal.reduction import free_free_modes
+
+    fe = straight_beam(length, 80, BeamSection.rectangle(b, h), Material.steel())
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = free_free_modes(fe, 10)
+    seconds = time.perf_counter() - start
+    shapes = np.abs(free.phi.reshape(-1, 3, free.n_modes)).max(axis=0)
+    free_roots = (4.730040744862704, 7.853204624095838, 10.995607838001671)
+    for direction, inertia, comp in (("z", b * h**3 / 12, 2), ("y", h * b**3 / 12, 1)):
+        modes = [j for j in range(free.n_modes) if shapes[comp, j] > 0.5 * shapes[:, j].max()]
+        for k, j in enumerate(modes[:3]):
+            exact = free_roots[k]**2 / (2 * np.pi * length**2) * np.sqrt(
+                e * inertia / (rho * b * h))
+            value = float(free.frequencies[j])
+            rows.append(_row(f"steel beam free–free, bending in {direction}",
+                             "Euler–Bernoulli free–free (cosh βL cos βL = 1)",
+                             f"f{k + 1} [Hz]", exact, value, abs(value - exact) / exact,
+                             seconds, 1e-6))
     return rows
 
 
@@ -124,7 +160,8 @@ def craig_bampton_truncation():
             rows.append(_row(f"Craig–Bampton, tip interface + {n} modes",
                              "full FE clamped–free eigenproblem", "f6 [Hz]",
                              float(full[5]), float(reduced[5]),
-                             float((reduced[5] - full[5]) / full[5]), seconds + seconds_n))
+                             float((reduced[5] - full[5]) / full[5]), seconds + seconds_n,
+                             {2: None, 4: 1e-2, 8: 1e-3}[n]))
     return rows
 
 
@@ -156,7 +193,7 @@ def integrator_spectral_radius():
         rho = _recurrence_radius(x[1:], 2 if method == "newmark" else 3)
         rows.append(_row(f"spectral radius, {label}", "Hilber–Hughes–Taylor 1977; "
                          "Chung–Hulbert 1993", f"ρ at ωh = 300 (ρ∞ = {rho_inf:.4g})",
-                         theory, rho, abs(rho - theory), seconds))
+                         theory, rho, abs(rho - theory), seconds, 1e-10))
     return rows
 
 
@@ -249,7 +286,7 @@ def integrator_period_error():
                              "amplification matrix (Hilber et al. 1977; Chung–Hulbert "
                              "1993); trapezoidal ≈ (ωh)²/12",
                              "T_h / T − 1", theory, measured, abs(measured - theory),
-                             seconds))
+                             seconds, 1e-6))
     return rows
 
 
@@ -345,7 +382,7 @@ def rotating_beam():
             diff = float(np.max(np.abs(tip - linear)) / np.max(np.abs(linear)))
             rows.append(_row(name, "independent linear assumed modes (no stiffening)",
                              "tip deflection, max |Δ| / max |ref|", 0.0, diff, diff,
-                             seconds))
+                             seconds, 1e-3))
         else:
             rows.append(_row(name, "linear FFRF diverges like its reference",
                              "t [s]: reference beyond 1 km / flexmbs's Newton gives up",
@@ -365,6 +402,140 @@ def _recurrence_radius(x, order: int) -> float:
     rows = np.array([x[n - order:n][::-1] for n in range(order, len(x))])
     coef = np.linalg.lstsq(rows, x[order:], rcond=None)[0]
     return float(np.max(np.abs(np.roots(np.concatenate([[1.0], -coef])))))
+
+
+def _simeon_rod(n_gauss: int = 32):
+    """Simeon's connecting rod as flexmbs modal data: the four Ritz functions sampled at
+    Gauss–Legendre points along the axis, each point split in two at y = ±h/(2√3) so
+    that the lumped masses carry the section's rotary inertia ρV h²/12 (the published J2
+    includes it); the end nodes (frame origin at the crank pin, slider end) are massless.
+    The invariants are then the exact integrals of the Ritz functions; M_ff is their
+    consistent modal mass and K_ff the published stiffness."""
+    import slider_crank_reference as ref
+
+    from flexmbs.modal.data import ModalData
+
+    x, w = np.polynomial.legendre.leggauss(n_gauss)
+    s = np.concatenate([[0.0], (x + 1) / 2, [1.0]])
+    weights = np.concatenate([[0.0], w / 2, [0.0]]) * ref.RHO * ref.B * ref.H * ref.L2
+    lateral, axial = ref.lateral_shapes(s), ref.axial_shapes(s)
+    offset = ref.H / (2 * np.sqrt(3))
+    nodes, mass, shapes = [], [], []
+    for k in range(len(s)):
+        heights = (0.0,) if weights[k] == 0 else (-offset, offset)
+        for y in heights:
+            nodes.append([s[k] * ref.L2, y, 0.0])
+            mass.append(weights[k] / len(heights))
+            shape = np.zeros((3, 4))
+            shape[1, :2] = lateral[:, k]
+            shape[0, 2:] = axial[:, k]
+            shapes.append(shape)
+    nodes, mass, phi = np.array(nodes), np.array(mass), np.vstack(shapes)
+    m_ff = phi.T @ (np.repeat(mass, 3)[:, None] * phi)
+    return ModalData(nodes=nodes, phi=phi, M_ff=m_ff, K_ff=ref.rod_stiffness(), mass=mass,
+                     reference_frame="attached", attach_set="pin",
+                     node_sets={"pin": np.array([0]), "end": np.array([len(nodes) - 1])},
+                     metadata={"source": "Simeon (1996) slider-crank Ritz functions"})
+
+
+def _simeon_crank_system():
+    """The slider–crank in flexmbs: crank (revolute, rotation drive φ₁ = 150 t), the rod
+    (revolute at the crank pin on its frame-origin node), the slider (prismatic along x,
+    point-on-line to the rod's end node so that the planar loop has no redundant rows),
+    started from the published consistent state."""
+    import slider_crank_reference as ref
+
+    from flexmbs.assembly import System
+    from flexmbs.model import ModelBuilder
+    from flexmbs.model.drives import Polynomial
+
+    data = _simeon_rod()
+    p0, v0 = ref.P0, ref.V0
+    b = ModelBuilder()
+    j_centre = ref.J1 - ref.M1 * (ref.L1 / 2) ** 2  # J1 is about the pivot
+    b.add_rigid_body("crank", ref.M1, [1e-6, j_centre, j_centre], com=(ref.L1 / 2, 0, 0),
+                     angular_velocity=(0, 0, v0[0]))
+    b.add_flexible_body("rod", data, position=(ref.L1, 0, 0),
+                        velocity=(0, v0[0] * ref.L1, 0), angular_velocity=(0, 0, v0[1]),
+                        xi=p0[3:], xi_dot=v0[3:])
+    b.add_rigid_body("slider", ref.M3, [1e-6] * 3, position=(p0[2], 0, 0),
+                     velocity=(v0[2], 0, 0))
+    b.add_marker("ground", "O")
+    b.add_marker("crank", "O")
+    b.add_marker("crank", "A", (ref.L1, 0, 0))
+    b.add_marker("rod", "A", node=1)
+    b.add_marker("rod", "B", node=data.nodes.shape[0])
+    b.add_marker("slider", "P")
+    b.add_marker("ground", "guide", orientation=(1.0, 0, 0))
+    b.add_marker("slider", "guide", orientation=(1.0, 0, 0))
+    b.add_revolute("pivot", "ground.O", "crank.O")
+    b.add_revolute("crankpin", "crank.A", "rod.A")
+    b.add_joint("pin", "point-on-line", "slider.P", "rod.B")
+    b.add_prismatic("slide", "ground.guide", "slider.guide")
+    b.add_drive("motor", "rotation", Polynomial((0.0, ref.OMEGA)), marker_i="ground.O",
+                marker_j="crank.O")
+    return System(b.finalize())
+
+
+def flexible_slider_crank(figures: Path | None = None):
+    """Simeon's flexible slider–crank (Math. Modelling of Systems 2, 1996; problem
+    ``crank`` of the Test Set for IVP Solvers, which publishes a 16-digit solution at
+    t = 0.1 s): rigid crank 0.15 m at 150 rad/s, steel rod 0.30 m, 8 × 8 mm, with two
+    pinned–pinned sine and two quadratic axial Ritz functions (linear FFRF, no geometric
+    stiffening), slider 0.0756 kg, no gravity; from the published consistent initial
+    state for 0.1 s (2.4 revolutions), trapezoidal rule, h = 10 µs. ξ₁ is the rod's
+    midpoint deflection. The published matrices give the axial functions 15 times their
+    consistent modal mass; flexmbs integrates the inertia from the mass distribution, so
+    it is also compared with an independent solution of the published equations with the
+    consistent axial mass (validation/slider_crank_reference.py, DOP853 at rtol 1e-10),
+    which with the published matrices reproduces the published digits (first row)."""
+    import slider_crank_reference as ref
+
+    from flexmbs.integrators import simulate
+
+    t_ref = np.array([0.0, ref.REFERENCE_T])
+    start = time.perf_counter()
+    port = ref.solve(t_ref)[-1]
+    seconds_port = time.perf_counter() - start
+    rows = [_row("flexible slider–crank (Simeon)", "Test Set for IVP Solvers, crank.f",
+                 "midpoint deflection q1(0.1 s) [m], own solution of the published equations",
+                 ref.REFERENCE_P[3], port[3],
+                 abs(port[3] - ref.REFERENCE_P[3]) / ref.REFERENCE_P[3], seconds_port, 1e-6)]
+    system = _simeon_crank_system()
+    start = time.perf_counter()
+    res = simulate(system, ref.REFERENCE_T, 1e-5, "newmark")
+    seconds = time.perf_counter() - start
+    phi2 = 2 * np.arctan2(res.coordinate("rod.e3"), res.coordinate("rod.e0"))
+    xi = res.modal_coordinates("rod")
+    slider = res.coordinate("slider.x")
+    final = {"rod angle φ₂(0.1 s) [rad]": (1, phi2[-1]),
+             "slider position x₃(0.1 s) [m]": (2, slider[-1]),
+             "midpoint deflection q1(0.1 s) [m]": (3, xi[-1, 0])}
+    for quantity, (k, value) in final.items():
+        rows.append(_row("flexible slider–crank (Simeon)",
+                         "Test Set for IVP Solvers (published axial mass ×15)", quantity,
+                         ref.REFERENCE_P[k], float(value),
+                         abs(value - ref.REFERENCE_P[k]) / abs(ref.REFERENCE_P[k]), seconds,
+                         2e-4 if k == 3 else 1e-5))
+    consistent = ref.solve(res.t, axial_mass_factor=1 / 15)
+    peak = float(np.max(np.abs(consistent[:, 3])))
+    diff = float(np.max(np.abs(xi[:, 0] - consistent[:, 3])))
+    rows.append(_row("flexible slider–crank (Simeon)",
+                     "published equations, consistent axial mass (DOP853)",
+                     "q1 over 0.1 s: max |Δ| / max |q1_ref| (max |q1_ref| [m] as reference)",
+                     peak, diff / peak, diff / peak, seconds, 2e-4))
+    if figures is not None:
+        from flexmbs.post.plots import new_figure, save_figure, time_history
+
+        fig, axes = new_figure(1)
+        time_history(axes[0], res.t, {"flexmbs (h = 10 µs)": 1e3 * xi[:, 0],
+                                      "reference (DOP853)": 1e3 * consistent[:, 3]},
+                     "midpoint deflection q1 [mm]",
+                     title="Simeon's flexible slider–crank, 150 rad/s",
+                     styles={"reference (DOP853)": {"linestyle": "--"}})
+        figures.mkdir(parents=True, exist_ok=True)
+        save_figure(fig, figures / "slider_crank_midpoint.png")
+    return rows
 
 
 def arm_beam(figures: Path | None = None):
@@ -397,7 +568,7 @@ def arm_beam(figures: Path | None = None):
                         "quasi-static step estimate 2 f₁/k₁" if mode == "two-way" else
                         "same estimate (differences are the coupling's)", "peak ξ₁ in 0.3 s",
                         est["peak1"], value, abs(value - est["peak1"]) / est["peak1"],
-                        seconds / 4))
+                        seconds / 4, 0.01 if mode in ("two-way", "one-way") else None))
     start = time.perf_counter()
     full = coupling_study(case, workers=1)
     seconds = (time.perf_counter() - start) / 4
@@ -413,17 +584,17 @@ def arm_beam(figures: Path | None = None):
     balance = float(np.max(np.abs(two.energy_error)))
     out.append(_row("arm + beam seed case (2 s), two-way", "energy balance T + V − W = const",
                     "max |T + V − W − E₀| / max |W|", 0.0, balance / work, balance / work,
-                    seconds))
+                    seconds, 1e-3))
     rigid = sig["rigid"]
     for mode in ("one-way", "no-Mrf"):
         diff = max(float(np.max(np.abs(sig[mode].joint_angles[j] - rigid.joint_angles[j])))
                    for j in rigid.joint_angles)
         out.append(_row(f"arm + beam seed case (2 s), {mode}",
                         "rigid-only run (the beam does not act on the arm)",
-                        "max joint-angle difference [rad]", 0.0, diff, diff, seconds))
+                        "max joint-angle difference [rad]", 0.0, diff, diff, seconds, 1e-6))
     quiet = float(np.max(np.abs(sig["no-Mrf"].modal["beam"])))
     out.append(_row("arm + beam seed case (2 s), no-Mrf", "beam at rest (no path to the "
-                    "modes)", "max |ξ|", 0.0, quiet, quiet, seconds))
+                    "modes)", "max |ξ|", 0.0, quiet, quiet, seconds, 1e-12))
     one_way = float(np.max(np.abs(sig["one-way"].modal["beam"][:, 0])))
     two_way = float(np.max(np.abs(two.modal["beam"][:, 0])))
     out.append(_row("arm + beam seed case (2 s), one-way", "two-way run (what one-way "
@@ -433,12 +604,14 @@ def arm_beam(figures: Path | None = None):
 
 
 PROBLEMS = (pendulum, double_pendulum, beam_frequencies, craig_bampton_truncation,
-            integrator_spectral_radius, integrator_period_error, arm_beam, rotating_beam)
+            integrator_spectral_radius, integrator_period_error, arm_beam, rotating_beam,
+            flexible_slider_crank)
 TO_DO = [
-    "the rotating beam against the published curves of Kane et al. (here: against "
-    "independent linear and stiffened solutions)",
-    "a flexible slider–crank or four-bar from the published benchmarks (IFToMM library, "
-    "Bauchau) with its reference curves",
+    "the rotating beam against Kane et al.'s own curves, digitised from the paper (J. "
+    "Guidance 10(2), 1987, figures only; not in the sources we could consult): here the "
+    "comparison is with the two theories the paper compares, solved independently, and "
+    "the published finding — the conventional linear theory diverges at Ω = 10 rad/s, "
+    "the stiffened one does not — is reproduced",
 ]
 
 
@@ -449,6 +622,9 @@ def _fmt(v):
 
 
 FIGURES = {  # file in docs/validation/ → caption
+    "slider_crank_midpoint.png": "Simeon's flexible slider–crank: the connecting rod's "
+    "midpoint deflection, flexmbs against the independent solution of the published "
+    "equations (consistent axial mass).",
     "arm_beam_coupling.png": "Seed arm + beam (free elbow, 2 s) in the four coupling modes: "
     "tip deflection, ξ₁ and the shoulder angle. One-way, no-Mrf and rigid move the arm "
     "identically; no-Mrf and rigid leave the beam at rest.",
@@ -461,27 +637,78 @@ def _accepts_figures(problem) -> bool:
     return "figures" in inspect.signature(problem).parameters
 
 
-def run_all(figures: Path | None = None) -> list[dict]:
-    """Every problem's rows, in order; figures go to ``figures`` (none if None)."""
-    rows = []
+def _run_problem(args):
+    problem_name, figures = args
+    problem = next(p for p in PROBLEMS if p.__name__ == problem_name)
+    start = time.perf_counter()
+    rows = problem(figures) if _accepts_figures(problem) else problem()
+    seconds = time.perf_counter() - start
+    return [{**row, "group": problem_name, "problem time [s]": seconds} for row in rows]
+
+
+def run_all(figures: Path | None = None, workers: int = 1) -> list[dict]:
+    """Every problem's rows, in order; figures go to ``figures`` (none if None). With
+    ``workers`` > 1 the problems run in that many processes (run times then include the
+    sharing of the machine)."""
+    jobs = [(p.__name__, figures) for p in PROBLEMS]
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: the children already hold this module however it was imported (the
+        # tests load it from its path); elsewhere spawn re-imports it
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            results = list(pool.map(_run_problem, jobs))
+    else:
+        results = [_run_problem(job) for job in jobs]
+    return [row for rows in results for row in rows]
+
+
+COLUMNS = ("problem", "source", "quantity", "reference", "flexmbs", "error", "limit",
+           "verdict", "run time [s]")
+
+
+def _summary(rows: list[dict]) -> list[str]:
+    """One line per problem: figures, how many bounded and within their limits, the
+    worst error/limit ratio, the problem's whole run time (references included)."""
+    lines = ["| problem | figures | within limit | reported only | worst error / limit | "
+             "run time [s] |", "|---|---|---|---|---|---|"]
     for problem in PROBLEMS:
-        rows.extend(problem(figures) if _accepts_figures(problem) else problem())
-    return rows
+        group = [r for r in rows if r.get("group") == problem.__name__]
+        if not group:
+            continue
+        bounded = [r for r in group if r["limit"] is not None]
+        ok = sum(verdict(r) == "pass" for r in bounded)
+        worst = max((r["error"] / r["limit"] for r in bounded if r["limit"] > 0),
+                    default=float("nan"))
+        seconds = group[0].get("problem time [s]", float("nan"))
+        lines.append(f"| {problem.__name__} | {len(group)} | {ok} of {len(bounded)} | "
+                     f"{len(group) - len(bounded)} | {_fmt(worst)} | {_fmt(seconds)} |")
+    return lines
 
 
-def build(out: Path, rows: list[dict] | None = None) -> Path:
+def build(out: Path, rows: list[dict] | None = None, workers: int = 1) -> Path:
     """Write ``out``/validation.md from ``rows`` (default: run every problem, figures to
     ``out``/validation/)."""
-    rows = run_all(out / "validation") if rows is None else rows
-    columns = list(rows[0])
+    rows = run_all(out / "validation", workers) if rows is None else rows
     lines = ["# Validation", "",
              "<!-- Generated by validation/run.py; rerun it to refresh. -->", "",
-             "Every figure below is computed by `python validation/run.py` (errors are "
-             "relative for frequencies, periods and peaks, absolute otherwise).", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(r[c]) for c in columns) + " |" for r in rows]
+             "Every figure on this page is computed by `python validation/run.py`. Errors "
+             "are relative for frequencies, periods and peaks, absolute otherwise. Each "
+             "bounded figure has the limit its reference's own accuracy allows; "
+             "\"reported\" figures show where the model is known to differ from the "
+             "reference (that difference is the result).", "", "## Summary", ""]
+    lines += _summary(rows)
+    lines += ["", "## All figures", "",
+              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        cells = {**r, "limit": "–" if r["limit"] is None else r["limit"],
+                 "verdict": verdict(r)}
+        lines.append("| " + " | ".join(_fmt(cells[c]) for c in COLUMNS) + " |")
     if TO_DO:
-        lines += ["", "## Problems still to add", ""] + [f"- {item}" for item in TO_DO]
+        lines += ["", "## Still to do", ""] + [f"- {item}" for item in TO_DO]
     lines += ["", "## What each problem does", ""]
     lines += [f"- **{p.__name__}**: {' '.join((p.__doc__ or '').split())}" for p in PROBLEMS]
     shown = [(name, caption) for name, caption in FIGURES.items()
@@ -499,8 +726,10 @@ def build(out: Path, rows: list[dict] | None = None) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs"), help="output folder")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="run the problems in this many processes (default 1)")
     args = parser.parse_args(argv)
-    print(f"wrote {build(Path(args.out))}")
+    print(f"wrote {build(Path(args.out), workers=args.workers)}")
     return 0
 
 

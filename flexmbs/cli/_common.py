@@ -10,17 +10,25 @@ import numpy as np
 from ..errors import ValidationError
 
 
+def _strict(obj):
+    """``obj`` with numpy values as Python ones and NaN/±inf as None (strict JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _strict(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _strict(obj.item())
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
 def emit_json(payload: dict) -> None:
-    """Print ``payload`` as JSON on stdout (numpy values converted)."""
-
-    def default(obj):
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-        if isinstance(obj, np.generic):
-            return obj.item()
-        return str(obj)
-
-    json.dump(payload, sys.stdout, indent=2, default=default)
+    """Print ``payload`` as strict JSON on stdout (numpy values converted, undefined
+    numbers such as NaN as null)."""
+    json.dump(_strict(payload), sys.stdout, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
 
 

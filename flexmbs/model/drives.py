@@ -35,9 +35,14 @@ class Polynomial(Profile):
     coefficients: tuple[float, ...]
 
     def eval(self, t):
-        c = np.asarray(self.coefficients, dtype=float)
-        p = np.polynomial.Polynomial(c)
-        return float(p(t)), float(p.deriv(1)(t)), float(p.deriv(2)(t))
+        # Horner's rule on s, ṡ and s̈ together (called several times per Newton iteration)
+        t = float(t)
+        s = ds = dds = 0.0
+        for c in reversed(self.coefficients):
+            dds = dds * t + 2.0 * ds
+            ds = ds * t + s
+            s = s * t + float(c)
+        return s, ds, dds
 
 
 @dataclass(frozen=True)

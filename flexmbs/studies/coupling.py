@@ -40,9 +40,10 @@ class RunComparison:
         out = []
         for mode, rec in self.records.items():
             row: dict = {self.label_column: mode, "success": rec.success}
+            if not rec.success:  # also for runs that stopped partway
+                row["message"] = rec.message
             sig = rec.signals
             if sig is None:
-                row["message"] = rec.message
                 out.append(row)
                 continue
             for body, xi in sig.modal.items():
@@ -97,7 +98,8 @@ class RunComparison:
         md = folder / f"{stem}.md"
         md.write_text(f"# {self.title}: {Path(self.case).name}\n\n" + self.to_markdown())
         paths["markdown"] = md
-        paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
+        if any(r.signals is not None for r in self.records.values()):
+            paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
         return paths
 
     def figure(self):
@@ -105,6 +107,11 @@ class RunComparison:
         from ..post.plots import new_figure, time_history
 
         ok = {m: r.signals for m, r in self.records.items() if r.signals is not None}
+        if not ok:
+            from ..errors import ValidationError
+
+            raise ValidationError(f"{self.title}: no run produced results to plot "
+                                  f"({'; '.join(r.message for r in self.records.values())})")
         first = next(iter(ok.values()))
         bodies = list(first.modal)
         joints = list(first.joint_angles)

@@ -50,9 +50,10 @@ class TruncationStudy:
         for k, (n, rec) in enumerate(zip(self.levels, self.records, strict=True)):
             row: dict = {"modes": n, "success": rec.success,
                          "highest frequency [Hz]": float(self.frequencies[n - 1])}
+            if not rec.success:  # also for runs that stopped partway
+                row["message"] = rec.message
             sig = rec.signals
             if sig is None:
-                row["message"] = rec.message
                 out.append(row)
                 continue
             tip = sig.tip[self.body]
@@ -103,7 +104,8 @@ class TruncationStudy:
         md.write_text(f"# Truncation study: {Path(self.case).name}, body {self.body!r}\n\n"
                       f"Reference: {self.reference_label}\n\n" + self.to_markdown())
         paths["markdown"] = md
-        paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
+        if any(r.signals is not None for r in self.records):
+            paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
         return paths
 
     def figure(self):
