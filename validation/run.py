@@ -660,11 +660,17 @@ def run_all(figures: Path | None = None, workers: int = 1) -> list[dict]:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            results = list(pool.map(_run_problem, jobs))
+            # the longest problems first, so that they do not start last
+            order = sorted(range(len(jobs)), key=lambda k: -LONGEST.get(jobs[k][0], 0))
+            futures = {k: pool.submit(_run_problem, jobs[k]) for k in order}
+            results = [futures[k].result() for k in range(len(jobs))]
     else:
         results = [_run_problem(job) for job in jobs]
     return [row for rows in results for row in rows]
 
+
+#: Rough run times [s] of the long problems (scheduling order only).
+LONGEST = {"flexible_slider_crank": 85, "arm_beam": 30, "rotating_beam": 27}
 
 COLUMNS = ("problem", "source", "quantity", "reference", "flexmbs", "error", "limit",
            "verdict", "run time [s]")
