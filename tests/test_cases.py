@@ -149,3 +149,11 @@ def test_every_shipped_case_loads_and_checks():
         system = System(load_case(CASES / name).model)
         report = system.check()
         assert not report.redundant, (name, report.message)
+
+
+@pytest.mark.parametrize("coefficients", [[], ["fast"], [0.0, float("nan")]])
+def test_bad_polynomial_drive_profiles_name_the_drive(coefficients):
+    with pytest.raises(CaseError, match=r"motor.*'coefficients' must be a list of one or "
+                                        r"more finite numbers"):
+        load_case(CASES / "slider_crank_ideal.toml",
+                  {"drives.motor.profile.coefficients": coefficients})

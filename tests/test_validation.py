@@ -19,7 +19,9 @@ def load_runner():
 
 def test_validation_report_regenerates_within_its_tolerances(tmp_path):
     runner = load_runner()
-    rows = runner.run_all(tmp_path / "validation", workers=2)
+    # two processes where they fork (Linux); the module is loaded from its path
+    rows = runner.run_all(tmp_path / "validation",
+                          workers=2 if sys.platform.startswith("linux") else 1)
     # every bounded figure within the limit its reference allows (run.py, per row)
     failures = [r for r in rows if runner.verdict(r) == "FAIL"]
     assert not failures, failures
@@ -35,17 +37,26 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
         ("rotating beam, Ω = 2 rad/s", "with geometric"),
         ("rotating beam, Ω = 10 rad/s", "linear FFRF di"),
         ("rotating beam, Ω = 10 rad/s", "with geometric"),
+        # Simeon's slider-crank against the published (axial mass ×15) model
+        ("flexible slider–crank (Simeon)", "published equa"),
+        ("flexible slider–crank (Simeon)", "Test Set for I"),
+        ("flexible slider–crank (Simeon)", "Test Set for I"),
+        ("flexible slider–crank (Simeon)", "Test Set for I"),
     ])
-    limits = {r["quantity"][:30]: r["limit"] for r in rows if r["limit"] is not None}
-    assert max(limits.values()) <= 0.01  # no limit looser than the locked-arm estimate
+    # no limit looser than the locked-arm quasi-static estimate's
+    assert max(r["limit"] for r in rows if r["limit"] is not None) <= 0.01
     cb = [r["error"] for r in rows if r["problem"].startswith("Craig–Bampton")]
     assert len(cb) == 3 and all(e > 0 for e in cb)  # Rayleigh–Ritz: from above
     assert cb[0] > cb[1] > cb[2] and cb[2] < 1e-3
-    crank = [r for r in rows if r["problem"].startswith("flexible slider")]
-    assert len(crank) == 5
-    assert crank[0]["error"] < 1e-6  # the reference reproduces the publication
-    assert all(r["error"] < 1e-5 for r in crank if "φ₂" in r["quantity"]
-               or "x₃" in r["quantity"])
+    assert sum(r["problem"].startswith("flexible slider") for r in rows) == 7
+    def crank(prefix):
+        return next(r for r in rows if r["problem"] == "flexible slider–crank (Simeon)"
+                    and r["quantity"].startswith(prefix))
+    # flexmbs is the consistent model: the published ×15 axial mass gives another q̈3(0)
+    assert crank("axial acceleration")["error"] > 1.0
+    # at 0.1 s the rigid motion agrees with the published values to 1e-6 all the same
+    assert crank("rod angle")["error"] < 1e-6
+    assert crank("slider position")["error"] < 1e-6
     one_way = next(r for r in rows if r["source"].startswith("two-way run"))
     assert one_way["error"] > 0.1  # one-way neglects the beam's reaction: visibly different
     rotating = {(r["problem"], r["source"][:6]): r for r in rows
@@ -69,3 +80,6 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
         assert f"| {problem.__name__} | " in shipped, problem.__name__
     shipped_rows = shipped.split("## All figures")[1].split("##")[0].count("\n| ") - 1
     assert shipped_rows == len(rows)
+    for row in rows:  # every figure's problem, source and quantity are on the page
+        cells = " | ".join(runner._fmt(row[c]) for c in ("problem", "source", "quantity"))
+        assert f"| {cells} |" in shipped, cells

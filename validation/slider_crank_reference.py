@@ -39,6 +39,9 @@ J1, J2 = 0.002727, 0.0045339259
 E, RHO, B, H = 0.20e12, 7870.0, 0.008, 0.008
 OMEGA = 150.0
 
+#: The value of π in crank.f (single precision).
+PUBLISHED_PI = 3.1415927
+
 #: Consistent initial values (the test set's default), order (φ₁, φ₂, x₃, q1…q4).
 P0 = np.array([0.0, 0.0, 0.450016933, 0.0, 0.0, 0.103339863e-4, 0.169327969e-4])
 V0 = np.array([0.150000000e3, -0.749957670e2, -0.268938672e-5, 0.444896105,
@@ -68,12 +71,12 @@ def axial_shapes(s):
     return np.array([4 * s * (1 - s), s * (2 * s - 1)])
 
 
-def rod_stiffness() -> np.ndarray:
+def rod_stiffness(pi: float = np.pi) -> np.ndarray:
     """K (4 x 4) [N/m]: EI∫v''² for the sines, EA∫u'² for the quadratics."""
     area, inertia = B * H, B * H**3 / 12
     k = np.zeros((4, 4))
-    k[0, 0] = E * inertia * np.pi**4 / (2 * L2**3)
-    k[1, 1] = 8 * E * inertia * np.pi**4 / L2**3
+    k[0, 0] = E * inertia * pi**4 / (2 * L2**3)
+    k[1, 1] = 8 * E * inertia * pi**4 / L2**3
     k[2:, 2:] = E * area / L2 * np.array([[16 / 3, -8 / 3], [-8 / 3, 7 / 3]])
     return k
 
@@ -96,21 +99,22 @@ class RodIntegrals:
     skew: np.ndarray
 
 
-def rod_integrals(axial_mass_factor: float = 1.0) -> RodIntegrals:
-    """Closed-form integrals of the Ritz functions (the published values)."""
+def rod_integrals(axial_mass_factor: float = 1.0, pi: float = np.pi) -> RodIntegrals:
+    """Closed-form integrals of the Ritz functions (the published values; ``pi`` as in
+    :func:`solve`)."""
     vol = B * H * L2
     mass = RHO * vol
     mass_q = np.zeros((4, 4))
     mass_q[0, 0] = mass_q[1, 1] = mass / 2
     mass_q[2:, 2:] = axial_mass_factor * mass * np.array([[8.0, 1.0], [1.0, 2.0]])
     axial = vol * np.array([0.0, 0.0, 2 / 3, 1 / 6])
-    lateral = vol * np.array([2 / np.pi, 0.0, 0.0, 0.0])
+    lateral = vol * np.array([2 / pi, 0.0, 0.0, 0.0])
     x_axial = L2 * vol * np.array([0.0, 0.0, 1 / 3, 1 / 6])
-    x_lateral = L2 * vol * np.array([1 / np.pi, -0.5 / np.pi, 0.0, 0.0])
+    x_lateral = L2 * vol * np.array([1 / pi, -0.5 / pi, 0.0, 0.0])
     skew = np.zeros((4, 4))
-    skew[0, 2] = -16 / np.pi**3 * vol
-    skew[0, 3] = (8 / np.pi**3 - 1 / np.pi) * vol
-    skew[1, 3] = 0.5 / np.pi * vol
+    skew[0, 2] = -16 / pi**3 * vol
+    skew[0, 3] = (8 / pi**3 - 1 / pi) * vol
+    skew[1, 3] = 0.5 / pi * vol
     skew = skew - skew.T
     return RodIntegrals(mass_q, axial, lateral, x_axial, x_lateral, skew)
 
@@ -159,18 +163,21 @@ def accelerations(p, v, integrals: RodIntegrals, stiffness: np.ndarray):
 
 
 def solve(t_eval, axial_mass_factor: float = 1.0, rtol: float = 1e-10,
-          atol: float = 1e-12) -> np.ndarray:
-    """p(t) (len(t_eval), 7) from the published initial values: the index-1 form
-    integrated with DOP853 at tight tolerances."""
+          atol: float = 1e-12, state=None, pi: float = np.pi) -> np.ndarray:
+    """p(t) (len(t_eval), 7): the index-1 form integrated with DOP853 at tight
+    tolerances from ``state`` = (p, ṗ) (default: the published initial values P0, V0).
+    ``pi`` is the value of π in the Ritz integrals (crank.f uses 3.1415927)."""
     from scipy.integrate import solve_ivp
 
-    integrals, stiffness = rod_integrals(axial_mass_factor), rod_stiffness()
+    integrals = rod_integrals(axial_mass_factor, pi)
+    stiffness = rod_stiffness(pi)
+    p0, v0 = (P0, V0) if state is None else state
 
     def rhs(_t, y):
         return np.concatenate([y[7:], accelerations(y[:7], y[7:], integrals, stiffness)[0]])
 
     t_eval = np.asarray(t_eval, dtype=float)
-    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), np.concatenate([P0, V0]),
+    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), np.concatenate([p0, v0]),
                     method="DOP853", t_eval=t_eval, rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"slider-crank reference: {sol.message}")

@@ -116,7 +116,11 @@ def _profile(t: _Table, key: str):
         return Constant(sub.number("value", required=True))
     if kind == "polynomial":
         coeffs = sub.get("coefficients", required=True)
-        return Polynomial(tuple(float(c) for c in coeffs))
+        try:
+            return Polynomial(coeffs if isinstance(coeffs, (list, tuple)) else (coeffs,))
+        except ValidationError as exc:
+            raise sub.error("coefficients", f"must be a list of one or more finite numbers "
+                            f"(constant term first), got {coeffs!r}") from exc
     if kind == "spin-up":
         return SpinUp(sub.number("omega", required=True),
                       sub.number("duration", required=True, positive=True))

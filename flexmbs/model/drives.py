@@ -34,6 +34,17 @@ class Polynomial(Profile):
 
     coefficients: tuple[float, ...]
 
+    def __post_init__(self):
+        try:
+            coefficients = tuple(float(c) for c in np.ravel(self.coefficients))
+        except (TypeError, ValueError):
+            raise ValidationError(f"Polynomial coefficients must be numbers, got "
+                                  f"{self.coefficients!r}") from None
+        if not coefficients or not all(np.isfinite(coefficients)):
+            raise ValidationError(f"Polynomial coefficients must be one or more finite "
+                                  f"numbers, got {self.coefficients!r}")
+        object.__setattr__(self, "coefficients", coefficients)
+
     def eval(self, t):
         # Horner's rule on s, ṡ and s̈ together (called several times per Newton iteration)
         t = float(t)
@@ -41,7 +52,7 @@ class Polynomial(Profile):
         for c in reversed(self.coefficients):
             dds = dds * t + 2.0 * ds
             ds = ds * t + s
-            s = s * t + float(c)
+            s = s * t + c
         return s, ds, dds
 
 

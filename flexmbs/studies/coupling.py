@@ -111,7 +111,7 @@ class RunComparison:
             from ..errors import ValidationError
 
             raise ValidationError(f"{self.title}: no run produced results to plot "
-                                  f"({'; '.join(r.message for r in self.records.values())})")
+                                  f"({'; '.join(str(r.message) for r in self.records.values())})")
         first = next(iter(ok.values()))
         bodies = list(first.modal)
         joints = list(first.joint_angles)
