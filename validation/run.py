@@ -589,7 +589,9 @@ def arm_beam(figures: Path | None = None):
     coupling modes (figure arm_beam_coupling.png): two-way must conserve T + V − W;
     one-way and no-Mrf must move the arm exactly as the rigid model does (the beam
     does not act on the arm), and no-Mrf must leave the beam at rest (M_rf is the only
-    path from the arm's acceleration to the modes when there is no gravity)."""
+    path from the arm's acceleration to the modes when there is no gravity). The
+    arm-beam studies' own figures (coupling with in-plane gravity, locked elbow,
+    truncation of the steel beam) are in the [tutorial](tutorial_arm_beam.md)."""
     import importlib.util
 
     from flexmbs.studies import coupling_study
