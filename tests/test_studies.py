@@ -277,3 +277,18 @@ def test_a_run_that_stops_partway_keeps_its_figures_and_its_reason():
     (row,) = comparison.rows()
     assert row["success"] is False and row["message"]
     assert records[0].signals is not None and records[0].message in row["message"]
+
+
+def test_cli_save_runs_lists_every_results_file_in_the_json(tmp_path, capsys):
+    from flexmbs.integrators import SimulationResult
+
+    out = tmp_path / "runs"
+    code = main(["study", "sweep", str(SEED), "--key", "solver.h", "--values",
+                 "0.002,0.001", "--set", "solver.t_end=0.02", "-o", str(out),
+                 "--workers", "1", "--save-runs", "--json"])
+    assert code == 0
+    files = json.loads(capsys.readouterr().out)["files"]
+    runs = sorted(v for k, v in files.items() if k.startswith("run "))
+    assert len(runs) == 2
+    steps = sorted(len(SimulationResult.load(f).t) for f in runs)
+    assert steps == [11, 21]  # 0.02 s at 2 ms and at 1 ms, the start included

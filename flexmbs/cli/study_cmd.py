@@ -106,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
         study = RunComparison(str(case), {r.label: r for r in records}, None, "run",
                               f"sweep of {args.key}")
     paths = study.write(folder, args.study)
+    records = study.records.values() if isinstance(study.records, dict) else study.records
+    for rec in records:  # --save-runs: every run's results file
+        if rec.result_file:
+            paths[f"run {rec.label}"] = Path(rec.result_file)
     rows = study.rows()
     return _report(args, rows, paths, all(r.get("success") for r in rows))
 
