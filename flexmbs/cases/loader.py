@@ -30,7 +30,7 @@ class CaseError(ModelError):
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
                "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
                "output_every", "output_times", "coupling", "tangents", "h_contact",
-               "contact_tol"}
+               "contact_tol", "engine"}
 
 
 @dataclass
@@ -386,8 +386,7 @@ def _add_force(path, b, k, entry):
     elif kind in ("joint-torque", "joint-force"):
         prof = _profile(t, "value")
         b.add_joint_actuator(name, t.get("i", required=True), t.get("j", required=True),
-                             lambda time, state, prof=prof: prof.eval(time)[0],
-                             kind="torque" if kind == "joint-torque" else "force")
+                             prof, kind="torque" if kind == "joint-torque" else "force")
     elif kind in ("point-force", "point-torque"):
         vec = t.vector("value", required=True)
         add = b.add_point_force if kind == "point-force" else b.add_point_torque
@@ -439,18 +438,24 @@ def _finish(path, raw, top, b):
     tangents = solver.get("tangents")
     if tangents is not None and tangents not in ("analytic", "fd"):
         raise solver_t.error("tangents", f"must be 'analytic' or 'fd', got {tangents!r}")
+    engine = solver.get("engine")
+    if engine is not None and engine not in ("auto", "compiled", "python"):
+        raise solver_t.error("engine", f"must be 'auto', 'compiled' or 'python', got "
+                                       f"{engine!r}")
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),
                 list(top.get("notes", [])))
 
 
-def run_case(case: Case, progress=None):
-    """Simulate a loaded case; returns (System, SimulationResult)."""
+def run_case(case: Case, progress=None, **options):
+    """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
+    :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.
+    ``engine="python"``, ``on_compile``)."""
     from ..assembly import System
     from ..integrators import simulate
 
-    solver = dict(case.solver)
+    solver = {**case.solver, **options}
     coupling = solver.pop("coupling", None)
     system = System(case.model, coupling=coupling)
     t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))

@@ -19,6 +19,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="results file (default: from the case, .res.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--engine", choices=("auto", "compiled", "python"),
+                   help="compiled kernels or the NumPy reference path (default: the case's "
+                        "[solver] engine, else auto: compiled where the model allows)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a case key (repeatable), e.g. --set solver.t_end=0.5 "
                         "or --set bodies.beam.modes=4 (docs/case_files.md)")
@@ -38,7 +41,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise WriteError(f"cannot write {str(case.output)!r}: folder does not exist")
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
-    system, result = run_case(case, progress=bar)
+    def compiling():
+        if not (args.quiet or args.json):
+            print("flexmbs: compiling kernels, once per install (about a minute)...",
+                  file=sys.stderr, flush=True)
+
+    engine = {"engine": args.engine} if getattr(args, "engine", None) else {}
+    system, result = run_case(case, progress=bar, on_compile=compiling, **engine)
     if bar.enabled and bar.last < 100:
         sys.stderr.write("\n")
     result.save(case.output)
@@ -51,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         "t_end": float(result.t[-1]), "steps": len(result.h),
         "newton_iterations_mean": float(np.mean(result.iterations)) if len(result.h) else 0.0,
         "wall_time_s": result.wall_time, "dof": report.dof,
-        "coupling": result.coupling,
+        "coupling": result.coupling, "statistics": result.statistics,
         "max_constraint_violation": float(np.max(result.phi_violation)),
         "energy_initial_J": float(energy[0]), "energy_final_J": float(energy[-1]),
         "final_coordinates": dict(zip(result.coord_names, result.q[-1].tolist(),
@@ -73,6 +82,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {summary['method']}, h = {summary['h']:g} s, {summary['steps']} steps to "
               f"t = {summary['t_end']:.4g} s, {summary['newton_iterations_mean']:.2f} Newton "
               f"iterations per step, {summary['wall_time_s']:.2f} s wall time")
+        st = result.statistics
+        note = f" ({st['engine_note']})" if st.get("engine_note") else ""
+        print(f"  engine {st['engine']}{note}: {st['factorizations']} factorizations, "
+              f"stepping {st['stepping_time']:.3g} s, kernels {st['compile_time']:.2g} s, "
+              f"outputs {st['output_time']:.3g} s")
         print(f"  energy {summary['energy_initial_J']:.6g} J → {summary['energy_final_J']:.6g}"
               f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
         if summary["coupling"]:

@@ -3,8 +3,9 @@
 Layout::
 
     /                 attrs format="flexmbs-result", format_version=1, success, message,
-                      wall_time, settings (JSON), coupling (JSON), model (JSON: markers
-                      with body-frame positions, joints; absent in older files)
+                      wall_time, settings (JSON), coupling (JSON), statistics (JSON: engine,
+                      iterations, factorizations, times), model (JSON: markers with
+                      body-frame positions, joints; absent in older files)
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
     /velocity_violation, /h, /iterations
     /coord_names, /constraint_names       (strings)
@@ -45,6 +46,7 @@ def save_result(result, path) -> None:
         f.attrs["settings"] = json.dumps(result.settings, default=str)
         f.attrs["coupling"] = json.dumps(result.coupling)
         f.attrs["model"] = json.dumps(getattr(result, "model", {}))
+        f.attrs["statistics"] = json.dumps(getattr(result, "statistics", {}))
         for name in ARRAYS:
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
@@ -113,6 +115,7 @@ def load_result(path):
             success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
             wall_time=float(f.attrs["wall_time"]), bodies=bodies,
             model=json.loads(f.attrs.get("model", "{}")),
+            statistics=json.loads(f.attrs.get("statistics", "{}")),
             contacts={name: {**{k: v[()] for k, v in g.items()},
                              "impacts": int(g.attrs.get("impacts", 0))}
                       for name, g in f.get("contacts", {}).items()})

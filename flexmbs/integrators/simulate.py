@@ -37,6 +37,18 @@ class Tangents(str, Enum):
     """Grouped forward finite differences of the whole residual (for comparison)."""
 
 
+class Engine(str, Enum):
+    """Which implementation evaluates the model and runs the Newton iteration."""
+
+    AUTO = "auto"
+    """Compiled where the model allows it (no contacts, no state-dependent callables),
+    else the NumPy path."""
+    COMPILED = "compiled"
+    """The numba kernels (docs/compiled.md); an error if the model needs the NumPy path."""
+    PYTHON = "python"
+    """The NumPy reference path."""
+
+
 #: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
 #: iterations and an older one in 3–7; rebuilding before a step once the previous one
 #: needed 5 or more was the cheapest of 1 (every step) … 5 and "only on slow
@@ -83,7 +95,8 @@ class AlphaIntegrator:
                  fd_step: float = 1e-7, error_tol: float | None = None,
                  h_max: float | None = None, acc_rtol: float = 1e-6,
                  tangents: str = "analytic", refresh_above: int | str | None = "auto",
-                 contact_tol: float = 1e-6, h_contact: float | None = None):
+                 contact_tol: float = 1e-6, h_contact: float | None = None,
+                 engine: str = "auto", on_compile=None):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -144,6 +157,39 @@ class AlphaIntegrator:
         self.status = "running"
         self.message = ""
         self.stats = StepStats()
+        self._select_engine(engine, on_compile)
+
+    def _select_engine(self, engine, on_compile) -> None:
+        """Compiled kernels (docs/compiled.md) where the model allows them, else the NumPy
+        reference path; ``engine_note`` says why the reference path ran."""
+        try:
+            self.engine = Engine(engine)
+        except ValueError:
+            raise ValidationError(f"engine must be one of {[m.value for m in Engine]}, got "
+                                  f"{engine!r}") from None
+        self.compiled, self.engine_note, self.compile_time = None, "", 0.0
+        if self.engine is Engine.PYTHON:
+            self.engine_note = "engine='python' requested"
+            return
+        from ..compiled.engine import CompiledSystem, jit_disabled
+        from ..compiled.tables import unsupported_reason
+
+        if jit_disabled():
+            reason = "NUMBA_DISABLE_JIT is set"
+        elif self.contacts:
+            reason = f"contact {self.contacts[0].name!r} (contacts run on the NumPy path)"
+        elif self.tangents is not Tangents.ANALYTIC:
+            reason = "finite-difference tangents requested"
+        else:
+            reason = unsupported_reason(self.system)
+        if reason is not None:
+            if self.engine is Engine.COMPILED:
+                raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
+            self.engine, self.engine_note = Engine.PYTHON, reason
+            return
+        self.engine = Engine.COMPILED
+        self.compiled = CompiledSystem(self.system, on_compile=on_compile)
+        self.compile_time = self.compiled.compile_time
 
     # ----------------------------------------------------------- pieces
     def _coefficients(self, h):
@@ -202,6 +248,8 @@ class AlphaIntegrator:
 
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
+        if self.compiled is not None:
+            return self._try_step_compiled(h)
         p, s = self.params, self.system
         n = s.n_q
         bp, gp = self._coefficients(h)
@@ -257,6 +305,44 @@ class AlphaIntegrator:
             f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
             f"(last scaled correction {err:.3g})", q1, qd1, qdd1, lam1, t1), \
             self.max_iter, None
+
+    def _try_step_compiled(self, h):
+        """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
+        one kernel call per step, plus one LAPACK factorisation per matrix refresh."""
+        from ..compiled import newton as nk
+
+        p, cs = self.params, self.compiled
+        work = cs.work
+        t1 = self.t + h
+        prof, u = cs.time_values(t1)
+        par = np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1, self.rtol, self.atol,
+                        self.acc_rtol, self.phi_tol])
+        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+        work.counters[nk.STALE] = int(stale)
+        lu, piv = self.matrix.lu if self.matrix.lu is not None else (
+            np.zeros((1, 1)), np.zeros(1, dtype=np.int64))
+        code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+                         prof, u, lu, piv, True)
+        while code == nk.NEED_FACTOR:
+            lu, piv, _ = cs.factor(work.matrix)
+            self.matrix.lu, self.matrix.age = (lu, piv), 0
+            self._matrix_h = h
+            self.refreshes += 1
+            code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+                             prof, u, lu, piv, False)
+        it = int(work.counters[nk.IT])
+        state = (work.q1.copy(), work.qd1.copy(), work.qdd1.copy(), work.lam1.copy())
+        if code == nk.CONVERGED:
+            return True, "", it, (t1, *state, work.a1.copy())
+        if code == nk.MAX_ITER:
+            head = (f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
+                    f"(last scaled correction {work.floats[1]:.3g})")
+        else:
+            head = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
+                    f"iteration matrix? check System.check() for redundant constraints)")
+            if code == nk.NONFINITE_ERROR:
+                return False, head, it, None
+        return False, self._failure(head, *state, t1), it, None
 
     def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
         """``head`` plus the diagnostics at the (last finite) Newton iterate."""
@@ -396,6 +482,13 @@ class SimulationResult:
     (0 open, 1 stick, 2 slip), ``dissipated`` [J, cumulative] and ``impacts`` (count)."""
     """Markers {"body.marker": {body, position (body frame) [, phi (3, n) for flexible
     bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
+    statistics: dict = field(default_factory=dict)
+    """Run statistics: ``engine`` ("compiled" or "python") and ``engine_note`` (why the
+    NumPy path ran), ``steps``, ``rejected_steps``, ``newton_iterations``,
+    ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
+    ``compile_time`` (kernel compilation or cache loading), ``setup_time`` (consistent
+    initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
+    (energies, power and violations after the run)."""
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
@@ -478,7 +571,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
                   "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above",
-                  "contact_tol", "h_contact"}
+                  "contact_tol", "h_contact", "engine", "on_compile"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
@@ -494,6 +587,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
+    setup_time = time.perf_counter() - start
     report = system.check(integ.q, integ.t)
     if report.redundant:
         raise ModelError(
@@ -507,9 +601,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     contact_rec = {c.name: {k: [] for k in CONTACT_FIELDS} for c in integ.contacts}
 
     def derive():
-        t_k, q_k, qd_k, lam_k = (rec[key][-1] for key in ("t", "q", "qd", "lam"))
-        derived["energy"].append(system.energy(q_k, qd_k))
-        derived["power"].append(system.nonconservative_power(q_k, qd_k, lam_k, float(t_k)))
+        """Contact quantities of the newest output (they depend on the contacts' states
+        at that time); energies and power come after the run, from the outputs."""
+        q_k, qd_k = rec["q"][-1], rec["qd"][-1]
         derived["contact_power"].append(-sum(c.dissipation_power(system, q_k, qd_k)
                                              for c in integ.contacts))
         derived["dissipated"].append(sum(c.state.dissipated for c in integ.contacts))
@@ -532,16 +626,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
             record()
             rec["t"][-1] = np.array(outputs[next_out])
-            derived["power"][-1] = system.nonconservative_power(
-                rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
             next_out += 1
     k = 0
+    stepping = 0.0  # [s] in integ.step()
     success, message = True, "completed"
     adaptive = options.get("error_tol") is not None
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         integ.h = min(integ.h if adaptive else h, t_end - integ.t)
         prev = (integ.t, integ.q.copy(), integ.qd.copy(), integ.qdd.copy(), integ.lam.copy())
+        tic = time.perf_counter()
         ok, msg = integ.step()
+        stepping += time.perf_counter() - tic
         if not ok:
             success, message = False, msg
             break
@@ -565,10 +660,14 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 next_out += 1
         if progress is not None:
             progress(integ.t, t_end)
+    post_start = time.perf_counter()
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
-    energies = np.array(derived["energy"]).reshape(-1, 2)
     lam_hist = np.array(rec["lam"])
+    energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
+                        ).reshape(-1, 2)
+    derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
+                        for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
     power = np.array(derived["power"]) - np.array(derived["contact_power"])
@@ -581,15 +680,25 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if hasattr(body, "data"):
             xi = q[:, sl][:, 7:]
             elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
+    iterations = np.array(integ.stats.iterations)
+    statistics = {
+        "engine": integ.engine.value, "engine_note": integ.engine_note,
+        "steps": int(iterations.size), "rejected_steps": int(integ.rejected),
+        "newton_iterations": int(iterations.sum()),
+        "iterations_per_step": float(iterations.mean()) if iterations.size else 0.0,
+        "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
+        "stepping_time": float(stepping),
+        "output_time": float(time.perf_counter() - post_start),
+        "setup_time": float(setup_time)}
     return SimulationResult(
         t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
         energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
         np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
-                                          if k not in ("q0", "qd0")}},
+                                          if k not in ("q0", "qd0", "on_compile")}},
         system.coupling, success, message, time.perf_counter() - start,
         _describe_bodies(system), _describe_model(system),
         {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
-                  "impacts": int(c.state.impacts)} for c in integ.contacts})
+                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics)
 
 

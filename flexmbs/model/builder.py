@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import ModelError
 from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
 from .bodies import Ground, RigidBody
-from .drives import Profile, as_profile
+from .drives import Constant, Profile, as_profile
 from .flexible import FlexibleBody, interface_modes, node_modes
 from .forces import (
     DistributedLoad,
@@ -107,6 +107,16 @@ def _orientation(value, what, problems):
     problems.append(f"{what} must be a 3x3 rotation, 4 Euler parameters or a z-axis; got "
                     f"shape {arr.shape}")
     return np.eye(3)
+
+
+@dataclass(frozen=True)
+class _ProfileValue:
+    """f(t, state) = s(t) of a profile (a joint actuator given by a time profile)."""
+
+    profile: Profile
+
+    def __call__(self, t, state=None) -> float:
+        return self.profile.eval(t)[0]
 
 
 @dataclass
@@ -341,12 +351,19 @@ class ModelBuilder:
 
     def add_joint_actuator(self, name, marker_i, marker_j, function, kind="torque"):
         """Torque about z_i [N m] (``kind="torque"``) or force along z_i [N] (``"force"``)
-        on marker j's body, reaction on i, from ``function(t, state)``."""
+        on marker j's body, reaction on i, from ``function(t, state)``, or from a time
+        profile (a :class:`~flexmbs.model.drives.Profile` or a number: its value s(t))."""
+        profile = None
+        if isinstance(function, (int, float)) and not isinstance(function, bool):
+            function = Constant(float(function))
+        if isinstance(function, Profile):
+            profile = function
+            function = _ProfileValue(profile)
         if kind not in ("torque", "force"):
             self._problems.append(f"actuator {name!r}: kind must be 'torque' or 'force'")
         if not callable(function):
             self._problems.append(f"actuator {name!r}: function must be callable f(t, state)")
-        self._forces.append(JointActuator(name, marker_i, marker_j, function, kind))
+        self._forces.append(JointActuator(name, marker_i, marker_j, function, kind, profile))
         return name
 
     def _point_load(self, name, marker, value, kind, frame):

@@ -345,13 +345,18 @@ class JointActuator:
     """Joint torque (about z_i, ``kind="torque"``) or force (along z_i, ``"force"``) on j
     with reaction on i, from ``function(t, state)`` — the hook for controllers and
     co-simulation; ``state.value``/``state.rate`` hold the (unwrapped) joint angle or the
-    displacement and their rate."""
+    displacement and their rate.
+
+    ``profile``: set when the value is a function of time only (a
+    :class:`~flexmbs.model.drives.Profile`; ``function`` then returns its value), which
+    lets the compiled kernels evaluate the actuator (docs/compiled.md)."""
 
     name: str
     marker_i: str
     marker_j: str
     function: Callable[[float, ForceState], float]
     kind: str = "torque"
+    profile: Profile | None = None
 
     def apply(self, system, q, qd, t, Q):
         if self.kind == "torque":

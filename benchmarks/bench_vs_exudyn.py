@@ -1,0 +1,722 @@
+"""flexmbs against Exudyn on the same reduced flexible beam: timing and accuracy.
+
+Run::
+
+    python benchmarks/bench_vs_exudyn.py            # all 12 rows (~15 min on 2 cores)
+    python benchmarks/bench_vs_exudyn.py --quick    # h = 1e-3 only, shorter runs (~30 s)
+    python benchmarks/bench_vs_exudyn.py --only drop --modes 4,16 --h 1e-3 --json out.json
+
+Options: ``--only spin|drop``, ``--modes 4,8,16``, ``--h 1e-4,1e-3``, ``--repeats 3``,
+``--cpu`` (table in process CPU time), ``--json [PATH]`` (stdout without PATH),
+``--no-lmp``, ``--exudyn-fast`` (exudynCPPfast), ``--exudyn-full-newton``.
+
+Exudyn (``pip install exudyn``) is a benchmark-only dependency; without it the script
+says so and prints the flexmbs figures alone.
+
+Model. A clamped solid steel beam 1 m x 20 mm x 10 mm (x, y, z), 40 x 2 x 2 hexahedra of
+flexmbs's own hex8 FE (``box_mesh``, consistent mass; E = 210 GPa, nu = 0.3, rho = 7850
+kg/m^3; 369 nodes, 1107 DOF). The mesh is placed with its clamped face x = 0 centred on
+the origin (``origin=(0, -ly/2, -lz/2)``), so the body frame of both codes sits at the
+centre of that face and the tip node (free-end centre) is at (1, 0, 0) (the node
+(1, 0.01, 0.005) of the mesh at box_mesh's default origin).
+
+* flexmbs reduces it with ``clamped_modes(fe, "x0", n)`` (frame attached to the face).
+* Exudyn gets the same sparse M, K and node coordinates in an ``FEMinterface``
+  (``nodes``, ``massMatrix``, ``stiffnessMatrix``), computes its own clamped modes
+  (``ComputeEigenModesWithBoundaryNodes`` with the x = 0 nodes fixed: Exudyn's
+  ``ComputeEigenmodes`` has no boundary nodes) and builds ``ObjectFFRFreducedOrder``
+  with ``ObjectFFRFreducedOrderInterface.AddObjectFFRFreducedOrder`` (Euler-parameter
+  frame node). The joint acts on a ``MarkerNodeRigid`` on the frame's reference node,
+  which is the clamped-face centre.
+
+Cases (generalized-alpha, rho_inf = 0.9, index 3, fixed step, no step adaptivity):
+
+* ``spin``: rotation about the global z axis through the clamped face prescribed as the
+  Kane et al. spin-up (Omega = 2 rad/s reached at T = 1 s), 2 s, no gravity. flexmbs: a
+  revolute joint (axis z) plus a ``rotation`` drive with ``SpinUp(2, 1)``. Exudyn: one
+  ``ObjectJointGeneric`` with all six axes locked and an ``offsetUserFunction`` giving the
+  rotation offset (0, 0, theta(t)) (a Tait-Bryan offset of the joint frame): the same
+  constraint manifold (frame origin fixed, frame rotation = Rz(theta(t))).
+* ``drop``: hinged at the clamped face about the global y axis, released horizontal under
+  g = 9.81 m/s^2 in -z, 1 s. flexmbs: revolute joint (marker z axes along y),
+  ``ModelBuilder(gravity=...)``. Exudyn: ``ObjectJointGeneric`` with the rotation about
+  y free, and gravity as nodal loads: a ``MarkerSuperElementPosition`` over all nodes
+  with the nodal masses as weights, loaded by ``LoadForceVector`` m g. (Exudyn's own
+  ``gravity=`` of ``AddObjectFFRFreducedOrder``, a ``LoadMassProportional``, takes the
+  gravity moment about the undeformed centre of mass; it is timed too, as "LMP", with
+  its tip difference, to show that effect.)
+
+Measured per row (interleaved in one process: one warm-up run of each code, which also
+compiles flexmbs's numba kernels and gives the accuracy histories, then ``--repeats``
+timed runs alternating between the codes; the best is kept):
+
+* per-step time [us]: WALL time (``time.perf_counter``) of the stepping alone divided by
+  the number of steps. flexmbs: ``SimulationResult.statistics["stepping_time"]`` when
+  the result has it, otherwise the time between the progress callbacks after the first
+  and the last step (setup, consistent initial accelerations and post-processing
+  excluded). Exudyn: ``MainSolverImplicitSecondOrder.SolveSteps`` alone (between
+  ``InitializeSolver`` and ``FinalizeSolver``, i.e. ``SolveDynamic`` without its setup).
+  Process CPU times are in the JSON output too.
+* Newton iterations per step and iteration-matrix factorisations (total) of each code:
+  flexmbs from ``statistics`` (else the per-step ``iterations`` and the integrator's
+  ``refreshes``), Exudyn from the solver's ``it.newtonStepsCount`` and
+  ``it.newtonJacobiCount`` (one factorisation per Jacobian).
+* max_t |d_flexmbs(t) - d_Exudyn(t)| / max_t |d_Exudyn(t)|, d the tip node's elastic
+  displacement in the body frame (Phi_tip xi in flexmbs, Psi_tip xi in Exudyn; both
+  frames are attached to the clamped face), sampled every 1 ms.
+
+Timings on the shared 2-core project machine vary by +-20-30 % with load (more when
+other jobs run: then compare the ``--cpu`` figures, or the JSON's cpu_us_per_step).
+Exudyn runs on one thread (its default); flexmbs's small dense LU does not thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import inspect
+import io
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Beam: lengths [m], elements, material (SI).
+LX, LY, LZ = 1.0, 0.02, 0.01
+NX, NY, NZ = 40, 2, 2
+YOUNG, POISSON, DENSITY = 2.1e11, 0.3, 7850.0
+#: Clamped face centred on the origin: the frame origin is the face centre.
+ORIGIN = (0.0, -LY / 2, -LZ / 2)
+TIP = (LX, 0.0, 0.0)
+#: Spin-up (Kane, Ryan and Banerjee 1987): final rate [rad/s], ramp duration [s].
+OMEGA, RAMP = 2.0, 1.0
+GRAVITY = 9.81
+RHO_INF = 0.9
+END_TIME = {"spin": 2.0, "drop": 1.0}
+QUICK_END_TIME = {"spin": 1.0, "drop": 0.5}
+#: Sampling period of the tip histories that are compared [s].
+SAMPLE = 1e-3
+CASES = ("spin", "drop")
+
+
+# ----------------------------------------------------------------------------- model
+@dataclass
+class Mesh:
+    fe: object
+    clamp: np.ndarray  # node indices of the x = 0 face
+    tip: int  # node index of the free-end centre
+    node_mass: np.ndarray  # (N,) row sums of the scalar consistent mass [kg]
+
+
+def build_mesh() -> Mesh:
+    from flexmbs.modal.fe.solid import box_mesh
+
+    fe = box_mesh(LX, LY, LZ, NX, NY, NZ, E=YOUNG, nu=POISSON, rho=DENSITY, origin=ORIGIN)
+    clamp = np.asarray(fe.resolve_nodes("x0", "clamped face"), dtype=np.int64)
+    tip = int(np.argmin(np.linalg.norm(np.asarray(fe.nodes) - TIP, axis=1)))
+    if not np.allclose(fe.nodes[tip], TIP):
+        raise RuntimeError(f"no node at the tip {TIP}")
+    # M = M_s (x) I3: the x rows' sums are the nodal masses (gravity's consistent load)
+    node_mass = np.asarray(fe.mass.sum(axis=1)).ravel()[0::3]
+    return Mesh(fe, clamp, tip, node_mass)
+
+
+def spin_angle(t: float) -> float:
+    """theta(t) of the spin-up: omega = Omega/T (t - T/(2 pi) sin(2 pi t/T)) for t < T."""
+    if t >= RAMP:
+        return OMEGA * RAMP / 2 + OMEGA * (t - RAMP)
+    k = 2 * math.pi / RAMP
+    return OMEGA / RAMP * (t * t / 2 + (math.cos(k * t) - 1) / (k * k))
+
+
+def rotation_angle(case: str, a: np.ndarray) -> float:
+    """Rotation of the body x axis about z (spin) or y (drop) from a rotation matrix."""
+    if case == "spin":
+        return float(math.atan2(a[1, 0], a[0, 0]))
+    return float(math.atan2(-a[2, 0], a[0, 0]))
+
+
+# --------------------------------------------------------------------------- flexmbs
+@dataclass
+class FlexRun:
+    step_wall: float  # s per step
+    step_cpu: float | None
+    newton: float  # total Newton iterations
+    factorizations: int | None
+    steps: int
+    engine: str
+    compile_time: float | None
+    wall_total: float
+    timing_source: str
+    t: np.ndarray | None = None
+    tip: np.ndarray | None = None
+    angle_end: float | None = None
+    success: bool = True
+    message: str = ""
+
+
+class _StepClock:
+    """Progress callback timing the step loop: first call after step 1, last after step
+    n, so (last - first) covers n - 1 steps. On the last call it reads the integrator's
+    iteration-matrix builds (``refreshes``) from the caller, for results without
+    ``statistics``."""
+
+    def __init__(self):
+        self.first = self.last = None
+        self.calls = 0
+        self.refreshes = None
+
+    def __call__(self, t, t_end):
+        now = (time.perf_counter(), time.process_time())
+        if self.first is None:
+            self.first = now
+        self.last = now
+        self.calls += 1
+        if t >= t_end - 1e-12 * max(1.0, abs(t_end)):
+            frame = inspect.currentframe()
+            caller = frame.f_back if frame is not None else None
+            integ = caller.f_locals.get("integ") if caller is not None else None
+            self.refreshes = getattr(integ, "refreshes", None)
+            del frame, caller
+
+
+def flexmbs_engine_option() -> tuple[bool, object]:
+    """Whether simulate (or the integrator) takes an ``engine`` option, and its default."""
+    mod = importlib.import_module("flexmbs.integrators.simulate")
+    for func in (mod.simulate, getattr(mod, "AlphaIntegrator", None)):
+        if func is None:
+            continue
+        params = inspect.signature(func).parameters
+        if "engine" in params:
+            return True, params["engine"].default
+    return False, None
+
+
+class FlexmbsModel:
+    def __init__(self, mesh: Mesh, n_modes: int):
+        from flexmbs.modal.reduction import clamped_modes
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.data = clamped_modes(mesh.fe, "x0", n_modes)
+        nodes = np.asarray(self.data.nodes)
+        k = int(np.argmin(np.linalg.norm(nodes - TIP, axis=1)))
+        self.tip_rows = np.asarray(self.data.phi)[3 * k:3 * k + 3]  # (3, n)
+        self.frequencies = np.asarray(self.data.frequencies, dtype=float)
+        self.systems = {}
+
+    def system(self, case: str):
+        if case in self.systems:
+            return self.systems[case]
+        from flexmbs.assembly import System
+        from flexmbs.model import ModelBuilder
+        from flexmbs.model.drives import SpinUp
+
+        if case == "spin":
+            b = ModelBuilder()
+            b.add_flexible_body("beam", self.data)
+            b.add_marker("ground", "O")
+            b.add_marker("beam", "root", node_set="x0")
+            b.add_revolute("hub", "ground.O", "beam.root")
+            b.add_drive("spin", "rotation", SpinUp(omega=OMEGA, duration=RAMP),
+                        marker_i="ground.O", marker_j="beam.root")
+        else:
+            b = ModelBuilder(gravity=(0.0, 0.0, -GRAVITY))
+            b.add_flexible_body("beam", self.data)
+            b.add_marker("ground", "O", orientation=(0.0, 1.0, 0.0))
+            b.add_marker("beam", "root", node_set="x0", orientation=(0.0, 1.0, 0.0))
+            b.add_revolute("hinge", "ground.O", "beam.root")
+        self.systems[case] = System(b.finalize())
+        return self.systems[case]
+
+    def run(self, case: str, t_end: float, h: float, *, record: bool,
+            clock: bool) -> FlexRun:
+        from flexmbs.frame.rotations import rotation_matrix
+        from flexmbs.integrators.simulate import simulate
+
+        system = self.system(case)
+        n_steps = round(t_end / h)
+        every = max(1, round(SAMPLE / h)) if record else n_steps
+        timer = _StepClock() if clock else None
+        start = time.perf_counter()
+        res = simulate(system, t_end, h, "generalized-alpha", rho_inf=RHO_INF,
+                       output_every=every, progress=timer)
+        wall_total = time.perf_counter() - start
+        stats = getattr(res, "statistics", None)
+        stats = stats if isinstance(stats, dict) else {}
+        iterations = np.asarray(res.iterations)
+        steps = int(stats.get("steps", iterations.size) or iterations.size)
+        if "stepping_time" in stats:
+            step_wall, step_cpu = float(stats["stepping_time"]) / steps, None
+            if "stepping_cpu_time" in stats:
+                step_cpu = float(stats["stepping_cpu_time"]) / steps
+            source = "statistics"
+        elif timer is not None and timer.calls > 1:
+            step_wall = (timer.last[0] - timer.first[0]) / (timer.calls - 1)
+            step_cpu = (timer.last[1] - timer.first[1]) / (timer.calls - 1)
+            source = "progress callbacks"
+        else:
+            step_wall, step_cpu, source = float(res.wall_time) / steps, None, "wall_time"
+        fact = stats.get("factorizations", timer.refreshes if timer is not None else None)
+        run = FlexRun(step_wall=step_wall, step_cpu=step_cpu,
+                      newton=float(stats.get("newton_iterations", iterations.sum())),
+                      factorizations=None if fact is None else int(fact), steps=steps,
+                      engine=str(stats.get("engine", "python")),
+                      compile_time=stats.get("compile_time"), wall_total=wall_total,
+                      timing_source=source, success=bool(res.success),
+                      message=str(res.message))
+        if record:
+            run.t = np.asarray(res.t, dtype=float)
+            run.tip = res.modal_coordinates("beam") @ self.tip_rows.T
+            run.angle_end = rotation_angle(case, rotation_matrix(res.q[-1, 3:7]))
+        return run
+
+
+# ---------------------------------------------------------------------------- Exudyn
+@dataclass
+class ExuRun:
+    step_wall: float
+    step_cpu: float
+    total_wall: float  # InitializeSolver + SolveSteps + FinalizeSolver, per step
+    newton: int
+    jacobians: int
+    steps: int
+    success: bool
+    t: np.ndarray | None = None
+    tip: np.ndarray | None = None
+    angle_end: float | None = None
+
+
+def import_exudyn(fast: bool):
+    """The exudyn module, or None when it is not installed."""
+    if fast:
+        sys.exudynFast = True
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            import exudyn
+    except ImportError:
+        return None
+    return exudyn
+
+
+class ExudynModel:
+    """The same FE data handed to Exudyn's FEMinterface, its clamped modes and the two
+    multibody models built on ObjectFFRFreducedOrder."""
+
+    def __init__(self, exu, mesh: Mesh, n_modes: int, full_newton: bool = False):
+        from exudyn.FEM import FEMinterface, ObjectFFRFreducedOrderInterface
+
+        self.exu, self.mesh, self.n_modes = exu, mesh, n_modes
+        self.full_newton = full_newton
+        fem = FEMinterface()
+        fem.nodes = {"Position": np.array(mesh.fe.nodes, dtype=float)}
+        fem.massMatrix = mesh.fe.mass.tocsr()
+        fem.stiffnessMatrix = mesh.fe.stiffness.tocsr()
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints its progress
+            fem.ComputeEigenModesWithBoundaryNodes(
+                boundaryNodes=[int(i) for i in mesh.clamp], nEigenModes=n_modes,
+                useSparseSolver=False)
+        self.fem = fem
+        self.frequencies = np.sqrt(np.asarray(fem.eigenValues)[:n_modes]) / (2 * np.pi)
+        self.psi_tip = np.asarray(fem.modeBasis["matrix"])[3 * mesh.tip:3 * mesh.tip + 3]
+        self.cms = ObjectFFRFreducedOrderInterface(fem)
+        self.models = {}
+
+    def model(self, case: str, gravity: str = "nodal"):
+        """(SystemContainer, mbs, handles) of ``case``; ``gravity`` "nodal" (mass-weighted
+        super-element marker and m g) or "lmp" (AddObjectFFRFreducedOrder's own)."""
+        key = (case, gravity)
+        if key in self.models:
+            return self.models[key]
+        exu = self.exu
+        import exudyn.itemInterface as eii
+
+        sc = exu.SystemContainer()
+        mbs = sc.AddSystem()
+        g_vec = [0.0, 0.0, -GRAVITY]
+        builtin = case == "drop" and gravity == "lmp"
+        body = self.cms.AddObjectFFRFreducedOrder(
+            mbs, positionRef=[0.0, 0.0, 0.0], initialVelocity=[0.0, 0.0, 0.0],
+            initialAngularVelocity=[0.0, 0.0, 0.0],
+            gravity=g_vec if builtin else [0.0, 0.0, 0.0])
+        ground = mbs.AddObject(eii.ObjectGround())
+        m_ground = mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=ground,
+                                                     localPosition=[0.0, 0.0, 0.0]))
+        m_frame = mbs.AddMarker(eii.MarkerNodeRigid(nodeNumber=body["nRigidBody"]))
+        if case == "spin":
+            def offset(mbs, t, item, parameters):
+                return [0.0, 0.0, 0.0, 0.0, 0.0, spin_angle(t)]
+
+            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
+                                                 constrainedAxes=[1, 1, 1, 1, 1, 1],
+                                                 offsetUserFunction=offset))
+        else:
+            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
+                                                 constrainedAxes=[1, 1, 1, 1, 0, 1]))
+            if not builtin:
+                mass = self.mesh.node_mass
+                marker = mbs.AddMarker(eii.MarkerSuperElementPosition(
+                    bodyNumber=body["oFFRFreducedOrder"],
+                    meshNodeNumbers=list(range(mass.size)),
+                    weightingFactors=list(mass / mass.sum())))
+                mbs.AddLoad(eii.LoadForceVector(
+                    markerNumber=marker, loadVector=[0.0, 0.0, -GRAVITY * mass.sum()]))
+        sensor = mbs.AddSensor(eii.SensorNode(
+            nodeNumber=body["nGenericODE2"], storeInternal=True, writeToFile=False,
+            outputVariableType=exu.OutputVariableType.Coordinates))
+        mbs.Assemble()
+        self.models[key] = (sc, mbs, {**body, "sensor": sensor})
+        return self.models[key]
+
+    def settings(self, t_end: float, h: float, record: bool):
+        exu = self.exu
+        ss = exu.SimulationSettings()
+        ti = ss.timeIntegration
+        ti.startTime = 0.0
+        ti.endTime = t_end
+        ti.numberOfSteps = round(t_end / h)
+        ti.adaptiveStep = False
+        if hasattr(ti, "automaticStepSize"):
+            ti.automaticStepSize = False
+        ti.verboseMode = 0
+        ti.newton.useModifiedNewton = not self.full_newton
+        ga = ti.generalizedAlpha
+        ga.spectralRadius = RHO_INF
+        ga.useIndex2Constraints = False
+        ga.useNewmark = False
+        ga.computeInitialAccelerations = True
+        period = 0.5 * h  # every step while recording
+        if hasattr(ss, "solution"):  # 1.13 layout
+            ss.solution.file.write = False
+            ss.solution.sensors.active = record
+            ss.solution.sensors.writePeriod = period
+        else:
+            ss.solutionSettings.writeSolutionToFile = False
+            ss.solutionSettings.sensorsStoreAndWriteFiles = record
+            ss.solutionSettings.sensorsWritePeriod = period
+        return ss
+
+    def run(self, case: str, t_end: float, h: float, *, record: bool,
+            gravity: str = "nodal") -> ExuRun:
+        exu = self.exu
+        _, mbs, handles = self.model(case, gravity)
+        ss = self.settings(t_end, h, record)
+        solver = exu.MainSolverImplicitSecondOrder()
+        w0 = time.perf_counter()
+        ok = solver.InitializeSolver(mbs, ss)
+        w1, c1 = time.perf_counter(), time.process_time()
+        ok = solver.SolveSteps(mbs, ss) and ok is not False
+        w2, c2 = time.perf_counter(), time.process_time()
+        solver.FinalizeSolver(mbs, ss)
+        w3 = time.perf_counter()
+        it = solver.it
+        steps = int(it.numberOfSteps) or round(t_end / h)
+        success = bool(ok) and abs(float(it.currentTime) - t_end) < 1e-9 * max(1.0, t_end)
+        run = ExuRun(step_wall=(w2 - w1) / steps, step_cpu=(c2 - c1) / steps,
+                     total_wall=(w3 - w0) / steps, newton=int(it.newtonStepsCount),
+                     jacobians=int(it.newtonJacobiCount), steps=steps, success=success)
+        if record:
+            data = np.asarray(mbs.GetSensorStoredData(handles["sensor"]))
+            run.t = data[:, 0]
+            run.tip = data[:, 1:] @ self.psi_tip.T
+            a = np.asarray(mbs.GetNodeOutput(handles["nRigidBody"],
+                                             exu.OutputVariableType.RotationMatrix))
+            run.angle_end = rotation_angle(case, a.reshape(3, 3))
+        return run
+
+
+def tip_difference(t_ref, d_ref, t_other, d_other, h) -> tuple[float, float]:
+    """(max_t |d_other - d_ref| / max_t |d_ref|, max_t |d_ref|) at the times of t_other
+    (matched to the nearest t_ref)."""
+    idx = np.clip(np.searchsorted(t_ref, t_other - 0.25 * h), 0, t_ref.size - 1)
+    if np.max(np.abs(t_ref[idx] - t_other)) > 0.01 * h:
+        raise RuntimeError("the two histories have no common sampling times")
+    peak = float(np.max(np.linalg.norm(d_ref, axis=1)))
+    diff = float(np.max(np.linalg.norm(d_other - d_ref[idx], axis=1)))
+    return diff / peak, peak
+
+
+# ------------------------------------------------------------------------- benchmark
+@dataclass
+class Row:
+    case: str
+    modes: int
+    h: float
+    t_end: float
+    steps: int
+    flex: dict = field(default_factory=dict)
+    exu: dict = field(default_factory=dict)
+    lmp: dict = field(default_factory=dict)
+    tip_diff: float | None = None
+    tip_peak_flexmbs: float | None = None
+    tip_peak_exudyn: float | None = None
+    angle_end_diff: float | None = None
+
+
+def _best(runs, key):
+    vals = [getattr(r, key) for r in runs if getattr(r, key) is not None]
+    return min(vals) if vals else None
+
+
+def bench_row(case, n, h, t_end, flex_model, exu_model, repeats, lmp, log) -> Row:
+    row = Row(case, n, h, t_end, round(t_end / h))
+    # warm-up runs: also the accuracy histories (flexmbs: numba compilation)
+    f0 = flex_model.run(case, t_end, h, record=True, clock=False)
+    has_stats = f0.timing_source == "statistics"
+    if not f0.success:
+        log(f"  flexmbs failed: {f0.message}")
+    e0 = l0 = None
+    if exu_model is not None:
+        e0 = exu_model.run(case, t_end, h, record=True)
+        if case == "drop" and lmp:
+            l0 = exu_model.run(case, t_end, h, record=True, gravity="lmp")
+    flex_runs, exu_runs, lmp_runs = [], [], []
+    for _ in range(repeats):
+        flex_runs.append(flex_model.run(case, t_end, h, record=False, clock=not has_stats))
+        if exu_model is not None:
+            exu_runs.append(exu_model.run(case, t_end, h, record=False))
+            if l0 is not None:
+                lmp_runs.append(exu_model.run(case, t_end, h, record=False, gravity="lmp"))
+    last = flex_runs[-1]
+    row.flex = {
+        "us_per_step": 1e6 * _best(flex_runs, "step_wall"),
+        "cpu_us_per_step": (None if _best(flex_runs, "step_cpu") is None
+                            else 1e6 * _best(flex_runs, "step_cpu")),
+        "newton_per_step": last.newton / last.steps,
+        "factorizations": last.factorizations,
+        "engine": last.engine,
+        "compile_time_s": f0.compile_time,
+        "timing_source": last.timing_source,
+        "warmup_wall_s": f0.wall_total,
+        "success": all(r.success for r in [f0, *flex_runs]),
+        "tip_peak": float(np.max(np.linalg.norm(f0.tip, axis=1))),
+    }
+    if e0 is not None:
+        row.exu = {
+            "us_per_step": 1e6 * _best(exu_runs, "step_wall"),
+            "cpu_us_per_step": 1e6 * _best(exu_runs, "step_cpu"),
+            "solve_us_per_step": 1e6 * _best(exu_runs, "total_wall"),
+            "newton_per_step": exu_runs[-1].newton / exu_runs[-1].steps,
+            "factorizations": exu_runs[-1].jacobians,
+            "success": all(r.success for r in [e0, *exu_runs]),
+        }
+        row.tip_diff, row.tip_peak_exudyn = tip_difference(e0.t, e0.tip, f0.t, f0.tip, h)
+        row.tip_peak_flexmbs = row.flex["tip_peak"]
+        row.angle_end_diff = abs(f0.angle_end - e0.angle_end)
+    if l0 is not None:
+        diff, _ = tip_difference(l0.t, l0.tip, f0.t, f0.tip, h)
+        row.lmp = {
+            "us_per_step": 1e6 * _best(lmp_runs, "step_wall"),
+            "cpu_us_per_step": 1e6 * _best(lmp_runs, "step_cpu"),
+            "newton_per_step": lmp_runs[-1].newton / lmp_runs[-1].steps,
+            "factorizations": lmp_runs[-1].jacobians,
+            "tip_diff_vs_flexmbs": diff,
+        }
+    return row
+
+
+def _fmt(value, spec, width):
+    if value is None:
+        return "–".rjust(width)
+    return format(value, spec).rjust(width)
+
+
+HEADER = (f"{'case':<5} {'n':>3} {'h':>6} {'steps':>6} {'flexmbs':>9} {'Exudyn':>8} "
+          f"{'ratio':>6} {'f it/st':>7} {'f fact':>6} {'e it/st':>7} {'e fact':>6} "
+          f"{'max|Δtip|/peak':>14} {'peak tip':>9} {'LMP µs':>7} {'LMP Δtip':>8}")
+UNITS = (f"{'':<5} {'':>3} {'[s]':>6} {'':>6} {'[µs/st]':>9} {'[µs/st]':>8} "
+         f"{'f/E':>6} {'':>7} {'':>6} {'':>7} {'':>6} {'':>14} {'[m]':>9} {'[µs/st]':>7} "
+         f"{'':>8}")
+
+
+def _per_step(part: dict, cpu: bool):
+    """µs per step of one code: wall, or process CPU where measured (else wall)."""
+    if not part:
+        return None
+    if cpu and part.get("cpu_us_per_step") is not None:
+        return part["cpu_us_per_step"]
+    return part["us_per_step"]
+
+
+def format_row(r: Row, cpu: bool = False) -> str:
+    f, e, lm = r.flex, r.exu, r.lmp
+    f_us, e_us = _per_step(f, cpu), _per_step(e, cpu)
+    ratio = f_us / e_us if e_us else None
+    return (f"{r.case:<5} {r.modes:>3} {r.h:>6.0e} {r.steps:>6} "
+            f"{_fmt(f_us, '.0f', 9)} {_fmt(e_us, '.0f', 8)} "
+            f"{_fmt(ratio, '.1f', 6)} {_fmt(f['newton_per_step'], '.2f', 7)} "
+            f"{_fmt(f['factorizations'], 'd', 6)} {_fmt(e.get('newton_per_step'), '.2f', 7)} "
+            f"{_fmt(e.get('factorizations'), 'd', 6)} {_fmt(r.tip_diff, '.2e', 14)} "
+            f"{_fmt(r.tip_peak_exudyn or f['tip_peak'], '.4e', 9)} "
+            f"{_fmt(_per_step(lm, cpu), '.0f', 7)} "
+            f"{_fmt(lm.get('tip_diff_vs_flexmbs'), '.1e', 8)}")
+
+
+def _git_rev() -> str:
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        out = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "flexmbs"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return out + (" (flexmbs/ modified)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true",
+                   help="h = 1e-3 only, end times spin 1 s, drop 0.5 s")
+    p.add_argument("--only", choices=CASES, help="one case only")
+    p.add_argument("--modes", default="4,8,16", help="mode counts, e.g. 4,16")
+    p.add_argument("--h", default=None, help="step sizes, e.g. 1e-3 or 1e-4,1e-3")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per code (best kept)")
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                   help="also write the results as JSON to PATH (stdout without PATH)")
+    p.add_argument("--cpu", action="store_true",
+                   help="table in process CPU time per step instead of wall time")
+    p.add_argument("--no-lmp", action="store_true",
+                   help="drop: skip the runs with Exudyn's built-in gravity")
+    p.add_argument("--exudyn-fast", action="store_true",
+                   help="load exudynCPPfast (no range checks, AVX2) instead of exudynCPP")
+    p.add_argument("--exudyn-full-newton", action="store_true",
+                   help="Exudyn with full Newton (default: its modified Newton)")
+    args = p.parse_args(argv)
+    args.modes = [int(v) for v in _floats(args.modes)]
+    args.h = _floats(args.h) if args.h else ([1e-3] if args.quick else [1e-4, 1e-3])
+    args.cases = [args.only] if args.only else list(CASES)
+    if args.repeats < 1:
+        p.error("--repeats must be >= 1")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    out = sys.stderr if args.json == "-" else sys.stdout
+
+    def log(*parts):
+        print(*parts, file=out, flush=True)
+
+    import flexmbs
+
+    exu = import_exudyn(args.exudyn_fast)
+    engine_option, engine_default = flexmbs_engine_option()
+    ends = QUICK_END_TIME if args.quick else END_TIME
+    log("flexmbs vs Exudyn: clamped hex8 steel beam 1 m x 20 x 10 mm, 40x2x2 elements, "
+        "369 nodes, 1107 DOF")
+    log(f"machine: {platform.node()}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f} (shared: timings vary ±20-30 %)")
+    log(f"flexmbs {getattr(flexmbs, '__version__', '?')} at {_git_rev()}; numpy "
+        f"{np.__version__}; simulate(engine=...): "
+        f"{'yes, default ' + repr(engine_default) if engine_option else 'no such option'}")
+    if exu is None:
+        log("Exudyn is NOT installed (pip install exudyn): flexmbs figures only.")
+    else:
+        module = "exudynCPPfast" if "exudyn.exudynCPPfast" in sys.modules else "exudynCPP"
+        log(f"Exudyn {exu.__version__} ({module}), "
+            f"{'full' if args.exudyn_full_newton else 'modified'} Newton")
+    log(f"generalized-α ρ∞ = {RHO_INF}, index 3, fixed step; end times: "
+        + ", ".join(f"{c} {ends[c]:g} s" for c in args.cases)
+        + f"; best of {args.repeats} after a warm-up, interleaved")
+
+    mesh = build_mesh()
+    if mesh.fe.n_nodes != 369 or mesh.fe.n_dof != 1107:
+        raise RuntimeError(f"unexpected mesh: {mesh.fe.n_nodes} nodes, {mesh.fe.n_dof} DOF")
+    flex_models, exu_models, freq = {}, {}, {}
+    for n in args.modes:
+        flex_models[n] = FlexmbsModel(mesh, n)
+        exu_models[n] = (ExudynModel(exu, mesh, n, args.exudyn_full_newton)
+                         if exu is not None else None)
+        ef = exu_models[n].frequencies if exu is not None else None
+        freq[n] = {"flexmbs_hz": flex_models[n].frequencies.tolist(),
+                   "exudyn_hz": None if ef is None else ef.tolist()}
+
+    n_max = max(args.modes)
+    log(f"\nclamped eigenfrequencies, n = {n_max} [Hz]")
+    log(f"{'mode':>4} {'flexmbs':>12} {'Exudyn':>12} {'rel. diff':>10}")
+    fl = np.asarray(freq[n_max]["flexmbs_hz"])
+    ex = None if exu is None else np.asarray(freq[n_max]["exudyn_hz"])
+    for k in range(n_max):
+        e_k = None if ex is None else ex[k]
+        rel = None if ex is None else abs(fl[k] - ex[k]) / ex[k]
+        log(f"{k + 1:>4} {fl[k]:>12.6f} {_fmt(e_k, '.6f', 12)} {_fmt(rel, '.1e', 10)}")
+    for n in args.modes:
+        if exu is not None:
+            f_n, e_n = np.asarray(freq[n]["flexmbs_hz"]), np.asarray(freq[n]["exudyn_hz"])
+            freq[n]["max_rel_diff"] = float(np.max(np.abs(f_n - e_n) / e_n))
+            log(f"n = {n:>2}: max rel. frequency difference {freq[n]['max_rel_diff']:.1e}")
+
+    rows = []
+    clock = "process CPU" if args.cpu else "wall"
+    log(f"\nper step: {clock} time of the stepping alone, best of the timed runs; 'fact' = "
+        "iteration-matrix factorisations (total);\nΔtip: tip elastic displacement in the "
+        "body frame, max over t of |flexmbs − Exudyn| / max |Exudyn|; LMP: Exudyn with its "
+        "built-in gravity")
+    log(HEADER)
+    log(UNITS)
+    for case in args.cases:
+        for h in args.h:
+            for n in args.modes:
+                row = bench_row(case, n, h, ends[case], flex_models[n], exu_models[n],
+                                args.repeats, not args.no_lmp, log)
+                rows.append(row)
+                log(format_row(row, args.cpu))
+    engines = sorted({r.flex["engine"] for r in rows})
+    sources = sorted({r.flex["timing_source"] for r in rows})
+    compile_times = [r.flex["compile_time_s"] for r in rows if r.flex["compile_time_s"]]
+    log(f"\nflexmbs engine: {', '.join(engines)}; flexmbs step timing from: "
+        f"{', '.join(sources)}"
+        + (f"; numba compile time (first run) {max(compile_times):.1f} s"
+           if compile_times else ""))
+    if args.cpu and any(r.flex["cpu_us_per_step"] is None for r in rows):
+        log("(flexmbs figures in wall time: its statistics carry no CPU time)")
+    if exu is not None:
+        worst = max((r.angle_end_diff for r in rows if r.angle_end_diff is not None),
+                    default=None)
+        if worst is not None:
+            log(f"largest difference of the final frame rotation angle: {worst:.1e} rad")
+    bad = [f"{r.case} n={r.modes} h={r.h:g}" for r in rows
+           if not r.flex["success"] or (r.exu and not r.exu["success"])]
+    if bad:
+        log("FAILED runs: " + "; ".join(bad))
+    if args.json is not None:
+        payload = {
+            "model": {"lengths_m": [LX, LY, LZ], "elements": [NX, NY, NZ], "E": YOUNG,
+                      "nu": POISSON, "rho": DENSITY, "nodes": int(mesh.fe.n_nodes),
+                      "dof": int(mesh.fe.n_dof), "origin": list(ORIGIN), "tip": list(TIP)},
+            "settings": {"rho_inf": RHO_INF, "end_times": {c: ends[c] for c in args.cases},
+                         "repeats": args.repeats,
+                         "timing": "us_per_step: wall, cpu_us_per_step: process CPU; "
+                                   "stepping only",
+                         "exudyn": None if exu is None else exu.__version__,
+                         "exudyn_fast": args.exudyn_fast,
+                         "exudyn_newton": "full" if args.exudyn_full_newton else "modified",
+                         "flexmbs_rev": _git_rev(), "cpu_count": os.cpu_count()},
+            "frequencies": {str(n): v for n, v in freq.items()},
+            "rows": [vars(r) for r in rows],
+        }
+        text = json.dumps(payload, indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            log(f"results written to {args.json}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The compiled engine of one run: tables, buffers and the calls into the kernels
+(docs/compiled.md).
+
+:class:`CompiledSystem` compiles a :class:`~flexmbs.assembly.system.System` once into
+packed arrays (:mod:`flexmbs.compiled.tables`, :mod:`flexmbs.compiled.packing`) and
+offers what the integrator needs: the drive and actuator values of a time level, the
+Newton iteration of a step (:func:`flexmbs.compiled.newton.newton_step`) and, for tests,
+the residual and the iteration matrix.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+from scipy.linalg.lapack import dgetrf
+
+from ..assembly.system import _profile_values
+from ..errors import ModelError
+from .packing import pack
+from .tables import compile_tables, drive_specs, unsupported_reason
+from .workspace import make_workspace
+
+#: Seconds after which a first kernel call is reported as compiling.
+COMPILE_NOTICE_AFTER = 2.0
+
+
+def jit_disabled() -> bool:
+    """Whether numba's JIT is switched off (``NUMBA_DISABLE_JIT=1``)."""
+    return os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
+class CompiledSystem:
+    """Packed tables and buffers of ``system`` and the kernel calls (one run).
+
+    Raises ModelError naming what the kernels cannot evaluate (see
+    :func:`~flexmbs.compiled.tables.unsupported_reason`)."""
+
+    def __init__(self, system, on_compile=None):
+        reason = unsupported_reason(system)
+        if reason is not None:
+            raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
+        self.system = system
+        tables = compile_tables(system)
+        self.F, self.IN, self.H, self.tables = pack(tables)
+        self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
+        self.drives = drive_specs(system)
+        self.actuators = list(system.model.forces)
+        self.n_q, self.n_c = system.n_q, system.n_c
+        self.compile_time = 0.0
+        self._warm_up(on_compile)
+
+    # ----------------------------------------------------------- time levels
+    def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(profiles (n_drives, 3): (s, ṡ, s̈) of every drive, u (n_actuators,)) at t; a
+        failing or non-finite profile raises ModelError naming it."""
+        prof = np.array([_profile_values(d, t) for d in self.drives], dtype=float)
+        u = np.empty(len(self.actuators))
+        for k, act in enumerate(self.actuators):
+            try:
+                u[k] = float(act.profile.eval(t)[0])
+            except Exception as exc:
+                raise ModelError(f"joint actuator {act.name!r}: its profile failed at t = "
+                                 f"{t:g}: {type(exc).__name__}: {exc}") from exc
+            if not np.isfinite(u[k]):
+                raise ModelError(f"joint actuator {act.name!r}: its profile returned "
+                                 f"{u[k]} at t = {t:g}")
+        return prof.reshape(len(self.drives), 3), u
+
+    # ----------------------------------------------------------- kernels
+    def residual(self, q, qd, qdd, lam, t: float):
+        """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
+        from .newton import residual_entry
+
+        prof, u = self.time_values(t)
+        r, phi = np.zeros(self.n_q), np.zeros(self.n_c)
+        residual_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+                       *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd, lam)),
+                       prof, u, r, phi)
+        return r, phi
+
+    def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
+        """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
+        from .newton import matrix_entry
+
+        prof, u = self.time_values(t)
+        n = self.n_q + self.n_c
+        out = np.zeros((n, n))
+        matrix_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+                     *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd, lam)),
+                     prof, u, float(bp), float(gp), out)
+        return out
+
+    def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
+        """One call of :func:`~flexmbs.compiled.newton.newton_step` (its return code)."""
+        from .newton import newton_step
+
+        return newton_step(self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd, qdd,
+                           a, lam, par, max_iter, prof, u, lu, piv, start)
+
+    @staticmethod
+    def factor(matrix: np.ndarray):
+        """(lu, piv) of ``matrix`` by LAPACK getrf (C-ordered copy of the factors)."""
+        lu, piv, info = dgetrf(matrix)
+        return np.ascontiguousarray(lu), piv.astype(np.int64), int(info)
+
+    # ----------------------------------------------------------- warm-up
+    def _warm_up(self, on_compile) -> None:
+        """Call every kernel once at a dummy state (compiles them, or loads them from
+        numba's disk cache); ``on_compile()`` is called if that takes more than
+        COMPILE_NOTICE_AFTER seconds. The time goes to ``compile_time``."""
+        timer = None
+        if on_compile is not None:
+            timer = threading.Timer(COMPILE_NOTICE_AFTER, on_compile)
+            timer.daemon = True
+            timer.start()
+        start = time.perf_counter()
+        try:
+            q = np.zeros(self.n_q)
+            for sl in self.system.slices:
+                q[sl.start + 3] = 1.0
+            zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
+            self.residual(q, zeros, zeros, lam, 0.0)
+            mat = self.iteration_matrix(q, zeros, zeros, lam, 0.0, 1.0, 1.0)
+            n = mat.shape[0]
+            lu, piv = np.eye(n), np.arange(n, dtype=np.int64)
+            par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10])
+            prof, u = self.time_values(0.0)
+            self.work.counters[1] = 0
+            self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, lu, piv, True)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self.compile_time = time.perf_counter() - start

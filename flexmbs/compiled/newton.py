@@ -1,0 +1,155 @@
+"""The Newton iteration of one generalized-α step in compiled code (docs/compiled.md,
+docs/theory_integrators.md).
+
+The same iteration as :meth:`flexmbs.integrators.simulate.AlphaIntegrator._try_step`:
+predictor, residual, the solve with the stored LU factors of the scaled iteration matrix
+[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0], the updates Δq, γ'Δq, β'Δq, β'Δλ, and the
+convergence test on Δq and β'Δq (and max |Φ| < tol at the new iterate). It returns to
+Python once per step, or when the iteration matrix has to be refreshed (after the
+matrix is assembled in the workspace, so Python only factors it with LAPACK).
+
+Every kernel takes the packed model (F, IN, H) and workspace (WF, WI, WH) buffers of
+:mod:`flexmbs.compiled.packing`. Return codes: :data:`CONVERGED`, :data:`NEED_FACTOR`
+(the workspace matrix holds the new iteration matrix; call again with ``start=False``
+after factoring), :data:`NONFINITE_SOLVE`, :data:`NONFINITE_ERROR`, :data:`MAX_ITER`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .packing import WORK_FIELDS, _f1, _f2, _i1
+from .residual import dynamic_residual, jacobian_dense, phi_only
+from .tangents import iteration_matrix
+
+CONVERGED, NEED_FACTOR, NONFINITE_SOLVE, NONFINITE_ERROR, MAX_ITER = 0, 1, 2, 3, 4
+
+#: Workspace counters: iteration, stale matrix, residual at hand
+IT, STALE, HAVE_RESIDUAL = 0, 1, 2
+
+_Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
+_R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
+_JAC, _A1, _COUNTERS, _FLOATS = (WORK_FIELDS.index(k) for k in ("jac", "a1", "counters",
+                                                               "floats"))
+
+
+@njit(cache=True)
+def lu_solve(lu, piv, b):
+    """b ← x with P L U x = b, from LAPACK getrf factors (``piv`` 0-based: row i was
+    interchanged with row piv[i]); O(n²), in place."""
+    n = b.size
+    for i in range(n):
+        p = piv[i]
+        if p != i:
+            b[i], b[p] = b[p], b[i]
+    for i in range(n):
+        acc = b[i]
+        for j in range(i):
+            acc -= lu[i, j] * b[j]
+        b[i] = acc
+    for i in range(n - 1, -1, -1):
+        acc = b[i]
+        for j in range(i + 1, n):
+            acc -= lu[i, j] * b[j]
+        b[i] = acc / lu[i, i]
+
+
+@njit(cache=True)
+def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
+                piv, start):
+    """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[5].
+
+    ``par`` = (α_m, α_f, β, γ, h, t_{n+1}, rtol, atol, acc_rtol, phi_tol); the iterate
+    lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence); counters[STALE]
+    = 1 asks for a new iteration matrix at the next residual."""
+    am, af, beta, gamma, h = par[0], par[1], par[2], par[3], par[4]
+    rtol, atol, acc_rtol, phi_tol = par[6], par[7], par[8], par[9]
+    bp = (1 - am) / (beta * h * h * (1 - af))
+    gp = gamma / (beta * h)
+    n, n_c = q.size, lam.size
+    q1, qd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1)
+    qdd1, lam1 = _f1(WF, WH, _QDD1), _f1(WF, WH, _LAM1)
+    r, phi, x = _f1(WF, WH, _R), _f1(WF, WH, _PHI), _f1(WF, WH, _RHS)
+    ctr, fl = _i1(WI, WH, _COUNTERS), _f1(WF, WH, _FLOATS)
+    if start:
+        for i in range(n):
+            qdd1[i] = qdd[i]
+            a1 = ((1 - af) * qdd[i] + af * qdd[i] - am * a[i]) / (1 - am)
+            q1[i] = q[i] + h * qd[i] + h * h * ((0.5 - beta) * a[i] + beta * a1)
+            qd1[i] = qd[i] + h * ((1 - gamma) * a[i] + gamma * a1)
+        for i in range(n_c):
+            lam1[i] = lam[i]
+        ctr[IT] = 0
+        ctr[HAVE_RESIDUAL] = 0
+        fl[0] = np.inf
+    floor = 16 * np.finfo(np.float64).eps
+    while True:
+        if ctr[HAVE_RESIDUAL] == 0:
+            ctr[IT] += 1
+            dynamic_residual(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, prof, u, r, phi)
+        ctr[HAVE_RESIDUAL] = 0
+        if ctr[STALE] == 1:
+            jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+            iteration_matrix(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, u, bp, gp,
+                             _f2(WF, WH, _MATRIX))
+            ctr[STALE] = 0
+            ctr[HAVE_RESIDUAL] = 1
+            return NEED_FACTOR
+        for i in range(n):
+            x[i] = -r[i] / bp
+        for i in range(n_c):
+            x[n + i] = -phi[i]
+        lu_solve(lu, piv, x)
+        for i in range(n + n_c):
+            if not np.isfinite(x[i]):
+                return NONFINITE_SOLVE
+        max_dq, err_q, max_q, max_qdd = 0.0, 0.0, 0.0, 0.0
+        for i in range(n):
+            dq = x[i]
+            q1[i] += dq
+            qd1[i] += gp * dq
+            qdd1[i] += bp * dq
+            adq, aq = abs(dq), abs(q1[i])
+            max_dq = max(max_dq, adq)
+            err_q = max(err_q, adq / (atol + rtol * aq))
+            max_q = max(max_q, aq)
+            max_qdd = max(max_qdd, abs(qdd1[i]))
+        for i in range(n_c):
+            lam1[i] += bp * x[n + i]
+        err_a = bp * max_dq / (acc_rtol * max(1.0, max_qdd))
+        at_floor = max_dq <= floor * max(1.0, max_q)
+        err = max(err_q, 0.0 if at_floor else err_a)
+        fl[1] = err
+        if not np.isfinite(err):
+            return NONFINITE_ERROR
+        if err < 1.0:
+            phi_only(F, IN, H, WF, WI, WH, q1, prof, phi)
+            worst = 0.0
+            for i in range(n_c):
+                worst = max(worst, abs(phi[i]))
+            if worst < phi_tol:
+                a1 = _f1(WF, WH, _A1)
+                for i in range(n):
+                    a1[i] = ((1 - af) * qdd1[i] + af * qdd[i] - am * a[i]) / (1 - am)
+                return CONVERGED
+        if ctr[IT] >= 3 and err > 0.5 * fl[0]:
+            ctr[STALE] = 1
+        fl[0] = err
+        if ctr[IT] >= max_iter:
+            return MAX_ITER
+
+
+@njit(cache=True)
+def residual_entry(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
+    """r = M q̈ + Φ_qᵀλ − Q and Φ (for tests and diagnostics)."""
+    dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
+
+
+@njit(cache=True)
+def matrix_entry(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out):
+    """The scaled iteration matrix at (q, q̇, q̈, λ) into ``out`` (for tests)."""
+    dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, _f1(WF, WH, _R),
+                     _f1(WF, WH, _PHI))
+    jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+    iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out)

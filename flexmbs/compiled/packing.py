@@ -1,0 +1,196 @@
+"""Packing of :class:`~flexmbs.compiled.tables.Tables` and
+:class:`~flexmbs.compiled.workspace.Workspace` into one float and one integer buffer.
+
+Calling a numba function costs a type check and an unboxing per argument; a named tuple
+of some fifty arrays costs about 1 µs per array, more than the whole residual. So Python
+hands the kernels two flat buffers and a header per tuple (:func:`pack`), and each
+kernel takes views of the fields it uses (``_f3(F, H, T_R_IO)``: a slice and a
+reshape, no copy). Passing the named tuples themselves between kernels costs a
+reference count per array per call and makes compilation very slow.
+
+Header row k of a tuple: (kind, offset, ndim, shape[0..4]); kind 0 float64 in ``F``,
+1 int64 in ``IN``, 2 a Python int stored at ``IN[offset]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .tables import Tables
+from .workspace import Workspace
+
+#: Field order of the packed tuples (the header row of a field is its index here).
+TABLE_FIELDS = Tables._fields
+WORK_FIELDS = Workspace._fields
+
+# Header rows of every field (model: T_*, workspace: W_*), for the kernels' views.
+T_N_Q = 0
+T_N_C = 1
+T_GRAVITY = 2
+T_B_KIND = 3
+T_B_START = 4
+T_B_NM = 5
+T_B_MODE = 6
+T_B_FLEX = 7
+T_B_NORM = 8
+T_R_MASS = 9
+T_R_IO = 10
+T_R_S = 11
+T_R_OFFSET = 12
+T_F_M0 = 13
+T_F_INV_M0 = 14
+T_F_N = 15
+T_F_Q = 16
+T_F_S = 17
+T_F_MFF = 18
+T_F_KFF = 19
+T_F_DFF = 20
+T_K_BODY = 21
+T_K_BASE = 22
+T_K_SHAPES = 23
+T_K_PSI = 24
+T_K_PHI = 25
+T_E_COEF = 26
+T_E_LIN = 27
+T_E_ROW = 28
+T_E_MARK = 29
+T_E_KIND = 30
+T_E_DRIVE = 31
+T_C_ROW = 32
+T_C_COORD = 33
+T_C_DRIVE = 34
+T_A_KIND = 35
+T_A_MARK = 36
+W_ROT = 0
+W_GBAR = 1
+W_GGLOB = 2
+W_BASIS = 3
+W_MK_V = 4
+W_MK_J = 5
+W_S4 = 6
+W_COEF = 7
+W_OFFSET = 8
+W_WGT = 9
+W_QCUR = 10
+W_V3A = 11
+W_V3B = 12
+W_V3C = 13
+W_V3D = 14
+W_V3E = 15
+W_V3F = 16
+W_V3G = 17
+W_V3H = 18
+W_V3I = 19
+W_OM3 = 20
+W_FULL = 21
+W_MASS = 22
+W_RIGID = 23
+W_NLIN = 24
+W_QS = 25
+W_Y6 = 26
+W_W6 = 27
+W_Z6 = 28
+W_Q6 = 29
+W_H6 = 30
+W_WR6 = 31
+W_QR6 = 32
+W_Q1 = 33
+W_QD1 = 34
+W_QDD1 = 35
+W_LAM1 = 36
+W_R = 37
+W_PHI = 38
+W_RHS = 39
+W_MATRIX = 40
+W_JAC = 41
+W_A1 = 42
+W_COUNTERS = 43
+W_FLOATS = 44
+
+
+def pack(parts):
+    """(F, IN, H, views): the fields of the named tuple ``parts`` in two buffers, their
+    header, and the same named tuple rebuilt from views into the buffers."""
+    n_f = sum(int(np.asarray(v).size) for v in parts
+              if isinstance(v, np.ndarray) and v.dtype.kind == "f")
+    n_i = sum(int(v.size) for v in parts if isinstance(v, np.ndarray) and v.dtype.kind == "i")
+    n_i += sum(1 for v in parts if not isinstance(v, np.ndarray))
+    F = np.zeros(max(n_f, 1))
+    IN = np.zeros(max(n_i, 1), dtype=np.int64)
+    H = np.zeros((len(parts), 8), dtype=np.int64)
+    views, o_f, o_i = [], 0, 0
+    for k, v in enumerate(parts):
+        if not isinstance(v, np.ndarray):
+            IN[o_i] = int(v)
+            H[k, :2] = (2, o_i)
+            o_i += 1
+            views.append(int(v))
+            continue
+        if v.ndim > 5:
+            raise ValueError(f"field {parts._fields[k]} has {v.ndim} dimensions (at most 5)")
+        buf, off = (F, o_f) if v.dtype.kind == "f" else (IN, o_i)
+        view = buf[off:off + v.size].reshape(v.shape)
+        view[...] = v
+        H[k, 0] = 0 if v.dtype.kind == "f" else 1
+        H[k, 1], H[k, 2] = off, v.ndim
+        H[k, 3:3 + v.ndim] = v.shape
+        views.append(view)
+        if v.dtype.kind == "f":
+            o_f += v.size
+        else:
+            o_i += v.size
+    return F, IN, H, type(parts)(*views)
+
+
+@njit(cache=True, inline="always")
+def _f1(F, H, k):
+    o = H[k, 1]
+    return F[o:o + H[k, 3]]
+
+
+@njit(cache=True, inline="always")
+def _f2(F, H, k):
+    o, a, b = H[k, 1], H[k, 3], H[k, 4]
+    return F[o:o + a * b].reshape((a, b))
+
+
+@njit(cache=True, inline="always")
+def _f3(F, H, k):
+    o, a, b, c = H[k, 1], H[k, 3], H[k, 4], H[k, 5]
+    return F[o:o + a * b * c].reshape((a, b, c))
+
+
+@njit(cache=True, inline="always")
+def _f4(F, H, k):
+    o, a, b, c, d = H[k, 1], H[k, 3], H[k, 4], H[k, 5], H[k, 6]
+    return F[o:o + a * b * c * d].reshape((a, b, c, d))
+
+
+@njit(cache=True, inline="always")
+def _f5(F, H, k):
+    o, a, b, c, d, e = H[k, 1], H[k, 3], H[k, 4], H[k, 5], H[k, 6], H[k, 7]
+    return F[o:o + a * b * c * d * e].reshape((a, b, c, d, e))
+
+
+@njit(cache=True, inline="always")
+def _i1(IN, H, k):
+    o = H[k, 1]
+    return IN[o:o + H[k, 3]]
+
+
+@njit(cache=True, inline="always")
+def _i2(IN, H, k):
+    o, a, b = H[k, 1], H[k, 3], H[k, 4]
+    return IN[o:o + a * b].reshape((a, b))
+
+
+def _check_constants() -> None:
+    """The header-row constants above follow the tuples' field order."""
+    for prefix, fields in (("T_", TABLE_FIELDS), ("W_", WORK_FIELDS)):
+        for i, name in enumerate(fields):
+            if globals()[prefix + name.upper()] != i:
+                raise AssertionError(f"packing constant {prefix + name.upper()} is stale")
+
+
+_check_constants()

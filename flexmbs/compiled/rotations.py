@@ -1,0 +1,72 @@
+"""Compiled small-matrix helpers of Euler parameters (docs/theory_ffrf.md, coordinates).
+
+The same formulas as :mod:`flexmbs.frame.rotations`, written into caller-owned buffers:
+A(p) (homogeneous quadratic), Ḡ(p), G(p) and the basis B(p) with
+∂(A(p) s)/∂p = (s @ B).reshape(3, 4). Nothing allocates.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def rotation_into(p, a):
+    """a ← A(p) (3x3)."""
+    e0, e1, e2, e3 = p[0], p[1], p[2], p[3]
+    a[0, 0] = e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3
+    a[0, 1] = 2 * (e1 * e2 - e0 * e3)
+    a[0, 2] = 2 * (e1 * e3 + e0 * e2)
+    a[1, 0] = 2 * (e1 * e2 + e0 * e3)
+    a[1, 1] = e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3
+    a[1, 2] = 2 * (e2 * e3 - e0 * e1)
+    a[2, 0] = 2 * (e1 * e3 - e0 * e2)
+    a[2, 1] = 2 * (e2 * e3 + e0 * e1)
+    a[2, 2] = e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3
+
+
+@njit(cache=True)
+def g_bar_into(p, g):
+    """g ← Ḡ(p) (3x4): ω̄ = Ḡ ṗ."""
+    e0, e1, e2, e3 = p[0], p[1], p[2], p[3]
+    g[0, 0], g[0, 1], g[0, 2], g[0, 3] = -2 * e1, 2 * e0, 2 * e3, -2 * e2
+    g[1, 0], g[1, 1], g[1, 2], g[1, 3] = -2 * e2, -2 * e3, 2 * e0, 2 * e1
+    g[2, 0], g[2, 1], g[2, 2], g[2, 3] = -2 * e3, 2 * e2, -2 * e1, 2 * e0
+
+
+@njit(cache=True)
+def g_global_into(p, g):
+    """g ← G(p) (3x4): ω = G ṗ."""
+    e0, e1, e2, e3 = p[0], p[1], p[2], p[3]
+    g[0, 0], g[0, 1], g[0, 2], g[0, 3] = -2 * e1, 2 * e0, -2 * e3, 2 * e2
+    g[1, 0], g[1, 1], g[1, 2], g[1, 3] = -2 * e2, 2 * e3, 2 * e0, -2 * e1
+    g[2, 0], g[2, 1], g[2, 2], g[2, 3] = -2 * e3, -2 * e2, 2 * e1, 2 * e0
+
+
+@njit(cache=True)
+def d_rotated_basis_into(p, b):
+    """b ← B(p) (3x12): d_rotated(p, s)[c, m] = Σ_a s_a b[a, 4c + m]."""
+    e0, e1, e2, e3 = 2 * p[0], 2 * p[1], 2 * p[2], 2 * p[3]
+    row0 = (e0, e1, -e2, -e3, e3, e2, e1, e0, -e2, e3, -e0, e1)
+    row1 = (-e3, e2, e1, -e0, e0, -e1, e2, -e3, e1, e0, e3, e2)
+    row2 = (e2, e3, e0, e1, -e1, -e0, e3, e2, e0, -e1, -e2, e3)
+    for k in range(12):
+        b[0, k] = row0[k]
+        b[1, k] = row1[k]
+        b[2, k] = row2[k]
+
+
+@njit(cache=True)
+def d_rotated_into(b, s, out):
+    """out ← ∂(A s)/∂p (3x4) from the basis ``b`` of :func:`d_rotated_basis_into`."""
+    for c in range(3):
+        for m in range(4):
+            out[c, m] = s[0] * b[0, 4 * c + m] + s[1] * b[1, 4 * c + m] + s[2] * b[2, 4 * c + m]
+
+
+@njit(cache=True)
+def cross_into(a, b, out):
+    """out ← a × b (3-vectors; ``out`` must not alias a or b)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]

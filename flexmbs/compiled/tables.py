@@ -1,0 +1,229 @@
+"""The compiled form of a System: flat arrays for the numba kernels (docs/compiled.md).
+
+:func:`compile_tables` turns a :class:`~flexmbs.assembly.system.System` into a
+:class:`Tables` named tuple of NumPy arrays (struct of arrays, padded to the largest mode
+count), once per run. Names stay in Python; the kernels see numbers only:
+
+* bodies by kind (0 rigid, 1 flexible), their coordinate offsets, coupling codes
+  (:data:`COUPLING_CODES`), rigid mass data and the flexible bodies' invariants
+  (M̄(0), N_j, Q_ij, S̄, M_ff, K_ff, D_ff) — docs/theory_ffrf.md;
+* markers: body, body-frame point and axes at ξ = 0 with their ξ-derivatives (the
+  ``marker_shapes`` of the body) and the rotational shapes Ψ of the angular Jacobian;
+* the constraint equations as bilinear forms in their markers' vectors (the arrays of
+  :class:`~flexmbs.assembly.constraints.ConstraintPlan`, which the NumPy path uses too),
+  coordinate drives and the Euler-parameter normalization rows;
+* joint actuators whose value is a function of time only.
+
+A model the kernels cannot evaluate gets ``None`` and the reason
+(:func:`unsupported_reason`): it runs on the NumPy path.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..frame.coupling import Coupling, _flat
+
+#: Coupling mode → integer code used by the kernels.
+COUPLING_CODES = {Coupling.TWO_WAY: 0, Coupling.ONE_WAY: 1, Coupling.RIGID: 2,
+                  Coupling.NO_MRF: 3}
+
+#: Equation kinds of the bilinear constraint table.
+EQ_JOINT, EQ_ROTATION, EQ_TRANSLATION = 0, 1, 2
+
+
+class Tables(NamedTuple):
+    """Flat arrays of one System (shapes: nb bodies, nf flexible, M = max modes (≥ 1),
+    nk markers, ne bilinear equations, nd drives, na actuators)."""
+
+    n_q: int
+    n_c: int
+    gravity: np.ndarray  # (3,) [m/s²]
+    # bodies
+    b_kind: np.ndarray  # (nb,) 0 rigid, 1 flexible
+    b_start: np.ndarray  # (nb,) first coordinate
+    b_nm: np.ndarray  # (nb,) modes (0 for rigid bodies)
+    b_mode: np.ndarray  # (nb,) coupling code
+    b_flex: np.ndarray  # (nb,) row in the flexible tables, -1 for rigid bodies
+    b_norm: np.ndarray  # (nb,) row of the normalization equation pᵀp − 1
+    r_mass: np.ndarray  # (nb,) [kg]
+    r_io: np.ndarray  # (nb, 3, 3) inertia about the body-frame origin [kg m²]
+    r_s: np.ndarray  # (nb, 3) first moment m c [kg m]
+    r_offset: np.ndarray  # (nb,) 1 when the centre of mass is off the origin
+    f_m0: np.ndarray  # (nf, 6+M, 6+M) M̄(0) (flattened-invariant layout)
+    f_inv_m0: np.ndarray  # (nf, 6+M, 6+M) invariant M0 (gravity rows of one-way/rigid)
+    f_N: np.ndarray  # (nf, M, 6+M, 3)
+    f_Q: np.ndarray  # (nf, M, M, 3, 3)
+    f_S: np.ndarray  # (nf, 3, M)
+    f_mff: np.ndarray  # (nf, M, M)
+    f_kff: np.ndarray  # (nf, M, M)
+    f_dff: np.ndarray  # (nf, M, M)
+    # markers
+    k_body: np.ndarray  # (nk,) body index, -1 for ground
+    k_base: np.ndarray  # (nk, 4, 3) point and axes at ξ = 0, body frame
+    k_shapes: np.ndarray  # (nk, 4, 3, M) their ξ-derivatives (zero where not seen)
+    k_psi: np.ndarray  # (nk, 3, M) rotational shapes of the angular Jacobian
+    k_phi: np.ndarray  # (nk, 3, M) translational shapes of the force Jacobian
+    # bilinear equations
+    e_coef: np.ndarray  # (ne, 8, 8) C_k (rotation drives: filled per call from θ_d)
+    e_lin: np.ndarray  # (ne, 8, 3)
+    e_row: np.ndarray  # (ne,) constraint row
+    e_mark: np.ndarray  # (ne, 2) markers i, j
+    e_kind: np.ndarray  # (ne,) EQ_JOINT, EQ_ROTATION, EQ_TRANSLATION
+    e_drive: np.ndarray  # (ne,) drive index (−1 for joints)
+    # coordinate drives
+    c_row: np.ndarray  # (ncd,)
+    c_coord: np.ndarray  # (ncd,)
+    c_drive: np.ndarray  # (ncd,)
+    # joint actuators with a time profile
+    a_kind: np.ndarray  # (na,) 0 torque about z_i, 1 force along z_i
+    a_mark: np.ndarray  # (na, 2) markers i, j
+
+
+def _actuators(system):
+    """Joint actuators with a time-only profile, or None when another force is present."""
+    from ..model.forces import JointActuator
+
+    out = []
+    for force in system.model.forces:
+        if isinstance(force, JointActuator) and getattr(force, "profile", None) is not None:
+            out.append(force)
+        else:
+            return None
+    return out
+
+
+def unsupported_reason(system) -> str | None:
+    """Why the kernels cannot evaluate ``system`` (None: they can): contacts, forces
+    other than time-profile joint actuators, or flexible data without the general
+    invariant set."""
+    from ..contact.element import Contact
+    from ..model.forces import JointActuator
+
+    for force in system.model.forces:
+        if isinstance(force, Contact):
+            return f"contact {force.name!r}"
+        if isinstance(force, JointActuator):
+            if getattr(force, "profile", None) is None:
+                return f"joint actuator {force.name!r} has a state-dependent callable"
+            continue
+        return f"force {force.name!r} ({type(force).__name__})"
+    for body in system.bodies:
+        if hasattr(body, "data") and body.data.invariants.N is None:
+            return f"flexible body {body.name!r} has no general invariant set"
+    return None
+
+
+def drive_specs(system) -> list:
+    """Drive specs in the order of the kernels' profile array (one row (s, ṡ, s̈) each)."""
+    return list(system.model.drives)
+
+
+def compile_tables(system) -> Tables:
+    """Flat arrays of ``system`` (call :func:`unsupported_reason` first)."""
+    plan = system._plan
+    bodies = system.bodies
+    nb = len(bodies)
+    modes = [getattr(b, "n_modes", 0) for b in bodies]
+    big_m = max([1, *modes])
+    flex = [k for k, b in enumerate(bodies) if hasattr(b, "data")]
+    nf = max(len(flex), 1)
+    t = dict(
+        n_q=int(system.n_q), n_c=int(system.n_c),
+        gravity=np.asarray(system.model.gravity, dtype=float).copy(),
+        b_kind=np.zeros(nb, np.int64), b_start=np.array([s.start for s in system.slices],
+                                                        np.int64).reshape(nb),
+        b_nm=np.array(modes, np.int64).reshape(nb), b_mode=np.zeros(nb, np.int64),
+        b_flex=np.full(nb, -1, np.int64), b_norm=np.zeros(nb, np.int64),
+        r_mass=np.zeros(nb), r_io=np.zeros((nb, 3, 3)), r_s=np.zeros((nb, 3)),
+        r_offset=np.zeros(nb, np.int64),
+        f_m0=np.zeros((nf, 6 + big_m, 6 + big_m)), f_inv_m0=np.zeros((nf, 6 + big_m, 6 + big_m)),
+        f_N=np.zeros((nf, big_m, 6 + big_m, 3)), f_Q=np.zeros((nf, big_m, big_m, 3, 3)),
+        f_S=np.zeros((nf, 3, big_m)), f_mff=np.zeros((nf, big_m, big_m)),
+        f_kff=np.zeros((nf, big_m, big_m)), f_dff=np.zeros((nf, big_m, big_m)))
+    for row in system._rows:
+        if row.kind == "norm":
+            t["b_norm"][row.body_i] = row.rows.start
+    for k, body in enumerate(bodies):
+        if not hasattr(body, "data"):
+            t["r_mass"][k] = body.mass
+            t["r_io"][k] = body.inertia_origin
+            t["r_s"][k] = body.mass * np.asarray(body.com, dtype=float)
+            t["r_offset"][k] = int(body._offset)
+            continue
+        f = flex.index(k)
+        n = body.n_modes
+        inv = body.data.invariants
+        t["b_kind"][k] = 1
+        t["b_flex"][k] = f
+        t["b_mode"][k] = COUPLING_CODES[body.coupling]
+        t["f_m0"][f, :6 + n, :6 + n] = _flat(inv).m0
+        t["f_inv_m0"][f, :6 + n, :6 + n] = inv.M0
+        t["f_N"][f, :n, :6 + n] = inv.N
+        t["f_Q"][f, :n, :n] = inv.Q
+        t["f_S"][f, :, :n] = inv.S
+        t["f_mff"][f, :n, :n] = body.data.M_ff
+        t["f_kff"][f, :n, :n] = body.data.K_ff
+        t["f_dff"][f, :n, :n] = body.data.D_ff
+    # markers: the constraint plan's stacks first (its global marker numbering), then
+    # those of the actuators
+    k_body, k_base, k_shapes, k_psi, k_phi = [], [], [], [], []
+
+    def add_marker(body_index, base, shapes, psi=None, phi=None):
+        k_body.append(body_index)
+        k_base.append(base)
+        pad = np.zeros((4, 3, big_m))
+        pad[..., :shapes.shape[2]] = shapes
+        k_shapes.append(pad)
+        ps = np.zeros((3, big_m))
+        if psi is not None:
+            ps[:, :psi.shape[1]] = psi
+        k_psi.append(ps)
+        ph = np.zeros((3, big_m))
+        if phi is not None:
+            ph[:, :phi.shape[1]] = phi
+        k_phi.append(ph)
+        return len(k_body) - 1
+
+    for k, _sl, base, shapes in plan.bodies:
+        for s_ in range(base.shape[0]):
+            add_marker(k, base[s_], shapes[s_])  # Ψ, Φ unused by constraints
+    acts = _actuators(system) or []
+    a_kind, a_mark = [], []
+    for act in acts:
+        pair = []
+        for name in (act.marker_i, act.marker_j):
+            body, marker, _ = system.marker_info(name)
+            base, shapes = body.marker_shapes(marker)
+            psi = phi = None
+            if hasattr(body, "data") and body.coupling is not Coupling.RIGID:
+                psi, phi = body._modes(marker).psi, body._modes(marker).phi
+            pair.append(add_marker(system._marker_body(name), base, shapes, psi, phi))
+        a_kind.append(0 if act.kind == "torque" else 1)
+        a_mark.append(pair)
+    nk = len(k_body)
+    drives = drive_specs(system)
+    index = {id(d): i for i, d in enumerate(drives)}
+    ne = plan.pos.size
+    e_kind = np.zeros(ne, np.int64)
+    e_drive = np.full(ne, -1, np.int64)
+    for spec, e in plan.rotation_drives:
+        e_kind[e], e_drive[e] = EQ_ROTATION, index[id(spec)]
+    for spec, e in plan.translation_drives:
+        e_kind[e], e_drive[e] = EQ_TRANSLATION, index[id(spec)]
+    return Tables(
+        **t,
+        k_body=np.array(k_body, np.int64).reshape(nk),
+        k_base=np.array(k_base, float).reshape(nk, 4, 3),
+        k_shapes=np.array(k_shapes, float).reshape(nk, 4, 3, big_m),
+        k_psi=np.array(k_psi, float).reshape(nk, 3, big_m),
+        k_phi=np.array(k_phi, float).reshape(nk, 3, big_m),
+        e_coef=np.ascontiguousarray(plan.coef.reshape(ne, 8, 8)),
+        e_lin=np.ascontiguousarray(plan.lin), e_row=plan.pos.astype(np.int64),
+        e_mark=plan.markers.astype(np.int64).reshape(ne, 2), e_kind=e_kind, e_drive=e_drive,
+        c_row=np.array([r for _, r, _ in plan.coordinate_drives], np.int64),
+        c_coord=np.array([c for _, _, c in plan.coordinate_drives], np.int64),
+        c_drive=np.array([index[id(s)] for s, _, _ in plan.coordinate_drives], np.int64),
+        a_kind=np.array(a_kind, np.int64), a_mark=np.array(a_mark, np.int64).reshape(-1, 2))

@@ -1,0 +1,653 @@
+"""Compiled analytic Newton tangents and the scaled iteration matrix (docs/compiled.md).
+
+The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
+
+* bodies — M(q) = Cᵀ M̄ C and (K, C) of M q̈ − Q_v − Q_g (+ K_ff ξ + D_ff ξ̇), the C-form
+  kernel :func:`flexmbs.frame.coupling.frame_tangents` (a rigid body is its n = 0 case,
+  with the M_RR = m I correction of :meth:`flexmbs.model.bodies.RigidBody.residual_tangents`);
+* constraints — the Hessian of Σ_k λ_k Φ_k of each joint or drive, a bilinear form in the
+  markers' vectors: Σ_ab (C + Cᵀ)_ab J_aᵀ J_b + the marker Hessians (A quadratic in p,
+  p–ξ mixed terms), and 2λ I on the normalization rows;
+* joint actuators with a time profile — K = −∂Q/∂q through z_i(q) and the torque or force
+  Jacobians (their value does not depend on the state, so C = 0).
+
+Called only when the iteration matrix is rebuilt, so small temporaries are allocated
+here (never in the per-iteration residual).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .packing import (
+    T_A_KIND,
+    T_A_MARK,
+    T_B_FLEX,
+    T_B_KIND,
+    T_B_MODE,
+    T_B_NM,
+    T_B_NORM,
+    T_B_START,
+    T_E_LIN,
+    T_E_MARK,
+    T_E_ROW,
+    T_F_DFF,
+    T_F_INV_M0,
+    T_F_KFF,
+    T_F_N,
+    T_F_Q,
+    T_F_S,
+    T_GRAVITY,
+    T_K_BASE,
+    T_K_BODY,
+    T_K_PHI,
+    T_K_PSI,
+    T_K_SHAPES,
+    T_R_IO,
+    T_R_MASS,
+    T_R_OFFSET,
+    T_R_S,
+    W_COEF,
+    W_GBAR,
+    W_GGLOB,
+    W_JAC,
+    W_MK_J,
+    W_MK_V,
+    W_ROT,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _f5,
+    _i1,
+    _i2,
+)
+from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass
+from .rotations import d_rotated_basis_into, g_bar_into
+
+
+# --------------------------------------------------------------------------- helpers
+@njit(cache=True)
+def _d_rot(p, s):
+    """∂(A(p) s)/∂p (3x4)."""
+    b = np.empty((3, 12))
+    d_rotated_basis_into(p, b)
+    out = np.empty((3, 4))
+    for c in range(3):
+        for m in range(4):
+            out[c, m] = s[0] * b[0, 4 * c + m] + s[1] * b[1, 4 * c + m] + s[2] * b[2, 4 * c + m]
+    return out
+
+
+@njit(cache=True)
+def _d_rot_t(p, x):
+    """∂(A(p)ᵀ x)/∂p (3x4): A(p)ᵀ = A(p*), p* = [e0, −e]."""
+    pc = np.array([p[0], -p[1], -p[2], -p[3]])
+    out = _d_rot(pc, x)
+    for c in range(3):
+        for m in range(1, 4):
+            out[c, m] = -out[c, m]
+    return out
+
+
+@njit(cache=True)
+def _g_bar(p):
+    out = np.empty((3, 4))
+    g_bar_into(p, out)
+    return out
+
+
+@njit(cache=True)
+def _g_bar_t_jac(x):
+    """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant)."""
+    x0, x1, x2 = x[0], x[1], x[2]
+    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, x2, -x1],
+                           [x1, -x2, 0.0, x0], [x2, x1, -x0, 0.0]])
+
+
+@njit(cache=True)
+def _g_global_t_jac(x):
+    """∂(G(p)ᵀ x)/∂p (4x4, constant)."""
+    x0, x1, x2 = x[0], x[1], x[2]
+    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, -x2, x1],
+                           [x1, x2, 0.0, -x0], [x2, -x1, x0, 0.0]])
+
+
+@njit(cache=True)
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
+
+
+@njit(cache=True)
+def _skew(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+# --------------------------------------------------------------------------- Q̄ and ∂M̄/∂ξ
+@njit(cache=True)
+def qbar_bilinear(mbar, big_n, qs, nm, w1, w2):
+    """B(w1, w2) with B(w, w) = Q̄(w) (coupling.qbar_bilinear for one column)."""
+    n6 = 6 + nm
+    v1, om1 = w1[:3], w1[3:6]
+    v2, om2 = w2[:3], w2[3:6]
+    h2 = mbar[:n6, :n6] @ w2[:n6]
+    out = mbar[:n6, :3] @ _cross(om1, v2)
+    out[:3] -= _cross(om1, h2[:3])
+    out[3:6] -= _cross(om1, h2[3:6]) + _cross(v1, h2[:3])
+    for j in range(nm):
+        xd1 = w1[6 + j]
+        for i in range(n6):
+            out[i] -= xd1 * (big_n[j, i, 0] * om2[0] + big_n[j, i, 1] * om2[1]
+                             + big_n[j, i, 2] * om2[2])
+        for c in range(3):
+            ntw2 = 0.0
+            ntw1 = 0.0
+            for i in range(n6):
+                ntw2 += big_n[j, i, c] * w2[i]
+                ntw1 += big_n[j, i, c] * w1[i]
+            qso = qs[j, c, 0] * om2[0] + qs[j, c, 1] * om2[1] + qs[j, c, 2] * om2[2]
+            out[3 + c] -= xd1 * (ntw2 + qso)
+            out[6 + j] += ntw1 * om2[c] + 0.5 * om1[c] * qso
+    return out
+
+
+@njit(cache=True)
+def mass_dxi(big_n, qs, nm, y, mode):
+    """D (6+n, n), D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (coupling._mass_dxi)."""
+    n6 = 6 + nm
+    out = np.zeros((n6, nm))
+    if nm == 0 or mode == RIGID:
+        return out
+    for j in range(nm):
+        for i in range(n6):
+            col = big_n[j, i, 0] * y[3] + big_n[j, i, 1] * y[4] + big_n[j, i, 2] * y[5]
+            if mode == ONE_WAY:
+                if i >= 6:
+                    out[i, j] = col
+            elif mode == NO_MRF:
+                if i < 6:
+                    out[i, j] = col
+            else:
+                out[i, j] = col
+    if mode == ONE_WAY:
+        return out
+    top = 6 if mode == NO_MRF else n6
+    for j in range(nm):
+        for b in range(3):
+            acc = 0.0
+            for a in range(top):
+                acc += big_n[j, a, b] * y[a]
+            out[3 + b, j] += acc
+        for a in range(3):
+            out[3 + a, j] += qs[j, a, 0] * y[3] + qs[j, a, 1] * y[4] + qs[j, a, 2] * y[5]
+    return out
+
+
+# --------------------------------------------------------------------------- bodies
+@njit(cache=True)
+def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mode, p, xi,
+                   rd, pd, xid, acc, g):
+    """(K, C) of r_b = M q̈ − Q_v − Q_g, the C-form of coupling.frame_tangents."""
+    n6 = 6 + nm
+    a = np.empty((3, 3))
+    e0, e1, e2, e3 = p[0], p[1], p[2], p[3]
+    a[0, 0] = e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3
+    a[0, 1] = 2 * (e1 * e2 - e0 * e3)
+    a[0, 2] = 2 * (e1 * e3 + e0 * e2)
+    a[1, 0] = 2 * (e1 * e2 + e0 * e3)
+    a[1, 1] = e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3
+    a[1, 2] = 2 * (e2 * e3 - e0 * e1)
+    a[2, 0] = 2 * (e1 * e3 - e0 * e2)
+    a[2, 1] = 2 * (e2 * e3 + e0 * e1)
+    a[2, 2] = e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3
+    gb = _g_bar(p)
+    y = np.zeros(n6)
+    w = np.zeros(n6)
+    y[:3] = a.T @ acc[:3]
+    y[3:6] = gb @ acc[3:7]
+    w[:3] = a.T @ rd
+    w[3:6] = gb @ pd
+    for j in range(nm):
+        y[6 + j] = acc[7 + j]
+        w[6 + j] = xid[j]
+    qs = np.zeros((max(nm, 1), 3, 3))
+    for j in range(nm):
+        for i in range(nm):
+            qs[j] += xi[i] * (big_q[i, j] + big_q[j, i])
+    rigid_rows = mode in (ONE_WAY, RIGID)
+    jw = np.zeros((n6, n6))
+    jxi = np.zeros((n6, nm))
+    qbar = np.zeros(n6)
+    eye = np.zeros(n6)
+    if rigid_rows:
+        w6 = w[:6].copy()
+        qbar[:6] = qbar_bilinear(mbar_rigid, big_n, qs, 0, w6, w6)
+        for k in range(6):
+            e6 = np.zeros(6)
+            e6[k] = 1.0
+            jw[:6, k] = qbar_bilinear(mbar_rigid, big_n, qs, 0, e6, w6) \
+                + qbar_bilinear(mbar_rigid, big_n, qs, 0, w6, e6)
+    if mode != RIGID:
+        lo = 6 if rigid_rows else 0
+        q_full = qbar_bilinear(mbar_full, big_n, qs, nm, w, w)
+        qbar[lo:] = q_full[lo:]
+        for k in range(n6):
+            eye[:] = 0.0
+            eye[k] = 1.0
+            col = qbar_bilinear(mbar_full, big_n, qs, nm, eye, w) \
+                + qbar_bilinear(mbar_full, big_n, qs, nm, w, eye)
+            jw[lo:, k] = col[lo:]
+        if nm:
+            v, om = w[:3], w[3:6]
+            dw = mass_dxi(big_n, qs, nm, w, TWO_WAY)
+            jx = np.zeros((n6, nm))
+            ov = np.zeros(n6)
+            ov[:3] = _cross(om, v)
+            jx[:, :] = mass_dxi(big_n, qs, nm, ov, TWO_WAY)
+            for j in range(nm):
+                dr = dw[:3, j].copy()
+                dt = dw[3:6, j].copy()
+                jx[:3, j] += -_cross(om, dr)
+                jx[3:6, j] += -_cross(om, dt) - _cross(v, dr)
+            q_om = np.zeros((nm, nm, 3))  # [i, j, a] = (Q_ij ω̄)_a
+            for i in range(nm):
+                for j in range(nm):
+                    q_om[i, j] = big_q[i, j] @ om
+            for j in range(nm):
+                for c in range(3):
+                    acc_t = 0.0
+                    for i in range(nm):
+                        acc_t += xid[i] * (q_om[j, i, c] + q_om[i, j, c])
+                    jx[3 + c, j] -= acc_t
+                for i in range(nm):
+                    jx[6 + j, i] += q_om[i, j] @ om
+            jxi[lo:] = jx[lo:]
+    z = mbar_mass[:n6, :n6] @ y - qbar
+    dz_dxi = mass_dxi(big_n, qs, nm, y, mode) - jxi
+    dy_dp = np.zeros((n6, 4))
+    dy_dp[:3] = _d_rot_t(p, acc[:3])
+    dy_dp[3:6] = -_g_bar(acc[3:7])
+    dw_dp = np.zeros((n6, 4))
+    dw_dp[:3] = _d_rot_t(p, rd)
+    dw_dp[3:6] = -_g_bar(pd)
+    dz_dp = mbar_mass[:n6, :n6] @ dy_dp - jw @ dw_dp
+    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:
+        gbv = a.T @ g
+        z -= gcol[:n6] @ gbv
+        dz_dp -= gcol[:n6] @ _d_rot_t(p, g)
+        if nm and mode in (TWO_WAY, NO_MRF):
+            for j in range(nm):
+                for b in range(3):
+                    dz_dxi[3 + b, j] -= (big_n[j, 0, b] * gbv[0] + big_n[j, 1, b] * gbv[1]
+                                         + big_n[j, 2, b] * gbv[2])
+    n = 7 + nm
+    k = np.zeros((n, n))
+    k[:3, 3:7] = _d_rot(p, z[:3]) + a @ dz_dp[:3]
+    k[3:7, 3:7] = _g_bar_t_jac(z[3:6]) + gb.T @ dz_dp[3:6]
+    k[7:, 3:7] = dz_dp[6:]
+    k[:3, 7:] = a @ dz_dxi[:3]
+    k[3:7, 7:] = gb.T @ dz_dxi[3:6]
+    k[7:, 7:] = dz_dxi[6:]
+    jc = np.empty((n6, n))
+    jc[:, :3] = jw[:, :3] @ a.T
+    jc[:, 3:7] = jw[:, 3:6] @ gb
+    jc[:, 7:] = jw[:, 6:]
+    c = np.empty((n, n))
+    c[:3] = -(a @ jc[:3])
+    c[3:7] = -(gb.T @ jc[3:6])
+    c[7:] = -jc[6:]
+    return k, c
+
+
+@njit(cache=True)
+def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
+    """(M, K, C) of body b at its coordinates (global q order within the body)."""
+    T_b_flex = _i1(IN, H, T_B_FLEX)
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_mode = _i1(IN, H, T_B_MODE)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_f_inv_m0 = _f3(F, H, T_F_INV_M0)
+    T_f_N = _f4(F, H, T_F_N)
+    T_f_Q = _f5(F, H, T_F_Q)
+    T_f_S = _f3(F, H, T_F_S)
+    T_f_dff = _f3(F, H, T_F_DFF)
+    T_f_kff = _f3(F, H, T_F_KFF)
+    T_gravity = _f1(F, H, T_GRAVITY)
+    T_r_io = _f3(F, H, T_R_IO)
+    T_r_mass = _f1(F, H, T_R_MASS)
+    T_r_offset = _i1(IN, H, T_R_OFFSET)
+    T_r_s = _f2(F, H, T_R_S)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_rot = _f3(WF, WH, W_ROT)
+    st = T_b_start[b]
+    nm = T_b_nm[b]
+    n = 7 + nm
+    qb, qdb, qddb = q[st:st + n], qd[st:st + n], qdd[st:st + n]
+    p = qb[3:7]
+    a = W_rot[b]
+    gb = W_gbar[b]
+    g = T_gravity
+    if T_b_kind[b] == 0:
+        mass = T_r_mass[b]
+        s = T_r_s[b]
+        mbar = np.zeros((6, 6))
+        for i in range(3):
+            mbar[i, i] = mass
+        sk = _skew(s)
+        mbar[:3, 3:] = -sk
+        mbar[3:, :3] = sk
+        mbar[3:, 3:] = T_r_io[b]
+        gcol = mbar[:, :3].copy()
+        empty_n = np.zeros((0, 6, 3))
+        empty_q = np.zeros((0, 0, 3, 3))
+        k, c = frame_tangents(mbar, mbar, mbar, gcol, empty_n, empty_q, 0, TWO_WAY, p,
+                              qb[7:], qdb[:3], qdb[3:7], qdb[7:], qddb, g)
+        x = qddb[:3] - g
+        k[:3, 3:7] -= mass * (_d_rot(p, a.T @ x) + a @ _d_rot_t(p, x))
+        m = np.zeros((7, 7))
+        for i in range(3):
+            m[i, i] = mass
+        m[3:, 3:] = gb.T @ T_r_io[b] @ gb
+        if T_r_offset[b]:
+            m_rp = -(a @ sk @ gb)
+            m[:3, 3:] = m_rp
+            m[3:, :3] = m_rp.T
+        return m, k, c
+    f = T_b_flex[b]
+    mode = T_b_mode[b]
+    n6 = 6 + nm
+    full = np.zeros((n6, n6))
+    full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
+    mbar_mode = np.zeros((n6, n6))
+    mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mbar_mode)
+    # the mass of the tangents (coupling.frame_inertia: rigid blocks from the invariant M0)
+    tmass = full.copy()
+    m0 = T_f_inv_m0[f]
+    if mode == NO_MRF:
+        tmass[:6, 6:] = 0.0
+        tmass[6:, :6] = 0.0
+    elif mode != TWO_WAY:
+        tmass[:6, :6] = m0[:6, :6]
+        tmass[:6, 6:] = 0.0
+        if mode == RIGID:
+            tmass[6:, :6] = 0.0
+    gcol = np.zeros((n6, 3))
+    if mode in (TWO_WAY, NO_MRF):
+        gcol[:6] = full[:6, :3]
+    else:
+        gcol[:6] = m0[:6, :3]
+    if mode != RIGID:
+        gcol[6:] = T_f_S[f, :, :nm].T
+    big_n = T_f_N[f, :nm, :n6].copy()
+    big_q = T_f_Q[f, :nm, :nm].copy()
+    rigid6 = m0[:6, :6].copy()
+    k, c = frame_tangents(tmass, full, rigid6, gcol, big_n, big_q, nm, mode, p, qb[7:],
+                          qdb[:3], qdb[3:7], qdb[7:], qddb, g)
+    k[7:, 7:] += T_f_kff[f, :nm, :nm]
+    c[7:, 7:] += T_f_dff[f, :nm, :nm]
+    cmat = np.zeros((n6, n))
+    cmat[:3, :3] = a.T
+    cmat[3:6, 3:7] = gb
+    for j in range(nm):
+        cmat[6 + j, 7 + j] = 1.0
+    m = cmat.T @ (mbar_mode @ cmat)
+    return m, k, c
+
+
+# --------------------------------------------------------------------------- constraints
+@njit(cache=True)
+def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
+    """out[lo:, lo:] += ∂²/∂q² Σ_a wgt[first+a]ᵀ v_a(q) of marker k (A quadratic in p;
+    p–ξ mixed terms from ∂A/∂p linear in s; R and ξ–ξ terms vanish)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    b = T_k_body[k]
+    if b < 0:
+        return
+    st = T_b_start[b]
+    nm = T_b_nm[b]
+    s = np.zeros((4, 3))
+    for a in range(4):
+        for c in range(3):
+            acc = T_k_base[k, a, c]
+            for j in range(nm):
+                acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
+            s[a, c] = acc
+    sw = np.zeros((3, 3))
+    for a in range(4):
+        for i in range(3):
+            for c in range(3):
+                sw[i, c] += s[a, i] * wgt[first + a, c]
+    unit = np.zeros(4)
+    basis = np.empty((3, 12))
+    for l in range(4):  # noqa: E741
+        unit[:] = 0.0
+        unit[l] = 1.0
+        d_rotated_basis_into(unit, basis)
+        for m in range(4):
+            acc = 0.0
+            for i in range(3):
+                for c in range(3):
+                    acc += sw[i, c] * basis[i, 4 * c + m]
+            out[lo + 3 + m, lo + 3 + l] += acc
+    if nm == 0:
+        return
+    d_rotated_basis_into(q[st + 3:st + 7], basis)
+    for j in range(nm):
+        for m in range(4):
+            acc = 0.0
+            for a in range(4):
+                for i in range(3):
+                    for c in range(3):
+                        acc += T_k_shapes[k, a, i, j] * wgt[first + a, c] * basis[i, 4 * c + m]
+            out[lo + 3 + m, lo + 7 + j] += acc
+            out[lo + 7 + j, lo + 3 + m] += acc
+
+
+@njit(cache=True)
+def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
+    """top += scale Σ_k λ_k ∂²Φ_k/∂q² (joints and drives per marker pair, normalization
+    rows 2λ I; coordinate drives are linear). Needs the markers of the residual."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_e_lin = _f3(F, H, T_E_LIN)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    for b in range(T_b_kind.size):
+        s = T_b_start[b] + 3
+        for m in range(4):
+            top[s + m, s + m] += scale * 2.0 * lam[T_b_norm[b]]
+    ne = T_e_row.size
+    e = 0
+    while e < ne:
+        ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+        last = e
+        while last + 1 < ne and T_e_mark[last + 1, 0] == ki and T_e_mark[last + 1, 1] == kj:
+            last += 1
+        csum = np.zeros((8, 8))
+        lsum = np.zeros((8, 3))
+        for eq in range(e, last + 1):
+            lam_e = lam[T_e_row[eq]]
+            csum += lam_e * W_coef[eq]
+            lsum += lam_e * T_e_lin[eq]
+        sym = csum + csum.T
+        vecs = np.zeros((8, 3))
+        vecs[:4] = W_mk_v[ki]
+        vecs[4:] = W_mk_v[kj]
+        wgt = sym @ vecs + lsum
+        bi, bj = T_k_body[ki], T_k_body[kj]
+        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+        hess = np.zeros((ni + nj, ni + nj))
+        jac = np.zeros((8, 3, ni + nj))
+        if ni:
+            jac[:4, :, :ni] = W_mk_j[ki][:, :, :ni]
+        if nj:
+            jac[4:, :, ni:] = W_mk_j[kj][:, :, :nj]
+        for a_ in range(8):
+            for b_ in range(8):
+                sab = sym[a_, b_]
+                if sab != 0.0:
+                    hess += sab * (jac[a_].T @ jac[b_])
+        _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, 0, hess, 0)
+        _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, 4, hess, ni)
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, hess, top, scale)
+        e = last + 1
+
+
+@njit(cache=True)
+def _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, block, top, scale):
+    """top[idx, idx] += scale block, idx = body i's coordinates then body j's."""
+    T_b_start = _i1(IN, H, T_B_START)
+    n = block.shape[0]
+    idx = np.empty(n, np.int64)
+    for c in range(ni):
+        idx[c] = T_b_start[bi] + c
+    for c in range(n - ni):
+        idx[ni + c] = T_b_start[bj] + c
+    for r in range(n):
+        for c in range(n):
+            top[idx[r], idx[c]] += scale * block[r, c]
+
+
+# --------------------------------------------------------------------------- actuators
+@njit(cache=True)
+def _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
+    """The torque (kind 0: angular_jac) or force (kind 1: force_jac) Jacobian (3, n_b)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_phi = _f3(F, H, T_K_PHI)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_gglob = _f3(WF, WH, W_GGLOB)
+    W_rot = _f3(WF, WH, W_ROT)
+    b = T_k_body[k]
+    nm = T_b_nm[b]
+    st = T_b_start[b]
+    a = W_rot[b]
+    out = np.zeros((3, 7 + nm))
+    if kind == 0:
+        out[:, 3:7] = W_gglob[b]
+        for j in range(nm):
+            out[:, 7 + j] = a @ T_k_psi[k, :, j]
+        return out
+    arm = T_k_base[k, 0].copy()
+    for j in range(nm):
+        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
+    for i in range(3):
+        out[i, i] = 1.0
+    out[:, 3:7] = -(a @ _skew(arm) @ W_gbar[b])
+    for j in range(nm):
+        out[:, 7 + j] = a @ T_k_phi[k, :, j]
+    return out
+
+
+@njit(cache=True)
+def _load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec):
+    """∂(Jacᵀ vec)/∂q for a fixed global vec (bodies.force_jac_tangent_kernel /
+    angular_jac_tangent_kernel)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_phi = _f3(F, H, T_K_PHI)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_rot = _f3(WF, WH, W_ROT)
+    b = T_k_body[k]
+    nm = T_b_nm[b]
+    st = T_b_start[b]
+    p = q[st + 3:st + 7]
+    out = np.zeros((7 + nm, 7 + nm))
+    df = _d_rot_t(p, vec)
+    if kind == 0:
+        out[3:7, 3:7] = _g_global_t_jac(vec)
+        for j in range(nm):
+            out[7 + j, 3:7] = T_k_psi[k, :, j] @ df
+        return out
+    a = W_rot[b]
+    gb = W_gbar[b]
+    arm = T_k_base[k, 0].copy()
+    for j in range(nm):
+        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
+    f_bar = a.T @ vec
+    out[3:7, 3:7] = _g_bar_t_jac(_cross(arm, f_bar)) + gb.T @ (_skew(arm) @ df)
+    for j in range(nm):
+        out[7 + j, 3:7] = T_k_phi[k, :, j] @ df
+        out[3:7, 7 + j] = gb.T @ (-(_skew(f_bar) @ T_k_shapes[k, 0, :, j]))
+    return out
+
+
+@njit(cache=True)
+def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
+    """top += scale K of the time-profile joint actuators, K = −∂Q/∂q with
+    Q = [−Jac_iᵀ; Jac_jᵀ](u z_i): through z_i(q) (marker i's z-axis Jacobian) and the
+    Jacobians' own q-dependence."""
+    T_a_kind = _i1(IN, H, T_A_KIND)
+    T_a_mark = _i2(IN, H, T_A_MARK)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    for act in range(T_a_kind.size):
+        ki, kj = T_a_mark[act, 0], T_a_mark[act, 1]
+        kind = T_a_kind[act]
+        bi, bj = T_k_body[ki], T_k_body[kj]
+        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+        n = ni + nj
+        vec = u[act] * W_mk_v[ki][3]
+        dq = np.zeros((n, n))
+        if ni:
+            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, kind, q)
+            dz = W_mk_j[ki][3][:, :ni]  # ∂z_i/∂q_i
+            dq[:ni, :ni] -= jac_i.T @ (u[act] * dz) + _load_tangent(F, IN, H, WF, WI, WH, ki,
+                                                                    kind, q, vec)
+        if nj:
+            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, kind, q)
+            if ni:
+                dz = W_mk_j[ki][3][:, :ni]
+                dq[ni:, :ni] += jac_j.T @ (u[act] * dz)
+            dq[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec)
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, -dq, top, scale)
+
+
+# --------------------------------------------------------------------------- matrix
+@njit(cache=True)
+def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
+    """out ← [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state of the last residual
+    (its markers, frames and W_jac)."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_start = _i1(IN, H, T_B_START)
+    W_jac = _f2(WF, WH, W_JAC)
+    n, n_c = q.size, lam.size
+    out[:, :] = 0.0
+    for b in range(T_b_kind.size):
+        m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        st = T_b_start[b]
+        nb = m.shape[0]
+        for i in range(nb):
+            for j in range(nb):
+                out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
+    constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
+    actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
+    for i in range(n_c):
+        for j in range(n):
+            out[n + i, j] = W_jac[i, j]
+            out[j, n + i] = W_jac[i, j]

@@ -1,0 +1,78 @@
+"""Buffers the compiled kernels write into, owned by one run (docs/compiled.md)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .tables import Tables
+
+
+class Workspace(NamedTuple):
+    """Scratch and state buffers, sized once from the :class:`Tables`."""
+
+    rot: np.ndarray  # (nb, 3, 3) A(p)
+    gbar: np.ndarray  # (nb, 3, 4) Ḡ(p)
+    gglob: np.ndarray  # (nb, 3, 4) G(p)
+    basis: np.ndarray  # (nb, 3, 12) B(p) of ∂(A s)/∂p
+    mk_v: np.ndarray  # (nk, 4, 3) marker vectors
+    mk_j: np.ndarray  # (nk, 4, 3, 7+M) marker Jacobians
+    s4: np.ndarray  # (4, 3)
+    coef: np.ndarray  # (ne, 8, 8) equation coefficients at t
+    offset: np.ndarray  # (ne,) translation-drive values s(t)
+    wgt: np.ndarray  # (8, 3)
+    qcur: np.ndarray  # (n_q,) the q of the last residual
+    v3a: np.ndarray
+    v3b: np.ndarray
+    v3c: np.ndarray
+    v3d: np.ndarray
+    v3e: np.ndarray
+    v3f: np.ndarray
+    v3g: np.ndarray
+    v3h: np.ndarray
+    v3i: np.ndarray
+    om3: np.ndarray
+    full: np.ndarray  # (6+M, 6+M)
+    mass: np.ndarray
+    rigid: np.ndarray
+    nlin: np.ndarray  # (6+M, 3)
+    qs: np.ndarray  # (M, 3, 3)
+    y6: np.ndarray  # (6+M,)
+    w6: np.ndarray
+    z6: np.ndarray
+    q6: np.ndarray
+    h6: np.ndarray
+    wr6: np.ndarray
+    qr6: np.ndarray
+    # Newton state of the step being computed
+    q1: np.ndarray  # (n_q,)
+    qd1: np.ndarray
+    qdd1: np.ndarray
+    lam1: np.ndarray  # (n_c,)
+    r: np.ndarray  # (n_q,)
+    phi: np.ndarray  # (n_c,)
+    rhs: np.ndarray  # (n_q + n_c,)
+    matrix: np.ndarray  # (n_q + n_c, n_q + n_c) iteration matrix (before factoring)
+    jac: np.ndarray  # (n_c, n_q)
+    a1: np.ndarray  # (n_q,)
+    counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, resumed
+    floats: np.ndarray  # (2,): last scaled correction, current one
+
+
+def make_workspace(T: Tables) -> Workspace:
+    """Zeroed buffers for the model of ``T``."""
+    nb, nk, ne = T.b_kind.size, T.k_body.size, T.e_row.size
+    big_m = T.f_N.shape[1]
+    n6 = 6 + big_m
+    n_q, n_c = T.n_q, T.n_c
+    v3 = [np.zeros(3) for _ in range(10)]
+    return Workspace(
+        np.zeros((nb, 3, 3)), np.zeros((nb, 3, 4)), np.zeros((nb, 3, 4)),
+        np.zeros((nb, 3, 12)), np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3, 7 + big_m)),
+        np.zeros((4, 3)), np.zeros((ne, 8, 8)), np.zeros(ne), np.zeros((8, 3)),
+        np.zeros(n_q), *v3, np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((n6, n6)),
+        np.zeros((n6, 3)), np.zeros((big_m, 3, 3)), *[np.zeros(n6) for _ in range(7)],
+        np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
+        np.zeros(n_c), np.zeros(n_q + n_c), np.zeros((n_q + n_c, n_q + n_c)),
+        np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2))
