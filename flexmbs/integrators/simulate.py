@@ -602,8 +602,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
 
     def derive():
         """Contact quantities of the newest output (they depend on the contacts' states
-        at that time); energies and power come after the run, from the outputs."""
+        at that time, and so does the power of a model with contacts); energies, and the
+        power of a model without contacts, come after the run from the outputs."""
         q_k, qd_k = rec["q"][-1], rec["qd"][-1]
+        if integ.contacts:
+            derived["power"].append(system.nonconservative_power(
+                q_k, qd_k, rec["lam"][-1], float(rec["t"][-1])))
         derived["contact_power"].append(-sum(c.dissipation_power(system, q_k, qd_k)
                                              for c in integ.contacts))
         derived["dissipated"].append(sum(c.state.dissipated for c in integ.contacts))
@@ -626,6 +630,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
             record()
             rec["t"][-1] = np.array(outputs[next_out])
+            if integ.contacts:
+                derived["power"][-1] = system.nonconservative_power(
+                    rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
             next_out += 1
     k = 0
     stepping = 0.0  # [s] in integ.step()
@@ -666,8 +673,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     lam_hist = np.array(rec["lam"])
     energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
                         ).reshape(-1, 2)
-    derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
-                        for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
+    if not integ.contacts:
+        derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
+                            for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
     power = np.array(derived["power"]) - np.array(derived["contact_power"])
