@@ -2,8 +2,8 @@
 
 The kernels are a second implementation of the same equations, so each piece is checked
 against the NumPy path at random states of random models (hypothesis): the residual
-r = M q̈ + Φ_qᵀλ − Q, Φ, and the scaled iteration matrix (mass, analytic tangents,
-constraint Hessians, Φ_q). Whole runs of every shipped case the kernels can evaluate must
+r = M q̈ + Φ_qᵀλ − Q, Φ, the scaled iteration matrix (mass, analytic tangents,
+constraint Hessians, Φ_q), and the output quantities (energies, power, violations). Whole runs of every shipped case the kernels can evaluate must
 give the same trajectories and the same Newton iteration counts; models they cannot
 evaluate run on the NumPy path and say why.
 """
@@ -61,6 +61,17 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     mat = compiled.iteration_matrix(q, qd, qdd, lam, t, bp, gp)
     ref = python_matrix(system, q, qd, qdd, lam, t, bp, gp)
     np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+    # the outputs of a run: energies, power, violations at three times
+    times = np.array([t, t + 0.2, t + 0.9])
+    qs = q + 0.1 * rng.standard_normal((3, system.n_q))
+    qds = rng.standard_normal((3, system.n_q))
+    lams = rng.standard_normal((3, system.n_c))
+    out = compiled.outputs(times, qs, qds, lams)
+    expected = np.array([[*system.energy(a, b), system.nonconservative_power(a, b, c, tt),
+                          *system.violations(a, b, tt)]
+                         for a, b, c, tt in zip(qs, qds, lams, times, strict=True)])
+    np.testing.assert_allclose(out, expected, rtol=0,
+                               atol=ROUND_OFF * max(1.0, np.abs(expected).max()))
 
 
 def random_model(seed: int):

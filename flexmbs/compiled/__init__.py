@@ -3,9 +3,54 @@ tangent kernels, and the Newton iteration of a step (docs/compiled.md).
 
 The NumPy path (:mod:`flexmbs.assembly`) stays the reference; ``simulate(...,
 engine="python")`` or ``NUMBA_DISABLE_JIT=1`` runs it.
+
+Kernel cache: numba reuses a cached kernel when its own source file is unchanged, but
+the kernels fold the packing layout (:mod:`flexmbs.compiled.packing`) in as constants.
+So, unless ``NUMBA_CACHE_DIR`` is set, the kernels are cached in a folder named by a
+hash of this package's sources: a changed layout can never meet a stale kernel.
 """
 
-from .engine import CompiledSystem, jit_disabled
-from .tables import unsupported_reason
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+
+
+def _kernel_cache_dir() -> str | None:
+    """A writable cache folder tagged with the hash of the kernel sources."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(here.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    tag = f"kernels-{digest.hexdigest()[:16]}"
+    for base in (here / "__pycache__", Path.home() / ".cache" / "flexmbs"):
+        folder = base / tag
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+            return str(folder)
+        except OSError:
+            continue
+    return None
+
+
+_previous = numba.config.CACHE_DIR
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    _folder = _kernel_cache_dir()
+    if _folder is not None:
+        numba.config.CACHE_DIR = _folder
+try:
+    from .engine import CompiledSystem, jit_disabled
+    from .newton import newton_step  # noqa: F401  (decorated under the cache folder)
+    from .outputs import outputs_entry  # noqa: F401
+    from .tables import unsupported_reason
+finally:
+    numba.config.CACHE_DIR = _previous
 
 __all__ = ["CompiledSystem", "jit_disabled", "unsupported_reason"]

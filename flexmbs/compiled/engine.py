@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
+from numba.core.errors import NumbaPerformanceWarning
 from scipy.linalg.lapack import dgetrf
 
 from ..assembly.system import _profile_values
@@ -100,6 +102,23 @@ class CompiledSystem:
         return newton_step(self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd, qdd,
                            a, lam, par, max_iter, prof, u, lu, piv, start)
 
+    def outputs(self, t, q, qd, lam) -> np.ndarray:
+        """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
+        max |Φ| and max |Φ_q q̇ − ν| at every output (``System.energy``,
+        ``nonconservative_power``, ``violations``)."""
+        from .outputs import outputs_entry
+
+        n_t = len(t)
+        prof = np.zeros((n_t, len(self.drives), 3))
+        u = np.zeros((n_t, len(self.actuators)))
+        for k, tk in enumerate(t):
+            prof[k], u[k] = self.time_values(float(tk))
+        out = np.zeros((n_t, 5))
+        outputs_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+                      *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, lam)),
+                      prof, u, out)
+        return out
+
     @staticmethod
     def factor(matrix: np.ndarray):
         """(lu, piv) of ``matrix`` by LAPACK getrf (C-ordered copy of the factors)."""
@@ -108,9 +127,10 @@ class CompiledSystem:
 
     # ----------------------------------------------------------- warm-up
     def _warm_up(self, on_compile) -> None:
-        """Call every kernel once at a dummy state (compiles them, or loads them from
+        """Call the step kernel once at a dummy state (compiles it, or loads it from
         numba's disk cache); ``on_compile()`` is called if that takes more than
-        COMPILE_NOTICE_AFTER seconds. The time goes to ``compile_time``."""
+        COMPILE_NOTICE_AFTER seconds. The time goes to ``compile_time``. (The residual
+        and matrix entries used by tests and diagnostics load on first use.)"""
         timer = None
         if on_compile is not None:
             timer = threading.Timer(COMPILE_NOTICE_AFTER, on_compile)
@@ -118,19 +138,26 @@ class CompiledSystem:
             timer.start()
         start = time.perf_counter()
         try:
-            q = np.zeros(self.n_q)
-            for sl in self.system.slices:
-                q[sl.start + 3] = 1.0
-            zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
-            self.residual(q, zeros, zeros, lam, 0.0)
-            mat = self.iteration_matrix(q, zeros, zeros, lam, 0.0, 1.0, 1.0)
-            n = mat.shape[0]
-            lu, piv = np.eye(n), np.arange(n, dtype=np.int64)
-            par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10])
-            prof, u = self.time_values(0.0)
-            self.work.counters[1] = 0
-            self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, lu, piv, True)
+            with warnings.catch_warnings():  # numba's layout hints, at compile time only
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                self._call_once()
         finally:
             if timer is not None:
                 timer.cancel()
             self.compile_time = time.perf_counter() - start
+
+    def _call_once(self) -> None:
+        """One step-kernel call at a dummy state (p = (1, 0, 0, 0), at rest)."""
+        q = np.zeros(self.n_q)
+        for sl in self.system.slices:
+            q[sl.start + 3] = 1.0
+        zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
+        n = self.n_q + self.n_c
+        lu, piv = np.eye(n), np.arange(n, dtype=np.int64)
+        par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10])
+        try:
+            prof, u = self.time_values(0.0)
+        except ModelError:  # a profile undefined at t = 0: the run will say so
+            prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
+        self.work.counters[1] = 0
+        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, lu, piv, True)

@@ -60,6 +60,7 @@ class Tables(NamedTuple):
     f_mff: np.ndarray  # (nf, M, M)
     f_kff: np.ndarray  # (nf, M, M)
     f_dff: np.ndarray  # (nf, M, M)
+    f_mass: np.ndarray  # (nf,) total mass [kg] (potential energy)
     # markers
     k_body: np.ndarray  # (nk,) body index, -1 for ground
     k_base: np.ndarray  # (nk, 4, 3) point and axes at ξ = 0, body frame
@@ -142,7 +143,8 @@ def compile_tables(system) -> Tables:
         f_m0=np.zeros((nf, 6 + big_m, 6 + big_m)), f_inv_m0=np.zeros((nf, 6 + big_m, 6 + big_m)),
         f_N=np.zeros((nf, big_m, 6 + big_m, 3)), f_Q=np.zeros((nf, big_m, big_m, 3, 3)),
         f_S=np.zeros((nf, 3, big_m)), f_mff=np.zeros((nf, big_m, big_m)),
-        f_kff=np.zeros((nf, big_m, big_m)), f_dff=np.zeros((nf, big_m, big_m)))
+        f_kff=np.zeros((nf, big_m, big_m)), f_dff=np.zeros((nf, big_m, big_m)),
+        f_mass=np.zeros(nf))
     for row in system._rows:
         if row.kind == "norm":
             t["b_norm"][row.body_i] = row.rows.start
@@ -167,6 +169,7 @@ def compile_tables(system) -> Tables:
         t["f_mff"][f, :n, :n] = body.data.M_ff
         t["f_kff"][f, :n, :n] = body.data.K_ff
         t["f_dff"][f, :n, :n] = body.data.D_ff
+        t["f_mass"][f] = inv.mass
     # markers: the constraint plan's stacks first (its global marker numbering), then
     # those of the actuators
     k_body, k_base, k_shapes, k_psi, k_phi = [], [], [], [], []

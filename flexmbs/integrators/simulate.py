@@ -671,17 +671,23 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     lam_hist = np.array(rec["lam"])
-    energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
-                        ).reshape(-1, 2)
-    if not integ.contacts:
-        derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
-                            for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
+    if integ.compiled is not None:  # one kernel call for every output
+        outs = integ.compiled.outputs(t, q, qd, lam_hist)
+        energies, viol = outs[:, :2], outs[:, 3:]
+        derived["power"] = list(outs[:, 2])
+    else:
+        energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
+                            ).reshape(-1, 2)
+        viol = np.array([system.violations(a, b, tt) for a, b, tt in zip(q, qd, t,
+                                                                           strict=True)])
+        if not integ.contacts:
+            derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
+                                for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
     power = np.array(derived["power"]) - np.array(derived["contact_power"])
     work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
     work -= np.array(derived["dissipated"])
-    viol = np.array([system.violations(a, b, tt) for a, b, tt in zip(q, qd, t, strict=True)])
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):

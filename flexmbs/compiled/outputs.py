@@ -1,0 +1,202 @@
+"""Compiled output quantities over a whole run (docs/compiled.md): kinetic and potential
+energy, the power of the non-conservative forces and drives, and the constraint
+violations at every output time, after the run.
+
+The same quantities as :meth:`flexmbs.assembly.system.System.energy`,
+:meth:`~flexmbs.assembly.system.System.nonconservative_power` and
+:meth:`~flexmbs.assembly.system.System.violations` (docs/theory_ffrf.md: T = ½ wᵀ M̄ w,
+w = C q̇; gravity through the first moment; drives work through their multipliers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .packing import (
+    T_B_FLEX,
+    T_B_KIND,
+    T_B_MODE,
+    T_B_NM,
+    T_B_START,
+    T_C_DRIVE,
+    T_C_ROW,
+    T_E_DRIVE,
+    T_E_KIND,
+    T_E_MARK,
+    T_E_ROW,
+    T_F_DFF,
+    T_F_INV_M0,
+    T_F_KFF,
+    T_F_MASS,
+    T_F_N,
+    T_GRAVITY,
+    T_R_IO,
+    T_R_MASS,
+    T_R_S,
+    W_GBAR,
+    W_MK_V,
+    W_QCUR,
+    W_ROT,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _i1,
+    _i2,
+)
+from .residual import (
+    EQ_ROTATION,
+    NO_MRF,
+    actuator_loads,
+    body_frames,
+    constraints_with_jacobian,
+    full_mass,
+    jacobian_dense,
+    mode_mass,
+)
+
+
+@njit(cache=True)
+def _body_energies(F, IN, H, WF, WI, WH, q, qd):
+    """(kinetic, potential) [J] of all bodies at (q, q̇); needs :func:`body_frames`."""
+    b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
+    b_flex, b_mode = _i1(IN, H, T_B_FLEX), _i1(IN, H, T_B_MODE)
+    r_mass, r_io, r_s = _f1(F, H, T_R_MASS), _f3(F, H, T_R_IO), _f2(F, H, T_R_S)
+    f_inv_m0, f_n = _f3(F, H, T_F_INV_M0), _f4(F, H, T_F_N)
+    f_kff, f_mass = _f3(F, H, T_F_KFF), _f1(F, H, T_F_MASS)
+    g = _f1(F, H, T_GRAVITY)
+    rot, gbar = _f3(WF, WH, W_ROT), _f3(WF, WH, W_GBAR)
+    kin, pot = 0.0, 0.0
+    for b in range(b_kind.size):
+        st = b_start[b]
+        a, gb = rot[b], gbar[b]
+        w = np.zeros(3)
+        for c in range(3):
+            w[c] = gb[c, 0] * qd[st + 3] + gb[c, 1] * qd[st + 4] + gb[c, 2] * qd[st + 5] \
+                + gb[c, 3] * qd[st + 6]
+        if b_kind[b] == 0:
+            s = r_s[b]
+            ws = np.array([w[1] * s[2] - w[2] * s[1], w[2] * s[0] - w[0] * s[2],
+                           w[0] * s[1] - w[1] * s[0]])
+            vv, coupling, iw, first = 0.0, 0.0, 0.0, 0.0
+            for c in range(3):
+                vv += qd[st + c] * qd[st + c]
+                coupling += qd[st + c] * (a[c, 0] * ws[0] + a[c, 1] * ws[1] + a[c, 2] * ws[2])
+                iw += w[c] * (r_io[b, c, 0] * w[0] + r_io[b, c, 1] * w[1] + r_io[b, c, 2] * w[2])
+                first += g[c] * (r_mass[b] * q[st + c] + a[c, 0] * s[0] + a[c, 1] * s[1]
+                                 + a[c, 2] * s[2])
+            kin += 0.5 * r_mass[b] * vv + coupling + 0.5 * iw
+            pot -= first
+            continue
+        nm, f = b_nm[b], b_flex[b]
+        n6 = 6 + nm
+        full = np.zeros((n6, n6))
+        full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
+        if b_mode[b] == NO_MRF:
+            mbar = np.zeros((n6, n6))
+            mode_mass(F, IN, H, WF, WI, WH, f, nm, NO_MRF, full, mbar)
+        else:
+            mbar = full
+        wq = np.zeros(n6)
+        for c in range(3):
+            wq[c] = a[0, c] * qd[st] + a[1, c] * qd[st + 1] + a[2, c] * qd[st + 2]
+            wq[3 + c] = w[c]
+        for j in range(nm):
+            wq[6 + j] = qd[st + 7 + j]
+        kin += 0.5 * (wq @ (mbar @ wq))
+        m_rt = f_inv_m0[f, :3, 3:6].copy()  # M_Rθ(ξ) = M0_Rθ + Σ ξ_j N_j[:3]
+        for j in range(nm):
+            m_rt += q[st + 7 + j] * f_n[f, j, :3, :]
+        s_t = np.array([-0.5 * (m_rt[2, 1] - m_rt[1, 2]), -0.5 * (m_rt[0, 2] - m_rt[2, 0]),
+                        -0.5 * (m_rt[1, 0] - m_rt[0, 1])])
+        first = 0.0
+        for c in range(3):
+            first += g[c] * (f_mass[f] * q[st + c] + a[c, 0] * s_t[0] + a[c, 1] * s_t[1]
+                             + a[c, 2] * s_t[2])
+        elastic = 0.0
+        for i in range(nm):
+            for j in range(nm):
+                elastic += q[st + 7 + i] * f_kff[f, i, j] * q[st + 7 + j]
+        pot += -first + 0.5 * elastic
+    return kin, pot
+
+
+@njit(cache=True)
+def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
+    """out[k] = (kinetic, potential, power, max |Φ|, max |Φ_q q̇ − ν|) at output k, from
+    q, q̇ (n_t, n_q), λ (n_t, n_c), the profiles (n_t, n_drives, 3) and actuator values
+    (n_t, n_actuators) at the output times."""
+    n_t, n_q = q.shape
+    n_c = lam.shape[1]
+    b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
+    b_flex = _i1(IN, H, T_B_FLEX)
+    f_dff = _f3(F, H, T_F_DFF)
+    c_row, e_row, e_kind = _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND)
+    e_drive, e_mark = _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK)
+    c_drive = _i1(IN, H, T_C_DRIVE)
+    mk_v = _f3(WF, WH, W_MK_V)
+    qcur = _f1(WF, WH, W_QCUR)
+    scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
+    jac = np.zeros((n_c, n_q))
+    vel = np.zeros(n_c)
+    for k in range(n_t):
+        qk, qdk, lk = q[k], qd[k], lam[k]
+        qcur[:] = qk  # the normalization rows of jacobian_dense
+        body_frames(F, IN, H, WF, WI, WH, qk)
+        scratch[:] = 0.0
+        constraints_with_jacobian(F, IN, H, WF, WI, WH, qk, prof[k], lk, phi, scratch)
+        jacobian_dense(F, IN, H, WF, WI, WH, jac)
+        kin, pot = _body_energies(F, IN, H, WF, WI, WH, qk, qdk)
+        for i in range(n_c):
+            acc = 0.0
+            for j in range(n_q):
+                acc += jac[i, j] * qdk[j]
+            vel[i] = acc
+        power = 0.0
+        for c in range(c_row.size):  # drives work through their multipliers
+            power -= lk[c_row[c]] * vel[c_row[c]]
+        for e in range(e_row.size):
+            if e_kind[e] != 0:
+                power -= lk[e_row[e]] * vel[e_row[e]]
+        loads[:] = 0.0
+        actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
+        for j in range(n_q):
+            power -= qdk[j] * loads[j]
+        for b in range(b_kind.size):
+            if b_kind[b] == 1:
+                st, nm, f = b_start[b], b_nm[b], b_flex[b]
+                for i in range(nm):
+                    for j in range(nm):
+                        power -= qdk[st + 7 + i] * f_dff[f, i, j] * qdk[st + 7 + j]
+        out[k, 0], out[k, 1], out[k, 2] = kin, pot, power
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(phi[i]))
+        out[k, 3] = worst
+        out[k, 4] = _velocity_violation(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark,
+                                        mk_v, c_drive)
+    return out
+
+
+@njit(cache=True)
+def _velocity_violation(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
+    """max |Φ_q q̇ + Φ_t| with Φ_t of the drives (zero on joints and normalization rows)."""
+    for c in range(c_row.size):
+        vel[c_row[c]] -= prof[c_drive[c], 1]
+    for e in range(e_row.size):
+        if e_kind[e] == 0:
+            continue
+        th, th_d = prof[e_drive[e], 0], prof[e_drive[e], 1]
+        if e_kind[e] == EQ_ROTATION:  # −θ̇ x_j·(cos θ x_i + sin θ y_i)
+            ki, kj = e_mark[e, 0], e_mark[e, 1]
+            acc = 0.0
+            for c in range(3):
+                acc += mk_v[kj, 1, c] * (np.cos(th) * mk_v[ki, 1, c] + np.sin(th) * mk_v[ki, 2, c])
+            vel[e_row[e]] -= th_d * acc
+        else:
+            vel[e_row[e]] -= th_d
+    worst = 0.0
+    for i in range(vel.size):
+        worst = max(worst, abs(vel[i]))
+    return worst
