@@ -52,6 +52,8 @@ class CompiledSystem:
         self.actuators = list(system.model.forces)
         self.n_q, self.n_c = system.n_q, system.n_c
         self.compile_time = 0.0
+        self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
+                                    len(self.actuators))
         self._warm_up(on_compile)
 
     # ----------------------------------------------------------- time levels
@@ -72,41 +74,56 @@ class CompiledSystem:
         return prof.reshape(len(self.drives), 3), u
 
     # ----------------------------------------------------------- kernels
+    def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
+              max_iter=1, prof=None, u=None, lu=None, piv=None, start=False, qs=None,
+              qds=None, lams=None, profs=None, us=None, out=None):
+        """:func:`~flexmbs.compiled.newton.kernel` with placeholders for what ``task``
+        does not use (every argument keeps one type, so the kernel compiles once)."""
+        from .newton import kernel
+
+        d = self._dummy
+        return kernel(task, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+                      d.q if q is None else q, d.q if qd is None else qd,
+                      d.q if qdd is None else qdd, d.q if a is None else a,
+                      d.lam if lam is None else lam, d.par if par is None else par,
+                      max_iter, d.prof if prof is None else prof, d.u if u is None else u,
+                      d.lu if lu is None else lu, d.piv if piv is None else piv, start,
+                      d.qs if qs is None else qs, d.qs if qds is None else qds,
+                      d.lams if lams is None else lams, d.profs if profs is None else profs,
+                      d.us if us is None else us, d.out if out is None else out)
+
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
-        from .newton import residual_entry
+        from .newton import TASK_RESIDUAL
 
         prof, u = self.time_values(t)
-        r, phi = np.zeros(self.n_q), np.zeros(self.n_c)
-        residual_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
-                       *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd, lam)),
-                       prof, u, r, phi)
-        return r, phi
+        self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
+                                    for x in (q, qd, qdd)), lam=np.asarray(lam, float),
+                   prof=prof, u=u)
+        return self.work.r.copy(), self.work.phi.copy()
 
     def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
         """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
-        from .newton import matrix_entry
+        from .newton import TASK_MATRIX
 
         prof, u = self.time_values(t)
-        n = self.n_q + self.n_c
-        out = np.zeros((n, n))
-        matrix_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
-                     *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd, lam)),
-                     prof, u, float(bp), float(gp), out)
-        return out
+        self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
+                                  for x in (q, qd, qdd)), lam=np.asarray(lam, float),
+                   par=np.array([bp, gp] + [0.0] * 8), prof=prof, u=u)
+        return self.work.matrix.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
-        """One call of :func:`~flexmbs.compiled.newton.newton_step` (its return code)."""
-        from .newton import newton_step
+        """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
+        from .newton import TASK_STEP
 
-        return newton_step(self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd, qdd,
-                           a, lam, par, max_iter, prof, u, lu, piv, start)
+        return self._call(TASK_STEP, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv,
+                          start)
 
     def outputs(self, t, q, qd, lam) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
         max |Φ| and max |Φ_q q̇ − ν| at every output (``System.energy``,
         ``nonconservative_power``, ``violations``)."""
-        from .outputs import outputs_entry
+        from .newton import TASK_OUTPUTS
 
         n_t = len(t)
         prof = np.zeros((n_t, len(self.drives), 3))
@@ -114,9 +131,10 @@ class CompiledSystem:
         for k, tk in enumerate(t):
             prof[k], u[k] = self.time_values(float(tk))
         out = np.zeros((n_t, 5))
-        outputs_entry(self.F, self.IN, self.H, self.WF, self.WI, self.WH,
-                      *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, lam)),
-                      prof, u, out)
+        self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
+                   qds=np.ascontiguousarray(qd, dtype=float),
+                   lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
+                   profs=prof, us=u, out=out)
         return out
 
     @staticmethod
@@ -161,3 +179,14 @@ class CompiledSystem:
             prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
         self.work.counters[1] = 0
         self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, lu, piv, True)
+
+
+class _Placeholders:
+    """Arrays of the right kind for the kernel arguments a task does not use."""
+
+    def __init__(self, n_q, n_c, n_d, n_a):
+        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), np.zeros(10)
+        self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
+        self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)
+        self.qs, self.lams = np.zeros((0, n_q)), np.zeros((0, n_c))
+        self.profs, self.us, self.out = np.zeros((0, n_d, 3)), np.zeros((0, n_a)), np.zeros((0, 5))

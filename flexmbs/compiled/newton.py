@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .outputs import outputs_entry
 from .packing import WORK_FIELDS, _f1, _f2, _i1
 from .residual import dynamic_residual, jacobian_dense, phi_only
 from .tangents import iteration_matrix
@@ -140,16 +141,32 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             return MAX_ITER
 
 
+#: Tasks of :func:`kernel`.
+TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
+
+
 @njit(cache=True)
-def residual_entry(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
-    """r = M q̈ + Φ_qᵀλ − Q and Φ (for tests and diagnostics)."""
+def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
+           piv, start, qs, qds, lams, profs, us, out):
+    """The one compiled entry point (one entry links and optimizes the kernels once):
+
+    * TASK_STEP: :func:`newton_step` (its return code);
+    * TASK_RESIDUAL: r and Φ at (q, q̇, q̈, λ) into the workspace;
+    * TASK_MATRIX: the scaled iteration matrix at that state into the workspace, with
+      β' = par[0], γ' = par[1];
+    * TASK_OUTPUTS: :func:`flexmbs.compiled.outputs.outputs_entry` of the histories
+      qs, qds, lams with profiles profs and actuator values us into ``out``.
+    """
+    if task == TASK_STEP:
+        return newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
+                           u, lu, piv, start)
+    if task == TASK_OUTPUTS:
+        outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, out)
+        return CONVERGED
+    r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
-
-
-@njit(cache=True)
-def matrix_entry(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out):
-    """The scaled iteration matrix at (q, q̇, q̈, λ) into ``out`` (for tests)."""
-    dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, _f1(WF, WH, _R),
-                     _f1(WF, WH, _PHI))
-    jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
-    iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out)
+    if task == TASK_MATRIX:
+        jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+        iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, par[0], par[1],
+                         _f2(WF, WH, _MATRIX))
+    return CONVERGED

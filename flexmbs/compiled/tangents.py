@@ -217,18 +217,21 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
         for i in range(nm):
             qs[j] += xi[i] * (big_q[i, j] + big_q[j, i])
     rigid_rows = mode in (ONE_WAY, RIGID)
+    # runtime values, not literals: numba compiles a function once per literal argument
+    no_modes = nm * 0
+    two_way = TWO_WAY + no_modes
     jw = np.zeros((n6, n6))
     jxi = np.zeros((n6, nm))
     qbar = np.zeros(n6)
     eye = np.zeros(n6)
     if rigid_rows:
         w6 = w[:6].copy()
-        qbar[:6] = qbar_bilinear(mbar_rigid, big_n, qs, 0, w6, w6)
+        qbar[:6] = qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, w6)
         for k in range(6):
             e6 = np.zeros(6)
             e6[k] = 1.0
-            jw[:6, k] = qbar_bilinear(mbar_rigid, big_n, qs, 0, e6, w6) \
-                + qbar_bilinear(mbar_rigid, big_n, qs, 0, w6, e6)
+            jw[:6, k] = qbar_bilinear(mbar_rigid, big_n, qs, no_modes, e6, w6) \
+                + qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, e6)
     if mode != RIGID:
         lo = 6 if rigid_rows else 0
         q_full = qbar_bilinear(mbar_full, big_n, qs, nm, w, w)
@@ -241,11 +244,11 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
             jw[lo:, k] = col[lo:]
         if nm:
             v, om = w[:3], w[3:6]
-            dw = mass_dxi(big_n, qs, nm, w, TWO_WAY)
+            dw = mass_dxi(big_n, qs, nm, w, two_way)
             jx = np.zeros((n6, nm))
             ov = np.zeros(n6)
             ov[:3] = _cross(om, v)
-            jx[:, :] = mass_dxi(big_n, qs, nm, ov, TWO_WAY)
+            jx[:, :] = mass_dxi(big_n, qs, nm, ov, two_way)
             for j in range(nm):
                 dr = dw[:3, j].copy()
                 dt = dw[3:6, j].copy()
@@ -343,7 +346,7 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
         gcol = mbar[:, :3].copy()
         empty_n = np.zeros((0, 6, 3))
         empty_q = np.zeros((0, 0, 3, 3))
-        k, c = frame_tangents(mbar, mbar, mbar, gcol, empty_n, empty_q, 0, TWO_WAY, p,
+        k, c = frame_tangents(mbar, mbar, mbar, gcol, empty_n, empty_q, nm, T_b_mode[b], p,
                               qb[7:], qdb[:3], qdb[3:7], qdb[7:], qddb, g)
         x = qddb[:3] - g
         k[:3, 3:7] -= mass * (_d_rot(p, a.T @ x) + a @ _d_rot_t(p, x))
