@@ -10,6 +10,7 @@ the residual and the iteration matrix.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -59,19 +60,32 @@ class CompiledSystem:
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(profiles (n_drives, 3): (s, ṡ, s̈) of every drive, u (n_actuators,)) at t; a
-        failing or non-finite profile raises ModelError naming it."""
-        prof = np.array([_profile_values(d, t) for d in self.drives], dtype=float)
-        u = np.empty(len(self.actuators))
+        failing or non-finite profile raises ModelError naming it (new arrays)."""
+        prof, u = np.empty((len(self.drives), 3)), np.empty(len(self.actuators))
+        self.time_values_into(t, prof, u)
+        return prof, u
+
+    def time_values_into(self, t: float, prof: np.ndarray, u: np.ndarray) -> None:
+        """:meth:`time_values` into the given arrays (once per step: no checks beyond
+        finiteness unless a profile misbehaves, then the NumPy path's messages)."""
+        for k, drive in enumerate(self.drives):
+            try:
+                s, s_d, s_dd = drive.profile.eval(t)
+                prof[k, 0], prof[k, 1], prof[k, 2] = s, s_d, s_dd
+            except Exception:
+                prof[k] = _profile_values(drive, t)  # raises the ModelError naming it
+            if not (math.isfinite(prof[k, 0]) and math.isfinite(prof[k, 1])
+                    and math.isfinite(prof[k, 2])):
+                _profile_values(drive, t)
         for k, act in enumerate(self.actuators):
             try:
-                u[k] = float(act.profile.eval(t)[0])
+                u[k] = act.profile.eval(t)[0]
             except Exception as exc:
                 raise ModelError(f"joint actuator {act.name!r}: its profile failed at t = "
                                  f"{t:g}: {type(exc).__name__}: {exc}") from exc
-            if not np.isfinite(u[k]):
+            if not math.isfinite(u[k]):
                 raise ModelError(f"joint actuator {act.name!r}: its profile returned "
                                  f"{u[k]} at t = {t:g}")
-        return prof.reshape(len(self.drives), 3), u
 
     # ----------------------------------------------------------- kernels
     def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
@@ -114,10 +128,12 @@ class CompiledSystem:
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
         """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
-        from .newton import TASK_STEP
+        from .newton import TASK_STEP, kernel
 
-        return self._call(TASK_STEP, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv,
-                          start)
+        d = self._dummy
+        return kernel(TASK_STEP, self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd,
+                      qdd, a, lam, par, max_iter, prof, u, lu, piv, start, d.qs, d.qs,
+                      d.lams, d.profs, d.us, d.out)
 
     def outputs(self, t, q, qd, lam) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],

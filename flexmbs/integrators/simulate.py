@@ -168,6 +168,7 @@ class AlphaIntegrator:
             raise ValidationError(f"engine must be one of {[m.value for m in Engine]}, got "
                                   f"{engine!r}") from None
         self.compiled, self.engine_note, self.compile_time = None, "", 0.0
+        self._step_buffers = None
         if self.engine is Engine.PYTHON:
             self.engine_note = "engine='python' requested"
             return
@@ -314,9 +315,13 @@ class AlphaIntegrator:
         p, cs = self.params, self.compiled
         work = cs.work
         t1 = self.t + h
-        prof, u = cs.time_values(t1)
-        par = np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1, self.rtol, self.atol,
-                        self.acc_rtol, self.phi_tol])
+        if self._step_buffers is None:  # (par, profiles, actuator values), reused
+            self._step_buffers = (np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1,
+                                            self.rtol, self.atol, self.acc_rtol,
+                                            self.phi_tol]), *cs.time_values(t1))
+        par, prof, u = self._step_buffers
+        par[4], par[5] = h, t1
+        cs.time_values_into(t1, prof, u)
         stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         work.counters[nk.STALE] = int(stale)
         lu, piv = self.matrix.lu if self.matrix.lu is not None else (
