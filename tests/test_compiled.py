@@ -3,9 +3,11 @@
 The kernels are a second implementation of the same equations, so each piece is checked
 against the NumPy path at random states of random models (hypothesis): the residual
 r = M q̈ + Φ_qᵀλ − Q, Φ, the scaled iteration matrix (mass, analytic tangents,
-constraint Hessians, Φ_q), and the output quantities (energies, power, violations). Whole runs of every shipped case the kernels can evaluate must
-give the same trajectories and the same Newton iteration counts; models they cannot
-evaluate run on the NumPy path and say why.
+constraint Hessians, Φ_q), and the output quantities (energies, power, violations).
+Whole runs of every shipped case the kernels can evaluate must give the same
+trajectories and the same Newton iteration counts; models they cannot evaluate run on
+the NumPy path and say why; the first automatic run compiles the kernels in the
+background.
 """
 
 from __future__ import annotations
@@ -237,7 +239,7 @@ def test_engine_option_is_validated():
 
 
 def test_statistics_are_recorded_and_saved(tmp_path):
-    result = _run("arm_beam_seed.toml", "auto", 0.05)
+    result = _run("arm_beam_seed.toml", "compiled", 0.05)
     st_ = result.statistics
     assert st_["engine"] == "compiled"
     assert st_["steps"] == len(result.h) == 50
@@ -261,3 +263,34 @@ def test_a_failing_profile_names_the_drive_on_the_compiled_path():
     system = System(b.finalize())
     with pytest.raises(ModelError, match="motor"):
         CompiledSystem(system).time_values(1.0)
+
+
+def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
+    """Without the kernels in the cache, an auto run starts the compiling process and
+    runs on the NumPy path, saying so; once that process is done, auto runs compile."""
+    from flexmbs.compiled import warmup
+
+    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    assert not warmup.is_ready()
+    first = _run("seed_pendulum.toml", "auto", 0.01)
+    assert first.statistics["engine"] == "python"
+    assert "background" in first.statistics["engine_note"]
+    assert warmup.compiling() or warmup.is_ready()
+    warmup.wait_while_compiling(timeout=600)
+    log = next(tmp_path.glob("*.log")).read_text()
+    assert warmup.is_ready(), log
+    assert not list(tmp_path.glob("*.lock"))
+    assert _run("seed_pendulum.toml", "auto", 0.01).statistics["engine"] == "compiled"
+
+
+def test_an_abandoned_compilation_lock_does_not_count(tmp_path, monkeypatch):
+    import json
+
+    from flexmbs.compiled import warmup
+
+    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    lock = tmp_path / f"{warmup.KERNEL_TAG}.lock"
+    lock.write_text(json.dumps({"pid": 2**22 + 12345, "started": 0.0}))  # no such process
+    assert not warmup.compiling()
+    lock.write_text("not json")
+    assert not warmup.compiling()

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
     def compiling():
         if not (args.quiet or args.json):
-            print("flexmbs: compiling kernels, once per install (about a minute)...",
+            print("flexmbs: compiling kernels, once per install (a few minutes)...",
                   file=sys.stderr, flush=True)
 
     engine = {"engine": args.engine} if getattr(args, "engine", None) else {}

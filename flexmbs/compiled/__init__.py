@@ -19,16 +19,21 @@ from pathlib import Path
 import numba
 
 
-def _kernel_cache_dir() -> str | None:
-    """A writable cache folder tagged with the hash of the kernel modules' sources."""
+def _kernel_tag() -> str:
+    """``kernels-<hash of the kernel modules' sources>``."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
-        if path.name in ("__init__.py", "engine.py"):  # no kernels there
+        if path.name in ("__init__.py", "engine.py", "warmup.py"):  # no kernels there
             continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
-    tag = f"kernels-{digest.hexdigest()[:16]}"
+    return f"kernels-{digest.hexdigest()[:16]}"
+
+
+def _writable_folder(tag: str) -> str | None:
+    """A writable folder named ``tag`` beside the package, else in ~/.cache/flexmbs."""
+    here = Path(__file__).resolve().parent
     for base in (here / "__pycache__", Path.home() / ".cache" / "flexmbs"):
         folder = base / tag
         try:
@@ -42,11 +47,15 @@ def _kernel_cache_dir() -> str | None:
     return None
 
 
+KERNEL_TAG = _kernel_tag()
 _previous = numba.config.CACHE_DIR
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    _folder = _kernel_cache_dir()
-    if _folder is not None:
-        numba.config.CACHE_DIR = _folder
+if os.environ.get("NUMBA_CACHE_DIR"):
+    #: Where the background compilation keeps its ready/lock files.
+    KERNEL_STATE_DIR = _writable_folder("state")
+else:
+    KERNEL_STATE_DIR = _writable_folder(KERNEL_TAG)
+    if KERNEL_STATE_DIR is not None:
+        numba.config.CACHE_DIR = KERNEL_STATE_DIR
 try:
     from .engine import CompiledSystem, jit_disabled
     from .newton import newton_step  # noqa: F401  (decorated under the cache folder)

@@ -41,7 +41,7 @@ class CompiledSystem:
     Raises ModelError naming what the kernels cannot evaluate (see
     :func:`~flexmbs.compiled.tables.unsupported_reason`)."""
 
-    def __init__(self, system, on_compile=None):
+    def __init__(self, system, on_compile=None, wait: bool = True):
         reason = unsupported_reason(system)
         if reason is not None:
             raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
@@ -55,7 +55,12 @@ class CompiledSystem:
         self.compile_time = 0.0
         self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
                                     len(self.actuators))
+        from . import warmup
+
+        if wait:  # a background compilation is filling the cache: do not compile twice
+            warmup.wait_while_compiling()
         self._warm_up(on_compile)
+        warmup.mark_ready()
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:

@@ -188,6 +188,13 @@ class AlphaIntegrator:
                 raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
             self.engine, self.engine_note = Engine.PYTHON, reason
             return
+        from ..compiled import warmup
+
+        if self.engine is Engine.AUTO and not warmup.is_ready() and warmup.start_background():
+            self.engine, self.engine_note = Engine.PYTHON, (
+                "the compiled kernels are being built in the background, once per "
+                "install (a few minutes); this run uses the NumPy path")
+            return
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
         self.compile_time = self.compiled.compile_time
