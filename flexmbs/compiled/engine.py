@@ -56,7 +56,9 @@ class CompiledSystem:
         self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
                                     len(self.actuators))
         from . import warmup
+        from .newton import TASK_STEP, kernel
 
+        self._kernel, self._step_task = kernel, TASK_STEP
         if wait:  # a background compilation is filling the cache: do not compile twice
             warmup.wait_while_compiling()
         self._warm_up(on_compile)
@@ -133,10 +135,8 @@ class CompiledSystem:
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
         """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
-        from .newton import TASK_STEP, kernel
-
         d = self._dummy
-        return kernel(TASK_STEP, self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd,
+        return self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd,
                       qdd, a, lam, par, max_iter, prof, u, lu, piv, start, d.qs, d.qs,
                       d.lams, d.profs, d.us, d.out)
 

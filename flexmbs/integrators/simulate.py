@@ -37,6 +37,19 @@ class Tangents(str, Enum):
     """Grouped forward finite differences of the whole residual (for comparison)."""
 
 
+def _newton_kernels():
+    """The compiled Newton module (imported on first use: numba loads with it)."""
+    global _NEWTON
+    if _NEWTON is None:
+        from ..compiled import newton
+
+        _NEWTON = newton
+    return _NEWTON
+
+
+_NEWTON = None
+
+
 class Engine(str, Enum):
     """Which implementation evaluates the model and runs the Newton iteration."""
 
@@ -317,8 +330,7 @@ class AlphaIntegrator:
     def _try_step_compiled(self, h):
         """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
         one kernel call per step, plus one LAPACK factorisation per matrix refresh."""
-        from ..compiled import newton as nk
-
+        nk = _newton_kernels()
         p, cs = self.params, self.compiled
         work = cs.work
         t1 = self.t + h
