@@ -136,9 +136,9 @@ class CompiledSystem:
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
         """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
         d = self._dummy
-        return self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI, self.WH, q, qd,
-                      qdd, a, lam, par, max_iter, prof, u, lu, piv, start, d.qs, d.qs,
-                      d.lams, d.profs, d.us, d.out)
+        return self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
+                            self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv,
+                            start, d.qs, d.qs, d.lams, d.profs, d.us, d.out)
 
     def outputs(self, t, q, qd, lam) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
