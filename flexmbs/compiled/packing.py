@@ -60,11 +60,13 @@ T_E_ROW = 29
 T_E_MARK = 30
 T_E_KIND = 31
 T_E_DRIVE = 32
-T_C_ROW = 33
-T_C_COORD = 34
-T_C_DRIVE = 35
-T_A_KIND = 36
-T_A_MARK = 37
+T_E_NPAIRS = 33
+T_E_PAIRS = 34
+T_C_ROW = 35
+T_C_COORD = 36
+T_C_DRIVE = 37
+T_A_KIND = 38
+T_A_MARK = 39
 W_ROT = 0
 W_GBAR = 1
 W_GGLOB = 2
@@ -188,6 +190,12 @@ def _i1(IN, H, k):
 def _i2(IN, H, k):
     a, b = H[k, 3], H[k, 4]
     return as_strided(IN[H[k, 1]:], shape=(a, b), strides=(8 * b, 8))
+
+
+@njit(cache=True, inline="always")
+def _i3(IN, H, k):
+    a, b, c = H[k, 3], H[k, 4], H[k, 5]
+    return as_strided(IN[H[k, 1]:], shape=(a, b, c), strides=(8 * b * c, 8 * c, 8))
 
 
 def _check_constants() -> None:

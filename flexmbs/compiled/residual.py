@@ -40,6 +40,8 @@ from .packing import (
     T_E_KIND,
     T_E_LIN,
     T_E_MARK,
+    T_E_NPAIRS,
+    T_E_PAIRS,
     T_E_ROW,
     T_F_DFF,
     T_F_INV_M0,
@@ -99,6 +101,7 @@ from .packing import (
     _f5,
     _i1,
     _i2,
+    _i3,
 )
 from .rotations import (
     cross_into,
@@ -271,6 +274,8 @@ def _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi):
     T_c_row = _i1(IN, H, T_C_ROW)
     T_e_lin = _f3(F, H, T_E_LIN)
     T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     W_coef = _f3(WF, WH, W_COEF)
     W_mk_v = _f3(WF, WH, W_MK_V)
@@ -285,32 +290,36 @@ def _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi):
     for e in range(T_e_row.size):
         ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
         val = -W_offset[e]
-        for a in range(8):  # scalar indexing only: no array views in the inner loops
+        for p in range(T_e_npairs[e]):  # the nonzero C_ab only; scalar indexing
+            a, b = T_e_pairs[e, p, 0], T_e_pairs[e, p, 1]
             ka, aa = (ki, a) if a < 4 else (kj, a - 4)
-            va0, va1, va2 = W_mk_v[ka, aa, 0], W_mk_v[ka, aa, 1], W_mk_v[ka, aa, 2]
-            for b in range(8):
-                cab = W_coef[e, a, b]
-                if cab != 0.0:
-                    kb, bb = (ki, b) if b < 4 else (kj, b - 4)
-                    val += cab * (va0 * W_mk_v[kb, bb, 0] + va1 * W_mk_v[kb, bb, 1]
-                                  + va2 * W_mk_v[kb, bb, 2])
-            val += T_e_lin[e, a, 0] * va0 + T_e_lin[e, a, 1] * va1 + T_e_lin[e, a, 2] * va2
+            kb, bb = (ki, b) if b < 4 else (kj, b - 4)
+            val += W_coef[e, a, b] * (W_mk_v[ka, aa, 0] * W_mk_v[kb, bb, 0]
+                                      + W_mk_v[ka, aa, 1] * W_mk_v[kb, bb, 1]
+                                      + W_mk_v[ka, aa, 2] * W_mk_v[kb, bb, 2])
+        for a in range(8):
+            ka, aa = (ki, a) if a < 4 else (kj, a - 4)
+            val += (T_e_lin[e, a, 0] * W_mk_v[ka, aa, 0] + T_e_lin[e, a, 1] * W_mk_v[ka, aa, 1]
+                    + T_e_lin[e, a, 2] * W_mk_v[ka, aa, 2])
         phi[T_e_row[e]] = val
 
 
 @njit(cache=True)
-def _equation_weights(T_e_lin, T_e_mark, W_coef, W_mk_v, e, wgt):
-    """wgt (8, 3) ← (C + Cᵀ) V + l of equation e: ∂Φ_e/∂q = Σ_a wgt_aᵀ J_a."""
+def _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt):
+    """wgt (8, 3) ← (C + Cᵀ) V + l of equation e: ∂Φ_e/∂q = Σ_a wgt_aᵀ J_a (from the
+    nonzero C_ab: wgt_a += C_ab V_b, wgt_b += C_ab V_a)."""
     ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
     for a in range(8):
         for c in range(3):
             wgt[a, c] = T_e_lin[e, a, c]
-        for b in range(8):
-            sab = W_coef[e, a, b] + W_coef[e, b, a]
-            if sab != 0.0:
-                kb, bb = (ki, b) if b < 4 else (kj, b - 4)
-                for c in range(3):
-                    wgt[a, c] += sab * W_mk_v[kb, bb, c]
+    for p in range(T_e_npairs[e]):
+        a, b = T_e_pairs[e, p, 0], T_e_pairs[e, p, 1]
+        cab = W_coef[e, a, b]
+        ka, aa = (ki, a) if a < 4 else (kj, a - 4)
+        kb, bb = (ki, b) if b < 4 else (kj, b - 4)
+        for c in range(3):
+            wgt[a, c] += cab * W_mk_v[kb, bb, c]
+            wgt[b, c] += cab * W_mk_v[ka, aa, c]
 
 
 @njit(cache=True)
@@ -322,12 +331,13 @@ def _add_weighted_jacobian(T_b_nm, T_b_start, T_k_body, W_mk_j, k, wgt, first, s
     start = T_b_start[b]
     n = 7 + T_b_nm[b]
     jac = W_mk_j[k]
-    for col in range(n):
-        acc = 0.0
-        for a in range(4):
-            for c in range(3):
-                acc += wgt[first + a, c] * jac[a, c, col]
-        out[start + col] += scale * acc
+    for a in range(4):  # rows of the weights that are zero (most axes) cost nothing
+        w0, w1, w2 = wgt[first + a, 0], wgt[first + a, 1], wgt[first + a, 2]
+        if w0 == 0.0 and w1 == 0.0 and w2 == 0.0:
+            continue
+        for col in range(n):
+            out[start + col] += scale * (w0 * jac[a, 0, col] + w1 * jac[a, 1, col]
+                                         + w2 * jac[a, 2, col])
 
 
 @njit(cache=True)
@@ -349,6 +359,8 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     T_c_coord = _i1(IN, H, T_C_COORD)
     T_c_row = _i1(IN, H, T_C_ROW)
     T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     T_k_body = _i1(IN, H, T_K_BODY)
     W_wgt = _f2(WF, WH, W_WGT)
@@ -379,7 +391,7 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
         r[T_c_coord[c]] += lam[T_c_row[c]]
     wgt = W_wgt
     for e in range(T_e_row.size):
-        _equation_weights(T_e_lin, T_e_mark, W_coef, W_mk_v, e, wgt)
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         lam_e = lam[T_e_row[e]]
         _add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, 0, lam_e, r
@@ -405,6 +417,8 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
     T_c_coord = _i1(IN, H, T_C_COORD)
     T_c_row = _i1(IN, H, T_C_ROW)
     T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     W_qcur = _f1(WF, WH, W_QCUR)
     W_wgt = _f2(WF, WH, W_WGT)
@@ -418,7 +432,7 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
         out[T_c_row[c], T_c_coord[c]] = 1.0
     wgt = W_wgt
     for e in range(T_e_row.size):
-        _equation_weights(T_e_lin, T_e_mark, W_coef, W_mk_v, e, wgt)
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         row = out[T_e_row[e]]
         _add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, 0, 1.0, row

@@ -74,6 +74,8 @@ class Tables(NamedTuple):
     e_mark: np.ndarray  # (ne, 2) markers i, j
     e_kind: np.ndarray  # (ne,) EQ_JOINT, EQ_ROTATION, EQ_TRANSLATION
     e_drive: np.ndarray  # (ne,) drive index (−1 for joints)
+    e_npairs: np.ndarray  # (ne,) nonzero entries of C_k (at most 4)
+    e_pairs: np.ndarray  # (ne, 4, 2) their positions (a, b)
     # coordinate drives
     c_row: np.ndarray  # (ncd,)
     c_coord: np.ndarray  # (ncd,)
@@ -216,6 +218,18 @@ def compile_tables(system) -> Tables:
         e_kind[e], e_drive[e] = EQ_ROTATION, index[id(spec)]
     for spec, e in plan.translation_drives:
         e_kind[e], e_drive[e] = EQ_TRANSLATION, index[id(spec)]
+    coef = plan.coef.reshape(ne, 8, 8)
+    e_npairs = np.zeros(ne, np.int64)
+    e_pairs = np.zeros((ne, 4, 2), np.int64)
+    for e in range(ne):
+        where = [(5, 1), (5, 2)] if e_kind[e] == EQ_ROTATION else [
+            (int(a), int(b)) for a, b in zip(*np.nonzero(coef[e]), strict=True)]
+        if len(where) > 4:
+            raise ValueError(f"constraint equation {e} has {len(where)} bilinear terms; "
+                             f"the kernels take at most 4")
+        e_npairs[e] = len(where)
+        for p_, pair in enumerate(where):
+            e_pairs[e, p_] = pair
     return Tables(
         **t,
         k_body=np.array(k_body, np.int64).reshape(nk),
@@ -226,6 +240,7 @@ def compile_tables(system) -> Tables:
         e_coef=np.ascontiguousarray(plan.coef.reshape(ne, 8, 8)),
         e_lin=np.ascontiguousarray(plan.lin), e_row=plan.pos.astype(np.int64),
         e_mark=plan.markers.astype(np.int64).reshape(ne, 2), e_kind=e_kind, e_drive=e_drive,
+        e_npairs=e_npairs, e_pairs=e_pairs,
         c_row=np.array([r for _, r, _ in plan.coordinate_drives], np.int64),
         c_coord=np.array([c for _, _, c in plan.coordinate_drives], np.int64),
         c_drive=np.array([index[id(s)] for s, _, _ in plan.coordinate_drives], np.int64),
