@@ -100,6 +100,12 @@ class AlphaIntegrator:
         needed more than ``refresh_above`` iterations (None: never for that reason).
         "auto": ``REFRESH_ABOVE`` (4) with analytic tangents, whose build costs a few
         residual evaluations; None with finite-difference ones, whose build costs dozens.
+    engine : {"auto", "compiled", "python"}
+        Who evaluates the model and runs the Newton iteration (:class:`Engine`,
+        docs/compiled.md); ``engine`` and ``engine_note`` say which ran and why.
+    on_compile : callable, optional
+        Called (no arguments) when loading the compiled kernels takes long, i.e. they
+        are being compiled.
     """
 
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
