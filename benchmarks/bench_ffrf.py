@@ -2,7 +2,7 @@
 applied point force, for n_m = 2, 8, 32 modes and N = 10^2 versus 10^5 FE nodes.
 
 The two node counts must give the same times within noise: the floating-frame terms come
-from the inertia invariants only (ARCHITECTURE.md §4).
+from the inertia invariants only (docs/theory_ffrf.md §3).
 
 Run:  python benchmarks/bench_ffrf.py [--json]
 """

@@ -1,5 +1,5 @@
 """FFRF kernels: kinetic energy against the nodal sum, Q_v against finite differences of
-Lagrange's equations, coupling-mode structure (FFRF.md §4, §5.3, §7, §11)."""
+Lagrange's equations, coupling-mode structure (docs/theory_ffrf.md §5–6, §9–10)."""
 
 import numpy as np
 import scipy.sparse as sp

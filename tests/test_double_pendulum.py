@@ -1,4 +1,4 @@
-"""Seed document 000's double pendulum (assumptions in cases/seed_double_pendulum.toml):
+"""The source documents' double pendulum (assumptions in cases/seed_double_pendulum.toml):
 energy with trapezoidal Newmark, bounded decay with HHT, agreement with the Radau
 reference path at second order, and the named-redundancy error."""
 

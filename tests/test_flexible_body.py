@@ -1,6 +1,6 @@
 """Flexible bodies in the multibody core: marker kinematics and joints on them against
 finite differences, kinetic energy against the nodal sum, and the energy behaviour of
-each coupling mode on a free body (FFRF.md §7–8, §11)."""
+each coupling mode on a free body (docs/theory_ffrf.md §8–10)."""
 
 import numpy as np
 import pytest
@@ -174,7 +174,7 @@ ENERGY_CASES = [
     ("mean-axis", "two-way", True), ("mean-axis", "rigid", True),
     ("mean-axis", "one-way", False),
     # S̄ = 0 and an isotropic mass: the dropped blocks' power 2ω̄ᵀİ_θf ξ̇ vanishes
-    # (FFRF.md §3.4), so no-Mrf conserves T′ + V here
+    # (docs/theory_ffrf.md §3), so no-Mrf conserves T′ + V here
     ("mean-axis", "no-Mrf", True),
     ("attached", "two-way", True), ("attached", "rigid", True),
     ("attached", "one-way", False), ("attached", "no-Mrf", False),
@@ -184,7 +184,7 @@ ENERGY_CASES = [
 @pytest.mark.parametrize(("frame", "coupling", "conserves"), ENERGY_CASES)
 def test_energy_of_a_free_spinning_flexible_body(frame, coupling, conserves):
     """Two-way and rigid conserve T + ½ξᵀKξ; one-way never does; no-Mrf (T′ from its own
-    mass matrix) does only when S̄ = 0 with an isotropic mass (FFRF.md §7)."""
+    mass matrix) does only when S̄ = 0 with an isotropic mass (docs/theory_ffrf.md §9)."""
     data = random_modal(11, six_dof=False)[0] if frame == "mean-axis" else attached_body()
     rigid = coupling == "rigid"
     b = ModelBuilder()
@@ -223,7 +223,7 @@ def pendulum_with(body_kind: str):
 
 def test_rigid_and_one_way_modes_move_exactly_like_the_rigid_body():
     """With a joint and gravity, the frame motion in rigid and one-way modes equals the
-    equivalent RigidBody's (markers at ξ = 0 for joints, FFRF.md §7), while two-way
+    equivalent RigidBody's (markers at ξ = 0 for joints, docs/theory_ffrf.md §9), while two-way
     differs; the modes still vibrate in one-way."""
     results = {}
     for kind in ("rigid-body", "rigid", "one-way", "two-way"):

@@ -1,6 +1,6 @@
 """Newmark, HHT-α and generalized-α on the index-3 DAE: accuracy and spectral properties
 against theory, a cantilever's first frequency, conservation on a free flexible body,
-and failure handling (ARCHITECTURE.md §5, issue 4's integrator checks)."""
+and failure handling (docs/theory_integrators.md, issue 4's integrator checks)."""
 
 import warnings
 from pathlib import Path

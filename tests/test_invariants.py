@@ -1,4 +1,4 @@
-"""Inertia invariants versus direct node sums (FFRF.md §3, §9, §11)."""
+"""Inertia invariants versus direct node sums (docs/theory_ffrf.md §3, §10)."""
 
 import numpy as np
 import pytest
@@ -60,7 +60,7 @@ def test_blocks_equal_node_sum_at_random_xi(seed, n_nodes, n_modes, kind):
 
 @pytest.mark.parametrize("kind", ["lumped", "consistent"])
 def test_shabana_set_definitions(kind):
-    """J⁽¹⁾, J⁽²⁾ and S̄ equal their defining sums; SID relation of FFRF.md §3.1."""
+    """J⁽¹⁾, J⁽²⁾ and S̄ equal their defining sums; SID relation of docs/theory_ffrf.md §3."""
     nodes, phi, mass, m_fe = random_body(3, 9, 4, kind)
     inv = compute_invariants(nodes, phi, mass)
     m_s = m_fe[0::3, 0::3]
@@ -82,7 +82,7 @@ def test_shabana_set_definitions(kind):
 @pytest.mark.parametrize("kind", ["lumped", "consistent", "anisotropic"])
 def test_invariants_hold_no_node_sized_array(kind):
     """Every stored array has the same shape for 40 and 400 nodes: evaluating the blocks
-    cannot touch the N nodes (per-step cost independent of the mesh, ARCHITECTURE §4)."""
+    cannot touch the N nodes (per-step cost independent of the mesh, docs/theory_ffrf.md §3)."""
     import dataclasses
 
     small = compute_invariants(*random_body(5, 40, 6, kind)[:3])

@@ -1,5 +1,5 @@
 """Multibody core: DOF and redundancy checks, assembly, kinematic analysis, forces,
-profiles and bad input (ARCHITECTURE.md §3, issue 3)."""
+profiles and bad input (docs/multibody.md, issue 3)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Seed document 003's pendulum: 1 kg point mass on a massless 0.5 m rod, released from
+"""The source documents' pendulum: 1 kg point mass on a massless 0.5 m rod, released from
 30°, gravity −y. The seed quotes 2π√(L/g) ≈ 1.42 s (the small-angle value); the exact
 period is 4√(L/g) K(sin 15°) = 1.4432 s, 1.7 % longer. flexmbs must give the exact one."""
 

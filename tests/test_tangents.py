@@ -3,7 +3,7 @@ central finite differences of the residual at random states (random unit Euler
 parameters, ξ, q̇, q̈, λ): rigid and flexible bodies in every coupling mode, every joint
 and drive, every force type, the finite-difference fallback for user callables, the
 whole system against the integrator's finite-difference path, and simulations with both
-(flexmbs.assembly.tangents, FFRF.md §1–9)."""
+(flexmbs.assembly.tangents, docs/theory_ffrf.md §1–3, §5–9)."""
 
 from dataclasses import replace
 
@@ -159,7 +159,7 @@ def test_flexible_body_tangents(seed, mode, data_kind):
 @settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_bilinear_qbar_reproduces_the_quadratic_velocity_vector(seed, mode):
-    """B(w, w) of the tangent kernel is the Q̄ the dynamics use (FFRF.md §9)."""
+    """B(w, w) of the tangent kernel is the Q̄ the dynamics use (docs/theory_ffrf.md §3)."""
     rng = np.random.default_rng(seed)
     data = random_modal(seed % 50, six_dof=True)[0]
     inv, n = data.invariants, data.n_modes

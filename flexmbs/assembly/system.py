@@ -1,4 +1,4 @@
-"""System: the compiled model that integrators and analyses call (ARCHITECTURE.md §2, §3).
+"""System: the compiled model that integrators and analyses call (docs/multibody.md).
 
 Global coordinates q stack each body's [R (3), p (4)] in declaration order (ground has
 none). Constraint rows: joints and drives in declaration order, then one Euler-parameter

@@ -10,7 +10,7 @@ A's surface at the contact, pointing towards B; the force on B is F = F_n n + F_
     J_c = force_jac − skew(ρ) angular_jac,     v_c = J_c q̇,    Q = J_cᵀ F,
 
 which for a marker on a node of a flexible body includes the node's modal motion
-(Φ_k, Ψ_k; FFRF.md §8): a contact point on a flexible body follows its deformation.
+(Φ_k, Ψ_k; docs/theory_ffrf.md §8): a contact point on a flexible body follows its deformation.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Rotation kinematics with Euler parameters (ARCHITECTURE.md §3, FFRF.md §1)."""
+"""Rotation kinematics with Euler parameters (docs/theory_ffrf.md §1)."""

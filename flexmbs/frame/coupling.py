@@ -1,5 +1,5 @@
 """Floating-frame kernels: the generalized mass matrix and quadratic velocity vector of a
-flexible body from its inertia invariants, in every coupling mode (FFRF.md §4, §5, §7, §9).
+flexible body from its inertia invariants, in every coupling mode (docs/theory_ffrf.md §3, §5–6, §9).
 
 Pure functions of (invariants, M_ff, p, ξ, rates); cost O(n_m²) (plus O(n_m³) for the
 dense (7+n)² products), never touching the FE nodes.
@@ -30,7 +30,7 @@ from .rotations import (
 
 
 class Coupling(str, Enum):
-    """Rigid–elastic coupling modes (ARCHITECTURE.md §4, FFRF.md §7)."""
+    """Rigid–elastic coupling modes (docs/theory_ffrf.md §9)."""
 
     TWO_WAY = "two-way"
     """Full coupled mass matrix and quadratic velocity vector; energy conserving."""
@@ -39,7 +39,7 @@ class Coupling(str, Enum):
     ξ-dependent parts of M_Rθ and M_θθ and every ξ, ξ̇ term of Q_v, so the rigid motion
     is that of the rigid body; the elastic rows keep all inertial excitation (M_ξR, M_ξp,
     Q_v,f). Joints see the markers at ξ = 0 and applied forces act on the rigid rows with
-    undeformed lever arms (their ξ rows still excite the modes), as FFRF.md §7
+    undeformed lever arms (their ξ rows still excite the modes), as docs/theory_ffrf.md §9
     recommends. M is block lower-triangular, not symmetric; energy is not conserved."""
     RIGID = "rigid"
     """As one-way in the rigid rows; the elastic rows are decoupled: no inertial coupling,
@@ -49,7 +49,7 @@ class Coupling(str, Enum):
     NO_MRF = "no-Mrf"
     """The seed document's experiment: M_Rf and M_θf zeroed in both rows (M stays
     symmetric), Q_v unchanged; energy is not conserved (Q_v no longer derives from the
-    reduced kinetic energy, FFRF.md §7)."""
+    reduced kinetic energy, docs/theory_ffrf.md §9)."""
 
 
 class FlexibleState(NamedTuple):
@@ -89,7 +89,7 @@ def _flat(inv: InertiaInvariants) -> _FlatInvariants:
 
 def _full_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi) -> np.ndarray:
     """The two-way M̄(ξ) = M0 + Σ_j ξ_j (N_j E_θᵀ + E_θ N_jᵀ) + Σ_ij ξ_i ξ_j E_θ Q_ij E_θᵀ
-    (FFRF.md §9, what ``inv.blocks(ξ).assemble()`` gives) with its ξξ block replaced by
+    (docs/theory_ffrf.md §3, what ``inv.blocks(ξ).assemble()`` gives) with its ξξ block replaced by
     the body's modal mass M_ff; O(n²)."""
     fl = _flat(inv)
     full = fl.m0.copy()
@@ -104,7 +104,7 @@ def _full_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi) -> np.ndarray:
 
 
 def _mode_mass(inv: InertiaInvariants, full: np.ndarray, mode: Coupling) -> np.ndarray:
-    """M̄ of coupling ``mode`` from the two-way ``full`` (FFRF.md §7); ``full`` itself in
+    """M̄ of coupling ``mode`` from the two-way ``full`` (docs/theory_ffrf.md §9); ``full`` itself in
     two-way mode (not copied)."""
     if mode is Coupling.TWO_WAY:
         return full
@@ -121,7 +121,7 @@ def _mode_mass(inv: InertiaInvariants, full: np.ndarray, mode: Coupling) -> np.n
 
 
 def generalized_mass(inv, m_ff, p, xi, mode: Coupling = Coupling.TWO_WAY) -> np.ndarray:
-    """M(q) = Cᵀ M̄ C, shape (7+n)x(7+n) (FFRF.md §4); singular along [0; p; 0]."""
+    """M(q) = Cᵀ M̄ C, shape (7+n)x(7+n) (docs/theory_ffrf.md §5); singular along [0; p; 0]."""
     n = inv.n_modes
     c = _c_matrix(p, n)
     return c.T @ body_mass(inv, m_ff, xi, mode) @ c
@@ -136,7 +136,7 @@ def _c_matrix(p, n):
 
 
 def _general_qbar(inv: InertiaInvariants, mbar: np.ndarray, w: np.ndarray, xi, xid):
-    """Q̄ of FFRF.md §9 for the body-frame mass ``mbar`` at (ξ, ξ̇) and w:
+    """Q̄ of docs/theory_ffrf.md §3 for the body-frame mass ``mbar`` at (ξ, ξ̇) and w:
 
         Q̄ = −Ṁ̄ w − [ω̄ × h_R; ω̄ × h_θ + v̄ × h_R; −½ (wᵀ ∂_jM̄ w)_j] + M̄_{:,R}(ω̄ × v̄),
 
@@ -162,10 +162,10 @@ def _general_qbar(inv: InertiaInvariants, mbar: np.ndarray, w: np.ndarray, xi, x
 
 def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
                        mode: Coupling = Coupling.TWO_WAY) -> np.ndarray:
-    """Q_v = Cᵀ Q̄ (7+n), the closed-form quadratic velocity vector (FFRF.md §5.2, §9).
+    """Q_v = Cᵀ Q̄ (7+n), the closed-form quadratic velocity vector (docs/theory_ffrf.md §3, §6).
 
     p-rows are orthogonal to p (the multiplier-consistent form). In one-way and rigid
-    modes the rigid rows use the ξ = 0 terms only (FFRF.md §7)."""
+    modes the rigid rows use the ξ = 0 terms only (docs/theory_ffrf.md §9)."""
     n = inv.n_modes
     xi = np.asarray(xi, dtype=float)
     xid = np.asarray(xid, dtype=float)
@@ -181,11 +181,11 @@ def quadratic_velocity(inv, m_ff, p, xi, rd, pd, xid,
 
 
 def _mode_qbar(inv, m_ff, w, xi, xid, mode: Coupling, full=None) -> np.ndarray:
-    """Body-frame Q̄ (6+n) of coupling ``mode`` at quasi-velocities w (FFRF.md §7, §9);
+    """Body-frame Q̄ (6+n) of coupling ``mode`` at quasi-velocities w (docs/theory_ffrf.md §3, §9);
     ``full``: the two-way M̄(ξ) if already evaluated."""
     n = inv.n_modes
     if mode in (Coupling.TWO_WAY, Coupling.NO_MRF):
-        # no-Mrf keeps the two-way Q_v unchanged (FFRF.md §7): use the full M̄
+        # no-Mrf keeps the two-way Q_v unchanged (docs/theory_ffrf.md §9): use the full M̄
         if full is None:
             full = _full_mass(inv, m_ff, xi)
         return _general_qbar(inv, full, w, xi, xid)
@@ -205,7 +205,7 @@ def _mode_qbar(inv, m_ff, w, xi, xid, mode: Coupling, full=None) -> np.ndarray:
 
 def body_residual(inv, m_ff, p, xi, rd, pd, xid, acc, gravity,
                   mode: Coupling = Coupling.TWO_WAY) -> np.ndarray:
-    """r_b = M(q) q̈ − Q_v − Q_g (7+n) in one pass, without forming M (FFRF.md §4–7):
+    """r_b = M(q) q̈ − Q_v − Q_g (7+n) in one pass, without forming M (docs/theory_ffrf.md §5–7, §9):
 
         r_b = Cᵀ z,   z = M̄ C q̈ − Q̄(ξ, C q̇) − [M̄_RR ḡ; M̄_Rθᵀ ḡ; S̄ᵀ ḡ],   ḡ = Aᵀ g,
 
@@ -238,12 +238,12 @@ def body_residual(inv, m_ff, p, xi, rd, pd, xid, acc, gravity,
 
 # --------------------------------------------------------------------------- tangents
 class FrameInertia(NamedTuple):
-    """The inertia data the Newton tangents of one body need (FFRF.md §3.3, §7, §9).
+    """The inertia data the Newton tangents of one body need (docs/theory_ffrf.md §3, §9).
 
     mbar_mass: M̄ of the coupling mode ((6+n)², may be non-symmetric); mbar_full: the
     two-way M̄ (with the body's M_ff), used by Q̄ in two-way/no-Mrf modes and by the ξ rows
     of one-way; mbar_rigid: M̄(0) rigid 6x6 block (Q̄ rigid rows in one-way/rigid);
-    gcol: (6+n, 3), gravity's generalized force is Cᵀ gcol ḡ (FFRF.md §6);
+    gcol: (6+n, 3), gravity's generalized force is Cᵀ gcol ḡ (docs/theory_ffrf.md §7);
     N (n, 6+n, 3), Q (n, n, 3, 3): the general invariant set; mode: coupling mode.
     A rigid body is the case n = 0 (M̄ = [[m I, −S̃], [S̃, I_O]], S = m c).
     """
@@ -291,7 +291,7 @@ def _cross_cols(a, b) -> np.ndarray:
 
 
 def qbar_bilinear(mbar, n_coef, qs, w1, w2) -> np.ndarray:
-    """The bilinear form B with B(w, w) = Q̄(w) of FFRF.md §9, batched over columns.
+    """The bilinear form B with B(w, w) = Q̄(w) of docs/theory_ffrf.md §3, batched over columns.
 
         Q̄ = −Ṁ̄ w − [ω̄ × h_R; ω̄ × h_θ + v̄ × h_R; −½ (wᵀ ∂_jM̄ w)_j] + M̄_{:,R}(ω̄ × v̄)
 
@@ -321,9 +321,9 @@ def qbar_bilinear(mbar, n_coef, qs, w1, w2) -> np.ndarray:
 
 
 def _mass_dxi(n_coef, qs, y, mode: Coupling) -> np.ndarray:
-    """D (6+n, n) with D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (FFRF.md §9):
+    """D (6+n, n) with D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (docs/theory_ffrf.md §3):
     ∂_jM̄ y = N_j y_θ + E_θ (N_jᵀ y + qs_j y_θ), with the blocks that ``mode`` removes
-    (constant or zeroed, FFRF.md §7) left out."""
+    (constant or zeroed, docs/theory_ffrf.md §9) left out."""
     n = n_coef.shape[0]
     out = np.zeros((6 + n, n))
     if n == 0 or mode is Coupling.RIGID:
@@ -346,7 +346,7 @@ def _mass_dxi(n_coef, qs, y, mode: Coupling) -> np.ndarray:
 def frame_tangents(fi: FrameInertia, p, xi, rd, pd, xid, acc, gravity):
     """Exact Newton tangents of one body's residual part r_b = M(q) q̈ − Q_v − Q_g.
 
-    Everything is the C-form r_b = Cᵀ z (FFRF.md §4, §5.2, §6) with C = blockdiag(Aᵀ, Ḡ, I)
+    Everything is the C-form r_b = Cᵀ z (docs/theory_ffrf.md §5–7) with C = blockdiag(Aᵀ, Ḡ, I)
     and z = M̄ y − Q̄(ξ, w) − gcol ḡ, y = C q̈, w = C q̇, ḡ = Aᵀ g (body frame). A(p) is
     quadratic and Ḡ(p) linear in p, M̄ is quadratic in ξ (§9), so
 

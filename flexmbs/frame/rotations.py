@@ -1,7 +1,7 @@
 """Euler parameters p = [e0, e1, e2, e3] (scalar first): A(p), G(p), Ḡ(p) and the exact
 derivatives of rotated vectors used by constraint Jacobians.
 
-Conventions (FFRF.md §1): ``A(p) = (e0² − eᵀe) I + 2 e eᵀ + 2 e0 ẽ`` (homogeneous
+Conventions (docs/theory_ffrf.md §1): ``A(p) = (e0² − eᵀe) I + 2 e eᵀ + 2 e0 ẽ`` (homogeneous
 quadratic, equal to a rotation matrix on ‖p‖ = 1) rotates body-frame vectors into the
 global frame; ω̄ = Ḡ(p) ṗ (body components), ω = G(p) ṗ (global), with
 ``Ḡ = 2[−e, e0 I − ẽ]`` and ``G = 2[−e, e0 I + ẽ]``.
@@ -139,7 +139,7 @@ def frame_from_z(z, x_hint=None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- tangents
-# Exact p-derivatives for Newton tangents (FFRF.md §1). A(p) is the homogeneous quadratic
+# Exact p-derivatives for Newton tangents (docs/theory_ffrf.md §1). A(p) is the homogeneous quadratic
 # of §1 and Ḡ(p), G(p) are linear, so every derivative below is exact off ‖p‖ = 1 as
 # well (finite differences of the residual perturb p off the sphere).
 

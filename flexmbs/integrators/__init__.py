@@ -1,4 +1,4 @@
-"""Time integration (ARCHITECTURE.md §5): Newmark, HHT-α and generalized-α on the
+"""Time integration (docs/theory_integrators.md): Newmark, HHT-α and generalized-α on the
 index-3 DAE (:func:`simulate`), and the index-1 reference path for verification
 (:func:`simulate_reference`)."""
 

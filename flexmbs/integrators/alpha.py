@@ -1,5 +1,5 @@
 """Implicit integrators of the index-3 DAE M q̈ + Φ_qᵀλ = Q, Φ = 0: one Newton core,
-three parameter sets (ARCHITECTURE.md §5).
+three parameter sets (docs/theory_integrators.md).
 
 Generalized-α in the Arnold–Brüls form: with the pseudo-acceleration a,
 

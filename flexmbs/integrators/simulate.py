@@ -1,5 +1,5 @@
 """The integration driver: consistent initial conditions, the generalized-α step with
-Newton, step halving on Newton failure, and the result record (STYLE.md: an object with
+Newton, step halving on Newton failure, and the result record (an object with
 ``step()`` and a thin ``simulate()``; failures return a status with the partial history).
 """
 

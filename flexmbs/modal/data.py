@@ -1,6 +1,6 @@
 """ModalData: the flexible component as the floating frame of reference consumes it.
 
-A ModalData holds, in SI units and the body frame (ARCHITECTURE.md §4):
+A ModalData holds, in SI units and the body frame (docs/modal_front_end.md):
 
 * undeformed node coordinates ū₀ (N x 3) [m] and optional mesh cells;
 * translational mode shapes Φ (3N x n, node-major) [m per unit ξ] and optional
@@ -56,7 +56,7 @@ MASS_MISMATCH_ERROR = 0.5
 
 
 class ReferenceFrame(str, Enum):
-    """How the body frame is tied to the deforming body (ARCHITECTURE.md §4)."""
+    """How the body frame is tied to the deforming body (docs/modal_front_end.md)."""
 
     ATTACHED = "attached"
     """Frame rides on a node set (tangent frame): all modes vanish there."""

@@ -1,10 +1,10 @@
 """Inertia invariants (inertia shape integrals) of a flexible body.
 
 Computed once from the FE mass (consistent or lumped) and the mode shapes, then every
-body-frame mass block of FFRF.md §3.3 is evaluated at any modal state ξ in O(n_m²)
+body-frame mass block of docs/theory_ffrf.md §3 is evaluated at any modal state ξ in O(n_m²)
 without touching the N nodes.
 
-Two invariant sets (FFRF.md §3 and §9):
+Two invariant sets (docs/theory_ffrf.md §3 and §9):
 
 * The *general* set, valid for any translational mass M_FE (3N x 3N):
   ``M0 = B0ᵀ M B0`` ((6+n)x(6+n)), ``N_j = B0ᵀ M (−U_j)`` ((6+n)x3 each) and
@@ -12,11 +12,11 @@ Two invariant sets (FFRF.md §3 and §9):
   ``M̄(ξ) = M0 + Σ_j ξ_j (N_j E_θᵀ + E_θ N_jᵀ) + Σ_ij ξ_i ξ_j E_θ Q_ij E_θᵀ``.
 * The *isotropic* (Shabana) set, when every 3x3 node block of M_FE is a scalar times I3
   (lumped masses, solid elements): m, S̄₀, S̄, J₀, J⁽¹⁾_j, J⁽²⁾_ij built from the scalar
-  N x N mass M_s. These give the closed-form quadratic velocity vector of FFRF.md §5.
+  N x N mass M_s. These give the closed-form quadratic velocity vector of docs/theory_ffrf.md §6.
 
 Both are stored when the mass is isotropic; the general set alone otherwise.
 
-Conventions (ARCHITECTURE.md §3): node-major stacking; barred (body-frame) quantities;
+Conventions (docs/multibody.md): node-major stacking; barred (body-frame) quantities;
 ``skew(a) b = a × b``. Units: mass [kg], first moments [kg m], second moments [kg m²];
 mode shapes carry [m per unit ξ].
 """
@@ -90,7 +90,7 @@ def isotropic_scalar_mass(mass: sp.spmatrix, rtol: float = ISOTROPY_RTOL):
 
 
 class BodyMassBlocks(NamedTuple):
-    """Body-frame blocks of M̄(ξ) = Bᵀ M_FE B (FFRF.md §3.3), each an ndarray.
+    """Body-frame blocks of M̄(ξ) = Bᵀ M_FE B (docs/theory_ffrf.md §3), each an ndarray.
 
     Units: M_RR [kg] (3x3); M_Rθ [kg m] (3x3); M_Rf [kg m] (3 x n); M_θθ [kg m²] (3x3);
     M_θf [kg m²] (3 x n); M_ff [kg m²] (n x n), for mode shapes in m per unit ξ.
@@ -213,7 +213,7 @@ class InertiaInvariants:
         """Body-frame mass blocks at modal coordinates ``xi`` (n,), cost O(n²).
 
         Uses the general set (valid for any mass); see :meth:`blocks_isotropic` for the
-        Shabana-set evaluation of FFRF.md §3.2. The constant blocks are returned as
+        Shabana-set evaluation of docs/theory_ffrf.md §3. The constant blocks are returned as
         read-only views of the invariants (no copy per call).
         """
         xi = self._xi(xi)
@@ -231,7 +231,7 @@ class InertiaInvariants:
         return BodyMassBlocks(m0[:3, :3], m_rt, m0[:3, 6:], m_tt, m_tf, m0[6:, 6:])
 
     def blocks_isotropic(self, xi) -> BodyMassBlocks:
-        """Body-frame blocks from the Shabana set (FFRF.md §3.2–3.3), isotropic mass only."""
+        """Body-frame blocks from the Shabana set (docs/theory_ffrf.md §3), isotropic mass only."""
         if not self.isotropic:
             raise ValueError("blocks_isotropic needs an isotropic mass (M_FE = M_s ⊗ I3)")
         xi = self._xi(xi)
@@ -299,7 +299,7 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     With a 6N mass the nodal rotation rates enter the kinetic energy through
     B-rows ``[0, I₃, Ψ_k]`` (body-frame angular velocity of node k's cross-section
     ``ω̄ + Ψ_k ξ̇``), next to the translational rows ``[I₃, −ũ_k(ξ), Φ_k]``. The general
-    set (FFRF.md §9) keeps its form: only translational rows depend on ξ. Neglected: the
+    set (docs/theory_ffrf.md §3) keeps its form: only translational rows depend on ξ. Neglected: the
     turning of the nodal rotary inertia with the nodal rotation Ψ_k ξ (relative size
     ‖Ψ_k ξ‖ on the rotary part of M̄_θθ), consistent with linear modal deformation.
     """

@@ -5,7 +5,7 @@
   built-in Euler–Bernoulli beam FE and reduced by Craig–Bampton at the root with the frame
   attached there.
 * :func:`seed_tip_beam` — the two-mode tip beam of the seed document
-  (``002_b3330733eaf33637.txt`` §5): modal masses 0.05 and 0.03 kg, modal stiffnesses 120
+  (the source documents' arm example): modal masses 0.05 and 0.03 kg, modal stiffnesses 120
   and 480 N/m, reproduced exactly (see the docstring for how the shapes were chosen).
 """
 
@@ -18,7 +18,7 @@ from .data import ModalData, ModeKind, ReferenceFrame
 from .fe.beam import BeamSection, Material, straight_beam
 from .reduction import craig_bampton
 
-#: Seed document §5 values: modal masses [kg] and modal stiffnesses [N/m].
+#: The source documents' values: modal masses [kg] and modal stiffnesses [N/m].
 SEED_MODAL_MASS = (0.05, 0.03)
 SEED_MODAL_STIFFNESS = (120.0, 480.0)
 #: Our choice (the seed is silent): tip-beam length [m] and mass [kg].
@@ -141,13 +141,13 @@ def seed_tip_beam() -> ModalData:
         psi[2::3, j] = r * scale
         tips.append(float(w[-1] * scale))
     meta = {
-        "description": "two-mode tip beam of seed document 002 section 5",
+        "description": "two-mode tip beam of the source documents' arm example",
         "construction": seed_tip_beam.__doc__,
         "length_m": SEED_BEAM_LENGTH,
         "total_mass_kg": SEED_BEAM_MASS,
         "gram_schmidt_coefficient": float(c),
         "tip_displacement_per_unit_xi": tips,
-        "source": "seed 002_b3330733eaf33637.txt section 5 (values), shapes chosen here",
+        "source": "the source documents' arm example (values), shapes chosen here",
     }
     return ModalData(
         nodes=nodes, phi=phi, psi=psi, M_ff=np.diag(SEED_MODAL_MASS),

@@ -1,4 +1,4 @@
-"""What a user declares: bodies, markers, joints, drives and forces (ARCHITECTURE.md §2).
+"""What a user declares: bodies, markers, joints, drives and forces (docs/multibody.md).
 
 Build with :class:`ModelBuilder`, then ``finalize()`` to an immutable :class:`Model`;
 compile with :class:`flexmbs.assembly.System` for numbers.

@@ -1,9 +1,9 @@
-"""Ground and rigid bodies with absolute coordinates q = [R, p] (ARCHITECTURE.md §3).
+"""Ground and rigid bodies with absolute coordinates q = [R, p] (docs/multibody.md, coordinates and conventions).
 
 The body interface (:class:`Body`) is what joints, forces and the System use; rigid and
 flexible bodies implement the same methods, and every marker-level quantity is asked of
 the body *with the marker*, so a flexible body can add its deformation at the marker's
-node (FFRF.md §8).
+node (docs/theory_ffrf.md §8).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Body(Protocol):
 # --------------------------------------------------------------------------- tangent kernels
 # Shared by rigid and flexible bodies. A marker carries four vectors v_k (point, x, y, z
 # axes) v_0 = R + A(p) s_0(ξ), v_k = A(p) s_k(ξ), with s_k(ξ) = vecs_k + U_k ξ linear in ξ
-# (U = 0 on rigid bodies and in one-way/rigid coupling), FFRF.md §8.
+# (U = 0 on rigid bodies and in one-way/rigid coupling), docs/theory_ffrf.md §8.
 
 _EYE3 = np.eye(3)  # read-only identity (the R columns of marker point Jacobians)
 _EYE3.flags.writeable = False
@@ -104,7 +104,7 @@ def marker_frames_kernel(q, base, shapes, n: int, jac: bool = True):
 
     With s = base + shapes ξ (body frame, (k, 4, 3): point, x, y, z axes),
     v_0 = R + A(p) s_0 and v_a = A(p) s_a; ∂v/∂p = d_rotated(p, s) (linear in s, one
-    shared basis), ∂v/∂ξ = A U (FFRF.md §8). Returns V (k, 4, 3) and J (k, 4, 3, n)
+    shared basis), ∂v/∂ξ = A U (docs/theory_ffrf.md §8). Returns V (k, 4, 3) and J (k, 4, 3, n)
     (the ``marker_frame`` values and Jacobians of every marker at once; J None without
     ``jac``).
     """
@@ -127,7 +127,7 @@ def marker_frames_kernel(q, base, shapes, n: int, jac: bool = True):
 
 def marker_hessian_kernel(n, p, vecs, shapes, weights) -> np.ndarray:
     """∂²/∂q² Σ_k w_kᵀ v_k: pp block from A quadratic in p, pξ blocks from ∂A/∂p linear in
-    s; R enters linearly and ξ–ξ terms vanish (FFRF.md §1, §8)."""
+    s; R enters linearly and ξ–ξ terms vanish (docs/theory_ffrf.md §1, §8)."""
     out = np.zeros((n, n))
     out[3:7, 3:7] = rotated_hessian(vecs, weights)
     if shapes.shape[2]:
@@ -148,7 +148,7 @@ def marker_jac_rate_kernel(n, p, pd, xid, vecs, shapes) -> np.ndarray:
 
 
 def force_jac_tangent_kernel(n, p, arm, force, phi=None, arm_shapes=None) -> np.ndarray:
-    """∂/∂q of [F; Ḡᵀ(ū × F̄); Φᵀ F̄], F̄ = AᵀF (FFRF.md §6): the p rows vary with Ḡ and
+    """∂/∂q of [F; Ḡᵀ(ū × F̄); Φᵀ F̄], F̄ = AᵀF (docs/theory_ffrf.md §7): the p rows vary with Ḡ and
     F̄, and with ξ through ū = ū0 + ``arm_shapes`` ξ; the ξ rows (``phi``) with F̄."""
     out = np.zeros((n, n))
     f_bar = rotation_matrix(p).T @ force
@@ -163,7 +163,7 @@ def force_jac_tangent_kernel(n, p, arm, force, phi=None, arm_shapes=None) -> np.
 
 
 def angular_jac_tangent_kernel(n, p, torque, psi=None) -> np.ndarray:
-    """∂/∂q of [0; Gᵀ T; Ψᵀ Aᵀ T] (FFRF.md §6)."""
+    """∂/∂q of [0; Gᵀ T; Ψᵀ Aᵀ T] (docs/theory_ffrf.md §7)."""
     out = np.zeros((n, n))
     out[3:7, 3:7] = g_global_t_jac(torque)
     if psi is not None:
@@ -290,7 +290,7 @@ class RigidBody:
         return q[:3] + a @ s, a @ o, jac, quad
 
     def force_jac(self, q, marker):
-        """[I, −A s̃ Ḡ]: p-rows orthogonal to p (multiplier-consistent, FFRF.md §6)."""
+        """[I, −A s̃ Ḡ]: p-rows orthogonal to p (multiplier-consistent, docs/theory_ffrf.md §7)."""
         p = q[3:7]
         out = np.zeros((3, 7))
         out[:, :3] = np.eye(3)
@@ -305,7 +305,7 @@ class RigidBody:
 
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
-        """M = [[m I, −A S̃ Ḡ], [Ḡᵀ S̃ Aᵀ, Ḡᵀ I_O Ḡ]] with S = m c (FFRF.md §4 with no
+        """M = [[m I, −A S̃ Ḡ], [Ḡᵀ S̃ Aᵀ, Ḡᵀ I_O Ḡ]] with S = m c (docs/theory_ffrf.md §5 with no
         modes); diag(m I, Ḡᵀ J Ḡ) for a CoM frame. Singular along p."""
         gb = g_bar(q[3:7])
         out = np.zeros((7, 7))
@@ -318,7 +318,7 @@ class RigidBody:
         return out
 
     def quadratic_velocity(self, q, qd):
-        """Q_v = [A(−ω̄ × (ω̄ × S)); Ḡᵀ(−ω̄ × I_O ω̄)], S = m c (FFRF.md §5.1–5.2)."""
+        """Q_v = [A(−ω̄ × (ω̄ × S)); Ḡᵀ(−ω̄ × I_O ω̄)], S = m c (docs/theory_ffrf.md §6)."""
         p = q[3:7]
         gb = g_bar(p)
         w = gb @ qd[3:7]
@@ -329,7 +329,7 @@ class RigidBody:
         return out
 
     def generalized_forces(self, q, qd, t, gravity):
-        """Q_v + gravity [N, N m]: [m g; Ḡᵀ(S × ḡ)] (FFRF.md §6)."""
+        """Q_v + gravity [N, N m]: [m g; Ḡᵀ(S × ḡ)] (docs/theory_ffrf.md §7)."""
         out = self.quadratic_velocity(q, qd)
         g = np.asarray(gravity, dtype=float)
         out[:3] += self.mass * g
@@ -374,7 +374,7 @@ class RigidBody:
                             np.zeros((0, 0, 3, 3)), Coupling.TWO_WAY)
 
     def residual_tangents(self, q, qd, qdd, gravity):
-        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g (FFRF.md §4–6 with no modes): the
+        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g (docs/theory_ffrf.md §5–7 with no modes): the
         C-form kernel :func:`~flexmbs.frame.coupling.frame_tangents`. Its Q̄ (§9 form) equals
         the closed form of :meth:`quadratic_velocity` (Jacobi identity).
 

@@ -1,4 +1,4 @@
-"""ModelBuilder → finalize() → immutable Model (STYLE.md: MuJoCo/Drake pattern).
+"""ModelBuilder → finalize() → immutable Model, kept separate from the mutable state.
 
 The builder records declarations; ``finalize()`` checks everything at once and raises a
 single :class:`~flexmbs.errors.ModelError` listing every problem (unknown bodies or
@@ -126,7 +126,7 @@ class ModelBuilder:
     Parameters
     ----------
     gravity : 3-vector
-        Gravitational acceleration [m/s²]; default off (ARCHITECTURE.md §3).
+        Gravitational acceleration [m/s²]; default off (docs/multibody.md).
     """
 
     gravity: Any = (0.0, 0.0, 0.0)

@@ -1,5 +1,5 @@
 """Flexible bodies in the floating frame of reference, coordinates q = [R, p, ξ]
-(ARCHITECTURE.md §4, FFRF.md).
+(docs/theory_ffrf.md).
 
 The mass matrix and quadratic velocity vector come from the ModalData's inertia
 invariants (``flexmbs.frame.coupling``): per-evaluation cost O(n_m²)–O(n_m³), never O(N).
@@ -135,11 +135,11 @@ class FlexibleBody:
             raise ModelError(f"marker {marker.full_name!r} on flexible body {self.name!r} "
                              f"has no node: add it with a node or node set") from None
 
-    # ----------------------------------------------------------- kinematics (FFRF.md §8)
+    # ----------------------------------------------------------- kinematics (docs/theory_ffrf.md §8)
     @property
     def _sees_deformation(self) -> bool:
         """Whether joints see the deformation at markers (not in one-way and rigid modes,
-        where the rigid motion must be exactly the rigid body's, FFRF.md §7)."""
+        where the rigid motion must be exactly the rigid body's, docs/theory_ffrf.md §9)."""
         return self.coupling in (Coupling.TWO_WAY, Coupling.NO_MRF)
 
     def marker_frame(self, q, marker, qd=None, jac=True):
@@ -147,7 +147,7 @@ class FlexibleBody:
         Ψ_m ξ), their exact Jacobians and velocity-quadratic parts.
 
         In one-way and rigid modes markers are evaluated at ξ = 0 and do not depend on ξ
-        (joints then act on the rigid motion only, as FFRF.md §7 recommends)."""
+        (joints then act on the rigid motion only, as docs/theory_ffrf.md §9 recommends)."""
         mm = self._modes(marker)
         if not self._sees_deformation:
             mm = MarkerModes(mm.u0, np.zeros_like(mm.phi), np.zeros_like(mm.psi))
@@ -176,7 +176,7 @@ class FlexibleBody:
         return q[:3] + a @ u, a @ np.column_stack(list(vecs[1:])), jac, quad
 
     def force_jac(self, q, marker):
-        """[I, −A ũ Ḡ, A Φ_m] (FFRF.md §6), p-rows orthogonal to p.
+        """[I, −A ũ Ḡ, A Φ_m] (docs/theory_ffrf.md §7), p-rows orthogonal to p.
 
         One-way: the rigid rows use the undeformed lever arm ū0 (the rigid motion stays
         the rigid body's) while the ξ rows still receive Φ_mᵀ F̄ (forces excite the
@@ -217,7 +217,7 @@ class FlexibleBody:
 
     def residual_tangents(self, q, qd, qdd, gravity):
         """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g + [0; 0; K_ff ξ + D_ff ξ̇] in this body's
-        coupling mode (FFRF.md §4–7, §9), from :func:`~flexmbs.frame.coupling.frame_tangents`
+        coupling mode (docs/theory_ffrf.md §3, §5–7, §9), from :func:`~flexmbs.frame.coupling.frame_tangents`
         (exact: A quadratic, Ḡ linear in p, M̄ quadratic in ξ), O(n_m³) per call."""
         xi = q[7:]
         fi = frame_inertia(self.data.invariants, self.data.M_ff, xi, self.coupling)
@@ -270,13 +270,13 @@ class FlexibleBody:
     # ----------------------------------------------------------- inspection
     def body_blocks(self, q):
         """Body-frame blocks M_RR, M_Rθ, M_Rf, M_θθ, M_θf, M_ff at this ξ (two-way,
-        FFRF.md §3.3), a :class:`~flexmbs.modal.invariants.BodyMassBlocks`."""
+        docs/theory_ffrf.md §3), a :class:`~flexmbs.modal.invariants.BodyMassBlocks`."""
         return self.data.invariants.blocks(q[7:])
 
     def mass_blocks(self, q) -> dict[str, np.ndarray]:
         """Generalized (q-form) blocks of M(q) by name, for the body's coupling mode:
         ``M_RR`` (3x3), ``M_Rp`` (3x4), ``M_Rf`` (3xn), ``M_pp`` (4x4), ``M_pf`` (4xn),
-        ``M_fR``, ``M_fp`` and ``M_ff`` (FFRF.md §4; M_fR ≠ M_Rfᵀ in one-way mode)."""
+        ``M_fR``, ``M_fp`` and ``M_ff`` (docs/theory_ffrf.md §5; M_fR ≠ M_Rfᵀ in one-way mode)."""
         m = self.mass_matrix(q)
         r, p, f = slice(0, 3), slice(3, 7), slice(7, None)
         return {"M_RR": m[r, r], "M_Rp": m[r, p], "M_Rf": m[r, f], "M_pp": m[p, p],
@@ -291,14 +291,14 @@ class FlexibleBody:
 
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
-        """M(q) = Cᵀ M̄ C of the coupling mode (FFRF.md §4, §7)."""
+        """M(q) = Cᵀ M̄ C of the coupling mode (docs/theory_ffrf.md §5, §9)."""
         return generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
                                 self.coupling)
 
     def generalized_forces(self, q, qd, t, gravity):
         """Q_v + gravity − (K_ff ξ + D_ff ξ̇) in the ξ rows.
 
-        Gravity is Cᵀ M̄_{:,R} ḡ of the two-way mass (FFRF.md §6); in one-way and rigid
+        Gravity is Cᵀ M̄_{:,R} ḡ of the two-way mass (docs/theory_ffrf.md §7); in one-way and rigid
         modes its rigid rows use ξ = 0, and in rigid mode the ξ rows carry nothing.
         """
         inv, n = self.data.invariants, self.n_modes
@@ -330,7 +330,7 @@ class FlexibleBody:
 
     def kinetic_energy(self, q, qd):
         """½ q̇ᵀ M q̇ with the two-way M, or with the reduced M′ in no-Mrf mode (the
-        kinetic energy that mode's mass matrix defines, FFRF.md §11)."""
+        kinetic energy that mode's mass matrix defines, docs/theory_ffrf.md §10)."""
         mode = Coupling.NO_MRF if self.coupling is Coupling.NO_MRF else Coupling.TWO_WAY
         m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:], mode)
         return 0.5 * qd @ m @ qd
@@ -349,7 +349,7 @@ class FlexibleBody:
 
     def momenta(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
         """Linear momentum P = A h_R and angular momentum about the global origin
-        H_O = R × P + A h_θ, with h = M̄ w of the two-way mass (FFRF.md §5.5)."""
+        H_O = R × P + A h_θ, with h = M̄ w of the two-way mass (docs/theory_ffrf.md §6)."""
         from ..frame.coupling import body_mass
 
         p = q[3:7]

@@ -167,7 +167,7 @@ class SpringDamperActuator:
         With d = r_j − r_i, u = d/L, Ḋ = J_j q̇_j − J_i q̇_i: ∂u = (I − uuᵀ)/L ∂d,
         ∂L̇/∂q = Ḋᵀ∂u + uᵀ[−J̇_i, J̇_j] (J̇ = ∂(J q̇)/∂q), ∂L̇/∂q̇ = uᵀ[−J_i, J_j],
         ∂f = k uᵀ∂d + c ∂L̇; the generalized force [J_iᵀ; −J_jᵀ](f u) with the
-        multiplier-consistent force Jacobians (FFRF.md §6) adds ∂(Jᵀ g)/∂q at g = f u.
+        multiplier-consistent force Jacobians (docs/theory_ffrf.md §7) adds ∂(Jᵀ g)/∂q at g = f u.
         """
         if self.actuator is not None and not isinstance(self.actuator, Profile):
             return None

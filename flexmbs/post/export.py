@@ -1,7 +1,7 @@
 """Deformed meshes over time for ParaView, through meshio.
 
 * ``.pvd``: a ParaView collection with one VTU per output time in ``<stem>_vtu/``; the
-  points are the deformed global positions ``R + A(ū0 + Φ ξ)`` (FFRF.md §2), so the
+  points are the deformed global positions ``R + A(ū0 + Φ ξ)`` (docs/theory_ffrf.md §2), so the
   meshes move and deform as computed.
 * ``.xdmf`` (+ ``.h5``): one time series on the initial mesh; point data ``motion`` is
   the position at each time minus the initial one (ParaView: *Warp By Vector* with

@@ -1,7 +1,7 @@
 """Geometry of a result at an output time, from the results file alone (no model code):
 deformed flexible-body meshes, body poses, marker and joint positions.
 
-A node k of flexible body b is at ``R + A(p)(ū0ₖ + s Φₖ ξ)`` (FFRF.md §2) with the
+A node k of flexible body b is at ``R + A(p)(ū0ₖ + s Φₖ ξ)`` (docs/theory_ffrf.md §2) with the
 deformation magnified by the display scale s (s = 1: the computed motion). Elastic
 displacements are reported unscaled, in global axes: ``A Φₖ ξ`` [m].
 """

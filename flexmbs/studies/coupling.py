@@ -1,4 +1,4 @@
-"""Coupling study: one case run two-way, one-way, no-Mrf and rigid (FFRF.md §7), and the
+"""Coupling study: one case run two-way, one-way, no-Mrf and rigid (docs/theory_ffrf.md §9), and the
 differences of each against two-way.
 
 Per mode: peak and RMS of every modal coordinate, peak and RMS tip deflection, the final
