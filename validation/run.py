@@ -55,7 +55,8 @@ def pendulum():
     period = float(np.mean(np.diff(crossings))) if len(crossings) > 1 else float("nan")
     exact = 4 * np.sqrt(0.5 / 9.81) * ellipk(np.sin(np.radians(15.0)) ** 2)
     return [
-        _row("simple pendulum 30°", "source documents' pendulum; exact elliptic period", "period [s]",
+        _row("simple pendulum 30°", "source documents' pendulum; exact elliptic period",
+             "period [s]",
              exact, period, abs(period - exact) / exact, seconds, 1e-4),
         _row("simple pendulum 30°", "constraint", "max |Φ| over 2 s [m]", 0.0,
              float(np.max(res.phi_violation)), float(np.max(res.phi_violation)), seconds, 1e-10),
@@ -80,7 +81,8 @@ def double_pendulum():
                              baumgarte=(5.0, 5.0))
     diff = float(np.max(np.abs(res.q - ref.q)))
     return [
-        _row("double pendulum", "source documents' double pendulum; energy conservation", "max |ΔE|/|E|", 0.0,
+        _row("double pendulum", "source documents' double pendulum; energy conservation",
+             "max |ΔE|/|E|", 0.0,
              drift, drift, seconds, 1e-4),
         _row("double pendulum", "Radau index-1 reference", "max |q − q_ref| over 1 s",
              0.0, diff, diff, seconds, 1e-4),

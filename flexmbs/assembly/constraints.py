@@ -1,4 +1,5 @@
-"""Batched evaluation of the constraint equations Φ(q, t) and of Φ_q (docs/multibody.md, coordinates and conventions).
+"""Batched evaluation of the constraint equations Φ(q, t) and of Φ_q
+(docs/multibody.md, coordinates and conventions).
 
 Every joint and drive equation k is a bilinear plus a linear form in the eight marker
 vectors V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j) of its two markers

@@ -1,4 +1,5 @@
-"""Analytic Newton tangents of the dynamic residual (docs/theory_integrators.md, docs/theory_ffrf.md §1–3, §5–9).
+"""Analytic Newton tangents of the dynamic residual (docs/theory_integrators.md,
+docs/theory_ffrf.md §1–3, §5–9).
 
 The implicit integrators solve r(q, q̇, q̈, λ, t) = M(q) q̈ + Φ_q(q, t)ᵀ λ − Q(q, q̇, t) = 0
 with the iteration matrix M + (γ'/β') C_t + K_t/β', where

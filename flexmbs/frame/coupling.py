@@ -1,5 +1,6 @@
 """Floating-frame kernels: the generalized mass matrix and quadratic velocity vector of a
-flexible body from its inertia invariants, in every coupling mode (docs/theory_ffrf.md §3, §5–6, §9).
+flexible body from its inertia invariants, in every coupling mode
+(docs/theory_ffrf.md §3, §5–6, §9).
 
 Pure functions of (invariants, M_ff, p, ξ, rates); cost O(n_m²) (plus O(n_m³) for the
 dense (7+n)² products), never touching the FE nodes.

@@ -1,4 +1,5 @@
-"""Ground and rigid bodies with absolute coordinates q = [R, p] (docs/multibody.md, coordinates and conventions).
+"""Ground and rigid bodies with absolute coordinates q = [R, p] (docs/multibody.md,
+coordinates and conventions).
 
 The body interface (:class:`Body`) is what joints, forces and the System use; rigid and
 flexible bodies implement the same methods, and every marker-level quantity is asked of

@@ -135,7 +135,7 @@ class FlexibleBody:
             raise ModelError(f"marker {marker.full_name!r} on flexible body {self.name!r} "
                              f"has no node: add it with a node or node set") from None
 
-    # ----------------------------------------------------------- kinematics (docs/theory_ffrf.md §8)
+    # ------------------------------------------------- kinematics (docs/theory_ffrf.md §8)
     @property
     def _sees_deformation(self) -> bool:
         """Whether joints see the deformation at markers (not in one-way and rigid modes,
@@ -217,7 +217,8 @@ class FlexibleBody:
 
     def residual_tangents(self, q, qd, qdd, gravity):
         """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g + [0; 0; K_ff ξ + D_ff ξ̇] in this body's
-        coupling mode (docs/theory_ffrf.md §3, §5–7, §9), from :func:`~flexmbs.frame.coupling.frame_tangents`
+        coupling mode (docs/theory_ffrf.md §3, §5–7, §9), from
+        :func:`~flexmbs.frame.coupling.frame_tangents`
         (exact: A quadratic, Ḡ linear in p, M̄ quadratic in ξ), O(n_m³) per call."""
         xi = q[7:]
         fi = frame_inertia(self.data.invariants, self.data.M_ff, xi, self.coupling)
