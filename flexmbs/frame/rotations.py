@@ -140,8 +140,8 @@ def frame_from_z(z, x_hint=None) -> np.ndarray:
 
 # --------------------------------------------------------------------------- tangents
 # Exact p-derivatives for Newton tangents (docs/theory_ffrf.md §1). A(p) is the
-# homogeneous quadratic of §1 and Ḡ(p), G(p) are linear, so every derivative below is exact off ‖p‖ = 1 as
-# well (finite differences of the residual perturb p off the sphere).
+# homogeneous quadratic of §1 and Ḡ(p), G(p) are linear, so every derivative below is
+# exact off ‖p‖ = 1 as well (finite differences of the residual perturb p off the sphere).
 
 def _rotation_hessian_tensor() -> np.ndarray:
     """H[l, a, c, m] = ∂²(A(p) e_a)_c / ∂p_l ∂p_m (constant: A is quadratic in p)."""
