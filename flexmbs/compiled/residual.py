@@ -35,7 +35,6 @@ from .packing import (
     T_C_COORD,
     T_C_DRIVE,
     T_C_ROW,
-    T_E_COEF,
     T_E_DRIVE,
     T_E_KIND,
     T_E_LIN,
@@ -204,31 +203,21 @@ def marker_vectors(
 # --------------------------------------------------------------------------- constraints
 @njit(cache=True)
 def equation_coefficients(F, IN, H, WF, WI, WH, prof):
-    """W_coef ← C_k of every equation (rotation drives from θ_d: C[5, 1] = −sin θ_d,
-    C[5, 2] = cos θ_d) and W_offset ← s(t) of translation drives."""
-    T_e_coef = _f3(F, H, T_E_COEF)
+    """The time-dependent coefficients at t: C[5, 1] = −sin θ_d, C[5, 2] = cos θ_d of the
+    rotation drives into W_coef and s(t) of the translation drives into W_offset (the
+    joints' C_k are copied into W_coef once, by ``make_workspace``)."""
     T_e_drive = _i1(IN, H, T_E_DRIVE)
     T_e_kind = _i1(IN, H, T_E_KIND)
-    T_e_row = _i1(IN, H, T_E_ROW)
     W_coef = _f3(WF, WH, W_COEF)
     W_offset = _f1(WF, WH, W_OFFSET)
-    ne = T_e_row.size
-    for e in range(ne):
-        W_offset[e] = 0.0
+    for e in range(T_e_kind.size):
         kind = T_e_kind[e]
         if kind == EQ_ROTATION:
-            for a in range(8):
-                for b in range(8):
-                    W_coef[e, a, b] = 0.0
             th = prof[T_e_drive[e], 0]
             W_coef[e, 5, 1] = -np.sin(th)
             W_coef[e, 5, 2] = np.cos(th)
-        else:
-            for a in range(8):
-                for b in range(8):
-                    W_coef[e, a, b] = T_e_coef[e, a, b]
-            if kind == EQ_TRANSLATION:
-                W_offset[e] = prof[T_e_drive[e], 0]
+        elif kind == EQ_TRANSLATION:
+            W_offset[e] = prof[T_e_drive[e], 0]
 
 
 @njit(cache=True)

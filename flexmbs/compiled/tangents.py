@@ -64,7 +64,7 @@ from .packing import (
     _i2,
 )
 from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass
-from .rotations import d_rotated_basis_into, g_bar_into
+from .rotations import d_rotated_basis_into, g_bar_into, rotation_into
 
 
 # --------------------------------------------------------------------------- helpers
@@ -192,16 +192,7 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
     """(K, C) of r_b = M q̈ − Q_v − Q_g, the C-form of coupling.frame_tangents."""
     n6 = 6 + nm
     a = np.empty((3, 3))
-    e0, e1, e2, e3 = p[0], p[1], p[2], p[3]
-    a[0, 0] = e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3
-    a[0, 1] = 2 * (e1 * e2 - e0 * e3)
-    a[0, 2] = 2 * (e1 * e3 + e0 * e2)
-    a[1, 0] = 2 * (e1 * e2 + e0 * e3)
-    a[1, 1] = e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3
-    a[1, 2] = 2 * (e2 * e3 - e0 * e1)
-    a[2, 0] = 2 * (e1 * e3 - e0 * e2)
-    a[2, 1] = 2 * (e2 * e3 + e0 * e1)
-    a[2, 2] = e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3
+    rotation_into(p, a)
     gb = _g_bar(p)
     y = np.zeros(n6)
     w = np.zeros(n6)
@@ -527,6 +518,15 @@ def _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, block, top, scale):
 
 # --------------------------------------------------------------------------- actuators
 @njit(cache=True)
+def _lever_arm(T_k_base, T_k_shapes, k, nm, q, st):
+    """Body-frame point of marker k at ξ (deformed where the coupling mode shows it)."""
+    arm = T_k_base[k, 0].copy()
+    for j in range(nm):
+        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
+    return arm
+
+
+@njit(cache=True)
 def _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
     """The torque (kind 0: angular_jac) or force (kind 1: force_jac) Jacobian (3, n_b)."""
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -549,9 +549,7 @@ def _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
         for j in range(nm):
             out[:, 7 + j] = a @ T_k_psi[k, :, j]
         return out
-    arm = T_k_base[k, 0].copy()
-    for j in range(nm):
-        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
+    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
     for i in range(3):
         out[i, i] = 1.0
     out[:, 3:7] = -(a @ _skew(arm) @ W_gbar[b])
@@ -586,9 +584,7 @@ def _load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec):
         return out
     a = W_rot[b]
     gb = W_gbar[b]
-    arm = T_k_base[k, 0].copy()
-    for j in range(nm):
-        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
+    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
     f_bar = a.T @ vec
     out[3:7, 3:7] = _g_bar_t_jac(_cross(arm, f_bar)) + gb.T @ (_skew(arm) @ df)
     for j in range(nm):

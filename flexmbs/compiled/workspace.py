@@ -19,7 +19,7 @@ class Workspace(NamedTuple):
     mk_v: np.ndarray  # (nk, 4, 3) marker vectors
     mk_j: np.ndarray  # (nk, 4, 3, 7+M) marker Jacobians
     s4: np.ndarray  # (4, 3)
-    coef: np.ndarray  # (ne, 8, 8) equation coefficients at t
+    coef: np.ndarray  # (ne, 8, 8) equation coefficients (the drives' updated at each t)
     offset: np.ndarray  # (ne,) translation-drive values s(t)
     wgt: np.ndarray  # (8, 3)
     qcur: np.ndarray  # (n_q,) the q of the last residual
@@ -70,7 +70,7 @@ def make_workspace(T: Tables) -> Workspace:
     return Workspace(
         np.zeros((nb, 3, 3)), np.zeros((nb, 3, 4)), np.zeros((nb, 3, 4)),
         np.zeros((nb, 3, 12)), np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3, 7 + big_m)),
-        np.zeros((4, 3)), np.zeros((ne, 8, 8)), np.zeros(ne), np.zeros((8, 3)),
+        np.zeros((4, 3)), T.e_coef.copy(), np.zeros(ne), np.zeros((8, 3)),
         np.zeros(n_q), *v3, np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((n6, n6)),
         np.zeros((n6, 3)), np.zeros((big_m, 3, 3)), *[np.zeros(n6) for _ in range(7)],
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
