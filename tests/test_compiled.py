@@ -24,7 +24,9 @@ from flexmbs.assembly import System
 from flexmbs.assembly.tangents import residual_tangents
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
-from flexmbs.compiled.engine import CompiledSystem
+from flexmbs.compiled import engine
+from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
+from flexmbs.compiled.newton import sparse_lu_solve
 from flexmbs.compiled.tables import unsupported_reason
 from flexmbs.errors import ModelError, ValidationError
 from flexmbs.integrators import simulate
@@ -63,6 +65,11 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     mat = compiled.iteration_matrix(q, qd, qdd, lam, t, bp, gp)
     ref = python_matrix(system, q, qd, qdd, lam, t, bp, gp)
     np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+    # the sparsity pattern the kernels zero and SuperLU factors holds every nonzero
+    rows, cols, _, _ = _matrix_pattern(compiled.tables)
+    off_pattern = np.ones(ref.shape, bool)
+    off_pattern[rows, cols] = False
+    assert np.all(ref[off_pattern] == 0.0)
     # the outputs of a run: energies, power, violations at three times
     times = np.array([t, t + 0.2, t + 0.9])
     qs = q + 0.1 * rng.standard_normal((3, system.n_q))
@@ -183,18 +190,63 @@ def test_shipped_cases_give_the_same_trajectories(name):
     assert new.statistics["engine"] == "compiled"
     assert ref.statistics["engine"] == "python"
     assert ref.success and new.success
+    assert_same_run(new, ref, lambda **kw: _run(name, "python", t_end, **kw))
+
+
+def assert_same_run(new, ref, rerun):
+    """``new`` took ``ref``'s Newton iterations, its q agrees to 1e-12 (relative to max
+    |q|), and its other fields lie within 10 times the spread of ``ref`` against
+    ``rerun(q0=…, qd0=…)`` from ``ref``'s initial state perturbed by 4 ulp."""
     np.testing.assert_array_equal(new.iterations, ref.iterations)
     scale = max(1.0, np.abs(ref.q).max())
     np.testing.assert_allclose(new.q, ref.q, rtol=0, atol=1e-12 * scale)
     rng = np.random.default_rng(3)
     q0 = ref.q[0] * (1 + 4 * np.finfo(float).eps * rng.choice([-1.0, 1.0], ref.q.shape[1]))
-    twin = _run(name, "python", t_end, q0=q0, qd0=ref.qd[0])
+    twin = rerun(q0=q0, qd0=ref.qd[0])
     assert twin.success
     for key in ("q", "qd", "qdd", "lam"):
         a, b, c = getattr(ref, key), getattr(new, key), getattr(twin, key)
         spread = np.abs(c - a).max()
         floor = 1e-13 * max(1.0, np.abs(a).max())
         assert np.abs(b - a).max() <= 10 * spread + floor, (key, np.abs(b - a).max(), spread)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(1, 60))
+def test_sparse_lu_solve_inverts_superlu_factors(seed, n):
+    """The kernels' triangular solves with SuperLU's factors (row and column
+    permutations) solve A x = b for random sparse saddle-point matrices [K, Gᵀ; G, 0],
+    whose zero block needs row pivoting: residual at round-off of ‖A‖ ‖x‖."""
+    rng = np.random.default_rng(seed)
+    n_c = int(rng.integers(0, n // 2 + 1))
+    k = rng.standard_normal((n, n)) * (rng.random((n, n)) < 0.2) + 5 * np.eye(n)
+    g = rng.standard_normal((n_c, n)) * (rng.random((n_c, n)) < 0.3)
+    g[np.arange(n_c), rng.permutation(n)[:n_c]] += 3.0  # full row rank
+    a = np.block([[k, g.T], [g, np.zeros((n_c, n_c))]])
+    b = rng.standard_normal(n + n_c)
+    from scipy.sparse import csc_matrix
+    from scipy.sparse.linalg import splu
+
+    sp_i, sp_x = engine.pack_sparse_factors(splu(csc_matrix(a)))
+    x = b.copy()
+    sparse_lu_solve(sp_i, sp_x, x, np.zeros(n + n_c))
+    scale = np.abs(a).sum(axis=1).max() * np.abs(x).max()
+    assert np.abs(a @ x - b).max() <= 1e-12 * scale
+
+
+@pytest.mark.parametrize("name", ["arm_beam_seed.toml", "slider_crank_ideal.toml"])
+def test_sparse_factors_give_the_same_trajectories(name, monkeypatch):
+    """The sparse engine (SuperLU factors, the large-model path) forced on small
+    shipped cases gives the dense engine's run, within the round-off criterion of
+    test_shipped_cases_give_the_same_trajectories."""
+    case = load_case(CASES / name)
+    t_end = 150 * float(case.solver["h"])
+    dense = _run(name, "compiled", t_end)
+    monkeypatch.setattr(engine, "SPARSE_FROM", 0)
+    sparse = _run(name, "compiled", t_end)
+    assert dense.success and sparse.success
+    monkeypatch.setattr(engine, "SPARSE_FROM", 10**9)
+    assert_same_run(sparse, dense, lambda **kw: _run(name, "compiled", t_end, **kw))
 
 
 def test_unsupported_models_run_on_the_numpy_path_and_say_why():

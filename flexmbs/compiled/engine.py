@@ -15,10 +15,13 @@ import os
 import threading
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from numba.core.errors import NumbaPerformanceWarning
 from scipy.linalg.lapack import dgetrf
+from scipy.sparse.linalg import splu
 
 from ..assembly.system import _profile_values
 from ..errors import ModelError
@@ -28,6 +31,36 @@ from .workspace import make_workspace
 
 #: Seconds after which a first kernel call is reported as compiling.
 COMPILE_NOTICE_AFTER = 2.0
+
+#: Iteration matrices of this order and above are factored sparse (SuperLU), smaller ones
+#: dense (LAPACK getrf): measured crossover of factor-plus-solves, docs/compiled.md.
+SPARSE_FROM = 200
+
+
+class Factors(NamedTuple):
+    """LU factors of one iteration matrix, as the step kernel takes them: dense
+    (``lu``, ``piv`` from getrf; ``sp_i`` empty) or sparse (``sp_i``, ``sp_x`` of
+    :func:`pack_sparse_factors`; ``lu``, ``piv`` placeholders)."""
+
+    lu: np.ndarray
+    piv: np.ndarray
+    sp_i: np.ndarray
+    sp_x: np.ndarray
+    info: int  # getrf's info (> 0: exactly singular), 0 for sparse factors
+
+    @property
+    def sparse(self) -> bool:
+        return self.sp_i.size > 0
+
+
+def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
+    """(sp_i, sp_x) of a ``scipy.sparse.linalg.splu`` factorisation for
+    :func:`flexmbs.compiled.newton.sparse_lu_solve`."""
+    low, up = lu.L.tocsc(), lu.U.tocsc()
+    n = low.shape[0]
+    sp_i = np.concatenate([[n, low.nnz, up.nnz], low.indptr, low.indices, up.indptr,
+                           up.indices, lu.perm_r, lu.perm_c]).astype(np.int64)
+    return sp_i, np.concatenate([low.data, up.data])
 
 
 def jit_disabled() -> bool:
@@ -39,9 +72,11 @@ class CompiledSystem:
     """Packed tables and buffers of ``system`` and the kernel calls (one run).
 
     Raises ModelError naming what the kernels cannot evaluate (see
-    :func:`~flexmbs.compiled.tables.unsupported_reason`)."""
+    :func:`~flexmbs.compiled.tables.unsupported_reason`). ``sparse``: factor the
+    iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on)."""
 
-    def __init__(self, system, on_compile=None, wait: bool = True):
+    def __init__(self, system, on_compile=None, wait: bool = True,
+                 sparse: bool | None = None):
         reason = unsupported_reason(system)
         if reason is not None:
             raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
@@ -52,6 +87,9 @@ class CompiledSystem:
         self.drives = drive_specs(system)
         self.actuators = list(system.model.forces)
         self.n_q, self.n_c = system.n_q, system.n_c
+        n = self.n_q + self.n_c
+        self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
+        self._pattern = _matrix_pattern(tables) if self.sparse else None
         self.compile_time = 0.0
         self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
                                     len(self.actuators))
@@ -108,7 +146,8 @@ class CompiledSystem:
                       d.q if qdd is None else qdd, d.q if a is None else a,
                       d.lam if lam is None else lam, d.par if par is None else par,
                       max_iter, d.prof if prof is None else prof, d.u if u is None else u,
-                      d.lu if lu is None else lu, d.piv if piv is None else piv, start,
+                      d.lu if lu is None else lu, d.piv if piv is None else piv, d.sp_i,
+                      d.sp_x, start,
                       d.qs if qs is None else qs, d.qs if qds is None else qds,
                       d.lams if lams is None else lams, d.profs if profs is None else profs,
                       d.us if us is None else us, d.out if out is None else out)
@@ -133,12 +172,13 @@ class CompiledSystem:
                    par=np.array([bp, gp] + [0.0] * 8), prof=prof, u=u)
         return self.work.matrix.copy()
 
-    def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv, start):
+    def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
+               start):
         """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
-        d = self._dummy
+        d, f = self._dummy, factors
         return self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
-                            self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu, piv,
-                            start, d.qs, d.qs, d.lams, d.profs, d.us, d.out)
+                            self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
+                            f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us, d.out)
 
     def outputs(self, t, q, qd, lam) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
@@ -158,11 +198,29 @@ class CompiledSystem:
                    profs=prof, us=u, out=out)
         return out
 
-    @staticmethod
-    def factor(matrix: np.ndarray):
-        """(lu, piv) of ``matrix`` by LAPACK getrf (C-ordered copy of the factors)."""
+    def factor(self, matrix: np.ndarray) -> Factors:
+        """LU factors of the iteration matrix ``matrix`` (the workspace's): SuperLU of
+        its pattern entries when the engine is sparse, else LAPACK getrf (a C-ordered
+        copy of the factors). An exactly singular matrix gets getrf's factors, whose zero
+        pivot makes the step's solve non-finite (the step then fails and says so)."""
+        d = self._dummy
+        if self.sparse:
+            rows, cols, indptr, indices = self._pattern
+            n = matrix.shape[0]
+            csc = sp.csc_matrix((matrix[rows, cols], indices, indptr), shape=(n, n))
+            try:
+                sp_i, sp_x = pack_sparse_factors(splu(csc))
+                return Factors(d.lu, d.piv, sp_i, sp_x, 0)
+            except RuntimeError:  # "Factor is exactly singular"
+                pass
         lu, piv, info = dgetrf(matrix)
-        return np.ascontiguousarray(lu), piv.astype(np.int64), int(info)
+        return Factors(np.ascontiguousarray(lu), piv.astype(np.int64), d.sp_i, d.sp_x,
+                       int(info))
+
+    def placeholder_factors(self) -> Factors:
+        """Factors of no matrix (a step kernel call that refreshes before solving)."""
+        d = self._dummy
+        return Factors(d.lu, d.piv, d.sp_i, d.sp_x, 0)
 
     # ----------------------------------------------------------- warm-up
     def _warm_up(self, on_compile) -> None:
@@ -192,14 +250,15 @@ class CompiledSystem:
             q[sl.start + 3] = 1.0
         zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
         n = self.n_q + self.n_c
-        lu, piv = np.eye(n), np.arange(n, dtype=np.int64)
+        factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,
+                          self._dummy.sp_x, 0)
         par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10])
         try:
             prof, u = self.time_values(0.0)
         except ModelError:  # a profile undefined at t = 0: the run will say so
             prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
         self.work.counters[1] = 0
-        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, lu, piv, True)
+        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True)
 
 
 class _Placeholders:
@@ -209,5 +268,21 @@ class _Placeholders:
         self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), np.zeros(10)
         self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
         self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)
+        self.sp_i, self.sp_x = np.zeros(0, dtype=np.int64), np.zeros(0)
         self.qs, self.lams = np.zeros((0, n_q)), np.zeros((0, n_c))
         self.profs, self.us, self.out = np.zeros((0, n_d, 3)), np.zeros((0, n_a)), np.zeros((0, 5))
+
+
+def _matrix_pattern(tables):
+    """(rows, cols, indptr, indices) of the iteration matrix's possible nonzeros in CSC
+    order: the n_q x n_q block's pattern and Φ_q's below it and, transposed, beside it
+    (:func:`flexmbs.compiled.tables.iteration_pattern`)."""
+    n = tables.n_q
+    rows = np.concatenate([tables.p_row, n + tables.j_row, tables.j_col])
+    cols = np.concatenate([tables.p_col, tables.j_col, n + tables.j_row])
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    size = n + tables.n_c
+    indptr = np.zeros(size + 1, np.int64)
+    np.add.at(indptr, cols + 1, 1)
+    return rows, cols, np.cumsum(indptr), rows.copy()

@@ -2,11 +2,12 @@
 docs/theory_integrators.md).
 
 The same iteration as :meth:`flexmbs.integrators.simulate.AlphaIntegrator._try_step`:
-predictor, residual, the solve with the stored LU factors of the scaled iteration matrix
+predictor, residual, the solve with the stored LU factors (dense LAPACK, or sparse
+SuperLU for large models) of the scaled iteration matrix
 [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0], the updates Δq, γ'Δq, β'Δq, β'Δλ, and the
 convergence test on Δq and β'Δq (and max |Φ| < tol at the new iterate). It returns to
 Python once per step, or when the iteration matrix has to be refreshed (after the
-matrix is assembled in the workspace, so Python only factors it with LAPACK).
+matrix is assembled in the workspace, so Python only factors it).
 
 Every kernel takes the packed model (F, IN, H) and workspace (WF, WI, WH) buffers of
 :mod:`flexmbs.compiled.packing`. Return codes: :data:`CONVERGED`, :data:`NEED_FACTOR`
@@ -31,11 +32,11 @@ IT, STALE, HAVE_RESIDUAL = 0, 1, 2
 
 _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
 _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
-_JAC, _A1, _COUNTERS, _FLOATS = (WORK_FIELDS.index(k) for k in ("jac", "a1", "counters",
-                                                               "floats"))
+_JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = (
+    WORK_FIELDS.index(k) for k in ("jac", "a1", "counters", "floats", "solve"))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
 def lu_solve(lu, piv, b):
     """b ← x with P L U x = b, from LAPACK getrf factors (``piv`` 0-based: row i was
     interchanged with row piv[i]); O(n²), in place."""
@@ -56,14 +57,53 @@ def lu_solve(lu, piv, b):
         b[i] = acc / lu[i, i]
 
 
+@njit(cache=True, error_model="numpy")
+def sparse_lu_solve(sp_i, sp_x, b, tmp):
+    """b ← x with Pr A Pc = L U (SuperLU factors, L unit lower, U upper, both CSC;
+    Pr b puts b[i] at row perm_r[i], x[i] = y[perm_c[i]]), packed by
+    :func:`flexmbs.compiled.engine.pack_sparse_factors`: ``sp_i`` = (n, nnz L, nnz U,
+    L indptr, L indices, U indptr, U indices, perm_r, perm_c), ``sp_x`` = (L data,
+    U data). O(nnz), in place; ``tmp`` (≥ n) is scratch."""
+    n, n_l, n_u = sp_i[0], sp_i[1], sp_i[2]
+    o = 3
+    l_ptr, o = sp_i[o:o + n + 1], o + n + 1
+    l_ind, o = sp_i[o:o + n_l], o + n_l
+    u_ptr, o = sp_i[o:o + n + 1], o + n + 1
+    u_ind, o = sp_i[o:o + n_u], o + n_u
+    perm_r, perm_c = sp_i[o:o + n], sp_i[o + n:o + 2 * n]
+    l_val, u_val = sp_x[:n_l], sp_x[n_l:n_l + n_u]
+    for i in range(n):
+        tmp[perm_r[i]] = b[i]
+    for j in range(n):  # L w = Pr b, column by column
+        wj = tmp[j]
+        if wj != 0.0:
+            for k in range(l_ptr[j], l_ptr[j + 1]):
+                if l_ind[k] > j:
+                    tmp[l_ind[k]] -= l_val[k] * wj
+    for j in range(n - 1, -1, -1):  # U y = w
+        diag = 0.0
+        for k in range(u_ptr[j], u_ptr[j + 1]):
+            if u_ind[k] == j:
+                diag = u_val[k]
+        yj = tmp[j] / diag
+        tmp[j] = yj
+        if yj != 0.0:
+            for k in range(u_ptr[j], u_ptr[j + 1]):
+                if u_ind[k] < j:
+                    tmp[u_ind[k]] -= u_val[k] * yj
+    for i in range(n):
+        b[i] = tmp[perm_c[i]]
+
+
 @njit(cache=True)
 def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
-                piv, start):
+                piv, sp_i, sp_x, start):
     """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[5].
 
     ``par`` = (α_m, α_f, β, γ, h, t_{n+1}, rtol, atol, acc_rtol, phi_tol); the iterate
     lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence); counters[STALE]
-    = 1 asks for a new iteration matrix at the next residual."""
+    = 1 asks for a new iteration matrix at the next residual. The factors: dense
+    (``lu``, ``piv``) when ``sp_i`` is empty, else sparse (:func:`sparse_lu_solve`)."""
     am, af, beta, gamma, h = par[0], par[1], par[2], par[3], par[4]
     rtol, atol, acc_rtol, phi_tol = par[6], par[7], par[8], par[9]
     bp = (1 - am) / (beta * h * h * (1 - af))
@@ -101,7 +141,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             x[i] = -r[i] / bp
         for i in range(n_c):
             x[n + i] = -phi[i]
-        lu_solve(lu, piv, x)
+        if sp_i.size == 0:
+            lu_solve(lu, piv, x)
+        else:
+            sparse_lu_solve(sp_i, sp_x, x, _f1(WF, WH, _SOLVE))
         for i in range(n + n_c):
             if not np.isfinite(x[i]):
                 return NONFINITE_SOLVE
@@ -147,7 +190,7 @@ TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
 
 @njit(cache=True)
 def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
-           piv, start, qs, qds, lams, profs, us, out):
+           piv, sp_i, sp_x, start, qs, qds, lams, profs, us, out):
     """The one compiled entry point (one entry links and optimizes the kernels once):
 
     * TASK_STEP: :func:`newton_step` (its return code);
@@ -159,7 +202,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     """
     if task == TASK_STEP:
         return newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
-                           u, lu, piv, start)
+                           u, lu, piv, sp_i, sp_x, start)
     if task == TASK_OUTPUTS:
         outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, out)
         return CONVERGED

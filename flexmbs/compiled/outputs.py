@@ -31,6 +31,8 @@ from .packing import (
     T_F_MASS,
     T_F_N,
     T_GRAVITY,
+    T_J_COL,
+    T_J_ROW,
     T_R_IO,
     T_R_MASS,
     T_R_S,
@@ -135,6 +137,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
     c_row, e_row, e_kind = _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND)
     e_drive, e_mark = _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK)
     c_drive = _i1(IN, H, T_C_DRIVE)
+    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     mk_v = _f3(WF, WH, W_MK_V)
     qcur = _f1(WF, WH, W_QCUR)
     scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
@@ -148,11 +151,10 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         constraints_with_jacobian(F, IN, H, WF, WI, WH, qk, prof[k], lk, phi, scratch)
         jacobian_dense(F, IN, H, WF, WI, WH, jac)
         kin, pot = _body_energies(F, IN, H, WF, WI, WH, qk, qdk)
-        for i in range(n_c):
-            acc = 0.0
-            for j in range(n_q):
-                acc += jac[i, j] * qdk[j]
-            vel[i] = acc
+        vel[:] = 0.0
+        for p in range(j_row.size):  # Φ_q q̇ over the entries of Φ_q's pattern
+            i, j = j_row[p], j_col[p]
+            vel[i] += jac[i, j] * qdk[j]
         power = 0.0
         for c in range(c_row.size):  # drives work through their multipliers
             power -= lk[c_row[c]] * vel[c_row[c]]

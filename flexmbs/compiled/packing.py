@@ -67,6 +67,10 @@ T_C_COORD = 36
 T_C_DRIVE = 37
 T_A_KIND = 38
 T_A_MARK = 39
+T_P_ROW = 40
+T_P_COL = 41
+T_J_ROW = 42
+T_J_COL = 43
 W_ROT = 0
 W_GBAR = 1
 W_GGLOB = 2
@@ -112,6 +116,7 @@ W_JAC = 41
 W_A1 = 42
 W_COUNTERS = 43
 W_FLOATS = 44
+W_SOLVE = 45
 
 
 def pack(parts):

@@ -51,6 +51,8 @@ from .packing import (
     T_F_Q,
     T_F_S,
     T_GRAVITY,
+    T_J_COL,
+    T_J_ROW,
     T_K_BASE,
     T_K_BODY,
     T_K_PHI,
@@ -411,7 +413,9 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
     T_e_row = _i1(IN, H, T_E_ROW)
     W_qcur = _f1(WF, WH, W_QCUR)
     W_wgt = _f2(WF, WH, W_WGT)
-    out[:, :] = 0.0
+    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    for k in range(T_j_row.size):  # entries off the pattern are never written: stay 0
+        out[T_j_row[k], T_j_col[k]] = 0.0
     q_rows = W_qcur
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3

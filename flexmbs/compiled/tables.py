@@ -83,6 +83,11 @@ class Tables(NamedTuple):
     # joint actuators with a time profile
     a_kind: np.ndarray  # (na,) 0 torque about z_i, 1 force along z_i
     a_mark: np.ndarray  # (na, 2) markers i, j
+    # sparsity of the iteration matrix (entries that can be nonzero)
+    p_row: np.ndarray  # (np,) rows of the n_q x n_q block M + C_t/… + K_t/…
+    p_col: np.ndarray  # (np,) its columns
+    j_row: np.ndarray  # (nj,) rows of Φ_q
+    j_col: np.ndarray  # (nj,) its columns
 
 
 def _actuators(system):
@@ -230,18 +235,71 @@ def compile_tables(system) -> Tables:
         e_npairs[e] = len(where)
         for p_, pair in enumerate(where):
             e_pairs[e, p_] = pair
+    k_body_arr = np.array(k_body, np.int64).reshape(nk)
+    e_row = plan.pos.astype(np.int64)
+    e_mark = plan.markers.astype(np.int64).reshape(ne, 2)
+    c_row = np.array([r for _, r, _ in plan.coordinate_drives], np.int64)
+    c_coord = np.array([c for _, _, c in plan.coordinate_drives], np.int64)
+    a_mark = np.array(a_mark, np.int64).reshape(-1, 2)
+    spans = [(int(start), 7 + int(nm)) for start, nm in zip(t["b_start"], t["b_nm"],
+                                                             strict=True)]
+    top, jac = iteration_pattern(spans, k_body_arr, e_row, e_mark, t["b_norm"], c_row,
+                                 c_coord, a_mark)
     return Tables(
         **t,
-        k_body=np.array(k_body, np.int64).reshape(nk),
+        k_body=k_body_arr,
         k_base=np.array(k_base, float).reshape(nk, 4, 3),
         k_shapes=np.array(k_shapes, float).reshape(nk, 4, 3, big_m),
         k_psi=np.array(k_psi, float).reshape(nk, 3, big_m),
         k_phi=np.array(k_phi, float).reshape(nk, 3, big_m),
         e_coef=np.ascontiguousarray(plan.coef.reshape(ne, 8, 8)),
-        e_lin=np.ascontiguousarray(plan.lin), e_row=plan.pos.astype(np.int64),
-        e_mark=plan.markers.astype(np.int64).reshape(ne, 2), e_kind=e_kind, e_drive=e_drive,
-        e_npairs=e_npairs, e_pairs=e_pairs,
-        c_row=np.array([r for _, r, _ in plan.coordinate_drives], np.int64),
-        c_coord=np.array([c for _, _, c in plan.coordinate_drives], np.int64),
+        e_lin=np.ascontiguousarray(plan.lin), e_row=e_row, e_mark=e_mark, e_kind=e_kind,
+        e_drive=e_drive, e_npairs=e_npairs, e_pairs=e_pairs, c_row=c_row, c_coord=c_coord,
         c_drive=np.array([index[id(s)] for s, _, _ in plan.coordinate_drives], np.int64),
-        a_kind=np.array(a_kind, np.int64), a_mark=np.array(a_mark, np.int64).reshape(-1, 2))
+        a_kind=np.array(a_kind, np.int64), a_mark=a_mark,
+        p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1])
+
+
+def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_mark):
+    """((rows, cols) of the n_q x n_q block, (rows, cols) of Φ_q): every entry the
+    kernels can write, column-major order.
+
+    ``spans[b]`` = (first coordinate, 7 + modes) of body b. The block holds each body's
+    own coordinates against themselves (M, C_t, K_t of the body) and, for every joint,
+    drive and actuator, the coordinates of its two bodies against each other (the
+    constraint Hessians and the actuator tangents). A row of Φ_q holds its two bodies'
+    coordinates (joints and drives), the Euler parameters of one body (normalization)
+    or one coordinate (coordinate drives)."""
+    def coords(b):
+        start, size = spans[b]
+        return np.arange(start, start + size)
+
+    pairs = {(b, b) for b in range(len(spans))}
+    for ki, kj in [*e_mark, *a_mark]:
+        bi, bj = int(k_body[ki]), int(k_body[kj])
+        if bi >= 0 and bj >= 0:
+            pairs.update(((bi, bj), (bj, bi)))
+    top = [np.stack(np.meshgrid(coords(bi), coords(bj), indexing="ij")).reshape(2, -1)
+           for bi, bj in sorted(pairs)]
+    jac = []
+    for row, (ki, kj) in zip(e_row, e_mark, strict=True):
+        for k in (ki, kj):
+            if k_body[k] >= 0:
+                cols = coords(int(k_body[k]))
+                jac.append(np.stack([np.full(cols.size, row), cols]))
+    for b, row in enumerate(b_norm):
+        start = spans[b][0]
+        jac.append(np.array([[row] * 4, range(start + 3, start + 7)]))
+    if c_row.size:
+        jac.append(np.stack([c_row, c_coord]))
+    return _column_major(top), _column_major(jac)
+
+
+def _column_major(parts):
+    """Unique (rows, cols) of the stacked (2, k) index arrays, sorted by column."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows, cols = np.concatenate(parts, axis=1).astype(np.int64)
+    width = int(rows.max()) + 1
+    keys = np.unique(cols * width + rows)
+    return np.ascontiguousarray(keys % width), np.ascontiguousarray(keys // width)

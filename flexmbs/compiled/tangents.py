@@ -39,11 +39,15 @@ from .packing import (
     T_F_Q,
     T_F_S,
     T_GRAVITY,
+    T_J_COL,
+    T_J_ROW,
     T_K_BASE,
     T_K_BODY,
     T_K_PHI,
     T_K_PSI,
     T_K_SHAPES,
+    T_P_COL,
+    T_P_ROW,
     T_R_IO,
     T_R_MASS,
     T_R_OFFSET,
@@ -490,11 +494,18 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
             jac[:4, :, :ni] = W_mk_j[ki][:, :, :ni]
         if nj:
             jac[4:, :, ni:] = W_mk_j[kj][:, :, :nj]
-        for a_ in range(8):
+        nn = ni + nj
+        for a_ in range(8):  # hess += sym[a, b] J_aᵀ J_b
             for b_ in range(8):
                 sab = sym[a_, b_]
-                if sab != 0.0:
-                    hess += sab * (jac[a_].T @ jac[b_])
+                if sab == 0.0:
+                    continue
+                for r in range(nn):
+                    for c in range(3):
+                        x = sab * jac[a_, c, r]
+                        if x != 0.0:
+                            for s_ in range(nn):
+                                hess[r, s_] += x * jac[b_, c, s_]
         _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, 0, hess, 0)
         _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, 4, hess, ni)
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, hess, top, scale)
@@ -634,9 +645,12 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     (its markers, frames and W_jac)."""
     T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_start = _i1(IN, H, T_B_START)
+    T_p_row, T_p_col = _i1(IN, H, T_P_ROW), _i1(IN, H, T_P_COL)
+    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     W_jac = _f2(WF, WH, W_JAC)
-    n, n_c = q.size, lam.size
-    out[:, :] = 0.0
+    n = q.size
+    for k in range(T_p_row.size):  # entries off the pattern are never written: stay 0
+        out[T_p_row[k], T_p_col[k]] = 0.0
     for b in range(T_b_kind.size):
         m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
         st = T_b_start[b]
@@ -646,7 +660,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
                 out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
     actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
-    for i in range(n_c):
-        for j in range(n):
-            out[n + i, j] = W_jac[i, j]
-            out[j, n + i] = W_jac[i, j]
+    for k in range(T_j_row.size):
+        i, j = T_j_row[k], T_j_col[k]
+        out[n + i, j] = W_jac[i, j]
+        out[j, n + i] = W_jac[i, j]

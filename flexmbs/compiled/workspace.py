@@ -58,6 +58,7 @@ class Workspace(NamedTuple):
     a1: np.ndarray  # (n_q,)
     counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, resumed
     floats: np.ndarray  # (2,): last scaled correction, current one
+    solve: np.ndarray  # (n_q + n_c,) scratch of the sparse triangular solves
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -75,4 +76,5 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((n6, 3)), np.zeros((big_m, 3, 3)), *[np.zeros(n6) for _ in range(7)],
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
         np.zeros(n_c), np.zeros(n_q + n_c), np.zeros((n_q + n_c, n_q + n_c)),
-        np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2))
+        np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
+        np.zeros(n_q + n_c))

@@ -335,7 +335,8 @@ class AlphaIntegrator:
 
     def _try_step_compiled(self, h):
         """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
-        one kernel call per step, plus one LAPACK factorisation per matrix refresh."""
+        one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
+        models) per matrix refresh."""
         nk = _newton_kernels()
         p, cs = self.params, self.compiled
         work = cs.work
@@ -349,17 +350,17 @@ class AlphaIntegrator:
         cs.time_values_into(t1, prof, u)
         stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         work.counters[nk.STALE] = int(stale)
-        lu, piv = self.matrix.lu if self.matrix.lu is not None else (
-            np.zeros((1, 1)), np.zeros(1, dtype=np.int64))
+        factors = self.matrix.lu if self.matrix.lu is not None else (
+            cs.placeholder_factors())
         code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
-                         prof, u, lu, piv, True)
+                         prof, u, factors, True)
         while code == nk.NEED_FACTOR:
-            lu, piv, _ = cs.factor(work.matrix)
-            self.matrix.lu, self.matrix.age = (lu, piv), 0
+            factors = cs.factor(work.matrix)
+            self.matrix.lu, self.matrix.age = factors, 0
             self._matrix_h = h
             self.refreshes += 1
             code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
-                             prof, u, lu, piv, False)
+                             prof, u, factors, False)
         it = int(work.counters[nk.IT])
         state = (work.q1.copy(), work.qd1.copy(), work.qdd1.copy(), work.lam1.copy())
         if code == nk.CONVERGED:
@@ -389,7 +390,9 @@ class AlphaIntegrator:
     def _condition(self) -> float:
         """1-norm condition estimate of the current factored iteration matrix."""
         try:
-            lu, _ = self.matrix.lu
+            if getattr(self.matrix.lu, "sparse", False):  # the matrix SuperLU factored
+                return float(np.linalg.cond(self.compiled.work.matrix, 1))
+            lu = self.matrix.lu[0]
             upper = np.triu(lu)
             lower = np.tril(lu, -1) + np.eye(lu.shape[0])
             mat = lower @ upper
