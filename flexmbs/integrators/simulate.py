@@ -637,6 +637,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         """Contact quantities of the newest output (they depend on the contacts' states
         at that time, and so does the power of a model with contacts); energies, and the
         power of a model without contacts, come after the run from the outputs."""
+        if not integ.contacts:
+            return
         q_k, qd_k = rec["q"][-1], rec["qd"][-1]
         if integ.contacts:
             derived["power"].append(system.nonconservative_power(
@@ -673,7 +675,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     adaptive = options.get("error_tol") is not None
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         integ.h = min(integ.h if adaptive else h, t_end - integ.t)
-        prev = (integ.t, integ.q.copy(), integ.qd.copy(), integ.qdd.copy(), integ.lam.copy())
+        # the state at t_n, for interpolating outputs inside the step (the integrator
+        # replaces its arrays at each step: references suffice)
+        prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         tic = time.perf_counter()
         ok, msg = integ.step()
         stepping += time.perf_counter() - tic
@@ -718,9 +722,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                                 for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
-    power = np.array(derived["power"]) - np.array(derived["contact_power"])
-    work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
-    work -= np.array(derived["dissipated"])
+    power = np.array(derived["power"])
+    work = np.zeros(t.size)
+    if integ.contacts:
+        power = power - np.array(derived["contact_power"])
+        work -= np.array(derived["dissipated"])
+    work += np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
