@@ -175,7 +175,7 @@ def test_cli_coupling_study_writes_table_markdown_and_plot(tmp_path, capsys):
     assert rows["no-Mrf"]["beam.xi1 peak"] < 1e-12  # M_rf is what excites the modes here
     assert rows["two-way"]["beam.xi1 peak"] > 1e-4
     csv_lines = (out / "coupling.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("coupling,success,beam.xi1 peak")
+    assert csv_lines[0].startswith("coupling,success,status,beam.xi1 peak")
     assert len(csv_lines) == 5
     assert "| two-way | yes |" in (out / "coupling.md").read_text()
     assert (out / "coupling.png").stat().st_size > 10_000

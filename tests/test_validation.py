@@ -27,7 +27,8 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
     assert not failures, failures
     # unbounded only where the model is known to differ from the reference: Craig–Bampton
     # with 2 modes, the locked arm without M_rf / rigid, one-way vs two-way, the
-    # rotating beam against the stiffened theory and its linear divergence
+    # rotating beam against the stiffened theory (its linear divergence is now bounded:
+    # both linear models pass L at the same time)
     reported = sorted((r["problem"], r["source"][:14]) for r in rows if r["limit"] is None)
     assert reported == sorted([
         ("Craig–Bampton, tip interface + 2 modes", "full FE clampe"),
@@ -35,7 +36,6 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
         ("arm + beam (elbow locked), rigid", "same estimate "),
         ("arm + beam seed case (2 s), one-way", "two-way run (w"),
         ("rotating beam, Ω = 2 rad/s", "with geometric"),
-        ("rotating beam, Ω = 10 rad/s", "linear FFRF di"),
         ("rotating beam, Ω = 10 rad/s", "with geometric"),
         # Simeon's slider-crank against the published (axial mass ×15) model
         ("flexible slider–crank (Simeon)", "published equa"),
@@ -65,7 +65,9 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
     low = rotating[("rotating beam, Ω = 2 rad/s", "with g")]
     assert 1.05 < low["flexmbs"] / low["reference"] < 1.3
     high = rotating[("rotating beam, Ω = 10 rad/s", "with g")]
-    assert high["flexmbs"] > 1e6 and high["reference"] < 2.0
+    assert high["flexmbs"] > 10.0 > 5 * high["reference"]  # past L = 10 m: stopped
+    diverged = rotating[("rotating beam, Ω = 10 rad/s", "linear")]
+    assert "diverged" in diverged["source"]
     page = runner.build(tmp_path, rows)
     text = page.read_text()
     n_problems = len(runner.PROBLEMS)

@@ -1,5 +1,11 @@
 """Run a TOML case: build the model, simulate, write the results file (HDF5) and print a
-summary (JSON with --json); a progress bar goes to stderr."""
+summary (JSON with --json); a progress bar goes to stderr.
+
+Exit codes: 0 completed; 3 completed with warnings (the range checks: deflection beyond
+linear FFRF, frame speed near the first elastic frequency without stiffening, an energy
+balance that does not close); 4 diverged (stopped, with the reason); 1 failed (Newton
+did not converge); 2 bad input. The results file is written in every case but the
+last."""
 
 from __future__ import annotations
 
@@ -12,6 +18,9 @@ from ..cases import load_case, run_case
 from ._common import ProgressBar, emit_json
 
 HELP = "simulate a case file and write its results"
+
+#: Process exit code of each run status (docs/cli.md).
+EXIT_CODES = {"completed": 0, "completed with warnings": 3, "diverged": 4, "failed": 1}
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -55,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     report = system.check(result.q[0], float(result.t[0]))
     summary = {
         "case": str(case.path), "title": case.title, "success": result.success,
+        "status": result.status, "warnings": result.warnings,
+        "exit_code": EXIT_CODES[result.status],
         "message": result.message, "output": str(case.output),
         "method": result.settings["method"], "h": result.settings["h"],
         "t_end": float(result.t[-1]), "steps": len(result.h),
@@ -100,9 +111,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"  contact {name}: {c['impacts']} impact(s), max force "
                   f"{c['max_normal_force_N']:.4g} N, max penetration "
                   f"{c['max_penetration_m']:.3g} m, dissipated {c['dissipated_J']:.4g} J")
-        print(f"  {'completed' if result.success else 'FAILED: ' + result.message}")
+        if result.status == "completed":
+            print("  completed")
+        elif result.status == "completed with warnings":
+            print(f"  completed with {len(result.warnings)} warning(s):")
+            for w in result.warnings:
+                print(f"    - {w['message']}")
+        else:
+            print(f"  {result.status.upper()}: {result.message}")
         print(f"  results written to {case.output}")
-    return 0 if result.success else 1
+    return EXIT_CODES[result.status]
 
 
 def _ratio(simulated: float, seconds: float) -> float:

@@ -125,9 +125,13 @@ def _report(args, rows, paths, ok: bool) -> int:
         print(to_markdown(rows))
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
-        if not ok:
-            failed = [r for r in rows if not r.get("success")]
-            for r in failed:
-                print(f"  FAILED: {r.get('coupling', r.get('run', r.get('modes')))}: "
+        for r in rows:
+            label = r.get("coupling", r.get("run", r.get("modes")))
+            if not r.get("success"):
+                print(f"  {str(r.get('status') or 'failed').upper()}: {label}: "
                       f"{r.get('message', '')}")
-    return 0 if ok else 1
+            elif r.get("warnings"):
+                print(f"  COMPLETED WITH WARNINGS: {label}: {r['warnings']}")
+    if not ok:
+        return 1
+    return 3 if any(r.get("warnings") for r in rows) else 0

@@ -5,7 +5,10 @@ Layout::
     /                 attrs format="flexmbs-result", format_version=1, success, message,
                       wall_time, settings (JSON), coupling (JSON), statistics (JSON: engine,
                       iterations, factorizations, times), model (JSON: markers with
-                      body-frame positions, joints; absent in older files)
+                      body-frame positions, joints; absent in older files), status
+                      ("completed", "completed with warnings", "diverged", "failed")
+                      and warnings (JSON list of the range checks that failed; both
+                      absent in older files)
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
     /velocity_violation, /h, /iterations
     /coord_names, /constraint_names       (strings)
@@ -47,6 +50,8 @@ def save_result(result, path) -> None:
         f.attrs["coupling"] = json.dumps(result.coupling)
         f.attrs["model"] = json.dumps(getattr(result, "model", {}))
         f.attrs["statistics"] = json.dumps(getattr(result, "statistics", {}))
+        f.attrs["status"] = str(getattr(result, "status", ""))
+        f.attrs["warnings"] = json.dumps(getattr(result, "warnings", []))
         for name in ARRAYS:
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
@@ -116,6 +121,13 @@ def load_result(path):
             wall_time=float(f.attrs["wall_time"]), bodies=bodies,
             model=json.loads(f.attrs.get("model", "{}")),
             statistics=json.loads(f.attrs.get("statistics", "{}")),
+            status=str(f.attrs.get("status", "") or _status_of_old_file(f.attrs)),
+            warnings=json.loads(f.attrs.get("warnings", "[]")),
             contacts={name: {**{k: v[()] for k, v in g.items()},
                              "impacts": int(g.attrs.get("impacts", 0))}
                       for name, g in f.get("contacts", {}).items()})
+
+
+def _status_of_old_file(attrs) -> str:
+    """The status of a results file written before runs had one: from ``success``."""
+    return "completed" if bool(attrs["success"]) else "failed"

@@ -18,6 +18,15 @@ from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
 from ..errors import FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
+from .health import (
+    COMPLETED,
+    WARNINGS,
+    RangeLimits,
+    body_ranges,
+    divergence,
+    run_warnings,
+    status_of,
+)
 from .reference import accelerations
 
 #: What the results hold per contact and output time.
@@ -522,6 +531,13 @@ class SimulationResult:
     ``compile_time`` (kernel compilation or cache loading), ``setup_time`` (consistent
     initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
     (energies, power and violations after the run)."""
+    status: str = COMPLETED
+    """"completed", "completed with warnings" (``success`` True), "diverged" or "failed"
+    (``success`` False; the history up to there is kept): see
+    :mod:`flexmbs.integrators.health`."""
+    warnings: list = field(default_factory=list)
+    """The range checks that failed (:class:`~flexmbs.integrators.health.RunWarning` as
+    dicts: code, subject, value, limit, time, message)."""
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
@@ -600,6 +616,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     """
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
+    limits = _range_limits(options.pop("range_limits", None))
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
@@ -671,7 +688,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             next_out += 1
     k = 0
     stepping = 0.0  # [s] in integ.step()
-    success, message = True, "completed"
+    success, message, diverged = True, "completed", False
+    ranges = body_ranges(system)
     adaptive = options.get("error_tol") is not None
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         integ.h = min(integ.h if adaptive else h, t_end - integ.t)
@@ -687,6 +705,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
             integ.t = float(t_end)  # land exactly on t_end
         k += 1
+        if k % limits.check_every == 0:
+            reason = divergence(ranges, integ.q, integ.t, limits)
+            if reason is not None:
+                success, message, diverged = False, reason, True
+                if outputs is None:
+                    record()  # the diverged state, for the post-mortem
+                break
         if outputs is None:
             if k % output_every == 0 or integ.t >= t_end - 1e-12:
                 record()
@@ -734,6 +759,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if hasattr(body, "data"):
             xi = q[:, sl][:, 7:]
             elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
+    warns = run_warnings(ranges, t, q, qd, energies[:, 0] + energies[:, 1], work,
+                         energies[:, 0], limits)
+    status = status_of(success, diverged, warns)
+    if status == WARNINGS:
+        message = "completed with warnings: " + "; ".join(w.message for w in warns)
     iterations = np.array(integ.stats.iterations)
     statistics = {
         "engine": integ.engine.value, "engine_note": integ.engine_note,
@@ -753,6 +783,25 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         system.coupling, success, message, time.perf_counter() - start,
         _describe_bodies(system), _describe_model(system),
         {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
-                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics)
+                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics,
+        status, [w.as_dict() for w in warns])
+
+
+def _range_limits(value) -> RangeLimits:
+    """``range_limits`` of :func:`simulate`: None (the defaults), a RangeLimits, or a
+    dict of its fields (unknown keys are refused by name)."""
+    if value is None:
+        return RangeLimits()
+    if isinstance(value, RangeLimits):
+        return value
+    if isinstance(value, dict):
+        known = set(RangeLimits.__dataclass_fields__)
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValidationError(f"range_limits: unknown key(s) {unknown}; it takes "
+                                  f"{sorted(known)}")
+        return RangeLimits(**value)
+    raise ValidationError(f"range_limits must be a dict or RangeLimits; got "
+                          f"{type(value).__name__}")
 
 

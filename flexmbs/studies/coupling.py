@@ -40,8 +40,12 @@ class RunComparison:
         out = []
         for mode, rec in self.records.items():
             row: dict = {self.label_column: mode, "success": rec.success}
+            row["status"] = rec.status or "failed"
             if not rec.success:  # also for runs that stopped partway
                 row["message"] = rec.message
+            elif rec.warnings:  # completed, outside the model's range: the checks' codes
+                row["warnings"] = ", ".join(f"{w['code']} ({w['subject']})"
+                                            for w in rec.warnings)
             sig = rec.signals
             if sig is None:
                 out.append(row)

@@ -38,6 +38,10 @@ class RunRecord:
     signals: RunSignals | None = None
     result_file: str | None = None
     settings: dict = field(default_factory=dict)
+    status: str = ""
+    """The run's status ("completed", "completed with warnings", "diverged", "failed";
+    empty when the case could not be run at all)."""
+    warnings: list = field(default_factory=list)
 
     @property
     def steps_per_second(self) -> float:
@@ -80,6 +84,7 @@ def run_variant(case_path: str, overrides: dict, label: str = "",
         float(np.mean(result.iterations)) if len(result.iterations) else 0.0,
         extract(system, result), out_file,
         {k: v for k, v in result.settings.items() if isinstance(v, (int, float, str))},
+        result.status, list(result.warnings),
     )
 
 

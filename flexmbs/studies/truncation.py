@@ -50,8 +50,12 @@ class TruncationStudy:
         for k, (n, rec) in enumerate(zip(self.levels, self.records, strict=True)):
             row: dict = {"modes": n, "success": rec.success,
                          "highest frequency [Hz]": float(self.frequencies[n - 1])}
+            row["status"] = rec.status or "failed"
             if not rec.success:  # also for runs that stopped partway
                 row["message"] = rec.message
+            elif rec.warnings:  # completed, outside the model's range: the checks' codes
+                row["warnings"] = ", ".join(f"{w['code']} ({w['subject']})"
+                                            for w in rec.warnings)
             sig = rec.signals
             if sig is None:
                 out.append(row)

@@ -1,0 +1,203 @@
+"""Range checks of a run: is the answer inside what the model can represent?
+
+Linear floating-frame bodies (docs/theory_ffrf.md) are valid for small elastic
+deflections, and without geometric stiffening for frame speeds well below the first
+bending frequency; the integrator's answer is trustworthy while the energy balance
+closes. These checks turn those limits into facts recorded with the result
+(docs/integrators.md, "Run status and range checks"):
+
+* **in the run** (every :attr:`RangeLimits.check_every` steps, a few µs): non-finite
+  coordinates, or a flexible body's elastic deflection beyond
+  :attr:`RangeLimits.deflection_stop` times its size, stop the run as *diverged*, with
+  the reason and the history up to there;
+* **after the run**: a peak elastic deflection above :attr:`RangeLimits.deflection_warn`
+  of the body's size, a frame angular speed above :attr:`RangeLimits.spin_warn` of the
+  first elastic frequency of a body without stiffening, and an energy-balance residual
+  above :attr:`RangeLimits.energy_warn` of the energy involved each give a
+  :class:`RunWarning`; a run that completed with any of them ends as *completed with
+  warnings*.
+
+Deflections are evaluated at the nodes where some mode has its largest translation
+(plus every node of a mesh of up to :data:`ALL_NODES_UP_TO` nodes): never more than the
+true peak, so a warning is never a false alarm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..frame.coupling import Coupling
+from ..frame.rotations import g_bar
+
+#: Meshes of up to this many nodes are checked at every node.
+ALL_NODES_UP_TO = 2000
+
+COMPLETED, WARNINGS, DIVERGED, FAILED = ("completed", "completed with warnings", "diverged",
+                                         "failed")
+#: Run states, in order of severity.
+STATUSES = (COMPLETED, WARNINGS, DIVERGED, FAILED)
+
+
+@dataclass(frozen=True)
+class RangeLimits:
+    """Thresholds of the range checks (fractions, dimensionless)."""
+
+    deflection_warn: float = 0.10
+    """Peak elastic deflection / body size above which linear FFRF is questionable."""
+    deflection_stop: float = 1.0
+    """Elastic deflection / body size at which the run is stopped as diverged."""
+    spin_warn: float = 0.5
+    """Peak frame angular speed / first elastic angular frequency (bodies without
+    geometric stiffening: their bending stiffness is missing Ω²-order terms)."""
+    energy_warn: float = 0.05
+    """|energy-balance residual| / energy involved (max of |E(0)|, max T, max |W|)."""
+    check_every: int = 25
+    """Steps between the in-run divergence checks."""
+
+    def __post_init__(self):
+        from ..errors import ValidationError
+
+        for name in ("deflection_warn", "deflection_stop", "spin_warn", "energy_warn"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0):
+                raise ValidationError(f"range limit {name} must be a positive number; got "
+                                      f"{value!r}")
+        if int(self.check_every) != self.check_every or self.check_every < 1:
+            raise ValidationError(f"range limit check_every must be a positive integer; "
+                                  f"got {self.check_every!r}")
+
+
+@dataclass(frozen=True)
+class RunWarning:
+    """One range check that failed: ``code`` (``"deflection"``, ``"spin"``,
+    ``"energy"``), the body (or ``"model"``), the measured ratio, its limit and the time
+    [s] where it peaked, and a sentence saying what it means."""
+
+    code: str
+    subject: str
+    value: float
+    limit: float
+    time: float
+    message: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class BodyRange:
+    """What the checks need of one flexible body: its coordinate range, the mode rows
+    of the sample nodes (translations of those nodes per unit ξ), its size (largest
+    extent of the undeformed nodes) [m] and first elastic angular frequency [rad/s]."""
+
+    def __init__(self, body, start: int):
+        data = body.data
+        self.name = body.name
+        self.start, self.n_modes = start, body.n_modes
+        nodes = np.asarray(data.nodes, float)
+        self.size = float(np.max(np.ptp(nodes, axis=0))) if len(nodes) else 0.0
+        phi = np.asarray(data.phi, float).reshape(len(nodes), 3, -1)
+        if len(nodes) <= ALL_NODES_UP_TO:
+            sample = np.arange(len(nodes))
+        else:
+            sample = np.unique(np.argmax(np.linalg.norm(phi, axis=1), axis=0))
+        self.rows = phi[sample]  # (n_s, 3, n_m)
+        freqs = 2 * np.pi * np.asarray(data.frequencies, float)
+        positive = freqs[freqs > 1e-9 * max(1.0, float(freqs.max(initial=0.0)))]
+        self.omega1 = float(positive.min()) if positive.size else float("inf")
+        self.stiffened = bool(getattr(body, "stiffening", False))
+        #: rigid coupling: the modes are not integrated, no elastic response to check
+        self.rigid = getattr(body, "coupling", None) is Coupling.RIGID
+
+    def deflection(self, xi: np.ndarray) -> np.ndarray:
+        """Largest nodal elastic translation [m] for each row of ``xi`` (n_t, n_m)."""
+        u = np.einsum("scm,tm->tsc", self.rows, np.atleast_2d(xi))
+        return np.linalg.norm(u, axis=2).max(axis=1)
+
+
+def body_ranges(system) -> list[BodyRange]:
+    """:class:`BodyRange` of every flexible body of ``system`` that has elastic
+    coordinates."""
+    return [BodyRange(body, sl.start) for body, sl in zip(system.bodies, system.slices,
+                                                           strict=True)
+            if hasattr(body, "data") and body.n_modes > 0]
+
+
+def divergence(ranges: list[BodyRange], q: np.ndarray, t: float,
+               limits: RangeLimits) -> str | None:
+    """Why the run at (t, q) has diverged, or None: non-finite coordinates, or a body
+    deflected by more than ``deflection_stop`` times its size."""
+    if not np.all(np.isfinite(q)):
+        return f"the coordinates became non-finite at t = {t:.6g} s"
+    for rng in ranges:
+        if rng.size <= 0:
+            continue
+        u = float(rng.deflection(q[rng.start + 7:rng.start + 7 + rng.n_modes])[0])
+        if u > limits.deflection_stop * rng.size:
+            return (f"flexible body {rng.name!r}: elastic deflection {u:.3g} m at t = "
+                    f"{t:.6g} s exceeds {limits.deflection_stop:g} times its size "
+                    f"{rng.size:.3g} m (the motion has diverged; linear FFRF is far out of "
+                    f"range)")
+    return None
+
+
+def run_warnings(ranges: list[BodyRange], t, q, qd, energy, work, kinetic,
+                 limits: RangeLimits) -> list[RunWarning]:
+    """The after-run checks on the outputs: ``t`` (n_t,), ``q``, ``qd`` (n_t, n_q),
+    total mechanical energy ``energy``, non-conservative work ``work`` and kinetic
+    energy ``kinetic`` (n_t,) [J]."""
+    out = []
+    t = np.asarray(t, float)
+    if t.size == 0:
+        return out
+    for rng in ranges:
+        xi = q[:, rng.start + 7:rng.start + 7 + rng.n_modes]
+        u = rng.deflection(xi)
+        k = int(np.argmax(u))
+        if rng.size > 0 and u[k] > limits.deflection_warn * rng.size:
+            ratio = u[k] / rng.size
+            out.append(RunWarning(
+                "deflection", rng.name, float(ratio), limits.deflection_warn, float(t[k]),
+                f"flexible body {rng.name!r}: peak elastic deflection {u[k]:.3g} m at t = "
+                f"{t[k]:.4g} s is {100 * ratio:.0f} % of its size {rng.size:.3g} m, beyond "
+                f"the {100 * limits.deflection_warn:.0f} % where linear FFRF holds"))
+        if not (rng.stiffened or rng.rigid) and np.isfinite(rng.omega1):
+            p, pd = q[:, rng.start + 3:rng.start + 7], qd[:, rng.start + 3:rng.start + 7]
+            speed = np.array([np.linalg.norm(g_bar(a) @ b) for a, b in zip(p, pd,
+                                                                          strict=True)])
+            k = int(np.argmax(speed))
+            ratio = speed[k] / rng.omega1
+            if ratio > limits.spin_warn:
+                out.append(RunWarning(
+                    "spin", rng.name, float(ratio), limits.spin_warn, float(t[k]),
+                    f"flexible body {rng.name!r}: its frame turns at {speed[k]:.3g} rad/s "
+                    f"at t = {t[k]:.4g} s, {ratio:.2f} times its first elastic frequency "
+                    f"{rng.omega1:.3g} rad/s; without geometric stiffening its bending "
+                    f"stiffness lacks the centrifugal terms and the deflection is "
+                    f"overestimated"))
+    energy, work = np.asarray(energy, float), np.asarray(work, float)
+    if energy.size and np.all(np.isfinite(energy)) and np.all(np.isfinite(work)):
+        residual = (energy - energy[0]) - work
+        scale = max(abs(float(energy[0])), float(np.max(np.abs(kinetic))),
+                    float(np.max(np.abs(work))))
+        k = int(np.argmax(np.abs(residual)))
+        if scale > 0 and abs(residual[k]) > limits.energy_warn * scale:
+            ratio = abs(residual[k]) / scale
+            gained = "gained" if residual[k] > 0 else "lost"
+            out.append(RunWarning(
+                "energy", "model", float(ratio), limits.energy_warn, float(t[k]),
+                f"the energy balance does not close: by t = {t[k]:.4g} s the model "
+                f"{gained} {abs(residual[k]):.3g} J beyond the work done on it, "
+                f"{100 * ratio:.0f} % of the energy involved ({scale:.3g} J); the step "
+                f"is too large for this motion, or the numerical damping is"))
+    return out
+
+
+def status_of(success: bool, diverged: bool, warnings: list) -> str:
+    """The run state: failed, diverged, completed with warnings or completed."""
+    if diverged:
+        return DIVERGED
+    if not success:
+        return FAILED
+    return WARNINGS if warnings else COMPLETED

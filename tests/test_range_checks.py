@@ -1,0 +1,159 @@
+"""Run status and range checks (flexmbs.integrators.health, docs/integrators.md).
+
+The Kane–Ryan–Banerjee beam (L = 10 m, EI = 1.4e4 N m², ρA = 1.2 kg/m: first clamped
+bending frequency ω₁ = 1.875² √(EI/ρA L⁴) = 3.80 rad/s) on a hub spun up beyond ω₁:
+without geometric stiffening its effective bending stiffness ω₁² − Ω² turns negative
+and the deflection grows exponentially, so the run must end as "diverged", never as
+"completed". A slow spin stays completed; a pendulum at a huge step gains energy and
+must end "completed with warnings".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flexmbs.assembly import System
+from flexmbs.cli.main import main as cli_main
+from flexmbs.errors import ValidationError
+from flexmbs.integrators import simulate
+from flexmbs.integrators.health import BodyRange, RangeLimits, run_warnings
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+from flexmbs.modal.reduction import clamped_modes
+from flexmbs.model import ModelBuilder, SpinUp
+
+LENGTH, EA, EI, RHO_A = 10.0, 2.8e7, 1.4e4, 1.2
+OMEGA_1 = 1.875104**2 * np.sqrt(EI / (RHO_A * LENGTH**4))  # [rad/s]
+
+
+def kane_beam(n_modes=3):
+    """The Kane beam's clamped modes (E = 7e10 Pa, A = 4e-4 m², I = 2e-7 m⁴), along x,
+    bending in the x–y plane about z."""
+    section = BeamSection(A=EA / 7e10, Iy=EI / 7e10, Iz=EI / 7e10, J=2 * EI / 7e10)
+    fe = straight_beam(LENGTH, 20, section, Material(E=7e10, nu=0.3, rho=RHO_A * 7e10 / EA))
+    return clamped_modes(fe, "root", n_modes)
+
+
+def spun_beam(omega, duration, n_modes=3):
+    """The beam clamped to a massless-ish hub turning about z by the spin-up profile."""
+    b = ModelBuilder()
+    b.add_rigid_body("hub", 1.0, [0.1, 0.1, 0.1])
+    b.add_marker("ground", "O")
+    b.add_marker("hub", "axis")
+    b.add_revolute("hinge", "ground.O", "hub.axis")
+    b.add_drive("spin", "rotation", SpinUp(omega, duration), marker_i="ground.O",
+                marker_j="hub.axis")
+    b.add_flexible_body("beam", kane_beam(n_modes))
+    b.add_marker("beam", "root", node=1)
+    b.add_joint("clamp", "fixed", "hub.axis", "beam.root")
+    return System(b.finalize())
+
+
+def test_the_kane_beam_data_have_the_published_first_frequency():
+    data = kane_beam()
+    assert 2 * np.pi * data.frequencies[0] == pytest.approx(OMEGA_1, rel=1e-3)
+
+
+def test_a_spin_beyond_the_first_frequency_without_stiffening_diverges():
+    """Ω = 10 rad/s > ω₁: the run stops as diverged once the deflection passes the
+    beam's length, keeps its history, and names the body; never "completed"."""
+    result = simulate(spun_beam(10.0, 2.0), 8.0, 5e-3, "generalized-alpha")
+    assert result.status == "diverged", result.message
+    assert not result.success
+    assert "'beam'" in result.message and "diverged" in result.message
+    assert result.t[-1] < 8.0
+    tip = BodyRange(spun_beam(10.0, 2.0).bodies[1], 7)
+    xi = result.modal_coordinates("beam")
+    assert tip.deflection(xi[-1:])[0] > LENGTH  # the recorded last state is the reason
+    assert np.all(tip.deflection(xi[:-30]) < LENGTH)
+
+
+def test_a_slow_spin_completes_without_warnings():
+    """Ω = 0.5 rad/s ≈ 0.13 ω₁ over 15 s: small deflection, energy balance closed."""
+    result = simulate(spun_beam(0.5, 15.0), 3.0, 1e-2, "generalized-alpha")
+    assert result.status == "completed", result.warnings
+    assert result.success and result.warnings == []
+
+
+def test_a_spin_near_the_first_frequency_is_flagged():
+    """Ω = 3 rad/s = 0.79 ω₁, reached by the Kane spin-up over 15 s: a "spin" warning
+    naming the beam with the ratio of the measured peak frame speed (the drive's Ω) to
+    ω₁ (the deflection stays below 10 % of L: no other warning)."""
+    result = simulate(spun_beam(3.0, 15.0), 16.0, 1e-2, "generalized-alpha")
+    spin = [w for w in result.warnings if w["code"] == "spin"]
+    assert result.status == "completed with warnings" and result.success
+    assert len(spin) == 1 == len(result.warnings) and spin[0]["subject"] == "beam"
+    assert spin[0]["value"] == pytest.approx(3.0 / OMEGA_1, rel=1e-3)
+
+
+def pendulum():
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_rigid_body("bob", 1.0, [1e-3, 1e-3, 1e-3], position=(1.0, 0.0, 0.0))
+    b.add_marker("ground", "O")
+    b.add_marker("bob", "pivot", (-1.0, 0.0, 0.0))
+    b.add_joint("pin", "spherical", "ground.O", "bob.pivot")
+    return System(b.finalize())
+
+
+def test_an_energy_balance_that_does_not_close_is_a_warning():
+    """The seed pendulum (released horizontal, undamped generalized-α) in one step of
+    h = 5 s to t = 2 s gains some 9.7 J from −4.25 J: "completed with warnings" naming
+    the energy balance, where it used to say "completed"; at its own step it completes."""
+    from pathlib import Path
+
+    from flexmbs.cases import load_case, run_case
+
+    case_file = Path(__file__).resolve().parents[1] / "cases" / "seed_pendulum.toml"
+    coarse = run_case(load_case(case_file, {"solver.h": 5.0}))[1]
+    assert coarse.success and coarse.status == "completed with warnings"
+    energy = [w for w in coarse.warnings if w["code"] == "energy"]
+    assert len(energy) == 1 and energy[0]["value"] > 1.0
+    assert "gained" in energy[0]["message"]
+    fine = run_case(load_case(case_file))[1]
+    assert fine.status == "completed", fine.warnings
+
+
+@settings(max_examples=30, deadline=None)
+@given(scale=st.floats(1e-3, 1e3), residual=st.floats(-2.0, 2.0))
+def test_the_energy_check_flags_exactly_the_residuals_above_the_limit(scale, residual):
+    """Synthetic histories: E(t) − E(0) − W(t) = residual·scale·s(t) with s from 0 to
+    1, kinetic energy = scale: the warning appears iff |residual| > energy_warn."""
+    n = 11
+    s = np.linspace(0.0, 1.0, n)
+    work = scale * s
+    energy = -scale + work + residual * scale * s
+    warns = run_warnings([], np.linspace(0, 1, n), np.zeros((n, 0)), np.zeros((n, 0)),
+                         energy, work, np.full(n, scale), RangeLimits())
+    flagged = bool(warns)
+    assert flagged == (abs(residual) > 0.05) or abs(abs(residual) - 0.05) < 1e-9
+
+
+def test_range_limits_are_validated():
+    with pytest.raises(ValidationError, match="deflection_warn"):
+        RangeLimits(deflection_warn=-1)
+    with pytest.raises(ValidationError, match="unknown key"):
+        simulate(pendulum(), 0.01, 1e-3, range_limits={"deflection": 0.2})
+    result = simulate(pendulum(), 0.01, 1e-3, range_limits={"energy_warn": 0.2})
+    assert result.status == "completed"
+
+
+def test_status_and_warnings_are_saved_and_reach_the_command_line(tmp_path, capsys):
+    """`flexmbs run` exits 3 on "completed with warnings" and lists them; the results
+    file and --json carry the status and the warnings."""
+    import json
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "arm_beam_seed.toml"
+    out = tmp_path / "arm.res.h5"
+    code = cli_main(["run", str(case), "-o", str(out), "--quiet", "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 3 and summary["exit_code"] == 3
+    assert summary["status"] == "completed with warnings"
+    assert {w["code"] for w in summary["warnings"]} >= {"deflection"}
+    from flexmbs.integrators import SimulationResult
+
+    saved = SimulationResult.load(out)
+    assert saved.status == "completed with warnings"
+    assert saved.warnings == summary["warnings"]
