@@ -28,6 +28,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theory", choices=["euler-bernoulli", "timoshenko"],
                    default="euler-bernoulli")
     add_reduction_args(p, default_clamp="root")
+    p.add_argument("--stiffening", action=argparse.BooleanOptionalAction, default=True,
+                   help="compute the geometric-stiffening matrices of the unit load cases "
+                        "(default on; needs an attached frame: off for --free, "
+                        "docs/theory_stiffening.md)")
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -61,4 +65,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
-    return write_and_report(reduce_from_args(fe, args), args)
+    data = reduce_from_args(fe, args)
+    if args.stiffening and data.attach_set is not None:
+        data = data.with_stiffening(fe)
+    return write_and_report(data, args)

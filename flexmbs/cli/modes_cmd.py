@@ -79,6 +79,8 @@ def format_summary(data, title: str) -> str:
              f" ({'isotropic' if s['isotropic_mass'] else 'general'} invariant set)"
              f"; rotational shapes: {'yes' if s['rotational_shapes'] else 'no'}",
              f"  damping: {s['damping']}",
+             "  geometric stiffening: " + (f"{len(s['stiffening'])} unit load cases"
+                                           if s["stiffening"] else "none"),
              "",
              "  mode   kind         f [Hz]        modal mass      modal stiffness  constr."]
     freq = data.coordinate_frequencies

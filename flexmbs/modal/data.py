@@ -178,6 +178,11 @@ class ModalData:
     modal_fields: dict[str, np.ndarray] = field(default_factory=dict)
     """Per-node modal result fields, name → (N, c, n): e.g. ``"stress"`` with the six
     stress components per unit ξ_j [Pa]; recovered as field @ ξ."""
+    stiffening: dict[str, np.ndarray] = field(default_factory=dict)
+    """Geometric-stiffening matrices Φᵀ K_G Φ of the unit load cases, case name → (n, n)
+    symmetric: ``ww_xx`` … ``ww_yz`` [kg m² per unit ξ², per (rad/s)²], ``a_x`` …
+    ``a_z`` [kg m per unit ξ², per m/s²], ``dw_x`` … ``dw_z`` [kg m² per unit ξ², per
+    rad/s²] (:mod:`flexmbs.modal.stiffening`); empty when not computed."""
     units: str = "SI"
     metadata: dict[str, Any] = field(default_factory=dict)
     _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
@@ -326,7 +331,8 @@ class ModalData:
                             ("node_ids", ids), ("node_sets", sets), ("cells", cells),
                             ("reference_frame", frame), ("mode_kinds", kinds),
                             ("constraint_fraction", frac), ("metadata", dict(self.metadata)),
-                            ("modal_fields", self._validated_fields(n_nodes, n))):
+                            ("modal_fields", self._validated_fields(n_nodes, n)),
+                            ("stiffening", self._validated_stiffening(n))):
             set_(self, name, value)
         self._check_reference_frame()
         self._check_mass_consistency()
@@ -344,6 +350,43 @@ class ModalData:
             check_finite(arr, f"ModalData.modal_fields[{key!r}]")
             out[str(key)] = arr
         return out
+
+    def _validated_stiffening(self, n: int) -> dict[str, np.ndarray]:
+        from .stiffening import STIFFENING_CASES
+
+        if not isinstance(self.stiffening, dict):
+            raise ValidationError("ModalData.stiffening must be a dict case -> (n, n) array")
+        out = {}
+        for key, value in self.stiffening.items():
+            if key not in STIFFENING_CASES:
+                raise ValidationError(f"ModalData.stiffening: unknown load case {key!r}; the "
+                                      f"cases are {list(STIFFENING_CASES)}")
+            arr = as_float_array(value, f"ModalData.stiffening[{key!r}]")
+            check_shape(arr, (n, n), f"ModalData.stiffening[{key!r}]")
+            check_finite(arr, f"ModalData.stiffening[{key!r}]")
+            check_symmetric(arr, f"ModalData.stiffening[{key!r}]")
+            out[key] = arr
+        if out and len(out) != len(STIFFENING_CASES):
+            missing = [c for c in STIFFENING_CASES if c not in out]
+            raise ValidationError(f"ModalData.stiffening lacks the load case(s) {missing}: "
+                                  f"give all {len(STIFFENING_CASES)} or none")
+        return out
+
+    @property
+    def has_stiffening(self) -> bool:
+        """Whether the geometric-stiffening matrices are present."""
+        return bool(self.stiffening)
+
+    def with_stiffening(self, fe) -> ModalData:
+        """A copy with the geometric-stiffening matrices of the unit load cases computed
+        from ``fe``, the FE model these modes were reduced from
+        (:func:`flexmbs.modal.stiffening.stiffening_matrices`)."""
+        from .stiffening import stiffening_matrices
+
+        history = [*self.metadata.get("history", []), "with_stiffening()"]
+        return replace(self, stiffening=stiffening_matrices(fe, self),
+                       metadata={**self.metadata, "history": history},
+                       _invariants=self.invariants)
 
     @staticmethod
     def _validated_mass(mass, n_nodes: int, has_psi: bool):
@@ -664,6 +707,7 @@ class ModalData:
             mode_kinds=tuple(self.mode_kinds[i] for i in idx),
             constraint_fraction=self.constraint_fraction[idx],
             modal_fields={k: v[:, :, idx] for k, v in self.modal_fields.items()},
+            stiffening={k: v[np.ix_(idx, idx)] for k, v in self.stiffening.items()},
             metadata=_select_metadata(self.metadata, idx, history),
             _invariants=self.invariants.select(idx),
         )
@@ -729,6 +773,7 @@ class ModalData:
             "rigid_content": inv.rigid_content().tolist(),
             "mass_mismatch": self.mass_mismatch,
             "damping": self.damping_description,
+            "stiffening": sorted(self.stiffening),
             "damping_ratio": (None if self.damping_ratio is None
                               else self.damping_ratio.tolist()),
             "total_mass_kg": self.total_mass,

@@ -14,6 +14,7 @@ Layout (documented in ``docs/modal_data_formats.md``)::
         lumped:     /mass/nodal_mass (N,) [kg]
         consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
     /node_sets/set_<k>    int64 node indices (0-based), attrs name = the set's name
+    /modal_fields/field_<k>, /stiffening/<case> (n, n)   optional
     /cells/<meshio type>  int64 connectivity (0-based node indices)
 
 Everything is SI; the round trip is lossless.
@@ -83,6 +84,9 @@ def write_native(data: ModalData, path: Path) -> None:
         fields = f.create_group("modal_fields")
         for k, (name, values) in enumerate(data.modal_fields.items()):
             fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
+        stiff = f.create_group("stiffening")
+        for case, matrix in data.stiffening.items():
+            stiff.create_dataset(case, data=matrix)
         cells = f.create_group("cells")
         for ctype, conn in data.cells.items():
             cells.create_dataset(ctype, data=conn)
@@ -131,6 +135,8 @@ def read_native(path: Path, **options) -> ModalData:
                 modal_fields=({str(v.attrs.get("name", k)): v[()]
                                for k, v in f["modal_fields"].items()}
                               if "modal_fields" in f else {}),
+                stiffening=({k: v[()] for k, v in f["stiffening"].items()}
+                            if "stiffening" in f else {}),
                 mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
                 constraint_fraction=f["constraint_fraction"][()],
                 reference_frame=str(f.attrs["reference_frame"]),

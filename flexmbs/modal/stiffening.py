@@ -1,0 +1,186 @@
+"""Geometric-stiffening data of a reduced flexible body (docs/theory_stiffening.md).
+
+A body whose frame turns and accelerates carries inertial loads that stress it: a
+spinning blade is in tension and stiffer in bending. To first order the stiffness those
+stresses add to the elastic coordinates is linear in the loads, and the inertial loads
+are linear in twelve frame quantities, so
+
+    K_eff = K_ff + Σ_{i≤j} ω_i ω_j K_{ω_iω_j} + Σ_k (a − g)_k K_{a_k} + Σ_k ω̇_k K_{ω̇_k}
+
+with ω, ω̇ the frame's angular velocity and acceleration and a its origin's acceleration
+(all in body coordinates), g gravity. Each matrix K_c comes from one **unit load case**
+c, computed once from the undeformed FE model:
+
+1. the inertial (d'Alembert) load of a unit value of the frame quantity, −ρ a_c(r),
+   with the acceleration fields a(r) = A_c r + b_c of :data:`UNIT_FIELDS`;
+2. the static FE solution under that load with the body's own frame condition (the
+   DOFs of the attachment node set fixed, as for its modes);
+3. the FE geometric stiffness K_G of the resulting stresses (axial forces for beams,
+   :mod:`flexmbs.modal.fe.beam_geometric`);
+4. its projection on the modes, Φᵀ K_G Φ (n_m x n_m).
+
+The result is a dict case name → matrix, stored in ``ModalData.stiffening``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import ValidationError
+
+_AXES = "xyz"
+
+#: The unit load cases: six products ω_iω_j (i ≤ j), three frame accelerations a_k
+#: (gravity enters as a − g), three angular accelerations ω̇_k.
+STIFFENING_CASES = ("ww_xx", "ww_yy", "ww_zz", "ww_xy", "ww_xz", "ww_yz",
+                    "a_x", "a_y", "a_z", "dw_x", "dw_y", "dw_z")
+
+
+def _unit_fields() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Case → (A, b): the acceleration a(r) = A r + b [m/s² per unit] of the body point
+    at body-frame position r (no deformation) per unit value of the case's quantity:
+    (ω ωᵀ − ωᵀω I) r for the centripetal part, ω̇ × r, and the frame acceleration."""
+    eye = np.eye(3)
+    out = {}
+    for i in range(3):
+        for j in range(i, 3):
+            if i == j:
+                a_mat = np.outer(eye[i], eye[i]) - eye
+            else:  # ω_iω_j appears twice in ω ωᵀ: both off-diagonal entries
+                a_mat = np.outer(eye[i], eye[j]) + np.outer(eye[j], eye[i])
+            out[f"ww_{_AXES[i]}{_AXES[j]}"] = (a_mat, np.zeros(3))
+    for k in range(3):
+        out[f"a_{_AXES[k]}"] = (np.zeros((3, 3)), eye[k].copy())
+    for k in range(3):  # ω̇ × r: column i of the matrix is e_k × e_i
+        skew = np.array([np.cross(eye[k], e) for e in eye]).T
+        out[f"dw_{_AXES[k]}"] = (skew, np.zeros(3))
+    return out
+
+
+#: Case name → (A, b) of its acceleration field a(r) = A r + b.
+UNIT_FIELDS = _unit_fields()
+
+
+def beam_nodal_field(fe, a_mat: np.ndarray, b_vec: np.ndarray) -> np.ndarray:
+    """The 6N DOF vector that the beam FE interpolates as the field u(r) = A r + b: the
+    translations A r_n + b at the nodes and, in each element's local frame (x along the
+    axis), the rotations (½(e_zᵀ A e_y − e_yᵀ A e_z), −e_zᵀ A e_x, e_yᵀ A e_x): the twist
+    of the field and the slopes of its transverse components, which the cubic
+    interpolation reproduces exactly for a field linear in r. So M times it is the
+    consistent load of the body force ρ (A r + b)."""
+    frame = np.asarray(fe.metadata["local_frame"], float)  # rows: local x, y, z
+    ex, ey, ez = frame
+    local = np.array([0.5 * (ez @ a_mat @ ey - ey @ a_mat @ ez), -(ez @ a_mat @ ex),
+                      ey @ a_mat @ ex])
+    out = np.zeros((fe.n_nodes, 6))
+    out[:, :3] = fe.nodes @ a_mat.T + b_vec
+    out[:, 3:] = frame.T @ local
+    return out.ravel()
+
+
+def _is_builtin_beam(fe) -> bool:
+    from .fe.beam import GENERATOR
+
+    return fe.metadata.get("generator") == GENERATOR
+
+
+def beam_geometric_matrix(fe, u: np.ndarray) -> sp.csr_matrix:
+    """Global (6N x 6N) geometric stiffness of the built-in straight beam ``fe`` for the
+    static displacement ``u`` (6N,): each element's axial force N = EA/L Δu_x."""
+    from .fe.beam import BeamSection, Material, _to_global
+    from .fe.beam_geometric import beam_geometric_stiffness
+
+    meta = fe.metadata
+    section = BeamSection(**meta["section"])
+    material_args = {k: v for k, v in meta["material"].items() if k != "G"}
+    material = Material(**material_args)
+    frame = np.asarray(meta["local_frame"], float)
+    length = float(meta["element_length"])
+    conn = np.asarray(fe.cells["line"], int)
+    nodal = u.reshape(-1, 6)
+    stretch = (nodal[conn[:, 1], :3] - nodal[conn[:, 0], :3]) @ frame[0]
+    axial = material.E * section.A / length * stretch
+    rows, cols, vals = [], [], []
+    for (n1, n2), force in zip(conn, axial, strict=True):
+        kg = _to_global(beam_geometric_stiffness(force, length, section, material,
+                                                 meta["theory"]), frame)
+        idx = np.r_[6 * n1:6 * n1 + 6, 6 * n2:6 * n2 + 6]
+        rows.append(np.repeat(idx, 12))
+        cols.append(np.tile(idx, 12))
+        vals.append(kg.ravel())
+    n = fe.n_dof
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(n, n))
+
+
+def mode_vectors(fe, data) -> np.ndarray:
+    """The modes as full FE DOF vectors (n_dof, n_m), from ``data.phi`` and ``data.psi``."""
+    n_nodes, n = fe.n_nodes, data.n_modes
+    phi = np.asarray(data.phi, float).reshape(n_nodes, 3, n)
+    if fe.dofs_per_node == 3:
+        return phi.reshape(-1, n)
+    if data.psi is None:
+        raise ValidationError("stiffening: the modal data have no rotational shapes psi; "
+                              "a 6-DOF FE model needs them to project its geometric "
+                              "stiffness")
+    psi = np.asarray(data.psi, float).reshape(n_nodes, 3, n)
+    return np.concatenate([phi, psi], axis=1).reshape(-1, n)
+
+
+def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarray]:
+    """Φᵀ K_G Φ of each unit load case (name → (n_m, n_m)) for the modal data ``data``
+    reduced from the FE model ``fe`` (same nodes; the frame attached at
+    ``data.attach_set``).
+
+    Raises ValidationError naming what is missing: element information (only the
+    built-in beam FE carries it so far), an attached frame (free–free bodies need
+    inertia relief, not available yet), or the rotational shapes."""
+    from .data import ReferenceFrame
+
+    if not _is_builtin_beam(fe):
+        source = fe.metadata.get("generator") or fe.metadata.get("source") or "this FE model"
+        raise ValidationError(f"stiffening: no element information in {source!r}; "
+                              f"geometric stiffening can be computed for the built-in beam "
+                              f"FE (flexmbs.modal.fe.straight_beam) only so far")
+    if data.reference_frame is not ReferenceFrame.ATTACHED or data.attach_set is None:
+        raise ValidationError(f"stiffening: the modal data have a {data.reference_frame.value}"
+                              f" frame; stiffening needs the frame attached to a node set "
+                              f"(free–free bodies need inertia relief, not available yet)")
+    if np.asarray(data.nodes).shape != fe.nodes.shape or not np.allclose(data.nodes, fe.nodes):
+        raise ValidationError("stiffening: the modal data's nodes are not the FE model's")
+    unknown = sorted(set(cases) - set(STIFFENING_CASES))
+    if unknown:
+        raise ValidationError(f"stiffening: unknown load case(s) {unknown}; the cases are "
+                              f"{list(STIFFENING_CASES)}")
+    fixed = fe.node_dofs(np.asarray(data.node_sets[data.attach_set], int))
+    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
+    solve = spla.factorized(sp.csc_matrix(fe.stiffness[free][:, free]))
+    modes = mode_vectors(fe, data)
+    out = {}
+    for case in cases:
+        a_mat, b_vec = UNIT_FIELDS[case]
+        load = -(fe.mass @ beam_nodal_field(fe, a_mat, b_vec))  # d'Alembert: −ρ a
+        u = np.zeros(fe.n_dof)
+        u[free] = solve(load[free])
+        k_g = beam_geometric_matrix(fe, u)
+        proj = modes.T @ (k_g @ modes)
+        out[case] = 0.5 * (proj + proj.T)
+    return out
+
+
+def effective_stiffness(k_ff: np.ndarray, stiffening: dict, omega=(0.0, 0.0, 0.0),
+                        accel=(0.0, 0.0, 0.0), alpha=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """K_eff = K_ff + Σ ω_iω_j K_{ω_iω_j} + Σ (a − g)_k K_{a_k} + Σ ω̇_k K_{ω̇_k} for the
+    frame's angular velocity ``omega`` [rad/s], acceleration minus gravity ``accel``
+    [m/s²] and angular acceleration ``alpha`` [rad/s²], body coordinates."""
+    w = np.asarray(omega, float)
+    out = np.array(k_ff, dtype=float, copy=True)
+    for i in range(3):
+        for j in range(i, 3):
+            out += w[i] * w[j] * stiffening[f"ww_{_AXES[i]}{_AXES[j]}"]
+    for k in range(3):
+        out += float(accel[k]) * stiffening[f"a_{_AXES[k]}"]
+        out += float(alpha[k]) * stiffening[f"dw_{_AXES[k]}"]
+    return out
