@@ -12,6 +12,7 @@ background.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_flexible_body import random_modal
+from test_stiffening_dynamics import random_stiffening
 
 from flexmbs.assembly import System
 from flexmbs.assembly.tangents import residual_tangents
@@ -85,9 +87,9 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
 
 def random_model(seed: int):
     """Ground, 1–3 rigid bodies and 0–2 flexible bodies (random coupling, mass
-    description, centre of mass), joints of random kinds between random markers (any
-    pair: redundancy does not matter for evaluations), drives of every kind and joint
-    actuators with time profiles; random gravity."""
+    description, centre of mass, geometric stiffening or not), joints of random kinds
+    between random markers (any pair: redundancy does not matter for evaluations), drives
+    of every kind and joint actuators with time profiles; random gravity."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(gravity=tuple(rng.normal(size=3) * rng.integers(0, 2)))
     bodies = ["ground"]
@@ -102,6 +104,8 @@ def random_model(seed: int):
     for k in range(int(rng.integers(0, 3))):
         name = f"f{k}"
         data = random_modal(int(rng.integers(0, 1000)), six_dof=bool(rng.integers(0, 2)))[0]
+        if rng.integers(0, 2):  # geometric stiffening: random symmetric matrices
+            data = replace(data, stiffening=random_stiffening(rng, data.n_modes))
         mode = MODES[int(rng.integers(0, 4))]
         b.add_flexible_body(name, data, coupling=mode, position=rng.normal(size=3),
                             orientation=rng.normal(size=4))

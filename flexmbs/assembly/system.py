@@ -51,9 +51,11 @@ class DofReport:
 class System:
     """Numeric evaluation of a :class:`~flexmbs.model.Model` (never mutates it)."""
 
-    def __init__(self, model: Model, coupling=None):
+    def __init__(self, model: Model, coupling=None, stiffening: bool | None = None):
         """Compile ``model``; ``coupling`` ("two-way", "one-way", "rigid", "no-Mrf")
-        overrides every flexible body's own coupling mode for this run."""
+        overrides every flexible body's own coupling mode for this run, ``stiffening``
+        (True/False) every flexible body's geometric stiffening (True needs the
+        stiffening matrices in each flexible body's modal data)."""
         from dataclasses import replace
 
         from ..frame.coupling import Coupling
@@ -72,6 +74,9 @@ class System:
                     b = replace(b, **changes)
                 out.append(b)
             bodies = out
+        if stiffening is not None:
+            bodies = [replace(b, stiffening=bool(stiffening)) if hasattr(b, "coupling")
+                      else b for b in bodies]
         self.bodies = bodies
         self._body_index = {b.name: k for k, b in enumerate(self.bodies)}
         offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])

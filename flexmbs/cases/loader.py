@@ -30,7 +30,7 @@ class CaseError(ModelError):
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
                "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
                "output_every", "output_times", "coupling", "tangents", "h_contact",
-               "contact_tol", "engine"}
+               "contact_tol", "engine", "stiffening"}
 
 
 @dataclass
@@ -308,7 +308,7 @@ def _add_body(path, b, k, entry, read_modal):
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                "fixed"})
+                "fixed", "stiffening"})
     kind = t.get("type", "rigid")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
@@ -333,9 +333,17 @@ def _add_body(path, b, k, entry, read_modal):
             data = data.truncate(modes)
         if t.get("damping_ratio") is not None:
             data = data.with_damping(ratio=t.get("damping_ratio"))
+        stiffening = t.get("stiffening")
+        if stiffening is not None and not isinstance(stiffening, bool):
+            raise t.error("stiffening", f"must be true or false, got {stiffening!r}")
+        if stiffening and not data.has_stiffening:
+            raise t.error("stiffening", f"is true but {file.name} carries no stiffening "
+                                        f"matrices (make the modal data with flexmbs beam, "
+                                        f"or ModalData.with_stiffening)")
         b.add_flexible_body(t.get("name", required=True), data,
                             coupling=t.get("coupling", "two-way"),
-                            xi=t.get("xi"), xi_dot=t.get("xi_dot"), **common)
+                            xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,
+                            **common)
     else:
         raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
 
@@ -435,6 +443,9 @@ def _finish(path, raw, top, b):
     if coupling is not None and coupling not in ("two-way", "one-way", "no-Mrf", "rigid"):
         raise solver_t.error("coupling", f"must be two-way, one-way, no-Mrf or rigid, got "
                                          f"{coupling!r}")
+    stiffening = solver.get("stiffening")
+    if stiffening is not None and not isinstance(stiffening, bool):
+        raise solver_t.error("stiffening", f"must be true or false, got {stiffening!r}")
     tangents = solver.get("tangents")
     if tangents is not None and tangents not in ("analytic", "fd"):
         raise solver_t.error("tangents", f"must be 'analytic' or 'fd', got {tangents!r}")
@@ -457,7 +468,11 @@ def run_case(case: Case, progress=None, **options):
 
     solver = {**case.solver, **options}
     coupling = solver.pop("coupling", None)
-    system = System(case.model, coupling=coupling)
+    stiffening = solver.pop("stiffening", None)
+    try:
+        system = System(case.model, coupling=coupling, stiffening=stiffening)
+    except ModelError as exc:
+        raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
     t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
     method = solver.pop("method")
     times = solver.pop("output_times", None)

@@ -30,6 +30,10 @@ from .packing import (
     T_F_KFF,
     T_F_MASS,
     T_F_N,
+    T_F_SKA,
+    T_F_SKD,
+    T_F_STIFF,
+    T_F_SXC,
     T_GRAVITY,
     T_J_COL,
     T_J_ROW,
@@ -44,6 +48,7 @@ from .packing import (
     _f2,
     _f3,
     _f4,
+    _f5,
     _i1,
     _i2,
 )
@@ -57,6 +62,7 @@ from .residual import (
     jacobian_dense,
     mode_mass,
 )
+from .stiffening import stiffening_energies
 
 
 @njit(cache=True)
@@ -67,6 +73,8 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
     r_mass, r_io, r_s = _f1(F, H, T_R_MASS), _f3(F, H, T_R_IO), _f2(F, H, T_R_S)
     f_inv_m0, f_n = _f3(F, H, T_F_INV_M0), _f4(F, H, T_F_N)
     f_kff, f_mass = _f3(F, H, T_F_KFF), _f1(F, H, T_F_MASS)
+    f_stiff, f_sxc = _i1(IN, H, T_F_STIFF), _f5(F, H, T_F_SXC)
+    f_ska, f_skd = _f4(F, H, T_F_SKA), _f4(F, H, T_F_SKD)
     g = _f1(F, H, T_GRAVITY)
     rot, gbar = _f3(WF, WH, W_ROT), _f3(WF, WH, W_GBAR)
     kin, pot = 0.0, 0.0
@@ -121,6 +129,12 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
             for j in range(nm):
                 elastic += q[st + 7 + i] * f_kff[f, i, j] * q[st + 7 + j]
         pot += -first + 0.5 * elastic
+        if f_stiff[f]:
+            n = 7 + nm
+            k_s, p_s = stiffening_energies(f_ska[f], f_skd[f], f_sxc[f], nm, a, gb,
+                                           q[st:st + n], qd[st:st + n], g)
+            kin += k_s
+            pot += p_s
     return kin, pot
 
 

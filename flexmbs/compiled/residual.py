@@ -50,6 +50,10 @@ from .packing import (
     T_F_N,
     T_F_Q,
     T_F_S,
+    T_F_SKA,
+    T_F_SKD,
+    T_F_STIFF,
+    T_F_SXC,
     T_GRAVITY,
     T_J_COL,
     T_J_ROW,
@@ -111,6 +115,7 @@ from .rotations import (
     g_global_into,
     rotation_into,
 )
+from .stiffening import body_stiffening
 
 EQ_ROTATION, EQ_TRANSLATION = 1, 2
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = 0, 1, 2, 3
@@ -761,6 +766,12 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         for j in range(nm):
             acc += T_f_kff[f, i, j] * xi[j] + T_f_dff[f, i, j] * xid[j]
         r[st + 7 + i] += acc
+    if _i1(IN, H, T_F_STIFF)[f]:
+        n = 7 + nm
+        none = np.zeros((0, 0))
+        body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
+                        mode, nm, a, gb, q[st + 3:st + 7], q[st:st + n], qd[st:st + n],
+                        qdd[st:st + n], T_gravity, r[st:st + n], False, none, none, none)
 
 
 # --------------------------------------------------------------------------- forces

@@ -2,11 +2,14 @@
 
 The same formulas as :mod:`flexmbs.frame.rotations`, written into caller-owned buffers:
 A(p) (homogeneous quadratic), Ḡ(p), G(p) and the basis B(p) with
-∂(A(p) s)/∂p = (s @ B).reshape(3, 4). Nothing allocates.
+∂(A(p) s)/∂p = (s @ B).reshape(3, 4); nothing of those allocates. The small Jacobians at
+the end (``d_rot``, ``d_rot_t``, ``g_bar_mat``, ``g_bar_t_jac``) return new arrays, for
+the tangents.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -70,3 +73,42 @@ def cross_into(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def d_rot(p, s):
+    """∂(A(p) s)/∂p (3x4)."""
+    b = np.empty((3, 12))
+    d_rotated_basis_into(p, b)
+    out = np.empty((3, 4))
+    for c in range(3):
+        for m in range(4):
+            out[c, m] = s[0] * b[0, 4 * c + m] + s[1] * b[1, 4 * c + m] + s[2] * b[2, 4 * c + m]
+    return out
+
+
+@njit(cache=True)
+def d_rot_t(p, x):
+    """∂(A(p)ᵀ x)/∂p (3x4): A(p)ᵀ = A(p*), p* = [e0, −e]."""
+    pc = np.array([p[0], -p[1], -p[2], -p[3]])
+    out = d_rot(pc, x)
+    for c in range(3):
+        for m in range(1, 4):
+            out[c, m] = -out[c, m]
+    return out
+
+
+@njit(cache=True)
+def g_bar_mat(p):
+    """Ḡ(p) (3x4), a new array."""
+    out = np.empty((3, 4))
+    g_bar_into(p, out)
+    return out
+
+
+@njit(cache=True)
+def g_bar_t_jac(x):
+    """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant)."""
+    x0, x1, x2 = x[0], x[1], x[2]
+    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, x2, -x1],
+                           [x1, -x2, 0.0, x0], [x2, x1, -x0, 0.0]])

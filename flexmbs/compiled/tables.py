@@ -88,6 +88,11 @@ class Tables(NamedTuple):
     p_col: np.ndarray  # (np,) its columns
     j_row: np.ndarray  # (nj,) rows of Φ_q
     j_col: np.ndarray  # (nj,) its columns
+    # geometric stiffening (docs/theory_stiffening.md; compiled/stiffening.py)
+    f_stiff: np.ndarray  # (nf,) 1 when the body has stiffening on
+    f_ska: np.ndarray  # (nf, 3, M, M) K_{a_x}, K_{a_y}, K_{a_z}
+    f_skd: np.ndarray  # (nf, 3, M, M) K_{ω̇_x}, K_{ω̇_y}, K_{ω̇_z}
+    f_sxc: np.ndarray  # (nf, 3, 3, M, M) Ξ_ab(ξ) = ξᵀ f_sxc[a, b] ξ
 
 
 def _actuators(system):
@@ -151,7 +156,9 @@ def compile_tables(system) -> Tables:
         f_N=np.zeros((nf, big_m, 6 + big_m, 3)), f_Q=np.zeros((nf, big_m, big_m, 3, 3)),
         f_S=np.zeros((nf, 3, big_m)), f_mff=np.zeros((nf, big_m, big_m)),
         f_kff=np.zeros((nf, big_m, big_m)), f_dff=np.zeros((nf, big_m, big_m)),
-        f_mass=np.zeros(nf))
+        f_mass=np.zeros(nf), f_stiff=np.zeros(nf, np.int64),
+        f_ska=np.zeros((nf, 3, big_m, big_m)), f_skd=np.zeros((nf, 3, big_m, big_m)),
+        f_sxc=np.zeros((nf, 3, 3, big_m, big_m)))
     for row in system._rows:
         if row.kind == "norm":
             t["b_norm"][row.body_i] = row.rows.start
@@ -177,6 +184,8 @@ def compile_tables(system) -> Tables:
         t["f_kff"][f, :n, :n] = body.data.K_ff
         t["f_dff"][f, :n, :n] = body.data.D_ff
         t["f_mass"][f] = inv.mass
+        if getattr(body, "stiffening", False):
+            _stiffening_tables(t, f, n, body.data.stiffening)
     # markers: the constraint plan's stacks first (its global marker numbering), then
     # those of the actuators
     k_body, k_base, k_shapes, k_psi, k_phi = [], [], [], [], []
@@ -245,6 +254,7 @@ def compile_tables(system) -> Tables:
                                                              strict=True)]
     top, jac = iteration_pattern(spans, k_body_arr, e_row, e_mark, t["b_norm"], c_row,
                                  c_coord, a_mark)
+    stiff = {k: t.pop(k) for k in ("f_stiff", "f_ska", "f_skd", "f_sxc")}
     return Tables(
         **t,
         k_body=k_body_arr,
@@ -257,7 +267,19 @@ def compile_tables(system) -> Tables:
         e_drive=e_drive, e_npairs=e_npairs, e_pairs=e_pairs, c_row=c_row, c_coord=c_coord,
         c_drive=np.array([index[id(s)] for s, _, _ in plan.coordinate_drives], np.int64),
         a_kind=np.array(a_kind, np.int64), a_mark=a_mark,
-        p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1])
+        p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1], **stiff)
+
+
+def _stiffening_tables(t, f, n, stiffening) -> None:
+    """Row f of the stiffening tables from ``ModalData.stiffening`` (the arrays of
+    :class:`flexmbs.frame.stiffening.StiffeningTerms`)."""
+    from ..frame.stiffening import StiffeningTerms
+
+    terms = StiffeningTerms(stiffening)
+    t["f_stiff"][f] = 1
+    t["f_ska"][f, :, :n, :n] = terms.ka
+    t["f_skd"][f, :, :n, :n] = terms.kd
+    t["f_sxc"][f, :, :, :n, :n] = terms.xi_coef
 
 
 def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_mark):

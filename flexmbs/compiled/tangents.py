@@ -38,6 +38,10 @@ from .packing import (
     T_F_N,
     T_F_Q,
     T_F_S,
+    T_F_SKA,
+    T_F_SKD,
+    T_F_STIFF,
+    T_F_SXC,
     T_GRAVITY,
     T_J_COL,
     T_J_ROW,
@@ -68,48 +72,15 @@ from .packing import (
     _i2,
 )
 from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass
-from .rotations import d_rotated_basis_into, g_bar_into, rotation_into
+from .rotations import d_rot as _d_rot
+from .rotations import d_rot_t as _d_rot_t
+from .rotations import d_rotated_basis_into, rotation_into
+from .rotations import g_bar_mat as _g_bar
+from .rotations import g_bar_t_jac as _g_bar_t_jac
+from .stiffening import body_stiffening
 
 
 # --------------------------------------------------------------------------- helpers
-@njit(cache=True)
-def _d_rot(p, s):
-    """∂(A(p) s)/∂p (3x4)."""
-    b = np.empty((3, 12))
-    d_rotated_basis_into(p, b)
-    out = np.empty((3, 4))
-    for c in range(3):
-        for m in range(4):
-            out[c, m] = s[0] * b[0, 4 * c + m] + s[1] * b[1, 4 * c + m] + s[2] * b[2, 4 * c + m]
-    return out
-
-
-@njit(cache=True)
-def _d_rot_t(p, x):
-    """∂(A(p)ᵀ x)/∂p (3x4): A(p)ᵀ = A(p*), p* = [e0, −e]."""
-    pc = np.array([p[0], -p[1], -p[2], -p[3]])
-    out = _d_rot(pc, x)
-    for c in range(3):
-        for m in range(1, 4):
-            out[c, m] = -out[c, m]
-    return out
-
-
-@njit(cache=True)
-def _g_bar(p):
-    out = np.empty((3, 4))
-    g_bar_into(p, out)
-    return out
-
-
-@njit(cache=True)
-def _g_bar_t_jac(x):
-    """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant)."""
-    x0, x1, x2 = x[0], x[1], x[2]
-    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, x2, -x1],
-                           [x1, -x2, 0.0, x0], [x2, x1, -x0, 0.0]])
-
-
 @njit(cache=True)
 def _g_global_t_jac(x):
     """∂(G(p)ᵀ x)/∂p (4x4, constant)."""
@@ -392,6 +363,10 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     for j in range(nm):
         cmat[6 + j, 7 + j] = 1.0
     m = cmat.T @ (mbar_mode @ cmat)
+    if _i1(IN, H, T_F_STIFF)[f]:
+        r_tmp = np.zeros(n)
+        body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
+                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, True, m, k, c)
     return m, k, c
 
 

@@ -16,7 +16,8 @@ c, computed once from the undeformed FE model:
 2. the static FE solution under that load with the body's own frame condition (the
    DOFs of the attachment node set fixed, as for its modes);
 3. the FE geometric stiffness K_G of the resulting stresses (axial forces for beams,
-   :mod:`flexmbs.modal.fe.beam_geometric`);
+   :mod:`flexmbs.modal.fe.beam_geometric`; the Gauss-point stress tensor for the
+   hexahedral solid, :func:`solid_geometric_matrix`);
 4. its projection on the modes, Φᵀ K_G Φ (n_m x n_m).
 
 The result is a dict case name → matrix, stored in ``ModalData.stiffening``.
@@ -86,6 +87,37 @@ def _is_builtin_beam(fe) -> bool:
     return fe.metadata.get("generator") == GENERATOR
 
 
+def _is_builtin_solid(fe) -> bool:
+    from .fe.solid import _GENERATOR
+
+    return fe.metadata.get("generator") == _GENERATOR
+
+
+def solid_geometric_matrix(fe, u: np.ndarray) -> sp.csr_matrix:
+    """Global (3N x 3N) geometric stiffness of the built-in hexahedral box ``fe`` for the
+    static displacement ``u`` (3N,): per element Σ_g det J (∇N_a)ᵀ σ_g (∇N_b) I₃ with the
+    Gauss-point stresses σ_g = D B_g u_e of the linear solution."""
+    from .fe.solid import _isotropic_elasticity, hex8_gauss_data, hex8_strain_matrices
+
+    meta = fe.metadata
+    h = [meta[f"l{c}"] / meta[f"n{c}"] for c in "xyz"]
+    _, dndx, det_j = hex8_gauss_data(*h)
+    b_mat = hex8_strain_matrices(dndx)
+    elasticity = _isotropic_elasticity(meta["E"], meta["nu"])
+    conn = np.asarray(fe.cells["hexahedron"], int)
+    u_e = u.reshape(-1, 3)[conn].reshape(conn.shape[0], 24)  # (elements, 24)
+    voigt = np.einsum("ij,gjb,eb->egi", elasticity, b_mat, u_e)  # (e, g, 6)
+    sigma = np.empty((*voigt.shape[:2], 3, 3))
+    for (i, j), k in {(0, 0): 0, (1, 1): 1, (2, 2): 2, (0, 1): 3, (1, 2): 4, (0, 2): 5}.items():
+        sigma[..., i, j] = sigma[..., j, i] = voigt[..., k]
+    k_s = det_j * np.einsum("gai,egij,gbj->eab", dndx, sigma, dndx)  # (e, 8, 8)
+    rows = np.repeat(conn, 8, axis=1)  # (e, 64): node a for every b
+    cols = np.tile(conn, (1, 8))
+    scalar = sp.csr_matrix((k_s.reshape(-1), (rows.ravel(), cols.ravel())),
+                           shape=(fe.n_nodes, fe.n_nodes))
+    return sp.kron(scalar, sp.identity(3), format="csr")
+
+
 def beam_geometric_matrix(fe, u: np.ndarray) -> sp.csr_matrix:
     """Global (6N x 6N) geometric stiffness of the built-in straight beam ``fe`` for the
     static displacement ``u`` (6N,): each element's axial force N = EA/L Δu_x."""
@@ -135,15 +167,17 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     ``data.attach_set``).
 
     Raises ValidationError naming what is missing: element information (only the
-    built-in beam FE carries it so far), an attached frame (free–free bodies need
+    built-in beam and hexahedral FE carry it so far), an attached frame (free–free bodies need
     inertia relief, not available yet), or the rotational shapes."""
     from .data import ReferenceFrame
 
-    if not _is_builtin_beam(fe):
+    beam, solid = _is_builtin_beam(fe), _is_builtin_solid(fe)
+    if not (beam or solid):
         source = fe.metadata.get("generator") or fe.metadata.get("source") or "this FE model"
         raise ValidationError(f"stiffening: no element information in {source!r}; "
                               f"geometric stiffening can be computed for the built-in beam "
-                              f"FE (flexmbs.modal.fe.straight_beam) only so far")
+                              f"and hexahedral FE (flexmbs.modal.fe.straight_beam, "
+                              f"box_mesh) only so far")
     if data.reference_frame is not ReferenceFrame.ATTACHED or data.attach_set is None:
         raise ValidationError(f"stiffening: the modal data have a {data.reference_frame.value}"
                               f" frame; stiffening needs the frame attached to a node set "
@@ -161,10 +195,12 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     out = {}
     for case in cases:
         a_mat, b_vec = UNIT_FIELDS[case]
-        load = -(fe.mass @ beam_nodal_field(fe, a_mat, b_vec))  # d'Alembert: −ρ a
+        field = (beam_nodal_field(fe, a_mat, b_vec) if beam
+                 else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
+        load = -(fe.mass @ field)  # d'Alembert: −ρ a
         u = np.zeros(fe.n_dof)
         u[free] = solve(load[free])
-        k_g = beam_geometric_matrix(fe, u)
+        k_g = beam_geometric_matrix(fe, u) if beam else solid_geometric_matrix(fe, u)
         proj = modes.T @ (k_g @ modes)
         out[case] = 0.5 * (proj + proj.T)
     return out

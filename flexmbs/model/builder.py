@@ -223,12 +223,15 @@ class ModelBuilder:
 
     def add_flexible_body(self, name: str, data, *, position=(0, 0, 0), orientation=None,
                           velocity=(0, 0, 0), angular_velocity=(0, 0, 0), xi=None,
-                          xi_dot=None, coupling: str = "two-way", fixed=()) -> str:
+                          xi_dot=None, coupling: str = "two-way", fixed=(),
+                          stiffening: bool | None = None) -> str:
         """Add a flexible body (floating frame + modal coordinates) from a ModalData.
 
         ``position``/``orientation`` place the body frame (the frame of the modal data's
         node coordinates); ``xi``/``xi_dot`` are initial modal coordinates and rates
-        (default zero); ``coupling`` is "two-way", "one-way", "rigid" or "no-Mrf".
+        (default zero); ``coupling`` is "two-way", "one-way", "rigid" or "no-Mrf";
+        ``stiffening``: geometric stiffening (docs/theory_stiffening.md), default on when
+        the modal data carry the stiffening matrices.
         """
         from ..frame.coupling import Coupling
         from ..modal.data import ModalData
@@ -247,6 +250,15 @@ class ModelBuilder:
             problems.append(f"{what}: coupling {coupling!r} is not one of "
                             f"{[c.value for c in Coupling]}")
             mode = Coupling.TWO_WAY
+        stiff = data.has_stiffening if stiffening is None else stiffening
+        if not isinstance(stiff, (bool, np.bool_)):
+            problems.append(f"{what}: stiffening must be true or false, got {stiffening!r}")
+            stiff = False
+        elif stiff and not data.has_stiffening:
+            problems.append(f"{what}: stiffening is on but its modal data carry no "
+                            f"stiffening matrices (ModalData.with_stiffening(fe), or "
+                            f"flexmbs beam)")
+            stiff = False
         n = data.n_modes
         xi0 = np.zeros(n) if xi is None else np.asarray(xi, dtype=float).ravel()
         xid0 = np.zeros(n) if xi_dot is None else np.asarray(xi_dot, dtype=float).ravel()
@@ -262,7 +274,7 @@ class ModelBuilder:
         self._bodies[name] = FlexibleBody(
             name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
             np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
-            tuple(fixed_idx))
+            tuple(fixed_idx), stiffening=stiff)
         return name
 
     # ------------------------------------------------------------------ markers

@@ -11,6 +11,7 @@ multibody core works on them through the same body interface as rigid bodies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -113,10 +114,27 @@ class FlexibleBody:
     coupling: Coupling = Coupling.TWO_WAY
     fixed: tuple[int, ...] = ()
     marker_modes: dict = field(default_factory=dict)
+    stiffening: bool = False
+    """Geometric stiffening from ``data.stiffening`` (docs/theory_stiffening.md)."""
+
+    def __post_init__(self):
+        if self.stiffening and not self.data.has_stiffening:
+            raise ModelError(f"flexible body {self.name!r}: stiffening is on but its modal "
+                             f"data carry no stiffening matrices (compute them with "
+                             f"ModalData.with_stiffening(fe), or flexmbs beam)")
 
     @property
     def n_modes(self) -> int:
         return self.data.n_modes
+
+    @cached_property
+    def _stiff(self):
+        """The body's :class:`~flexmbs.frame.stiffening.StiffeningTerms`, or None."""
+        if not self.stiffening:
+            return None
+        from ..frame.stiffening import StiffeningTerms
+
+        return StiffeningTerms(self.data.stiffening)
 
     @property
     def n_coords(self) -> int:
@@ -225,7 +243,21 @@ class FlexibleBody:
         k, c = frame_tangents(fi, q[3:7], xi, qd[:3], qd[3:7], qd[7:], qdd, gravity)
         k[7:, 7:] += self.data.K_ff
         c[7:, 7:] += self.data.D_ff
+        if self._stiff is not None:
+            k_s, c_s = self._stiffening_tangents(q, qd, qdd, gravity)
+            k += k_s
+            c += c_s
         return k, c
+
+    def _stiffening_residual(self, q, qd, qdd, gravity):
+        return self._stiff.residual(q[3:7], q[7:], qd[:3], qd[3:7], qd[7:], qdd, gravity,
+                                    self.coupling)
+
+    def _stiffening_tangents(self, q, qd, qdd, gravity):
+        """∂/∂(q, q̇) of the stiffening part of the residual
+        (:meth:`~flexmbs.frame.stiffening.StiffeningTerms.tangents`, closed form)."""
+        return self._stiff.tangents(q[3:7], q[7:], qd[:3], qd[3:7], qd[7:], qdd, gravity,
+                                    self.coupling)
 
     def marker_shapes(self, marker):
         """(s (4, 3), U (4, 3, m)): the marker's body-frame point and axes at ξ = 0 and
@@ -293,8 +325,14 @@ class FlexibleBody:
     # ----------------------------------------------------------- dynamics
     def mass_matrix(self, q):
         """M(q) = Cᵀ M̄ C of the coupling mode (docs/theory_ffrf.md §5, §9)."""
-        return generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
-                                self.coupling)
+        m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
+                             self.coupling)
+        if self._stiff is not None:
+            from ..frame.coupling import _c_matrix
+
+            c = _c_matrix(q[3:7], self.n_modes)
+            m += c.T @ self._stiff.mode_mass(self._stiff.delta_mass(q[7:]), self.coupling) @ c
+        return m
 
     def generalized_forces(self, q, qd, t, gravity):
         """Q_v + gravity − (K_ff ξ + D_ff ξ̇) in the ξ rows.
@@ -318,6 +356,9 @@ class FlexibleBody:
             if self.coupling is not Coupling.RIGID:
                 out[7:] += inv.S.T @ g_bar_vec
         out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid  # rigid: ξ stays at 0
+        if self._stiff is not None:  # M_s q̈ − Q_s = the stiffening residual
+            zero = np.zeros(self.n_coords)
+            out -= self._stiffening_residual(q, qd, zero, gravity)
         return out
 
     def residual(self, q, qd, qdd, gravity):
@@ -327,6 +368,8 @@ class FlexibleBody:
         out = body_residual(self.data.invariants, self.data.M_ff, q[3:7], xi, qd[:3],
                             qd[3:7], xid, qdd, gravity, self.coupling)
         out[7:] += self.data.K_ff @ xi + self.data.D_ff @ xid
+        if self._stiff is not None:
+            out += self._stiffening_residual(q, qd, qdd, gravity)
         return out
 
     def kinetic_energy(self, q, qd):
@@ -334,7 +377,10 @@ class FlexibleBody:
         kinetic energy that mode's mass matrix defines, docs/theory_ffrf.md §10)."""
         mode = Coupling.NO_MRF if self.coupling is Coupling.NO_MRF else Coupling.TWO_WAY
         m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:], mode)
-        return 0.5 * qd @ m @ qd
+        out = 0.5 * qd @ m @ qd
+        if self._stiff is not None:
+            out += self._stiff.kinetic_energy(q[3:7], q[7:], qd[:3], qd[3:7], qd[7:])
+        return out
 
     def potential_energy(self, q, gravity):
         """−gᵀ(m R + A S_t(ξ)) + ½ ξᵀ K_ff ξ [J].
@@ -345,8 +391,11 @@ class FlexibleBody:
         xi = q[7:]
         s_t = _vee(-inv.blocks(xi).M_Rθ)
         g = np.asarray(gravity, dtype=float)
-        return float(-g @ (inv.mass * q[:3] + rotation_matrix(q[3:7]) @ s_t)
-                     + 0.5 * xi @ self.data.K_ff @ xi)
+        out = float(-g @ (inv.mass * q[:3] + rotation_matrix(q[3:7]) @ s_t)
+                    + 0.5 * xi @ self.data.K_ff @ xi)
+        if self._stiff is not None:
+            out += self._stiff.potential_energy(q[3:7], xi, g)
+        return out
 
     def momenta(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
         """Linear momentum P = A h_R and angular momentum about the global origin
@@ -356,7 +405,10 @@ class FlexibleBody:
         p = q[3:7]
         a = rotation_matrix(p)
         w = np.concatenate([a.T @ qd[:3], g_bar(p) @ qd[3:7], qd[7:]])
-        h = body_mass(self.data.invariants, self.data.M_ff, q[7:], Coupling.TWO_WAY) @ w
+        mbar = body_mass(self.data.invariants, self.data.M_ff, q[7:], Coupling.TWO_WAY)
+        if self._stiff is not None:
+            mbar = mbar + self._stiff.delta_mass(q[7:])
+        h = mbar @ w
         big_p = a @ h[:3]
         return big_p, cross3(q[:3], big_p) + a @ h[3:6]
 

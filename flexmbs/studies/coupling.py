@@ -1,5 +1,7 @@
 """Coupling study: one case run two-way, one-way, no-Mrf and rigid (docs/theory_ffrf.md §9), and the
-differences of each against two-way.
+differences of each against two-way; a case with geometrically stiffened bodies also runs
+two-way without stiffening (docs/theory_stiffening.md), so the table shows what the
+stiffening changes.
 
 Per mode: peak and RMS of every modal coordinate, peak and RMS tip deflection, the final
 angle of every revolute joint and its largest deviation from the two-way run, the change
@@ -164,9 +166,31 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
         raise ValidationError(f"unknown coupling mode(s) {unknown}; use {list(MODES)}")
     modes = list(dict.fromkeys([REFERENCE, *modes]))
     variants = [(m, {**(overrides or {}), "solver.coupling": m}) for m in modes]
+    if _has_stiffening(case_path, overrides):  # what stiffening changes: two-way without
+        variants.append((NO_STIFFENING, {**(overrides or {}), "solver.coupling": REFERENCE,
+                                         "solver.stiffening": False}))
     records = sweep(case_path, variants, **sweep_options)
-    return RunComparison(str(case_path), dict(zip(modes, records, strict=True)), REFERENCE,
+    labels = [label for label, _ in variants]
+    return RunComparison(str(case_path), dict(zip(labels, records, strict=True)), REFERENCE,
                          "coupling", "coupling study")
+
+
+#: Label of the extra run of a case with stiffened bodies: two-way, stiffening off.
+NO_STIFFENING = "two-way, no stiffening"
+
+
+def _has_stiffening(case_path, overrides) -> bool:
+    """Whether any flexible body of the case (with ``overrides``) has stiffening on."""
+    from ..cases import load_case
+    from ..errors import FlexmbsError
+
+    try:
+        case = load_case(case_path, dict(overrides or {}))
+    except FlexmbsError:  # every run will fail and say why: no extra run
+        return False
+    if case.solver.get("stiffening") is False:
+        return False
+    return any(getattr(b, "stiffening", False) for b in case.model.bodies.values())
 
 
 CouplingStudy = RunComparison  # what coupling_study returns

@@ -150,6 +150,19 @@ def hex8_element_matrices(hx: float, hy: float, hz: float, *, E: float, nu: floa
     nu = _poisson(nu, "nu", fn)
     rho = _positive(rho, "rho", "density [kg/m^3]", fn)
 
+    shape, dndx, det_j = hex8_gauss_data(hx, hy, hz)
+    B = hex8_strain_matrices(dndx)
+    D = _isotropic_elasticity(E, nu)
+    Ke = det_j * np.einsum("gia,ij,gjb->ab", B, D, B)
+    Ke = 0.5 * (Ke + Ke.T)
+    Ms = rho * det_j * np.einsum("ga,gb->ab", shape, shape)
+    Ms = 0.5 * (Ms + Ms.T)
+    return Ke, Ms
+
+
+def hex8_gauss_data(hx: float, hy: float, hz: float):
+    """(N (8 points, 8 nodes), ∂N/∂x (8 points, 8 nodes, 3) [1/m], det J [m³]) of the
+    rectangular brick at its 2x2x2 Gauss points (unit weights)."""
     xi_nodes = 2.0 * _HEX8_CORNERS - 1.0                              # (8 nodes, 3)
     g = 1.0 / math.sqrt(3.0)
     xi_gauss = 2.0 * _HEX8_CORNERS * g - g                            # (8 points, 3), w=1
@@ -160,9 +173,12 @@ def hex8_element_matrices(hx: float, hy: float, hz: float, *, E: float, nu: floa
         others = [e for e in range(3) if e != d]
         dshape[:, :, d] = xi_nodes[None, :, d] * factors[:, :, others].prod(axis=2) / 8.0
     h = np.array([hx, hy, hz])
-    dndx = dshape * (2.0 / h)[None, None, :]
-    det_j = hx * hy * hz / 8.0
+    return shape, dshape * (2.0 / h)[None, None, :], hx * hy * hz / 8.0
 
+
+def hex8_strain_matrices(dndx: np.ndarray) -> np.ndarray:
+    """B (8 points, 6, 24): Voigt strains [xx, yy, zz, xy, yz, zx] (engineering shear)
+    from the 24 element DOFs, at each Gauss point."""
     B = np.zeros((8, 6, 24))
     cx, cy, cz = (slice(d, 24, 3) for d in range(3))
     nx_, ny_, nz_ = dndx[:, :, 0], dndx[:, :, 1], dndx[:, :, 2]
@@ -175,12 +191,7 @@ def hex8_element_matrices(hx: float, hy: float, hz: float, *, E: float, nu: floa
     B[:, 4, cz] = ny_
     B[:, 5, cz] = nx_
     B[:, 5, cx] = nz_
-    D = _isotropic_elasticity(E, nu)
-    Ke = det_j * np.einsum("gia,ij,gjb->ab", B, D, B)
-    Ke = 0.5 * (Ke + Ke.T)
-    Ms = rho * det_j * np.einsum("ga,gb->ab", shape, shape)
-    Ms = 0.5 * (Ms + Ms.T)
-    return Ke, Ms
+    return B
 
 
 # ----------------------------------------------------------------------------- assembly

@@ -1,0 +1,271 @@
+"""Geometric stiffening of a flexible body in compiled code (docs/theory_stiffening.md,
+docs/compiled.md): the kernels' copy of :class:`flexmbs.frame.stiffening.StiffeningTerms`.
+
+Per stiffened body the tables hold ``ka`` = [K_{a_x}, K_{a_y}, K_{a_z}], ``kd`` =
+[K_{ω̇_x}, …] (3, M, M) and ``xc`` (3, 3, M, M) with Ξ_ab(ξ) = ξᵀ xc[a, b] ξ. The mass
+increment ΔM̄(ξ), its ξ-derivatives, the Boltzmann–Hamel quadratic-velocity form and the
+closed-form tangents are those of the NumPy class, term by term.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rotations import d_rot, d_rot_t, g_bar_mat, g_bar_t_jac
+
+#: coupling codes (tables.COUPLING_CODES)
+_TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _put_rt(out, s, sign):
+    """out[:3, 3:6] = sign·(−s̃) and its transpose below."""
+    out[0, 4] = sign * s[2]
+    out[0, 5] = -sign * s[1]
+    out[1, 3] = -sign * s[2]
+    out[1, 5] = sign * s[0]
+    out[2, 3] = sign * s[1]
+    out[2, 4] = -sign * s[0]
+    for i in range(3):
+        for j in range(3):
+            out[3 + j, i] = out[i, 3 + j]
+
+
+@njit(cache=True)
+def _zero(out, n6):
+    for i in range(n6):
+        for j in range(n6):
+            out[i, j] = 0.0
+
+
+@njit(cache=True)
+def delta_mass(ka, kd, xc, nm, xi, out):
+    """ΔM̄(ξ) into out[:6+nm, :6+nm] (zeroed first)."""
+    n6 = 6 + nm
+    _zero(out, n6)
+    s = np.zeros(3)
+    for k in range(3):
+        for i in range(nm):
+            ba = 0.0
+            bd = 0.0
+            for j in range(nm):
+                ba += ka[k, i, j] * xi[j]
+                bd += kd[k, i, j] * xi[j]
+            s[k] += 0.5 * xi[i] * ba
+            out[k, 6 + i] = ba
+            out[6 + i, k] = ba
+            out[3 + k, 6 + i] = bd
+            out[6 + i, 3 + k] = bd
+    _put_rt(out, s, 1.0)
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0
+            for i in range(nm):
+                for j in range(nm):
+                    acc += xi[i] * xc[a, b, i, j] * xi[j]
+            out[3 + a, 3 + b] = -acc
+
+
+@njit(cache=True)
+def delta_mass_dxi(ka, kd, xc, nm, xi, out):
+    """∂ΔM̄/∂ξ_j into out[j, :6+nm, :6+nm] for j < nm (zeroed first)."""
+    n6 = 6 + nm
+    ds = np.zeros(3)
+    for j in range(nm):
+        d = out[j]
+        _zero(d, n6)
+        for k in range(3):
+            acc = 0.0
+            for i in range(nm):
+                acc += ka[k, j, i] * xi[i]
+            ds[k] = acc
+            for i in range(nm):
+                d[k, 6 + i] = ka[k, i, j]
+                d[6 + i, k] = ka[k, i, j]
+                d[3 + k, 6 + i] = kd[k, i, j]
+                d[6 + i, 3 + k] = kd[k, i, j]
+        _put_rt(d, ds, 1.0)
+        for a in range(3):
+            for b in range(3):
+                acc = 0.0
+                for i in range(nm):
+                    acc += xc[a, b, j, i] * xi[i]
+                d[3 + a, 3 + b] = -2.0 * acc
+
+
+@njit(cache=True)
+def delta_mass_d2(ka, xc, nm, i, j, out):
+    """∂²ΔM̄/∂ξ_i∂ξ_j into out[:6+nm, :6+nm] (zeroed first; constant)."""
+    _zero(out, 6 + nm)
+    s = np.zeros(3)
+    for k in range(3):
+        s[k] = ka[k, i, j]
+    _put_rt(out, s, 1.0)
+    for a in range(3):
+        for b in range(3):
+            out[3 + a, 3 + b] = -2.0 * xc[a, b, i, j]
+
+
+@njit(cache=True)
+def qbar_pair(dm, ddm, nm, w1, w2, out):
+    """out ← B(w1, w2), the bilinear form with Q̄_s(w) = B(w, w): the Boltzmann–Hamel
+    quadratic-velocity vector of the mass dm with ξ-derivatives ddm (elastic rates in
+    Ṁ̄ from w1)."""
+    n6 = 6 + nm
+    h2 = np.zeros(n6)
+    for r in range(n6):
+        acc = 0.0
+        for c in range(n6):
+            acc += dm[r, c] * w2[c]
+        h2[r] = acc
+    ov = np.array([w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
+                   w1[3] * w2[1] - w1[4] * w2[0]])  # ω̄1 × v̄2
+    for r in range(n6):
+        acc = dm[r, 0] * ov[0] + dm[r, 1] * ov[1] + dm[r, 2] * ov[2]
+        for j in range(nm):
+            rate = w1[6 + j]
+            if rate != 0.0:
+                d = 0.0
+                for c in range(n6):
+                    d += ddm[j, r, c] * w2[c]
+                acc -= rate * d
+        out[r] = acc
+    om1, v1 = w1[3:6], w1[:3]
+    for k in range(3):
+        k1, k2 = (k + 1) % 3, (k + 2) % 3
+        out[k] -= om1[k1] * h2[k2] - om1[k2] * h2[k1]
+        out[3 + k] -= (om1[k1] * h2[3 + k2] - om1[k2] * h2[3 + k1]
+                       + v1[k1] * h2[k2] - v1[k2] * h2[k1])
+    for j in range(nm):
+        acc = 0.0
+        for r in range(n6):
+            for c in range(n6):
+                acc += w1[r] * ddm[j, r, c] * w2[c]
+        out[6 + j] += 0.5 * acc
+
+
+@njit(cache=True)
+def _mode_rows(mat, nm, mode):
+    """The coupling mode's part of ΔM̄ (stiffening.StiffeningTerms.mode_mass), in place."""
+    n6 = 6 + nm
+    if mode == _NO_MRF:
+        for r in range(6):
+            for c in range(6, n6):
+                mat[r, c] = 0.0
+                mat[c, r] = 0.0
+    elif mode != _TWO_WAY:
+        for r in range(6):
+            for c in range(n6):
+                mat[r, c] = 0.0
+        if mode == _RIGID:
+            for r in range(6, n6):
+                for c in range(n6):
+                    mat[r, c] = 0.0
+
+
+@njit(cache=True)
+def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangents, m, k,
+                    c):
+    """r (7+nm) += the body's stiffening residual Cᵀ(ΔM̄_m y − Q̄_s − ΔM̄_{:,R} ḡ); with
+    ``tangents`` also m += Cᵀ ΔM̄_m C and (k, c) += ∂/∂(q, q̇) of that residual."""
+    if mode == _RIGID:
+        return
+    n6 = 6 + nm
+    dm = np.zeros((n6, n6))
+    delta_mass(ka, kd, xc, nm, qb[7:], dm)
+    ddm = np.zeros((max(nm, 1), n6, n6))
+    delta_mass_dxi(ka, kd, xc, nm, qb[7:], ddm)
+    dm_m = dm.copy()
+    _mode_rows(dm_m, nm, mode)
+    y, w = np.zeros(n6), np.zeros(n6)
+    g_body = np.zeros(3)
+    for i in range(3):
+        for j in range(3):
+            y[i] += a[j, i] * qddb[j]
+            w[i] += a[j, i] * qdb[j]
+            g_body[i] += a[j, i] * g[j]
+        for j in range(4):
+            y[3 + i] += gb[i, j] * qddb[3 + j]
+            w[3 + i] += gb[i, j] * qdb[3 + j]
+    for j in range(nm):
+        y[6 + j] = qddb[7 + j]
+        w[6 + j] = qdb[7 + j]
+    qs = np.zeros(n6)
+    qbar_pair(dm, ddm, nm, w, w, qs)
+    z = dm_m @ y - qs - dm[:, :3] @ g_body
+    if mode == _ONE_WAY:
+        z[:6] = 0.0
+    cm = np.zeros((n6, 7 + nm))  # C(p)
+    cm[:3, :3] = a.T
+    cm[3:6, 3:7] = gb
+    for j in range(nm):
+        cm[6 + j, 7 + j] = 1.0
+    r += cm.T @ z
+    if not tangents:
+        return
+    m += cm.T @ (dm_m @ cm)
+    dz_dw = np.zeros((n6, n6))
+    e = np.zeros(n6)
+    t1, t2 = np.zeros(n6), np.zeros(n6)
+    for col in range(n6):
+        e[:] = 0.0
+        e[col] = 1.0
+        qbar_pair(dm, ddm, nm, e, w, t1)
+        qbar_pair(dm, ddm, nm, w, e, t2)
+        for row in range(n6):
+            dz_dw[row, col] = -(t1[row] + t2[row])
+    dz_dxi = np.zeros((n6, max(nm, 1)))
+    d2 = np.zeros((max(nm, 1), n6, n6))
+    dj = np.zeros((n6, n6))
+    for j in range(nm):
+        for i in range(nm):
+            delta_mass_d2(ka, xc, nm, j, i, d2[i])
+        qbar_pair(ddm[j], d2, nm, w, w, t1)
+        dj[:, :] = ddm[j]
+        _mode_rows(dj, nm, mode)
+        col = dj @ y - t1 - ddm[j][:, :3] @ g_body
+        for row in range(n6):
+            dz_dxi[row, j] = col[row]
+    dy_dp = np.zeros((n6, 4))
+    dw_dp = np.zeros((n6, 4))
+    dy_dp[:3] = d_rot_t(p, qddb[:3])
+    dw_dp[:3] = d_rot_t(p, qdb[:3])
+    gy, gw = g_bar_mat(qddb[3:7]), g_bar_mat(qdb[3:7])
+    dy_dp[3:6] = -gy
+    dw_dp[3:6] = -gw
+    dz_dp = dm_m @ dy_dp + dz_dw @ dw_dp - dm[:, :3] @ d_rot_t(p, g)
+    if mode == _ONE_WAY:
+        dz_dw[:6] = 0.0
+        dz_dxi[:6] = 0.0
+        dz_dp[:6] = 0.0
+    c += cm.T @ (dz_dw @ cm)
+    ct = cm.T
+    k[:, 3:7] += ct @ dz_dp
+    if nm:
+        k[:, 7:] += ct @ dz_dxi[:, :nm]
+    k[:3, 3:7] += d_rot(p, z[:3])
+    k[3:7, 3:7] += g_bar_t_jac(z[3:6])
+
+
+@njit(cache=True)
+def stiffening_energies(ka, kd, xc, nm, a, gb, qb, qdb, g):
+    """(T_s, V_s) = (½ wᵀ ΔM̄ w, −gᵀ A S_s) [J] of one body."""
+    n6 = 6 + nm
+    dm = np.zeros((n6, n6))
+    delta_mass(ka, kd, xc, nm, qb[7:], dm)
+    w = np.zeros(n6)
+    for i in range(3):
+        for j in range(3):
+            w[i] += a[j, i] * qdb[j]
+        for j in range(4):
+            w[3 + i] += gb[i, j] * qdb[3 + j]
+    for j in range(nm):
+        w[6 + j] = qdb[7 + j]
+    kin = 0.5 * (w @ (dm @ w))
+    s = np.zeros(3)  # S_s from ΔM̄[:3, 3:6] = −s̃
+    s[0], s[1], s[2] = dm[1, 5], dm[2, 3], dm[0, 4]
+    pot = 0.0
+    for i in range(3):
+        pot -= g[i] * (a[i, 0] * s[0] + a[i, 1] * s[1] + a[i, 2] * s[2])
+    return kin, pot
