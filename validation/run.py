@@ -409,7 +409,7 @@ def rotating_beam():
                          float(np.max(np.abs(stiff))), float(np.max(np.abs(tip))),
                          float(abs(np.max(np.abs(tip)) - np.max(np.abs(stiff)))
                                / np.max(np.abs(stiff))), seconds))
-    return rows + stiffened_spin_up("rotating beam", ROTOR, (2.0, 10.0))
+    return rows + stiffened_spin_up("rotating beam", ROTOR, (2.0, 4.0, 6.0, 10.0))
 
 
 #: Wu and Haug's slewing beam: L = 8 m, EA = 5.03e6 N, in-plane EI = 566.6 N m²,

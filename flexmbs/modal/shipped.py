@@ -56,7 +56,7 @@ ARM_BEAM_ELEMENTS = 40
 ARM_BEAM_MODES = 20
 
 
-def arm_steel_beam() -> ModalData:
+def arm_steel_beam(stiffening: bool = False) -> ModalData:
     """A slender steel beam the seed arm can carry, for truncation studies.
 
     0.5 m along body x, rectangle 6 mm (y, in the arm's plane) x 20 mm (z), steel
@@ -64,12 +64,16 @@ def arm_steel_beam() -> ModalData:
     Craig–Bampton with the root as interface and attachment (frame attached at the root,
     coordinates = the 20 lowest clamped modes: in-plane and out-of-plane bending,
     torsion, axial). The weak direction is in the arm's plane, so the lowest mode is the
-    in-plane bending mode the arm excites (20.05 Hz).
+    in-plane bending mode the arm excites (20.05 Hz). With ``stiffening`` the modal data
+    also carry the geometric-stiffening matrices (docs/theory_stiffening.md; the shipped
+    file has none).
     """
     width, height = ARM_BEAM_SECTION
     fe = straight_beam(ARM_BEAM_LENGTH, ARM_BEAM_ELEMENTS, BeamSection.rectangle(width, height),
                        Material.steel())
     data = craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root")
+    if stiffening:
+        data = data.with_stiffening(fe)
     meta = dict(data.metadata)
     meta["description"] = (
         f"steel beam {ARM_BEAM_LENGTH} m, rectangle {width * 1e3:g} mm (y, in the arm's "
