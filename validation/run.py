@@ -40,7 +40,8 @@ def verdict(row) -> str:
 
 
 def pendulum():
-    """Seed 003 pendulum, 30°, generalized-α h = 1 ms: period vs 4√(L/g) K(sin²15°)."""
+    """The source documents' pendulum (0.5 m, 1 kg), 30°, generalized-α h = 1 ms: period vs
+    4√(L/g) K(sin²15°)."""
     from scipy.special import ellipk
 
     from flexmbs.cases import load_case, run_case
@@ -64,8 +65,8 @@ def pendulum():
 
 
 def double_pendulum():
-    """Seed 000 double pendulum: trapezoidal energy drift, and the index-3 run against
-    the index-1 Radau reference (simulate_reference, tight tolerances)."""
+    """The source documents' double pendulum: trapezoidal energy drift, and the index-3
+    run against the index-1 Radau reference (simulate_reference, tight tolerances)."""
     from flexmbs.assembly import System
     from flexmbs.cases import load_case
     from flexmbs.integrators import simulate, simulate_reference
@@ -672,8 +673,9 @@ def flexible_slider_crank(figures: Path | None = None):
 
 
 def arm_beam(figures: Path | None = None):
-    """Seed 002 arm + beam. (1) Elbow locked, 0.3 s: first peak of ξ₁ against the
-    quasi-static step estimate 2 f₁/k₁ (docs/tutorial_arm_beam.md) in each coupling mode.
+    """The source documents' arm with a flexible tip beam. (1) Elbow locked, 0.3 s: first
+    peak of ξ₁ against the quasi-static step estimate 2 f₁/k₁ (docs/tutorial_arm_beam.md)
+    in each coupling mode.
     (2) The seed case as given (free elbow, shoulder torque 2 N m, 2 s) in the four
     coupling modes (figure arm_beam_coupling.png): two-way must conserve T + V − W;
     one-way and no-Mrf must move the arm exactly as the rigid model does (the beam
