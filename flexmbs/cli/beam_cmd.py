@@ -30,7 +30,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     add_reduction_args(p, default_clamp="root")
     p.add_argument("--stiffening", action=argparse.BooleanOptionalAction, default=True,
                    help="compute the geometric-stiffening matrices of the unit load cases "
-                        "(default on; needs an attached frame: off for --free, "
+                        "(default on; free–free modes with inertia relief, "
                         "docs/theory_stiffening.md)")
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
@@ -66,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
     data = reduce_from_args(fe, args)
-    if args.stiffening and data.attach_set is not None:
+    if args.stiffening:
         data = data.with_stiffening(fe)
     return write_and_report(data, args)

@@ -14,7 +14,9 @@ c, computed once from the undeformed FE model:
 1. the inertial (d'Alembert) load of a unit value of the frame quantity, −ρ a_c(r),
    with the acceleration fields a(r) = A_c r + b_c of :data:`UNIT_FIELDS`;
 2. the static FE solution under that load with the body's own frame condition (the
-   DOFs of the attachment node set fixed, as for its modes);
+   DOFs of the attachment node set fixed, as for its modes; for a free body with mean
+   axes, inertia relief: the load's rigid-body part balanced by the body's inertia and
+   the mean-axis condition imposed);
 3. the FE geometric stiffness K_G of the resulting stresses (axial forces for beams,
    :mod:`flexmbs.modal.fe.beam_geometric`; the Gauss-point stress tensor for the
    hexahedral solid, :func:`solid_geometric_matrix`);
@@ -163,12 +165,14 @@ def mode_vectors(fe, data) -> np.ndarray:
 
 def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarray]:
     """Φᵀ K_G Φ of each unit load case (name → (n_m, n_m)) for the modal data ``data``
-    reduced from the FE model ``fe`` (same nodes; the frame attached at
-    ``data.attach_set``).
+    reduced from the FE model ``fe`` (same nodes): with the frame attached at
+    ``data.attach_set`` the static problem fixes that node set; with mean axes (free–free
+    modes) it is solved with inertia relief (:func:`_inertia_relief_solver`), so the
+    uniform-acceleration and angular-acceleration cases, wholly rigid-body loads, give
+    no stress.
 
     Raises ValidationError naming what is missing: element information (only the
-    built-in beam and hexahedral FE carry it so far), an attached frame (free–free bodies need
-    inertia relief, not available yet), or the rotational shapes."""
+    built-in beam and hexahedral FE carry it so far) or the rotational shapes."""
     from .data import ReferenceFrame
 
     beam, solid = _is_builtin_beam(fe), _is_builtin_solid(fe)
@@ -178,32 +182,62 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
                               f"geometric stiffening can be computed for the built-in beam "
                               f"and hexahedral FE (flexmbs.modal.fe.straight_beam, "
                               f"box_mesh) only so far")
-    if data.reference_frame is not ReferenceFrame.ATTACHED or data.attach_set is None:
-        raise ValidationError(f"stiffening: the modal data have a {data.reference_frame.value}"
-                              f" frame; stiffening needs the frame attached to a node set "
-                              f"(free–free bodies need inertia relief, not available yet)")
+    attached = data.reference_frame is ReferenceFrame.ATTACHED
+    if attached and data.attach_set is None:
+        raise ValidationError("stiffening: the modal data have an attached frame without "
+                              "an attachment node set")
     if np.asarray(data.nodes).shape != fe.nodes.shape or not np.allclose(data.nodes, fe.nodes):
         raise ValidationError("stiffening: the modal data's nodes are not the FE model's")
     unknown = sorted(set(cases) - set(STIFFENING_CASES))
     if unknown:
         raise ValidationError(f"stiffening: unknown load case(s) {unknown}; the cases are "
                               f"{list(STIFFENING_CASES)}")
-    fixed = fe.node_dofs(np.asarray(data.node_sets[data.attach_set], int))
-    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
-    solve = spla.factorized(sp.csc_matrix(fe.stiffness[free][:, free]))
+    static = (_attached_solver(fe, data.node_sets[data.attach_set]) if attached
+              else _inertia_relief_solver(fe))
     modes = mode_vectors(fe, data)
     out = {}
     for case in cases:
         a_mat, b_vec = UNIT_FIELDS[case]
         field = (beam_nodal_field(fe, a_mat, b_vec) if beam
                  else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
-        load = -(fe.mass @ field)  # d'Alembert: −ρ a
-        u = np.zeros(fe.n_dof)
-        u[free] = solve(load[free])
+        u = static(-(fe.mass @ field))  # d'Alembert load −ρ a
         k_g = beam_geometric_matrix(fe, u) if beam else solid_geometric_matrix(fe, u)
         proj = modes.T @ (k_g @ modes)
         out[case] = 0.5 * (proj + proj.T)
     return out
+
+
+def _attached_solver(fe, attach_nodes):
+    """u(load): the static solution with every DOF of the attachment nodes fixed."""
+    fixed = fe.node_dofs(np.asarray(attach_nodes, int))
+    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
+    solve = spla.factorized(sp.csc_matrix(fe.stiffness[free][:, free]))
+
+    def static(load):
+        u = np.zeros(fe.n_dof)
+        u[free] = solve(load[free])
+        return u
+    return static
+
+
+def _inertia_relief_solver(fe):
+    """u(load) of a free body (mean axes): the load's rigid-body part, which only
+    accelerates the body, is balanced by its inertia, f̃ = f − MΦ_r (Φ_rᵀMΦ_r)⁻¹ Φ_rᵀ f
+    (Φ_r the six rigid-body motions), and K u = f̃ is solved with the mean-axis condition
+    Φ_rᵀ M u = 0 as a constraint (saddle point, sparse LU)."""
+    from .reduction import rigid_body_basis
+
+    rigid = rigid_body_basis(fe)
+    m_r = np.asarray(fe.mass @ rigid)
+    gram = rigid.T @ m_r
+    coupling = sp.csr_matrix(m_r)
+    saddle = sp.bmat([[fe.stiffness, coupling], [coupling.T, None]], format="csc")
+    solve = spla.factorized(saddle)
+
+    def static(load):
+        balanced = load - m_r @ np.linalg.solve(gram, rigid.T @ load)
+        return solve(np.concatenate([balanced, np.zeros(6)]))[:fe.n_dof]
+    return static
 
 
 def effective_stiffness(k_ff: np.ndarray, stiffening: dict, omega=(0.0, 0.0, 0.0),
