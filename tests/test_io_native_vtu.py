@@ -212,6 +212,10 @@ def test_native_keeps_odd_set_names_and_wraps_bad_content(tmp_path):
     np.testing.assert_array_equal(read_modal(path).node_sets["a/b.c"], [1, 2])
     with h5py.File(path, "a") as f:
         f.attrs["metadata"] = "{not json"
+    with pytest.raises(ReadError, match=r"odd\.fmd\.h5: the modal data file is damaged"):
+        read_modal(path)  # the checksum sees the change first
+    with h5py.File(path, "a") as f:  # without checksum (an older or hand-made file)
+        del f.attrs["checksum"]
     with pytest.raises(ReadError, match=r"odd\.fmd\.h5: malformed content"):
         read_modal(path)
     with h5py.File(path, "a") as f:

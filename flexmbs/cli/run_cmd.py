@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from .._files import check_output
 from ..cases import load_case, run_case
 from ._common import ProgressBar, emit_json
 
@@ -37,18 +39,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .study_cmd import parse_overrides
 
     case = load_case(args.case, parse_overrides(args.set))
     if args.output:
         case.output = Path(args.output)
 
-    if not case.output.parent.is_dir():
-        from ..errors import WriteError
-
-        raise WriteError(f"cannot write {str(case.output)!r}: folder does not exist")
+    # before the run: an output that cannot be written, or that would overwrite one of
+    # the run's inputs, is refused now, not after the whole run
+    check_output(case.output, [case.path, *_modal_inputs(case.path)], "results file")
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
     def compiling():
         if not (args.quiet or args.json):
@@ -126,3 +125,17 @@ def run(args: argparse.Namespace) -> int:
 def _ratio(simulated: float, seconds: float) -> float:
     """Simulated time per wall-clock second (inf for an unmeasurably short time)."""
     return simulated / seconds if seconds > 0 else float("inf")
+
+
+def _modal_inputs(case_path) -> list:
+    """The modal data files a case file reads (``[[bodies]] modal_data``, relative to the
+    case's folder)."""
+    from ..cases.loader import tomllib
+
+    try:
+        raw = tomllib.loads(Path(case_path).read_text())
+    except (OSError, ValueError):
+        return []
+    folder = Path(case_path).parent
+    return [folder / b["modal_data"] for b in raw.get("bodies", [])
+            if isinstance(b, dict) and isinstance(b.get("modal_data"), str)]

@@ -8,7 +8,11 @@ Layout::
                       body-frame positions, joints; absent in older files), status
                       ("completed", "completed with warnings", "diverged", "failed")
                       and warnings (JSON list of the range checks that failed; both
-                      absent in older files)
+                      absent in older files), checksum (SHA-256 of everything else,
+                      written last and verified on reading; absent in older files)
+
+Files are written atomically: a temporary file beside the target, renamed over it only
+once complete (flexmbs._files).
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
     /velocity_violation, /h, /iterations
     /coord_names, /constraint_names       (strings)
@@ -25,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path, seal_hdf5, verify_hdf5
 from ..errors import ReadError, WriteError
 
 FORMAT_TAG = "flexmbs-result"
@@ -40,7 +45,7 @@ def save_result(result, path) -> None:
     if not path.parent.is_dir():
         raise WriteError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not "
                          "exist")
-    with h5py.File(path, "w") as f:
+    with atomic_path(path, "result file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
         f.attrs["format_version"] = 1
         f.attrs["success"] = bool(result.success)
@@ -80,6 +85,7 @@ def save_result(result, path) -> None:
                 for ctype, conn in info["cells"].items():
                     cells.create_dataset(ctype, data=np.asarray(conn))
 
+        seal_hdf5(f)  # last: a file without it was not completed
 
 def load_result(path):
     import h5py
@@ -97,35 +103,42 @@ def load_result(path):
         if f.attrs.get("format") != FORMAT_TAG:
             raise ReadError(f"{path}: not a flexmbs result file (format attribute "
                             f"{f.attrs.get('format')!r})")
-        arrays = {name: f[name][()] for name in (
-            "t", "q", "qd", "qdd", "lam", "kinetic", "potential", "elastic", "nonconservative_work",
-                     "phi_violation",
-            "velocity_violation", "h", "iterations")}
-        bodies = {}
-        for g in f["bodies"].values():
-            info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
-                    if k != "name"}
-            for key in ("nodes", "phi", "node_ids"):
-                if key in g:
-                    info[key] = g[key][()]
-            if "cells" in g:
-                info["cells"] = {k: v[()] for k, v in g["cells"].items()}
-            bodies[str(g.attrs["name"])] = info
-        return SimulationResult(
-            **arrays,
-            coord_names=tuple(s.decode() for s in f["coord_names"][()]),
-            constraint_names=tuple(s.decode() for s in f["constraint_names"][()]),
-            settings=json.loads(f.attrs["settings"]),
-            coupling=json.loads(f.attrs["coupling"]),
-            success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
-            wall_time=float(f.attrs["wall_time"]), bodies=bodies,
-            model=json.loads(f.attrs.get("model", "{}")),
-            statistics=json.loads(f.attrs.get("statistics", "{}")),
-            status=str(f.attrs.get("status", "") or _status_of_old_file(f.attrs)),
-            warnings=json.loads(f.attrs.get("warnings", "[]")),
-            contacts={name: {**{k: v[()] for k, v in g.items()},
-                             "impacts": int(g.attrs.get("impacts", 0))}
-                      for name, g in f.get("contacts", {}).items()})
+        verify_hdf5(f, path, "result file")
+        try:
+            return _read_result(f, SimulationResult)
+        except (KeyError, OSError, ValueError, TypeError) as exc:
+            raise ReadError(f"{path}: the result file is incomplete or damaged "
+                            f"({type(exc).__name__}: {exc})") from None
+
+
+def _read_result(f, SimulationResult):
+    """The SimulationResult of the open, checked result file ``f``."""
+    arrays = {name: f[name][()] for name in ARRAYS}
+    bodies = {}
+    for g in f["bodies"].values():
+        info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
+                if k != "name"}
+        for key in ("nodes", "phi", "node_ids"):
+            if key in g:
+                info[key] = g[key][()]
+        if "cells" in g:
+            info["cells"] = {k: v[()] for k, v in g["cells"].items()}
+        bodies[str(g.attrs["name"])] = info
+    return SimulationResult(
+        **arrays,
+        coord_names=tuple(s.decode() for s in f["coord_names"][()]),
+        constraint_names=tuple(s.decode() for s in f["constraint_names"][()]),
+        settings=json.loads(f.attrs["settings"]),
+        coupling=json.loads(f.attrs["coupling"]),
+        success=bool(f.attrs["success"]), message=str(f.attrs["message"]),
+        wall_time=float(f.attrs["wall_time"]), bodies=bodies,
+        model=json.loads(f.attrs.get("model", "{}")),
+        statistics=json.loads(f.attrs.get("statistics", "{}")),
+        status=str(f.attrs.get("status", "") or _status_of_old_file(f.attrs)),
+        warnings=json.loads(f.attrs.get("warnings", "[]")),
+        contacts={name: {**{k: v[()] for k, v in g.items()},
+                         "impacts": int(g.attrs.get("impacts", 0))}
+                  for name, g in f.get("contacts", {}).items()})
 
 
 def _status_of_old_file(attrs) -> str:

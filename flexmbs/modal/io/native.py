@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..._files import atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from .registry import register_format
@@ -43,9 +44,10 @@ def _h5py():
 
 
 def write_native(data: ModalData, path: Path) -> None:
-    """Write ``data`` to an HDF5 file at ``path`` (overwrites)."""
+    """Write ``data`` to an HDF5 file at ``path``: atomically (a temporary file renamed
+    over ``path`` once complete) and sealed with a checksum of its contents."""
     h5py = _h5py()
-    with h5py.File(path, "w") as f:
+    with atomic_path(path, "modal data file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
         f.attrs["format_version"] = FORMAT_VERSION
         f.attrs["units"] = data.units
@@ -90,6 +92,7 @@ def write_native(data: ModalData, path: Path) -> None:
         cells = f.create_group("cells")
         for ctype, conn in data.cells.items():
             cells.create_dataset(ctype, data=conn)
+        seal_hdf5(f)  # last: a file without it was not completed
 
 
 def read_native(path: Path, **options) -> ModalData:
@@ -115,6 +118,7 @@ def read_native(path: Path, **options) -> ModalData:
         if version > FORMAT_VERSION:
             raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
                             f"understands ({FORMAT_VERSION})")
+        verify_hdf5(f, path, "modal data file")
         try:
             g = f["mass"]
             if g.attrs["kind"] == "lumped":
@@ -149,6 +153,8 @@ def read_native(path: Path, **options) -> ModalData:
         except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
             raise ReadError(f"{path}: malformed content ({type(exc).__name__}: {exc})"
                             ) from exc
+        except OSError as exc:  # HDF5 could not read a damaged object
+            raise ReadError(f"{path}: the modal data file is damaged ({exc})") from None
     try:
         return ModalData(**kwargs)
     except FlexmbsError as exc:

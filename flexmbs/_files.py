@@ -1,0 +1,125 @@
+"""Safe output files: atomic replacement, output checks before long work, and a checksum
+of HDF5 contents verified on reading (docs/integrators.md, "Results files").
+
+* :func:`atomic_path` yields a temporary file beside the target; only a complete, flushed
+  file is renamed over the target, so an interrupted or failed write leaves the previous
+  file as it was (and no half-written file under the target's name).
+* :func:`hdf5_digest` is a SHA-256 over every dataset (name, dtype, shape, bytes) and
+  every attribute of an open HDF5 file; the writers store it as the root attribute
+  ``checksum`` last, and the readers recompute it (:func:`verify_hdf5`).
+* :func:`check_output` refuses, before a run, an output that is a folder, sits in a
+  folder that cannot be written, or is one of the run's own inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ReadError, WriteError
+
+#: Root attribute holding the SHA-256 of the rest of the file.
+CHECKSUM_ATTR = "checksum"
+
+
+@contextmanager
+def atomic_path(path, what: str = "file"):
+    """Yield a temporary path in ``path``'s folder (same suffixes, so writers that pick a
+    format by extension still do); when the block ends without an error the temporary
+    file is flushed to disk and renamed over ``path``, otherwise it is removed."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part" + "".join(
+            path.suffixes), dir=path.parent)
+    except OSError as exc:
+        raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
+                         f"is not writable ({exc.strerror})") from None
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp_path, path)
+    except BaseException:
+        with suppress(OSError):
+            tmp_path.unlink()
+        raise
+
+
+def _attr_bytes(value) -> bytes:
+    if isinstance(value, np.ndarray):
+        return value.dtype.str.encode() + repr(value.shape).encode() + value.tobytes()
+    if isinstance(value, bytes):
+        return value
+    return repr(value).encode()
+
+
+def hdf5_digest(f) -> str:
+    """SHA-256 (hex) of every dataset and attribute of the open h5py file ``f``, in
+    sorted path order, the root's ``checksum`` attribute excluded."""
+    digest = hashlib.sha256()
+    items = []
+    f.visititems(lambda name, obj: items.append((name, obj)))
+    for name, obj in [("", f), *sorted(items, key=lambda item: item[0])]:
+        digest.update(name.encode() + b"\0")
+        for key in sorted(obj.attrs):
+            if name == "" and key == CHECKSUM_ATTR:
+                continue
+            digest.update(key.encode() + b"=" + _attr_bytes(obj.attrs[key]) + b"\0")
+        if hasattr(obj, "dtype"):  # a dataset
+            data = np.ascontiguousarray(obj[()])
+            digest.update(data.dtype.str.encode() + repr(data.shape).encode())
+            digest.update(data.tobytes())
+    return digest.hexdigest()
+
+
+def seal_hdf5(f) -> None:
+    """Store the checksum of the (complete) open file ``f`` as its last write."""
+    f.attrs[CHECKSUM_ATTR] = hdf5_digest(f)
+
+
+def verify_hdf5(f, path, what: str) -> None:
+    """Raise ReadError naming ``path`` unless the stored checksum matches the contents
+    (files written before checksums existed have none and are accepted)."""
+    stored = f.attrs.get(CHECKSUM_ATTR)
+    if stored is None:
+        return
+    try:
+        actual = hdf5_digest(f)
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise ReadError(f"{path}: the {what} is damaged (reading it failed: {exc})") from None
+    if actual != str(stored):
+        raise ReadError(f"{path}: the {what} is damaged: its contents do not match the "
+                        f"checksum stored when it was written (changed or corrupted "
+                        f"since)")
+
+
+def check_output(path, inputs=(), what: str = "output") -> Path:
+    """``path`` as a Path, after refusing (WriteError naming it) a folder, a missing or
+    unwritable folder, or one of ``inputs`` (the run's own input files)."""
+    path = Path(path)
+    if path.is_dir():
+        raise WriteError(f"cannot write {what} {str(path)!r}: it is a folder")
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
+                         f"does not exist")
+    target = path.resolve()
+    for item in inputs:
+        if Path(item).resolve() == target:
+            raise WriteError(f"refusing to write {what} {str(path)!r}: it is an input of "
+                             f"this run ({str(item)!r}); choose another file")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe",
+                                     dir=path.parent)
+    except OSError as exc:
+        raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
+                         f"is not writable ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path

@@ -1,0 +1,132 @@
+"""Outputs are checked before a run, written atomically, and verified when read
+(flexmbs._files; issue classes "output checked too late" and "non-atomic writes").
+
+Each check compares with something outside the code under test: the files' own bytes
+(hashes before and after), the process exit code and message, the folder listing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from flexmbs.cli.main import main
+from flexmbs.errors import ReadError
+from flexmbs.integrators import SimulationResult
+from flexmbs.modal import read_modal, write_modal
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+
+
+def digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def case_copy(tmp_path):
+    """The cantilever case and its modal data in a scratch folder (inputs we may try to
+    overwrite without touching the repository)."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "modal_data").mkdir()
+    shutil.copy(CASES / "cantilever_release.toml", tmp_path / "cases")
+    shutil.copy(ROOT / "modal_data" / "steel_cantilever.fmd.h5", tmp_path / "modal_data")
+    return tmp_path / "cases" / "cantilever_release.toml"
+
+
+@pytest.mark.parametrize("target, message", [
+    ("folder", "it is a folder"),
+    ("case", "it is an input of this run"),
+    ("modal", "it is an input of this run"),
+    ("missing", "does not exist"),
+    ("proc", "is not writable"),
+])
+def test_bad_outputs_are_refused_before_the_run(case_copy, tmp_path, capsys, target,
+                                                message):
+    """Exit 2 with the path named, no run (no results file anywhere), inputs unchanged."""
+    modal = tmp_path / "modal_data" / "steel_cantilever.fmd.h5"
+    before = {p: digest(p) for p in (case_copy, modal)}
+    out = {"folder": tmp_path, "case": case_copy, "modal": modal,
+           "missing": tmp_path / "nowhere" / "r.res.h5",
+           "proc": Path("/proc/flexmbs_test.res.h5")}[target]
+    code = main(["run", str(case_copy), "-o", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and str(out) in err
+    assert "Traceback" not in err
+    assert {p: digest(p) for p in before} == before
+    assert not list(tmp_path.rglob("*.res.h5"))
+
+
+def short_result(tmp_path):
+    path = tmp_path / "r.res.h5"
+    assert main(["run", str(CASES / "seed_pendulum.toml"), "-o", str(path), "--quiet",
+                 "--set", "solver.t_end=0.05"]) == 0
+    return path
+
+
+def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
+    """A write that fails half way (here: after the first datasets) leaves the previous
+    results file byte for byte, and no temporary file behind."""
+    path = short_result(tmp_path)
+    before = digest(path)
+    result = SimulationResult.load(path)
+    calls = {"n": 0}
+    original = h5py.Group.create_dataset
+
+    def failing(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError("disk full (simulated)")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(h5py.Group, "create_dataset", failing)
+    with pytest.raises(OSError, match="disk full"):
+        result.save(path)
+    monkeypatch.undo()
+    assert digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.res.h5"]
+    np.testing.assert_array_equal(SimulationResult.load(path).q, result.q)
+
+
+def corrupt(path, seed=0, count=5000):
+    """Overwrite ``count`` bytes in the middle of the file with random bytes."""
+    data = bytearray(Path(path).read_bytes())
+    rng = np.random.default_rng(seed)
+    start = len(data) // 2 - count // 2
+    data[start:start + count] = rng.integers(0, 256, count, dtype=np.uint8).tobytes()
+    Path(path).write_bytes(bytes(data))
+
+
+def test_a_damaged_results_file_is_refused_by_name(tmp_path, capsys):
+    path = short_result(tmp_path)
+    corrupt(path)
+    with pytest.raises(ReadError, match=str(path)):
+        SimulationResult.load(path)
+    code = main(["plot", str(path), "energy", "-o", str(tmp_path / "p.png")])
+    assert code == 2 and str(path) in capsys.readouterr().err
+
+
+def test_a_damaged_modal_data_file_is_refused_by_name(tmp_path):
+    data = read_modal(ROOT / "modal_data" / "steel_cantilever.fmd.h5")
+    path = tmp_path / "beam.fmd.h5"
+    write_modal(data, path)
+    read_modal(path)  # sealed and readable
+    with h5py.File(path, "r+") as f:  # one changed number, file structure intact
+        f["K_ff"][0, 0] = 1.0001 * f["K_ff"][0, 0]
+    with pytest.raises(ReadError, match="damaged"):
+        read_modal(path)
+    corrupt(path)
+    with pytest.raises(ReadError, match=str(path)):
+        read_modal(path)
+
+
+def test_files_written_before_checksums_still_load():
+    """The shipped results and modal files predate the checksum and load as before."""
+    assert SimulationResult.load(CASES / "seed_pendulum.res.h5").q.size
+    assert read_modal(ROOT / "modal_data" / "steel_cantilever.fmd.h5").n_modes == 20
