@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from flexmbs.assembly import System
 from flexmbs.cli.main import main as cli_main
 from flexmbs.errors import ValidationError
-from flexmbs.integrators import simulate
+from flexmbs.integrators import SimulationResult, simulate
 from flexmbs.integrators.health import BodyRange, RangeLimits, run_warnings
 from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
 from flexmbs.modal.reduction import clamped_modes
@@ -157,3 +157,59 @@ def test_status_and_warnings_are_saved_and_reach_the_command_line(tmp_path, caps
     saved = SimulationResult.load(out)
     assert saved.status == "completed with warnings"
     assert saved.warnings == summary["warnings"]
+
+
+def pendulum_with(actuator=None, drive_profile=None):
+    """The test pendulum with a joint actuator callable, or a rotation drive profile."""
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_rigid_body("bob", 1.0, [1e-3, 1e-3, 1e-3], position=(1.0, 0.0, 0.0))
+    b.add_marker("ground", "O")
+    b.add_marker("bob", "pivot", (-1.0, 0.0, 0.0))
+    b.add_revolute("pin", "ground.O", "bob.pivot")
+    if actuator is not None:
+        b.add_joint_actuator("controller", "ground.O", "bob.pivot", actuator)
+    if drive_profile is not None:
+        b.add_drive("motor", "rotation", drive_profile, marker_i="ground.O",
+                    marker_j="bob.pivot")
+    return System(b.finalize())
+
+
+def test_a_raising_controller_keeps_the_run_so_far():
+    """A controller callable that raises at t > 0.05 s: the run stops there as failed,
+    names the exception, and keeps the 50 steps before it."""
+    def controller(t, state):
+        if t > 0.05:
+            raise RuntimeError("sensor lost")
+        return -1.0 * state.value
+
+    result = simulate(pendulum_with(actuator=controller), 0.2, 1e-3)
+    assert result.status == "failed" and not result.success
+    assert "RuntimeError: sensor lost" in result.message
+    assert 0.049 < result.t[-1] <= 0.051
+    assert result.q.shape[0] == result.t.size
+
+
+def test_a_nan_drive_profile_keeps_the_run_so_far():
+    from flexmbs.model.drives import UserProfile
+
+    profile = UserProfile(lambda t: 0.1 * t if t < 0.03 else float("nan"),
+                          lambda t: 0.1, lambda t: 0.0)
+    result = simulate(pendulum_with(drive_profile=profile), 0.1, 1e-3)
+    assert result.status == "failed"
+    assert "motor" in result.message
+    assert 0.028 < result.t[-1] < 0.031
+
+
+def test_an_interrupted_run_keeps_its_results_and_says_so(tmp_path):
+    """Ctrl-C (KeyboardInterrupt) during the run, here raised by the progress callback:
+    status "interrupted", the steps so far kept and savable."""
+    def progress(t, t_end):
+        if t > 0.02:
+            raise KeyboardInterrupt
+
+    result = simulate(pendulum_with(), 0.2, 1e-3, progress=progress)
+    assert result.status == "interrupted" and "Ctrl-C" in result.message
+    assert 0.02 < result.t[-1] < 0.022
+    path = tmp_path / "cut.res.h5"
+    result.save(path)
+    assert SimulationResult.load(path).status == "interrupted"

@@ -63,6 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     except FlexmbsError as exc:
         print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outside a run (a run keeps its results and says so)
+        print(f"flexmbs {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (`| head`)
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,8 +4,9 @@ summary (JSON with --json); a progress bar goes to stderr.
 Exit codes: 0 completed; 3 completed with warnings (the range checks: deflection beyond
 linear FFRF, frame speed near the first elastic frequency without stiffening, an energy
 balance that does not close); 4 diverged (stopped, with the reason); 1 failed (Newton
-did not converge); 2 bad input. The results file is written in every case but the
-last."""
+did not converge, or a profile, callable or controller raised: the results up to there
+are kept); 130 interrupted (Ctrl-C: the results up to there are kept); 2 bad input.
+The results file is written in every case but the last."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from ._common import ProgressBar, emit_json
 HELP = "simulate a case file and write its results"
 
 #: Process exit code of each run status (docs/cli.md).
-EXIT_CODES = {"completed": 0, "completed with warnings": 3, "diverged": 4, "failed": 1}
+EXIT_CODES = {"completed": 0, "completed with warnings": 3, "diverged": 4, "failed": 1,
+              "interrupted": 130}
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

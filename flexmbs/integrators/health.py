@@ -34,10 +34,10 @@ from ..frame.rotations import g_bar
 #: Meshes of up to this many nodes are checked at every node.
 ALL_NODES_UP_TO = 2000
 
-COMPLETED, WARNINGS, DIVERGED, FAILED = ("completed", "completed with warnings", "diverged",
-                                         "failed")
-#: Run states, in order of severity.
-STATUSES = (COMPLETED, WARNINGS, DIVERGED, FAILED)
+COMPLETED, WARNINGS, DIVERGED, FAILED, INTERRUPTED = (
+    "completed", "completed with warnings", "diverged", "failed", "interrupted")
+#: Run states, in order of severity (interrupted: stopped by the user, Ctrl-C).
+STATUSES = (COMPLETED, WARNINGS, DIVERGED, FAILED, INTERRUPTED)
 
 
 @dataclass(frozen=True)

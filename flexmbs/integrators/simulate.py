@@ -20,6 +20,7 @@ from ..errors import FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .health import (
     COMPLETED,
+    INTERRUPTED,
     WARNINGS,
     RangeLimits,
     body_ranges,
@@ -688,7 +689,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             next_out += 1
     k = 0
     stepping = 0.0  # [s] in integ.step()
-    success, message, diverged = True, "completed", False
+    success, message, diverged, interrupted = True, "completed", False, False
     ranges = body_ranges(system)
     adaptive = options.get("error_tol") is not None
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
@@ -697,8 +698,19 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         # replaces its arrays at each step: references suffice)
         prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         tic = time.perf_counter()
-        ok, msg = integ.step()
-        stepping += time.perf_counter() - tic
+        try:
+            ok, msg = integ.step()
+        except KeyboardInterrupt:
+            success, message, interrupted = False, (
+                f"interrupted at t = {integ.t:.6g} s (Ctrl-C); the results up to there are "
+                f"kept"), True
+            break
+        except Exception as exc:  # a profile, callable or controller failed: keep the run
+            success, message = False, (f"stopped at t = {integ.t:.6g} s: "
+                                       f"{type(exc).__name__}: {exc}")
+            break
+        finally:
+            stepping += time.perf_counter() - tic
         if not ok:
             success, message = False, msg
             break
@@ -728,7 +740,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 derive()
                 next_out += 1
         if progress is not None:
-            progress(integ.t, t_end)
+            try:
+                progress(integ.t, t_end)
+            except KeyboardInterrupt:
+                success, message, interrupted = False, (
+                    f"interrupted at t = {integ.t:.6g} s (Ctrl-C); the results up to there "
+                    f"are kept"), True
+                break
     post_start = time.perf_counter()
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
@@ -761,7 +779,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
     warns = run_warnings(ranges, t, q, qd, energies[:, 0] + energies[:, 1], work,
                          energies[:, 0], limits)
-    status = status_of(success, diverged, warns)
+    status = INTERRUPTED if interrupted else status_of(success, diverged, warns)
     if status == WARNINGS:
         message = "completed with warnings: " + "; ".join(w.message for w in warns)
     iterations = np.array(integ.stats.iterations)
