@@ -213,3 +213,4 @@ def test_an_interrupted_run_keeps_its_results_and_says_so(tmp_path):
     path = tmp_path / "cut.res.h5"
     result.save(path)
     assert SimulationResult.load(path).status == "interrupted"
+

@@ -33,6 +33,13 @@ from .rotations import (
 class Coupling(str, Enum):
     """Rigid–elastic coupling modes (docs/theory_ffrf.md §9)."""
 
+    @classmethod
+    def _missing_(cls, value):
+        from ..errors import ValidationError
+
+        raise ValidationError(f"coupling {value!r} is not one of "
+                              f"{[m.value for m in cls]}")
+
     TWO_WAY = "two-way"
     """Full coupled mass matrix and quadratic velocity vector; energy conserving."""
     ONE_WAY = "one-way"

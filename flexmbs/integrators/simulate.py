@@ -132,6 +132,12 @@ class AlphaIntegrator:
             raise ValidationError(f"error_tol must be positive, got {error_tol}")
         if h_max is not None and not h_max > 0:
             raise ValidationError(f"h_max must be positive, got {h_max}")
+        for name, value in (("rtol", rtol), ("atol", atol), ("phi_tol", phi_tol),
+                            ("acc_rtol", acc_rtol)):
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ValidationError(f"{name} must be a positive number, got {value!r}")
+        if h_min is not None and not (np.isfinite(h_min) and 0 < h_min <= h):
+            raise ValidationError(f"h_min must lie in (0, h = {h:g}] s, got {h_min!r}")
         if not (isinstance(max_iter, int) and max_iter >= 1):
             raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
         try:
@@ -629,6 +635,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                         f"{sorted(unknown)}; it takes {sorted(method_keys | integ_keys)}")
     params = METHODS[method](**{k: options.pop(k) for k in list(options)
                                 if k in method_keys})
+    t_start = float(options.get("t0", 0.0))
+    if not (np.isfinite(t_end) and t_end > t_start):
+        raise ValidationError(f"t_end = {t_end!r} s must be a finite time after the start "
+                              f"t0 = {t_start:g} s")
     if not (isinstance(output_every, int) and output_every >= 1):
         raise ValidationError(f"output_every must be an integer >= 1, got {output_every!r}")
     if t_out is not None:

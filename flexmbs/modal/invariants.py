@@ -201,6 +201,11 @@ class InertiaInvariants:
         if arr.size != self.n_modes:
             raise ShapeError(f"modal coordinates xi have {arr.size} entries; the body has "
                              f"{self.n_modes} modes")
+        if not np.all(np.isfinite(arr)):
+            from ..errors import ValidationError
+
+            raise ValidationError(f"modal coordinates xi must be finite; got "
+                                  f"{arr.tolist()[:6]}")
         return arr
 
     @cached_property
