@@ -43,6 +43,8 @@ class Case:
     output: Path
     title: str = ""
     notes: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    """The files the case reads: the case file and its modal data files."""
 
 
 class _Table:
@@ -180,9 +182,10 @@ def load_case(path, overrides: dict | None = None) -> Case:
         raise top.error("notes", "must be a list of strings")
     for key in ("bodies", "markers", "joints", "drives", "forces", "contacts"):
         _entries(path, raw, key)
+    inputs = [path]
     for k, entry in enumerate(raw.get("bodies", []), 1):
         _guard(path, f"[[bodies]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_body(path, b, k, entry, read_modal))
+               lambda k=k, entry=entry: _add_body(path, b, k, entry, read_modal, inputs))
     for k, entry in enumerate(raw.get("markers", []), 1):
         _guard(path, f"[[markers]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_marker(path, b, k, entry))
@@ -198,7 +201,7 @@ def load_case(path, overrides: dict | None = None) -> Case:
     for k, entry in enumerate(raw.get("contacts", []), 1):
         _guard(path, f"[[contacts]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_contact(path, b, k, entry))
-    return _finish(path, raw, top, b)
+    return _finish(path, raw, top, b, inputs)
 
 
 LAW_KEYS = {"penalty": {"k", "c"}, "hertz": {"K", "n"}, "hunt-crossley": {"K", "n", "e"},
@@ -302,7 +305,7 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
         node[rest[-1]] = value
 
 
-def _add_body(path, b, k, entry, read_modal):
+def _add_body(path, b, k, entry, read_modal, inputs):
     name = entry.get("name", f"#{k}")
     t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
@@ -322,6 +325,7 @@ def _add_body(path, b, k, entry, read_modal):
                          com=t.vector("com", [0, 0, 0]), **common)
     elif kind == "flexible":
         file = (path.parent / t.get("modal_data", required=True)).resolve()
+        inputs.append(file)
         try:
             data = read_modal(file)
         except FlexmbsError as exc:
@@ -410,7 +414,7 @@ def _add_force(path, b, k, entry):
                               f"distributed; got {kind!r}")
 
 
-def _finish(path, raw, top, b):
+def _finish(path, raw, top, b, inputs):
     try:
         model = b.finalize()
     except ModelError as exc:
@@ -456,7 +460,7 @@ def _finish(path, raw, top, b):
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),
-                list(top.get("notes", [])))
+                list(top.get("notes", [])), inputs)
 
 
 def run_case(case: Case, progress=None, **options):

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     # before the run: an output that cannot be written, or that would overwrite one of
     # the run's inputs, is refused now, not after the whole run
-    check_output(case.output, [case.path, *_modal_inputs(case.path)], "results file")
+    check_output(case.output, case.inputs, "results file")
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
     def compiling():
         if not (args.quiet or args.json):
@@ -127,17 +127,3 @@ def run(args: argparse.Namespace) -> int:
 def _ratio(simulated: float, seconds: float) -> float:
     """Simulated time per wall-clock second (inf for an unmeasurably short time)."""
     return simulated / seconds if seconds > 0 else float("inf")
-
-
-def _modal_inputs(case_path) -> list:
-    """The modal data files a case file reads (``[[bodies]] modal_data``, relative to the
-    case's folder)."""
-    from ..cases.loader import tomllib
-
-    try:
-        raw = tomllib.loads(Path(case_path).read_text())
-    except (OSError, ValueError):
-        return []
-    folder = Path(case_path).parent
-    return [folder / b["modal_data"] for b in raw.get("bodies", [])
-            if isinstance(b, dict) and isinstance(b.get("modal_data"), str)]

@@ -351,6 +351,15 @@ def _mass_dxi(n_coef, qs, y, mode: Coupling) -> np.ndarray:
     return out
 
 
+def quasi_rate_dp(p, x, pdot, n6) -> np.ndarray:
+    """∂/∂p (n6 x 4) of the body-frame quasi-rates [Aᵀ x; Ḡ(p) ṗ; 0] at fixed x and ṗ
+    (velocities w or accelerations y): ∂(Aᵀx)/∂p, and −Ḡ(ṗ) since Ḡ(p)ṗ = −Ḡ(ṗ)p."""
+    out = np.zeros((n6, 4))
+    out[:3] = d_rotated_transpose(p, x)
+    out[3:6] = -g_bar(pdot)
+    return out
+
+
 def frame_tangents(fi: FrameInertia, p, xi, rd, pd, xid, acc, gravity):
     """Exact Newton tangents of one body's residual part r_b = M(q) q̈ − Q_v − Q_g.
 
@@ -416,12 +425,8 @@ def frame_tangents(fi: FrameInertia, p, xi, rd, pd, xid, acc, gravity):
     g_bar_vec = a.T @ g
     z = fi.mbar_mass @ y - qbar
     dz_dxi = _mass_dxi(fi.N, qs, y, mode) - jxi
-    dy_dp = np.zeros((n6, 4))
-    dy_dp[:3] = d_rotated_transpose(p, acc[:3])
-    dy_dp[3:6] = -g_bar(acc[3:7])
-    dw_dp = np.zeros((n6, 4))
-    dw_dp[:3] = d_rotated_transpose(p, rd)
-    dw_dp[3:6] = -g_bar(pd)
+    dy_dp = quasi_rate_dp(p, acc[:3], acc[3:7], n6)
+    dw_dp = quasi_rate_dp(p, rd, pd, n6)
     dz_dp = fi.mbar_mass @ dy_dp - jw @ dw_dp
     if np.any(g):
         z -= fi.gcol @ g_bar_vec

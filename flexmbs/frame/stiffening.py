@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .coupling import Coupling
+from .coupling import Coupling, quasi_rate_dp
 from .rotations import cross3, g_bar, rotation_matrix, skew
 
 _PAIRS = ((0, 0, "ww_xx"), (1, 1, "ww_yy"), (2, 2, "ww_zz"), (0, 1, "ww_xy"),
@@ -196,12 +196,8 @@ class StiffeningTerms:
             dz_dxi[:, j] = (self.mode_mass(ddm[j], mode) @ y
                             - self.qbar(w, xi, w[6:], ddm[j], d2[j]) - ddm[j][:, :3] @ g_body)
         # ∂z/∂p (6+n, 4): through y, w and ḡ
-        dy_dp = np.zeros((6 + n, 4))
-        dy_dp[:3] = d_rotated_transpose(p, acc[:3])
-        dy_dp[3:6] = -g_bar(acc[3:7])
-        dw_dp = np.zeros((6 + n, 4))
-        dw_dp[:3] = d_rotated_transpose(p, rd)
-        dw_dp[3:6] = -g_bar(pd)
+        dy_dp = quasi_rate_dp(p, acc[:3], acc[3:7], 6 + n)
+        dw_dp = quasi_rate_dp(p, rd, pd, 6 + n)
         dz_dp = dm_m @ dy_dp + dz_dw @ dw_dp - dm[:, :3] @ d_rotated_transpose(p, g)
         z = dm_m @ y - self.qbar(w, xi, w[6:], dm, ddm) - dm[:, :3] @ g_body
         if mode is Coupling.ONE_WAY:

@@ -29,7 +29,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..frame.coupling import Coupling
-from ..frame.rotations import g_bar
 
 #: Meshes of up to this many nodes are checked at every node.
 ALL_NODES_UP_TO = 2000
@@ -164,8 +163,7 @@ def run_warnings(ranges: list[BodyRange], t, q, qd, energy, work, kinetic,
                 f"the {100 * limits.deflection_warn:.0f} % where linear FFRF holds"))
         if not (rng.stiffened or rng.rigid) and np.isfinite(rng.omega1):
             p, pd = q[:, rng.start + 3:rng.start + 7], qd[:, rng.start + 3:rng.start + 7]
-            speed = np.array([np.linalg.norm(g_bar(a) @ b) for a, b in zip(p, pd,
-                                                                          strict=True)])
+            speed = np.linalg.norm(_body_angular_velocity(p, pd), axis=1)
             k = int(np.argmax(speed))
             ratio = speed[k] / rng.omega1
             if ratio > limits.spin_warn:
@@ -192,6 +190,16 @@ def run_warnings(ranges: list[BodyRange], t, q, qd, energy, work, kinetic,
                 f"{100 * ratio:.0f} % of the energy involved ({scale:.3g} J); the step "
                 f"is too large for this motion, or the numerical damping is"))
     return out
+
+
+def _body_angular_velocity(p, pd) -> np.ndarray:
+    """ω̄ = Ḡ(p) ṗ (n_t, 3) [rad/s] for stacked Euler parameters and rates (n_t, 4), the
+    rows of :func:`flexmbs.frame.rotations.g_bar` at once."""
+    e0, e1, e2, e3 = p.T
+    d0, d1, d2, d3 = pd.T
+    return 2.0 * np.stack([-e1 * d0 + e0 * d1 + e3 * d2 - e2 * d3,
+                           -e2 * d0 - e3 * d1 + e0 * d2 + e1 * d3,
+                           -e3 * d0 + e2 * d1 - e1 * d2 + e0 * d3], axis=1)
 
 
 def status_of(success: bool, diverged: bool, warnings: list) -> str:

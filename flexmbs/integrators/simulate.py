@@ -711,9 +711,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         try:
             ok, msg = integ.step()
         except KeyboardInterrupt:
-            success, message, interrupted = False, (
-                f"interrupted at t = {integ.t:.6g} s (Ctrl-C); the results up to there are "
-                f"kept"), True
+            success, message, interrupted = False, _interrupted_message(integ.t), True
             break
         except Exception as exc:  # a profile, callable or controller failed: keep the run
             success, message = False, (f"stopped at t = {integ.t:.6g} s: "
@@ -753,9 +751,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             try:
                 progress(integ.t, t_end)
             except KeyboardInterrupt:
-                success, message, interrupted = False, (
-                    f"interrupted at t = {integ.t:.6g} s (Ctrl-C); the results up to there "
-                    f"are kept"), True
+                success, message, interrupted = False, _interrupted_message(integ.t), True
                 break
     post_start = time.perf_counter()
     t = np.array(rec["t"])
@@ -813,6 +809,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
                   "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics,
         status, [w.as_dict() for w in warns])
+
+
+def _interrupted_message(t: float) -> str:
+    return f"interrupted at t = {t:.6g} s (Ctrl-C); the results up to there are kept"
 
 
 def _range_limits(value) -> RangeLimits:
