@@ -67,6 +67,16 @@ class _Table:
             return default
         return self.data[key]
 
+    def text(self, key, default=None, *, required=False):
+        """A non-empty string (names and references: a name must not be empty or a
+        number, or the entries referring to it go astray)."""
+        value = self.get(key, default, required=required)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"must be a non-empty string, got {value!r}")
+        return value
+
     def number(self, key, default=None, *, required=False, positive=False):
         value = self.get(key, default, required=required)
         if value is None:
@@ -88,8 +98,22 @@ class _Table:
         return arr
 
 
+#: The ways of giving an attitude; an entry may use one of them (axis and angle_deg
+#: together), never two.
+ATTITUDE_KEYS = (("orientation",), ("axis", "angle_deg"), ("z_axis",))
+
+
 def _orientation(t: _Table):
     """orientation: a 3x3 list, or axis + angle [deg], or z_axis."""
+    given = [keys for keys in ATTITUDE_KEYS if any(k in t.data for k in keys)]
+    if len(given) > 1:
+        first, second = ([k for k in keys if k in t.data][0] for keys in given[:2])
+        raise CaseError(f"{t.path.name}: {t.where}: keys {first!r} and {second!r} both give "
+                        f"the attitude; keep one (orientation, axis + angle_deg, or z_axis)")
+    for key, partner in (("axis", "angle_deg"), ("angle_deg", "axis")):
+        if key in t.data and partner not in t.data:
+            raise t.error(key, f"= {t.data[key]!r} needs {partner!r} too (an attitude by "
+                               f"axis and angle gives both)")
     if "orientation" in t.data:
         value = t.data["orientation"]
         arr = np.asarray(value, dtype=float) if isinstance(value, list) else None
@@ -97,9 +121,11 @@ def _orientation(t: _Table):
             raise t.error("orientation", "must be a 3x3 rotation matrix (rows) or 4 Euler "
                                          f"parameters, got {value!r}")
         return arr
-    if "axis" in t.data or "angle_deg" in t.data:
-        axis = t.vector("axis", [0.0, 0.0, 1.0])
-        return axis_angle(axis, np.radians(t.number("angle_deg", 0.0)))
+    if "axis" in t.data:
+        axis = t.vector("axis", required=True)
+        if not np.linalg.norm(axis) > 0:
+            raise t.error("axis", f"must not be the zero vector, got {t.data['axis']!r}")
+        return axis_angle(axis, np.radians(t.number("angle_deg", required=True)))
     if "z_axis" in t.data:
         return t.vector("z_axis")
     return None
@@ -154,6 +180,42 @@ METHOD_KEYS = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                "generalized-alpha": {"rho_inf"}}
 
 
+#: First bytes of binary files a user may pass as the case by mistake, with their kind.
+BINARY_SIGNATURES = ((b"\x89HDF\r\n\x1a\n", "an HDF5 file (results or modal data?)"),
+                     (b"PK\x03\x04", "a ZIP archive"), (b"%PDF", "a PDF document"),
+                     (b"\x89PNG", "a PNG image"), (b"\x7fELF", "an executable"))
+
+
+def _read_case_toml(path: Path) -> dict:
+    """The parsed TOML of the case file ``path``, after refusing (CaseError naming it) a missing
+    path, a folder, an unreadable or binary file, and text that is not UTF-8."""
+    if not path.exists():
+        raise CaseError(f"case file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise CaseError(f"case file {str(path)!r} is a folder, not a TOML file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CaseError(f"case file {str(path)!r} cannot be read ({exc.strerror})") from None
+    for signature, kind in BINARY_SIGNATURES:
+        if data.startswith(signature):
+            raise CaseError(f"case file {str(path)!r} is {kind}, not a TOML case file")
+    if b"\0" in data:
+        raise CaseError(f"case file {str(path)!r} is a binary file (it contains NUL "
+                        f"bytes), not a TOML case file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise CaseError(f"case file {str(path)!r} is not UTF-8 text (byte "
+                        f"{data[exc.start]:#04x} at line {line}); save it as UTF-8"
+                        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CaseError(f"{path.name}: not valid TOML ({exc})") from None
+
+
 def load_case(path, overrides: dict | None = None) -> Case:
     """Parse and validate ``path``; raises CaseError naming table and key.
 
@@ -164,12 +226,7 @@ def load_case(path, overrides: dict | None = None) -> Case:
     from .. import read_modal
 
     path = Path(path)
-    if not path.exists():
-        raise CaseError(f"case file {str(path)!r} does not exist")
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CaseError(f"{path.name}: not valid TOML ({exc})") from exc
+    raw = _read_case_toml(path)
     if overrides:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
@@ -248,7 +305,7 @@ def _add_contact(path, b, k, entry):
     t = _Table(path, f"[[contacts]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "a", "b", "radius_a", "radius_b", "law", "friction",
                 "bearing", "journal", "clearance", "journal_radius", "keep_in_plane"})
-    name, kind = t.get("name", required=True), t.get("type", required=True)
+    name, kind = t.text("name", required=True), t.get("type", required=True)
     law, friction = _contact_law(t), _friction(t)
     if friction is not None and law.impulsive:
         raise t.error("friction", "does not apply to the impulse law (it has no contact "
@@ -257,15 +314,15 @@ def _add_contact(path, b, k, entry):
     if not isinstance(keep, bool):
         raise t.error("keep_in_plane", f"must be true or false, got {keep!r}")
     if kind == "clearance-revolute":
-        b.add_clearance_revolute(name, t.get("bearing", required=True),
-                                 t.get("journal", required=True),
+        b.add_clearance_revolute(name, t.text("bearing", required=True),
+                                 t.text("journal", required=True),
                                  clearance=t.number("clearance", required=True, positive=True),
                                  journal_radius=t.number("journal_radius", required=True,
                                                          positive=True),
                                  law=law, friction=friction,
                                  keep_in_plane=keep)
     else:
-        b.add_contact(name, kind, t.get("a", required=True), t.get("b", required=True), law,
+        b.add_contact(name, kind, t.text("a", required=True), t.text("b", required=True), law,
                       friction=friction, radius_a=t.number("radius_a", 0.0),
                       radius_b=t.number("radius_b", 0.0))
 
@@ -319,7 +376,7 @@ def _add_body(path, b, k, entry, read_modal, inputs):
                   fixed=tuple(t.get("fixed", [])))
     if kind == "rigid":
         inertia = t.get("inertia", required=True)
-        b.add_rigid_body(t.get("name", required=True),
+        b.add_rigid_body(t.text("name", required=True),
                          t.number("mass", required=True, positive=True),
                          np.asarray(inertia, dtype=float),
                          com=t.vector("com", [0, 0, 0]), **common)
@@ -344,7 +401,7 @@ def _add_body(path, b, k, entry, read_modal, inputs):
             raise t.error("stiffening", f"is true but {file.name} carries no stiffening "
                                         f"matrices (make the modal data with flexmbs beam, "
                                         f"or ModalData.with_stiffening)")
-        b.add_flexible_body(t.get("name", required=True), data,
+        b.add_flexible_body(t.text("name", required=True), data,
                             coupling=t.get("coupling", "two-way"),
                             xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,
                             **common)
@@ -356,7 +413,7 @@ def _add_marker(path, b, k, entry):
     t = _Table(path, f"[[markers]] #{k} {entry.get('name', '')!r}", entry,
                {"body", "name", "position", "frame", "orientation", "axis", "angle_deg",
                 "z_axis", "node", "node_set"})
-    b.add_marker(t.get("body", required=True), t.get("name", required=True),
+    b.add_marker(t.text("body", required=True), t.text("name", required=True),
                  t.vector("position", [0, 0, 0]), _orientation(t),
                  frame=t.get("frame", "body"), node=t.get("node"),
                  node_set=t.get("node_set"))
@@ -365,46 +422,46 @@ def _add_marker(path, b, k, entry):
 def _add_joint(path, b, k, entry):
     t = _Table(path, f"[[joints]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j"})
-    b.add_joint(t.get("name", required=True), t.get("type", required=True),
-                t.get("i", required=True), t.get("j", required=True))
+    b.add_joint(t.text("name", required=True), t.get("type", required=True),
+                t.text("i", required=True), t.text("j", required=True))
 
 
 def _add_drive(path, b, k, entry):
     t = _Table(path, f"[[drives]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j", "coordinate", "profile"})
-    b.add_drive(t.get("name", required=True), t.get("type", required=True),
-                _profile(t, "profile"), marker_i=t.get("i"), marker_j=t.get("j"),
-                coordinate=t.get("coordinate"))
+    b.add_drive(t.text("name", required=True), t.get("type", required=True),
+                _profile(t, "profile"), marker_i=t.text("i"), marker_j=t.text("j"),
+                coordinate=t.text("coordinate"))
 
 
 def _add_force(path, b, k, entry):
     t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
                 "free_length", "angle0", "value", "frame", "weights", "actuator"})
-    name, kind = t.get("name", required=True), t.get("type", required=True)
+    name, kind = t.text("name", required=True), t.get("type", required=True)
     if kind == "spring-damper":
-        b.add_spring_damper(name, t.get("i", required=True), t.get("j", required=True),
+        b.add_spring_damper(name, t.text("i", required=True), t.text("j", required=True),
                             stiffness=t.number("stiffness", 0.0),
                             damping=t.number("damping", 0.0),
                             free_length=t.number("free_length", 0.0),
                             actuator=(_profile(t, "actuator") if "actuator" in t.data
                                       else None))
     elif kind == "rotational-spring-damper":
-        b.add_rotational_spring_damper(name, t.get("i", required=True),
-                                       t.get("j", required=True),
+        b.add_rotational_spring_damper(name, t.text("i", required=True),
+                                       t.text("j", required=True),
                                        stiffness=t.number("stiffness", 0.0),
                                        damping=t.number("damping", 0.0),
                                        angle0=t.number("angle0", 0.0))
     elif kind in ("joint-torque", "joint-force"):
         prof = _profile(t, "value")
-        b.add_joint_actuator(name, t.get("i", required=True), t.get("j", required=True),
+        b.add_joint_actuator(name, t.text("i", required=True), t.text("j", required=True),
                              prof, kind="torque" if kind == "joint-torque" else "force")
     elif kind in ("point-force", "point-torque"):
         vec = t.vector("value", required=True)
         add = b.add_point_force if kind == "point-force" else b.add_point_torque
-        add(name, t.get("marker", required=True), vec, frame=t.get("frame", "global"))
+        add(name, t.text("marker", required=True), vec, frame=t.get("frame", "global"))
     elif kind == "distributed":
-        b.add_distributed_load(name, t.get("body", required=True),
+        b.add_distributed_load(name, t.text("body", required=True),
                                t.vector("value", required=True),
                                weights=t.get("weights", "mass"),
                                frame=t.get("frame", "global"))

@@ -109,6 +109,17 @@ def _orientation(value, what, problems):
     return np.eye(3)
 
 
+def _name_problem(kind: str, name) -> str | None:
+    """Why ``name`` cannot name a ``kind`` (None when it can): names are non-empty
+    strings, and body names hold no '.' (marker references are 'body.marker')."""
+    if not isinstance(name, str) or not name.strip():
+        return f"{kind} name must be a non-empty string, got {name!r}"
+    if kind == "body" and "." in name:
+        return (f"body name {name!r} must not contain '.' (markers are referred to as "
+                f"'body.marker')")
+    return None
+
+
 @dataclass(frozen=True)
 class _ProfileValue:
     """f(t, state) = s(t) of a profile (a joint actuator given by a time profile)."""
@@ -186,6 +197,8 @@ class ModelBuilder:
         """
         problems = self._problems
         what = f"RigidBody({name!r})"
+        if (problem := _name_problem("body", name)) is not None:
+            problems.append(problem)
         if name in self._bodies:
             problems.append(f"duplicate body name {name!r}")
         try:
@@ -238,6 +251,8 @@ class ModelBuilder:
 
         problems = self._problems
         what = f"FlexibleBody({name!r})"
+        if (problem := _name_problem("body", name)) is not None:
+            problems.append(problem)
         if name in self._bodies:
             problems.append(f"duplicate body name {name!r}")
         if not isinstance(data, ModalData):
@@ -485,6 +500,9 @@ class ModelBuilder:
         flex_modes: dict[str, dict] = {}
         for body, name, position, orientation, frame, node, node_set in self._markers:
             full = f"{body}.{name}"
+            if (problem := _name_problem("marker", name)) is not None:
+                problems.append(f"{problem} (on body {body!r})")
+                continue
             if body not in self._bodies:
                 problems.append(f"marker {full!r}: unknown body {body!r}")
                 continue
@@ -564,6 +582,10 @@ class ModelBuilder:
         self._distributed.clear()
         names: set[str] = set()
         for item in [*self._joints, *self._drives, *self._forces]:
+            kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(type(item).__name__,
+                                                                     "force")
+            if (problem := _name_problem(kind, item.name)) is not None:
+                problems.append(problem)
             if item.name in names:
                 problems.append(f"duplicate name {item.name!r} among joints, drives and "
                                 f"forces")
