@@ -97,9 +97,13 @@ def parse_nodes(text: str | None, option: str):
         try:
             if "-" in part[1:]:
                 lo, hi = part.split("-", 1)
-                labels.extend(range(int(lo), int(hi) + 1))
+                lo, hi = int(lo), int(hi)
             else:
-                labels.append(int(part))
+                lo = hi = int(part)
         except ValueError:
             raise ValidationError(f"{option}: {part!r} is not a node label or range") from None
+        if hi < lo:
+            raise ValidationError(f"{option}: range {part!r} runs backwards (it would name "
+                                  f"no node); write it low-high, e.g. '{hi}-{lo}'")
+        labels.extend(range(lo, hi + 1))
     return np.array(labels, dtype=np.int64)

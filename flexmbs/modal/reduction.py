@@ -338,6 +338,12 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
         grounded model), or the near-zero modes are not rigid motions.
     """
     _check_count(n_modes, "free_free_modes: n_modes")
+    _check_matrices(fe, "free_free_modes")
+    if n_modes + 6 > fe.n_dof:
+        raise ValidationError(
+            f"free_free_modes: asked for {n_modes} elastic modes, but the model has "
+            f"{fe.n_dof} DOFs, six of them rigid-body motions: at most "
+            f"{max(fe.n_dof - 6, 0)} elastic modes")
     start = time.perf_counter()
     rigid = rigid_body_basis(fe)
     sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * _diag_ratio(fe)
@@ -362,6 +368,9 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
             + f". Lowest eigenvalues: {np.array2string(lam[:8], precision=4)}; "
             + ("the model has a mechanism or unconnected parts"
                if floppy or n_rigid > 6 or n_zero > 6
+               else "its zero-frequency modes are not rigid motions of the node "
+                    "coordinates: the nodes do not match the matrices (their order, count "
+                    "or DOFs per node)" if n_zero == 6
                else "the model may be grounded (use clamped_modes)")
         )
     residual = float(np.max(residuals[:6]))
@@ -398,6 +407,7 @@ def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = No
         ``"clamp"``).
     """
     _check_count(n_modes, "clamped_modes: n_modes")
+    _check_matrices(fe, "clamped_modes")
     start = time.perf_counter()
     nodes = fe.resolve_nodes(clamp, "clamped_modes: clamp")
     fixed = fe.node_dofs(nodes)
@@ -451,6 +461,7 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
         ``normal``; ``constraint_fraction`` holds that share.
     """
     _check_count(n_normal, "craig_bampton: n_normal", allow_zero=True)
+    _check_matrices(fe, "craig_bampton")
     start = time.perf_counter()
     iface = np.unique(fe.resolve_nodes(interface, "craig_bampton: interface"))
     attached = (np.zeros(0, dtype=np.int64) if attach is None
@@ -562,6 +573,19 @@ def _span_residuals(vectors: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarray
 def _span_residual(vectors: np.ndarray, basis: np.ndarray, m_mat) -> float:
     """Largest relative M-norm residual of ``vectors`` projected on span(``basis``)."""
     return float(np.max(_span_residuals(vectors, basis, m_mat)))
+
+
+def _check_matrices(fe: FEModel, what: str) -> None:
+    """Refuse an FE model whose stiffness or mass matrix is all zero (an empty or wrong
+    file, not a mechanism or a grounded model), naming the file when it is known."""
+    files = fe.metadata.get("source_files", {}) if isinstance(fe.metadata, dict) else {}
+    for name, mat in (("stiffness", fe.stiffness), ("mass", fe.mass)):
+        if mat.count_nonzero() == 0:
+            source = f" (read from {files[name]!r})" if name in files else ""
+            raise ValidationError(
+                f"{what}: the {name} matrix{source} is all zero ({mat.shape[0]} x "
+                f"{mat.shape[1]}, no non-zero entry); it holds no {name} at all, so there "
+                f"are no modes to compute: check that the right file was exported")
 
 
 def _check_count(n, name: str, allow_zero: bool = False) -> None:

@@ -378,6 +378,51 @@ def _mmread(path: Path, what: str) -> sp.csr_matrix:
     return mat.astype(float)
 
 
+#: A DOF layout is "rigid" when ‖K t‖ ≤ this · ‖K‖_F ‖t‖ for the unit translations t of
+#: that layout along x, y and z (round-off of assembled FE stiffness is ~1e-15).
+LAYOUT_NULL_RTOL = 1e-9
+#: ... and "not rigid" when one of them exceeds this (a wrong layout gives 1e-5 or more).
+LAYOUT_MOVES_RTOL = 1e-6
+
+
+def _translation_residual(k_mat, dpn: int) -> float:
+    """Largest ‖K t‖ / (‖K‖_F ‖t‖) over the rigid translations t along x, y, z of the
+    layout with ``dpn`` DOFs per node (ones at that component of every node)."""
+    n_dof = k_mat.shape[0]
+    norm = float(np.sqrt(np.sum(np.abs(sp.csr_matrix(k_mat).data) ** 2)))
+    if n_dof % dpn or norm == 0.0:
+        return float("inf")
+    worst = 0.0
+    for comp in range(3):
+        t = np.zeros(n_dof)
+        t[comp::dpn] = 1.0
+        worst = max(worst, float(np.linalg.norm(k_mat @ t)) / (norm * np.sqrt(t.sum())))
+    return worst
+
+
+def _check_layout(k_mat, dpn: int, n_nodes: int, stiff_path: Path, nodes_path: Path):
+    """Refuse the layout the node count implies when the stiffness says otherwise.
+
+    n_dof = 84 with 14 nodes reads as 6 DOFs per node, but 84 is also 28 nodes x 3. An
+    unconstrained stiffness leaves its layout's rigid translations without force: when
+    the other layout's translations are force-free and this one's are not, the node file
+    and the matrices disagree, and the user must say which layout is meant (with a
+    constrained stiffness neither reading is force-free and the node count decides)."""
+    other = 9 - dpn  # 3 <-> 6
+    n_dof = k_mat.shape[0]
+    if n_dof % other:
+        return
+    if (_translation_residual(k_mat, other) <= LAYOUT_NULL_RTOL
+            and _translation_residual(k_mat, dpn) >= LAYOUT_MOVES_RTOL):
+        raise ReadError(
+            f"{stiff_path}: cannot tell the DOF layout: {n_dof} x {n_dof} matrices with the "
+            f"{n_nodes} nodes of {nodes_path} read as {dpn} DOFs per node, but the "
+            f"stiffness moves the rigid translations of that reading and leaves those of "
+            f"{other} DOFs per node ({n_dof // other} nodes) force-free. Give the layout "
+            f"explicitly (--dofs-per-node / dofs_per_node={other} with a node file of "
+            f"{n_dof // other} nodes, or {dpn} to keep this reading)")
+
+
 def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
                        nodes: str | os.PathLike, *, units: str | None = None,
                        dofs_per_node: int | None = None, node_sets=None) -> FEModel:
@@ -393,7 +438,9 @@ def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
     units : str, optional
         Unit system of the files (converted to SI); default SI.
     dofs_per_node : {3, 6}, optional
-        Default: n_dof / N, which must be 3 or 6.
+        Default: n_dof / N, which must be 3 or 6; when an unconstrained stiffness shows
+        the other layout instead (its rigid translations force-free, these not), a
+        ReadError asks for ``dofs_per_node`` (see :func:`_check_layout`).
     node_sets : dict[str, sequence of int], optional
         Named node sets as node *labels* (ids of the node file); added to ``*NSET`` sets.
     """
@@ -423,6 +470,7 @@ def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
                 f"{n_nodes} nodes: {n_dof} / {n_nodes} = {n_dof / n_nodes:.6g} DOFs per node, "
                 "expected 3 or 6")
         dpn = n_dof // n_nodes
+        _check_layout(k_mat, dpn, n_nodes, stiff_path, table.path)
     sets, _ = _resolve_sets(table, node_sets)
     files = (mass_path, stiff_path, table.path)
     meta = {"format": "matrix-market",

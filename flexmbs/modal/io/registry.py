@@ -65,6 +65,9 @@ def read_modal(path: str | os.PathLike, format: str | None = None, **options) ->
     path = Path(path)
     if not path.exists():
         raise ReadError(f"modal data file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise ReadError(f"modal data file {str(path)!r} is a folder; give the file "
+                        f"itself (e.g. {str(path / 'beam.fmd.h5')!r})")
     fmt = _pick(path, format, "reader")
     data = fmt.reader(path, **options)
     plausibility_warnings(data)
@@ -77,6 +80,9 @@ def check_writable(path: str | os.PathLike, format: str | None = None) -> Path:
     Call it before long work (a reduction) whose result goes to ``path``.
     """
     path = Path(path)
+    if path.is_dir():
+        raise WriteError(f"cannot write modal data {str(path)!r}: it is a folder; give a "
+                         f"file name (e.g. {str(path / 'beam.fmd.h5')!r})")
     try:
         _pick(path, format, "writer")
     except ReadError as exc:
