@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from ..errors import ValidationError
+from ..post.render import MAX_WINDOW, MIN_WINDOW
 from ._common import ProgressBar, emit_json
 
 HELP = "animate a results file (GIF/MP4) or render one frame (PNG)"
@@ -38,8 +39,9 @@ def _size(text: str) -> tuple[int, int]:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise ValidationError(f"--size {text!r}: expected WIDTHxHEIGHT, e.g. 800x600") from None
-    if w < 16 or h < 16:
-        raise ValidationError(f"--size {text!r}: at least 16x16 pixels")
+    if not (MIN_WINDOW <= w <= MAX_WINDOW and MIN_WINDOW <= h <= MAX_WINDOW):
+        raise ValidationError(f"--size {text!r}: width and height must be from {MIN_WINDOW} "
+                              f"to {MAX_WINDOW} pixels")
     return w, h
 
 

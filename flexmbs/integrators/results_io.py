@@ -95,6 +95,8 @@ def load_result(path):
     path = Path(path)
     if not path.exists():
         raise ReadError(f"result file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise ReadError(f"result file {str(path)!r} is a folder; give the .res.h5 file")
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -104,11 +106,95 @@ def load_result(path):
             raise ReadError(f"{path}: not a flexmbs result file (format attribute "
                             f"{f.attrs.get('format')!r})")
         verify_hdf5(f, path, "result file")
+        _check_structure(f, path)
         try:
             return _read_result(f, SimulationResult)
         except (KeyError, OSError, ValueError, TypeError) as exc:
             raise ReadError(f"{path}: the result file is incomplete or damaged "
                             f"({type(exc).__name__}: {exc})") from None
+
+
+#: Arrays with one value per output time, and the per-step ones (one per step taken).
+PER_OUTPUT = ("kinetic", "potential", "elastic", "nonconservative_work", "phi_violation",
+              "velocity_violation")
+PER_STEP = ("h", "iterations")
+
+
+def _check_structure(f, path) -> None:
+    """Raise ReadError naming ``path`` and the dataset when one is missing, not numeric or
+    of the wrong shape for the file's own names and times (a file edited, cut short or
+    written by something else: read before any plot or export touches it)."""
+    import h5py
+
+    def missing(names, where=f, prefix=""):
+        return [f"dataset {prefix + n!r}" for n in names
+                if where.get(n, getclass=True) is not h5py.Dataset]
+
+    lacking = missing((*ARRAYS, "coord_names", "constraint_names"))
+    if f.get("bodies", getclass=True) is not h5py.Group:
+        lacking.append("group 'bodies'")
+    if lacking:
+        raise ReadError(f"{path}: the result file lacks {', '.join(lacking)} (cut short, "
+                        f"edited, or not written by flexmbs run)")
+
+    def shape_error(name, shape, expected, meaning):
+        return ReadError(f"{path}: dataset {name!r} has shape {tuple(shape)}; expected "
+                         f"{expected} ({meaning})")
+
+    for name in ARRAYS:
+        kind = f[name].dtype.kind
+        if kind not in "fiub":
+            raise ReadError(f"{path}: dataset {name!r} holds {f[name].dtype} values; "
+                            f"expected numbers")
+    n_t = f["t"].shape[0] if len(f["t"].shape) == 1 else -1
+    if n_t < 1:
+        raise shape_error("t", f["t"].shape, "(n_t,) with n_t >= 1", "the output times")
+    n_q, n_c = f["coord_names"].shape[0], f["constraint_names"].shape[0]
+    for name in ("q", "qd", "qdd"):
+        if f[name].shape != (n_t, n_q):
+            raise shape_error(name, f[name].shape, (n_t, n_q),
+                              f"{n_t} output times x the {n_q} coordinates in coord_names")
+    if f["lam"].shape != (n_t, n_c):
+        raise shape_error("lam", f["lam"].shape, (n_t, n_c),
+                          f"{n_t} output times x the {n_c} rows in constraint_names")
+    for name in PER_OUTPUT:
+        if f[name].shape != (n_t,):
+            raise shape_error(name, f[name].shape, (n_t,), "one value per output time")
+    n_steps = f["h"].shape
+    for name in PER_STEP:
+        if len(f[name].shape) != 1 or f[name].shape != n_steps:
+            raise shape_error(name, f[name].shape, tuple(n_steps), "one value per step")
+    for key, g in f["bodies"].items():
+        where = f"bodies/{key}"
+        name = g.attrs.get("name", where)
+        try:
+            start, n_coords = int(g.attrs["start"]), int(g.attrs["n_coords"])
+        except (KeyError, TypeError, ValueError):
+            raise ReadError(f"{path}: body {name!r} ({where}) lacks its start or n_coords "
+                            f"attribute") from None
+        if start < 0 or n_coords < 0 or start + n_coords > n_q:
+            raise ReadError(f"{path}: body {name!r} claims coordinates {start}.."
+                            f"{start + n_coords - 1}, but q has {n_q} columns")
+        if "n_modes" not in g.attrs:
+            continue  # a rigid body
+        n_modes = int(g.attrs["n_modes"])
+        lacking = missing(("nodes", "phi"), g, f"{where}/")
+        if lacking:
+            raise ReadError(f"{path}: flexible body {name!r} lacks {', '.join(lacking)}")
+        n_nodes = g["nodes"].shape[0] if len(g["nodes"].shape) == 2 else -1
+        if g["nodes"].shape != (n_nodes, 3):
+            raise shape_error(f"{where}/nodes", g["nodes"].shape, "(n_nodes, 3)",
+                              f"the node coordinates of body {name!r}")
+        if g["phi"].shape not in ((3 * n_nodes, n_modes), (6 * n_nodes, n_modes)):
+            raise shape_error(f"{where}/phi", g["phi"].shape,
+                              f"({3 * n_nodes} or {6 * n_nodes}, {n_modes})",
+                              f"the mode shapes of body {name!r}: {n_nodes} nodes, "
+                              f"{n_modes} modes")
+    for name, g in f.get("contacts", {}).items():
+        for key, ds in g.items():
+            if isinstance(ds, h5py.Dataset) and ds.shape != (n_t,):
+                raise shape_error(f"contacts/{name}/{key}", ds.shape, (n_t,),
+                                  "one value per output time")
 
 
 def _read_result(f, SimulationResult):

@@ -20,14 +20,17 @@ import numpy as np
 
 from ..errors import FlexmbsError, ValidationError, WriteError
 from .frames import (
+    body_size,
+    check_scale,
     default_scale,
     deformed,
     flexible_bodies,
     frame_index,
+    max_displacement,
     modal_contributions,
     pose,
 )
-from .render import Scene, unstructured
+from .render import Scene, check_window_size, unstructured
 
 FIELDS = ("displacement", "modal")
 VIDEO_FORMATS = (".gif", ".mp4")
@@ -108,6 +111,7 @@ class ResultAnimation:
                  mode: int = 1, frames: int | None = None, every: int = 1, camera="iso",
                  window_size=(800, 600), grid: bool = True):
         self.result, self.field, self.mode = result, field, mode
+        window_size = check_window_size(window_size)  # before any frame is computed
         self.info = frame_info(result, scale=scale, field=field, mode=mode, frames=frames,
                                every=every)
         self.bodies = flexible_bodies(result)
@@ -215,8 +219,8 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
             raise ValidationError(f"mode must be an integer in 1..{n_max}, got {mode!r}")
     if scale is None:
         scale = default_scale(result)
-    elif not (np.isfinite(scale) and scale > 0):
-        raise ValidationError(f"scale must be a positive number, got {scale!r}")
+    else:
+        scale = check_scale(scale, max_displacement(result, bodies), body_size(result))
     indices = _frame_indices(len(result.t), frames, every)
     top = 0.0
     for k in indices:
@@ -300,6 +304,9 @@ def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo
     options.pop("frames", None)
     if options.get("scale") is None:
         options["scale"] = default_scale(result)  # the animation's scale, not one frame's
+    else:  # bounded by the whole run's largest displacement, as in the animation
+        options["scale"] = check_scale(options["scale"], max_displacement(result),
+                                       body_size(result))
     anim = ResultAnimation(_Subset(result, k), **options)
     try:
         iio.imwrite(path, anim.image(0))
@@ -337,6 +344,8 @@ def animate_mode(data, mode: int, path, *, frames: int = 24, fps: float = 12.0,
     size = float(max(np.max(np.ptp(data.nodes, axis=0)), 1e-9))
     if scale is None:
         scale = 0.1 * size / float(mag.max()) if mag.max() > 0 else 1.0
+    else:  # a mode shape is displacement per unit ξ: the same bound on its peak
+        scale = check_scale(scale, float(mag.max()), size)
     lo = np.minimum(data.nodes.min(axis=0), (data.nodes - scale * np.abs(shape)).min(axis=0))
     hi = np.maximum(data.nodes.max(axis=0), (data.nodes + scale * np.abs(shape)).max(axis=0))
     bounds = [v for pair in zip(lo, hi, strict=True) for v in pair]

@@ -102,6 +102,32 @@ def body_size(result) -> float:
     return span if span > 0 else 1.0
 
 
+#: An explicit display scale may magnify the largest elastic displacement to at most this
+#: many scene sizes (the default makes it 0.1): beyond, the bodies leave the picture and
+#: the renderer's depth range, and VTK fails instead of drawing.
+MAX_MAGNIFIED_SIZES = 100.0
+
+
+def check_scale(scale, displacement: float, size: float) -> float:
+    """``scale`` as a float, after refusing (ValidationError naming the value) one that is
+    not a positive finite number or that would magnify ``displacement`` [m] beyond
+    :data:`MAX_MAGNIFIED_SIZES` times the scene ``size`` [m]."""
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise ValidationError(f"scale must be a positive number, got {scale!r}")
+    if displacement > 0 and value * displacement > MAX_MAGNIFIED_SIZES * size:
+        limit = MAX_MAGNIFIED_SIZES * size / displacement
+        raise ValidationError(
+            f"scale {value:g} magnifies the largest elastic displacement "
+            f"({displacement:.3g} m) to {value * displacement:.3g} m, "
+            f"{value * displacement / size:.3g} times the scene size ({size:.3g} m); give "
+            f"at most {limit:.3g} (or omit --scale: the default makes it 10 % of the scene)")
+    return value
+
+
 def default_scale(result, fraction: float = 0.1) -> float:
     """A magnification making the largest elastic displacement ``fraction`` of the scene
     size (1 when that would shrink it, or when nothing deforms); rounded to 1, 2 or 5

@@ -18,6 +18,26 @@ CAMERAS = {
 }
 
 
+#: Image sides [pixels]: below 16 nothing is legible; above 8192 the off-screen frame
+#: buffer (8192² RGBA = 256 MB, and more for depth) exceeds what OpenGL drivers allocate,
+#: and VTK aborts the process instead of raising.
+MIN_WINDOW, MAX_WINDOW = 16, 8192
+
+
+def check_window_size(window_size, what: str = "window_size") -> tuple[int, int]:
+    """(width, height) as ints, after refusing (ValidationError naming the value) sizes
+    that are not two whole numbers in [MIN_WINDOW, MAX_WINDOW]."""
+    try:
+        w, h = (int(v) for v in window_size)
+        exact = all(float(v) == int(v) for v in window_size)
+    except (TypeError, ValueError):
+        exact = False
+    if not exact or not (MIN_WINDOW <= w <= MAX_WINDOW and MIN_WINDOW <= h <= MAX_WINDOW):
+        raise ValidationError(f"{what} {window_size!r}: width and height must be whole "
+                              f"numbers of pixels from {MIN_WINDOW} to {MAX_WINDOW}")
+    return w, h
+
+
 def _pyvista():
     import pyvista as pv
 
@@ -64,6 +84,7 @@ class Scene:
     """
 
     def __init__(self, bounds, camera="iso", window_size=(800, 600), grid: bool = True):
+        window_size = check_window_size(window_size)
         pv = _pyvista()
         self.pv = pv
         self.plotter = pv.Plotter(off_screen=True, window_size=list(window_size))
