@@ -54,8 +54,8 @@ class _Table:
         self.path, self.where, self.data = path, where, data
         unknown = sorted(set(data) - allowed)
         if unknown:
-            raise CaseError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
-                            f"{sorted(allowed)}")
+            raise CaseKeyError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
+                               f"{sorted(allowed)}")
 
     def error(self, key, message):
         return CaseError(f"{self.path.name}: {self.where}: key {key!r} {message}")
@@ -107,7 +107,7 @@ def _orientation(t: _Table):
     """orientation: a 3x3 list, or axis + angle [deg], or z_axis."""
     given = [keys for keys in ATTITUDE_KEYS if any(k in t.data for k in keys)]
     if len(given) > 1:
-        first, second = ([k for k in keys if k in t.data][0] for keys in given[:2])
+        first, second = (next(k for k in keys if k in t.data) for keys in given[:2])
         raise CaseError(f"{t.path.name}: {t.where}: keys {first!r} and {second!r} both give "
                         f"the attitude; keep one (orientation, axis + angle_deg, or z_axis)")
     for key, partner in (("axis", "angle_deg"), ("angle_deg", "axis")):
@@ -186,7 +186,7 @@ BINARY_SIGNATURES = ((b"\x89HDF\r\n\x1a\n", "an HDF5 file (results or modal data
                      (b"\x89PNG", "a PNG image"), (b"\x7fELF", "an executable"))
 
 
-def _read_case_toml(path: Path) -> dict:
+def read_case_toml(path: Path) -> dict:
     """The parsed TOML of the case file ``path``, after refusing (CaseError naming it) a missing
     path, a folder, an unreadable or binary file, and text that is not UTF-8."""
     if not path.exists():
@@ -226,7 +226,7 @@ def load_case(path, overrides: dict | None = None) -> Case:
     from .. import read_modal
 
     path = Path(path)
-    raw = _read_case_toml(path)
+    raw = read_case_toml(path)
     if overrides:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
@@ -339,26 +339,26 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
     for key, value in overrides.items():
         parts = str(key).split(".")
         if len(parts) < 2 or not all(parts):
-            raise CaseError(f"{source}: override {key!r}: expected 'table.key' or "
-                            f"'table.entry.key' (e.g. 'solver.h', 'bodies.beam.modes')")
+            raise CaseKeyError(f"{source}: override {key!r}: expected 'table.key' or "
+                               f"'table.entry.key' (e.g. 'solver.h', 'bodies.beam.modes')")
         head, rest = parts[0], parts[1:]
         node = raw.setdefault(head, {})
         if isinstance(node, list):
             if len(rest) < 2:
-                raise CaseError(f"{source}: override {key!r}: [[{head}]] is an array of "
-                                f"tables; name the entry: '{head}.<name>.<key>'")
+                raise CaseKeyError(f"{source}: override {key!r}: [[{head}]] is an array of "
+                                   f"tables; name the entry: '{head}.<name>.<key>'")
             names = [e.get("name") for e in node if isinstance(e, dict)]
             matches = [e for e in node if isinstance(e, dict) and e.get("name") == rest[0]]
             if not matches:
-                raise CaseError(f"{source}: override {key!r}: no [[{head}]] entry named "
-                                f"{rest[0]!r}; entries: {names}")
+                raise CaseKeyError(f"{source}: override {key!r}: no [[{head}]] entry named "
+                                   f"{rest[0]!r}; entries: {names}")
             node, rest = matches[0], rest[1:]
         elif not isinstance(node, dict):
-            raise CaseError(f"{source}: override {key!r}: {head!r} is not a table")
+            raise CaseKeyError(f"{source}: override {key!r}: {head!r} is not a table")
         for part in rest[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise CaseError(f"{source}: override {key!r}: {part!r} is not a table")
+                raise CaseKeyError(f"{source}: override {key!r}: {part!r} is not a table")
         node[rest[-1]] = value
 
 

@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import ValidationError
+from ..errors import FlexmbsError, ValidationError
 from ._common import ProgressBar, emit_json, parse_value, split_top_level
 
 HELP = "coupling, truncation and parameter studies of a case"
@@ -72,14 +72,24 @@ def parse_overrides(items) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..studies import coupling_study, sweep, truncation_study
-    from ..studies.coupling import RunComparison
-
     case = Path(args.case)
     if not case.exists():
         raise ValidationError(f"case file {str(case)!r} does not exist")
     folder = Path(args.output or f"{case.stem}_{args.study}")
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return _study(args, case, folder)
+    except FlexmbsError:
+        if created and not any(folder.iterdir()):
+            folder.rmdir()  # refused before any run: leave no empty folder behind
+        raise
+
+
+def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
+    from ..studies import coupling_study, sweep, truncation_study
+    from ..studies.coupling import RunComparison
+
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())
     options = dict(workers=args.workers, scheduler=args.scheduler,
                    progress=lambda done, total, label: bar(done, total,

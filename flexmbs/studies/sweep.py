@@ -132,6 +132,7 @@ def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | Non
         save_dir = str(Path(save_dir).resolve())
         if not Path(save_dir).is_dir():
             raise ValidationError(f"save_dir {save_dir!r} is not a folder")
+    check_variant_keys(case_path, variants)
     total = len(variants)
     records: list[RunRecord | None] = [None] * total
 
@@ -152,6 +153,32 @@ def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | Non
     return records  # type: ignore[return-value]
 
 
+def check_variant_keys(case_path, variants) -> None:
+    """Load the case with each variant's overrides and raise the first
+    :class:`~flexmbs.cases.loader.CaseKeyError` (a misspelt or unknown key, an entry that
+    is not there) before any run: such a key fails every run alike, as does a case file
+    that is not a TOML file at all. Other errors (a bad
+    value of one variant) are left to that run, which records them and lets the others go
+    on."""
+    from ..cases import load_case
+    from ..cases.loader import CaseKeyError, read_case_toml
+
+    read_case_toml(Path(case_path))  # a folder, a binary file, not TOML: no run can start
+    seen = set()
+    for label, over in variants:
+        keys = tuple(sorted(over))
+        if keys in seen:  # the same keys: only their values differ
+            continue
+        try:
+            load_case(case_path, over)
+        except CaseKeyError as exc:
+            raise CaseKeyError(f"variant {label!r}: {exc} (refused before any run)"
+                               ) from None
+        except FlexmbsError:
+            continue  # a value problem (maybe hiding a key one): try the next variant
+        seen.add(keys)
+
+
 def _run_processes(case_path, variants, n_workers, save_dir, done):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -166,6 +193,49 @@ def _run_processes(case_path, variants, n_workers, save_dir, done):
             done(futures[fut], fut.result())
 
 
+#: Seconds to wait for the Dask scheduler's handshake (a running scheduler answers in
+#: well under a second; Dask's own default of 30 s only delays the error).
+DASK_CONNECT_TIMEOUT = 5.0
+#: Seconds for the plain TCP connection that precedes it (refused at once when nothing
+#: listens there; this bounds unroutable hosts).
+DASK_PROBE_TIMEOUT = 2.0
+DASK_DEFAULT_PORT = 8786
+
+
+def _probe_scheduler(address) -> None:
+    """Raise FlexmbsError naming ``address`` at once when it is not a scheduler address
+    or nothing accepts a TCP connection there (tcp:// and tls:// only; other protocols are
+    left to Dask)."""
+    import socket
+
+    text = str(address)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in ("tcp", "tls"):
+        return
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    if not colon:
+        host, port_text = rest.rstrip("/"), str(DASK_DEFAULT_PORT)
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not host or not 0 < port < 65536:
+        raise FlexmbsError(f"Dask scheduler address {text!r}: expected tcp://host:port, "
+                           f"e.g. tcp://127.0.0.1:8786")
+    try:
+        with socket.create_connection((host, port), timeout=DASK_PROBE_TIMEOUT):
+            pass
+    except OSError as exc:
+        reason = ("nothing listens there" if isinstance(exc, ConnectionRefusedError)
+                  else f"no answer within {DASK_PROBE_TIMEOUT:g} s"
+                  if isinstance(exc, TimeoutError) else str(exc))
+        raise FlexmbsError(f"cannot reach the Dask scheduler {text!r}: {reason}; start it "
+                           f"(dask scheduler) or check the address") from None
+
+
 def _run_dask(case_path, variants, scheduler, save_dir, done):
     try:
         from dask.distributed import Client, as_completed
@@ -174,12 +244,14 @@ def _run_dask(case_path, variants, scheduler, save_dir, done):
                            "pip install 'flexmbs[dask]'") from None
     own = not isinstance(scheduler, Client)
     if own:
+        _probe_scheduler(scheduler)
         try:
-            client = Client(scheduler, timeout=30)
-        except (OSError, ValueError, TypeError) as exc:
-            raise FlexmbsError(f"cannot reach the Dask scheduler {scheduler!r} "
-                               f"({type(exc).__name__}: {exc}); give an address like "
-                               "tcp://host:8786") from None
+            client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        except Exception as exc:  # a timeout, or something else answering at that port
+            raise FlexmbsError(f"cannot reach the Dask scheduler {scheduler!r} within "
+                               f"{DASK_CONNECT_TIMEOUT:g} s ({type(exc).__name__}: {exc}); "
+                               f"is it running? give an address like tcp://host:8786"
+                               ) from None
     else:
         client = scheduler
     try:
