@@ -10,6 +10,7 @@ Sign conventions: Φ(q, t) = 0; Φ_q q̇ = ν = −Φ_t; Φ_q q̈ = γ.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,9 @@ class DofReport:
     dof: int
     redundant: tuple[str, ...]
     message: str
+    advice: str = ""
+    """With redundant equations: the joint changes (same markers, fewer equations) that
+    were tried on this model and remove them at the same DOF, or why none was found."""
 
 
 class System:
@@ -425,26 +429,79 @@ class System:
                 q = self.assemble(t=t)
             except ConvergenceError:
                 q, note = self.q0, " (at the unassembled initial guess: assembly failed)"
-        jac = np.asarray(self.jacobian(q, t, sparse=False))
         if self.n_c == 0:
             return DofReport(self.n_q, 0, 0, self.n_q, (), f"{self.n_q} DOF, no constraints")
-        _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
-        diag = np.abs(np.diag(r_mat))
-        tol = max(jac.shape) * np.finfo(float).eps * max(diag[0], 1.0) * 1e3
-        rank = int(np.sum(diag > tol))
-        redundant = tuple(self.constraint_names[i] for i in sorted(piv[rank:]))
+        rank, redundant = self._rank(q, t)
         dof = self.n_q - rank
         msg = [f"{self.n_q} coordinates, {self.n_c} constraint equations, rank {rank}: "
                f"{dof} degree(s) of freedom"]
+        advice = ""
         if redundant:
+            advice = self.redundancy_advice(q, t, len(redundant))
             msg.append(f"{len(redundant)} redundant equation(s) (dependent on the others; "
-                       f"the model is over-constrained there): {', '.join(redundant)}")
+                       f"the model is over-constrained there): {', '.join(redundant)}; "
+                       f"{advice}")
         if dof == 0 and not redundant:
             msg.append("kinematically determined (fully driven)")
         elif dof > 0:
             msg.append(f"under-constrained for kinematic analysis: {dof} free motion(s) "
                        "(add drives, or integrate the dynamics)")
-        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg) + note)
+        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg) + note,
+                         advice)
+
+    def _rank(self, q, t: float = 0.0) -> tuple[int, tuple[str, ...]]:
+        """rank(Φ_q) at q by column-pivoted QR of Φ_qᵀ, and the rows beyond it by name."""
+        jac = np.asarray(self.jacobian(q, t, sparse=False))
+        _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
+        diag = np.abs(np.diag(r_mat))
+        tol = max(jac.shape) * np.finfo(float).eps * max(diag[0], 1.0) * 1e3
+        rank = int(np.sum(diag > tol))
+        return rank, tuple(self.constraint_names[i] for i in sorted(piv[rank:]))
+
+    def redundancy_advice(self, q, t: float, n_redundant: int) -> str:
+        """What removes ``n_redundant`` redundant equations at q, tried on this model.
+
+        Candidates change one joint, keeping its markers: to a kind with exactly
+        ``n_redundant`` equations fewer (the rank and so the DOF must stay), or away
+        altogether when it has that many. A candidate counts only when the changed model
+        still satisfies its equations at q and has no redundant equation left. Joints
+        owning redundant rows are tried first; at most :data:`ADVICE_TRIALS` models are
+        built.
+        """
+        from dataclasses import replace
+
+        rank, redundant = self._rank(q, t)
+        owners = {name.split("[", 1)[0] for name in redundant}
+        joints = list(self.model.joints)
+        order = sorted(range(len(joints)), key=lambda k: joints[k].name not in owners)
+        found, trials = [], 0
+        for k in order:
+            joint = joints[k]
+            n_eq = len(JOINT_EQUATIONS[joint.kind])
+            kinds = [kind for kind, eqs in JOINT_EQUATIONS.items()
+                     if len(eqs) == n_eq - n_redundant]
+            if n_eq == n_redundant:
+                kinds.append(None)  # remove the joint
+            for kind in kinds:
+                if trials >= ADVICE_TRIALS or len(found) >= 2:
+                    break
+                trials += 1
+                changed = (joints[:k] + joints[k + 1:] if kind is None else
+                           [*joints[:k], replace(joint, kind=kind), *joints[k + 1:]])
+                other = System(replace(self.model, joints=tuple(changed)))
+                phi = other.phi(q, t)
+                if phi.size and not float(np.max(np.abs(phi))) < 1e-8:
+                    continue  # the new joint's equations do not hold where we are
+                if other._rank(q, t) == (rank, ()):
+                    found.append(_advice_text(joint, kind))
+        if not found:
+            return ("no change of a single joint removes them (tried "
+                    f"{trials}); in a closed loop whose joint axes are parallel (a planar "
+                    "mechanism modelled in 3D) give the closing joint fewer equations: a "
+                    "point-on-line, or a spherical with a universal at another joint")
+        return ("to remove them, " + "; or ".join(found)
+                + f" (checked on this model: same {self.n_q - rank} DOF, no redundant "
+                  f"equation left)")
 
     def violated(self, q, t: float = 0.0, tol: float = 1e-9) -> list[tuple[str, float]]:
         """Constraint groups with max |Φ| above ``tol``: (name, value)."""
@@ -465,6 +522,7 @@ class System:
         Raises ConvergenceError naming the joints still violated.
         """
         q = (self.q0 if q is None else self._check_q(q)).copy()
+        start = q.copy()
         w_inv = self._weights(fixed_weight)
         history = []
         for _ in range(max_iter):
@@ -477,6 +535,7 @@ class System:
             q = q + self._least_change_step(q, t, phi, w_inv)
             if not np.all(np.isfinite(q)):
                 break
+        self._check_axis_pairs(start)  # a stationary start names its joint instead
         bad = self.violated(q, t, tol=max(tol, 1e-9))
         listing = ", ".join(f"{n} (|Φ| = {v:.3g})" for n, v in bad[:8]) or "none above 1e-9"
         raise ConvergenceError(
@@ -484,6 +543,40 @@ class System:
             f"{history[0]:.3g} → {history[-1]:.3g}); still violated: {listing}. The "
             f"initial guess may be too far, or the joints cannot all be satisfied"
         )
+
+    def _check_axis_pairs(self, q) -> None:
+        """Raise ModelError naming the joint when one of its perpendicularity equations
+        (a_iᵀ b_j = 0: the cross of a universal joint, the axis of a revolute...) starts
+        with the two axes parallel: there the equation is stationary in every rotation
+        (its gradient is (b × a)ᵀ = 0), so Newton cannot turn them apart, and the least-
+        change steps blame other rows (the Euler-parameter norms) instead."""
+        problems = []
+        for row in self._rows:
+            if row.kind != "joint":
+                continue
+            spec = row.spec
+            states = {"i": self._state(spec.marker_i, q, jac_needed=False),
+                      "j": self._state(spec.marker_j, q, jac_needed=False)}
+            markers = {"i": spec.marker_i, "j": spec.marker_j}
+            for eq in row.eq_names:
+                match = _AXIS_PAIR.match(eq)
+                if match is None:
+                    continue
+                a, side_a, b, side_b = match.groups()
+                cos = float(states[side_a].axes["xyz".index(a)]
+                            @ states[side_b].axes["xyz".index(b)])
+                if abs(cos) > 1.0 - PARALLEL_TOL:
+                    problems.append(
+                        f"joint {row.name!r} ({spec.kind}): its equation {eq} needs axis "
+                        f"{a} of marker {markers[side_a]!r} perpendicular to axis {b} of "
+                        f"marker {markers[side_b]!r}, but they start "
+                        f"{'parallel' if cos > 0 else 'antiparallel'} (cos = {cos:.6g}), "
+                        f"where no rotation changes the equation to first order; orient "
+                        f"one of the markers so that these axes are perpendicular"
+                        + (" (a universal joint's two axes cross at right angles)"
+                           if spec.kind == "universal" else ""))
+        if problems:
+            raise ModelError("assembly cannot start: " + "; ".join(problems))
 
     def _weights(self, fixed_weight: float = 1e6) -> np.ndarray:
         w_inv = np.ones(self.n_q)
@@ -534,6 +627,37 @@ class System:
         if name not in self._body_index:
             raise ModelError(f"unknown body {name!r}; bodies: {list(self._body_index)}")
         return self.slices[self._body_index[name]]
+
+
+#: Models built at most by System.redundancy_advice (each is one small rank test).
+ADVICE_TRIALS = 40
+#: What a joint kind keeps of the relative motion, for the advice.
+_KIND_MEANING = {
+    "spherical": "the marker origins coincide",
+    "revolute": "spherical plus parallel z axes",
+    "cylindrical": "parallel z axes, marker j's origin on marker i's z axis",
+    "prismatic": "cylindrical without the rotation",
+    "universal": "spherical plus perpendicular z axes",
+    "fixed": "no relative motion",
+    "planar": "parallel z axes, marker j's origin in marker i's xy plane",
+    "point-on-line": "marker j's origin on marker i's z axis, rotations free",
+}
+
+
+def _advice_text(joint, kind) -> str:
+    if kind is None:
+        return (f"remove joint {joint.name!r} ({joint.kind}): the other joints already "
+                f"impose its {len(JOINT_EQUATIONS[joint.kind])} equation(s)")
+    return (f"make joint {joint.name!r} ({joint.kind}, "
+            f"{len(JOINT_EQUATIONS[joint.kind])} equations) a {kind} joint on the same "
+            f"markers ({len(JOINT_EQUATIONS[kind])} equations: {_KIND_MEANING[kind]}; "
+            f"i = {joint.marker_i!r}, j = {joint.marker_j!r})")
+
+
+#: Joint equation names "a_s.b_t" that ask axis a of marker s ⟂ axis b of marker t.
+_AXIS_PAIR = re.compile(r"^([xyz])_([ij])\.([xyz])_([ij])$")
+#: Axes count as parallel when 1 − |cos| is below this (about 4e-5 rad apart).
+PARALLEL_TOL = 1e-9
 
 
 class _Fixed:

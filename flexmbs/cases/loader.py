@@ -542,4 +542,18 @@ def run_case(case: Case, progress=None, **options):
                           **solver)
     except ValidationError as exc:
         raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
+    except ModelError as exc:
+        raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
     return system, result
+
+
+def _advice(system, message: str) -> str:
+    """The model check's advice on redundant equations, when a run was refused and the
+    refusal does not carry it already ("" otherwise)."""
+    try:
+        report = system.check()
+    except FlexmbsError:
+        return ""
+    if not report.redundant or report.advice in message:
+        return ""
+    return f"; {report.advice}"
