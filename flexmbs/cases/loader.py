@@ -27,6 +27,11 @@ class CaseError(ModelError):
     """A case file is malformed; the message names the file, table, entry and key."""
 
 
+class CaseKeyError(CaseError):
+    """A key that no case can have: unknown in its table, or an override naming a table
+    or entry that is not there (whatever its value; studies refuse it before any run)."""
+
+
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
                "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
                "output_every", "output_times", "coupling", "tangents", "h_contact",
