@@ -282,7 +282,8 @@ class ModelBuilder:
                             f"zero")
         for label, arr in (("xi", xi0), ("xi_dot", xid0)):
             if arr.shape != (n,) or not np.all(np.isfinite(arr)):
-                problems.append(f"{what}.{label} must be {n} finite numbers")
+                problems.append(f"{what}.{label} must be {n} finite numbers (one per "
+                                f"mode), got {arr.tolist()}")
         pos, p, vel, pdot, fixed_idx = self._pose(
             what, position, orientation, velocity, angular_velocity, fixed,
             tuple(f"xi{j + 1}" for j in range(n)))

@@ -143,6 +143,9 @@ def _flexible_body(case_path, body, overrides=None):
 
     case = load_case(case_path, overrides)
     flexible = {name: b for name, b in case.model.bodies.items() if hasattr(b, "data")}
+    if not flexible:
+        raise ValidationError(f"{Path(case_path).name}: the case has no flexible body, so "
+                              f"there are no modes to truncate")
     if body is None:
         if len(flexible) != 1:
             raise ValidationError(f"{Path(case_path).name}: name the flexible body for the "
