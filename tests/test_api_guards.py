@@ -4,6 +4,7 @@ coordinates."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_range_checks import kane_beam, pendulum
 
@@ -32,3 +33,17 @@ def test_bad_coupling_and_non_finite_modal_coordinates_are_named():
     data = kane_beam()
     with pytest.raises(ValidationError, match="xi must be finite"):
         data.invariants.blocks([float("nan"), 0.0, 0.0])
+
+
+@pytest.mark.parametrize("axis", [[0, 0, 0], [np.nan, 0, 1], [1, 0]])
+def test_a_degenerate_rotation_axis_is_refused_before_numpy_warns(axis):
+    import warnings
+
+    from flexmbs.frame.rotations import axis_angle, frame_from_z
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "invalid value encountered in divide" first
+        with pytest.raises(ValidationError, match=r"axis_angle: axis must be a 3-vector"):
+            axis_angle(axis, 0.3)
+        with pytest.raises(ValidationError, match=r"frame_from_z: z must be a 3-vector"):
+            frame_from_z(axis)

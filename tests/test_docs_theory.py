@@ -106,6 +106,13 @@ def test_integrators_page_checks(monkeypatch, capsys):
         assert num(f"h = {h}, max |Φ_q q̇ − ν|") == pytest.approx(
             num(f"h = {h}, max 2|pᵀṗ|"), rel=1e-3)
     assert 3.6 < num("velocity violation ratio for h halved") < 4.4
+    # §7: undamped index 3 drifts and fails; stabilized index 2 holds both levels
+    assert out["index-3 status"] == "failed"
+    assert num("index-3, reached t") < 20.0
+    assert num("index-3, max |Φ_q q̇ − ν|") > 1.0
+    assert num("stabilized-index-2, reached t") == 20.0
+    assert num("stabilized-index-2, max |Φ_q q̇ − ν|") < 1e-8
+    assert num("stabilized-index-2, energy spread / m g L") < 5e-3
 
 
 def _resolve(dotted: str):

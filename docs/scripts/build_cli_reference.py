@@ -52,7 +52,8 @@ def render() -> str:
              "range-checks): deflection beyond linear FFRF, frame speed near the first "
              "elastic frequency, an energy balance that does not close), and `flexmbs "
              "run` with 4 when the run was stopped as diverged. Ctrl-C exits with 130 "
-             "(a run interrupted that way writes the results it has).",
+             "and SIGTERM with 143 (a run interrupted that way writes the results it "
+             "has, and `flexmbs run --restart` continues them).",
              ""]
     lines += ["```", parser.format_help().rstrip(), "```", ""]
     for name, sub in _subparsers(parser).items():

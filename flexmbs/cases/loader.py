@@ -35,7 +35,10 @@ class CaseKeyError(CaseError):
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
                "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
                "output_every", "output_times", "coupling", "tangents", "h_contact",
-               "contact_tol", "engine", "stiffening"}
+               "contact_tol", "engine", "stiffening", "formulation"}
+
+#: [solver] formulation: the constraint level of the step (flexmbs.integrators.Formulation)
+FORMULATIONS = ("auto", "index-3", "stabilized-index-2")
 
 
 @dataclass
@@ -519,6 +522,10 @@ def _finish(path, raw, top, b, inputs):
     if engine is not None and engine not in ("auto", "compiled", "python"):
         raise solver_t.error("engine", f"must be 'auto', 'compiled' or 'python', got "
                                        f"{engine!r}")
+    formulation = solver.get("formulation")
+    if formulation is not None and formulation not in FORMULATIONS:
+        raise solver_t.error("formulation", f"must be one of {list(FORMULATIONS)}, got "
+                                            f"{formulation!r}")
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),

@@ -5,8 +5,9 @@ Exit codes: 0 completed; 3 completed with warnings (the range checks: deflection
 linear FFRF, frame speed near the first elastic frequency without stiffening, an energy
 balance that does not close); 4 diverged (stopped, with the reason); 1 failed (Newton
 did not converge, or a profile, callable or controller raised: the results up to there
-are kept); 130 interrupted (Ctrl-C: the results up to there are kept); 2 bad input.
-The results file is written in every case but the last."""
+are kept); 130 interrupted (Ctrl-C: the results up to there are kept; 143 for SIGTERM);
+2 bad input. The results file is written in every case but the last. A results file
+that ended early (or a shorter run) is continued with --restart."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("auto", "compiled", "python"),
                    help="compiled kernels or the NumPy reference path (default: the case's "
                         "[solver] engine, else auto: compiled where the model allows)")
+    p.add_argument("--restart", metavar="RESULT",
+                   help="continue the run in RESULT (a results file of this case that "
+                        "ended early, or a shorter run) from its last step to the case's "
+                        "t_end; the whole history is written, over RESULT unless -o is "
+                        "given")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a case key (repeatable), e.g. --set solver.t_end=0.5 "
                         "or --set bodies.beam.modes=4 (docs/case_files.md)")
@@ -44,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
     from .study_cmd import parse_overrides
 
     case = load_case(args.case, parse_overrides(args.set))
+    previous = {}
+    if getattr(args, "restart", None):
+        from ..integrators import SimulationResult
+
+        previous = {"restart": SimulationResult.load(args.restart)}
+        case.output = Path(args.restart)
     if args.output:
         case.output = Path(args.output)
 
@@ -57,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     engine = {"engine": args.engine} if getattr(args, "engine", None) else {}
-    system, result = run_case(case, progress=bar, on_compile=compiling, **engine)
+    system, result = run_case(case, progress=bar, on_compile=compiling, **engine,
+                              **previous)
     if bar.enabled and bar.last < 100:
         sys.stderr.write("\n")
     result.save(case.output)
@@ -66,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "case": str(case.path), "title": case.title, "success": result.success,
         "status": result.status, "warnings": result.warnings,
-        "exit_code": EXIT_CODES[result.status],
+        "exit_code": exit_code(result),
         "message": result.message, "output": str(case.output),
         "method": result.settings["method"], "h": result.settings["h"],
         "t_end": float(result.t[-1]), "steps": len(result.h),
@@ -121,6 +134,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"  {result.status.upper()}: {result.message}")
         print(f"  results written to {case.output}")
+    return exit_code(result)
+
+
+def exit_code(result) -> int:
+    """The process exit code of a run (:data:`EXIT_CODES`; 143 for a run stopped by
+    SIGTERM, as a shell reports a process it terminated)."""
+    if result.statistics.get("interrupted_by") == "SIGTERM":
+        return 143
     return EXIT_CODES[result.status]
 
 

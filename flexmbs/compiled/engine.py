@@ -169,7 +169,7 @@ class CompiledSystem:
         prof, u = self.time_values(t)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
-                   par=np.array([bp, gp] + [0.0] * 8), prof=prof, u=u)
+                   par=np.array([bp, gp] + [0.0] * 9), prof=prof, u=u)
         return self.work.matrix.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
@@ -252,7 +252,7 @@ class CompiledSystem:
         n = self.n_q + self.n_c
         factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,
                           self._dummy.sp_x, 0)
-        par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10])
+        par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10, 0.0])
         try:
             prof, u = self.time_values(0.0)
         except ModelError:  # a profile undefined at t = 0: the run will say so
@@ -265,7 +265,7 @@ class _Placeholders:
     """Arrays of the right kind for the kernel arguments a task does not use."""
 
     def __init__(self, n_q, n_c, n_d, n_a):
-        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), np.zeros(10)
+        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), np.zeros(11)
         self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
         self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)
         self.sp_i, self.sp_x = np.zeros(0, dtype=np.int64), np.zeros(0)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .outputs import outputs_entry
+from .outputs import outputs_entry, velocity_constraint
 from .packing import WORK_FIELDS, _f1, _f2, _i1
 from .residual import dynamic_residual, jacobian_dense, phi_only
 from .tangents import iteration_matrix
@@ -96,16 +96,36 @@ def sparse_lu_solve(sp_i, sp_x, b, tmp):
 
 
 @njit(cache=True)
+def _solve(lu, piv, sp_i, sp_x, x, tmp):
+    """x ← (iteration matrix)⁻¹ x with the dense or sparse factors; False when the
+    solution is not finite (a singular matrix)."""
+    if sp_i.size == 0:
+        lu_solve(lu, piv, x)
+    else:
+        sparse_lu_solve(sp_i, sp_x, x, tmp)
+    finite = True
+    for i in range(x.size):
+        finite = finite and np.isfinite(x[i])
+    return finite
+
+
+@njit(cache=True)
 def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
                 piv, sp_i, sp_x, start):
     """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[5].
 
-    ``par`` = (α_m, α_f, β, γ, h, t_{n+1}, rtol, atol, acc_rtol, phi_tol); the iterate
-    lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence); counters[STALE]
-    = 1 asks for a new iteration matrix at the next residual. The factors: dense
-    (``lu``, ``piv``) when ``sp_i`` is empty, else sparse (:func:`sparse_lu_solve`)."""
+    ``par`` = (α_m, α_f, β, γ, h, t_{n+1}, rtol, atol, acc_rtol, phi_tol, index 2);
+    the iterate lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence);
+    counters[STALE] = 1 asks for a new iteration matrix at the next residual. The
+    factors: dense (``lu``, ``piv``) when ``sp_i`` is empty, else sparse
+    (:func:`sparse_lu_solve`).
+
+    With par[10] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
+    rows enforce the velocity constraint Φ_q q̇ + Φ_t = 0, and each iteration ends with
+    a position correction onto Φ = 0 through the same factors (q only)."""
     am, af, beta, gamma, h = par[0], par[1], par[2], par[3], par[4]
     rtol, atol, acc_rtol, phi_tol = par[6], par[7], par[8], par[9]
+    index2 = par[10] == 1.0
     bp = (1 - am) / (beta * h * h * (1 - af))
     gp = gamma / (beta * h)
     n, n_c = q.size, lam.size
@@ -137,17 +157,18 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             ctr[STALE] = 0
             ctr[HAVE_RESIDUAL] = 1
             return NEED_FACTOR
+        if index2:  # the multiplier rows: Φ_q Δq̇ = −(Φ_q q̇ + Φ_t), Δq̇ = γ'Δq
+            jac = _f2(WF, WH, _JAC)
+            jacobian_dense(F, IN, H, WF, WI, WH, jac)
+            velocity_constraint(F, IN, H, WF, WI, WH, qd1, prof, jac, phi)
+            for i in range(n_c):
+                phi[i] /= gp
         for i in range(n):
             x[i] = -r[i] / bp
         for i in range(n_c):
             x[n + i] = -phi[i]
-        if sp_i.size == 0:
-            lu_solve(lu, piv, x)
-        else:
-            sparse_lu_solve(sp_i, sp_x, x, _f1(WF, WH, _SOLVE))
-        for i in range(n + n_c):
-            if not np.isfinite(x[i]):
-                return NONFINITE_SOLVE
+        if not _solve(lu, piv, sp_i, sp_x, x, _f1(WF, WH, _SOLVE)):
+            return NONFINITE_SOLVE
         max_dq, err_q, max_q, max_qdd = 0.0, 0.0, 0.0, 0.0
         for i in range(n):
             dq = x[i]
@@ -167,16 +188,25 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
         fl[1] = err
         if not np.isfinite(err):
             return NONFINITE_ERROR
-        if err < 1.0:
+        if err < 1.0 or index2:
             phi_only(F, IN, H, WF, WI, WH, q1, prof, phi)
             worst = 0.0
             for i in range(n_c):
                 worst = max(worst, abs(phi[i]))
-            if worst < phi_tol:
+            if err < 1.0 and worst < phi_tol:
                 a1 = _f1(WF, WH, _A1)
                 for i in range(n):
                     a1[i] = ((1 - af) * qdd1[i] + af * qdd[i] - am * a[i]) / (1 - am)
                 return CONVERGED
+            if index2:  # position correction onto Φ = 0 (q only)
+                for i in range(n):
+                    x[i] = 0.0
+                for i in range(n_c):
+                    x[n + i] = -phi[i]
+                if not _solve(lu, piv, sp_i, sp_x, x, _f1(WF, WH, _SOLVE)):
+                    return NONFINITE_SOLVE
+                for i in range(n):
+                    q1[i] += x[i]
         if ctr[IT] >= 3 and err > 0.5 * fl[0]:
             ctr[STALE] = 1
         fl[0] = err

@@ -190,14 +190,33 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         for i in range(n_c):
             worst = max(worst, abs(phi[i]))
         out[k, 3] = worst
-        out[k, 4] = _velocity_violation(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark,
-                                        mk_v, c_drive)
+        _add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(vel[i]))
+        out[k, 4] = worst
     return out
 
 
 @njit(cache=True)
-def _velocity_violation(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
-    """max |Φ_q q̇ + Φ_t| with Φ_t of the drives (zero on joints and normalization rows)."""
+def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, jac, vel):
+    """vel = Φ_q q̇ + Φ_t (the velocity constraint of docs/theory_integrators.md,
+    "Stabilized index 2"), with Φ_q in ``jac`` (from :func:`jacobian_dense`) and the
+    marker vectors of the same q in the workspace."""
+    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    for i in range(vel.size):
+        vel[i] = 0.0
+    for p in range(j_row.size):
+        i, j = j_row[p], j_col[p]
+        vel[i] += jac[i, j] * qd[j]
+    _add_phi_t(prof, vel, _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND),
+               _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK), _f3(WF, WH, W_MK_V),
+               _i1(IN, H, T_C_DRIVE))
+
+
+@njit(cache=True)
+def _add_phi_t(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
+    """vel ← vel + Φ_t, Φ_t of the drives (zero on joints and normalization rows)."""
     for c in range(c_row.size):
         vel[c_row[c]] -= prof[c_drive[c], 1]
     for e in range(e_row.size):
@@ -212,7 +231,3 @@ def _velocity_violation(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, 
             vel[e_row[e]] -= th_d * acc
         else:
             vel[e_row[e]] -= th_d
-    worst = 0.0
-    for i in range(vel.size):
-        worst = max(worst, abs(vel[i]))
-    return worst

@@ -120,16 +120,19 @@ def quaternion_from_matrix(mat) -> np.ndarray:
 
 
 def axis_angle(axis, angle: float) -> np.ndarray:
-    """Euler parameters of a rotation by ``angle`` [rad] about ``axis``."""
-    axis = np.asarray(axis, dtype=float)
-    axis = axis / np.linalg.norm(axis)
+    """Euler parameters of a rotation by ``angle`` [rad] about ``axis`` (any length but
+    zero)."""
+    axis = _unit(axis, "axis_angle: axis")
+    if not np.isfinite(angle):
+        from ..errors import ValidationError
+
+        raise ValidationError(f"axis_angle: angle must be a finite number, got {angle!r}")
     return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
 
 
 def frame_from_z(z, x_hint=None) -> np.ndarray:
     """A right-handed orthonormal frame (columns x, y, z) whose z is ``z``."""
-    z = np.asarray(z, dtype=float)
-    z = z / np.linalg.norm(z)
+    z = _unit(z, "frame_from_z: z")
     if x_hint is None:
         x_hint = [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0]
     x = np.asarray(x_hint, dtype=float)
@@ -195,3 +198,16 @@ def g_global_t_jac(x) -> np.ndarray:
     x0, x1, x2 = x
     return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, -x2, x1],
                            [x1, x2, 0.0, -x0], [x2, -x1, x0, 0.0]])
+
+
+def _unit(vector, what: str) -> np.ndarray:
+    """``vector`` (3,) scaled to unit length; ValidationError naming ``what`` for a
+    zero-length, non-finite or wrongly sized one (before any division warns)."""
+    from ..errors import ValidationError
+
+    v = np.asarray(vector, dtype=float)
+    norm = float(np.linalg.norm(v)) if v.shape == (3,) else 0.0
+    if v.shape != (3,) or not np.isfinite(norm) or norm == 0.0:
+        raise ValidationError(f"{what} must be a 3-vector of nonzero finite length, got "
+                              f"{vector!r}")
+    return v / norm

@@ -111,9 +111,11 @@ class NewtonMatrix:
     def __init__(self):
         self.lu = None
         self.age = 0
+        self.matrix = None  # the factored matrix itself (for restart points)
 
     def factor(self, matrix: np.ndarray) -> None:
         self.lu = sla.lu_factor(matrix, check_finite=False)
+        self.matrix = matrix
         self.age = 0
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:

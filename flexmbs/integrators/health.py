@@ -24,9 +24,12 @@ true peak, so a warning is never a false alarm.
 
 from __future__ import annotations
 
+import warnings as _warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.linalg import LinAlgWarning
+from scipy.sparse.linalg import MatrixRankWarning
 
 from ..frame.coupling import Coupling
 
@@ -71,7 +74,8 @@ class RangeLimits:
 @dataclass(frozen=True)
 class RunWarning:
     """One range check that failed: ``code`` (``"deflection"``, ``"spin"``,
-    ``"energy"``), the body (or ``"model"``), the measured ratio, its limit and the time
+    ``"energy"``, ``"numerical"``: floating-point warnings in the steps), the body (or
+    ``"model"``), the measured ratio (the count for "numerical"), its limit and the time
     [s] where it peaked, and a sentence saying what it means."""
 
     code: str
@@ -200,6 +204,80 @@ def _body_angular_velocity(p, pd) -> np.ndarray:
     return 2.0 * np.stack([-e1 * d0 + e0 * d1 + e3 * d2 - e2 * d3,
                            -e2 * d0 - e3 * d1 + e0 * d2 + e1 * d3,
                            -e3 * d0 + e2 * d1 - e1 * d2 + e0 * d3], axis=1)
+
+
+#: Warning classes of floating-point trouble inside a step (overflow, invalid values, a
+#: singular or ill-conditioned factorisation), gathered by :class:`NumericalWarnings`.
+NUMERICAL = (RuntimeWarning, LinAlgWarning, MatrixRankWarning)
+
+
+class NumericalWarnings:
+    """Gathers the floating-point warnings NumPy and SciPy raise during a run
+    (:data:`NUMERICAL`) into one record instead of forwarding each of them verbatim:
+    how many, of which kinds, and the first one with the time [s] of the step it came
+    from. Other warnings pass through unchanged, when a block ends.
+
+    Use as ``with numerical:`` around the step loop, with ``numerical.collect(t)`` after
+    each step, and again around the computation of the output quantities (the counts
+    add up)."""
+
+    def __init__(self):
+        self.count = 0
+        self.kinds: dict[str, int] = {}
+        self.first: str = ""
+        self.first_time = float("nan")
+        self._others: list = []
+
+    def __enter__(self) -> NumericalWarnings:
+        self._context = _warnings.catch_warnings(record=True)
+        self._caught = self._context.__enter__()
+        for category in NUMERICAL:
+            _warnings.simplefilter("always", category)
+        return self
+
+    def collect(self, t: float | None) -> None:
+        """Sort the warnings raised since the last call (the step ending at ``t``; None:
+        the output quantities after the run)."""
+        if not self._caught:
+            return
+        for w in self._caught:
+            if issubclass(w.category, NUMERICAL):
+                self.count += 1
+                text = str(w.message).strip().rstrip(".")
+                self.kinds[text] = self.kinds.get(text, 0) + 1
+                if self.count == 1:
+                    self.first = text
+                    self.first_time = float("nan") if t is None else float(t)
+            else:
+                self._others.append(w)
+        self._caught.clear()
+
+    def __exit__(self, *exc) -> None:
+        self.collect(None)
+        self._context.__exit__(*exc)
+        for w in self._others:  # re-raised where the caller's filters decide
+            _warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self._others = []
+
+    def sentence(self) -> str:
+        """What happened, in one sentence (empty when nothing did)."""
+        if not self.count:
+            return ""
+        kinds = "; ".join(f"{n} × {text!r}" for text, n in
+                          sorted(self.kinds.items(), key=lambda kv: -kv[1])[:3])
+        more = f" and {len(self.kinds) - 3} other kind(s)" if len(self.kinds) > 3 else ""
+        where = ("while computing the output quantities" if np.isnan(self.first_time)
+                 else f"in the step to t = {self.first_time:.6g} s")
+        return (f"{self.count} floating-point warning(s) from NumPy/SciPy during the "
+                f"run, the first {where} ({kinds}{more}): overflow, invalid values or a "
+                f"(nearly) singular matrix, so the results from there on are suspect")
+
+    def run_warning(self) -> RunWarning | None:
+        """The :class:`RunWarning` ("numerical") of a run that completed with them."""
+        if not self.count:
+            return None
+        return RunWarning("numerical", "model", float(self.count), 0.0, self.first_time,
+                          self.sentence())
 
 
 def status_of(success: bool, diverged: bool, warnings: list) -> str:

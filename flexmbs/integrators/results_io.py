@@ -18,6 +18,8 @@ once complete (flexmbs._files).
     /coord_names, /constraint_names       (strings)
     /contacts/<name>  gap, penetration, normal_force, tangential_force,
                       normal_velocity, state, dissipated; attr impacts
+    /checkpoint       the restart point (flexmbs.integrators.checkpoint; absent in
+                      older files)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type> for flexible bodies
 """
@@ -31,6 +33,7 @@ import numpy as np
 
 from .._files import atomic_path, seal_hdf5, verify_hdf5
 from ..errors import ReadError, WriteError
+from .checkpoint import read_checkpoint, write_checkpoint
 
 FORMAT_TAG = "flexmbs-result"
 #: The array datasets of a result file, in SimulationResult field order.
@@ -85,6 +88,7 @@ def save_result(result, path) -> None:
                 for ctype, conn in info["cells"].items():
                     cells.create_dataset(ctype, data=np.asarray(conn))
 
+        write_checkpoint(f, getattr(result, "checkpoint", {}))
         seal_hdf5(f)  # last: a file without it was not completed
 
 def load_result(path):
@@ -108,7 +112,9 @@ def load_result(path):
         verify_hdf5(f, path, "result file")
         _check_structure(f, path)
         try:
-            return _read_result(f, SimulationResult)
+            result = _read_result(f, SimulationResult)
+            result.source = str(path)
+            return result
         except (KeyError, OSError, ValueError, TypeError) as exc:
             raise ReadError(f"{path}: the result file is incomplete or damaged "
                             f"({type(exc).__name__}: {exc})") from None
@@ -185,9 +191,9 @@ def _check_structure(f, path) -> None:
         if g["nodes"].shape != (n_nodes, 3):
             raise shape_error(f"{where}/nodes", g["nodes"].shape, "(n_nodes, 3)",
                               f"the node coordinates of body {name!r}")
-        if g["phi"].shape not in ((3 * n_nodes, n_modes), (6 * n_nodes, n_modes)):
+        if g["phi"].shape != (3 * n_nodes, n_modes):  # translations: ModalData.phi
             raise shape_error(f"{where}/phi", g["phi"].shape,
-                              f"({3 * n_nodes} or {6 * n_nodes}, {n_modes})",
+                              f"({3 * n_nodes}, {n_modes})",
                               f"the mode shapes of body {name!r}: {n_nodes} nodes, "
                               f"{n_modes} modes")
     for name, g in f.get("contacts", {}).items():
@@ -224,7 +230,8 @@ def _read_result(f, SimulationResult):
         warnings=json.loads(f.attrs.get("warnings", "[]")),
         contacts={name: {**{k: v[()] for k, v in g.items()},
                          "impacts": int(g.attrs.get("impacts", 0))}
-                  for name, g in f.get("contacts", {}).items()})
+                  for name, g in f.get("contacts", {}).items()},
+        checkpoint=read_checkpoint(f))
 
 
 def _status_of_old_file(attrs) -> str:

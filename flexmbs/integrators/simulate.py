@@ -6,6 +6,7 @@ Newton, step halving on Newton failure, and the result record (an object with
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -16,18 +17,20 @@ from ..assembly.tangents import residual_tangents
 from ..contact.element import OPEN
 from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
-from ..errors import FlexmbsError, ModelError, ValidationError
+from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .health import (
     COMPLETED,
     INTERRUPTED,
     WARNINGS,
+    NumericalWarnings,
     RangeLimits,
     body_ranges,
     divergence,
     run_warnings,
     status_of,
 )
+from .interrupts import StepInterrupts
 from .reference import accelerations
 
 #: What the results hold per contact and output time.
@@ -58,6 +61,26 @@ def _newton_kernels():
 
 
 _NEWTON = None
+
+
+class Formulation(str, Enum):
+    """Which constraint level the multiplier rows of the step enforce
+    (docs/theory_integrators.md, "Stabilized index 2")."""
+
+    AUTO = "auto"
+    """Stabilized index 2 when the method has no numerical damping (γ = ½: the
+    trapezoidal rule, generalized-α with ρ∞ = 1) and the model has constraints, where the
+    index-3 form is weakly unstable; index 3 otherwise."""
+    INDEX3 = "index-3"
+    """Φ(q) = 0 at t_{n+1} (positions exact, velocities drift with the error)."""
+    STABILIZED_INDEX2 = "stabilized-index-2"
+    """Φ_q q̇ + Φ_t = 0 through λ, and Φ(q) = 0 through a position correction (the
+    Gear–Gupta–Leimkuhler form): both levels hold at every step."""
+
+
+def undamped(params: AlphaParameters) -> bool:
+    """Whether the method has no numerical damping (γ = ½: ρ∞ = 1)."""
+    return abs(params.gamma - 0.5) < 1e-12
 
 
 class Engine(str, Enum):
@@ -116,6 +139,11 @@ class AlphaIntegrator:
     on_compile : callable, optional
         Called (no arguments) when loading the compiled kernels takes long, i.e. they
         are being compiled.
+    formulation : {"auto", "index-3", "stabilized-index-2"}
+        The constraint level of the multiplier rows (:class:`Formulation`); "auto" picks
+        the stabilized index-2 form for undamped methods on constrained models. Choosing
+        "index-3" with an undamped method on a constrained model warns (AccuracyWarning):
+        the velocities drift off the constraints and grow until Newton fails.
     """
 
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
@@ -125,7 +153,7 @@ class AlphaIntegrator:
                  h_max: float | None = None, acc_rtol: float = 1e-6,
                  tangents: str = "analytic", refresh_above: int | str | None = "auto",
                  contact_tol: float = 1e-6, h_contact: float | None = None,
-                 engine: str = "auto", on_compile=None):
+                 engine: str = "auto", on_compile=None, formulation: str = "auto"):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -170,6 +198,7 @@ class AlphaIntegrator:
                         f"undeformed body but forces excite the modes: the contact could "
                         f"not see the deflection it loads; use two-way, no-Mrf or rigid")
         self.onsets_located = 0  # steps shortened to locate a contact onset
+        self.formulation = self._pick_formulation(formulation, params, system)
         if h_max is not None:
             h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
@@ -189,10 +218,31 @@ class AlphaIntegrator:
         self._groups = system.fd_column_groups()  # column groups of the "fd" tangents
         self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
         self._matrix_h = None
+        self._refreshes_accepted = 0  # self.refreshes at the last accepted step
         self.status = "running"
         self.message = ""
         self.stats = StepStats()
         self._select_engine(engine, on_compile)
+
+    @staticmethod
+    def _pick_formulation(value, params: AlphaParameters, system: System) -> Formulation:
+        try:
+            chosen = Formulation(value)
+        except ValueError:
+            raise ValidationError(f"formulation must be one of "
+                                  f"{[m.value for m in Formulation]}, got {value!r}") from None
+        weak = undamped(params) and system.n_c > 0
+        if chosen is Formulation.AUTO:
+            return Formulation.STABILIZED_INDEX2 if weak else Formulation.INDEX3
+        if chosen is Formulation.INDEX3 and weak:
+            warnings.warn(
+                f"{params.name} has no numerical damping, and on the index-3 constraints "
+                f"of this model ({system.n_c} rows) it is weakly unstable: the velocities "
+                f"drift off the constraints and grow until Newton fails (docs/"
+                f"theory_integrators.md); use formulation='stabilized-index-2' (the "
+                f"default for undamped methods) or some damping (rho_inf < 1)",
+                AccuracyWarning, stacklevel=4)
+        return chosen
 
     def _select_engine(self, engine, on_compile) -> None:
         """Compiled kernels (docs/compiled.md) where the model allows them, else the NumPy
@@ -305,17 +355,19 @@ class AlphaIntegrator:
         stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         last = np.inf
         floor = 16 * np.finfo(float).eps
+        index2 = self.formulation is Formulation.STABILIZED_INDEX2
+        singular = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
+                    f"iteration matrix? check System.check() for redundant constraints)")
         for it in range(1, self.max_iter + 1):
             r, phi, jac = s.dynamic_residual(q1, qd1, qdd1, lam1, t1)
             if stale:  # Φ_q at this iterate is at hand
                 self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h, jac)
                 stale = False
+            if index2:  # multiplier rows: Φ_q Δq̇ = −(Φ_q q̇ + Φ_t) with Δq̇ = γ'Δq
+                phi = (np.asarray(jac @ qd1).ravel() + s.phi_t(q1, t1)) / gp
             x = self.matrix.solve(-np.concatenate([r / bp, phi]))
             if not np.all(np.isfinite(x)):
-                return False, self._failure(
-                    f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
-                    f"iteration matrix? check System.check() for redundant constraints)",
-                    q1, qd1, qdd1, lam1, t1), it, None
+                return False, self._failure(singular, q1, qd1, qdd1, lam1, t1), it, None
             dq = x[:n]
             q1 += dq
             qd1 += gp * dq
@@ -332,15 +384,22 @@ class AlphaIntegrator:
             at_floor = max_dq <= floor * max(1.0, float(abs_q.max()))
             err = max(err_q, 0.0 if at_floor else err_a)
             if not np.isfinite(err):
-                return False, (f"Newton produced non-finite values at t = {t1:.6g} s (a "
-                               f"singular iteration matrix? check System.check() for "
-                               f"redundant constraints)"), it, None
+                return False, singular, it, None
             # Φ at the new iterate only once the correction is small (Φ alone: no
-            # Jacobians); otherwise the next iteration evaluates it with the residual
-            if err < 1.0 and float(np.max(np.abs(s.phi(q1, t1)), initial=0.0)) < self.phi_tol:
-                a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
-                      - p.alpha_m * self.a) / (1 - p.alpha_m)
-                return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
+            # Jacobians); otherwise the next iteration evaluates it with the residual.
+            # Index 2 needs it at every iteration, for the position correction.
+            if err < 1.0 or index2:
+                phi1 = s.phi(q1, t1)
+                if err < 1.0 and float(np.max(np.abs(phi1), initial=0.0)) < self.phi_tol:
+                    a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
+                          - p.alpha_m * self.a) / (1 - p.alpha_m)
+                    return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
+                if index2:  # onto Φ = 0 through the same factors, q alone
+                    dq = self.matrix.solve(np.concatenate([np.zeros(n), -phi1]))[:n]
+                    if not np.all(np.isfinite(dq)):
+                        return False, self._failure(singular, q1, qd1, qdd1, lam1, t1), \
+                            it, None
+                    q1 += dq
             if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
                 stale = True
             last = err
@@ -358,9 +417,10 @@ class AlphaIntegrator:
         work = cs.work
         t1 = self.t + h
         if self._step_buffers is None:  # (par, profiles, actuator values), reused
+            index2 = float(self.formulation is Formulation.STABILIZED_INDEX2)
             self._step_buffers = (np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1,
                                             self.rtol, self.atol, self.acc_rtol,
-                                            self.phi_tol]), *cs.time_values(t1))
+                                            self.phi_tol, index2]), *cs.time_values(t1))
         par, prof, u = self._step_buffers
         par[4], par[5] = h, t1
         cs.time_values_into(t1, prof, u)
@@ -468,6 +528,7 @@ class AlphaIntegrator:
                 self.stats.t.append(self.t)
                 self.stats.h.append(h)
                 self.stats.iterations.append(iters)
+                self._refreshes_accepted = self.refreshes
                 return True, ""
             h /= 2
             self.matrix.lu = None
@@ -476,6 +537,46 @@ class AlphaIntegrator:
                 self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
                 return False, self.message
 
+
+    # ----------------------------------------------------------- restart points
+    def checkpoint(self) -> dict:
+        """The state after the last accepted step that a continuation needs to take the
+        same steps (:mod:`flexmbs.integrators.checkpoint`): q, q̇, q̈, λ, a, t, h, and
+        the iteration matrix in use with its step, unless a step cut short rebuilt it
+        (the continuation then builds a fresh one)."""
+        matrix = None
+        if self.matrix.lu is not None and self.refreshes == self._refreshes_accepted:
+            matrix = (self.compiled.work.matrix.copy() if self.compiled is not None
+                      else self.matrix.matrix)
+        return {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "lam": self.lam,
+                "a": self.a, "h": self.h, "matrix": matrix,
+                "matrix_h": self._matrix_h if matrix is not None else None,
+                "refreshes": self.refreshes, "rejected": self.rejected,
+                "formulation": self.formulation.value}
+
+    def restore(self, cp: dict, step_sizes=(), iterations=()) -> None:
+        """Continue from the restart point ``cp`` (of :meth:`checkpoint`); the step
+        sizes and Newton iterations of the steps before it keep the statistics and the
+        rebuild policy where they were."""
+        self.t = float(cp["t"])
+        self.q, self.qd, self.qdd, self.lam, self.a = (
+            np.array(cp[k], dtype=float) for k in ("q", "qd", "qdd", "lam", "a"))
+        self.h = float(cp["h"])
+        self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
+        self.rejected = int(cp["rejected"])
+        self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
+        self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
+        matrix = cp.get("matrix")
+        self.matrix.lu, self._matrix_h = None, None
+        if matrix is not None:
+            matrix = np.array(matrix, dtype=float)
+            if self.compiled is not None:
+                self.compiled.work.matrix[...] = matrix
+                self.matrix.lu, self.matrix.age = self.compiled.factor(
+                    self.compiled.work.matrix), 0
+            else:
+                self.matrix.factor(matrix)
+            self._matrix_h = float(cp["matrix_h"])
 
     def _after_contact_step(self, q0, qd0, h) -> None:
         """Commit contact states and dissipation; apply restitution impulses (then the
@@ -533,7 +634,8 @@ class SimulationResult:
     bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
     statistics: dict = field(default_factory=dict)
     """Run statistics: ``engine`` ("compiled" or "python") and ``engine_note`` (why the
-    NumPy path ran), ``steps``, ``rejected_steps``, ``newton_iterations``,
+    NumPy path ran), ``formulation`` (the constraint level: :class:`Formulation`),
+    ``steps``, ``rejected_steps``, ``newton_iterations``,
     ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
     ``compile_time`` (kernel compilation or cache loading), ``setup_time`` (consistent
     initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
@@ -545,6 +647,11 @@ class SimulationResult:
     warnings: list = field(default_factory=list)
     """The range checks that failed (:class:`~flexmbs.integrators.health.RunWarning` as
     dicts: code, subject, value, limit, time, message)."""
+    checkpoint: dict = field(default_factory=dict)
+    """The restart point after the last accepted step (``simulate(restart=...)``,
+    :mod:`flexmbs.integrators.checkpoint`)."""
+    source: str = ""
+    """The file this result was read from ("" for a result computed here)."""
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
@@ -610,7 +717,7 @@ def _hermite(t0, t1, y0, y1, d0, d1, t):
 
 
 def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
-             *, output_every: int = 1, t_out=None, progress=None,
+             *, output_every: int = 1, t_out=None, progress=None, restart=None,
              **options) -> SimulationResult:
     """Integrate from the consistent initial state to ``t_end`` with step ``h``.
 
@@ -620,6 +727,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     ``t_out`` (cubic Hermite interpolation between steps; the step size is not forced).
     ``progress(t, t_end)`` is called after every step. A failure stops the run and returns
     what was computed, with ``success=False`` and the reason.
+
+    ``restart``: a SimulationResult of this model (one that ended early, or a shorter
+    run) to continue from its restart point (:mod:`flexmbs.integrators.checkpoint`) up
+    to ``t_end``; the result holds the whole history, and with the same settings it is
+    the uninterrupted run's to round-off.
     """
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
@@ -628,13 +740,23 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
                   "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above",
-                  "contact_tol", "h_contact", "engine", "on_compile"}
+                  "contact_tol", "h_contact", "engine", "on_compile", "formulation"}
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "
                         f"{sorted(unknown)}; it takes {sorted(method_keys | integ_keys)}")
     params = METHODS[method](**{k: options.pop(k) for k in list(options)
                                 if k in method_keys})
+    cp = None
+    if restart is not None:
+        from .checkpoint import restart_point
+
+        given = sorted({"t0", "q0", "qd0"} & set(options))
+        if given:
+            raise ValidationError(f"restart continues from the restart point of the "
+                                  f"previous result: {given} do not apply")
+        cp = restart_point(restart, system, t_end)
+        options.update(t0=float(cp["t"]), q0=cp["q"], qd0=cp["qd"])
     t_start = float(options.get("t0", 0.0))
     if not (np.isfinite(t_end) and t_end > t_start):
         raise ValidationError(f"t_end = {t_end!r} s must be a finite time after the start "
@@ -643,18 +765,20 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         raise ValidationError(f"output_every must be an integer >= 1, got {output_every!r}")
     if t_out is not None:
         t_out = np.asarray(t_out, dtype=float)
-        t_start = float(options.get("t0", 0.0))
+        t_start = float(restart.t[0]) if cp else float(options.get("t0", 0.0))
         if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
+    if cp:
+        integ.restore(cp, restart.h, restart.iterations)
     setup_time = time.perf_counter() - start
     report = system.check(integ.q, integ.t)
     if report.redundant:
         raise ModelError(
             f"the model has {len(report.redundant)} redundant constraint equation(s): "
-            f"{', '.join(report.redundant)}; the index-3 DAE needs independent equations "
-            f"(remove them, e.g. use spherical/universal joints in closed loops)")
+            f"{', '.join(report.redundant)}; the integrator needs independent equations: "
+            f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
     rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
@@ -687,7 +811,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
 
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
     next_out = 0
-    if outputs is None:
+    if cp:  # the history so far, then on from the restart point
+        for key in rec:
+            rec[key] = list(np.asarray(getattr(restart, key)))
+        next_out = cp["next_output"]
+    elif outputs is None:
         record()
     else:
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
@@ -697,63 +825,69 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 derived["power"][-1] = system.nonconservative_power(
                     rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
             next_out += 1
-    k = 0
-    stepping = 0.0  # [s] in integ.step()
-    success, message, diverged, interrupted = True, "completed", False, False
     ranges = body_ranges(system)
     adaptive = options.get("error_tol") is not None
-    while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-        integ.h = min(integ.h if adaptive else h, t_end - integ.t)
-        # the state at t_n, for interpolating outputs inside the step (the integrator
-        # replaces its arrays at each step: references suffice)
-        prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
-        tic = time.perf_counter()
-        try:
-            ok, msg = integ.step()
-        except KeyboardInterrupt:
-            success, message, interrupted = False, _interrupted_message(integ.t), True
-            break
-        except Exception as exc:  # a profile, callable or controller failed: keep the run
-            success, message = False, (f"stopped at t = {integ.t:.6g} s: "
-                                       f"{type(exc).__name__}: {exc}")
-            break
-        finally:
-            stepping += time.perf_counter() - tic
-        if not ok:
-            success, message = False, msg
-            break
-        if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
-            integ.t = float(t_end)  # land exactly on t_end
-        k += 1
-        if k % limits.check_every == 0:
-            reason = divergence(ranges, integ.q, integ.t, limits)
-            if reason is not None:
-                success, message, diverged = False, reason, True
-                if outputs is None:
-                    record()  # the diverged state, for the post-mortem
-                break
-        if outputs is None:
-            if k % output_every == 0 or integ.t >= t_end - 1e-12:
-                record()
-        else:
-            t0, q0, qd0, qdd0, lam0 = prev
-            while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
-                tt = outputs[next_out]
-                w = (tt - t0) / (integ.t - t0)
-                rec["t"].append(np.array(tt))
-                rec["q"].append(_hermite(t0, integ.t, q0, integ.q, qd0, integ.qd, tt))
-                rec["qd"].append(_hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt))
-                rec["qdd"].append((1 - w) * qdd0 + w * integ.qdd)
-                rec["lam"].append((1 - w) * lam0 + w * integ.lam)
-                derive()
-                next_out += 1
-        if progress is not None:
-            try:
-                progress(integ.t, t_end)
-            except KeyboardInterrupt:
-                success, message, interrupted = False, _interrupted_message(integ.t), True
-                break
+    numerical = NumericalWarnings()
+    with numerical:
+        success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
+            system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
+            record, derive, progress, output_every, numerical, cp["steps"] if cp else 0)
+    earlier = restart.statistics if cp else {}
+    stepping += float(earlier.get("stepping_time", 0.0))
+    checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
+                  "stepping_time": stepping}
+    if numerical.count and not success:
+        message = f"{message}; before it: {numerical.sentence()}"
     post_start = time.perf_counter()
+    with numerical:
+        energies, viol, work = _output_quantities(system, integ, rec, derived)
+    t = np.array(rec["t"])
+    q, qd = np.array(rec["q"]), np.array(rec["qd"])
+    lam_hist = np.array(rec["lam"])
+    phi_v, vel_v = viol.reshape(-1, 2).T
+    elastic = np.zeros(t.size)
+    for body, sl in zip(system.bodies, system.slices, strict=True):
+        if hasattr(body, "data"):
+            xi = q[:, sl][:, 7:]
+            elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
+    warns = run_warnings(ranges, t, q, qd, energies[:, 0] + energies[:, 1], work,
+                         energies[:, 0], limits)
+    if success and numerical.count:
+        warns.append(numerical.run_warning())
+    status = INTERRUPTED if interrupted else status_of(success, diverged, warns)
+    if status == WARNINGS:
+        message = "completed with warnings: " + "; ".join(w.message for w in warns)
+    iterations = np.array(integ.stats.iterations)
+    statistics = {
+        "engine": integ.engine.value, "engine_note": integ.engine_note,
+        "formulation": integ.formulation.value,
+        "steps": int(iterations.size), "rejected_steps": int(integ.rejected),
+        "newton_iterations": int(iterations.sum()),
+        "iterations_per_step": float(iterations.mean()) if iterations.size else 0.0,
+        "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
+        "stepping_time": float(stepping),
+        "output_time": float(time.perf_counter() - post_start),
+        "setup_time": float(setup_time)}
+    if interrupted:
+        statistics["interrupted_by"] = interrupted
+    if cp:
+        statistics["restarts"] = [*earlier.get("restarts", []), float(cp["t"])]
+    return SimulationResult(
+        t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
+        energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
+        np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
+        {"method": params.name, "h": h, **{k: v for k, v in options.items()
+                                          if k not in ("q0", "qd0", "on_compile")}},
+        system.coupling, success, message, time.perf_counter() - start,
+        _describe_bodies(system), _describe_model(system),
+        {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
+                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics,
+        status, [w.as_dict() for w in warns], checkpoint)
+
+
+def _output_quantities(system, integ, rec, derived):
+    """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
+    [J] at the recorded outputs, after the run (one kernel call on the compiled path)."""
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     lam_hist = np.array(rec["lam"])
@@ -777,42 +911,82 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         power = power - np.array(derived["contact_power"])
         work -= np.array(derived["dissipated"])
     work += np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
-    phi_v, vel_v = viol.reshape(-1, 2).T
-    elastic = np.zeros(t.size)
-    for body, sl in zip(system.bodies, system.slices, strict=True):
-        if hasattr(body, "data"):
-            xi = q[:, sl][:, 7:]
-            elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
-    warns = run_warnings(ranges, t, q, qd, energies[:, 0] + energies[:, 1], work,
-                         energies[:, 0], limits)
-    status = INTERRUPTED if interrupted else status_of(success, diverged, warns)
-    if status == WARNINGS:
-        message = "completed with warnings: " + "; ".join(w.message for w in warns)
-    iterations = np.array(integ.stats.iterations)
-    statistics = {
-        "engine": integ.engine.value, "engine_note": integ.engine_note,
-        "steps": int(iterations.size), "rejected_steps": int(integ.rejected),
-        "newton_iterations": int(iterations.sum()),
-        "iterations_per_step": float(iterations.mean()) if iterations.size else 0.0,
-        "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
-        "stepping_time": float(stepping),
-        "output_time": float(time.perf_counter() - post_start),
-        "setup_time": float(setup_time)}
-    return SimulationResult(
-        t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
-        energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
-        np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
-        {"method": params.name, "h": h, **{k: v for k, v in options.items()
-                                          if k not in ("q0", "qd0", "on_compile")}},
-        system.coupling, success, message, time.perf_counter() - start,
-        _describe_bodies(system), _describe_model(system),
-        {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
-                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics,
-        status, [w.as_dict() for w in warns])
+    return energies, viol, work
 
 
-def _interrupted_message(t: float) -> str:
-    return f"interrupted at t = {t:.6g} s (Ctrl-C); the results up to there are kept"
+def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
+               record, derive, progress, output_every, numerical, k=0):
+    """The steps from integ.t to t_end with outputs, divergence checks, progress and the
+    gathering of floating-point warnings, counting steps from ``k``; returns (success,
+    message, diverged, interrupted (what by: "Ctrl-C", "SIGTERM" or ""), steps, next
+    output index, stepping time [s])."""
+    stepping = 0.0  # [s] in integ.step()
+    success, message, diverged, interrupted = True, "completed", False, ""
+    with StepInterrupts() as interrupts:
+        while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+            if interrupts.reason is not None:  # a signal came during the last step
+                success, message = False, _interrupted_message(integ.t, interrupts.reason)
+                interrupted = interrupts.reason
+                break
+            integ.h = min(integ.h if adaptive else h, t_end - integ.t)
+            # the state at t_n, for interpolating outputs inside the step (the integrator
+            # replaces its arrays at each step: references suffice)
+            prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
+            tic = time.perf_counter()
+            try:
+                ok, msg = integ.step()
+                numerical.collect(integ.t if ok else integ.t + integ.h)  # the step's end
+            except KeyboardInterrupt:
+                success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                interrupted = "Ctrl-C"
+                break
+            except Exception as exc:  # a profile, callable or controller failed: keep it
+                success, message = False, (f"stopped at t = {integ.t:.6g} s: "
+                                           f"{type(exc).__name__}: {exc}")
+                break
+            finally:
+                stepping += time.perf_counter() - tic
+            if not ok:
+                success, message = False, msg
+                break
+            if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
+                integ.t = float(t_end)  # land exactly on t_end
+            k += 1
+            if k % limits.check_every == 0:
+                reason = divergence(ranges, integ.q, integ.t, limits)
+                if reason is not None:
+                    success, message, diverged = False, reason, True
+                    if outputs is None:
+                        record()  # the diverged state, for the post-mortem
+                    break
+            if outputs is None:
+                if k % output_every == 0 or integ.t >= t_end - 1e-12:
+                    record()
+            else:
+                t0, q0, qd0, qdd0, lam0 = prev
+                while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
+                    tt = outputs[next_out]
+                    w = (tt - t0) / (integ.t - t0)
+                    rec["t"].append(np.array(tt))
+                    rec["q"].append(_hermite(t0, integ.t, q0, integ.q, qd0, integ.qd, tt))
+                    rec["qd"].append(_hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt))
+                    rec["qdd"].append((1 - w) * qdd0 + w * integ.qdd)
+                    rec["lam"].append((1 - w) * lam0 + w * integ.lam)
+                    derive()
+                    next_out += 1
+            if progress is not None:
+                try:
+                    progress(integ.t, t_end)
+                except KeyboardInterrupt:
+                    success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                    interrupted = "Ctrl-C"
+                    break
+    return success, message, diverged, interrupted, k, next_out, stepping
+
+
+def _interrupted_message(t: float, reason: str) -> str:
+    return (f"interrupted at t = {t:.6g} s ({reason}); the results up to there are kept "
+            f"(flexmbs run --restart continues them)")
 
 
 def _range_limits(value) -> RangeLimits:

@@ -1,0 +1,100 @@
+"""Restart points: the integrator's state after its last accepted step, stored with the
+results, so that a run that ended early (failed, diverged, interrupted) or reached its
+end can be continued and take the same steps as an uninterrupted run
+(docs/integrators.md, "Restart").
+
+What a continuation needs beyond the recorded outputs: q, q̇, q̈, λ and the
+pseudo-acceleration a at the last step (the outputs may be sparser than the steps, and
+a is not an output), the current step size, the iteration matrix in use with the step
+it was built for (modified Newton reuses it: a fresh one would change the iterations
+and, at the Newton tolerance, the answer), and the counters that the output and check
+schedules run on. In the results file: group ``/checkpoint``, datasets q, qd, qdd,
+lam, a[, matrix], attrs t, h, matrix_h, steps, next_output, refreshes, rejected,
+formulation, stepping_time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError, ReadError
+
+ARRAYS = ("q", "qd", "qdd", "lam", "a")
+SCALARS = ("t", "h", "matrix_h", "steps", "next_output", "refreshes", "rejected",
+           "stepping_time")
+
+
+def write_checkpoint(f, checkpoint: dict) -> None:
+    """Add ``checkpoint`` (from :meth:`AlphaIntegrator.checkpoint`) to the open HDF5
+    results file ``f``; nothing when it is empty."""
+    if not checkpoint:
+        return
+    g = f.create_group("checkpoint")
+    for key in ARRAYS:
+        g.create_dataset(key, data=np.asarray(checkpoint[key], float))
+    if checkpoint.get("matrix") is not None:
+        g.create_dataset("matrix", data=np.asarray(checkpoint["matrix"], float))
+    for key in SCALARS:
+        value = checkpoint.get(key)
+        g.attrs[key] = np.nan if value is None else value
+    g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
+
+
+def read_checkpoint(f) -> dict:
+    """The checkpoint of the open results file ``f`` ({} for files without one)."""
+    g = f.get("checkpoint")
+    if g is None:
+        return {}
+    out = {key: g[key][()] for key in ARRAYS}
+    out["matrix"] = g["matrix"][()] if "matrix" in g else None
+    for key in SCALARS:
+        value = g.attrs[key]
+        out[key] = None if np.isnan(value) else value.item()
+    for key in ("steps", "next_output", "refreshes", "rejected"):
+        out[key] = int(out[key])
+    out["formulation"] = str(g.attrs.get("formulation", ""))
+    return out
+
+
+def restart_point(previous, system, t_end: float) -> dict:
+    """The checkpoint of ``previous`` (a SimulationResult) after checking that it can
+    continue on ``system`` up to ``t_end``: same coordinates and constraint rows, a
+    checkpoint stored, no contacts (their states are not stored), time left. Messages
+    name the results file it was read from."""
+    source = (f"results file {previous.source!r}" if getattr(previous, "source", "")
+              else "the previous result")
+    cp = getattr(previous, "checkpoint", None) or {}
+    if not cp:
+        raise ReadError(f"{source} holds no restart point (results written before "
+                        f"flexmbs stored them cannot be continued)")
+    if tuple(previous.coord_names) != tuple(system.coord_names):
+        theirs, ours = list(previous.coord_names), list(system.coord_names)
+        first = next((i for i, (a, b) in enumerate(zip(theirs, ours, strict=False))
+                      if a != b),
+                     min(len(theirs), len(ours)))
+        raise ModelError(f"{source} was computed on another model: its coordinates "
+                         f"({len(theirs)}) differ from this model's ({len(ours)}) from "
+                         f"position {first} on ({theirs[first:first + 2]} against "
+                         f"{ours[first:first + 2]})")
+    if tuple(previous.constraint_names) != tuple(system.constraint_names):
+        raise ModelError(f"{source} was computed with other constraints: its "
+                         f"{len(previous.constraint_names)} constraint rows differ from "
+                         f"this model's {len(system.constraint_names)}")
+    if getattr(previous, "contacts", None):
+        raise ModelError(f"{source} has contacts ({', '.join(previous.contacts)}), whose "
+                         f"states (stick anchors, dissipation) are not stored: a run with "
+                         f"contacts cannot be continued; run it again from the start")
+    n_q, n_c = system.n_q, system.n_c
+    shapes = {"q": (n_q,), "qd": (n_q,), "qdd": (n_q,), "a": (n_q,), "lam": (n_c,)}
+    if cp.get("matrix") is not None:
+        shapes["matrix"] = (n_q + n_c, n_q + n_c)
+    for key, shape in shapes.items():
+        value = np.asarray(cp[key])
+        if value.shape != shape or not np.all(np.isfinite(value)):
+            raise ReadError(f"{source}: restart point {key!r} has shape {value.shape}"
+                            f"{'' if value.shape != shape else ' and non-finite values'};"
+                            f" expected {shape} finite values")
+    if not t_end > cp["t"]:
+        raise ModelError(f"{source} already reaches t = {cp['t']:.6g} s, not before "
+                         f"t_end = {t_end:g} s: nothing to continue (raise t_end)")
+    return cp

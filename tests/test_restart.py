@@ -1,0 +1,190 @@
+"""Restart (docs/integrators.md, "Restart"): a run interrupted (Ctrl-C, SIGTERM, a
+callable) or cut short and continued from its results file equals the uninterrupted
+run to round-off, through the API and `flexmbs run --restart`; results that cannot be
+continued are refused by name."""
+
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.cases import load_case, run_case
+from flexmbs.cli.main import main
+from flexmbs.errors import ModelError, ReadError
+from flexmbs.integrators import SimulationResult
+
+ROOT = Path(__file__).resolve().parents[1]
+ARM = ROOT / "cases" / "arm_beam_seed.toml"
+FIELDS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
+          "phi_violation", "velocity_violation", "h", "iterations")
+
+#: What an extended completed run matches to the Newton tolerance (see below).
+STATE = tuple(k for k in FIELDS if k not in ("nonconservative_work", "iterations"))
+
+
+def assert_same_run(a, b, tol=1e-12, keys=FIELDS):
+    """Every history of ``a`` equals ``b``'s to ``tol`` times the history's largest
+    magnitude (at least 1)."""
+    for key in keys:
+        x, y = getattr(a, key), getattr(b, key)
+        assert x.shape == y.shape, key
+        scale = max(1.0, float(np.max(np.abs(y), initial=0.0)))
+        np.testing.assert_allclose(x, y, rtol=0, atol=tol * scale, err_msg=key)
+
+
+class StopAt:
+    """A progress callback that interrupts (as Ctrl-C would) once t passes ``t_stop``."""
+
+    def __init__(self, t_stop):
+        self.t_stop = t_stop
+
+    def __call__(self, t, t_end):
+        if t >= self.t_stop:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_an_interrupted_run_continued_from_its_file_is_the_uninterrupted_run(engine,
+                                                                              tmp_path):
+    case = load_case(ARM, {"solver.t_end": 0.3})
+    full = run_case(case, engine=engine)[1]
+    part = run_case(case, engine=engine, progress=StopAt(0.1237))[1]
+    assert part.status == "interrupted" and 0.12 < part.t[-1] < 0.13
+    assert "--restart" in part.message
+    path = tmp_path / "part.res.h5"
+    part.save(path)
+    back = SimulationResult.load(path)
+    assert back.checkpoint["matrix"] is not None  # the matrix in use travels along
+    cont = run_case(case, engine=engine, restart=back)[1]
+    assert cont.status == "completed"
+    assert cont.statistics["restarts"] == [pytest.approx(part.t[-1])]
+    assert cont.statistics["steps"] == full.statistics["steps"]
+    assert cont.statistics["factorizations"] == full.statistics["factorizations"]
+    assert_same_run(cont, full)
+
+
+def test_a_shorter_run_extended_and_output_times_continue_on_schedule():
+    case = load_case(ARM, {"solver.t_end": 0.3, "solver.output_every": 7})
+    full = run_case(case)[1]
+    short = run_case(load_case(ARM, {"solver.t_end": 0.1, "solver.output_every": 7}))[1]
+    cont = run_case(case, restart=short)[1]
+    # the shorter run's own last output (t = 0.1 s, step 100, not a multiple of 7) stays
+    # in the history; the rest follows the schedule of the long run (steps 105, 112, ...)
+    # (the short run's last step landed exactly on 0.1 s, the long run's at 0.1 plus
+    # round-off: from there the Newton iterates differ, and the states agree to the
+    # Newton tolerance rather than to round-off)
+    extra = np.flatnonzero(~np.isclose(cont.t[:, None], full.t[None, :], rtol=0,
+                                       atol=1e-12).any(axis=1))
+    assert list(cont.t[extra]) == [pytest.approx(0.1)]
+    for key in FIELDS[:-2]:
+        setattr(cont, key, np.delete(getattr(cont, key), extra, axis=0))
+    # (the work is a trapezoidal sum over the outputs: the extra output changes it; the
+    # Newton iteration counts differ with the iterates)
+    assert_same_run(cont, full, tol=1e-6, keys=STATE)
+    # output times given explicitly (interpolated between steps)
+    times = list(np.linspace(0.0, 0.3, 23))
+    timed = load_case(ARM, {"solver.t_end": 0.3, "solver.output_times": times})
+    full = run_case(timed)[1]
+    part = run_case(timed, progress=StopAt(0.17))[1]
+    assert_same_run(run_case(timed, restart=part)[1], full)
+
+
+def test_sigint_inside_a_step_stops_on_a_whole_step():
+    """A real SIGINT arriving inside a step (here raised from a joint actuator's callable,
+    NumPy path) lets the step finish; the run stops before the next one with consistent
+    counters, and continues to the uninterrupted run."""
+    from flexmbs.assembly import System
+    from flexmbs.integrators import simulate
+    from flexmbs.model import ModelBuilder
+
+    fired = []
+
+    def torque(t, state):
+        if t > 0.05 and not fired and state_holder["armed"]:
+            fired.append(t)
+            signal.raise_signal(signal.SIGINT)
+        return 0.2 * np.sin(3 * t)
+
+    state_holder = {"armed": False}
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_rigid_body("link", 1.0, [1e-3, 1e-2, 1e-2], position=(0.25, 0.0, 0.0))
+    b.add_marker("ground", "O", orientation=[0, 0, 1])
+    b.add_marker("link", "O", (-0.25, 0.0, 0.0), orientation=[0, 0, 1])
+    b.add_revolute("hinge", "ground.O", "link.O")
+    b.add_joint_actuator("motor", "ground.O", "link.O", torque)
+    system = System(b.finalize())
+    full = simulate(system, 0.2, 2e-3, rho_inf=0.8)
+    state_holder["armed"] = True
+    part = simulate(system, 0.2, 2e-3, rho_inf=0.8)
+    assert fired and part.status == "interrupted"
+    assert part.statistics["interrupted_by"] == "Ctrl-C"
+    assert part.t[-1] == pytest.approx(fired[0], abs=2.1e-3)
+    state_holder["armed"] = False
+    cont = simulate(system, 0.2, 2e-3, rho_inf=0.8, restart=part)
+    assert_same_run(cont, full)
+    # the handlers are Python's own again after the run
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_results_that_cannot_be_continued_are_refused_by_name(tmp_path):
+    arm = load_case(ARM, {"solver.t_end": 0.05})
+    done = run_case(arm)[1]
+    path = tmp_path / "done.res.h5"
+    done.save(path)
+    back = SimulationResult.load(path)
+    with pytest.raises(ModelError, match=r"done\.res\.h5.*already reaches t = 0\.05 s"):
+        run_case(arm, restart=back)
+    pendulum = load_case(ROOT / "cases" / "seed_pendulum.toml")
+    with pytest.raises(ModelError, match=r"done\.res\.h5.*another model: its coordinates"):
+        run_case(pendulum, restart=back)
+    back.checkpoint = {}
+    with pytest.raises(ReadError, match="holds no restart point"):
+        run_case(load_case(ARM, {"solver.t_end": 0.1}), restart=back)
+
+
+def test_cli_restart_appends_to_the_results_file(tmp_path, capsys):
+    case = tmp_path / "arm.toml"  # the case, with its modal data path made absolute
+    case.write_text(ARM.read_text().replace("../modal_data/", f"{ROOT / 'modal_data'}/"))
+    out = tmp_path / "arm.res.h5"
+    assert main(["run", str(case), "--set", "solver.t_end=0.1", "-o", str(out),
+                 "--quiet", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(case), "--set", "solver.t_end=0.2", "--restart", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["output"] == str(out) and summary["t_end"] == pytest.approx(0.2)
+    whole = tmp_path / "whole.res.h5"
+    assert main(["run", str(case), "--set", "solver.t_end=0.2", "-o", str(whole),
+                 "--quiet", "--json"]) == 0
+    # a completed run extended: the Newton tolerance (see the test above)
+    assert_same_run(SimulationResult.load(out), SimulationResult.load(whole), tol=1e-6,
+                    keys=STATE)
+    # nothing left to continue: exit 2, the file named, no traceback
+    capsys.readouterr()
+    assert main(["run", str(case), "--set", "solver.t_end=0.2", "--restart", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "arm.res.h5" in err and "nothing to continue" in err and "Traceback" not in err
+
+
+def test_sigterm_stops_a_cli_run_with_its_results_and_exit_143(tmp_path, capsys):
+    out = tmp_path / "long.res.h5"
+    started = threading.Event()
+
+    def terminate_soon():
+        started.wait(30)
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+    threading.Thread(target=terminate_soon, daemon=True).start()
+    started.set()
+    code = main(["run", str(ARM), "--engine", "python", "--set", "solver.t_end=60",
+                 "-o", str(out), "--json"])
+    assert code == 143
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["status"] == "interrupted" and "SIGTERM" in summary["message"]
+    part = SimulationResult.load(out)  # checksum verified: a whole, valid file
+    assert part.status == "interrupted" and 0 < part.t[-1] < 60
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
