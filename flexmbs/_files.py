@@ -4,6 +4,10 @@ of HDF5 contents verified on reading (docs/integrators.md, "Results files").
 * :func:`atomic_path` yields a temporary file beside the target; only a complete, flushed
   file is renamed over the target, so an interrupted or failed write leaves the previous
   file as it was (and no half-written file under the target's name).
+* :func:`write_text` writes a text file the same way (tables, Markdown, sidecars).
+* :func:`atomic_outputs` stages outputs made of several files or a folder (a ParaView
+  collection with its VTU folder, XDMF with its HDF5, VTU with its JSON sidecar) in a
+  temporary folder beside the targets and moves each into place once all are complete.
 * :func:`hdf5_digest` is a SHA-256 over every dataset (name, dtype, shape, bytes) and
   every attribute of an open HDF5 file; the writers store it as the root attribute
   ``checksum`` last, and the readers recompute it (:func:`verify_hdf5`).
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -50,6 +55,62 @@ def atomic_path(path, what: str = "file"):
         with suppress(OSError):
             tmp_path.unlink()
         raise
+
+
+def write_text(path, text: str, what: str = "file") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    path = Path(path)
+    with atomic_path(path, what) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return path
+
+
+def _fsync_tree(path: Path) -> None:
+    items = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for item in items:
+        with open(item, "rb+") as handle:
+            os.fsync(handle.fileno())
+
+
+def _move_into_place(staged: Path, target: Path) -> None:
+    """Replace ``target`` (a file or a folder) by ``staged``. Files are replaced in one
+    rename; a folder is swapped with two renames, the old one removed after."""
+    if staged.is_dir():
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old",
+                                        dir=target.parent))
+            os.replace(target, old / target.name)
+        os.replace(staged, target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        if target.is_dir():
+            raise WriteError(f"cannot write {str(target)!r}: it is a folder")
+        os.replace(staged, target)
+
+
+@contextmanager
+def atomic_outputs(folder, names, what: str = "output"):
+    """Yield a temporary folder beside ``folder``/``names``; the caller writes each output
+    (a file or a folder) there under its final name. When the block ends without an
+    error, everything written is flushed to disk and each name in ``names`` is moved
+    over its target in order (put the entry that refers to the others last); otherwise
+    the staging folder is removed and the targets are left as they were."""
+    folder = Path(folder)
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".flexmbs-", suffix=".part", dir=folder))
+    except OSError as exc:
+        raise WriteError(f"cannot write {what} in {str(folder)!r}: the folder is not "
+                         f"writable ({exc.strerror})") from None
+    try:
+        yield stage
+        for name in names:
+            _fsync_tree(stage / name)
+        for name in names:
+            _move_into_place(stage / name, folder / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _attr_bytes(value) -> bytes:

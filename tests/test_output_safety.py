@@ -136,3 +136,154 @@ def test_files_written_before_checksums_still_load(tmp_path):
     with h5py.File(path, "a") as f:
         del f.attrs["checksum"]
     assert SimulationResult.load(path).q.size
+
+
+# ------------------------------------------------------------- every other output file
+def tree(folder) -> dict[str, str]:
+    """Every file below ``folder`` (hidden ones included) with its SHA-256."""
+    return {str(p.relative_to(folder)): digest(p) for p in sorted(Path(folder).rglob("*"))
+            if p.is_file()}
+
+
+class Interrupted(RuntimeError):
+    """The failure injected half way through a write."""
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """The shipped cantilever released from 1 mm, 0.02 s: a result with a flexible body."""
+    from flexmbs.cases import load_case, run_case
+
+    case = load_case(CASES / "cantilever_release.toml",
+                     {"solver.t_end": 0.02, "solver.output_every": 5})
+    _, result = run_case(case)
+    return result
+
+
+def _half_then_fail(original):
+    """Wrap a writer: do part of the work on the real file, then raise."""
+    def write(self, data, *args, **kwargs):
+        original(self, data[: len(data) // 2], *args, **kwargs)
+        raise Interrupted("disk full (simulated)")
+    return write
+
+
+def _plot(out, attempt, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from flexmbs.post.plots import save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, attempt])
+    if attempt == 1:
+        original = fig.savefig
+
+        def savefig(path, **kwargs):
+            original(path, **kwargs)
+            Path(path).write_bytes(Path(path).read_bytes()[:100])
+            raise Interrupted("killed while saving")
+        monkeypatch.setattr(fig, "savefig", savefig)
+    try:
+        save_figure(fig, out / "history.png")
+    finally:
+        plt.close(fig)
+
+
+def _animation(out, attempt, monkeypatch):
+    from flexmbs.post.animate import write_video
+
+    def frames():
+        for k in range(4):
+            if attempt == 1 and k == 2:
+                raise Interrupted("renderer stopped")
+            yield np.full((16, 16, 3), 40 * k + 10 * attempt, dtype=np.uint8)
+    write_video(frames(), out / "movie.gif", fps=5)
+
+
+def _export(suffix):
+    def write(out, attempt, monkeypatch, released):
+        from flexmbs.post.export import export
+
+        def progress(done, total):
+            if attempt == 1 and done == 2:
+                raise Interrupted("Ctrl-C during the export")
+        export(released, out / f"scene{suffix}", progress=progress, every=1 + attempt)
+    write.needs_result = True
+    return write
+
+
+def _vtu(out, attempt, monkeypatch):
+    from conftest import make_modal_kwargs
+
+    from flexmbs.modal import ModalData
+    from flexmbs.modal.io import vtu
+
+    data = ModalData(**make_modal_kwargs(lumped=attempt != 2, seed=attempt))
+    if attempt == 1:
+        def dumps(*args, **kwargs):
+            raise Interrupted("sidecar could not be written")
+        monkeypatch.setattr(vtu.json, "dumps", dumps)
+    write_modal(data, out / "part.vtu")
+
+
+def _text_writer(write_one):
+    def write(out, attempt, monkeypatch):
+        if attempt == 1:
+            monkeypatch.setattr(Path, "write_text", _half_then_fail(Path.write_text))
+        write_one(out, attempt)
+    return write
+
+
+def _mbdyn(out, attempt):
+    from conftest import make_modal_kwargs
+
+    from flexmbs.modal import ModalData
+
+    write_modal(ModalData(**make_modal_kwargs(seed=attempt)), out / "part.fem")
+
+
+def _abaqus(out, attempt):
+    from flexmbs.modal.io.fe_matrices import write_abaqus_matrix
+
+    write_abaqus_matrix(np.diag([1.0, 2.0, 3.0 + attempt]), out / "K.mtx.txt", [1], 3)
+
+
+def _csv(out, attempt, monkeypatch):
+    from flexmbs.studies.tables import write_csv
+
+    class Bad:
+        def __str__(self):
+            raise Interrupted("a value that cannot be written")
+    rows = [{"a": k, "b": 2.0 * k + attempt} for k in range(50)]
+    if attempt == 1:
+        rows[30]["b"] = Bad()
+    write_csv(rows, out / "table.csv")
+
+
+WRITERS = {"plot": _plot, "animation": _animation, "export.pvd": _export(".pvd"),
+           "export.xdmf": _export(".xdmf"), "modal.vtu": _vtu,
+           "modal.fem": _text_writer(_mbdyn), "abaqus matrix": _text_writer(_abaqus),
+           "study table": _csv}
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_every_output_is_replaced_only_when_complete(name, tmp_path, monkeypatch,
+                                                      released):
+    """Each writer of the package, made to fail half way through a second write (of
+    different contents), leaves the folder exactly as the first write left it: the
+    same files byte for byte, nothing half written, no temporary file. A second write
+    that completes replaces the first one's files."""
+    writer = WRITERS[name]
+    extra = (released,) if getattr(writer, "needs_result", False) else ()
+    writer(tmp_path, 0, monkeypatch, *extra)
+    first = tree(tmp_path)
+    assert first, "the first write wrote nothing"
+    with pytest.raises(Interrupted):
+        writer(tmp_path, 1, monkeypatch, *extra)
+    monkeypatch.undo()
+    assert tree(tmp_path) == first
+    # a complete second write does replace them (so the check above can fail)
+    writer(tmp_path, 2, monkeypatch, *extra)
+    second = tree(tmp_path)
+    assert second != first
+    assert not [f for f in second if ".part" in f or f.startswith(".")]

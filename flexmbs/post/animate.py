@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path
 from ..errors import FlexmbsError, ValidationError, WriteError
 from .frames import (
     body_size,
@@ -266,16 +267,20 @@ def write_video(images, path, fps: float = 20.0) -> Path:
         except ImportError:
             raise FlexmbsError("MP4 output needs the optional extra: pip install "
                                "'flexmbs[video]' (imageio-ffmpeg); or write a .gif") from None
-        writer = iio.get_writer(path, fps=fps, macro_block_size=1)
-    else:
-        writer = iio.get_writer(path, mode="I", duration=1000.0 / fps, loop=0)
-    count = 0
-    with writer:
-        for image in images:
-            writer.append_data(image)
-            count += 1
-    if count == 0:
-        raise ValidationError("no frames to write")
+    # frames go to a temporary file renamed over the target only once complete
+    with atomic_path(path, "animation") as tmp:
+        if suffix == ".mp4":
+            writer = iio.get_writer(tmp, format="FFMPEG", fps=fps, macro_block_size=1)
+        else:
+            writer = iio.get_writer(tmp, format="GIF", mode="I", duration=1000.0 / fps,
+                                    loop=0)
+        count = 0
+        with writer:
+            for image in images:
+                writer.append_data(image)
+                count += 1
+        if count == 0:
+            raise ValidationError("no frames to write")
     return path
 
 
@@ -309,7 +314,8 @@ def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo
                                        body_size(result))
     anim = ResultAnimation(_Subset(result, k), **options)
     try:
-        iio.imwrite(path, anim.image(0))
+        with atomic_path(path, "snapshot") as tmp:
+            iio.imwrite(tmp, anim.image(0), extension=".png")
     finally:
         anim.close()
     return anim.info

@@ -22,6 +22,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from .._files import atomic_outputs
 from ..errors import ValidationError, WriteError
 from .frames import deformed, flexible_bodies, modal_contributions
 
@@ -94,28 +95,34 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
         raise ValidationError("the results have no flexible body to export")
     blocks, _ = _cells(bodies)
     indices = list(range(0, len(result.t), every))
+    # everything is written into a staging folder and moved into place once complete:
+    # an interrupted export leaves a previous one as it was (docs/post_processing.md)
     if suffix == ".pvd":
-        folder = path.parent / f"{path.stem}_vtu"
-        folder.mkdir(exist_ok=True)
-        entries = []
-        for n, k in enumerate(indices):
-            points, data = snapshot_data(result, k, bodies)
-            name = f"{path.stem}_{n:06d}.vtu"
-            meshio.write(folder / name, meshio.Mesh(points, blocks, point_data=data))
-            entries.append((float(result.t[k]), f"{folder.name}/{name}"))
-            if progress is not None:
-                progress(n + 1, len(indices))
-        lines = ['<?xml version="1.0"?>',
-                 '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
-                 "  <Collection>"]
-        lines += [f'    <DataSet timestep="{t!r}" part="0" file={quoteattr(f)}/>'
-                  for t, f in entries]
-        lines += ["  </Collection>", "</VTKFile>"]
-        path.write_text("\n".join(lines) + "\n")
+        folder_name = f"{path.stem}_vtu"
+        with atomic_outputs(path.parent, [folder_name, path.name], "export") as stage:
+            (stage / folder_name).mkdir()
+            entries = []
+            for n, k in enumerate(indices):
+                points, data = snapshot_data(result, k, bodies)
+                name = f"{path.stem}_{n:06d}.vtu"
+                meshio.write(stage / folder_name / name,
+                             meshio.Mesh(points, blocks, point_data=data))
+                entries.append((float(result.t[k]), f"{folder_name}/{name}"))
+                if progress is not None:
+                    progress(n + 1, len(indices))
+            lines = ['<?xml version="1.0"?>',
+                     '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+                     "  <Collection>"]
+            lines += [f'    <DataSet timestep="{t!r}" part="0" file={quoteattr(f)}/>'
+                      for t, f in entries]
+            lines += ["  </Collection>", "</VTKFile>"]
+            (stage / path.name).write_text("\n".join(lines) + "\n")
         return path
     reference, _ = snapshot_data(result, 0, bodies)
-    # meshio writes the .h5 beside the current directory, so write from the target's
-    with _working_directory(path.parent), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
+    heavy = path.with_suffix(".h5").name
+    # meshio writes the .h5 beside the current directory, so write from the stage
+    with atomic_outputs(path.parent, [heavy, path.name], "export") as stage, \
+            _working_directory(stage), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
         writer.write_points_cells(reference, blocks)
         for n, k in enumerate(indices):
             points, data = snapshot_data(result, k, bodies)

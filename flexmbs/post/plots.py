@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path
 from ..errors import ValidationError, WriteError
 
 FORMATS = (".png", ".svg")
@@ -70,7 +71,8 @@ def save_figure(fig, path) -> Path:
                          "file name")
     if not path.parent.is_dir():
         raise WriteError(f"cannot write plot {str(path)!r}: folder does not exist")
-    fig.savefig(path, dpi=120)
+    with atomic_path(path, "plot") as tmp:
+        fig.savefig(tmp, dpi=120, format=path.suffix[1:].lower())
     return path
 
 

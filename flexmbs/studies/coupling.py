@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import write_text
 from .signals import norm_rows, peak, principal_direction, rms
 from .sweep import sweep
 from .tables import to_markdown, write_csv
@@ -102,7 +103,8 @@ class RunComparison:
         folder.mkdir(parents=True, exist_ok=True)
         paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
         md = folder / f"{stem}.md"
-        md.write_text(f"# {self.title}: {Path(self.case).name}\n\n" + self.to_markdown())
+        write_text(md, f"# {self.title}: {Path(self.case).name}\n\n" + self.to_markdown(),
+                   "table")
         paths["markdown"] = md
         if any(r.signals is not None for r in self.records.values()):
             paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")

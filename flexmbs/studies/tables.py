@@ -7,6 +7,8 @@ import csv
 import math
 from pathlib import Path
 
+from .._files import atomic_path
+
 
 def _format(value) -> str:
     if isinstance(value, bool) or value is None:
@@ -37,7 +39,7 @@ def write_csv(rows: list[dict], path, columns: list[str] | None = None) -> Path:
     """Write ``rows`` as CSV (full precision); returns the path."""
     path = Path(path)
     columns = columns or (list(rows[0]) if rows else [])
-    with path.open("w", newline="") as f:
+    with atomic_path(path, "table") as tmp, tmp.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import write_text
 from ..errors import ValidationError
 from .signals import (
     dominant_frequency,
@@ -105,8 +106,8 @@ class TruncationStudy:
         folder.mkdir(parents=True, exist_ok=True)
         paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
         md = folder / f"{stem}.md"
-        md.write_text(f"# Truncation study: {Path(self.case).name}, body {self.body!r}\n\n"
-                      f"Reference: {self.reference_label}\n\n" + self.to_markdown())
+        write_text(md, f"# Truncation study: {Path(self.case).name}, body {self.body!r}\n\n"
+                   f"Reference: {self.reference_label}\n\n" + self.to_markdown(), "table")
         paths["markdown"] = md
         if any(r.signals is not None for r in self.records):
             paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ..._files import write_text
 from ...errors import FlexmbsError, ReadError, ValidationError
 from ..femodel import FEModel
 from ..units import get_units
@@ -706,7 +707,6 @@ def write_abaqus_matrix(matrix, path: str | os.PathLike, node_ids, dofs_per_node
            "both": np.ones(coo.nnz, dtype=bool)}[triangle] & (coo.data != 0)
     order = np.lexsort((coo.col[sel], coo.row[sel]))
     r, c, v = coo.row[sel][order], coo.col[sel][order], coo.data[sel][order]
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for i, j, x in zip(r, c, v, strict=True):
-            fh.write(f"{ids[i // dofs_per_node]},{i % dofs_per_node + 1}, "
-                     f"{ids[j // dofs_per_node]},{j % dofs_per_node + 1}, {x:.16e}\n")
+    write_text(path, "".join(f"{ids[i // dofs_per_node]},{i % dofs_per_node + 1}, "
+                             f"{ids[j // dofs_per_node]},{j % dofs_per_node + 1}, {x:.16e}\n"
+                             for i, j, x in zip(r, c, v, strict=True)), "matrix file")

@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..._files import write_text
 from ...errors import FlexmbsError, ReadError, ValidationError
 from ..data import MEAN_AXIS_RTOL, ModalData, ModeKind, ReferenceFrame
 from ..units import get_units
@@ -580,7 +581,7 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
         out += ["**\n** RECORD GROUP 13, MODAL DAMPING MATRIX\n",
                 "".join(_rows(row, n) for row in d_ff / (mass_u * length**2 / time_u))]
     out.append("**\n** END OF FILE\n")
-    path.write_text("".join(out), encoding="utf-8")
+    write_text(path, "".join(out), "MBDyn modal file")
 
 
 register_format("mbdyn-fem", (".fem",), "MBDyn modal FEM file (ASCII)", read_mbdyn_fem,

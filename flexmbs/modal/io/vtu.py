@@ -25,6 +25,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ..._files import atomic_outputs
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from ..units import get_units
@@ -54,6 +55,17 @@ def write_vtu(data: ModalData, path: Path, modes=None) -> None:
         if data.psi is not None:
             point_data[f"psi_{j + 1}"] = data.psi[:, j].reshape(-1, 3)
     mass_entry: dict = {"kind": "lumped"}
+    path = Path(path)
+    side_name = sidecar_path(path).name
+    names = [path.name, side_name]
+    # the mesh, the mass matrix and the sidecar are staged and moved into place together,
+    # the sidecar (which names the others) last
+    with atomic_outputs(path.parent, names, "modal data file") as stage:
+        _write_vtu_files(data, stage / path.name, cells, point_data, mass_entry,
+                         names, meshio)
+
+
+def _write_vtu_files(data, path: Path, cells, point_data, mass_entry, names, meshio):
     if data.is_lumped:
         point_data["nodal_mass"] = data.mass
     else:
@@ -61,6 +73,7 @@ def write_vtu(data: ModalData, path: Path, modes=None) -> None:
         scipy.io.mmwrite(str(mtx), sp.coo_matrix(data.mass), symmetry="symmetric",
                          precision=17)
         mass_entry = {"kind": "consistent", "file": mtx.name}
+        names.insert(0, mtx.name)
     meshio.write(path, meshio.Mesh(data.nodes, cells, point_data=point_data))
     side = {
         "format": SIDECAR_TAG, "version": 1, "units": "SI", "source_units": data.units,
