@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ValidationError
 from ..modal.io import check_writable
 from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
 
@@ -15,7 +16,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mass", required=True, help="FE mass matrix file (.mtx)")
     p.add_argument("--stiffness", required=True, help="FE stiffness matrix file (.mtx)")
     p.add_argument("--nodes", required=True,
-                   help="node coordinates: CSV 'id,x,y,z' (or an Abaqus .inp *NODE block)")
+                   help="node coordinates: CSV 'id,x,y,z', or an Abaqus .inp (*NODE, *NSET "
+                        "and the solid *ELEMENT blocks as the mesh)")
     p.add_argument("--input-format", choices=["matrix-market", "abaqus"],
                    default="matrix-market",
                    help="matrix file flavour: Matrix Market (default) or Abaqus "
@@ -23,19 +25,58 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--units", help="unit system of the inputs (default SI; e.g. mm-t-s)")
     p.add_argument("--dofs-per-node", type=int, choices=[3, 6],
                    help="DOFs per node (default: inferred from the sizes)")
+    p.add_argument("--material", metavar="E=...,nu=...",
+                   help="isotropic material of the solid elements, in the units of the "
+                        "inputs (with --units mm-t-s, E in MPa)")
+    p.add_argument("--stiffening", action="store_true",
+                   help="compute the geometric-stiffening matrices of the twelve unit load "
+                        "cases from the elements of the --nodes .inp (C3D4, C3D8) and "
+                        "--material (docs/theory_stiffening.md)")
     add_reduction_args(p)
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
+
+
+def parse_material(text: str | None) -> dict | None:
+    """``"E=210e9,nu=0.3"`` → ``{"E": 2.1e11, "nu": 0.3}``; ValidationError naming
+    --material and the bad part."""
+    if text is None:
+        return None
+    out = {}
+    for part in (p.strip() for p in text.split(",")):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in ("E", "nu", "rho") or key in out:
+            raise ValidationError(f"--material: cannot read {part!r} in {text!r}; expected "
+                                  f"E=<modulus>,nu=<Poisson ratio>[,rho=<density>]")
+        try:
+            out[key] = float(value)
+        except ValueError:
+            raise ValidationError(f"--material: {key} must be a number; got "
+                                  f"{value.strip()!r}") from None
+    missing = [k for k in ("E", "nu") if k not in out]
+    if missing:
+        raise ValidationError(f"--material {text!r} lacks {' and '.join(missing)}")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     from ..modal.io import fe_matrices
 
+    material = parse_material(args.material)
+    if args.stiffening and material is None:
+        raise ValidationError("--stiffening needs the elements' material: --material "
+                              "E=...,nu=... (and the *ELEMENT blocks in the --nodes .inp)")
     if args.input_format == "abaqus":
-        fe = fe_matrices.read_abaqus(args.mass, args.stiffness, args.nodes, units=args.units)
+        fe = fe_matrices.read_abaqus(args.mass, args.stiffness, args.nodes, units=args.units,
+                                     material=material)
     else:
         fe = fe_matrices.read_matrix_market(args.mass, args.stiffness, args.nodes,
                                             units=args.units,
-                                            dofs_per_node=args.dofs_per_node)
-    return write_and_report(reduce_from_args(fe, args), args)
+                                            dofs_per_node=args.dofs_per_node,
+                                            material=material)
+    data = reduce_from_args(fe, args)
+    if args.stiffening:
+        data = data.with_stiffening(fe)
+    return write_and_report(data, args)

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import ValidationError
+from .fe import solid_elements
 
 _AXES = "xyz"
 
@@ -171,17 +172,16 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     uniform-acceleration and angular-acceleration cases, wholly rigid-body loads, give
     no stress.
 
-    Raises ValidationError naming what is missing: element information (only the
-    built-in beam and hexahedral FE carry it so far) or the rotational shapes."""
+    The element information comes from the built-in beam and hexahedral FE, or, for FE
+    matrices read from files, from the solid cells (``hexahedron``, ``tetra``) and the
+    isotropic ``material`` the model carries (:func:`solid_elements_of`).
+
+    Raises ValidationError naming what is missing: element information, the material,
+    cell types without stresses, or the rotational shapes."""
     from .data import ReferenceFrame
 
     beam, solid = _is_builtin_beam(fe), _is_builtin_solid(fe)
-    if not (beam or solid):
-        source = fe.metadata.get("generator") or fe.metadata.get("source") or "this FE model"
-        raise ValidationError(f"stiffening: no element information in {source!r}; "
-                              f"geometric stiffening can be computed for the built-in beam "
-                              f"and hexahedral FE (flexmbs.modal.fe.straight_beam, "
-                              f"box_mesh) only so far")
+    elements = None if (beam or solid) else solid_elements_of(fe)
     attached = data.reference_frame is ReferenceFrame.ATTACHED
     if attached and data.attach_set is None:
         raise ValidationError("stiffening: the modal data have an attached frame without "
@@ -201,10 +201,54 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
         field = (beam_nodal_field(fe, a_mat, b_vec) if beam
                  else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
         u = static(-(fe.mass @ field))  # d'Alembert load −ρ a
-        k_g = beam_geometric_matrix(fe, u) if beam else solid_geometric_matrix(fe, u)
+        if beam:
+            k_g = beam_geometric_matrix(fe, u)
+        elif solid:
+            k_g = solid_geometric_matrix(fe, u)
+        else:
+            k_g = solid_elements.geometric_stiffness(fe.nodes, elements["cells"], u,
+                                                     elements["lame"], elements["labels"])
         proj = modes.T @ (k_g @ modes)
         out[case] = 0.5 * (proj + proj.T)
     return out
+
+
+def solid_elements_of(fe) -> dict:
+    """The solid element information of an FE model read from files: its cells of the
+    types :data:`~flexmbs.modal.fe.solid_elements.STRESS_CELLS`, their labels, and the
+    Lamé constants of ``fe.metadata["material"]`` (``{"E": Pa, "nu": -}``). Raises
+    ValidationError saying what is missing, by name."""
+    source = fe.metadata.get("generator") or fe.metadata.get("source") or "this FE model"
+    kinds = sorted(fe.cells)
+    if not kinds:
+        raise ValidationError(
+            f"stiffening: no element information in {source!r}: geometric stiffening needs "
+            f"the elements (solid cells {list(solid_elements.STRESS_CELLS)} with an "
+            f"isotropic material, e.g. flexmbs reduce --nodes part.inp with *ELEMENT "
+            f"blocks and --material E=...,nu=...), or the built-in beam or hexahedral FE")
+    if fe.dofs_per_node != 3:
+        raise ValidationError(
+            f"stiffening: {source!r} has {fe.dofs_per_node} DOFs per node; stresses of "
+            f"external FE data are computed for 3-DOF solid elements only")
+    skipped = fe.metadata.get("skipped_elements")
+    if skipped:
+        raise ValidationError(
+            f"stiffening: {source!r} has elements that were not read ({skipped}): the "
+            f"stress field would miss their part of the structure")
+    other = [k for k in kinds if k not in solid_elements.STRESS_CELLS]
+    if other:
+        raise ValidationError(
+            f"stiffening: cell type(s) {other} of {source!r} have no stress recovery here; "
+            f"the solid cells with one are {list(solid_elements.STRESS_CELLS)}")
+    material = fe.metadata.get("material")
+    if not isinstance(material, dict) or "E" not in material or "nu" not in material:
+        raise ValidationError(
+            f"stiffening: {source!r} has elements but no material: give the isotropic "
+            f"material as metadata['material'] = {{'E': Pa, 'nu': -}} (flexmbs reduce "
+            f"--material E=...,nu=...)")
+    return {"cells": dict(fe.cells), "labels": fe.metadata.get("cell_labels") or {},
+            "lame": solid_elements.isotropic_lame(float(material["E"]),
+                                                  float(material["nu"]))}
 
 
 def _attached_solver(fe, attach_nodes):

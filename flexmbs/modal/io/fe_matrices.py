@@ -19,7 +19,12 @@ Two sources, each paired with a node file that gives the coordinates and labels:
 Node files (:func:`read_nodes`) are either CSV text — ``id,x,y,z`` or ``x,y,z`` per line
 (commas and/or blanks), an optional header line first, ``#`` comments — or an Abaqus
 input file (``.inp``) whose ``*NODE`` blocks give the nodes and whose ``*NSET`` blocks
-(plain or ``GENERATE``) become node sets.
+(plain or ``GENERATE``) become node sets. Its ``*ELEMENT`` blocks of solid types (C3D4,
+C3D6, C3D8*, C3D10*, C3D20*; node lists may continue on the next line) become the model's
+cells (``tetra``, ``wedge``, ``hexahedron``, ``tetra10``, ``hexahedron20``), for
+animations and, for the linear tetrahedra and hexahedra with a ``material``, for
+geometric stiffening; elements of other types are counted in
+``metadata["skipped_elements"]``.
 
 Abaqus DOF map: ``dofs_per_node`` is 6 when any DOF above 3 appears in either matrix,
 else 3. Nodes of the node file that appear in neither matrix (reference points, unused
@@ -62,13 +67,39 @@ _SPLIT = re.compile(r"[,\s]+")
 
 
 # ---------------------------------------------------------------------------- nodes
+class ElementBlock(NamedTuple):
+    """Elements of one cell type read from an ``.inp`` file (node *labels*)."""
+
+    labels: np.ndarray  # (E,) int64 element labels
+    nodes: np.ndarray  # (E, n_a) int64 node labels, meshio/VTK node order
+    lines: np.ndarray  # (E,) line numbers of the first data line of each element
+
+
 class NodeTable(NamedTuple):
-    """Nodes read from a node file."""
+    """Nodes (and, from an ``.inp`` file, elements) read from a node file."""
 
     ids: np.ndarray  # (N,) int64 labels
     coords: np.ndarray  # (N, 3) float, in the file's length unit
     sets: dict[str, np.ndarray]  # set name -> node labels
     path: Path
+    elements: dict | None = None  # meshio cell type -> ElementBlock
+    skipped_elements: dict | None = None  # Abaqus type -> count of elements not read
+    defined_ids: np.ndarray | None = None  # all labels of the file, when ids is a subset
+
+
+#: Abaqus solid element types (first letters) → (meshio cell type, nodes). Abaqus and
+#: VTK share the node order of these elements (corners, then the edges' mid-nodes).
+INP_SOLIDS = (("C3D20", "hexahedron20", 20), ("C3D10", "tetra10", 10),
+              ("C3D8", "hexahedron", 8), ("C3D4", "tetra", 4), ("C3D6", "wedge", 6))
+
+
+def _inp_cell_type(abaqus_type: str):
+    """(meshio cell type, node count) of an Abaqus element type, or None."""
+    name = abaqus_type.upper()
+    for prefix, cell, count in INP_SOLIDS:
+        if name.startswith(prefix):
+            return cell, count
+    return None
 
 
 def _exists(path: Path, what: str) -> None:
@@ -178,12 +209,22 @@ def _read_inp_nodes(path: Path) -> NodeTable:
     block = None
     params: dict[str, str] = {}
     includes = []
+    elements: dict[str, list] = {}  # cell type -> [(label, node labels, line)]
+    skipped: dict[str, int] = {}
+    pending: list = []  # an element whose node list continues on the next line
     for lineno, raw in enumerate(_lines(path), start=1):
         line = raw.strip()
         if not line or line.startswith("**"):
             continue
         if line.startswith("*"):
+            if pending:
+                raise ReadError(f"{path}, line {pending[2]}: element {pending[0]} has "
+                                f"{len(pending[1])} node(s); its type needs "
+                                f"{pending[3]}")
             block, params = _keyword(line)
+            if block == "ELEMENT" and "TYPE" not in params:
+                raise ReadError(f"{path}, line {lineno}: *ELEMENT without TYPE=<type>: "
+                                f"{line!r}")
             if block == "INCLUDE":
                 includes.append(lineno)
             if block == "NSET" and "NSET" not in params:
@@ -192,6 +233,30 @@ def _read_inp_nodes(path: Path) -> NodeTable:
                 sets.setdefault(params["NSET"], [])
             continue
         fields = [f for f in (s.strip() for s in line.split(",")) if f]
+        if block == "ELEMENT":
+            cell = _inp_cell_type(params["TYPE"])
+            if cell is None:
+                if not pending:
+                    skipped[params["TYPE"].upper()] = skipped.get(params["TYPE"].upper(),
+                                                                  0) + 1
+                continue
+            numbers = [_label(f) for f in fields]
+            if any(v is None for v in numbers):
+                raise ReadError(f"{path}, line {lineno}: cannot read *ELEMENT, TYPE="
+                                f"{params['TYPE']} data line {line!r} (expected integer "
+                                "labels: element, then its nodes)")
+            if pending:
+                pending[1].extend(numbers)
+            else:
+                pending = [numbers[0], numbers[1:], lineno, cell[1]]
+            if len(pending[1]) > cell[1]:
+                raise ReadError(f"{path}, line {pending[2]}: element {pending[0]} of type "
+                                f"{params['TYPE']} lists {len(pending[1])} nodes; it has "
+                                f"{cell[1]}")
+            if len(pending[1]) == cell[1]:
+                elements.setdefault(cell[0], []).append(tuple(pending[:3]))
+                pending = []
+            continue
         if block == "NODE":
             label = _label(fields[0]) if fields else None
             try:
@@ -234,8 +299,69 @@ def _read_inp_nodes(path: Path) -> NodeTable:
                         "followed: pass the file that holds the *NODE block")
     if not ids:
         raise ReadError(f"{path}: no *NODE block found in the Abaqus input file")
-    return _finish_nodes(path, ids, coords, lines,
-                         {k: np.asarray(v, dtype=np.int64) for k, v in sets.items()})
+    if pending:
+        raise ReadError(f"{path}, line {pending[2]}: element {pending[0]} has "
+                        f"{len(pending[1])} node(s); its type needs {pending[3]}")
+    table = _finish_nodes(path, ids, coords, lines,
+                          {k: np.asarray(v, dtype=np.int64) for k, v in sets.items()})
+    blocks = {}
+    for cell, items in elements.items():
+        labels = np.array([e[0] for e in items], dtype=np.int64)
+        values, counts = np.unique(labels, return_counts=True)
+        if np.any(counts > 1):
+            label = int(values[counts > 1][0])
+            raise ReadError(f"{path}: element label {label} is defined twice")
+        blocks[cell] = ElementBlock(labels, np.array([e[1] for e in items], dtype=np.int64),
+                                    np.array([e[2] for e in items], dtype=np.int64))
+    return table._replace(elements=blocks, skipped_elements=skipped)
+
+
+def _element_cells(table: NodeTable, ids: np.ndarray) -> tuple[dict, dict, int]:
+    """The table's elements as (cells: type → connectivity in indices of ``ids``,
+    labels: type → element labels, count of elements left out because they use a node
+    outside ``ids``: a node the matrices do not contain). ReadError naming the element,
+    its line and the file when it uses a node no ``*NODE`` line defines."""
+    index = {int(v): i for i, v in enumerate(ids)}
+    defined = set((table.ids if table.defined_ids is None else table.defined_ids).tolist())
+    cells, labels, outside = {}, {}, 0
+    for cell, block in (table.elements or {}).items():
+        flat = block.nodes.ravel()
+        undefined = np.flatnonzero([int(v) not in defined for v in flat])
+        if undefined.size:
+            k = int(undefined[0]) // block.nodes.shape[1]
+            raise ReadError(f"{table.path}, line {int(block.lines[k])}: element "
+                            f"{int(block.labels[k])} uses node {int(flat[undefined[0]])}, "
+                            f"which no *NODE line defines")
+        inside = np.array([all(int(v) in index for v in row) for row in block.nodes],
+                          dtype=bool)
+        outside += int(np.count_nonzero(~inside))
+        if not inside.any():
+            continue
+        conn = block.nodes[inside]
+        cells[cell] = np.array([index[int(v)] for v in conn.ravel()],
+                               dtype=np.int64).reshape(conn.shape)
+        labels[cell] = block.labels[inside]
+    return cells, labels, outside
+
+
+def _material_si(material, units) -> dict | None:
+    """An isotropic material ``{"E": ..., "nu": ...}`` (E in the files' stress unit)
+    converted to SI; ValidationError naming the bad key and value."""
+    if material is None:
+        return None
+    if not isinstance(material, dict) or set(material) - {"E", "nu", "rho"} or \
+            not {"E", "nu"} <= set(material):
+        raise ValidationError(f"material must be a dict with keys 'E' and 'nu' (and "
+                              f"optionally 'rho'); got {material!r}")
+    from ..fe.solid_elements import isotropic_lame
+
+    system = get_units(units)
+    young, nu = float(material["E"]), float(material["nu"])
+    isotropic_lame(young, nu)  # range checks with the key's name
+    out = {"E": young * system.mass / (system.length * system.time**2), "nu": nu}
+    if "rho" in material:
+        out["rho"] = float(material["rho"]) * system.mass / system.length**3
+    return out
 
 
 def read_nodes(path: str | os.PathLike) -> NodeTable:
@@ -301,11 +427,23 @@ def to_si(coords, mass, stiffness, units, dofs_per_node: int):
     return coords, mass, stiffness, system.name
 
 
-def _build(table: NodeTable, mass, stiffness, *, units, dpn, sets, metadata, files) -> FEModel:
+def _build(table: NodeTable, mass, stiffness, *, units, dpn, sets, metadata, files,
+           material=None) -> FEModel:
     coords, mass, stiffness, name = to_si(table.coords, mass, stiffness, units, dpn)
+    cells, labels, outside = _element_cells(table, table.ids)
+    metadata = {**metadata, "source_units": name}
+    if labels:
+        metadata["cell_labels"] = labels
+    if outside:
+        metadata["elements_outside_matrices"] = outside
+    if table.skipped_elements:
+        metadata["skipped_elements"] = dict(table.skipped_elements)
+    material = _material_si(material, units)
+    if material is not None:
+        metadata["material"] = material
     try:
         return FEModel(coords, mass, stiffness, dofs_per_node=dpn, node_ids=table.ids,
-                       node_sets=sets, metadata={**metadata, "source_units": name})
+                       node_sets=sets, cells=cells, metadata=metadata)
     except FlexmbsError as exc:
         raise ReadError(f"{' / '.join(str(f) for f in files)}: {exc}") from exc
 
@@ -426,7 +564,8 @@ def _check_layout(k_mat, dpn: int, n_nodes: int, stiff_path: Path, nodes_path: P
 
 def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
                        nodes: str | os.PathLike, *, units: str | None = None,
-                       dofs_per_node: int | None = None, node_sets=None) -> FEModel:
+                       dofs_per_node: int | None = None, node_sets=None,
+                       material=None) -> FEModel:
     """Read FE mass and stiffness from Matrix Market files and nodes from a node file.
 
     Parameters
@@ -444,6 +583,11 @@ def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
         ReadError asks for ``dofs_per_node`` (see :func:`_check_layout`).
     node_sets : dict[str, sequence of int], optional
         Named node sets as node *labels* (ids of the node file); added to ``*NSET`` sets.
+    material : dict, optional
+        Isotropic material ``{"E": ..., "nu": ...}`` of the solid elements (E in the
+        files' stress unit), stored as ``metadata["material"]`` (SI): with the
+        ``*ELEMENT`` blocks of an ``.inp`` node file it lets
+        :meth:`ModalData.with_stiffening` compute geometric stiffening.
     """
     get_units(units)  # an unknown unit system is the caller's error, raised before reading
     mass_path, stiff_path = Path(mass), Path(stiffness)
@@ -478,7 +622,7 @@ def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
             "source_files": {"mass": str(mass_path), "stiffness": str(stiff_path),
                              "nodes": str(table.path)}}
     return _build(table, m_mat, k_mat, units=units, dpn=dpn, sets=sets, metadata=meta,
-                  files=files)
+                  files=files, material=material)
 
 
 # ---------------------------------------------------------------------------- Abaqus
@@ -622,7 +766,7 @@ def _symmetric_from_entries(e: AbaqusEntries, index: dict[int, int], dpn: int,
 
 def read_abaqus(mass: str | os.PathLike, stiffness: str | os.PathLike,
                 nodes: str | os.PathLike, *, units: str | None = None, node_sets=None,
-                allow_missing_dofs: bool = False) -> FEModel:
+                allow_missing_dofs: bool = False, material=None) -> FEModel:
     """Read Abaqus ``*MATRIX OUTPUT`` mass and stiffness files and a node file.
 
     Parameters
@@ -638,6 +782,8 @@ def read_abaqus(mass: str | os.PathLike, stiffness: str | os.PathLike,
     allow_missing_dofs : bool
         Keep DOFs that appear in neither matrix as zero rows/columns (listed in
         ``metadata["missing_dofs"]``) instead of raising (see the module docstring).
+    material : dict, optional
+        Isotropic material of the solid elements, as in :func:`read_matrix_market`.
 
     Returns
     -------
@@ -661,7 +807,8 @@ def read_abaqus(mass: str | os.PathLike, stiffness: str | os.PathLike,
     used = np.unique(np.concatenate([m_e.row_node, m_e.col_node, k_e.row_node, k_e.col_node]))
     keep = np.flatnonzero(np.isin(table.ids, used))
     dropped = [int(v) for v in table.ids[~np.isin(table.ids, used)]]
-    kept = NodeTable(table.ids[keep], table.coords[keep], table.sets, table.path)
+    kept = table._replace(ids=table.ids[keep], coords=table.coords[keep],
+                          defined_ids=table.ids)
     index = {int(v): i for i, v in enumerate(kept.ids)}
     n_dof = dpn * kept.ids.size
     present = np.zeros(n_dof, dtype=bool)
@@ -692,7 +839,7 @@ def read_abaqus(mass: str | os.PathLike, stiffness: str | os.PathLike,
     if missing_dofs:
         meta["missing_dofs"] = missing_dofs
     return _build(kept, m_mat, k_mat, units=units, dpn=dpn, sets=sets, metadata=meta,
-                  files=(m_e.path, k_e.path, table.path))
+                  files=(m_e.path, k_e.path, table.path), material=material)
 
 
 def write_abaqus_matrix(matrix, path: str | os.PathLike, node_ids, dofs_per_node: int, *,
