@@ -26,7 +26,7 @@ from scipy.sparse.linalg import splu
 from ..assembly.system import _profile_values
 from ..errors import ModelError
 from .packing import pack
-from .tables import compile_tables, drive_specs, unsupported_reason
+from .tables import compile_tables, drive_specs, time_inputs, unsupported_reason
 from .workspace import make_workspace
 
 #: Seconds after which a first kernel call is reported as compiling.
@@ -63,6 +63,10 @@ def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
     return sp_i, np.concatenate([low.data, up.data])
 
 
+def _force_kind(force) -> str:
+    return "joint actuator" if hasattr(force, "profile") else "spring-damper actuator"
+
+
 def jit_disabled() -> bool:
     """Whether numba's JIT is switched off (``NUMBA_DISABLE_JIT=1``)."""
     return os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -85,7 +89,10 @@ class CompiledSystem:
         self.F, self.IN, self.H, self.tables = pack(tables)
         self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
         self.drives = drive_specs(system)
-        self.actuators = list(system.model.forces)
+        #: the forces whose values are numbers per time level (the columns of u)
+        self.actuators = time_inputs(system)
+        self._input_profiles = [getattr(f, "profile", None) or f.actuator
+                                for f in self.actuators]
         self.n_q, self.n_c = system.n_q, system.n_c
         n = self.n_q + self.n_c
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
@@ -122,14 +129,16 @@ class CompiledSystem:
             if not (math.isfinite(prof[k, 0]) and math.isfinite(prof[k, 1])
                     and math.isfinite(prof[k, 2])):
                 _profile_values(drive, t)
-        for k, act in enumerate(self.actuators):
+        for k, profile in enumerate(self._input_profiles):
             try:
-                u[k] = act.profile.eval(t)[0]
+                u[k] = profile.eval(t)[0]
             except Exception as exc:
-                raise ModelError(f"joint actuator {act.name!r}: its profile failed at t = "
+                raise ModelError(f"{_force_kind(self.actuators[k])} "
+                                 f"{self.actuators[k].name!r}: its profile failed at t = "
                                  f"{t:g}: {type(exc).__name__}: {exc}") from exc
             if not math.isfinite(u[k]):
-                raise ModelError(f"joint actuator {act.name!r}: its profile returned "
+                raise ModelError(f"{_force_kind(self.actuators[k])} "
+                                 f"{self.actuators[k].name!r}: its profile returned "
                                  f"{u[k]} at t = {t:g}")
 
     # ----------------------------------------------------------- kernels

@@ -40,6 +40,8 @@ from .packing import (
     T_R_IO,
     T_R_MASS,
     T_R_S,
+    T_S_MARK,
+    T_S_PAR,
     W_GBAR,
     W_MK_V,
     W_QCUR,
@@ -58,6 +60,7 @@ from .residual import (
     actuator_loads,
     body_frames,
     constraints_with_jacobian,
+    force_element_loads,
     full_mass,
     jacobian_dense,
     mode_mass,
@@ -154,6 +157,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
     j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     mk_v = _f3(WF, WH, W_MK_V)
     qcur = _f1(WF, WH, W_QCUR)
+    s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
     scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
     jac = np.zeros((n_c, n_q))
     vel = np.zeros(n_c)
@@ -177,6 +181,13 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
                 power -= lk[e_row[e]] * vel[e_row[e]]
         loads[:] = 0.0
         actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
+        # dampers, spring actuators and point loads (the springs' part has a potential)
+        force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, False)
+        for s in range(s_mark.shape[0]):
+            length = 0.0
+            for c in range(3):
+                length += (mk_v[s_mark[s, 1], 0, c] - mk_v[s_mark[s, 0], 0, c]) ** 2
+            pot += 0.5 * s_par[s, 0] * (np.sqrt(length) - s_par[s, 2]) ** 2
         for j in range(n_q):
             power -= qdk[j] * loads[j]
         for b in range(b_kind.size):

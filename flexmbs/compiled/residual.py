@@ -12,7 +12,11 @@ NumPy path, term by term:
   vectors V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j) (:mod:`flexmbs.assembly.constraints`),
   with the Euler-parameter normalization rows and coordinate drives;
 * joint actuators given by a time profile — the torque or force u(t) z_i on marker j
-  with its reaction on i (:class:`flexmbs.model.forces.JointActuator`).
+  with its reaction on i (:class:`flexmbs.model.forces.JointActuator`);
+* spring–damper–actuators, tension f = k (L − L0) + c L̇ + f_a(t) along the line of the
+  two markers (:class:`flexmbs.model.forces.SpringDamperActuator`), and point forces
+  and torques of constant value in global or marker axes
+  (:class:`flexmbs.model.forces.PointLoad`).
 
 Drive profile values (s, ṡ, s̈) per drive and actuator values u come in as arrays
 (evaluated once per time level in Python).
@@ -62,10 +66,17 @@ from .packing import (
     T_K_PHI,
     T_K_PSI,
     T_K_SHAPES,
+    T_L_FRAME,
+    T_L_KIND,
+    T_L_MARK,
+    T_L_VEC,
     T_R_IO,
     T_R_MASS,
     T_R_OFFSET,
     T_R_S,
+    T_S_ACT,
+    T_S_MARK,
+    T_S_PAR,
     W_BASIS,
     W_COEF,
     W_FULL,
@@ -906,6 +917,139 @@ def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
         )
 
 
+@njit(cache=True)
+def spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring):
+    """(f [N], L [m], L̇ [m/s]) of spring–damper–actuator s, its unit vector i → j into
+    W_v3f and ḋ = J_j q̇_j − J_i q̇_i into W_v3e, from the markers' vectors and Jacobians
+    in the workspace; ``with_spring`` False leaves out k (L − L0) (its non-conservative
+    part). Coincident markers with a nonzero force give f = NaN (no line of action)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_s_mark = _i2(IN, H, T_S_MARK)
+    T_s_par = _f2(F, H, T_S_PAR)
+    T_s_act = _i1(IN, H, T_S_ACT)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    unit = _f1(WF, WH, W_V3F)
+    d_dot = _f1(WF, WH, W_V3E)
+    ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
+    length = 0.0
+    for c in range(3):
+        unit[c] = W_mk_v[kj, 0, c] - W_mk_v[ki, 0, c]
+        d_dot[c] = 0.0
+        length += unit[c] * unit[c]
+    length = np.sqrt(length)
+    for k, sign in ((kj, 1.0), (ki, -1.0)):
+        b = T_k_body[k]
+        if b < 0:
+            continue
+        st = T_b_start[b]
+        for c in range(3):
+            acc = 0.0
+            for col in range(7 + T_b_nm[b]):
+                acc += W_mk_j[k, 0, c, col] * qd[st + col]
+            d_dot[c] += sign * acc
+    rate = 0.0
+    if length > 0.0:
+        for c in range(3):
+            unit[c] /= length
+            rate += unit[c] * d_dot[c]
+    force = T_s_par[s, 1] * rate
+    if with_spring:
+        force += T_s_par[s, 0] * (length - T_s_par[s, 2])
+    if T_s_act[s] >= 0:
+        force += u[T_s_act[s]]
+    if length == 0.0 and force != 0.0:
+        force = np.nan
+    return force, length, rate
+
+
+@njit(cache=True)
+def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
+    """r −= Q of the spring–damper–actuators (f u on marker i, −f u on j: tension pulls
+    them together) and of the constant point loads; ``with_spring`` False: the springs'
+    non-conservative part only (damper and actuator, for the power of the outputs)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_phi = _f3(F, H, T_K_PHI)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_gglob = _f3(WF, WH, W_GGLOB)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_v3g = _f1(WF, WH, W_V3G)
+    W_v3h = _f1(WF, WH, W_V3H)
+    W_v3i = _f1(WF, WH, W_V3I)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    T_s_mark = _i2(IN, H, T_S_MARK)
+    T_l_mark = _i1(IN, H, T_L_MARK)
+    T_l_kind = _i1(IN, H, T_L_KIND)
+    T_l_frame = _i1(IN, H, T_L_FRAME)
+    T_l_vec = _f2(F, H, T_L_VEC)
+    vec = _f1(WF, WH, W_V3D)
+    unit = _f1(WF, WH, W_V3F)
+    for s in range(T_s_mark.shape[0]):
+        force, _, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring)
+        if force == 0.0:
+            continue
+        for c in range(3):
+            vec[c] = force * unit[c]
+        for k, scale in ((T_s_mark[s, 0], 1.0), (T_s_mark[s, 1], -1.0)):
+            _add_generalized_load(
+                T_b_nm,
+                T_b_start,
+                T_k_base,
+                T_k_body,
+                T_k_phi,
+                T_k_psi,
+                T_k_shapes,
+                W_gbar,
+                W_gglob,
+                W_rot,
+                W_v3g,
+                W_v3h,
+                W_v3i,
+                k,
+                vec,
+                1,
+                scale,
+                q,
+                r,
+            )
+    for ld in range(T_l_mark.size):
+        k = T_l_mark[ld]
+        for c in range(3):
+            if T_l_frame[ld] == 1:  # components along the marker's x, y, z axes
+                vec[c] = (W_mk_v[k, 1, c] * T_l_vec[ld, 0] + W_mk_v[k, 2, c] * T_l_vec[ld, 1]
+                          + W_mk_v[k, 3, c] * T_l_vec[ld, 2])
+            else:
+                vec[c] = T_l_vec[ld, c]
+        _add_generalized_load(
+            T_b_nm,
+            T_b_start,
+            T_k_base,
+            T_k_body,
+            T_k_phi,
+            T_k_psi,
+            T_k_shapes,
+            W_gbar,
+            W_gglob,
+            W_rot,
+            W_v3g,
+            W_v3h,
+            W_v3i,
+            k,
+            vec,
+            T_l_kind[ld],
+            1.0,
+            q,
+            r,
+        )
+
+
 # --------------------------------------------------------------------------- all
 @njit(cache=True)
 def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
@@ -965,6 +1109,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
         else:
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
+    force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, True)
 
 
 @njit(cache=True)

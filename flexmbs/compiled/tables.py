@@ -12,7 +12,10 @@ count), once per run. Names stay in Python; the kernels see numbers only:
 * the constraint equations as bilinear forms in their markers' vectors (the arrays of
   :class:`~flexmbs.assembly.constraints.ConstraintPlan`, which the NumPy path uses too),
   coordinate drives and the Euler-parameter normalization rows;
-* joint actuators whose value is a function of time only.
+* joint actuators whose value is a function of time only;
+* translational spring–damper–actuators (constant k, c, L0; an actuator force given by
+  a time profile or none) and point forces and torques of constant value (global or
+  marker axes).
 
 A model the kernels cannot evaluate gets ``None`` and the reason
 (:func:`unsupported_reason`): it runs on the NumPy path.
@@ -93,27 +96,43 @@ class Tables(NamedTuple):
     f_ska: np.ndarray  # (nf, 3, M, M) K_{a_x}, K_{a_y}, K_{a_z}
     f_skd: np.ndarray  # (nf, 3, M, M) K_{ω̇_x}, K_{ω̇_y}, K_{ω̇_z}
     f_sxc: np.ndarray  # (nf, 3, 3, M, M) Ξ_ab(ξ) = ξᵀ f_sxc[a, b] ξ
+    # spring–damper–actuators (docs/compiled.md)
+    s_mark: np.ndarray  # (ns, 2) markers i, j
+    s_par: np.ndarray  # (ns, 3) stiffness k [N/m], damping c [N s/m], free length L0 [m]
+    s_act: np.ndarray  # (ns,) column of its actuator force in u, −1 without one
+    # point loads of constant value
+    l_mark: np.ndarray  # (nl,) marker
+    l_kind: np.ndarray  # (nl,) 0 torque, 1 force
+    l_frame: np.ndarray  # (nl,) 0 global axes, 1 the marker's axes
+    l_vec: np.ndarray  # (nl, 3) value [N] or [N m]
 
 
-def _actuators(system):
-    """Joint actuators with a time-only profile, or None when another force is present."""
-    from ..model.forces import JointActuator
+def force_elements(system):
+    """(joint actuators with a time profile, spring–damper–actuators, point loads) of
+    ``system`` in model order, or None when a force the kernels cannot evaluate is
+    present (see :func:`unsupported_reason`)."""
+    if _force_reason(system) is not None:
+        return None
+    from ..model.forces import JointActuator, PointLoad, SpringDamperActuator
 
-    out = []
-    for force in system.model.forces:
-        if isinstance(force, JointActuator) and getattr(force, "profile", None) is not None:
-            out.append(force)
-        else:
-            return None
-    return out
+    forces = system.model.forces
+    return ([f for f in forces if isinstance(f, JointActuator)],
+            [f for f in forces if isinstance(f, SpringDamperActuator)],
+            [f for f in forces if isinstance(f, PointLoad)])
 
 
-def unsupported_reason(system) -> str | None:
-    """Why the kernels cannot evaluate ``system`` (None: they can): contacts, forces
-    other than time-profile joint actuators, or flexible data without the general
-    invariant set."""
+def time_inputs(system) -> list:
+    """The forces whose value the kernels take as a number per time level (the columns
+    of ``u``): the joint actuators, then the spring–damper–actuators with an actuator
+    profile, in model order."""
+    acts, springs, _ = force_elements(system) or ([], [], [])
+    return [*acts, *[s for s in springs if s.actuator is not None]]
+
+
+def _force_reason(system) -> str | None:
     from ..contact.element import Contact
-    from ..model.forces import JointActuator
+    from ..model.drives import Profile
+    from ..model.forces import JointActuator, PointLoad, SpringDamperActuator
 
     for force in system.model.forces:
         if isinstance(force, Contact):
@@ -122,7 +141,27 @@ def unsupported_reason(system) -> str | None:
             if getattr(force, "profile", None) is None:
                 return f"joint actuator {force.name!r} has a state-dependent callable"
             continue
+        if isinstance(force, SpringDamperActuator):
+            if force.actuator is not None and not isinstance(force.actuator, Profile):
+                return (f"spring-damper {force.name!r} has a state-dependent actuator "
+                        f"callable")
+            continue
+        if isinstance(force, PointLoad):
+            if callable(force.value):
+                return f"point load {force.name!r} has a callable value"
+            continue
         return f"force {force.name!r} ({type(force).__name__})"
+    return None
+
+
+def unsupported_reason(system) -> str | None:
+    """Why the kernels cannot evaluate ``system`` (None: they can): contacts, forces
+    other than time-profile joint actuators, spring–damper–actuators (constant or
+    time-profile actuator) and constant point loads, or flexible data without the
+    general invariant set."""
+    reason = _force_reason(system)
+    if reason is not None:
+        return reason
     for body in system.bodies:
         if hasattr(body, "data") and body.data.invariants.N is None:
             return f"flexible body {body.name!r} has no general invariant set"
@@ -209,19 +248,27 @@ def compile_tables(system) -> Tables:
     for k, _sl, base, shapes in plan.bodies:
         for s_ in range(base.shape[0]):
             add_marker(k, base[s_], shapes[s_])  # Ψ, Φ unused by constraints
-    acts = _actuators(system) or []
+    def add_load_marker(name):  # with the shapes of its force and torque Jacobians
+        body, marker, _ = system.marker_info(name)
+        base, shapes = body.marker_shapes(marker)
+        psi = phi = None
+        if hasattr(body, "data") and body.coupling is not Coupling.RIGID:
+            psi, phi = body._modes(marker).psi, body._modes(marker).phi
+        return add_marker(system._marker_body(name), base, shapes, psi, phi)
+
+    acts, springs, loads = force_elements(system) or ([], [], [])
     a_kind, a_mark = [], []
     for act in acts:
-        pair = []
-        for name in (act.marker_i, act.marker_j):
-            body, marker, _ = system.marker_info(name)
-            base, shapes = body.marker_shapes(marker)
-            psi = phi = None
-            if hasattr(body, "data") and body.coupling is not Coupling.RIGID:
-                psi, phi = body._modes(marker).psi, body._modes(marker).phi
-            pair.append(add_marker(system._marker_body(name), base, shapes, psi, phi))
         a_kind.append(0 if act.kind == "torque" else 1)
-        a_mark.append(pair)
+        a_mark.append([add_load_marker(act.marker_i), add_load_marker(act.marker_j)])
+    inputs = {id(f): k for k, f in enumerate(time_inputs(system))}
+    s_mark = [[add_load_marker(f.marker_i), add_load_marker(f.marker_j)] for f in springs]
+    s_par = [[f.stiffness, f.damping, f.free_length] for f in springs]
+    s_act = [inputs.get(id(f), -1) for f in springs]
+    l_mark = [add_load_marker(f.marker) for f in loads]
+    l_kind = [0 if f.kind == "torque" else 1 for f in loads]
+    l_frame = [1 if f.frame == "marker" else 0 for f in loads]
+    l_vec = [np.asarray(f.value, dtype=float) for f in loads]
     nk = len(k_body)
     drives = drive_specs(system)
     index = {id(d): i for i, d in enumerate(drives)}
@@ -250,10 +297,11 @@ def compile_tables(system) -> Tables:
     c_row = np.array([r for _, r, _ in plan.coordinate_drives], np.int64)
     c_coord = np.array([c for _, _, c in plan.coordinate_drives], np.int64)
     a_mark = np.array(a_mark, np.int64).reshape(-1, 2)
+    s_mark = np.array(s_mark, np.int64).reshape(-1, 2)
     spans = [(int(start), 7 + int(nm)) for start, nm in zip(t["b_start"], t["b_nm"],
                                                              strict=True)]
     top, jac = iteration_pattern(spans, k_body_arr, e_row, e_mark, t["b_norm"], c_row,
-                                 c_coord, a_mark)
+                                 c_coord, np.concatenate([a_mark, s_mark]))
     stiff = {k: t.pop(k) for k in ("f_stiff", "f_ska", "f_skd", "f_sxc")}
     return Tables(
         **t,
@@ -267,7 +315,11 @@ def compile_tables(system) -> Tables:
         e_drive=e_drive, e_npairs=e_npairs, e_pairs=e_pairs, c_row=c_row, c_coord=c_coord,
         c_drive=np.array([index[id(s)] for s, _, _ in plan.coordinate_drives], np.int64),
         a_kind=np.array(a_kind, np.int64), a_mark=a_mark,
-        p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1], **stiff)
+        p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1], **stiff,
+        s_mark=s_mark, s_par=np.array(s_par, float).reshape(-1, 3),
+        s_act=np.array(s_act, np.int64), l_mark=np.array(l_mark, np.int64),
+        l_kind=np.array(l_kind, np.int64), l_frame=np.array(l_frame, np.int64),
+        l_vec=np.array(l_vec, float).reshape(-1, 3))
 
 
 def _stiffening_tables(t, f, n, stiffening) -> None:
@@ -288,10 +340,10 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
 
     ``spans[b]`` = (first coordinate, 7 + modes) of body b. The block holds each body's
     own coordinates against themselves (M, C_t, K_t of the body) and, for every joint,
-    drive and actuator, the coordinates of its two bodies against each other (the
-    constraint Hessians and the actuator tangents). A row of Φ_q holds its two bodies'
-    coordinates (joints and drives), the Euler parameters of one body (normalization)
-    or one coordinate (coordinate drives)."""
+    drive, actuator and spring–damper (``a_mark``), the coordinates of its two bodies
+    against each other (the constraint Hessians and the force tangents). A row of Φ_q
+    holds its two bodies' coordinates (joints and drives), the Euler parameters of one
+    body (normalization) or one coordinate (coordinate drives)."""
     def coords(b):
         start, size = spans[b]
         return np.arange(start, start + size)

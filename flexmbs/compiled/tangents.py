@@ -9,7 +9,12 @@ The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
   markers' vectors: Σ_ab (C + Cᵀ)_ab J_aᵀ J_b + the marker Hessians (A quadratic in p,
   p–ξ mixed terms), and 2λ I on the normalization rows;
 * joint actuators with a time profile — K = −∂Q/∂q through z_i(q) and the torque or force
-  Jacobians (their value does not depend on the state, so C = 0).
+  Jacobians (their value does not depend on the state, so C = 0);
+* spring–damper–actuators — K and C through the line of action u = d/L, the length and
+  its rate (with the rate of the markers' point Jacobians, ∂(J q̇)/∂q) and the force
+  Jacobians (:meth:`flexmbs.model.forces.SpringDamperActuator.tangents`);
+* constant point loads — the force or torque Jacobian's own q-dependence and, in marker
+  axes, that of the axes.
 
 Called only when the iteration matrix is rebuilt, so small temporaries are allocated
 here (never in the per-iteration residual).
@@ -50,12 +55,18 @@ from .packing import (
     T_K_PHI,
     T_K_PSI,
     T_K_SHAPES,
+    T_L_FRAME,
+    T_L_KIND,
+    T_L_MARK,
+    T_L_VEC,
     T_P_COL,
     T_P_ROW,
     T_R_IO,
     T_R_MASS,
     T_R_OFFSET,
     T_R_S,
+    T_S_MARK,
+    T_S_PAR,
     W_COEF,
     W_GBAR,
     W_GGLOB,
@@ -63,6 +74,8 @@ from .packing import (
     W_MK_J,
     W_MK_V,
     W_ROT,
+    W_V3E,
+    W_V3F,
     _f1,
     _f2,
     _f3,
@@ -71,7 +84,7 @@ from .packing import (
     _i1,
     _i2,
 )
-from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass
+from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass, spring_state
 from .rotations import d_rot as _d_rot
 from .rotations import d_rot_t as _d_rot_t
 from .rotations import d_rotated_basis_into, rotation_into
@@ -613,6 +626,108 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, -dq, top, scale)
 
 
+# --------------------------------------------------------------------------- force elements
+@njit(cache=True)
+def _point_jacobian_rate(F, IN, H, k, q, qd):
+    """∂(J q̇)/∂q (3, n_b) of marker k's point, J = ∂(R + A s₀(ξ))/∂q: p columns
+    ∂(A s₀)/∂p at ṗ plus ∂(A U₀ ξ̇)/∂p, ξ columns Ȧ U₀ (bodies.marker_jac_rate_kernel)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    b = T_k_body[k]
+    nm, st = T_b_nm[b], T_b_start[b]
+    p, pd = q[st + 3:st + 7], qd[st + 3:st + 7]
+    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
+    arm_rate = np.zeros(3)
+    for j in range(nm):
+        arm_rate += T_k_shapes[k, 0, :, j] * qd[st + 7 + j]
+    out = np.zeros((3, 7 + nm))
+    out[:, 3:7] = _d_rot(pd, arm) + _d_rot(p, arm_rate)
+    for j in range(nm):
+        out[:, 7 + j] = _d_rot(p, T_k_shapes[k, 0, :, j].copy()) @ pd
+    return out
+
+
+@njit(cache=True)
+def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of the spring–damper–actuators and constant point
+    loads, K = −∂Q/∂q, C = −∂Q/∂q̇ (the markers' vectors and Jacobians of the last
+    residual in the workspace)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_s_mark = _i2(IN, H, T_S_MARK)
+    T_s_par = _f2(F, H, T_S_PAR)
+    T_l_mark = _i1(IN, H, T_L_MARK)
+    T_l_kind = _i1(IN, H, T_L_KIND)
+    T_l_frame = _i1(IN, H, T_L_FRAME)
+    T_l_vec = _f2(F, H, T_L_VEC)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    for s in range(T_s_mark.shape[0]):
+        force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, True)
+        if length == 0.0:
+            continue  # no line of action (the NumPy path differences it)
+        unit = _f1(WF, WH, W_V3F).copy()
+        d_dot = _f1(WF, WH, W_V3E).copy()
+        ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
+        bi, bj = T_k_body[ki], T_k_body[kj]
+        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+        n = ni + nj
+        d_dq = np.zeros((3, n))  # ∂d/∂q = [−J_i, J_j]
+        rates = np.zeros((3, n))  # [−∂(J_i q̇_i)/∂q_i, ∂(J_j q̇_j)/∂q_j]
+        if ni:
+            d_dq[:, :ni] = -W_mk_j[ki, 0, :, :ni]
+            rates[:, :ni] = -_point_jacobian_rate(F, IN, H, ki, q, qd)
+        if nj:
+            d_dq[:, ni:] = W_mk_j[kj, 0, :, :nj]
+            rates[:, ni:] = _point_jacobian_rate(F, IN, H, kj, q, qd)
+        proj = (np.eye(3) - np.outer(unit, unit)) / length
+        du = proj @ d_dq
+        rate_dq = d_dot @ du + unit @ rates
+        rate_dqd = unit @ d_dq
+        f_dq = T_s_par[s, 0] * (unit @ d_dq) + T_s_par[s, 1] * rate_dq
+        f_dqd = T_s_par[s, 1] * rate_dqd
+        g_dq = np.outer(unit, f_dq) + force * du  # ∂(f u)/∂q
+        g_dqd = np.outer(unit, f_dqd)
+        vec = force * unit
+        # Q = [Jac_iᵀ g; −Jac_jᵀ g]; K = −∂Q/∂q, C = −∂Q/∂q̇
+        k_blk = np.zeros((n, n))
+        c_blk = np.zeros((n, n))
+        if ni:
+            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, 1, q)
+            k_blk[:ni, :] -= jac_i.T @ g_dq
+            k_blk[:ni, :ni] -= _load_tangent(F, IN, H, WF, WI, WH, ki, 1, q, vec)
+            c_blk[:ni, :] -= jac_i.T @ g_dqd
+        if nj:
+            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, 1, q)
+            k_blk[ni:, :] += jac_j.T @ g_dq
+            k_blk[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, 1, q, vec)
+            c_blk[ni:, :] += jac_j.T @ g_dqd
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
+    for ld in range(T_l_mark.size):
+        k = T_l_mark[ld]
+        b = T_k_body[k]
+        if b < 0:
+            continue
+        n = 7 + T_b_nm[b]
+        vec = T_l_vec[ld].copy()
+        dvec = np.zeros((3, n))
+        if T_l_frame[ld] == 1:  # F = Σ_a v_a axis_a(q)
+            glob = np.zeros(3)
+            for a in range(3):
+                glob += T_l_vec[ld, a] * W_mk_v[k, 1 + a]
+                dvec += T_l_vec[ld, a] * W_mk_j[k, 1 + a, :, :n]
+            vec = glob
+        kind = T_l_kind[ld]
+        jac = _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q)
+        blk = -(_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec) + jac.T @ dvec)
+        _scatter(F, IN, H, WF, WI, WH, b, b, n, blk, top, k_scale)
+
+
 # --------------------------------------------------------------------------- matrix
 @njit(cache=True)
 def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
@@ -635,6 +750,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
                 out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
     actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
+    force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
