@@ -238,14 +238,14 @@ def load_case(path, overrides: dict | None = None) -> Case:
     if overrides:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
-                                         "joints", "drives", "forces", "contacts", "solver",
-                                         "output"})
+                                         "joints", "drives", "forces", "contacts", "sensors",
+                                         "solver", "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
     b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
     if not isinstance(top.get("notes", []), list) or not all(
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
-    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts"):
+    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts", "sensors"):
         _entries(path, raw, key)
     inputs = [path]
     for k, entry in enumerate(raw.get("bodies", []), 1):
@@ -266,7 +266,26 @@ def load_case(path, overrides: dict | None = None) -> Case:
     for k, entry in enumerate(raw.get("contacts", []), 1):
         _guard(path, f"[[contacts]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_contact(path, b, k, entry))
+    for k, entry in enumerate(raw.get("sensors", []), 1):
+        _guard(path, f"[[sensors]] #{k} {entry.get('name', '')!r}",
+               lambda k=k, entry=entry: _add_sensor(path, b, k, entry))
     return _finish(path, raw, top, b, inputs)
+
+
+def _add_sensor(path, b, k, entry):
+    """[[sensors]]: name, type (the kind), quantity and the target key of the kind
+    (marker, body with node, joint, force, contact), frame where the kind takes one."""
+    t = _Table(path, f"[[sensors]] #{k} {entry.get('name', '')!r}", entry,
+               {"name", "type", "quantity", "marker", "body", "node", "joint", "force",
+                "contact", "frame"})
+    kind = t.text("type", required=True)
+    node = t.get("node")
+    if node is not None and (isinstance(node, bool) or not isinstance(node, int)):
+        raise t.error("node", f"must be an integer node label, got {node!r}")
+    b.add_sensor(t.text("name", required=True), kind, t.text("quantity", required=True),
+                 **{key: t.text(key) for key in ("marker", "body", "joint", "force",
+                                                  "contact", "frame") if key in t.data},
+                 node=node)
 
 
 LAW_KEYS = {"penalty": {"k", "c"}, "hertz": {"K", "n"}, "hunt-crossley": {"K", "n", "e"},

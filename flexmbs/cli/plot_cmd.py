@@ -1,6 +1,7 @@
 """Plot a results file to PNG or SVG: energy balance, modal coordinates, tip deflection,
-constraint violation, step size and Newton iterations, chosen coordinates; --fft plots the
-amplitude spectrum of one coordinate instead."""
+constraint violation, step size and Newton iterations, chosen coordinates, sensors by name
+(``flexmbs plot RESULT sensor NAME...``); --fft plots the amplitude spectrum of one
+coordinate instead."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from ..errors import ValidationError
 from ._common import emit_json
 
 HELP = "plot histories of a results file (PNG/SVG)"
-KINDS = ("energy", "modal", "tip", "constraints", "steps", "coordinates")
+KINDS = ("energy", "modal", "tip", "constraints", "steps", "coordinates", "sensor")
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="results file (.res.h5)")
     p.add_argument("what", choices=KINDS, help="what to plot")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="sensor names (with 'sensor')")
     p.add_argument("-o", "--output", required=True, help="plot file (.png or .svg)")
     p.add_argument("--body", help="flexible body (modal, tip; default: the only one)")
     p.add_argument("--coords", help="comma-separated coordinate names (coordinates, fft)")
@@ -43,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
 
     result = SimulationResult.load(args.results)
     coords = [c.strip() for c in (args.coords or "").split(",") if c.strip()]
+    if args.names and args.what != "sensor":
+        raise ValidationError(f"names after {args.what!r} apply to 'sensor' only; got "
+                              f"{args.names}")
+    if args.what == "sensor" and not args.names:
+        raise ValidationError("'sensor' needs sensor names, e.g. flexmbs plot RESULT sensor "
+                              f"theta; sensors: {sorted(result.sensors) or 'none'}")
     if args.fft and args.what != "coordinates":
         raise ValidationError("--fft applies to 'coordinates' (with one name in --coords)")
     if args.what == "coordinates" and not coords:
@@ -62,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         fig = plots.constraint_violation(result)
     elif args.what == "steps":
         fig = plots.step_size(result)
+    elif args.what == "sensor":
+        fig = plots.sensors(result, args.names)
     else:
         fig = plots.coordinates(result, coords)
     path = plots.save_figure(fig, args.output)

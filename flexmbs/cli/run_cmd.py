@@ -46,6 +46,23 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "or --set bodies.beam.modes=4 (docs/case_files.md)")
 
 
+def sensor_extremes(result) -> dict:
+    """{sensor: {"units", "components": {component: {"min", "max", "final"}}}} of a run
+    (None where a component has no finite value)."""
+    from ..assembly.sensors import SensorHistory
+
+    out = {}
+    for name, rec in result.sensors.items():
+        hist = SensorHistory(None, np.asarray(rec["values"], float), rec["units"],
+                             tuple(rec["components"]))
+        out[name] = {"units": rec["units"], "components": hist.extremes()}
+    return out
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.5g}"
+
+
 def run(args: argparse.Namespace) -> int:
     from .study_cmd import parse_overrides
 
@@ -98,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
                             "max_penetration_m": float(np.max(rec["penetration"])),
                             "dissipated_J": float(rec["dissipated"][-1])}
                      for name, rec in result.contacts.items()},
+        "sensors": sensor_extremes(result),
     }
     if args.json:
         emit_json(summary)
@@ -121,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
               f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
         if summary["coupling"]:
             print(f"  coupling: {summary['coupling']}")
+        if summary["sensors"]:
+            print("  sensors (min / max / final):")
+            for name, rec in summary["sensors"].items():
+                parts = [f"{comp} {_num(v['min'])} / {_num(v['max'])} / {_num(v['final'])}"
+                         for comp, v in rec["components"].items()]
+                print(f"    {name} [{rec['units']}]: " + "; ".join(parts))
         for name, c in summary["contacts"].items():
             print(f"  contact {name}: {c['impacts']} impact(s), max force "
                   f"{c['max_normal_force_N']:.4g} N, max penetration "

@@ -22,6 +22,9 @@ once complete (flexmbs._files).
                       older files)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type> for flexible bodies
+    /sensors/<name>   (n_t, n_components) values at the output times; attrs units,
+                      components (JSON list), kind, quantity, target, frame, node
+                      (docs/sensors.md; absent in older files)
 """
 
 from __future__ import annotations
@@ -88,6 +91,13 @@ def save_result(result, path) -> None:
                 for ctype, conn in info["cells"].items():
                     cells.create_dataset(ctype, data=np.asarray(conn))
 
+        sensors = f.create_group("sensors")
+        for name, record in getattr(result, "sensors", {}).items():
+            d = sensors.create_dataset(name, data=np.asarray(record["values"], dtype=float))
+            d.attrs["units"] = str(record["units"])
+            d.attrs["components"] = json.dumps(list(record["components"]))
+            for key in ("kind", "quantity", "target", "frame", "node"):
+                d.attrs[key] = json.dumps(record.get(key))
         write_checkpoint(f, getattr(result, "checkpoint", {}))
         seal_hdf5(f)  # last: a file without it was not completed
 
@@ -201,6 +211,19 @@ def _check_structure(f, path) -> None:
             if isinstance(ds, h5py.Dataset) and ds.shape != (n_t,):
                 raise shape_error(f"contacts/{name}/{key}", ds.shape, (n_t,),
                                   "one value per output time")
+    for name, ds in f.get("sensors", {}).items():
+        where = f"sensors/{name}"
+        if not isinstance(ds, h5py.Dataset) or ds.dtype.kind not in "fiu":
+            raise ReadError(f"{path}: {where} is not a numeric dataset")
+        try:
+            n_comp = len(json.loads(ds.attrs["components"]))
+            str(ds.attrs["units"])
+        except (KeyError, TypeError, ValueError):
+            raise ReadError(f"{path}: {where} lacks its units or components "
+                            f"attribute") from None
+        if ds.shape != (n_t, n_comp):
+            raise shape_error(where, ds.shape, (n_t, n_comp),
+                              f"{n_t} output times x its {n_comp} components")
 
 
 def _read_result(f, SimulationResult):
@@ -231,7 +254,12 @@ def _read_result(f, SimulationResult):
         contacts={name: {**{k: v[()] for k, v in g.items()},
                          "impacts": int(g.attrs.get("impacts", 0))}
                   for name, g in f.get("contacts", {}).items()},
-        checkpoint=read_checkpoint(f))
+        checkpoint=read_checkpoint(f),
+        sensors={name: {"values": d[()], "units": str(d.attrs["units"]),
+                        "components": json.loads(d.attrs["components"]),
+                        **{key: json.loads(d.attrs[key])
+                           for key in ("kind", "quantity", "target", "frame", "node")}}
+                 for name, d in f.get("sensors", {}).items()})
 
 
 def _status_of_old_file(attrs) -> str:

@@ -652,6 +652,19 @@ class SimulationResult:
     :mod:`flexmbs.integrators.checkpoint`)."""
     source: str = ""
     """The file this result was read from ("" for a result computed here)."""
+    sensors: dict = field(default_factory=dict)
+    """Per sensor (:mod:`flexmbs.model.sensors`): ``values`` (n_t, n_components) at the
+    output times, ``units``, ``components`` and its definition (``kind``, ``quantity``,
+    ``target``, ``frame``, ``node``); see :meth:`sensor`."""
+
+    def sensor(self, name: str) -> np.ndarray:
+        """Values (n_t, n_components) of sensor ``name``, in its ``units``."""
+        if name not in self.sensors:
+            from ..errors import ValidationError
+
+            raise ValidationError(f"no sensor {name!r} in these results; sensors: "
+                                  f"{sorted(self.sensors) or 'none'}")
+        return self.sensors[name]["values"]
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
@@ -872,17 +885,40 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         statistics["interrupted_by"] = interrupted
     if cp:
         statistics["restarts"] = [*earlier.get("restarts", []), float(cp["t"])]
+    contacts = {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
+                         "impacts": int(c.state.impacts)} for c in integ.contacts}
+    qdd_hist = np.array(rec["qdd"]).reshape(q.shape)
+    sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics)
     return SimulationResult(
-        t, q, qd, np.array(rec["qdd"]), lam_hist, energies[:, 0],
+        t, q, qd, qdd_hist, lam_hist, energies[:, 0],
         energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
         np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
         {"method": params.name, "h": h, **{k: v for k, v in options.items()
                                           if k not in ("q0", "qd0", "on_compile")}},
         system.coupling, success, message, time.perf_counter() - start,
-        _describe_bodies(system), _describe_model(system),
-        {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
-                  "impacts": int(c.state.impacts)} for c in integ.contacts}, statistics,
-        status, [w.as_dict() for w in warns], checkpoint)
+        _describe_bodies(system), _describe_model(system), contacts, statistics,
+        status, [w.as_dict() for w in warns], checkpoint, sensors=sensors)
+
+
+def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics) -> dict:
+    """The sensors' histories as result records; a sensor that cannot be evaluated is
+    recorded as NaN and named in ``statistics["sensor_errors"]`` (the run is kept)."""
+    from ..assembly.sensors import sensor_history
+
+    out = {}
+    for sensor in getattr(system.model, "sensors", ()):
+        try:
+            hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts)
+            values, units, comps = hist.values, hist.units, list(hist.components)
+        except Exception as exc:  # keep the run: say which sensor failed and why
+            statistics.setdefault("sensor_errors", {})[sensor.name] = (
+                f"{type(exc).__name__}: {exc}")
+            values, units, comps = np.full((len(t), 1), np.nan), "-", ["value"]
+        out[sensor.name] = {"values": values, "units": units, "components": comps,
+                            "kind": sensor.kind, "quantity": sensor.quantity,
+                            "target": sensor.target, "frame": sensor.frame,
+                            "node": sensor.node}
+    return out
 
 
 def _output_quantities(system, integ, rec, derived):

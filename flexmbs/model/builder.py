@@ -27,6 +27,15 @@ from .forces import (
 )
 from .joints import JOINT_EQUATIONS
 from .markers import Marker
+from .sensors import FRAMES as SENSOR_FRAMES
+from .sensors import (
+    QUANTITIES,
+    ROTATING_JOINTS,
+    SLIDING_JOINTS,
+    TARGET_KEY,
+    Sensor,
+    sensor_problems,
+)
 
 DRIVE_KINDS = ("rotation", "translation", "coordinate")
 
@@ -73,6 +82,7 @@ class Model:
     drives: tuple[DriveSpec, ...]
     forces: tuple[Any, ...]
     gravity: np.ndarray
+    sensors: tuple[Sensor, ...] = ()
 
 
 def _vec3(value, what, problems):
@@ -147,6 +157,7 @@ class ModelBuilder:
     _drives: list = field(default_factory=list)
     _forces: list = field(default_factory=list)
     _distributed: list = field(default_factory=list)
+    _sensors: list = field(default_factory=list)
     _problems: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -416,6 +427,78 @@ class ModelBuilder:
         self._distributed.append((name, body, load, weights, frame))
         return name
 
+    # ------------------------------------------------------------------ sensors
+    def add_sensor(self, name: str, kind: str, quantity: str, *, marker=None, body=None,
+                   node=None, joint=None, force=None, contact=None, frame=None) -> str:
+        """Record ``quantity`` of ``kind`` at every output (flexmbs.model.sensors, e.g.
+        ``add_sensor("theta", "joint", "angle", joint="shoulder")``); the target is
+        ``marker``, ``body`` (with ``node`` for node sensors), ``joint``, ``force`` or
+        ``contact`` as the kind needs. ``frame``: "body"/"global" for node sensors
+        (default "body"), "joint"/"global" for reactions (default "joint")."""
+        given = {"marker": marker, "body": body, "joint": joint, "force": force,
+                 "contact": contact}
+        need = TARGET_KEY.get(kind)
+        if frame is None and kind in SENSOR_FRAMES:
+            frame = SENSOR_FRAMES[kind][1]
+        sensor = Sensor(name, kind, quantity, given.get(need) if need else None, node, frame)
+        problems = [] if (problem := _name_problem("sensor", name)) is None else [problem]
+        problems += sensor_problems(sensor)
+        extra = sorted(k for k, v in given.items() if v is not None and k != need)
+        if need and given[need] is None:
+            problems.append(f"sensor {name!r}: {kind} sensors need {need}=")
+        if extra:
+            problems.append(f"sensor {name!r}: {kind} sensors take {need}=, not "
+                            f"{', '.join(e + '=' for e in extra)}")
+        self._problems.extend(problems)
+        if not problems and kind == "node":  # a marker of its own on the node
+            self._markers.append((body, f"@{name}", (0, 0, 0), None, "body", node, None))
+        self._sensors.append(sensor)
+        return name
+
+    def _sensor_problems(self, markers, problems) -> None:
+        """Sensors against the model: unique names, targets that exist and fit."""
+        from ..contact.element import Contact
+
+        seen: set[str] = set()
+        joints = {j.name: j for j in self._joints}
+        forces = {f.name: f for f in self._forces}
+        for sensor in self._sensors:
+            who = f"sensor {sensor.name!r}"
+            if sensor.name in seen:
+                problems.append(f"duplicate sensor name {sensor.name!r}")
+            seen.add(sensor.name)
+            target, kind = sensor.target, sensor.kind
+            if target is None or kind not in QUANTITIES:
+                continue
+            if kind == "marker" and target not in markers:
+                problems.append(f"{who}: marker {target!r} not found")
+            elif kind in ("node", "energy", "modal"):
+                body = self._bodies.get(target)
+                if body is None or target == "ground":
+                    problems.append(f"{who}: unknown body {target!r}")
+                elif kind in ("node", "modal") and not isinstance(body, FlexibleBody):
+                    problems.append(f"{who}: body {target!r} is not flexible")
+            elif kind in ("joint", "reaction"):
+                spec = joints.get(target)
+                if spec is None:
+                    problems.append(f"{who}: unknown joint {target!r}")
+                elif kind == "joint":
+                    fits = (ROTATING_JOINTS if sensor.quantity.startswith("angle")
+                            else SLIDING_JOINTS)
+                    if spec.kind not in fits:
+                        problems.append(f"{who}: a {spec.kind} joint has no "
+                                        f"{sensor.quantity} (joints with one: "
+                                        f"{', '.join(fits)})")
+            elif kind == "force":
+                if target not in forces:
+                    problems.append(f"{who}: unknown force {target!r}")
+                elif not hasattr(forces[target], "measured_value"):
+                    problems.append(f"{who}: force {target!r} "
+                                    f"({type(forces[target]).__name__}) has no single "
+                                    f"value to record")
+            elif kind == "contact" and not isinstance(forces.get(target), Contact):
+                problems.append(f"{who}: unknown contact {target!r}")
+
     def add_point_force(self, name, marker, force, frame="global"):
         """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""
         return self._point_load(name, marker, force, "force", frame)
@@ -621,6 +704,7 @@ class ModelBuilder:
                 if mi is not None and mj is not None and mi.body == mj.body:
                     problems.append(f"drive {drive.name!r} relates two markers of body "
                                     f"{mi.body!r}")
+        self._sensor_problems(markers, problems)
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))
@@ -628,4 +712,4 @@ class ModelBuilder:
         for body, modes in flex_modes.items():
             bodies[body] = replace(bodies[body], marker_modes=modes)
         return Model(bodies, markers, tuple(self._joints), tuple(self._drives),
-                     tuple(self._forces), gravity)
+                     tuple(self._forces), gravity, tuple(self._sensors))

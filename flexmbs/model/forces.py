@@ -190,6 +190,10 @@ class SpringDamperActuator:
         k, c = _pair_load_tangent(pair, -f * u, -g_dq, -g_dqd, "force")
         return pair.idx, k, c
 
+    def measured_value(self, system, q, qd, t) -> tuple[float, str]:
+        """(tension [N], "N"): what a force sensor records."""
+        return self.tension(system, q, qd, t)[0], "N"
+
     def potential(self, system, q):
         zero = np.zeros_like(q)
         _, _, length, _ = SpringDamperActuator(self.name, self.marker_i, self.marker_j,
@@ -308,6 +312,13 @@ class RotationalSpringDamper:
     damping: float = 0.0
     angle0: float = 0.0
 
+    def measured_value(self, system, q, qd, t) -> tuple[float, str]:
+        """(torque about z_i on j [N m], "N m"), the angle unwrapped by continuity over
+        the successive calls (a key of its own)."""
+        angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                           key=f"@sensor:{self.name}")
+        return -self.stiffness * (angle - self.angle0) - self.damping * rate, "N m"
+
     def apply(self, system, q, qd, t, Q):
         angle, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i, self.marker_j,
                                                       q, qd, key=self.name)
@@ -370,6 +381,16 @@ class JointActuator:
             _apply_torque_pair(system, self.marker_i, self.marker_j, u * zi, om_i, om_j, Q)
         else:
             _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
+
+    def measured_value(self, system, q, qd, t) -> tuple[float, str]:
+        """(torque [N m] or force [N], its units): what a force sensor records."""
+        if self.kind == "torque":
+            value, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                               key=f"@sensor:{self.name}")
+        else:
+            value, rate, _ = relative_translation(system, self.marker_i, self.marker_j, q,
+                                                  qd)
+        return self._value(t, q, qd, value, rate), ("N m" if self.kind == "torque" else "N")
 
     def _value(self, t, q, qd, value, rate) -> float:
         return _scalar(self, _call(self, self.function, t, ForceState(t, q, qd, value, rate),

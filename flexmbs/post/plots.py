@@ -97,6 +97,25 @@ def coordinates(result, names) -> object:
     return fig
 
 
+def sensors(result, names) -> object:
+    """Histories of the named sensors: one panel per unit, each component a line
+    labelled ``sensor.component``."""
+    names = list(names)
+    for name in names:
+        result.sensor(name)  # ValidationError naming an unknown sensor
+    groups: dict[str, dict] = {}
+    for name in names:
+        rec = result.sensors[name]
+        values = np.asarray(rec["values"])
+        for c, comp in enumerate(rec["components"]):
+            label = name if len(rec["components"]) == 1 else f"{name}.{comp}"
+            groups.setdefault(f"[{rec['units']}]", {})[label] = values[:, c]
+    fig, axes = new_figure(len(groups))
+    for ax, (label, series) in zip(axes, groups.items(), strict=True):
+        time_history(ax, result.t, series, f"sensors {label}")
+    return fig
+
+
 def modal(result, body: str):
     """ξ_j(t) of every mode of flexible body ``body``."""
     xi = result.modal_coordinates(body)

@@ -1,0 +1,209 @@
+"""Sensor values over a run, from the recorded states (docs/sensors.md).
+
+:func:`sensor_histories` evaluates every sensor of a model (:mod:`flexmbs.model.sensors`)
+at every output time from t, q, q̇, q̈ and λ, after the run. The kinematics are those of
+the bodies' marker frames (docs/theory_ffrf.md §8): a marker point r = R + A s(ξ) has
+velocity J q̇ and acceleration J q̈ + J̇ q̇; its angular velocity is Ω q̇ with the
+angular Jacobian Ω.
+
+Joint reactions come from the multipliers: the joint's rows contribute −Φ_qᵀλ to the
+generalized forces (the equations of motion are M q̈ + Φ_qᵀλ = Q, docs/multibody.md), and
+on the body of marker j that generalized force is the virtual work of one force F at the
+marker's point and one torque T, −Φ_q,jᵀλ = J_Fᵀ F + Ω_jᵀ T (J_F the force Jacobian of
+the marker); (F, T) is its solution (least squares over the body's coordinates, exact
+for a joint acting at the marker). When marker j is on the ground the reaction is taken
+on body i and carried over: F_j = −F_i, T_j = −T_i + (r_j − r_i) × F_i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.sensors import QUANTITIES, Sensor
+
+
+@dataclass(frozen=True)
+class SensorHistory:
+    """The values of one sensor: ``values`` (n_t, n_components) in ``units`` at the
+    results' output times, with the sensor's definition."""
+
+    sensor: Sensor
+    values: np.ndarray
+    units: str
+    components: tuple[str, ...]
+
+    def extremes(self) -> dict:
+        """{component: {"min", "max", "final"}} over the run (NaN-free values)."""
+        out = {}
+        for c, name in enumerate(self.components):
+            col = self.values[:, c]
+            finite = col[np.isfinite(col)]
+            out[name] = ({"min": float(finite.min()), "max": float(finite.max()),
+                          "final": float(col[-1])} if finite.size else
+                         {"min": None, "max": None, "final": None})
+        return out
+
+
+def sensor_histories(system, t, q, qd, qdd, lam, contacts=None) -> dict[str, SensorHistory]:
+    """Every sensor of ``system.model`` at the outputs (t (n_t,), q, q̇, q̈ (n_t, n_q),
+    λ (n_t, n_c)); ``contacts``: the results' contact records (name → quantity → (n_t,))."""
+    return {sensor.name: sensor_history(system, sensor, t, q, qd, qdd, lam, contacts)
+            for sensor in getattr(system.model, "sensors", ())}
+
+
+def sensor_history(system, sensor, t, q, qd, qdd, lam, contacts=None) -> SensorHistory:
+    """One sensor's :class:`SensorHistory` (arguments as :func:`sensor_histories`)."""
+    values, units, comps = _EVALUATORS[sensor.kind](system, sensor, t, q, qd, qdd, lam,
+                                                    contacts or {})
+    values = np.asarray(values, dtype=float).reshape(len(t), -1)
+    return SensorHistory(sensor, values, units, tuple(comps))
+
+
+def _table(sensor):
+    return QUANTITIES[sensor.kind][sensor.quantity]
+
+
+def _marker(system, sensor, t, q, qd, qdd, lam, contacts, name=None):
+    body, marker, sl = system.marker_info(name or sensor.target)
+    units, comps = _table(sensor)
+    rows = []
+    for k in range(len(t)):
+        qb, qdb, qddb = q[k, sl], qd[k, sl], qdd[k, sl]
+        if sensor.quantity == "angular_velocity":
+            rows.append(body.angular_jac(qb, marker) @ qdb if sl.stop > sl.start
+                        else np.zeros(3))
+            continue
+        r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
+        if sensor.quantity == "position":
+            rows.append(r)
+        elif sensor.quantity == "orientation":
+            rows.append(axes.T.ravel())  # x axis, then y, then z (global components)
+        elif sl.stop == sl.start:  # a ground marker does not move
+            rows.append(np.zeros(3))
+        elif sensor.quantity == "velocity":
+            rows.append(jac[0] @ qdb)
+        else:
+            rows.append(jac[0] @ qddb + quad[0])
+    return np.array(rows), units, comps
+
+
+def _node(system, sensor, t, q, qd, qdd, lam, contacts):
+    """Elastic displacement, velocity, acceleration of the node: body frame Φ_n ξ (and
+    its rates); global frame A Φ_n ξ and the absolute velocity and acceleration."""
+    name = f"{sensor.target}.@{sensor.name}"
+    body, marker, sl = system.marker_info(name)
+    units, comps = _table(sensor)
+    shapes = body._modes(marker).phi  # (3, n_m), body axes
+    start = sl.start + 7
+    xi = {"displacement": q, "velocity": qd, "acceleration": qdd}[sensor.quantity]
+    elastic = xi[:, start:start + body.n_modes] @ shapes.T  # (n_t, 3) body axes
+    if sensor.frame == "body":
+        return elastic, units, comps
+    if sensor.quantity == "displacement":
+        from ..frame.rotations import rotation_matrix
+
+        return np.array([rotation_matrix(q[k, sl][3:7]) @ elastic[k]
+                         for k in range(len(t))]), units, comps
+    return _marker(system, replace_quantity(sensor), t, q, qd, qdd, lam, contacts, name)
+
+
+def replace_quantity(sensor):
+    """The marker sensor of the same quantity (node velocity and acceleration, global)."""
+    return Sensor(sensor.name, "marker", sensor.quantity, sensor.target)
+
+
+def _joint(system, sensor, t, q, qd, qdd, lam, contacts):
+    """Joint coordinate and rate; angles unwrapped along the run with the rate: each
+    output's angle is the representative nearest to the previous one advanced by the
+    trapezoidal rule of the rates (so changes of more than π between outputs count)."""
+    from ..model.forces import relative_rotation, relative_translation
+
+    spec = _joint_spec(system, sensor.target)
+    units, comps = _table(sensor)
+    angular = sensor.quantity.startswith("angle")
+    values, rates = np.empty(len(t)), np.empty(len(t))
+    for k in range(len(t)):
+        if angular:
+            values[k], rates[k], _ = relative_rotation(system, spec.marker_i, spec.marker_j,
+                                                       q[k], qd[k])
+            if k:
+                guess = values[k - 1] + 0.5 * (rates[k] + rates[k - 1]) * (t[k] - t[k - 1])
+                values[k] += 2 * np.pi * np.round((guess - values[k]) / (2 * np.pi))
+        else:
+            values[k], rates[k], _ = relative_translation(system, spec.marker_i,
+                                                          spec.marker_j, q[k], qd[k])
+    return (rates if sensor.quantity.endswith("rate") else values), units, comps
+
+
+def _joint_spec(system, name):
+    return next(j for j in system.model.joints if j.name == name)
+
+
+def _reaction(system, sensor, t, q, qd, qdd, lam, contacts):
+    spec = _joint_spec(system, sensor.target)
+    rows = next(r.rows for r in system._rows if r.kind == "joint" and r.name == spec.name)
+    units, comps = _table(sensor)
+    bi, mi, sli = system.marker_info(spec.marker_i)
+    bj, mj, slj = system.marker_info(spec.marker_j)
+    on_i = slj.stop == slj.start  # marker j on the ground: take it on body i
+    body, marker, sl = (bi, mi, sli) if on_i else (bj, mj, slj)
+    out = []
+    for k in range(len(t)):
+        jac = system.jacobian(q[k], float(t[k]), sparse=False)
+        generalized = -(jac[rows, sl].T @ lam[k, rows])
+        force_jac = body.force_jac(q[k, sl], marker)
+        angular_jac = body.angular_jac(q[k, sl], marker)
+        basis = np.vstack([force_jac, angular_jac]).T  # (n_b, 6)
+        sol = np.linalg.lstsq(basis, generalized, rcond=None)[0]
+        force, torque = sol[:3], sol[3:]
+        if on_i:  # the reaction on j, about j's point
+            ri = bi.marker_frame(q[k, sli], mi, jac=False)[0]
+            rj = bj.marker_frame(q[k, slj], mj, jac=False)[0]
+            force, torque = -force, -torque + np.cross(rj - ri, force)
+        vec = force if sensor.quantity == "force" else torque
+        if sensor.frame == "joint":
+            axes = bi.marker_frame(q[k, sli], mi, jac=False)[1]
+            vec = axes.T @ vec
+        out.append(vec)
+    return np.array(out), units, comps
+
+
+def _force(system, sensor, t, q, qd, qdd, lam, contacts):
+    force = next(f for f in system.model.forces if f.name == sensor.target)
+    values, units = [], "-"
+    for k in range(len(t)):
+        value, units = force.measured_value(system, q[k], qd[k], float(t[k]))
+        values.append(value)
+    return np.array(values), units, ("value",)
+
+
+def _energy(system, sensor, t, q, qd, qdd, lam, contacts):
+    k_body = system._body_index[sensor.target]
+    body, sl = system.bodies[k_body], system.slices[k_body]
+    units, comps = _table(sensor)
+    if sensor.quantity == "kinetic":
+        values = [body.kinetic_energy(q[k, sl], qd[k, sl]) for k in range(len(t))]
+    else:
+        g = system.model.gravity
+        values = [body.potential_energy(q[k, sl], g) for k in range(len(t))]
+    return np.array(values), units, comps
+
+
+def _modal(system, sensor, t, q, qd, qdd, lam, contacts):
+    k_body = system._body_index[sensor.target]
+    body, sl = system.bodies[k_body], system.slices[k_body]
+    comps = tuple(f"xi{j + 1}" for j in range(body.n_modes))
+    return q[:, sl.start + 7:sl.start + 7 + body.n_modes], "-", comps
+
+
+def _contact(system, sensor, t, q, qd, qdd, lam, contacts):
+    units, comps = _table(sensor)
+    record = contacts.get(sensor.target, {})
+    values = np.asarray(record.get(sensor.quantity, np.full(len(t), np.nan)), dtype=float)
+    return values.reshape(len(t), -1)[:, :1], units, comps
+
+
+_EVALUATORS = {"marker": _marker, "node": _node, "joint": _joint, "reaction": _reaction,
+               "force": _force, "energy": _energy, "modal": _modal, "contact": _contact}
