@@ -89,8 +89,8 @@ def random_model(seed: int):
     """Ground, 1–3 rigid bodies and 0–2 flexible bodies (random coupling, mass
     description, centre of mass, geometric stiffening or not), joints of random kinds
     between random markers (any pair: redundancy does not matter for evaluations), drives
-    of every kind, joint actuators with time profiles, spring–damper–actuators and
-    constant point loads; random gravity."""
+    of every kind, joint actuators with time profiles, spring–damper–actuators,
+    constant point loads and distributed loads; random gravity."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(gravity=tuple(rng.normal(size=3) * rng.integers(0, 2)))
     bodies = ["ground"]
@@ -157,6 +157,11 @@ def random_model(seed: int):
         add = (b.add_point_force, b.add_point_torque)[int(rng.integers(0, 2))]
         add(f"l{k}", markers[int(rng.integers(1, len(markers)))], rng.normal(size=3),
             frame=("global", "marker")[int(rng.integers(0, 2))])
+    for name in bodies:  # constant distributed loads on the flexible bodies
+        if name.startswith("f") and rng.integers(0, 2):
+            b.add_distributed_load(f"d{name}", name, rng.normal(size=3),
+                                   weights=("mass", "uniform")[int(rng.integers(0, 2))],
+                                   frame=("global", "body")[int(rng.integers(0, 2))])
     return System(b.finalize())
 
 
@@ -252,6 +257,7 @@ def force_element_model():
                         free_length=0.5)
     b.add_point_torque("twist", "link.mid", [0.0, 0.3, 0.1], frame="marker")
     b.add_point_force("push", "beam.tip", [0.5, -0.2, 1.0])
+    b.add_distributed_load("wind", "beam", [0.0, 2.0, 0.5], weights="mass")
     return System(b.finalize())
 
 

@@ -60,6 +60,7 @@ from .residual import (
     actuator_loads,
     body_frames,
     constraints_with_jacobian,
+    distributed_loads,
     force_element_loads,
     full_mass,
     jacobian_dense,
@@ -183,6 +184,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
         # dampers, spring actuators and point loads (the springs' part has a potential)
         force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, False)
+        distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
         for s in range(s_mark.shape[0]):
             length = 0.0
             for c in range(3):

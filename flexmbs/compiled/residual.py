@@ -16,7 +16,9 @@ NumPy path, term by term:
 * spring–damper–actuators, tension f = k (L − L0) + c L̇ + f_a(t) along the line of the
   two markers (:class:`flexmbs.model.forces.SpringDamperActuator`), and point forces
   and torques of constant value in global or marker axes
-  (:class:`flexmbs.model.forces.PointLoad`).
+  (:class:`flexmbs.model.forces.PointLoad`); distributed loads of constant value on
+  flexible bodies, through their integrals Σw, Σw ū0, Σw Φ
+  (:class:`flexmbs.model.forces.DistributedLoad`).
 
 Drive profile values (s, ṡ, s̈) per drive and actuator values u come in as arrays
 (evaluated once per time level in Python).
@@ -39,6 +41,12 @@ from .packing import (
     T_C_COORD,
     T_C_DRIVE,
     T_C_ROW,
+    T_D_BODY,
+    T_D_FIRST,
+    T_D_FRAME,
+    T_D_SHAPES,
+    T_D_TOTAL,
+    T_D_VEC,
     T_E_DRIVE,
     T_E_KIND,
     T_E_LIN,
@@ -1050,6 +1058,53 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
         )
 
 
+@njit(cache=True)
+def distributed_loads(F, IN, H, WF, WI, WH, q, r):
+    """r −= Q of the distributed loads: [A W f̄; Ḡᵀ(arm × f̄); (ΣwΦ)ᵀ f̄] with f̄ = F (body
+    axes) or AᵀF (global), arm = Σwū0 + ΣwΦ ξ where the coupling mode shows the
+    deformation (two-way, no-Mrf), and no ξ rows in rigid mode."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_b_mode = _i1(IN, H, T_B_MODE)
+    T_d_body = _i1(IN, H, T_D_BODY)
+    T_d_frame = _i1(IN, H, T_D_FRAME)
+    T_d_vec = _f2(F, H, T_D_VEC)
+    T_d_total = _f1(F, H, T_D_TOTAL)
+    T_d_first = _f2(F, H, T_D_FIRST)
+    T_d_shapes = _f3(F, H, T_D_SHAPES)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    f_bar = _f1(WF, WH, W_V3D)
+    arm = _f1(WF, WH, W_V3E)
+    moment = _f1(WF, WH, W_V3F)
+    for d in range(T_d_body.size):
+        b = T_d_body[d]
+        st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
+        a = W_rot[b]
+        for c in range(3):
+            if T_d_frame[d] == 1:
+                f_bar[c] = T_d_vec[d, c]
+            else:
+                f_bar[c] = (a[0, c] * T_d_vec[d, 0] + a[1, c] * T_d_vec[d, 1]
+                            + a[2, c] * T_d_vec[d, 2])
+        sees = mode in (TWO_WAY, NO_MRF)
+        for c in range(3):
+            arm[c] = T_d_first[d, c]
+            if sees:
+                for j in range(nm):
+                    arm[c] += T_d_shapes[d, c, j] * q[st + 7 + j]
+            r[st + c] -= T_d_total[d] * (a[c, 0] * f_bar[0] + a[c, 1] * f_bar[1]
+                                         + a[c, 2] * f_bar[2])
+        cross_into(arm, f_bar, moment)
+        gb = W_gbar[b]
+        for m in range(4):
+            r[st + 3 + m] -= gb[0, m] * moment[0] + gb[1, m] * moment[1] + gb[2, m] * moment[2]
+        if mode != RIGID:
+            for j in range(nm):
+                r[st + 7 + j] -= (T_d_shapes[d, 0, j] * f_bar[0] + T_d_shapes[d, 1, j] * f_bar[1]
+                                  + T_d_shapes[d, 2, j] * f_bar[2])
+
+
 # --------------------------------------------------------------------------- all
 @njit(cache=True)
 def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
@@ -1110,6 +1165,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
     force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, True)
+    distributed_loads(F, IN, H, WF, WI, WH, q, r)
 
 
 @njit(cache=True)

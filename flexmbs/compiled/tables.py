@@ -15,7 +15,7 @@ count), once per run. Names stay in Python; the kernels see numbers only:
 * joint actuators whose value is a function of time only;
 * translational spring–damper–actuators (constant k, c, L0; an actuator force given by
   a time profile or none) and point forces and torques of constant value (global or
-  marker axes).
+  marker axes), and distributed loads of constant value on flexible bodies.
 
 A model the kernels cannot evaluate gets ``None`` and the reason
 (:func:`unsupported_reason`): it runs on the NumPy path.
@@ -105,6 +105,13 @@ class Tables(NamedTuple):
     l_kind: np.ndarray  # (nl,) 0 torque, 1 force
     l_frame: np.ndarray  # (nl,) 0 global axes, 1 the marker's axes
     l_vec: np.ndarray  # (nl, 3) value [N] or [N m]
+    # distributed loads of constant value on flexible bodies
+    d_body: np.ndarray  # (ndl,) body index
+    d_frame: np.ndarray  # (ndl,) 0 global axes, 1 body axes
+    d_vec: np.ndarray  # (ndl, 3) load per unit weight
+    d_total: np.ndarray  # (ndl,) Σw
+    d_first: np.ndarray  # (ndl, 3) Σw ū0 [m]
+    d_shapes: np.ndarray  # (ndl, 3, M) Σw Φ
 
 
 def force_elements(system):
@@ -113,26 +120,27 @@ def force_elements(system):
     present (see :func:`unsupported_reason`)."""
     if _force_reason(system) is not None:
         return None
-    from ..model.forces import JointActuator, PointLoad, SpringDamperActuator
+    from ..model.forces import DistributedLoad, JointActuator, PointLoad, SpringDamperActuator
 
     forces = system.model.forces
     return ([f for f in forces if isinstance(f, JointActuator)],
             [f for f in forces if isinstance(f, SpringDamperActuator)],
-            [f for f in forces if isinstance(f, PointLoad)])
+            [f for f in forces if isinstance(f, PointLoad)],
+            [f for f in forces if isinstance(f, DistributedLoad)])
 
 
 def time_inputs(system) -> list:
     """The forces whose value the kernels take as a number per time level (the columns
     of ``u``): the joint actuators, then the spring–damper–actuators with an actuator
     profile, in model order."""
-    acts, springs, _ = force_elements(system) or ([], [], [])
+    acts, springs, _, _ = force_elements(system) or ([], [], [], [])
     return [*acts, *[s for s in springs if s.actuator is not None]]
 
 
 def _force_reason(system) -> str | None:
     from ..contact.element import Contact
     from ..model.drives import Profile
-    from ..model.forces import JointActuator, PointLoad, SpringDamperActuator
+    from ..model.forces import DistributedLoad, JointActuator, PointLoad, SpringDamperActuator
 
     for force in system.model.forces:
         if isinstance(force, Contact):
@@ -146,9 +154,9 @@ def _force_reason(system) -> str | None:
                 return (f"spring-damper {force.name!r} has a state-dependent actuator "
                         f"callable")
             continue
-        if isinstance(force, PointLoad):
+        if isinstance(force, (PointLoad, DistributedLoad)):
             if callable(force.value):
-                return f"point load {force.name!r} has a callable value"
+                return f"load {force.name!r} has a callable value"
             continue
         return f"force {force.name!r} ({type(force).__name__})"
     return None
@@ -157,8 +165,8 @@ def _force_reason(system) -> str | None:
 def unsupported_reason(system) -> str | None:
     """Why the kernels cannot evaluate ``system`` (None: they can): contacts, forces
     other than time-profile joint actuators, spring–damper–actuators (constant or
-    time-profile actuator) and constant point loads, or flexible data without the
-    general invariant set."""
+    time-profile actuator), constant point loads and constant distributed loads, or
+    flexible data without the general invariant set."""
     reason = _force_reason(system)
     if reason is not None:
         return reason
@@ -256,7 +264,7 @@ def compile_tables(system) -> Tables:
             psi, phi = body._modes(marker).psi, body._modes(marker).phi
         return add_marker(system._marker_body(name), base, shapes, psi, phi)
 
-    acts, springs, loads = force_elements(system) or ([], [], [])
+    acts, springs, loads, fields = force_elements(system) or ([], [], [], [])
     a_kind, a_mark = [], []
     for act in acts:
         a_kind.append(0 if act.kind == "torque" else 1)
@@ -269,6 +277,10 @@ def compile_tables(system) -> Tables:
     l_kind = [0 if f.kind == "torque" else 1 for f in loads]
     l_frame = [1 if f.frame == "marker" else 0 for f in loads]
     l_vec = [np.asarray(f.value, dtype=float) for f in loads]
+    d_shapes = np.zeros((len(fields), 3, big_m))
+    for k, f in enumerate(fields):
+        shapes = np.asarray(f.integrals[2], dtype=float)
+        d_shapes[k, :, :shapes.shape[1]] = shapes
     nk = len(k_body)
     drives = drive_specs(system)
     index = {id(d): i for i, d in enumerate(drives)}
@@ -319,7 +331,14 @@ def compile_tables(system) -> Tables:
         s_mark=s_mark, s_par=np.array(s_par, float).reshape(-1, 3),
         s_act=np.array(s_act, np.int64), l_mark=np.array(l_mark, np.int64),
         l_kind=np.array(l_kind, np.int64), l_frame=np.array(l_frame, np.int64),
-        l_vec=np.array(l_vec, float).reshape(-1, 3))
+        l_vec=np.array(l_vec, float).reshape(-1, 3),
+        d_body=np.array([system._body_index[f.body] for f in fields], np.int64),
+        d_frame=np.array([1 if f.frame == "body" else 0 for f in fields], np.int64),
+        d_vec=np.array([np.asarray(f.value, float) for f in fields], float).reshape(-1, 3),
+        d_total=np.array([float(f.integrals[0]) for f in fields], float),
+        d_first=np.array([np.asarray(f.integrals[1], float) for f in fields],
+                         float).reshape(-1, 3),
+        d_shapes=d_shapes)
 
 
 def _stiffening_tables(t, f, n, stiffening) -> None:

@@ -14,7 +14,8 @@ The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
   its rate (with the rate of the markers' point Jacobians, ∂(J q̇)/∂q) and the force
   Jacobians (:meth:`flexmbs.model.forces.SpringDamperActuator.tangents`);
 * constant point loads — the force or torque Jacobian's own q-dependence and, in marker
-  axes, that of the axes.
+  axes, that of the axes; constant distributed loads through A(p), Ḡ(p), AᵀF and the
+  deformed arm (:meth:`flexmbs.model.forces.DistributedLoad.tangents`).
 
 Called only when the iteration matrix is rebuilt, so small temporaries are allocated
 here (never in the per-iteration residual).
@@ -34,6 +35,12 @@ from .packing import (
     T_B_NM,
     T_B_NORM,
     T_B_START,
+    T_D_BODY,
+    T_D_FIRST,
+    T_D_FRAME,
+    T_D_SHAPES,
+    T_D_TOTAL,
+    T_D_VEC,
     T_E_LIN,
     T_E_MARK,
     T_E_ROW,
@@ -728,6 +735,47 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
         _scatter(F, IN, H, WF, WI, WH, b, b, n, blk, top, k_scale)
 
 
+@njit(cache=True)
+def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
+    """top += k_scale K of the distributed loads, K = −∂Q/∂q (no q̇ dependence)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_b_mode = _i1(IN, H, T_B_MODE)
+    T_d_body = _i1(IN, H, T_D_BODY)
+    T_d_frame = _i1(IN, H, T_D_FRAME)
+    T_d_vec = _f2(F, H, T_D_VEC)
+    T_d_total = _f1(F, H, T_D_TOTAL)
+    T_d_first = _f2(F, H, T_D_FIRST)
+    T_d_shapes = _f3(F, H, T_D_SHAPES)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    for d in range(T_d_body.size):
+        b = T_d_body[d]
+        st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
+        n = 7 + nm
+        p = q[st + 3:st + 7]
+        a = W_rot[b]
+        gb = W_gbar[b]
+        vec = T_d_vec[d].copy()
+        if T_d_frame[d] == 1:
+            f_bar, df = vec, np.zeros((3, 4))
+        else:
+            f_bar, df = a.T @ vec, _d_rot_t(p, vec)
+        shapes = T_d_shapes[d, :, :nm].copy()
+        sees = mode in (TWO_WAY, NO_MRF)
+        arm = T_d_first[d].copy()
+        if sees:
+            arm += shapes @ q[st + 7:st + 7 + nm]
+        dq = np.zeros((n, n))
+        dq[:3, 3:7] = T_d_total[d] * (_d_rot(p, f_bar) + a @ df)
+        dq[3:7, 3:7] = _g_bar_t_jac(_cross(arm, f_bar)) + gb.T @ (_skew(arm) @ df)
+        if sees:
+            dq[3:7, 7:] = gb.T @ (-(_skew(f_bar) @ shapes))
+        if mode != RIGID:
+            dq[7:, 3:7] = shapes.T @ df
+        _scatter(F, IN, H, WF, WI, WH, b, b, n, -dq, top, k_scale)
+
+
 # --------------------------------------------------------------------------- matrix
 @njit(cache=True)
 def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
@@ -751,6 +799,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
     actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
     force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
+    distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
