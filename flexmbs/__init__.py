@@ -23,6 +23,7 @@ from .modal import (
     read_modal,
     write_modal,
 )
+from .results import SimulationResult, load_result
 
 __version__ = "0.1.0"
 
@@ -35,12 +36,14 @@ __all__ = [
     "ReadError",
     "ReferenceFrame",
     "ShapeError",
+    "SimulationResult",
     "UnitsWarning",
     "ValidationError",
     "__version__",
     "clamped_modes",
     "craig_bampton",
     "free_free_modes",
+    "load_result",
     "read_modal",
     "write_modal",
 ]

@@ -53,6 +53,9 @@ class Case:
     notes: list = field(default_factory=list)
     inputs: list = field(default_factory=list)
     """The files the case reads: the case file and its modal data files."""
+    source: dict = field(default_factory=dict)
+    """What the run was made from, stored with its results: ``path``, ``text`` (the case
+    file as read) and ``overrides`` (dotted keys applied over it)."""
 
 
 class _Table:
@@ -235,6 +238,8 @@ def load_case(path, overrides: dict | None = None) -> Case:
 
     path = Path(path)
     raw = read_case_toml(path)
+    source = {"path": str(path), "text": path.read_text(encoding="utf-8"),
+              "overrides": {str(k): v for k, v in (overrides or {}).items()}}
     if overrides:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
@@ -269,7 +274,9 @@ def load_case(path, overrides: dict | None = None) -> Case:
     for k, entry in enumerate(raw.get("sensors", []), 1):
         _guard(path, f"[[sensors]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_sensor(path, b, k, entry))
-    return _finish(path, raw, top, b, inputs)
+    case = _finish(path, raw, top, b, inputs)
+    case.source = source
+    return case
 
 
 def _add_sensor(path, b, k, entry):
@@ -575,6 +582,7 @@ def run_case(case: Case, progress=None, **options):
         raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
     except ModelError as exc:
         raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
+    result.case = dict(case.source)
     return system, result
 
 

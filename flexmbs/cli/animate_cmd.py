@@ -48,8 +48,8 @@ def _size(text: str) -> tuple[int, int]:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..integrators import SimulationResult
     from ..post.animate import animate, snapshot
+    from ..results import SimulationResult
 
     result = SimulationResult.load(args.results)
     out = Path(args.output)

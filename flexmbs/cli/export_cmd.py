@@ -22,8 +22,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..integrators import SimulationResult
     from ..post.export import export
+    from ..results import SimulationResult
 
     result = SimulationResult.load(args.results)
     bar = ProgressBar(not (args.quiet or args.json) and sys.stderr.isatty())

@@ -41,8 +41,8 @@ def _body(result, name):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..integrators import SimulationResult
     from ..post import plots
+    from ..results import SimulationResult
 
     result = SimulationResult.load(args.results)
     coords = [c.strip() for c in (args.coords or "").split(",") if c.strip()]

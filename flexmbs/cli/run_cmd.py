@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     case = load_case(args.case, parse_overrides(args.set))
     previous = {}
     if getattr(args, "restart", None):
-        from ..integrators import SimulationResult
+        from ..results import SimulationResult
 
         previous = {"restart": SimulationResult.load(args.restart)}
         case.output = Path(args.restart)

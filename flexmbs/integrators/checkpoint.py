@@ -19,42 +19,6 @@ import numpy as np
 
 from ..errors import ModelError, ReadError
 
-ARRAYS = ("q", "qd", "qdd", "lam", "a")
-SCALARS = ("t", "h", "matrix_h", "steps", "next_output", "refreshes", "rejected",
-           "stepping_time")
-
-
-def write_checkpoint(f, checkpoint: dict) -> None:
-    """Add ``checkpoint`` (from :meth:`AlphaIntegrator.checkpoint`) to the open HDF5
-    results file ``f``; nothing when it is empty."""
-    if not checkpoint:
-        return
-    g = f.create_group("checkpoint")
-    for key in ARRAYS:
-        g.create_dataset(key, data=np.asarray(checkpoint[key], float))
-    if checkpoint.get("matrix") is not None:
-        g.create_dataset("matrix", data=np.asarray(checkpoint["matrix"], float))
-    for key in SCALARS:
-        value = checkpoint.get(key)
-        g.attrs[key] = np.nan if value is None else value
-    g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
-
-
-def read_checkpoint(f) -> dict:
-    """The checkpoint of the open results file ``f`` ({} for files without one)."""
-    g = f.get("checkpoint")
-    if g is None:
-        return {}
-    out = {key: g[key][()] for key in ARRAYS}
-    out["matrix"] = g["matrix"][()] if "matrix" in g else None
-    for key in SCALARS:
-        value = g.attrs[key]
-        out[key] = None if np.isnan(value) else value.item()
-    for key in ("steps", "next_output", "refreshes", "rejected"):
-        out[key] = int(out[key])
-    out["formulation"] = str(g.attrs.get("formulation", ""))
-    return out
-
 
 def restart_point(previous, system, t_end: float) -> dict:
     """The checkpoint of ``previous`` (a SimulationResult) after checking that it can

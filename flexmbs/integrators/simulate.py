@@ -18,9 +18,9 @@ from ..contact.element import OPEN
 from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
 from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
+from ..results import SimulationResult
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
 from .health import (
-    COMPLETED,
     INTERRUPTED,
     WARNINGS,
     NumericalWarnings,
@@ -588,106 +588,6 @@ class AlphaIntegrator:
             self.qd = qd
             self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t)
             self.a = self.qdd.copy()
-
-
-@dataclass
-class SimulationResult:
-    """Arrays over the output steps plus what is needed to post-process without the code.
-
-    t (n_t,); q, qd, qdd (n_t, n_q); lam (n_t, n_c); kinetic, potential (n_t,) [J];
-    elastic (n_t,) [J]: ½ξᵀK_ffξ of the flexible bodies (part of ``potential``);
-    nonconservative_work (n_t,) [J]: work of dampers, actuators, loads and drives since
-    t0 (trapezoidal in the output times), so kinetic + potential − work stays constant;
-    phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; h and
-    iterations per step; names of coordinates and constraint rows; the settings; the
-    coupling mode of each flexible body; ``success`` and ``message``.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    lam: np.ndarray
-    kinetic: np.ndarray
-    potential: np.ndarray
-    elastic: np.ndarray
-    nonconservative_work: np.ndarray
-    phi_violation: np.ndarray
-    velocity_violation: np.ndarray
-    h: np.ndarray
-    iterations: np.ndarray
-    coord_names: tuple
-    constraint_names: tuple
-    settings: dict
-    coupling: dict
-    success: bool
-    message: str
-    wall_time: float
-
-    bodies: dict = field(default_factory=dict)
-    model: dict = field(default_factory=dict)
-    contacts: dict = field(default_factory=dict)
-    """Per contact: arrays over the outputs ``gap``, ``penetration`` [m],
-    ``normal_force``, ``tangential_force`` [N], ``normal_velocity`` [m/s], ``state``
-    (0 open, 1 stick, 2 slip), ``dissipated`` [J, cumulative] and ``impacts`` (count)."""
-    """Markers {"body.marker": {body, position (body frame) [, phi (3, n) for flexible
-    bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
-    statistics: dict = field(default_factory=dict)
-    """Run statistics: ``engine`` ("compiled" or "python") and ``engine_note`` (why the
-    NumPy path ran), ``formulation`` (the constraint level: :class:`Formulation`),
-    ``steps``, ``rejected_steps``, ``newton_iterations``,
-    ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
-    ``compile_time`` (kernel compilation or cache loading), ``setup_time`` (consistent
-    initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
-    (energies, power and violations after the run)."""
-    status: str = COMPLETED
-    """"completed", "completed with warnings" (``success`` True), "diverged" or "failed"
-    (``success`` False; the history up to there is kept): see
-    :mod:`flexmbs.integrators.health`."""
-    warnings: list = field(default_factory=list)
-    """The range checks that failed (:class:`~flexmbs.integrators.health.RunWarning` as
-    dicts: code, subject, value, limit, time, message)."""
-    checkpoint: dict = field(default_factory=dict)
-    """The restart point after the last accepted step (``simulate(restart=...)``,
-    :mod:`flexmbs.integrators.checkpoint`)."""
-    source: str = ""
-    """The file this result was read from ("" for a result computed here)."""
-    sensors: dict = field(default_factory=dict)
-    """Per sensor (:mod:`flexmbs.model.sensors`): ``values`` (n_t, n_components) at the
-    output times, ``units``, ``components`` and its definition (``kind``, ``quantity``,
-    ``target``, ``frame``, ``node``); see :meth:`sensor`."""
-
-    def sensor(self, name: str) -> np.ndarray:
-        """Values (n_t, n_components) of sensor ``name``, in its ``units``."""
-        if name not in self.sensors:
-            from ..errors import ValidationError
-
-            raise ValidationError(f"no sensor {name!r} in these results; sensors: "
-                                  f"{sorted(self.sensors) or 'none'}")
-        return self.sensors[name]["values"]
-
-    def coordinate(self, name: str) -> np.ndarray:
-        """History of one coordinate, e.g. ``"beam.xi1"``."""
-        return self.q[:, self.coord_names.index(name)]
-
-    def modal_coordinates(self, body: str) -> np.ndarray:
-        """ξ history (n_t, n_m) of flexible body ``body``."""
-        info = self.bodies[body]
-        start = info["start"] + 7
-        return self.q[:, start:start + info["n_modes"]]
-
-    def save(self, path) -> None:
-        """Write everything to one HDF5 file (readable without the model code)."""
-        from .results_io import save_result
-
-        save_result(self, path)
-
-    @staticmethod
-    def load(path) -> SimulationResult:
-        """Read a file written by :meth:`save`."""
-        from .results_io import load_result
-
-        return load_result(path)
 
 
 def _describe_model(system: System) -> dict:

@@ -1,5 +1,5 @@
 """What a study looks at in one run: modal coordinates, tip deflection, joint angles and
-the energy balance, extracted once from a :class:`~flexmbs.integrators.SimulationResult`
+the energy balance, extracted once from a :class:`~flexmbs.results.SimulationResult`
 into plain arrays (small, picklable: they travel back from worker processes and Dask).
 """
 

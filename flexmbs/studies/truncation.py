@@ -183,7 +183,7 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
         ref_t = ref_rec.signals.t if ref_rec.signals is not None else None
         ref_tip = ref_rec.signals.tip[body] if ref_rec.signals is not None else None
     else:
-        from ..integrators import SimulationResult
+        from ..results import SimulationResult
 
         result = SimulationResult.load(reference)
         ref_tip = tip_history(result, body)[0]

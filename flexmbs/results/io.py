@@ -1,30 +1,34 @@
-"""Result files: one HDF5 file per run (``.res.h5``), readable without the model code.
+"""Result files: one HDF5 file per run (``.res.h5``), readable without the model code
+and without flexmbs (docs/results_file.md has the full layout).
 
 Layout::
 
-    /                 attrs format="flexmbs-result", format_version=1, success, message,
-                      wall_time, settings (JSON), coupling (JSON), statistics (JSON: engine,
-                      iterations, factorizations, times), model (JSON: markers with
-                      body-frame positions, joints; absent in older files), status
-                      ("completed", "completed with warnings", "diverged", "failed")
-                      and warnings (JSON list of the range checks that failed; both
-                      absent in older files), checksum (SHA-256 of everything else,
-                      written last and verified on reading; absent in older files)
-
-Files are written atomically: a temporary file beside the target, renamed over it only
-once complete (flexmbs._files).
-    /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /phi_violation,
-    /velocity_violation, /h, /iterations
-    /coord_names, /constraint_names       (strings)
+    /                 attrs format="flexmbs-result", format_version=1, flexmbs_version,
+                      case (JSON: path, text and overrides of the case file; {} for a
+                      run made in Python), success, message, wall_time, settings (JSON),
+                      coupling (JSON), statistics (JSON: engine, iterations,
+                      factorizations, times), model (JSON: markers with body-frame
+                      positions, joints), status ("completed", "completed with
+                      warnings", "diverged", "failed", "interrupted"), warnings (JSON
+                      list of the range checks that failed), checksum (SHA-256 of
+                      everything else, written last and verified on reading)
+    /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /elastic, /nonconservative_work,
+    /phi_violation, /velocity_violation, /h, /iterations
+    /coord_names, /coord_units, /constraint_names       (strings)
     /contacts/<name>  gap, penetration, normal_force, tangential_force,
                       normal_velocity, state, dissipated; attr impacts
-    /checkpoint       the restart point (flexmbs.integrators.checkpoint; absent in
-                      older files)
+    /checkpoint       the restart point (flexmbs.integrators.checkpoint)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type> for flexible bodies
     /sensors/<name>   (n_t, n_components) values at the output times; attrs units,
                       components (JSON list), kind, quantity, target, frame, node
-                      (docs/sensors.md; absent in older files)
+                      (docs/sensors.md)
+
+Every dataset has a ``units`` attribute (:data:`UNITS`; "coord_units" refers to the
+per-coordinate units of ``/coord_units``). Attributes and groups added since the first
+format version are absent in older files, which still load. Files are written
+atomically: a temporary file beside the target, renamed over it only once complete
+(flexmbs._files).
 """
 
 from __future__ import annotations
@@ -36,9 +40,24 @@ import numpy as np
 
 from .._files import atomic_path, seal_hdf5, verify_hdf5
 from ..errors import ReadError, WriteError
-from .checkpoint import read_checkpoint, write_checkpoint
+from .checkpoint_io import read_checkpoint, write_checkpoint
 
 FORMAT_TAG = "flexmbs-result"
+#: The ``units`` attribute of every dataset (per-coordinate units: ``coord_units``).
+UNITS = {"t": "s", "q": "coord_units", "qd": "coord_units/s", "qdd": "coord_units/s^2",
+         "lam": "constraint_units", "kinetic": "J", "potential": "J", "elastic": "J",
+         "nonconservative_work": "J", "phi_violation": "constraint_units",
+         "velocity_violation": "constraint_units/s", "h": "s", "iterations": "1",
+         "coord_names": "-", "coord_units": "-", "constraint_names": "-"}
+CONTACT_UNITS = {"gap": "m", "penetration": "m", "normal_force": "N",
+                 "tangential_force": "N", "normal_velocity": "m/s", "state": "1",
+                 "dissipated": "J"}
+
+
+def coordinate_units(names) -> list[str]:
+    """Units of each coordinate by its name: R components [m], Euler parameters and
+    modal coordinates [1] (the mode shapes carry the length)."""
+    return ["m" if n.rsplit(".", 1)[-1] in ("x", "y", "z") else "1" for n in names]
 #: The array datasets of a result file, in SimulationResult field order.
 ARRAYS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "elastic",
           "nonconservative_work", "phi_violation", "velocity_violation", "h", "iterations")
@@ -63,11 +82,17 @@ def save_result(result, path) -> None:
         f.attrs["statistics"] = json.dumps(getattr(result, "statistics", {}))
         f.attrs["status"] = str(getattr(result, "status", ""))
         f.attrs["warnings"] = json.dumps(getattr(result, "warnings", []))
+        f.attrs["flexmbs_version"] = _version()
+        f.attrs["case"] = json.dumps(getattr(result, "case", {}), default=str)
         for name in ARRAYS:
             f.create_dataset(name, data=np.asarray(getattr(result, name)))
         f.create_dataset("coord_names", data=np.array(result.coord_names, dtype="S"))
+        f.create_dataset("coord_units", data=np.array(coordinate_units(result.coord_names),
+                                                      dtype="S"))
         f.create_dataset("constraint_names", data=np.array(result.constraint_names,
                                                            dtype="S"))
+        for name, units in UNITS.items():
+            f[name].attrs["units"] = units
         contacts = f.create_group("contacts")
         for name, record in getattr(result, "contacts", {}).items():
             g = contacts.create_group(name)
@@ -76,6 +101,7 @@ def save_result(result, path) -> None:
                     g.attrs["impacts"] = int(value)
                 else:
                     g.create_dataset(key, data=np.asarray(value))
+                    g[key].attrs["units"] = CONTACT_UNITS.get(key, "-")
         bodies = f.create_group("bodies")
         for k, (name, info) in enumerate(result.bodies.items()):
             g = bodies.create_group(str(k))
@@ -83,13 +109,15 @@ def save_result(result, path) -> None:
             for key in ("kind", "start", "n_coords", "n_modes", "coupling"):
                 if key in info:
                     g.attrs[key] = info[key]
-            for key in ("nodes", "phi", "node_ids"):
+            for key, units in (("nodes", "m"), ("phi", "m"), ("node_ids", "-")):
                 if key in info:
                     g.create_dataset(key, data=np.asarray(info[key]))
+                    g[key].attrs["units"] = units
             if "cells" in info:
                 cells = g.create_group("cells")
                 for ctype, conn in info["cells"].items():
                     cells.create_dataset(ctype, data=np.asarray(conn))
+                    cells[ctype].attrs["units"] = "-"
 
         sensors = f.create_group("sensors")
         for name, record in getattr(result, "sensors", {}).items():
@@ -101,10 +129,16 @@ def save_result(result, path) -> None:
         write_checkpoint(f, getattr(result, "checkpoint", {}))
         seal_hdf5(f)  # last: a file without it was not completed
 
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
 def load_result(path):
     import h5py
 
-    from .simulate import SimulationResult
+    from .result import SimulationResult
 
     path = Path(path)
     if not path.exists():
@@ -255,6 +289,7 @@ def _read_result(f, SimulationResult):
                          "impacts": int(g.attrs.get("impacts", 0))}
                   for name, g in f.get("contacts", {}).items()},
         checkpoint=read_checkpoint(f),
+        case=json.loads(f.attrs.get("case", "{}")),
         sensors={name: {"values": d[()], "units": str(d.attrs["units"]),
                         "components": json.loads(d.attrs["components"]),
                         **{key: json.loads(d.attrs[key])
