@@ -65,6 +65,8 @@ class System:
         from ..frame.coupling import Coupling
 
         self.model = model
+        #: The run-level options this System was built with (for Systems derived from it).
+        self.overrides = {"coupling": coupling, "stiffening": stiffening}
         bodies = [b for b in model.bodies.values() if b.n_coords > 0]
         if coupling is not None:
             mode = Coupling(coupling)

@@ -244,13 +244,14 @@ def load_case(path, overrides: dict | None = None) -> Case:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
                                          "joints", "drives", "forces", "contacts", "sensors",
-                                         "solver", "output"})
+                                         "initial", "solver", "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
     b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
     if not isinstance(top.get("notes", []), list) or not all(
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
-    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts", "sensors"):
+    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts", "sensors",
+                "initial"):
         _entries(path, raw, key)
     inputs = [path]
     for k, entry in enumerate(raw.get("bodies", []), 1):
@@ -274,9 +275,21 @@ def load_case(path, overrides: dict | None = None) -> Case:
     for k, entry in enumerate(raw.get("sensors", []), 1):
         _guard(path, f"[[sensors]] #{k} {entry.get('name', '')!r}",
                lambda k=k, entry=entry: _add_sensor(path, b, k, entry))
+    for k, entry in enumerate(raw.get("initial", []), 1):
+        _guard(path, f"[[initial]] #{k} {entry.get('joint', '')!r}",
+               lambda k=k, entry=entry: _add_initial(path, b, k, entry))
     case = _finish(path, raw, top, b, inputs)
     case.source = source
     return case
+
+
+def _add_initial(path, b, k, entry):
+    """[[initial]]: joint and one of angle [rad], angle_deg, displacement [m]; rate."""
+    t = _Table(path, f"[[initial]] #{k} {entry.get('joint', '')!r}", entry,
+               {"joint", "angle", "angle_deg", "displacement", "rate"})
+    b.set_initial(t.text("joint", required=True),
+                  **{key: t.number(key) for key in ("angle", "angle_deg", "displacement",
+                                                     "rate") if key in t.data})
 
 
 def _add_sensor(path, b, k, entry):

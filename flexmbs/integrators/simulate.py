@@ -671,6 +671,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         cp = restart_point(restart, system, t_end)
         options.update(t0=float(cp["t"]), q0=cp["q"], qd0=cp["qd"])
     t_start = float(options.get("t0", 0.0))
+    if (cp is None and getattr(system.model, "initial", ())
+            and "q0" not in options and "qd0" not in options):
+        from ..assembly.initial import initial_state  # joint-coordinate conditions
+
+        options["q0"], options["qd0"] = initial_state(system, t_start)
     if not (np.isfinite(t_end) and t_end > t_start):
         raise ValidationError(f"t_end = {t_end!r} s must be a finite time after the start "
                               f"t0 = {t_start:g} s")

@@ -56,6 +56,19 @@ class JointSpec:
 
 
 @dataclass(frozen=True)
+class JointInitial:
+    """An initial condition in joint coordinates: the ``quantity`` ("angle" [rad] of a
+    revolute or cylindrical joint, "displacement" [m] of a prismatic or cylindrical one)
+    of ``joint`` is ``value`` at the start, and its rate ``rate`` [rad/s or m/s] (None:
+    the rate is not prescribed). Assembly places the bodies (docs/multibody.md)."""
+
+    joint: str
+    quantity: str
+    value: float
+    rate: float | None = None
+
+
+@dataclass(frozen=True)
 class DriveSpec:
     """Prescribed motion: ``rotation`` (angle of x_j about z_i), ``translation`` (z_iᵀd)
     between two markers, or ``coordinate`` (one absolute coordinate "body.x")."""
@@ -83,6 +96,7 @@ class Model:
     forces: tuple[Any, ...]
     gravity: np.ndarray
     sensors: tuple[Sensor, ...] = ()
+    initial: tuple[JointInitial, ...] = ()
 
 
 def _vec3(value, what, problems):
@@ -158,6 +172,7 @@ class ModelBuilder:
     _forces: list = field(default_factory=list)
     _distributed: list = field(default_factory=list)
     _sensors: list = field(default_factory=list)
+    _initial: list = field(default_factory=list)
     _problems: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -426,6 +441,51 @@ class ModelBuilder:
         "body"."""
         self._distributed.append((name, body, load, weights, frame))
         return name
+
+    # ------------------------------------------------------------------ initial state
+    def set_initial(self, joint: str, *, angle=None, angle_deg=None, displacement=None,
+                    rate=None) -> str:
+        """Start ``joint`` at a joint coordinate: ``angle`` [rad] or ``angle_deg`` [deg]
+        (revolute, cylindrical) or ``displacement`` [m] (prismatic, cylindrical), with
+        ``rate`` [rad/s or m/s] if given; assembly then places the bodies, so a chain
+        needs no hand-computed positions (its bodies' given poses are the first guess)."""
+        who = f"initial condition of joint {joint!r}"
+        given = {k: v for k, v in (("angle", angle), ("angle_deg", angle_deg),
+                                   ("displacement", displacement)) if v is not None}
+        if len(given) != 1:
+            self._problems.append(f"{who}: give exactly one of angle, angle_deg, "
+                                  f"displacement (got {sorted(given) or 'none'})")
+            return joint
+        key, value = next(iter(given.items()))
+        for name, number in ((key, value), ("rate", rate)):
+            if number is not None and (isinstance(number, bool)
+                                       or not isinstance(number, (int, float, np.number))
+                                       or not np.isfinite(number)):
+                self._problems.append(f"{who}: {name} must be a finite number, got "
+                                      f"{number!r}")
+                return joint
+        quantity = "displacement" if key == "displacement" else "angle"
+        value = float(np.radians(value)) if key == "angle_deg" else float(value)
+        self._initial.append(JointInitial(joint, quantity, value,
+                                          None if rate is None else float(rate)))
+        return joint
+
+    def _initial_problems(self, problems) -> None:
+        joints = {j.name: j for j in self._joints}
+        seen = set()
+        for item in self._initial:
+            who = f"initial condition of joint {item.joint!r}"
+            spec = joints.get(item.joint)
+            if spec is None:
+                problems.append(f"{who}: unknown joint (joints: {sorted(joints)})")
+                continue
+            fits = ROTATING_JOINTS if item.quantity == "angle" else SLIDING_JOINTS
+            if spec.kind not in fits:
+                problems.append(f"{who}: a {spec.kind} joint has no {item.quantity} "
+                                f"(joints with one: {', '.join(fits)})")
+            if (item.joint, item.quantity) in seen:
+                problems.append(f"{who}: its {item.quantity} is given twice")
+            seen.add((item.joint, item.quantity))
 
     # ------------------------------------------------------------------ sensors
     def add_sensor(self, name: str, kind: str, quantity: str, *, marker=None, body=None,
@@ -705,6 +765,7 @@ class ModelBuilder:
                     problems.append(f"drive {drive.name!r} relates two markers of body "
                                     f"{mi.body!r}")
         self._sensor_problems(markers, problems)
+        self._initial_problems(problems)
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))
@@ -712,4 +773,5 @@ class ModelBuilder:
         for body, modes in flex_modes.items():
             bodies[body] = replace(bodies[body], marker_modes=modes)
         return Model(bodies, markers, tuple(self._joints), tuple(self._drives),
-                     tuple(self._forces), gravity, tuple(self._sensors))
+                     tuple(self._forces), gravity, tuple(self._sensors),
+                     tuple(self._initial))
