@@ -1,7 +1,11 @@
 """flexmbs: flexible multibody dynamics with the floating frame of reference.
 
-The modal front end lives in :mod:`flexmbs.modal`; the most used names are re-exported
-here.
+``import flexmbs as fm`` gives the whole workflow: the modal front end
+(``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.clamped_modes``,
+``fm.craig_bampton``, ``fm.free_free_modes``), the model (``fm.ModelBuilder`` and the
+bodies, joints, drives, forces and sensors), ``fm.System``, ``fm.simulate``,
+``fm.load_result`` and the case files (``fm.load_case``, ``fm.run_case``). The model and
+solver names load on first use.
 """
 
 from .errors import (
@@ -27,6 +31,53 @@ from .results import SimulationResult, load_result
 
 __version__ = "0.1.0"
 
+#: Names of the top-level API loaded on first use (so that ``import flexmbs`` stays
+#: light): name → (module, attribute).
+_LAZY = {
+    "ModelBuilder": ("flexmbs.model", "ModelBuilder"),
+    "Model": ("flexmbs.model", "Model"),
+    "RigidBody": ("flexmbs.model", "RigidBody"),
+    "FlexibleBody": ("flexmbs.model.flexible", "FlexibleBody"),
+    "Marker": ("flexmbs.model", "Marker"),
+    "JointSpec": ("flexmbs.model.builder", "JointSpec"),
+    "DriveSpec": ("flexmbs.model.builder", "DriveSpec"),
+    "JOINT_KINDS": ("flexmbs.model.joints", "JOINT_EQUATIONS"),
+    "Constant": ("flexmbs.model", "Constant"),
+    "Polynomial": ("flexmbs.model", "Polynomial"),
+    "SpinUp": ("flexmbs.model", "SpinUp"),
+    "Table": ("flexmbs.model", "Table"),
+    "SpringDamperActuator": ("flexmbs.model.forces", "SpringDamperActuator"),
+    "RotationalSpringDamper": ("flexmbs.model.forces", "RotationalSpringDamper"),
+    "JointActuator": ("flexmbs.model.forces", "JointActuator"),
+    "PointLoad": ("flexmbs.model.forces", "PointLoad"),
+    "DistributedLoad": ("flexmbs.model.forces", "DistributedLoad"),
+    "Sensor": ("flexmbs.model.sensors", "Sensor"),
+    "System": ("flexmbs.assembly", "System"),
+    "simulate": ("flexmbs.integrators", "simulate"),
+    "load_case": ("flexmbs.cases", "load_case"),
+    "run_case": ("flexmbs.cases", "run_case"),
+    "straight_beam": ("flexmbs.modal.fe.beam", "straight_beam"),
+    "BeamSection": ("flexmbs.modal.fe.beam", "BeamSection"),
+    "Material": ("flexmbs.modal.fe.beam", "Material"),
+    "solid_box": ("flexmbs.modal.fe.solid", "box_mesh"),
+}
+
+
+def __getattr__(name):
+    """The lazily loaded part of the top-level API (:data:`_LAZY`)."""
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'flexmbs' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])
+
 __all__ = [
     "ConvergenceError",
     "FEModel",
@@ -46,4 +97,5 @@ __all__ = [
     "load_result",
     "read_modal",
     "write_modal",
+    *_LAZY,
 ]
