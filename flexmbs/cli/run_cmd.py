@@ -117,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
                      for name, rec in result.contacts.items()},
         "sensors": sensor_extremes(result),
     }
+    residual, involved = result.energy_balance()
+    summary["energy_balance_residual_J"] = residual
+    summary["energy_involved_J"] = involved
     if args.json:
         emit_json(summary)
     else:
@@ -137,8 +140,12 @@ def run(args: argparse.Namespace) -> int:
               f"{summary['real_time_factor_steps']:.3g})")
         print(f"  energy {summary['energy_initial_J']:.6g} J → {summary['energy_final_J']:.6g}"
               f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
+        share = f" ({100 * residual / involved:.2g} % of {involved:.4g} J involved)" \
+            if involved > 0 else ""
+        print(f"  energy balance: max |T + V − W − E₀| = {residual:.3g} J{share}")
         if summary["coupling"]:
-            print(f"  coupling: {summary['coupling']}")
+            print("  coupling: " + ", ".join(f"{body} {mode}" for body, mode
+                                            in summary["coupling"].items()))
         if summary["sensors"]:
             print("  sensors (min / max / final):")
             for name, rec in summary["sensors"].items():

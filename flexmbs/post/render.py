@@ -42,7 +42,18 @@ def _pyvista():
     import pyvista as pv
 
     pv.OFF_SCREEN = True
+    _quiet_vtk()
     return pv
+
+
+def _quiet_vtk() -> None:
+    """VTK's log to stderr at errors only: off-screen rendering without a display makes
+    it warn "bad X server connection" on every render, which says nothing to a user."""
+    try:
+        from vtkmodules.vtkCommonCore import vtkLogger
+    except ImportError:  # an older VTK without the logger: nothing to quieten
+        return
+    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_ERROR)
 
 
 def unstructured(points, cells: dict):

@@ -84,6 +84,23 @@ class SimulationResult:
     output times, ``units``, ``components`` and its definition (``kind``, ``quantity``,
     ``target``, ``frame``, ``node``); see :meth:`sensor`."""
 
+    def __repr__(self) -> str:
+        t0, t1 = (float(self.t[0]), float(self.t[-1])) if len(self.t) else (0.0, 0.0)
+        engine = self.statistics.get("engine", "?")
+        return (f"<SimulationResult {self.status}: t = {t0:g}…{t1:g} s, {len(self.t)} "
+                f"outputs, {len(self.h)} steps, {len(self.coord_names)} coordinates, "
+                f"{len(self.sensors)} sensors, engine {engine}"
+                + (f", from {self.source}" if self.source else "") + ">")
+
+    def energy_balance(self) -> tuple[float, float]:
+        """(max |T + V − W − E₀| [J], the energy involved [J]: max of |E₀|, max T and
+        max |W|), the check the run status uses (flexmbs.integrators.health)."""
+        energy = self.kinetic + self.potential
+        residual = (energy - energy[0]) - self.nonconservative_work
+        scale = max(abs(float(energy[0])), float(np.max(np.abs(self.kinetic))),
+                    float(np.max(np.abs(self.nonconservative_work))))
+        return float(np.max(np.abs(residual))), scale
+
     def sensor(self, name: str) -> np.ndarray:
         """Values (n_t, n_components) of sensor ``name``, in its ``units``."""
         if name not in self.sensors:

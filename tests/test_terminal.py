@@ -1,0 +1,41 @@
+"""What the terminal shows (issue 'Results that explain themselves', terminal part): the
+run summary gives the energy-balance residual and the couplings in words, a results
+object has a one-line repr, and renders print no VTK display warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from flexmbs.cli.main import main
+from flexmbs.results import SimulationResult
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_run_summary_names_couplings_and_the_energy_balance(tmp_path, capsys):
+    out = tmp_path / "arm.res.h5"
+    main(["run", str(ROOT / "cases" / "arm_beam_seed.toml"), "-o", str(out), "--set",
+          "solver.t_end=0.2"])
+    text = capsys.readouterr().out
+    assert "coupling: beam two-way" in text and "{" not in text.split("coupling:")[1][:40]
+    res = SimulationResult.load(out)
+    residual, _ = res.energy_balance()
+    energy = res.kinetic + res.potential
+    expected = np.max(np.abs(energy - energy[0] - res.nonconservative_work))
+    assert residual == expected
+    assert f"max |T + V − W − E₀| = {residual:.3g} J" in text
+    line = repr(res)
+    assert line.startswith("<SimulationResult completed") and "\n" not in line
+    assert f"{len(res.t)} outputs" in line and len(line) < 300
+
+
+def test_renders_print_no_display_warnings(tmp_path, capfd):
+    out = tmp_path / "p.res.h5"
+    assert main(["run", str(ROOT / "cases" / "cantilever_release.toml"), "-o", str(out),
+                 "--set", "solver.t_end=0.01", "--quiet"]) == 0
+    capfd.readouterr()
+    assert main(["animate", str(out), "-o", str(tmp_path / "p.png")]) == 0
+    err = capfd.readouterr().err
+    assert "X server" not in err and "WARN" not in err
