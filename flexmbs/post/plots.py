@@ -16,6 +16,12 @@ from .._files import atomic_path
 from ..errors import ValidationError, WriteError
 
 FORMATS = (".png", ".svg")
+#: Legends of more series than this go outside the axes, in columns of at most
+#: :data:`LEGEND_ROWS` entries.
+LEGEND_INSIDE_UP_TO = 6
+LEGEND_ROWS = 10
+#: Per-step plots of more steps than this show windowed means and ranges instead.
+STEPS_DRAWN_UP_TO = 2000
 
 
 def new_figure(n_rows: int = 1, n_cols: int = 1, *, width: float = 7.0,
@@ -34,7 +40,9 @@ def time_history(ax, t, series: Mapping[str, np.ndarray], ylabel: str, *,
 
     ``t`` is one time array shared by all series, or a list/tuple with one per series."""
     for k, (label, values) in enumerate(series.items()):
-        style = (styles or {}).get(label, {})
+        style = dict((styles or {}).get(label, {}))
+        if k >= 10:  # the colour cycle has 10 colours: later series dashed, then dotted
+            style.setdefault("linestyle", ("--", ":")[min(k // 10 - 1, 1)])
         ax.plot(t[k] if isinstance(t, (list, tuple)) else t, values, label=label, lw=1.2,
                 **style)
     ax.set_ylabel(ylabel)
@@ -43,7 +51,25 @@ def time_history(ax, t, series: Mapping[str, np.ndarray], ylabel: str, *,
     if title:
         ax.set_title(title, fontsize=10)
     if len(series) > 1:
+        legend(ax, len(series))
+
+
+def legend(ax, n: int) -> None:
+    """A legend inside the axes for a few series, outside to the right in columns of
+    at most :data:`LEGEND_ROWS` entries for many (20 modal coordinates stay readable)."""
+    if n <= LEGEND_INSIDE_UP_TO:
         ax.legend(fontsize=8, loc="best")
+        return
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              ncols=int(np.ceil(n / LEGEND_ROWS)), frameon=False)
+
+
+def positive_only(values) -> np.ndarray:
+    """Values for a log axis: exact zeros and negatives become gaps (NaN), so that the
+    axis is scaled by the data rather than by a floor near 1e-308."""
+    out = np.asarray(values, dtype=float).copy()
+    out[~(out > 0)] = np.nan
+    return out
 
 
 def convergence(ax, x, series: Mapping[str, np.ndarray], xlabel: str, ylabel: str, *,
@@ -159,12 +185,11 @@ def energy(result):
 def constraint_violation(result):
     """max |Φ| and max |Φ_q q̇ − ν| over time (log scale)."""
     fig, axes = new_figure(1)
-    floor = np.finfo(float).tiny
-    time_history(axes[0], result.t,
-                 {"position max |Φ|": np.maximum(result.phi_violation, floor),
-                  "velocity max |Φ_q q̇ − ν|": np.maximum(result.velocity_violation, floor)},
-                 "constraint violation [m, rad; m/s, rad/s]")
-    axes[0].set_yscale("log")
+    series = {"position max |Φ|": positive_only(result.phi_violation),
+              "velocity max |Φ_q q̇ − ν|": positive_only(result.velocity_violation)}
+    time_history(axes[0], result.t, series, "constraint violation [m, rad; m/s, rad/s]")
+    if any(np.any(np.isfinite(v)) for v in series.values()):
+        axes[0].set_yscale("log")  # exact zeros (e.g. at t0) are gaps, not 1e-308
     return fig
 
 
@@ -172,10 +197,38 @@ def step_size(result):
     """Step size h [s] and Newton iterations per step against time."""
     fig, axes = new_figure(2)
     t_steps = np.cumsum(result.h) + float(result.t[0])
-    time_history(axes[0], t_steps, {"h": result.h}, "step size [s]")
-    time_history(axes[1], t_steps, {"iterations": result.iterations},
-                 "Newton iterations per step [-]")
+    h, iterations = np.asarray(result.h, float), np.asarray(result.iterations, float)
+    if h.size <= STEPS_DRAWN_UP_TO:
+        time_history(axes[0], t_steps, {"h": h}, "step size [s]")
+        axes[1].plot(t_steps, iterations, ".", ms=3, label="iterations")
+    else:  # windows of steps: mean line and min–max band (a readable plot of 10⁵ steps)
+        window = int(np.ceil(h.size / (STEPS_DRAWN_UP_TO // 2)))
+        n = h.size // window * window
+        tw = t_steps[:n].reshape(-1, window).mean(axis=1)
+        time_history(axes[0], tw, {"h": h[:n].reshape(-1, window).mean(axis=1)},
+                     f"step size [s] (mean of {window} steps)")
+        blocks = iterations[:n].reshape(-1, window)
+        axes[1].fill_between(tw, blocks.min(axis=1), blocks.max(axis=1), alpha=0.25,
+                             lw=0, label=f"min–max of {window} steps")
+        axes[1].plot(tw, blocks.mean(axis=1), lw=1.2, label="mean")
+        axes[1].legend(fontsize=8, loc="best")
+    axes[1].set_ylabel("Newton iterations per step [-]")
+    axes[1].set_xlabel("time [s]")
+    axes[1].grid(True, alpha=0.3)
+    top = max(float(np.nanmax(iterations)) if iterations.size else 1.0, 1.0)
+    axes[1].set_ylim(0, top + 1)
     return fig
+
+
+def content_range(freqs, amp, share: float = 1e-3) -> float:
+    """Upper end of a spectrum's axis [Hz]: 1.5 times the highest frequency whose
+    amplitude exceeds ``share`` of the peak (at least 5 frequency bins), so the axis
+    shows the content rather than everything up to the Nyquist frequency."""
+    freqs, amp = np.asarray(freqs, float), np.asarray(amp, float)
+    if freqs.size < 2 or not np.any(amp > 0):
+        return float(freqs[-1]) if freqs.size else 1.0
+    above = np.flatnonzero(amp > share * np.max(amp))
+    return float(min(freqs[-1], max(1.5 * freqs[above[-1]], 5 * freqs[1])))
 
 
 def spectrum(t, signal, *, label: str = "signal", unit: str = "-"):
@@ -192,6 +245,7 @@ def spectrum(t, signal, *, label: str = "signal", unit: str = "-"):
     freqs = np.fft.rfftfreq(y.size, grid[1] - grid[0])
     fig, axes = new_figure(1, sharex=False)
     axes[0].plot(freqs, amp, lw=1.2, label=label)
+    axes[0].set_xlim(0.0, content_range(freqs, amp))
     axes[0].set_xlabel("frequency [Hz]")
     axes[0].set_ylabel(f"{label} amplitude [{unit}]")
     axes[0].grid(True, alpha=0.3)
