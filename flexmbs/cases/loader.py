@@ -459,11 +459,11 @@ def _add_body(path, b, k, entry, read_modal, inputs):
 def _add_marker(path, b, k, entry):
     t = _Table(path, f"[[markers]] #{k} {entry.get('name', '')!r}", entry,
                {"body", "name", "position", "frame", "orientation", "axis", "angle_deg",
-                "z_axis", "node", "node_set"})
+                "z_axis", "node", "node_set", "attach"})
     b.add_marker(t.text("body", required=True), t.text("name", required=True),
                  t.vector("position", [0, 0, 0]), _orientation(t),
                  frame=t.get("frame", "body"), node=t.get("node"),
-                 node_set=t.get("node_set"))
+                 node_set=t.get("node_set"), attach=t.get("attach"))
 
 
 def _add_joint(path, b, k, entry):

@@ -17,7 +17,7 @@ from ..errors import ModelError
 from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
 from .bodies import Ground, RigidBody
 from .drives import Constant, Profile, as_profile
-from .flexible import FlexibleBody, interface_modes, node_modes
+from .flexible import FlexibleBody, interface_modes, node_modes, point_modes
 from .forces import (
     DistributedLoad,
     JointActuator,
@@ -321,17 +321,22 @@ class ModelBuilder:
 
     # ------------------------------------------------------------------ markers
     def add_marker(self, body: str, name: str, position=(0, 0, 0), orientation=None, *,
-                   frame: str = "body", node=None, node_set=None) -> str:
+                   frame: str = "body", node=None, node_set=None, attach=None) -> str:
         """Add marker ``name`` on ``body``; returns ``"body.name"``.
 
         ``position``/``orientation`` are body-frame quantities, or global ones in the
         initial configuration with ``frame="global"``. ``orientation`` may be a 3x3
         rotation (columns = marker axes), Euler parameters, or just the z-axis.
         On a flexible body give ``node`` (a node label of its ModalData) or ``node_set``
-        (an interface marker averaging that set); the position is then the node's (or the
-        set's mean) and ``position`` is ignored.
+        (an interface marker averaging that set), and the position is then the node's
+        (or the set's mean); or a ``position`` anywhere, with ``attach``: "nearest" (the
+        default for a point: carried by its nearest node, or by the least-squares motion
+        of the nearest nodes of a mesh without nodal rotations) or "frame" (rigidly on
+        the body frame; the default for the frame origin, position (0, 0, 0))
+        (:func:`flexmbs.model.flexible.point_modes`, docs/flexible_bodies.md).
         """
-        self._markers.append((body, name, position, orientation, frame, node, node_set))
+        self._markers.append((body, name, position, orientation, frame, node, node_set,
+                              attach))
         return f"{body}.{name}"
 
     # ------------------------------------------------------------------ joints
@@ -511,7 +516,8 @@ class ModelBuilder:
                             f"{', '.join(e + '=' for e in extra)}")
         self._problems.extend(problems)
         if not problems and kind == "node":  # a marker of its own on the node
-            self._markers.append((body, f"@{name}", (0, 0, 0), None, "body", node, None))
+            self._markers.append((body, f"@{name}", (0, 0, 0), None, "body", node, None,
+                                  None))
         self._sensors.append(sensor)
         return name
 
@@ -642,7 +648,7 @@ class ModelBuilder:
         gravity = _vec3(self.gravity, "gravity", problems)
         markers: dict[str, Marker] = {}
         flex_modes: dict[str, dict] = {}
-        for body, name, position, orientation, frame, node, node_set in self._markers:
+        for body, name, position, orientation, frame, node, node_set, attach in self._markers:
             full = f"{body}.{name}"
             if (problem := _name_problem("marker", name)) is not None:
                 problems.append(f"{problem} (on body {body!r})")
@@ -664,6 +670,9 @@ class ModelBuilder:
             node_index = None
             if isinstance(b, FlexibleBody):
                 try:
+                    if attach is not None and (node is not None or node_set is not None):
+                        raise ModelError("attach applies to a marker at a position, not "
+                                         "to one on a node or node set")
                     if node is not None and node_set is None:
                         if isinstance(node, bool) or not isinstance(node, (int, np.integer)):
                             raise ModelError(f"node must be an integer node label, got "
@@ -674,6 +683,13 @@ class ModelBuilder:
                                              f"ModalData")
                         node_index = int(hits[0])
                         modes = node_modes(b.data, node_index)
+                    elif node is None and node_set is None:  # a point of the body
+                        if attach is None:
+                            attach = "frame" if not np.any(pos) else "nearest"
+                        modes = point_modes(b.data, pos, attach)
+                        flex_modes.setdefault(body, {})[name] = modes
+                        markers[full] = Marker(body, name, pos, rot, None, None)
+                        continue
                     elif node_set is not None and node is None:
                         if node_set not in b.data.node_sets:
                             raise ModelError(f"node set {node_set!r} is not in its ModalData"
@@ -690,9 +706,9 @@ class ModelBuilder:
                     flex_modes.setdefault(body, {})[name] = modes
                 except ModelError as exc:
                     problems.append(f"marker {full!r} on flexible body {body!r}: {exc}")
-            elif node is not None or node_set is not None:
-                problems.append(f"marker {full!r}: node/node_set only apply to flexible "
-                                f"bodies")
+            elif node is not None or node_set is not None or attach is not None:
+                problems.append(f"marker {full!r}: node/node_set/attach only apply to "
+                                f"flexible bodies")
             markers[full] = Marker(body, name, pos, rot, node_index, node_set)
         for name, body, load, weights, frame in self._distributed:
             b = self._bodies.get(body)

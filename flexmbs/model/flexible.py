@@ -82,6 +82,38 @@ def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
     return MarkerModes(center, mean, psi)
 
 
+#: Nodes of a 3-DOF mesh (no nodal rotations) whose least-squares motion carries a
+#: point marker (the "nearest" rule).
+POINT_NODES = 8
+
+
+def point_modes(data: ModalData, point, attach: str) -> MarkerModes:
+    """Modes of a marker at body-frame ``point`` [m] that is not on a node.
+
+    ``attach="frame"``: rigidly on the body frame (no deformation: ū0 = point, Φ = Ψ =
+    0), which is exact at the frame's attachment when the modes keep it fixed.
+    ``attach="nearest"``: carried by the nearest node as if rigidly joined to it,
+    φ = φ_k − (point − x_k) × ψ_k and ψ = ψ_k; on a mesh without nodal rotations, by the
+    least-squares (RBE3-like) translation and rotation of its :data:`POINT_NODES` nearest
+    nodes (:func:`interface_modes`), carried to the point the same way."""
+    point = np.asarray(point, dtype=float)
+    if attach == "frame":
+        zeros = np.zeros((3, data.n_modes))
+        return MarkerModes(point.copy(), zeros, zeros.copy())
+    if attach != "nearest":
+        raise ModelError(f"attach must be 'frame' or 'nearest', got {attach!r}")
+    distance = np.linalg.norm(data.nodes - point, axis=1)
+    if data.psi is not None:
+        near = node_modes(data, int(np.argmin(distance)))
+        center = data.nodes[int(np.argmin(distance))]
+    else:
+        count = min(POINT_NODES, data.n_nodes)
+        near = interface_modes(data, np.argsort(distance, kind="stable")[:count])
+        center = near.u0
+    arm = skew_stack(point - center)  # (p − x) × ψ = skew(p − x) ψ
+    return MarkerModes(point.copy(), near.phi - arm @ near.psi, near.psi.copy())
+
+
 def skew_stack(v):
     out = np.zeros((*v.shape[:-1], 3, 3))
     out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
