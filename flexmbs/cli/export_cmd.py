@@ -1,7 +1,8 @@
-"""Export the deformed flexible-body meshes over time for ParaView: a .pvd collection of
-VTU files (moving, deformed points) or an .xdmf time series (initial mesh + point data
-'motion' for Warp By Vector). Point data: elastic displacement, its magnitude and each
-mode's contribution."""
+"""Export the scene over time for ParaView: the deformed flexible-body meshes, the rigid
+bodies (lines through their markers) and the joints, as a .pvd collection of VTU files
+(moving points; the sensors as field data) or an .xdmf time series (initial mesh + point
+data 'motion' for Warp By Vector). Point data: part (flexible, rigid, joint), elastic
+displacement, its magnitude and each mode's contribution."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 
 from ._common import ProgressBar, emit_json
 
-HELP = "export deformed meshes over time for ParaView (.pvd or .xdmf)"
+HELP = "export the scene over time for ParaView (.pvd or .xdmf)"
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

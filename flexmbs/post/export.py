@@ -7,10 +7,16 @@
   the position at each time minus the initial one (ParaView: *Warp By Vector* with
   ``motion`` shows the moving, deforming body).
 
-Point data in both: ``displacement`` (elastic A Φ ξ, global axes [m]),
-``displacement_magnitude`` [m], ``body`` (index of the flexible body), and the modal
-contributions ``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other bodies' points).
-All flexible bodies go into one mesh; rigid bodies are not exported.
+The whole scene goes into one mesh per time: the flexible bodies' cells; each rigid
+body as lines joining its frame origin and its markers (the points it carries: where
+its joints and forces act), moving with it; and each joint as a vertex at its marker i.
+Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (index of the
+body, or of the joint), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
+bodies and joints), ``displacement_magnitude`` [m], and the modal contributions
+``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other points). Field data: every sensor's
+values at that time (``sensor.<name>``, its components) and the time [s]; the body and
+joint names are in the field data ``body_names`` and ``joint_names`` (PVD) and in the
+results file.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 
 from .._files import atomic_outputs
 from ..errors import ValidationError, WriteError
-from .frames import deformed, flexible_bodies, modal_contributions
+from .frames import deformed, flexible_bodies, modal_contributions, pose
 
 FORMATS = (".pvd", ".xdmf")
 
@@ -39,8 +45,25 @@ def _working_directory(folder):
         os.chdir(old)
 
 
-def _cells(bodies):
-    """meshio cell blocks of all bodies with point offsets; (blocks, offsets)."""
+def _rigid_parts(result):
+    """[(name, coordinate start, body-frame points (k, 3))] of the rigid bodies: frame
+    origin and marker origins (as the animations draw them)."""
+    from .animate import _rigid_shapes
+
+    return _rigid_shapes(result)
+
+
+def _joint_points(result):
+    """[(name, described marker i)] of the joints."""
+    from .animate import _joint_markers
+
+    return _joint_markers(result)
+
+
+def _cells(bodies, rigid=(), joints=()):
+    """meshio cell blocks of the whole scene (flexible bodies' cells, rigid bodies as
+    lines from their first point, joints as vertices) and the flexible bodies' point
+    offsets: (blocks, offsets)."""
     import meshio
 
     blocks, offsets, offset = [], [], 0
@@ -48,19 +71,36 @@ def _cells(bodies):
         offsets.append(offset)
         for ctype, conn in body.cells.items():
             blocks.append(meshio.CellBlock(ctype, np.asarray(conn, dtype=np.int64) + offset))
+        if not body.cells:  # a point cloud: one vertex cell per node
+            blocks.append(meshio.CellBlock(
+                "vertex", offset + np.arange(len(body.nodes), dtype=np.int64)[:, None]))
         offset += len(body.nodes)
-    if not blocks:  # point clouds: one vertex cell per node
-        n = offset
-        blocks = [meshio.CellBlock("vertex", np.arange(n, dtype=np.int64)[:, None])]
+    lines = []
+    for _, _, points in rigid:
+        lines += [[offset, offset + j] for j in range(1, len(points))]
+        if len(points) == 1:
+            blocks.append(meshio.CellBlock("vertex", np.array([[offset]], np.int64)))
+        offset += len(points)
+    if lines:
+        blocks.append(meshio.CellBlock("line", np.array(lines, dtype=np.int64)))
+    if joints:
+        blocks.append(meshio.CellBlock(
+            "vertex", offset + np.arange(len(joints), dtype=np.int64)[:, None]))
     return blocks, offsets
 
 
-def snapshot_data(result, k: int, bodies=None):
-    """(points (N, 3), point_data dict) of all flexible bodies at output index ``k``."""
+def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
+    """(points (N, 3), point_data dict) of the whole scene at output index ``k``:
+    flexible bodies, then rigid bodies' points, then joints (see the module docstring)."""
+    from .animate import _marker_position
+
     bodies = flexible_bodies(result) if bodies is None else bodies
-    n_total = sum(len(b.nodes) for b in bodies)
+    rigid = _rigid_parts(result) if rigid is None else rigid
+    joints = _joint_points(result) if joints is None else joints
+    n_flex = sum(len(b.nodes) for b in bodies)
+    n_total = n_flex + sum(len(pts) for _, _, pts in rigid) + len(joints)
     points, disp = np.zeros((n_total, 3)), np.zeros((n_total, 3))
-    data: dict[str, np.ndarray] = {"body": np.zeros(n_total)}
+    data: dict[str, np.ndarray] = {"body": np.zeros(n_total), "part": np.zeros(n_total)}
     offset = 0
     for index, body in enumerate(bodies):
         rows = slice(offset, offset + len(body.nodes))
@@ -71,9 +111,57 @@ def snapshot_data(result, k: int, bodies=None):
             field[rows] = contrib
             data[f"{body.name}.mode{j + 1}"] = field
         offset += len(body.nodes)
+    names = list(result.bodies)
+    for name, start, local in rigid:
+        rows = slice(offset, offset + len(local))
+        r, a = pose(result, start, k)
+        points[rows] = r + local @ a.T
+        data["body"][rows] = names.index(name)
+        data["part"][rows] = 1
+        offset += len(local)
+    for index, (_, marker) in enumerate(joints):
+        points[offset] = _marker_position(result, marker, k)
+        data["body"][offset] = index
+        data["part"][offset] = 2
+        offset += 1
     data["displacement"] = disp
     data["displacement_magnitude"] = np.linalg.norm(disp, axis=1)
     return points, data
+
+
+def _field_data(result, k: int) -> dict[str, np.ndarray]:
+    """The time and every sensor's values at output k, as VTK field data."""
+    out = {"time": np.array([float(result.t[k])])}
+    for name, record in getattr(result, "sensors", {}).items():
+        out[f"sensor.{name}"] = np.asarray(record["values"], dtype=float)[k].copy()
+    return out
+
+
+def _xdmf_blocks(blocks):
+    """Cell blocks an XDMF time series can hold: meshio writes lines among other cell
+    types wrongly (its mixed topology), so where there are lines the vertices (joints,
+    single-point bodies) become degenerate lines and all lines one block."""
+    import meshio
+
+    types = {b.type for b in blocks}
+    if "line" not in types or len(types) == 1:
+        return blocks
+    lines = [np.asarray(b.data, np.int64) for b in blocks if b.type == "line"]
+    lines += [np.repeat(np.asarray(b.data, np.int64), 2, axis=1) for b in blocks
+              if b.type == "vertex"]
+    rest = [b for b in blocks if b.type not in ("line", "vertex")]
+    return [*rest, meshio.CellBlock("line", np.concatenate(lines))]
+
+
+def _write_vtu(path, mesh, field_data: dict) -> None:
+    """The mesh as VTU with VTK field data (through pyvista: meshio's VTU writer drops
+    field data)."""
+    import pyvista as pv
+
+    grid = pv.from_meshio(mesh)
+    for key, values in field_data.items():
+        grid.field_data[key] = values
+    grid.save(str(path))
 
 
 def export(result, path, *, progress=None, every: int = 1) -> Path:
@@ -90,10 +178,10 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
         raise WriteError(f"cannot export to {str(path)!r}: folder does not exist")
     if not (isinstance(every, int) and every >= 1):
         raise ValidationError(f"every must be an integer >= 1, got {every!r}")
-    bodies = flexible_bodies(result)
-    if not bodies:
-        raise ValidationError("the results have no flexible body to export")
-    blocks, _ = _cells(bodies)
+    bodies, rigid, joints = flexible_bodies(result), _rigid_parts(result), _joint_points(result)
+    if not (bodies or rigid):
+        raise ValidationError("the results have no body to export")
+    blocks, _ = _cells(bodies, rigid, joints)
     indices = list(range(0, len(result.t), every))
     # everything is written into a staging folder and moved into place once complete:
     # an interrupted export leaves a previous one as it was (docs/post_processing.md)
@@ -103,10 +191,11 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
             (stage / folder_name).mkdir()
             entries = []
             for n, k in enumerate(indices):
-                points, data = snapshot_data(result, k, bodies)
+                points, data = snapshot_data(result, k, bodies, rigid, joints)
                 name = f"{path.stem}_{n:06d}.vtu"
-                meshio.write(stage / folder_name / name,
-                             meshio.Mesh(points, blocks, point_data=data))
+                _write_vtu(stage / folder_name / name,
+                           meshio.Mesh(points, blocks, point_data=data),
+                           _field_data(result, k))
                 entries.append((float(result.t[k]), f"{folder_name}/{name}"))
                 if progress is not None:
                     progress(n + 1, len(indices))
@@ -118,15 +207,18 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
             lines += ["  </Collection>", "</VTKFile>"]
             (stage / path.name).write_text("\n".join(lines) + "\n")
         return path
-    reference, _ = snapshot_data(result, 0, bodies)
+    reference, _ = snapshot_data(result, 0, bodies, rigid, joints)
     heavy = path.with_suffix(".h5").name
     # meshio writes the .h5 beside the current directory, so write from the stage
     with atomic_outputs(path.parent, [heavy, path.name], "export") as stage, \
             _working_directory(stage), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
-        writer.write_points_cells(reference, blocks)
+        writer.write_points_cells(reference, _xdmf_blocks(blocks))
         for n, k in enumerate(indices):
-            points, data = snapshot_data(result, k, bodies)
+            points, data = snapshot_data(result, k, bodies, rigid, joints)
             data["motion"] = points - reference
+            for key, values in _field_data(result, k).items():  # sensors as point data
+                if key != "time":  # (XDMF time series carry no per-time field data)
+                    data[key] = np.broadcast_to(values, (len(points), values.size)).copy()
             writer.write_data(float(result.t[k]), point_data=data)
             if progress is not None:
                 progress(n + 1, len(indices))
