@@ -3,6 +3,7 @@ coupling as the beam stiffens, truncation convergence of the steel case, and swe
 give identical results serially, in local processes and on a Dask LocalCluster."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -292,3 +293,28 @@ def test_cli_save_runs_lists_every_results_file_in_the_json(tmp_path, capsys):
     assert len(runs) == 2
     steps = sorted(len(SimulationResult.load(f).t) for f in runs)
     assert steps == [11, 21]  # 0.02 s at 2 ms and at 1 ms, the start included
+
+
+def test_terminal_study_table_fits_the_terminal_and_names_what_it_leaves_out(tmp_path,
+                                                                              capsys,
+                                                                              monkeypatch):
+    """A coupling study's table (some 20 columns) printed in an 80-column terminal: no
+    line wider than 80, the coupling and status columns shown, the rest named with the
+    files that hold them; the full table is in the CSV."""
+    import shutil
+
+    from flexmbs.studies.tables import compact_table
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=None: os.terminal_size(
+        (80, 24)))
+    out = tmp_path / "study"
+    assert main(["study", "coupling", str(SEED), "-o", str(out), "--set",
+                 "solver.t_end=0.05", "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    table = text.split("\n", 1)[1].split("\n  coupling.csv")[0].split("  (")[0]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert table.splitlines()[0].startswith("coupling  status")
+    header = (out / "coupling.csv").read_text().splitlines()[0].split(",")
+    _, hidden = compact_table([dict.fromkeys(header, 1.0)], 80)
+    assert f"{len(hidden)} more column(s) in the CSV and Markdown files" in text
+    assert len(header) > len(table.splitlines()[0].split())

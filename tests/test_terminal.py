@@ -39,3 +39,28 @@ def test_renders_print_no_display_warnings(tmp_path, capfd):
     assert main(["animate", str(out), "-o", str(tmp_path / "p.png")]) == 0
     err = capfd.readouterr().err
     assert "X server" not in err and "WARN" not in err
+
+
+def test_progress_bar_shows_elapsed_time_and_eta():
+    """The rich bar on a terminal: percentage, elapsed time, ETA and the note; silent
+    when disabled; close() ends a bar that stopped short."""
+    import io
+
+    from rich.console import Console
+
+    from flexmbs.cli._common import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar(True, console=Console(file=out, force_terminal=True, width=100))
+    for k in range(1, 5):
+        bar(0.25 * k, 1.0)
+    text = out.getvalue()
+    assert "100%" in text and "ETA" in text and "0:00:0" in text and "t = 1 s" in text
+    assert bar.last == 100
+    short = ProgressBar(True, console=Console(file=io.StringIO(), force_terminal=True))
+    short(0.3, 1.0)
+    short.close()
+    short.close()  # idempotent
+    silent = io.StringIO()
+    ProgressBar(False, console=Console(file=silent))(0.5, 1.0)
+    assert silent.getvalue() == ""

@@ -33,24 +33,52 @@ def emit_json(payload: dict) -> None:
 
 
 class ProgressBar:
-    """A one-line text bar on stderr: ``bar(done, total[, text])``; silent when disabled
-    (not a terminal, ``--json`` or ``--quiet``). ``last`` is the last percentage shown."""
+    """A progress bar on stderr with elapsed time and ETA (rich): ``bar(done, total[,
+    text])``; silent when disabled (not a terminal, ``--json`` or ``--quiet``). ``last``
+    is the last percentage shown; :meth:`close` ends the bar where a run stopped short
+    (also at exit)."""
 
-    def __init__(self, enabled: bool, unit: str = "t"):
+    def __init__(self, enabled: bool, unit: str = "t", console=None):
         self.enabled, self.last, self.unit = enabled, -1, unit
+        self._console, self._progress, self._task = console, None, None
+
+    def _start(self, total):
+        import atexit
+
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        console = self._console or Console(stderr=True)
+        self._progress = Progress(BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                                  TextColumn("ETA"), TimeRemainingColumn(),
+                                  TextColumn("{task.fields[note]}"), console=console)
+        self._task = self._progress.add_task("", total=total, note="")
+        self._progress.start()
+        atexit.register(self.close)
 
     def __call__(self, done, total, text=None):
         if not self.enabled:
             return
-        pct = int(100 * done / total) if total else 100
-        if pct != self.last:
-            self.last = pct
-            filled = pct // 2
-            note = (f"{self.unit} = {done:.4g} s" if text is None else str(text))
-            sys.stderr.write(f"\r  [{'#' * filled}{'.' * (50 - filled)}] {pct:3d} %  {note}")
-            sys.stderr.flush()
-            if pct >= 100:
-                sys.stderr.write("\n")
+        if self._progress is None:
+            self._start(total)
+        note = (f"{self.unit} = {done:.4g} s" if text is None else str(text))
+        self._progress.update(self._task, completed=done, total=total, note=note)
+        self.last = int(100 * done / total) if total else 100
+        if self.last >= 100:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the bar (idempotent)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
 
 
 def parse_value(text: str):

@@ -88,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
     engine = {"engine": args.engine} if getattr(args, "engine", None) else {}
     system, result = run_case(case, progress=bar, on_compile=compiling, **engine,
                               **previous)
-    if bar.enabled and bar.last < 100:
-        sys.stderr.write("\n")
+    bar.close()
     result.save(case.output)
     energy = result.kinetic + result.potential
     report = system.check(result.q[0], float(result.t[0]))

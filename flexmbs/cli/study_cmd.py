@@ -129,10 +129,16 @@ def _report(args, rows, paths, ok: bool) -> int:
         emit_json({"study": args.study, "case": args.case, "success": ok, "rows": rows,
                    "files": {k: str(v) for k, v in paths.items()}})
     else:
-        from ..studies.tables import to_markdown
+        import shutil
+
+        from ..studies.tables import compact_table
 
         print(f"flexmbs study {args.study}: {args.case}")
-        print(to_markdown(rows))
+        text, hidden = compact_table(rows, shutil.get_terminal_size((100, 24)).columns)
+        print(text, end="")
+        if hidden:
+            print(f"  ({len(hidden)} more column(s) in the CSV and Markdown files: "
+                  f"{', '.join(hidden[:4])}{', ...' if len(hidden) > 4 else ''})")
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
         for r in rows:
