@@ -92,7 +92,11 @@ def test_frames_differ_where_the_body_moved_and_not_where_it_did_not(released):
         assert np.any(first[twin_band] != 255)  # the twin is drawn there ...
         assert not changed[twin_band].any()  # ... and identically in both frames
         tip_row, tip_col = (round(float(v)) for v in moving[1])
-        assert changed[tip_row - 30:tip_row + 30, tip_col - 10:tip_col + 10].any()
+        # the tip's drawn motion: ±50 mm (1 mm × scale 50) along z, projected
+        reach = anim.scene.project([[1.0, 0.0, 0.05], [1.0, 0.0, -0.05]])[:, 0]
+        span = int(np.max(np.abs(reach - moving[1, 0]))) + 10
+        assert changed[max(tip_row - span, 0):tip_row + span,
+                       max(tip_col - 10, 0):tip_col + 10].any()
     finally:
         anim.close()
 

@@ -27,8 +27,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", type=int, help="number of frames (default: every output, "
                                               "at most 200)")
     p.add_argument("--time", type=float, help="time of the frame for a .png (default: last)")
-    p.add_argument("--camera", default="iso",
-                   help="xy, xz, yz, iso, or 'px,py,pz;fx,fy,fz;ux,uy,uz'")
+    p.add_argument("--camera", default="auto",
+                   help="auto (default: a planar motion seen 30° off its plane's normal, "
+                        "else iso), xy, xz, yz, iso, or 'px,py,pz;fx,fy,fz;ux,uy,uz'")
     p.add_argument("--size", default="800x600", help="image size WIDTHxHEIGHT in pixels")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

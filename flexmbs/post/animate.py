@@ -109,7 +109,7 @@ class ResultAnimation:
     """
 
     def __init__(self, result, *, scale: float | None = None, field: str = "displacement",
-                 mode: int = 1, frames: int | None = None, every: int = 1, camera="iso",
+                 mode: int = 1, frames: int | None = None, every: int = 1, camera="auto",
                  window_size=(800, 600), grid: bool = True):
         self.result, self.field, self.mode = result, field, mode
         window_size = check_window_size(window_size)  # before any frame is computed
@@ -118,7 +118,9 @@ class ResultAnimation:
         self.bodies = flexible_bodies(result)
         self.rigid = _rigid_shapes(result)
         self.joints = _joint_markers(result)
-        self.scene = Scene(_bounds(result, self.info), camera, window_size, grid=grid)
+        cloud = _scene_points(result, self.info)
+        self.scene = Scene(_bounds(result, self.info), camera, window_size, grid=grid,
+                           points=cloud)
         # enough decimals that consecutive frames' labels differ (GIF writers merge
         # identical frames)
         gaps = np.diff(np.asarray(result.t)[self.info.indices])
@@ -231,6 +233,21 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
             top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
     title = "|u| [mm]" if field == "displacement" else f"|u mode {mode}| [mm]"
     return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title)
+
+
+def _scene_points(result, info: FrameInfo, limit: int = 4000) -> np.ndarray:
+    """Points of the model over the drawn frames (flexible nodes, rigid bodies' points),
+    at most ``limit`` of them (evenly thinned): what the camera frames."""
+    pts = []
+    for k in info.indices:
+        for body in flexible_bodies(result):
+            pts.append(deformed(result, body, k, info.scale)[0])
+        for _, start, local in _rigid_shapes(result):
+            r, a = pose(result, start, k)
+            pts.append(r + local @ a.T)
+    cloud = np.vstack(pts) if pts else np.zeros((1, 3))
+    step = max(1, len(cloud) // limit)
+    return cloud[::step]
 
 
 def _bounds(result, info: FrameInfo):

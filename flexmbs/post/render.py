@@ -68,11 +68,29 @@ def unstructured(points, cells: dict):
     return pv.from_meshio(meshio.Mesh(np.asarray(points, dtype=float), blocks))
 
 
+def auto_camera(bounds) -> str | tuple:
+    """The view of ``bounds``: for a planar motion (one extent below 5 % of the largest)
+    30° off the plane's normal, so the plane shows nearly in full and still in depth;
+    otherwise "iso"."""
+    b = np.asarray(bounds, dtype=float)
+    extent = b[1::2] - b[0::2]
+    thin = int(np.argmin(extent))
+    if extent[thin] >= 0.05 * np.max(extent):
+        return "iso"
+    normal = np.eye(3)[thin]
+    first = np.eye(3)[(thin + 1) % 3]  # the plane's first in-plane axis, tilted towards
+    direction = np.cos(np.radians(30)) * normal - np.sin(np.radians(30)) * first
+    up = np.cross(np.cross(direction, np.eye(3)[(thin + 2) % 3]), direction)
+    return tuple(direction), tuple(up / np.linalg.norm(up))
+
+
 def parse_camera(text: str | None):
-    """``None``/"xy"/"xz"/"yz"/"iso", or "px,py,pz;fx,fy,fz;ux,uy,uz" (position, focal
-    point, view-up)."""
-    if text is None or text in CAMERAS:
-        return text or "iso"
+    """``None``/"auto" (:func:`auto_camera`)/"xy"/"xz"/"yz"/"iso", or
+    "px,py,pz;fx,fy,fz;ux,uy,uz" (position, focal point, view-up)."""
+    if text is None or text == "auto":
+        return "auto"
+    if text in CAMERAS:
+        return text
     try:
         parts = [tuple(float(v) for v in part.split(",")) for part in text.split(";")]
     except ValueError:
@@ -81,6 +99,20 @@ def parse_camera(text: str | None):
         raise ValidationError(f"camera {text!r}: use one of {sorted(CAMERAS)} or "
                               "'px,py,pz;fx,fy,fz;ux,uy,uz'")
     return parts
+
+
+#: The two layouts of a frame: where the model is drawn, (left, right, top, bottom)
+#: fractions of the window, clear of the time label (top 7 %) and of the colour bar,
+#: which stands on the right (tall models) or lies along the bottom (wide ones).
+LAYOUTS = {
+    "right": {"region": (0.03, 0.76, 0.09, 0.96),
+              "bar": {"vertical": True, "position_x": 0.8, "position_y": 0.1,
+                      "width": 0.07, "height": 0.7}},
+    "bottom": {"region": (0.03, 0.97, 0.09, 0.80),
+               "bar": {"vertical": False, "position_x": 0.2, "position_y": 0.02,
+                       "width": 0.6, "height": 0.1}},
+}
+MODEL_REGION = LAYOUTS["right"]["region"]
 
 
 class Scene:
@@ -94,7 +126,8 @@ class Scene:
     window_size : (width, height) [pixels].
     """
 
-    def __init__(self, bounds, camera="iso", window_size=(800, 600), grid: bool = True):
+    def __init__(self, bounds, camera="auto", window_size=(800, 600), grid: bool = True,
+                 points=None):
         window_size = check_window_size(window_size)
         pv = _pyvista()
         self.pv = pv
@@ -112,16 +145,77 @@ class Scene:
                              i_resolution=12, j_resolution=12)
             self.plotter.add_mesh(plane, style="wireframe", color="#c8c8c8", line_width=1)
         camera = parse_camera(camera) if isinstance(camera, str) or camera is None else camera
-        if isinstance(camera, str):
-            direction, up = (np.asarray(v, dtype=float) for v in CAMERAS[camera])
+        if camera == "auto":
+            camera = auto_camera(b)
+        if isinstance(camera, str) or (len(camera) == 2):
+            direction, up = (np.asarray(v, dtype=float) for v in
+                             (CAMERAS[camera] if isinstance(camera, str) else camera))
             direction /= np.linalg.norm(direction)
             position = center + 2.0 * size * direction
             self.plotter.camera_position = [tuple(position), tuple(center), tuple(up)]
             # fit the scene's bounds (over all frames) once; the camera then stays put
             self.plotter.renderer.ResetCamera(*[float(v) for v in b])
+            self.layout = self._pick_layout(b, points)
+            self.fit(b, region=LAYOUTS[self.layout]["region"], points=points)
         else:
             self.plotter.camera_position = [tuple(v) for v in camera]
+            self.layout = "right"
         self._text = None
+
+    def _pick_layout(self, bounds, points) -> str:
+        """The layout in which the model's projection (at the current view direction)
+        can be drawn largest."""
+        b = np.asarray(bounds, dtype=float)
+        cloud = (np.asarray(points, dtype=float) if points is not None else
+                 np.array([[x, y, z] for x in b[0:2] for y in b[2:4] for z in b[4:6]]))
+        rows, cols = self.project(cloud).T
+        span_x, span_y = max(np.ptp(cols), 1e-9), max(np.ptp(rows), 1e-9)
+        width, height = self.plotter.window_size
+
+        def drawn_area(name):
+            left, right, top, bottom = LAYOUTS[name]["region"]
+            zoom = min((right - left) * width / span_x, (bottom - top) * height / span_y)
+            return zoom * zoom * span_x * span_y
+
+        return max(LAYOUTS, key=drawn_area)
+
+    def fit(self, bounds, region=MODEL_REGION, iterations: int = 8, points=None) -> None:
+        """Zoom and pan the camera (its direction kept) so that ``points`` (every point
+        the model takes over the run; default: the corners of the box ``bounds``)
+        project as large as they can inside ``region`` = (left, right, top, bottom)
+        fractions of the window: the model clear of the colour bar on the right and of
+        the label on top."""
+        b = np.asarray(bounds, dtype=float)
+        corners = (np.asarray(points, dtype=float) if points is not None else
+                   np.array([[x, y, z] for x in b[0:2] for y in b[2:4] for z in b[4:6]]))
+        width, height = self.plotter.window_size
+        left, right, top, bottom = region
+        camera = self.plotter.camera
+        for _ in range(iterations):
+            rows, cols = self.project(corners).T
+            span_x, span_y = np.ptp(cols), np.ptp(rows)
+            if span_x <= 0 or span_y <= 0:
+                return
+            zoom = min((right - left) * width / span_x, (bottom - top) * height / span_y)
+            # pan: the box's pixel centre onto the region's, moving camera and focus
+            dx = 0.5 * (left + right) * width - 0.5 * (cols.min() + cols.max())
+            dy = 0.5 * (top + bottom) * height - 0.5 * (rows.min() + rows.max())
+            position = np.array(camera.position)
+            focal = np.array(camera.focal_point)
+            distance = np.linalg.norm(position - focal)
+            view = (focal - position) / distance
+            up = np.array(camera.up)
+            up = up - (up @ view) * view
+            up /= np.linalg.norm(up)
+            right_dir = np.cross(view, up)
+            per_pixel = 2 * distance * np.tan(np.radians(camera.view_angle) / 2) / height
+            shift = per_pixel * (-dx * right_dir + dy * up)
+            camera.position = tuple(position + shift)
+            camera.focal_point = tuple(focal + shift)
+            camera.zoom(float(np.clip(zoom, 0.5, 2.0)) ** 0.9)
+            self.plotter.renderer.ResetCameraClippingRange()
+            if abs(zoom - 1) < 0.01 and abs(dx) < 1 and abs(dy) < 1:
+                return
 
     def add(self, name: str, mesh, *, scalars=None, clim=None, scalar_title=None,
             color="#5b7fa8", line_width: float | None = None, opacity=1.0) -> None:
@@ -136,9 +230,8 @@ class Scene:
             mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
             kwargs.update(scalars="colour", clim=list(clim), cmap="viridis",
                           scalar_bar_args={"title": scalar_title or "", "color": "black",
-                                           "vertical": True, "fmt": "%.3g",
-                                           "position_x": 0.8, "position_y": 0.1,
-                                           "width": 0.07, "height": 0.7,
+                                           "fmt": "%.3g",
+                                           **LAYOUTS[self.layout]["bar"],
                                            "title_font_size": 14, "label_font_size": 12})
         else:
             kwargs["color"] = color
