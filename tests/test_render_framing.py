@@ -61,3 +61,27 @@ def test_the_colour_bar_never_overlaps_the_model(arm):
     y0 = int((1 - bar["position_y"] - bar["height"] - 0.06) * height)
     y1 = int((1 - bar["position_y"] + 0.06) * height)
     assert not mask[max(y0, 0):y1, max(x0, 0):x1].any()
+
+
+def test_snapshot_strip_puts_the_chosen_times_side_by_side(arm, tmp_path, capsys):
+    """flexmbs snapshot --times 0,1,2: three 800 x 600 frames side by side (8-pixel gaps),
+    each the frame that ResultAnimation draws at that output time; a time outside the
+    run is refused by name (exit 2)."""
+    import imageio.v2 as iio
+
+    from flexmbs.cli.main import main
+
+    res_path = tmp_path / "arm.res.h5"
+    arm.save(res_path)
+    out = tmp_path / "strip.png"
+    assert main(["snapshot", str(res_path), "--times", "0,1,2", "-o", str(out)]) == 0
+    strip = iio.imread(out)[..., :3]
+    assert strip.shape == (600, 3 * 800 + 2 * 8, 3)
+    anim = ResultAnimation(arm)
+    try:
+        middle = anim.image(int(np.argmin(np.abs(arm.t - 1.0))))
+    finally:
+        anim.close()
+    np.testing.assert_array_equal(strip[:, 808:1608], middle)
+    assert main(["snapshot", str(res_path), "--times", "0,7", "-o", str(out)]) == 2
+    assert "time 7 s is outside the results" in capsys.readouterr().err

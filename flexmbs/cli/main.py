@@ -16,6 +16,7 @@ from . import (
     plot_cmd,
     reduce_cmd,
     run_cmd,
+    snapshot_cmd,
     study_cmd,
 )
 
@@ -26,6 +27,7 @@ SUBCOMMANDS = {
     "beam": beam_cmd,
     "study": study_cmd,
     "animate": animate_cmd,
+    "snapshot": snapshot_cmd,
     "export": export_cmd,
     "plot": plot_cmd,
 }

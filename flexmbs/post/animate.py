@@ -338,6 +338,33 @@ def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo
     return anim.info
 
 
+def snapshot_strip(result, path, times, **options) -> FrameInfo:
+    """The frames at ``times`` [s] (the output times nearest them) side by side in one
+    PNG, in the framing, scale and colour range of the whole run (options of
+    :class:`ResultAnimation`); returns what was drawn."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise WriteError(f"cannot write snapshot strip {str(path)!r}: use a .png file name")
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    times = [float(t) for t in times]
+    if not times:
+        raise ValidationError("a snapshot strip needs at least one time")
+    indices = [frame_index(result, t) for t in times]  # refuses times outside the run
+    anim = ResultAnimation(result, **options)
+    try:
+        images = [anim.image(k) for k in indices]
+    finally:
+        anim.close()
+    import imageio.v2 as iio
+
+    gap = np.full((images[0].shape[0], 8, 3), 255, dtype=np.uint8)
+    strip = np.hstack([part for img in images for part in (img, gap)][:-1])
+    with atomic_path(path, "snapshot strip") as tmp:
+        iio.imwrite(tmp, strip, extension=".png")
+    return anim.info
+
+
 class _Subset:
     """A view of a result restricted to one output (for snapshots)."""
 
