@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.post.animate import ResultAnimation
@@ -78,10 +80,35 @@ def test_snapshot_strip_puts_the_chosen_times_side_by_side(arm, tmp_path, capsys
     strip = iio.imread(out)[..., :3]
     assert strip.shape == (600, 3 * 800 + 2 * 8, 3)
     anim = ResultAnimation(arm)
-    try:
+    try:  # the same sequence of renders (VTK's text placement follows the previous one)
+        anim.image(0)
         middle = anim.image(int(np.argmin(np.abs(arm.t - 1.0))))
     finally:
         anim.close()
     np.testing.assert_array_equal(strip[:, 808:1608], middle)
     assert main(["snapshot", str(res_path), "--times", "0,7", "-o", str(out)]) == 2
     assert "time 7 s is outside the results" in capsys.readouterr().err
+
+
+@settings(max_examples=30, deadline=None)
+@given(sides=st.lists(st.floats(0.01, 2.0), min_size=3, max_size=3),
+       q=st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
+           lambda v: np.linalg.norm(v) > 0.1),
+       mass=st.floats(0.1, 100.0))
+def test_a_uniform_box_is_drawn_as_itself(sides, q, mass):
+    """The inertia-equivalent box of a uniform box (I = m/12 (b² + c²), … about its
+    centre, turned by a random rotation) has the box's own sides and axes."""
+    from flexmbs.frame.rotations import rotation_matrix
+    from flexmbs.post.animate import inertia_box
+
+    a, b, c = sides
+    rot = rotation_matrix(np.asarray(q) / np.linalg.norm(q))
+    inertia = rot @ np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) @ rot.T * mass / 12
+    centre, axes, found = inertia_box(mass, inertia, [0.1, 0.2, 0.3])
+    order = np.argsort(found)
+    np.testing.assert_allclose(found[order], np.sort(sides), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(centre, [0.1, 0.2, 0.3])
+    for k, side in zip(order, found[order], strict=True):  # each axis carries its side
+        match = int(np.argmin(np.abs(np.array(sides) - side)))
+        if np.sum(np.isclose(sides, side, rtol=1e-6)) == 1:
+            assert abs(abs(axes[:, k] @ rot[:, match]) - 1) < 1e-6

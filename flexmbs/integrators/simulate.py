@@ -616,6 +616,9 @@ def _describe_bodies(system: System) -> dict:
             info.update(n_modes=body.n_modes, coupling=body.coupling.value,
                         nodes=body.data.nodes, phi=body.data.phi,
                         node_ids=body.data.node_ids, cells=dict(body.data.cells))
+        elif hasattr(body, "inertia"):  # rigid: what its drawing needs
+            info.update(mass=float(body.mass), com=np.asarray(body.com, float),
+                        inertia=np.asarray(body.inertia, float))
         out[body.name] = info
     return out
 

@@ -134,6 +134,9 @@ class ResultAnimation:
                            clim=self.info.clim, scalar_title=self.info.title)
         for name, _, local in self.rigid:
             self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local), color="#9a9a9a")
+            box = _inertia_box(self.scene, result.bodies[name])
+            if box is not None:
+                self.scene.add(f"rigid-box:{name}", box, color="#b8b8b8", opacity=0.85)
         sphere = self.scene.pv.Sphere(radius=0.02 * self.scene.size)
         for jname, _ in self.joints:
             mesh = sphere.copy()
@@ -148,8 +151,10 @@ class ResultAnimation:
                               _field(result, body, k, self.field, self.mode))
         for name, start, _ in self.rigid:
             r, a = pose(result, start, k)
-            mesh = self.scene.meshes[f"rigid:{name}"]
-            mesh.points = r + mesh.field_data["local"] @ a.T
+            for key in (f"rigid:{name}", f"rigid-box:{name}"):
+                mesh = self.scene.meshes.get(key)
+                if mesh is not None:
+                    mesh.points = r + mesh.field_data["local"] @ a.T
         for jname, marker in self.joints:
             mesh = self.scene.meshes[f"joint:{jname}"]
             mesh.points = mesh.field_data["local"] + _marker_position(result, marker, k,
@@ -201,6 +206,33 @@ def _rigid_mesh(scene, local):
         mesh = pv.Cube(center=tuple(local[0]), x_length=side, y_length=side, z_length=side)
     mesh.field_data["local"] = np.asarray(mesh.points, dtype=float)
     return mesh
+
+
+def inertia_box(mass: float, inertia, com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, axes (3, 3) columns, side lengths (3,)) [m] of the uniform box with the
+    body's mass and its inertia about the centre of mass: along principal axis k,
+    a_k² = 6 (I_i + I_j − I_k) / m (a slender rod's inertia gives a thin box of its
+    length)."""
+    moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
+    sides = np.sqrt(np.maximum(6.0 * (moments.sum() - 2.0 * moments) / mass, 0.0))
+    return np.asarray(com, dtype=float), axes, sides
+
+
+def _inertia_box(scene, info):
+    """The rigid body's inertia-equivalent box in its body frame (sides at least 1.5 %
+    of the scene, so that a slender body stays visible), or None without inertia data;
+    the body-frame vertices are kept in ``field_data["local"]``."""
+    if "inertia" not in info or not float(np.asarray(info["mass"])) > 0:
+        return None
+    centre, axes, sides = inertia_box(float(np.asarray(info["mass"])), info["inertia"],
+                                      info["com"])
+    sides = np.maximum(sides, 0.015 * scene.size)
+    box = scene.pv.Box(bounds=(-sides[0] / 2, sides[0] / 2, -sides[1] / 2, sides[1] / 2,
+                               -sides[2] / 2, sides[2] / 2))
+    local = np.asarray(box.points, dtype=float) @ axes.T + centre
+    box.points = local
+    box.field_data["local"] = local
+    return box
 
 
 def _joint_markers(result):

@@ -109,7 +109,8 @@ def save_result(result, path) -> None:
             for key in ("kind", "start", "n_coords", "n_modes", "coupling"):
                 if key in info:
                     g.attrs[key] = info[key]
-            for key, units in (("nodes", "m"), ("phi", "m"), ("node_ids", "-")):
+            for key, units in (("nodes", "m"), ("phi", "m"), ("node_ids", "-"),
+                               ("mass", "kg"), ("com", "m"), ("inertia", "kg m^2")):
                 if key in info:
                     g.create_dataset(key, data=np.asarray(info[key]))
                     g[key].attrs["units"] = units
@@ -267,7 +268,7 @@ def _read_result(f, SimulationResult):
     for g in f["bodies"].values():
         info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
                 if k != "name"}
-        for key in ("nodes", "phi", "node_ids"):
+        for key in ("nodes", "phi", "node_ids", "mass", "com", "inertia"):
             if key in g:
                 info[key] = g[key][()]
         if "cells" in g:
