@@ -112,3 +112,26 @@ def test_a_uniform_box_is_drawn_as_itself(sides, q, mass):
         match = int(np.argmin(np.abs(np.array(sides) - side)))
         if np.sum(np.isclose(sides, side, rtol=1e-6)) == 1:
             assert abs(abs(axes[:, k] @ rot[:, match]) - 1) < 1e-6
+
+
+def test_the_ground_grid_is_dimensioned(arm):
+    """The grid's squares have a round size (1, 2 or 5 × 10ᵏ m) stated in the label, and
+    its lines are that far apart (projected grid corners against the stated size)."""
+    from flexmbs.post.render import format_length, nice_length
+
+    assert [nice_length(v) for v in (0.0937, 0.17, 0.42, 3.1)] == [0.05, 0.1, 0.2, 2.0]
+    assert format_length(0.05) == "5 cm" and format_length(2.0) == "2 m"
+    anim = ResultAnimation(arm)
+    try:
+        spacing = anim.scene.grid_spacing
+        assert spacing == nice_length(spacing)
+        anim.image(0)
+        label = anim.scene._text.GetText(2)  # the upper-left corner's text
+        assert label.endswith(f"grid {format_length(spacing)}")
+        plane = next(a for a in anim.scene.plotter.renderer.actors.values()
+                     if a.mapper.dataset.n_points > 100 and "colour"
+                     not in a.mapper.dataset.point_data)
+        xs = np.unique(np.round(plane.mapper.dataset.points[:, 0], 6))
+        np.testing.assert_allclose(np.diff(xs), spacing, rtol=1e-5)  # float32 points
+    finally:
+        anim.close()

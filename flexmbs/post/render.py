@@ -115,6 +115,21 @@ LAYOUTS = {
 MODEL_REGION = LAYOUTS["right"]["region"]
 
 
+def nice_length(value: float) -> float:
+    """The round length (1, 2 or 5 × 10ᵏ m) nearest ``value`` [m] from below."""
+    exponent = np.floor(np.log10(value))
+    base = value / 10**exponent
+    return float(max(m for m in (1.0, 2.0, 5.0) if m <= base + 1e-12) * 10**exponent)
+
+
+def format_length(value: float) -> str:
+    """A length [m] in mm, cm or m, whichever reads best (``0.05`` → ``5 cm``)."""
+    for unit, factor in (("m", 1.0), ("cm", 1e-2), ("mm", 1e-3), ("µm", 1e-6)):
+        if value >= factor - 1e-15:
+            return f"{value / factor:g} {unit}"
+    return f"{value:g} m"
+
+
 class Scene:
     """Off-screen plotter with updatable meshes.
 
@@ -139,11 +154,18 @@ class Scene:
         center = 0.5 * (lo + hi)
         size = float(max(np.max(hi - lo), 1e-6))
         self.size = size
+        #: side of the ground grid's squares [m] (None without a grid), a round number
+        #: that the frame's label states
+        self.grid_spacing = None
         if grid:
+            spacing = nice_length(0.1 * size)
+            count = int(np.ceil(1.2 * size / spacing))
             plane = pv.Plane(center=(center[0], center[1], lo[2] - 0.02 * size),
-                             direction=(0, 0, 1), i_size=1.2 * size, j_size=1.2 * size,
-                             i_resolution=12, j_resolution=12)
+                             direction=(0, 0, 1), i_size=count * spacing,
+                             j_size=count * spacing, i_resolution=count,
+                             j_resolution=count)
             self.plotter.add_mesh(plane, style="wireframe", color="#c8c8c8", line_width=1)
+            self.grid_spacing = spacing
         camera = parse_camera(camera) if isinstance(camera, str) or camera is None else camera
         if camera == "auto":
             camera = auto_camera(b)
@@ -246,9 +268,12 @@ class Scene:
             mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
 
     def text(self, text: str) -> None:
-        """The frame's label (upper left), replacing the previous one."""
+        """The frame's label (upper left), replacing the previous one; it states the
+        ground grid's square size."""
         if self._text is not None:
             self.plotter.remove_actor(self._text)
+        if self.grid_spacing is not None:
+            text = f"{text}    grid {format_length(self.grid_spacing)}"
         self._text = self.plotter.add_text(text, position="upper_left", font_size=11,
                                            color="black")
 
