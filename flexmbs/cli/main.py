@@ -17,6 +17,7 @@ from . import (
     reduce_cmd,
     run_cmd,
     snapshot_cmd,
+    static_cmd,
     study_cmd,
 )
 
@@ -28,6 +29,7 @@ SUBCOMMANDS = {
     "study": study_cmd,
     "animate": animate_cmd,
     "snapshot": snapshot_cmd,
+    "static": static_cmd,
     "export": export_cmd,
     "plot": plot_cmd,
 }

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._files import check_output
 from ..cases import load_case, run_case
+from ..errors import ValidationError
 from ._common import ProgressBar, emit_json
 
 HELP = "simulate a case file and write its results"
@@ -44,6 +45,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a case key (repeatable), e.g. --set solver.t_end=0.5 "
                         "or --set bodies.beam.modes=4 (docs/case_files.md)")
+    p.add_argument("--from-equilibrium", action="store_true",
+                   help="start at rest in the static equilibrium of the case "
+                        "(flexmbs static) instead of its initial state")
 
 
 def sensor_extremes(result) -> dict:
@@ -86,6 +90,16 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     engine = {"engine": args.engine} if getattr(args, "engine", None) else {}
+    if getattr(args, "from_equilibrium", False):
+        if previous:
+            raise ValidationError("--from-equilibrium and --restart cannot be combined: a "
+                                  "restart continues from its own last state")
+        from ..analysis import static_equilibrium
+        from ..assembly import System
+
+        rest = static_equilibrium(System(case.model, coupling=case.solver.get("coupling"),
+                                         stiffening=case.solver.get("stiffening")))
+        previous = {"q0": rest.q, "qd0": np.zeros_like(rest.q)}
     system, result = run_case(case, progress=bar, on_compile=compiling, **engine,
                               **previous)
     bar.close()

@@ -1,0 +1,146 @@
+"""Static equilibrium and quasi-static analysis (docs/static_linear.md).
+
+At rest (q̇ = q̈ = 0) the equations of motion M q̈ + Φ_qᵀλ = Q and the constraints become
+
+    r(q, λ) = Φ_q(q, t)ᵀ λ − Q(q, 0, t) = 0,        Φ(q, t) = 0,
+
+with time frozen at t (drives hold their values at t). :func:`static_equilibrium` solves
+them by Newton's method on the saddle-point system
+
+    [K_t  Φ_qᵀ] [Δq]     [r]
+    [Φ_q   0  ] [Δλ] = − [Φ],          K_t = ∂r/∂q
+
+with the analytic tangents the integrators use (the elastic stiffness, the load
+Jacobians and the constraint Hessian Σ λ_k ∂²Φ_k/∂q²), a backtracking line search on the
+norm of the scaled residual, and load stepping: gravity is applied in
+:data:`LOAD_STEPS` increments, each equilibrium the start of the next, so that a
+flexible body under its weight converges from its undeformed shape. The other forces
+(springs, applied loads) act in full throughout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..errors import ConvergenceError
+
+#: Fractions of gravity applied in turn by the load stepping.
+LOAD_STEPS = (0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class StaticResult:
+    """An equilibrium: q (n_q,), λ (n_c,) at time t [s]; ``iterations`` (Newton
+    iterations over all load steps), ``residual`` (max |r| [N, N m] at the end) and
+    ``violation`` (max |Φ|); the coordinate and constraint-row names."""
+
+    q: np.ndarray
+    lam: np.ndarray
+    t: float
+    iterations: int
+    residual: float
+    violation: float
+    coord_names: tuple
+    constraint_names: tuple
+
+    def coordinate(self, name: str) -> float:
+        return float(self.q[self.coord_names.index(name)])
+
+
+def _with_gravity(system, factor: float):
+    from ..assembly import System
+
+    if factor == 1.0:
+        return system
+    model = replace(system.model, gravity=factor * np.asarray(system.model.gravity, float))
+    return System(model, **system.overrides)
+
+
+def _residuals(system, q, lam, t):
+    zero = np.zeros(system.n_q)
+    r, phi, jac = system.dynamic_residual(q, zero, zero, lam, t, sparse=False)
+    return np.asarray(r, float), np.asarray(phi, float), np.asarray(jac, float)
+
+
+def _newton(system, q, lam, t, tol, max_iter):
+    """Newton with line search from (q, λ); returns (q, λ, iterations, max|r|, max|Φ|)."""
+    zero = np.zeros(system.n_q)
+    n_q = system.n_q
+    r, phi, jac = _residuals(system, q, lam, t)
+    force_scale = max(1.0, float(np.max(np.abs(r))))
+    for it in range(1, max_iter + 1):
+        k_t, _ = system.residual_tangents(q, zero, zero, lam, t, sparse=False)
+        k_t = np.asarray(k_t.toarray() if hasattr(k_t, "toarray") else k_t, float)
+        n_c = phi.size
+        matrix = np.block([[k_t, jac.T], [jac, np.zeros((n_c, n_c))]])
+        rhs = -np.concatenate([r, phi])
+        try:
+            step = sla.solve(matrix, rhs, check_finite=True)
+        except (sla.LinAlgError, ValueError):
+            step = np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+        merit = np.linalg.norm(np.concatenate([r / force_scale, phi]))
+        alpha = 1.0
+        while True:
+            q_new, lam_new = q + alpha * step[:n_q], lam + alpha * step[n_q:]
+            r_new, phi_new, jac_new = _residuals(system, q_new, lam_new, t)
+            new_merit = np.linalg.norm(np.concatenate([r_new / force_scale, phi_new]))
+            if np.isfinite(new_merit) and (new_merit < (1 - 1e-4 * alpha) * merit
+                                           or alpha < 1e-3):
+                break
+            alpha *= 0.5
+        q, lam, r, phi, jac = q_new, lam_new, r_new, phi_new, jac_new
+        if (np.max(np.abs(r), initial=0.0) <= tol * force_scale
+                and np.max(np.abs(phi), initial=0.0) <= tol):
+            return q, lam, it, float(np.max(np.abs(r), initial=0.0)), \
+                float(np.max(np.abs(phi), initial=0.0))
+    return q, lam, -1, float(np.max(np.abs(r), initial=0.0)), \
+        float(np.max(np.abs(phi), initial=0.0))
+
+
+def static_equilibrium(system, t: float = 0.0, q0=None, *, tol: float = 1e-10,
+                       max_iter: int = 50, load_steps=LOAD_STEPS) -> StaticResult:
+    """The equilibrium of ``system`` at time ``t`` [s] (drives at their values there),
+    from ``q0`` (default: the assembled initial state). Raises ConvergenceError naming
+    the coordinates whose forces do not balance and the constraints still violated."""
+    q = system.assemble(system.q0 if q0 is None else q0, t=t)
+    lam = np.zeros(system.n_c)
+    total = 0
+    steps = tuple(load_steps) if np.any(system.model.gravity) else (1.0,)
+    for factor in steps:
+        stage = _with_gravity(system, float(factor))
+        q, lam, iterations, residual, violation = _newton(stage, q, lam, t, tol, max_iter)
+        if iterations < 0:
+            raise ConvergenceError(_failure(stage, q, lam, t, factor, max_iter))
+        total += iterations
+    return StaticResult(q, lam, float(t), total, residual, violation, system.coord_names,
+                        system.constraint_names)
+
+
+def _failure(system, q, lam, t, factor, max_iter) -> str:
+    r, phi, _ = _residuals(system, q, lam, t)
+    order = np.argsort(-np.abs(r))[:4]
+    forces = ", ".join(f"{system.coord_names[k]} ({r[k]:.3g})" for k in order
+                       if abs(r[k]) > 0)
+    rows = np.argsort(-np.abs(phi))[:3]
+    violated = ", ".join(f"{system.constraint_names[k]} ({phi[k]:.3g})" for k in rows
+                         if abs(phi[k]) > 1e-9)
+    return (f"static equilibrium not found in {max_iter} Newton iterations at "
+            f"{100 * factor:g} % of gravity (t = {t:g} s): the forces that do not balance "
+            f"are on {forces or 'no coordinate'}"
+            + (f"; constraints still violated: {violated}" if violated else "")
+            + ". A body that nothing holds (no joint or spring against the load) has no "
+              "equilibrium")
+
+
+def quasi_static(system, times, q0=None, **options) -> list[StaticResult]:
+    """Equilibria at each of ``times`` [s] (drives and time-dependent loads follow their
+    profiles), each started from the previous one."""
+    out, q = [], q0
+    for t in times:
+        res = static_equilibrium(system, float(t), q, **options)
+        out.append(res)
+        q = res.q
+    return out

@@ -1,0 +1,98 @@
+"""Static equilibrium and quasi-static analysis (flexmbs.analysis.static;
+docs/static_linear.md) against statics worked by hand and beam theory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.analysis import quasi_static, static_equilibrium
+from flexmbs.assembly import System
+from flexmbs.cases import load_case
+from flexmbs.cli.main import main
+from flexmbs.errors import ConvergenceError
+from flexmbs.model import ModelBuilder, Polynomial
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+GRAVITY_DOWN_Z = {"model.gravity": [0.0, 0.0, -9.81], "bodies.beam.xi": [0.0] * 4}
+
+
+def test_the_pendulum_comes_to_rest_hanging_straight_down():
+    """From 30°: the bob (1 kg, 0.5 m) below the pivot, the pin carrying m g = 9.81 N."""
+    system = System(load_case(CASES / "seed_pendulum.toml").model)
+    rest = static_equilibrium(system)
+    np.testing.assert_allclose(rest.q[3:7], [1.0, 0.0, 0.0, 0.0], atol=1e-12)
+    pin = [rest.lam[k] for k, n in enumerate(rest.constraint_names) if n == "pivot[r.y]"]
+    assert abs(pin[0]) == pytest.approx(9.81, rel=1e-12)
+    assert rest.residual < 1e-9 and rest.violation < 1e-12
+
+
+def test_cantilever_under_its_weight_against_beam_theory_and_statics():
+    """The shipped steel cantilever (4 clamped modes) under gravity: tip deflection
+    ρAgL⁴/(8EI) with EI/ρA from its first frequency (ω₁ = 1.8751² √(EI/ρAL⁴)) to 0.5 %
+    (modal truncation), and the clamp carrying the weight m g and the moment m g L/2
+    exactly (statics)."""
+    case = load_case(CASES / "cantilever_release.toml", GRAVITY_DOWN_Z)
+    system = System(case.model)
+    rest = static_equilibrium(system)
+    body = system.bodies[0]
+    data = body.data
+    xi = rest.q[7:]
+    tip = data.phi.reshape(data.n_nodes, 3, -1)[np.argmax(data.nodes[:, 0])] @ xi
+    length = float(np.ptp(data.nodes[:, 0]))
+    omega1 = 2 * np.pi * data.frequencies[0]
+    ei_per_rho_a = omega1**2 * length**4 / 1.875104068711961**4
+    expected = 9.81 * length**4 / (8 * ei_per_rho_a)
+    assert tip[2] == pytest.approx(-expected, rel=5e-3)
+    mass = data.invariants.mass
+    lam = dict(zip(rest.constraint_names, rest.lam, strict=True))
+    assert abs(lam["clamp[r.z]"]) == pytest.approx(mass * 9.81, rel=1e-10)
+    moments = [abs(v) for k, v in lam.items() if k.startswith("clamp[") and "r." not in k]
+    assert max(moments) == pytest.approx(mass * 9.81 * length / 2, rel=1e-6)
+
+
+def test_a_run_from_equilibrium_stays_at_rest(tmp_path, capsys):
+    out = tmp_path / "c.res.h5"
+    sets = ["--set", "model.gravity=[0, 0, -9.81]", "--set", "bodies.beam.xi=[0,0,0,0]",
+            "--set", "solver.t_end=0.05"]
+    assert main(["run", str(CASES / "cantilever_release.toml"), "-o", str(out),
+                 "--from-equilibrium", "--quiet", *sets]) == 0
+    from flexmbs.results import SimulationResult
+
+    res = SimulationResult.load(out)
+    xi = res.modal_coordinates("beam")
+    assert np.ptp(xi[:, 0]) < 1e-9 * abs(xi[0, 0])
+    assert abs(xi[0, 0]) > 1e-3  # it did start deflected
+
+
+def test_a_body_nothing_holds_has_no_equilibrium_and_the_error_says_where():
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_rigid_body("loose", 1.0, [0.01, 0.01, 0.01])
+    with pytest.raises(ConvergenceError, match=r"do not balance are on loose\.y"):
+        static_equilibrium(System(b.finalize()), max_iter=5)
+
+
+def test_quasi_static_drive_torque_holds_the_pendulum():
+    """A 2 kg point-like bob on a 0.8 m arm turned slowly by a rotation drive: at each
+    angle θ from hanging down the drive holds the gravity moment m g L sin θ."""
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_rigid_body("arm", 2.0, [1e-6, 1e-6, 1e-6], com=[0.0, -0.8, 0.0])
+    b.add_marker("ground", "O")
+    b.add_marker("arm", "O")
+    b.add_revolute("pivot", "ground.O", "arm.O")
+    b.add_drive("turn", "rotation", Polynomial((0.0, 1.0)), marker_i="ground.O",
+                marker_j="arm.O")
+    angles = np.linspace(0.0, 1.2, 7)
+    states = quasi_static(System(b.finalize()), angles)
+    for theta, rest in zip(angles, states, strict=True):
+        torque = rest.lam[rest.constraint_names.index("turn[value]")]
+        assert abs(torque) == pytest.approx(2.0 * 9.81 * 0.8 * np.sin(theta), abs=1e-9)
+
+
+def test_static_command_reports_what_moved(capsys):
+    assert main(["static", str(CASES / "seed_pendulum.toml")]) == 0
+    text = capsys.readouterr().out
+    assert "bob.e3: 0.258819 → 0" in text and "pivot[r.y] -9.81" in text
