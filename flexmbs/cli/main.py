@@ -12,6 +12,7 @@ from . import (
     animate_cmd,
     beam_cmd,
     export_cmd,
+    linear_cmd,
     modes_cmd,
     plot_cmd,
     reduce_cmd,
@@ -30,6 +31,7 @@ SUBCOMMANDS = {
     "animate": animate_cmd,
     "snapshot": snapshot_cmd,
     "static": static_cmd,
+    "linear": linear_cmd,
     "export": export_cmd,
     "plot": plot_cmd,
 }

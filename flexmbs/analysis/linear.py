@@ -1,0 +1,124 @@
+"""Linearization of the constrained equations of motion about a state, and their
+eigenanalysis (docs/static_linear.md, "Linear analysis").
+
+About a state (q, q̇, q̈, λ, t) — an equilibrium, the initial state, or any output time
+of a run (a steady spin, say) — small motions δq with δλ obey
+
+    M δq̈ + C_t δq̇ + K_t δq + Φ_qᵀ δλ = 0,        Φ_q δq = 0,
+
+with the analytic tangents of the integrators: K_t = ∂r/∂q (elastic stiffness, load
+Jacobians, the q-dependence of the inertia forces — centrifugal softening, geometric
+stiffening where a body has it — and the constraint Hessian Σ λ_k ∂²Φ_k/∂q²) and
+C_t = ∂r/∂q̇ (damping plus the gyroscopic and Coriolis terms). With N an orthonormal
+basis of the null space of Φ_q (δq = N z, so Φ_q δq = 0 and Φ_qᵀ δλ drops out),
+
+    M_r z̈ + C_r ż + K_r z = 0,     M_r = Nᵀ M N,  C_r = Nᵀ C_t N,  K_r = Nᵀ K_t N.
+
+N is taken at the state and held constant: exact at rest, and in a steady motion whose
+drives prescribe the moving frames (a beam spun by a drive, whose free coordinates are
+its modal coordinates); elsewhere the rate of N (terms in Ṅ) is left out. The complex
+eigenvalues s of the first-order form give the natural frequency |s|/2π [Hz], the
+damped one Im s/2π and the damping ratio −Re s/|s|; s = 0 are rigid-body (free) modes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+
+@dataclass(frozen=True)
+class LinearSystem:
+    """M_r, C_r, K_r (n_z × n_z) in the independent coordinates z, the basis N (n_q × n_z)
+    with δq = N z, the state it was taken at, and the coordinate names."""
+
+    M: np.ndarray
+    C: np.ndarray
+    K: np.ndarray
+    N: np.ndarray
+    q: np.ndarray
+    t: float
+    coord_names: tuple
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One eigenmode: natural frequency [Hz], damped frequency [Hz], damping ratio,
+    the complex eigenvalue s [1/s], the shape δq (n_q,) normalized to max |δq| = 1, and
+    whether it is a rigid-body (zero) mode."""
+
+    frequency_hz: float
+    damped_frequency_hz: float
+    damping_ratio: float
+    eigenvalue: complex
+    shape: np.ndarray
+    rigid: bool
+
+    def describe(self, coord_names, count: int = 3) -> str:
+        """The coordinates that move most, e.g. "beam.xi1 1, beam.xi3 0.02"."""
+        amp = np.abs(self.shape)
+        order = np.argsort(-amp)[:count]
+        return ", ".join(f"{coord_names[k]} {amp[k]:.3g}" for k in order if amp[k] > 1e-6)
+
+
+def linearize(system, q, qd=None, qdd=None, lam=None, t: float = 0.0) -> LinearSystem:
+    """The reduced linear system about (q, q̇, q̈, λ) at time t (zero rates and
+    multipliers by default; for an equilibrium pass its λ)."""
+    n = system.n_q
+    q = np.asarray(q, float)
+    qd = np.zeros(n) if qd is None else np.asarray(qd, float)
+    qdd = np.zeros(n) if qdd is None else np.asarray(qdd, float)
+    lam = np.zeros(system.n_c) if lam is None else np.asarray(lam, float)
+    k_t, c_t = system.residual_tangents(q, qd, qdd, lam, t, sparse=False)
+    k_t, c_t = (np.asarray(m.toarray() if hasattr(m, "toarray") else m, float)
+                for m in (k_t, c_t))
+    mass = np.asarray(system.mass_matrix(q, sparse=False), float)
+    jac = np.asarray(system.jacobian(q, t, sparse=False), float)
+    basis = sla.null_space(jac, rcond=1e-10) if jac.size else np.eye(n)
+    reduce = basis.T
+    return LinearSystem(reduce @ mass @ basis, reduce @ c_t @ basis, reduce @ k_t @ basis,
+                        basis, q, float(t), tuple(system.coord_names))
+
+
+def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:
+    """The modes of ``linear`` sorted by natural frequency (one of each complex pair);
+    eigenvalues below ``rigid_tol`` times the largest in magnitude (and below 1e-6 rad/s)
+    are rigid-body modes."""
+    n = linear.M.shape[0]
+    if n == 0:
+        return []
+    inv_m = np.linalg.inv(linear.M)
+    first_order = np.block([[np.zeros((n, n)), np.eye(n)],
+                            [-inv_m @ linear.K, -inv_m @ linear.C]])
+    values, vectors = np.linalg.eig(first_order)
+    scale = max(float(np.max(np.abs(values))), 1.0)
+    zero = np.abs(values) < max(rigid_tol * scale, 1e-6)
+    out = []
+    n_rigid = int(np.ceil(np.count_nonzero(zero) / 2))  # each a double zero
+    if n_rigid:
+        k_sym, m_sym = 0.5 * (linear.K + linear.K.T), 0.5 * (linear.M + linear.M.T)
+        _, shapes = sla.eigh(k_sym, m_sym)
+        for j in range(n_rigid):
+            shape = linear.N @ shapes[:, j]
+            out.append(Mode(0.0, 0.0, 0.0, 0j, shape / shape[np.argmax(np.abs(shape))],
+                            True))
+    used = zero.copy()
+    elastic = []
+    for k in np.argsort(np.abs(values)):
+        if used[k]:
+            continue
+        used[k] = True
+        s = values[k]
+        if abs(s.imag) > 1e-12 * scale:  # take its conjugate partner out
+            partner = int(np.argmin(np.abs(values - np.conj(s)) + np.where(used, np.inf, 0.0)))
+            used[partner] = True
+            s = complex(s.real, abs(s.imag))
+        magnitude = abs(s)
+        shape = linear.N @ vectors[:n, k]
+        peak = shape[np.argmax(np.abs(shape))]
+        shape = shape / peak if abs(peak) > 0 else shape
+        elastic.append(Mode(magnitude / (2 * np.pi), abs(s.imag) / (2 * np.pi),
+                            -s.real / magnitude, complex(s), shape, False))
+    return out + sorted(elastic, key=lambda m: m.frequency_hz)

@@ -1,0 +1,93 @@
+"""Linearize a case about a state and report its eigenmodes: natural frequencies [Hz],
+damping ratios and what moves (docs/static_linear.md, "Linear analysis"). The state is
+the static equilibrium (default), the initial state, or an output time of a results
+file of the case (--results RESULT --at TIME: a steady spin, say)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..errors import ValidationError
+from ._common import emit_json
+
+HELP = "eigenfrequencies of a case linearized about a state"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("case", help="case file (.toml)")
+    p.add_argument("--at", default="equilibrium",
+                   help="equilibrium (default), initial, or a time [s] of --results")
+    p.add_argument("--results", metavar="RESULT",
+                   help="results file of this case whose state at --at TIME is used")
+    p.add_argument("--modes", type=int, default=12, help="modes to list (default 12)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a case key (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable summary")
+
+
+def _state(args, system):
+    """(q, q̇, q̈, λ, t, description) of the state asked for."""
+    from ..analysis import static_equilibrium
+    from ..integrators.reference import accelerations
+
+    if args.at == "equilibrium":
+        if args.results:
+            raise ValidationError("--results applies to --at TIME, not to the equilibrium")
+        rest = static_equilibrium(system)
+        zero = np.zeros(system.n_q)
+        return rest.q, zero, zero, rest.lam, rest.t, "static equilibrium"
+    if args.at == "initial":
+        q = system.assemble()
+        qd = system.project_velocity(q, None, 0.0)
+        qdd, lam = accelerations(system, q, qd, 0.0)
+        return q, qd, qdd, lam, 0.0, "initial state"
+    try:
+        time = float(args.at)
+    except ValueError:
+        raise ValidationError(f"--at {args.at!r}: use equilibrium, initial or a time [s]"
+                              ) from None
+    if not args.results:
+        raise ValidationError(f"--at {time:g} needs --results RESULT (a results file of "
+                              f"this case)")
+    from ..post.frames import frame_index
+    from ..results import SimulationResult
+
+    res = SimulationResult.load(args.results)
+    if tuple(res.coord_names) != tuple(system.coord_names):
+        raise ValidationError(f"--results {args.results!r} is not a run of this case: its "
+                              f"coordinates differ")
+    k = frame_index(res, time)
+    return (res.q[k], res.qd[k], res.qdd[k], res.lam[k], float(res.t[k]),
+            f"t = {float(res.t[k]):g} s of {args.results}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis import eigenmodes, linearize
+    from ..assembly import System
+    from ..cases import load_case
+    from .study_cmd import parse_overrides
+
+    case = load_case(args.case, parse_overrides(args.set))
+    system = System(case.model, coupling=case.solver.get("coupling"),
+                    stiffening=case.solver.get("stiffening"))
+    q, qd, qdd, lam, t, where = _state(args, system)
+    lin = linearize(system, q, qd, qdd, lam, t)
+    modes = eigenmodes(lin)[: max(args.modes, 0)]
+    rows = [{"frequency_hz": m.frequency_hz, "damped_frequency_hz": m.damped_frequency_hz,
+             "damping_ratio": m.damping_ratio, "rigid": m.rigid,
+             "description": ("rigid-body mode: " if m.rigid else "")
+             + m.describe(lin.coord_names)} for m in modes]
+    if args.json:
+        emit_json({"case": str(case.path), "state": where, "dof": int(lin.M.shape[0]),
+                   "frequencies_hz": [r["frequency_hz"] for r in rows],
+                   "damping_ratios": [r["damping_ratio"] for r in rows], "modes": rows})
+        return 0
+    print(f"flexmbs linear: {case.path} about the {where} ({lin.M.shape[0]} degree(s) "
+          f"of freedom)")
+    print("  mode   f [Hz]        damping    moves most")
+    for k, r in enumerate(rows, 1):
+        freq = "rigid" if r["rigid"] else f"{r['frequency_hz']:.6g}"
+        print(f"  {k:4d}   {freq:<12}  {r['damping_ratio']:<9.3g}  {r['description']}")
+    return 0

@@ -1,0 +1,103 @@
+"""Linearization and eigenanalysis (flexmbs.analysis.linear; docs/static_linear.md)
+against closed forms and the published rotating-cantilever frequencies."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.analysis import eigenmodes, linearize, static_equilibrium
+from flexmbs.assembly import System
+from flexmbs.cases import load_case
+from flexmbs.cli.main import main
+from flexmbs.integrators.reference import accelerations
+from flexmbs.model import ModelBuilder, Polynomial
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+
+
+def test_pendulum_about_its_equilibrium_swings_at_sqrt_g_over_l():
+    system = System(load_case(CASES / "seed_pendulum.toml").model)
+    rest = static_equilibrium(system)
+    (mode,) = eigenmodes(linearize(system, rest.q, lam=rest.lam))
+    # a 1 kg point mass (inertia 1e-9 kg m² about its centre) on 0.5 m
+    expected = np.sqrt(9.81 * 1.0 * 0.5 / (1.0 * 0.5**2 + 1e-9)) / (2 * np.pi)
+    assert mode.frequency_hz == pytest.approx(expected, rel=1e-9)
+    assert abs(mode.damping_ratio) < 1e-12 and not mode.rigid
+
+
+def test_a_clamped_body_has_its_modal_frequencies_and_a_free_one_six_rigid_modes():
+    clamped = System(load_case(CASES / "cantilever_release.toml",
+                               {"bodies.beam.xi": [0.0] * 4}).model)
+    modes = eigenmodes(linearize(clamped, clamped.assemble()))
+    np.testing.assert_allclose([m.frequency_hz for m in modes],
+                               clamped.bodies[0].data.frequencies, rtol=1e-10)
+    b = ModelBuilder()
+    b.add_rigid_body("free", 1.0, [0.1, 0.2, 0.3])
+    free = System(b.finalize())
+    modes = eigenmodes(linearize(free, free.assemble()))
+    assert len(modes) == 6 and all(m.rigid for m in modes)
+
+
+def _spinning_beam(omega):
+    """A 10 m beam (Kane et al.'s section, the same bending stiffness in both planes),
+    12 clamped modes with their stiffening matrices, spun about z at constant Ω."""
+    from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+    from flexmbs.modal.reduction import clamped_modes
+
+    fe = straight_beam(10.0, 40, BeamSection(A=4e-4, Iy=2e-7, Iz=2e-7, J=4e-7),
+                       Material(E=7e10, nu=0.3, rho=3000.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = clamped_modes(fe, "root", 12).with_stiffening(fe)
+    b = ModelBuilder()
+    b.add_flexible_body("beam", data)
+    b.add_marker("beam", "root", node=1)
+    b.add_marker("ground", "O")
+    b.add_revolute("hub", "ground.O", "beam.root")
+    b.add_drive("spin", "rotation", Polynomial((0.0, omega)), marker_i="ground.O",
+                marker_j="beam.root")
+    return System(b.finalize()), data
+
+
+@pytest.mark.parametrize("lam, flap", [(1.0, 3.6816), (2.0, 4.1373)])
+def test_spinning_cantilever_against_the_published_rotating_frequencies(lam, flap):
+    """Linearized about its steady spin at λ = Ω√(ρAL⁴/EI): the first flapwise
+    frequency against Hodges and Rutkowski (1981) / Wright et al. (1982), and the first
+    in-plane one against √(ω_flap² − Ω²) (the in-plane bending softened by the spin; the
+    gyroscopic terms are what give it) — in units √(EI/ρAL⁴), to 1e-4."""
+    unit = np.sqrt(7e10 * 2e-7 / (3000.0 * 4e-4 * 10.0**4))
+    system, data = _spinning_beam(lam * unit)
+    q = system.assemble()
+    qd = system.project_velocity(q, None, 0.0)
+    qdd, mult = accelerations(system, q, qd, 0.0)
+    modes = eigenmodes(linearize(system, q, qd, qdd, mult, 0.0))
+    tip = data.phi.reshape(data.n_nodes, 3, -1)[-1]
+    found = {"flap": [], "in-plane": []}
+    for mode in modes:
+        motion = np.abs(tip @ mode.shape[7:])
+        found["flap" if motion[2] > motion[1] else "in-plane"].append(
+            2 * np.pi * mode.frequency_hz / unit)
+    assert min(found["flap"]) == pytest.approx(flap, rel=1e-4)
+    assert min(found["in-plane"]) == pytest.approx(np.sqrt(flap**2 - lam**2), rel=1e-4)
+
+
+def test_linear_command_reports_frequencies_and_states(tmp_path, capsys):
+    assert main(["linear", str(CASES / "seed_pendulum.toml"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["frequencies_hz"][0] == pytest.approx(0.7049683707, rel=1e-8)
+    assert report["modes"][0]["description"].startswith("bob.e3")
+    out = tmp_path / "p.res.h5"
+    assert main(["run", str(CASES / "seed_pendulum.toml"), "-o", str(out), "--quiet",
+                 "--set", "solver.t_end=0.2"]) == 0
+    capsys.readouterr()
+    assert main(["linear", str(CASES / "seed_pendulum.toml"), "--at", "0.1",
+                 "--results", str(out), "--json"]) == 0
+    assert "t = 0.1 s" in json.loads(capsys.readouterr().out)["state"]
+    assert main(["linear", str(CASES / "seed_pendulum.toml"), "--at", "0.1"]) == 2
+    assert "--at 0.1 needs --results" in capsys.readouterr().err
