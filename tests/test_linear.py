@@ -101,3 +101,34 @@ def test_linear_command_reports_frequencies_and_states(tmp_path, capsys):
     assert "t = 0.1 s" in json.loads(capsys.readouterr().out)["state"]
     assert main(["linear", str(CASES / "seed_pendulum.toml"), "--at", "0.1"]) == 2
     assert "--at 0.1 needs --results" in capsys.readouterr().err
+
+
+def test_campbell_diagram_follows_each_mode_through_the_crossing_at_rest(tmp_path,
+                                                                         capsys):
+    """The spinning cantilever over λ = 0 … 2: at rest its flapwise and in-plane modes
+    coincide (3.5160); tracked by MAC, one line rises as Hodges–Rutkowski's flapwise
+    values (3.6816 at λ = 1, 4.1373 at λ = 2) and the other as √(ω_flap² − Ω²)."""
+    from flexmbs.analysis import campbell
+
+    unit = np.sqrt(7e10 * 2e-7 / (3000.0 * 4e-4 * 10.0**4))
+    system, _ = _spinning_beam(0.0)
+    result = campbell(system, "spin", unit * np.array([0.0, 0.5, 1.0, 1.5, 2.0]),
+                      n_modes=2)
+    lines = 2 * np.pi * result.frequencies_hz / unit
+    np.testing.assert_allclose(lines[0], 3.5160, rtol=1e-4)
+    flap = int(np.argmax(lines[-1]))
+    np.testing.assert_allclose(lines[[2, 4], flap], [3.6816, 4.1373], rtol=1e-4)
+    np.testing.assert_allclose(lines[[2, 4], 1 - flap],
+                               np.sqrt(np.array([3.6816, 4.1373]) ** 2 - [1.0, 4.0]),
+                               rtol=1e-4)
+    assert np.all(np.diff(lines[:, flap]) > 0) and result.mac_min.min() > 0.99
+    out = tmp_path / "campbell"
+    assert main(["study", "campbell", str(CASES / "spin_up_beam.toml"), "--drive", "spin",
+                 "--speeds", "0:6:4", "--modes", "3", "-o", str(out)]) == 0
+    assert "3 modes followed" in capsys.readouterr().out
+    header = (out / "campbell.csv").read_text().splitlines()[0]
+    assert header.startswith("speed,mode 1 [Hz],mode 2 [Hz],mode 3 [Hz]")
+    assert (out / "campbell.png").stat().st_size > 10_000
+    assert main(["study", "campbell", str(CASES / "spin_up_beam.toml"), "--drive", "nope",
+                 "--speeds", "0:6:4", "-o", str(out)]) == 2
+    assert "no drive 'nope'" in capsys.readouterr().err

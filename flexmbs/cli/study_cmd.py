@@ -15,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import FlexmbsError, ValidationError
 from ._common import ProgressBar, emit_json, parse_value, split_top_level
 
@@ -58,6 +60,65 @@ def add_args(p: argparse.ArgumentParser) -> None:
                        help="also write every run's results file into the output folder")
         s.add_argument("--json", action="store_true", help="machine-readable summary")
         s.add_argument("--quiet", action="store_true", help="no progress bar")
+    text = "eigenfrequencies over the constant speeds of one drive (Campbell diagram)"
+    s = sub.add_parser("campbell", help=text, description=text)
+    s.add_argument("case", help="case file (.toml)")
+    s.add_argument("--drive", required=True, help="rotation or translation drive to vary")
+    s.add_argument("--speeds", required=True,
+                   help="speeds [rad/s or m/s]: START:STOP:COUNT or a comma list")
+    s.add_argument("--modes", type=int, default=8, help="modes to follow (default 8)")
+    s.add_argument("-o", "--output", help="folder for the outputs (default: "
+                                          "<case name>_campbell)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a case key (repeatable)")
+    s.add_argument("--json", action="store_true", help="machine-readable summary")
+
+
+def parse_speeds(text: str) -> list[float]:
+    """``"0:10:21"`` (start, stop, count) or ``"0,2,5"`` → speeds; errors name --speeds."""
+    try:
+        if ":" in text:
+            start, stop, count = text.split(":")
+            if int(count) < 1:
+                raise ValueError
+            return [float(v) for v in np.linspace(float(start), float(stop), int(count))]
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValidationError(f"--speeds {text!r}: expected START:STOP:COUNT (e.g. 0:10:21) "
+                              f"or a comma list of numbers") from None
+
+
+def _campbell(args, case: Path, folder: Path) -> int:
+    from ..analysis import campbell
+    from ..assembly import System
+    from ..cases import load_case
+    from ..post.plots import save_figure
+    from ..studies.tables import write_csv
+
+    speeds = parse_speeds(args.speeds)
+    loaded = load_case(case, parse_overrides(args.set))
+    system = System(loaded.model, coupling=loaded.solver.get("coupling"),
+                    stiffening=loaded.solver.get("stiffening"))
+    result = campbell(system, args.drive, speeds, args.modes)
+    rows = result.rows()
+    paths = {"csv": write_csv(rows, folder / "campbell.csv"),
+             "png": save_figure(result.figure(), folder / "campbell.png")}
+    if args.json:
+        emit_json({"study": "campbell", "case": str(case), "drive": args.drive,
+                   "speeds": list(result.speeds), "frequencies_hz":
+                   result.frequencies_hz.tolist(), "mac_min": result.mac_min.tolist(),
+                   "modes": result.descriptions,
+                   "files": {k: str(v) for k, v in paths.items()}})
+    else:
+        print(f"flexmbs study campbell: {case}, drive {args.drive!r}, "
+              f"{len(speeds)} speeds, {result.frequencies_hz.shape[1]} modes followed "
+              f"(smallest MAC of a step {min(result.mac_min, default=1.0):.3f})")
+        for j, text in enumerate(result.descriptions):
+            print(f"  mode {j + 1}: {result.frequencies_hz[0, j]:.5g} → "
+                  f"{result.frequencies_hz[-1, j]:.5g} Hz ({text})")
+        for kind, path in paths.items():
+            print(f"  {kind}: {path}")
+    return 0
 
 
 def parse_overrides(items) -> dict:
@@ -79,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:
+        if args.study == "campbell":
+            return _campbell(args, case, folder)
         return _study(args, case, folder)
     except FlexmbsError:
         if created and not any(folder.iterdir()):
