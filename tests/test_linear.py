@@ -132,3 +132,67 @@ def test_campbell_diagram_follows_each_mode_through_the_crossing_at_rest(tmp_pat
     assert main(["study", "campbell", str(CASES / "spin_up_beam.toml"), "--drive", "nope",
                  "--speeds", "0:6:4", "-o", str(out)]) == 2
     assert "no drive 'nope'" in capsys.readouterr().err
+
+
+def test_double_pendulum_frequencies_against_the_closed_form():
+    """Two 1 kg point masses on 0.5 m rods hanging at rest: ω² = (g/L)(2 ∓ √2)."""
+    system = System(load_case(CASES / "seed_double_pendulum.toml").model)
+    rest = static_equilibrium(system)
+    modes = eigenmodes(linearize(system, rest.q, lam=rest.lam))
+    expected = np.sqrt(9.81 / 0.5 * (2 - np.array([1.0, -1.0]) * np.sqrt(2))) / (2 * np.pi)
+    np.testing.assert_allclose([m.frequency_hz for m in modes], expected, rtol=1e-7)
+
+
+def test_free_floating_flexible_body_and_a_part_held_through_a_rigid_link():
+    """Free–free modes of a beam as a free body: six rigid-body modes and the modal data's
+    elastic frequencies; the clamped modes of the same beam welded to the ground through a
+    rigid link: exactly the part's frequencies."""
+    from flexmbs.modal import clamped_modes, free_free_modes
+    from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+
+    fe = straight_beam(1.0, 20, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = free_free_modes(fe, 4)
+        clamped = clamped_modes(fe, "root", 4)
+    b = ModelBuilder()
+    b.add_flexible_body("beam", free)
+    system = System(b.finalize())
+    modes = eigenmodes(linearize(system, system.assemble()))
+    assert sum(m.rigid for m in modes) == 6
+    np.testing.assert_allclose([m.frequency_hz for m in modes if not m.rigid],
+                               free.frequencies, rtol=1e-8)
+    b = ModelBuilder()
+    b.add_rigid_body("link", 3.0, [0.01, 0.02, 0.03], position=[-0.3, 0.0, 0.0])
+    b.add_flexible_body("beam", clamped)
+    b.add_marker("ground", "O", position=[-0.3, 0.0, 0.0])
+    b.add_marker("link", "O")
+    b.add_marker("link", "tip", position=[0.3, 0.0, 0.0])
+    b.add_marker("beam", "root", node=1)
+    b.add_joint("base", "fixed", "ground.O", "link.O")
+    b.add_joint("weld", "fixed", "link.tip", "beam.root")
+    system = System(b.finalize())
+    modes = eigenmodes(linearize(system, system.assemble()))
+    np.testing.assert_allclose([m.frequency_hz for m in modes], clamped.frequencies,
+                               rtol=1e-9)
+
+
+def test_without_stiffening_in_plane_bending_softens_as_omega_squared():
+    """The spinning cantilever with stiffening switched off: its in-plane modes follow
+    ω² = ω₁² − Ω² (linear FFRF's centrifugal softening), its flapwise ones stay at ω₁."""
+    unit = np.sqrt(7e10 * 2e-7 / (3000.0 * 4e-4 * 10.0**4))
+    omega = 0.8 * unit
+    system, data = _spinning_beam(omega)
+    system = System(system.model, stiffening=False)
+    q = system.assemble()
+    qd = system.project_velocity(q, None, 0.0)
+    qdd, mult = accelerations(system, q, qd, 0.0)
+    modes = eigenmodes(linearize(system, q, qd, qdd, mult, 0.0))
+    tip = data.phi.reshape(data.n_nodes, 3, -1)[-1]
+    w1 = 2 * np.pi * data.frequencies[0]
+    in_plane = [2 * np.pi * m.frequency_hz for m in modes
+                if np.abs(tip @ m.shape[7:])[1] > np.abs(tip @ m.shape[7:])[2]]
+    flap = [2 * np.pi * m.frequency_hz for m in modes
+            if np.abs(tip @ m.shape[7:])[2] >= np.abs(tip @ m.shape[7:])[1]]
+    assert min(in_plane) == pytest.approx(np.sqrt(w1**2 - omega**2), rel=1e-5)
+    assert min(flap) == pytest.approx(w1, rel=1e-7)
