@@ -196,3 +196,27 @@ def test_without_stiffening_in_plane_bending_softens_as_omega_squared():
             if np.abs(tip @ m.shape[7:])[2] >= np.abs(tip @ m.shape[7:])[1]]
     assert min(in_plane) == pytest.approx(np.sqrt(w1**2 - omega**2), rel=1e-5)
     assert min(flap) == pytest.approx(w1, rel=1e-7)
+
+
+def test_a_linear_mode_is_drawn_over_one_period(tmp_path):
+    """flexmbs linear --animate 1: the clamped cantilever's first mode as a motion over
+    one period (q* + a Re(δq e^{iωt}), a = 0.1 over the largest coordinate), written as a
+    ParaView collection and as a GIF."""
+    from flexmbs.analysis.linear import mode_motion
+
+    clamped = System(load_case(CASES / "cantilever_release.toml",
+                               {"bodies.beam.xi": [0.0] * 4}).model)
+    lin = linearize(clamped, clamped.assemble())
+    mode = eigenmodes(lin)[0]
+    motion = mode_motion(clamped, lin, mode, frames=12)
+    assert motion.t[-1] == pytest.approx(1.0 / mode.frequency_hz)
+    np.testing.assert_allclose(motion.q[0] - lin.q, 0.1 * np.real(mode.shape), atol=1e-15)
+    np.testing.assert_allclose(motion.q[-1], motion.q[0], atol=1e-12)  # one full period
+    case = str(CASES / "cantilever_release.toml")
+    sets = ["--set", "bodies.beam.xi=[0,0,0,0]", "--at", "initial", "--animate", "1"]
+    assert main(["linear", case, *sets, "-o", str(tmp_path / "m.pvd")]) == 0
+    assert len(list((tmp_path / "m_vtu").glob("*.vtu"))) == 24
+    assert main(["linear", case, *sets, "-o", str(tmp_path / "m.gif")]) == 0
+    assert (tmp_path / "m.gif").stat().st_size > 10_000
+    assert main(["linear", case, "--animate", "9", "-o", str(tmp_path / "x.gif"),
+                 "--set", "bodies.beam.xi=[0,0,0,0]", "--at", "initial"]) == 2

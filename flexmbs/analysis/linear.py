@@ -122,3 +122,33 @@ def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:
         elastic.append(Mode(magnitude / (2 * np.pi), abs(s.imag) / (2 * np.pi),
                             -s.real / magnitude, complex(s), shape, False))
     return out + sorted(elastic, key=lambda m: m.frequency_hz)
+
+
+def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | None = None,
+                frames: int = 24):
+    """One period of ``mode`` as a results object that the animation and the ParaView
+    export draw (``flexmbs linear --animate K``): q(t) = q* + a Re(δq e^{iωt}) over
+    ``frames`` times of one period, with a (``amplitude``) by default 0.1 over the
+    shape's largest coordinate (0.1 rad or 0.1 m, or a modal coordinate of 0.1; the
+    drawing magnifies the elastic part to its usual scale). A rigid-body mode is drawn
+    over a unit of time."""
+    from ..integrators.simulate import _describe_bodies, _describe_model
+    from ..results import SimulationResult
+
+    n_t = max(int(frames), 2)
+    period = 1.0 / mode.frequency_hz if mode.frequency_hz > 0 else 1.0
+    t = np.linspace(0.0, period, n_t)
+    shape = np.asarray(mode.shape)
+    if amplitude is None:
+        amplitude = 0.1 / max(float(np.max(np.abs(shape))), 1e-12)
+    phase = np.exp(2j * np.pi * t / period) if mode.frequency_hz > 0 else 1j * t / period
+    q = linear.q[None, :] + amplitude * np.real(np.outer(phase, shape))
+    zeros_q, zeros_t = np.zeros_like(q), np.zeros(n_t)
+    return SimulationResult(
+        t, q, zeros_q, zeros_q, np.zeros((n_t, system.n_c)), zeros_t, zeros_t, zeros_t,
+        zeros_t, zeros_t, zeros_t, np.full(n_t - 1, t[1] - t[0]), np.zeros(n_t - 1, int),
+        tuple(system.coord_names), tuple(system.constraint_names),
+        {"method": "linear mode", "h": float(t[1] - t[0]),
+         "frequency_hz": mode.frequency_hz}, dict(system.coupling), True,
+        f"linear mode at {mode.frequency_hz:.6g} Hz", 0.0, _describe_bodies(system),
+        _describe_model(system))

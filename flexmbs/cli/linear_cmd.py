@@ -24,6 +24,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--modes", type=int, default=12, help="modes to list (default 12)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a case key (repeatable)")
+    p.add_argument("--animate", type=int, metavar="K",
+                   help="draw mode K (1-based, as listed) over one period into -o")
+    p.add_argument("-o", "--output",
+                   help="with --animate: mode.gif / .mp4 / .png (a frame), or .pvd / .xdmf "
+                        "for ParaView")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
@@ -63,6 +68,35 @@ def _state(args, system):
             f"t = {float(res.t[k]):g} s of {args.results}")
 
 
+def _draw(args, system, lin, modes) -> None:
+    """Mode ``args.animate`` over one period into ``args.output`` (an animation, a frame
+    or a ParaView collection)."""
+    from pathlib import Path
+
+    from ..analysis.linear import mode_motion
+
+    if not args.output:
+        raise ValidationError("--animate needs -o FILE (.gif, .mp4, .png, .pvd or .xdmf)")
+    if not 1 <= args.animate <= len(modes):
+        raise ValidationError(f"--animate {args.animate}: the model has modes 1 to "
+                              f"{len(modes)}")
+    motion = mode_motion(system, lin, modes[args.animate - 1])
+    out = Path(args.output)
+    suffix = out.suffix.lower()
+    if suffix in (".pvd", ".xdmf"):
+        from ..post.export import export
+
+        export(motion, out)
+    elif suffix == ".png":
+        from ..post.animate import snapshot
+
+        snapshot(motion, out, time=float(motion.t[len(motion.t) // 4]))
+    else:
+        from ..post.animate import animate
+
+        animate(motion, out)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..analysis import eigenmodes, linearize
     from ..assembly import System
@@ -74,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
                     stiffening=case.solver.get("stiffening"))
     q, qd, qdd, lam, t, where = _state(args, system)
     lin = linearize(system, q, qd, qdd, lam, t)
-    modes = eigenmodes(lin)[: max(args.modes, 0)]
+    all_modes = eigenmodes(lin)
+    modes = all_modes[: max(args.modes, 0)]
+    if args.animate is not None:
+        _draw(args, system, lin, all_modes)
     rows = [{"frequency_hz": m.frequency_hz, "damped_frequency_hz": m.damped_frequency_hz,
              "damping_ratio": m.damping_ratio, "rigid": m.rigid,
              "description": ("rigid-body mode: " if m.rigid else "")
