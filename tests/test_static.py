@@ -96,3 +96,39 @@ def test_static_command_reports_what_moved(capsys):
     assert main(["static", str(CASES / "seed_pendulum.toml")]) == 0
     text = capsys.readouterr().out
     assert "bob.e3: 0.258819 → 0" in text and "pivot[r.y] -9.81" in text
+
+
+def test_arm_pose_under_a_shoulder_torque_held_by_springs(tmp_path):
+    """The seed arm (no gravity) with rotational springs at the shoulder (k₁ = 8 N m/rad,
+    rest at 0.5 rad, the start) and the elbow (k₂ = 5 N m/rad, rest 0): the 2 N m shoulder
+    torque turns link 1 by τ/k₁ = 0.25 rad and nothing else — the elbow and the beam carry
+    no moment (hand statics)."""
+    text = (CASES / "arm_beam_seed.toml").read_text().replace(
+        "../modal_data/", str(ROOT / "modal_data") + "/") + """
+[[forces]]
+name = "shoulder_spring"
+type = "rotational-spring-damper"
+i = "ground.O"
+j = "link1.O"
+stiffness = 8.0
+angle0 = 0.5
+
+[[forces]]
+name = "elbow_spring"
+type = "rotational-spring-damper"
+i = "link1.E"
+j = "link2.O"
+stiffness = 5.0
+"""
+    path = tmp_path / "arm.toml"
+    path.write_text(text)
+    system = System(load_case(path).model)
+    rest = static_equilibrium(system)
+    from flexmbs.model.forces import relative_rotation
+
+    zero = np.zeros(system.n_q)
+    shoulder = relative_rotation(system, "ground.O", "link1.O", rest.q, zero)[0]
+    elbow = relative_rotation(system, "link1.E", "link2.O", rest.q, zero)[0]
+    assert shoulder == pytest.approx(0.5 + 2.0 / 8.0, abs=1e-10)
+    assert elbow == pytest.approx(0.0, abs=1e-10)
+    np.testing.assert_allclose(rest.q[system.slices[2]][7:], 0.0, atol=1e-12)
