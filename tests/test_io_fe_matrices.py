@@ -419,9 +419,9 @@ def test_abaqus_coordinate_and_substructure_formats_are_explained(tmp_path):
     m, k = chain_matrices()
     mp, kp = _abaqus_pair(tmp_path, m, k, CHAIN_IDS, 3)
     n = _csv(tmp_path / "n.csv", CHAIN_IDS, CHAIN_XYZ)
-    kp.write_text("1 1 2000.0\n2 1 -2000.0\n")
-    with pytest.raises(ReadError, match=re.escape(str(kp)) + r", line 1: .*Abaqus "
-                       r"FORMAT=COORDINATE.*FORMAT=MATRIX INPUT"):
+    kp.write_text("1 1 2000.0\n2 1 -2000.0\n")  # COORDINATE, but 2 equations for 3 nodes
+    with pytest.raises(ReadError, match=re.escape(str(kp)) + r": the matrix has 2 "
+                       r"equations, but the node file has 3 nodes"):
         read_abaqus(mp, kp, n)
     kp.write_text("*MATRIX,TYPE=STIFFNESS\n1.0, 2.0\n")
     with pytest.raises(ReadError, match=r"line 1: .*\*SUBSTRUCTURE MATRIX OUTPUT file"):
@@ -451,3 +451,33 @@ def test_abaqus_missing_rotations_of_some_nodes(tmp_path):
 def test_abaqus_missing_files(tmp_path):
     with pytest.raises(ReadError, match=r"Abaqus matrix file '.*none\.mtx' does not exist"):
         read_abaqus(tmp_path / "none.mtx", tmp_path / "none.mtx", tmp_path / "n.csv")
+
+
+def test_abaqus_coordinate_format_equals_the_matrix_input_format(tmp_path):
+    """The same matrices written as FORMAT=COORDINATE (global equations: nodes in
+    ascending label, 3 DOFs each; one triangle) read back equal to the MATRIX INPUT
+    files, with a node file in another order, and give the same clamped frequencies."""
+    from flexmbs.modal import clamped_modes
+    from flexmbs.modal.fe.solid import box_mesh
+
+    fe = box_mesh(0.5, 0.05, 0.03, 6, 2, 1, E=2.1e11, nu=0.3, rho=7850.0)
+    labels = np.arange(fe.n_nodes) * 3 + 7  # ascending labels, node order = index order
+    order = np.random.default_rng(1).permutation(fe.n_nodes)  # the node file shuffled
+    nodes = _csv(tmp_path / "n.csv", labels[order], fe.nodes[order])
+    for name, mat in (("M", fe.mass), ("K", fe.stiffness)):
+        coo = sp.triu(sp.coo_matrix(mat)).tocoo()
+        (tmp_path / f"{name}.mtx").write_text(
+            "*Heading\n" + "".join(f"{r + 1}, {c + 1}, {v:.17e}\n"
+                                    for r, c, v in zip(coo.row, coo.col, coo.data,
+                                                       strict=True)))
+    read = read_abaqus(tmp_path / "M.mtx", tmp_path / "K.mtx", nodes)
+    index = [int(np.flatnonzero(read.node_ids == lab)[0]) for lab in labels]
+    dofs = (3 * np.asarray(index)[:, None] + np.arange(3)).ravel()
+    np.testing.assert_allclose(read.stiffness.toarray()[np.ix_(dofs, dofs)],
+                               fe.stiffness.toarray(), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(read.mass.toarray()[np.ix_(dofs, dofs)], fe.mass.toarray(),
+                               rtol=1e-15, atol=0)
+    root = labels[np.isclose(fe.nodes[:, 0], 0.0)]
+    ref = clamped_modes(fe, np.isclose(fe.nodes[:, 0], 0.0).nonzero()[0] + 1, 4)
+    got = clamped_modes(read, root, 4)
+    np.testing.assert_allclose(got.frequencies, ref.frequencies, rtol=1e-10)

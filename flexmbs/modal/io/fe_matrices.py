@@ -12,9 +12,10 @@ Two sources, each paired with a node file that gives the coordinates and labels:
   are accepted if they agree). Abaqus writes internal nodes (Lagrange multipliers of
   hybrid elements, connectors, distributing couplings ...) with node label 0 or
   negative labels; those cannot be mapped to physical nodes and are rejected.
-  ``FORMAT=COORDINATE`` (``row, column, value`` in Abaqus' own equation numbering,
-  without node labels) and ``*SUBSTRUCTURE MATRIX OUTPUT`` files are recognised and
-  rejected with a message saying what to write instead.
+  ``FORMAT=COORDINATE`` (``row, column, value`` in Abaqus' global equation numbering:
+  nodes in ascending label, each with its DOFs together) is read too, the equations
+  mapped to the node file's labels (:func:`read_abaqus_coordinate`);
+  ``*SUBSTRUCTURE MATRIX OUTPUT`` files are recognised and rejected with a message.
 
 Node files (:func:`read_nodes`) are either CSV text — ``id,x,y,z`` or ``x,y,z`` per line
 (commas and/or blanks), an optional header line first, ``#`` comments — or an Abaqus
@@ -643,14 +644,83 @@ _INTERNAL = ("is an Abaqus internal node (a Lagrange multiplier of hybrid elemen
              "only: remove those constraints/elements or condense them out before export")
 
 
+def _is_coordinate_format(path: Path) -> bool:
+    """Whether an Abaqus matrix file is FORMAT=COORDINATE (3 fields per data line);
+    False for a file that cannot be read (the reader then says why)."""
+    if not path.is_file():
+        return False
+    try:
+        lines = _lines(path)
+    except ReadError:
+        return False
+    for raw in lines:
+        line = raw.strip()
+        if line and not line.startswith("*"):
+            return len([f for f in _SPLIT.split(line) if f]) == 3
+    return False
+
+
+def read_abaqus_coordinate(path, node_ids, dofs_per_node: int | None = None
+                           ) -> AbaqusEntries:
+    """Read an Abaqus ``*MATRIX OUTPUT, FORMAT=COORDINATE`` file (``row, column, value``,
+    1-based global equation numbers) as entries with node labels and DOFs.
+
+    Abaqus numbers the equations node by node in ascending node label with the node's
+    DOFs together, so equation e is DOF (e − 1) mod d + 1 of the ((e − 1) div d)-th
+    label of ``node_ids`` sorted; d (``dofs_per_node``, 3 or 6) is the number of
+    equations over the number of nodes when not given."""
+    path = Path(path)
+    _exists(path, "Abaqus matrix")
+    triplets, numbers = [], []
+    for lineno, raw in enumerate(_lines(path), start=1):
+        line = raw.strip()
+        if not line or line.startswith("*"):
+            continue
+        fields = [f for f in _SPLIT.split(line) if f]
+        if len(fields) != 3:
+            raise ReadError(f"{path}, line {lineno}: {line!r}: a FORMAT=COORDINATE file has "
+                            f"3 fields per line (row, column, value)")
+        row, col = _label(fields[0]), _label(fields[1])
+        try:
+            value = float(fields[2].replace("D", "E").replace("d", "e"))
+        except ValueError:
+            value = float("nan")
+        if row is None or col is None or row < 1 or col < 1 or not np.isfinite(value):
+            raise ReadError(f"{path}, line {lineno}: cannot read {line!r} (expected "
+                            f"equation numbers ≥ 1 and a finite value)")
+        triplets.append((row, col, value))
+        numbers.append(lineno)
+    if not triplets:
+        raise ReadError(f"{path}: no matrix entries found")
+    arr = np.array(triplets, dtype=float)
+    rows, cols = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64)
+    labels = np.sort(np.asarray(node_ids, dtype=np.int64))
+    n_eq = int(max(rows.max(), cols.max()))
+    if dofs_per_node is None:
+        fits = [d for d in (3, 6) if n_eq == d * labels.size]
+        if not fits:
+            raise ReadError(f"{path}: the matrix has {n_eq} equations, but the node file "
+                            f"has {labels.size} nodes: neither 3 nor 6 DOFs per node "
+                            f"({n_eq / labels.size:.4g}); a FORMAT=COORDINATE matrix must "
+                            f"cover every node of the node file")
+        dofs_per_node = fits[0]
+    if n_eq > dofs_per_node * labels.size:
+        raise ReadError(f"{path}: equation {n_eq} is beyond {labels.size} nodes x "
+                        f"{dofs_per_node} DOFs")
+    node = labels[(np.concatenate([rows, cols]) - 1) // dofs_per_node]
+    dof = (np.concatenate([rows, cols]) - 1) % dofs_per_node + 1
+    n = rows.size
+    return AbaqusEntries(node[:n], dof[:n], node[n:], dof[n:], arr[:, 2],
+                         np.asarray(numbers, dtype=np.int64), path)
+
+
 def _parse_abaqus_line(path: Path, lineno: int, line: str):
     fields = [f for f in _SPLIT.split(line) if f]
     if len(fields) == 3:
         raise ReadError(
             f"{path}, line {lineno}: {line!r} has 3 fields (row, column, value): this is "
-            "Abaqus FORMAT=COORDINATE, numbered by Abaqus' internal equation order without "
-            "node labels; write the matrices with *MATRIX OUTPUT, FORMAT=MATRIX INPUT "
-            "(the default) instead")
+            "Abaqus FORMAT=COORDINATE; read it with read_abaqus (which maps the equation "
+            "numbers to the node file's labels)")
     if len(fields) != 5:
         raise ReadError(f"{path}, line {lineno}: cannot read {line!r}; expected 5 fields: "
                         "row node, row DOF, column node, column DOF, value")
@@ -792,9 +862,13 @@ def read_abaqus(mass: str | os.PathLike, stiffness: str | os.PathLike,
         matrix are dropped (``metadata["dropped_nodes"]``).
     """
     get_units(units)
-    m_e = read_abaqus_matrix(mass)
-    k_e = read_abaqus_matrix(stiffness)
+    coordinate = [_is_coordinate_format(Path(f)) for f in (mass, stiffness)]
+    if not any(coordinate):  # the matrices first, as their errors are the likelier
+        m_e, k_e = read_abaqus_matrix(mass), read_abaqus_matrix(stiffness)
     table = read_nodes(nodes)
+    if any(coordinate):
+        m_e, k_e = (read_abaqus_coordinate(f, table.ids) if c else read_abaqus_matrix(f)
+                    for f, c in zip((mass, stiffness), coordinate, strict=True))
     for e, what in ((m_e, "mass"), (k_e, "stiffness")):
         for labels in (e.row_node, e.col_node):
             missing = np.flatnonzero(~np.isin(labels, table.ids))
