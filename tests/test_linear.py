@@ -220,3 +220,58 @@ def test_a_linear_mode_is_drawn_over_one_period(tmp_path):
     assert (tmp_path / "m.gif").stat().st_size > 10_000
     assert main(["linear", case, "--animate", "9", "-o", str(tmp_path / "x.gif"),
                  "--set", "bodies.beam.xi=[0,0,0,0]", "--at", "initial"]) == 2
+
+
+def test_slider_crank_frequency_at_several_crank_angles_against_an_energy_model(tmp_path):
+    """The ideal slider–crank without its motor, the slider held by a spring along the
+    guide (k = 500 N/m, unstretched at the chosen crank angle θ*, no gravity): one degree
+    of freedom whose frequency is ω² = k x'(θ*)² / M(θ*), with the slider travel x(θ)
+    and the generalized inertia M(θ) = I_crank,O + m_rod |r_rod'(θ)|² + I_rod φ'(θ)² +
+    m_slider x'(θ)² written here from the mechanism's closed-form kinematics (an
+    independent model); flexmbs: [[initial]] at θ*, static equilibrium, linearization."""
+    l1, l2, k = 0.05, 0.12, 500.0
+    mc, ic, dc = 0.30, 1e-4, 0.025  # crank: mass, inertia about its centre, centre at dc
+    mr, ir, dr = 0.21, 2.5e-4, 0.06
+    ms = 0.14
+    base = (CASES / "slider_crank_ideal.toml").read_text()
+    base = base[:base.index("[[drives]]")] + base[base.index("[solver]"):]
+    for theta in np.radians([35.0, 70.0, 110.0]):
+        phi = -np.arcsin(l1 * np.sin(theta) / l2)
+        dphi = -l1 * np.cos(theta) / (l2 * np.cos(phi))
+        x = l1 * np.cos(theta) + l2 * np.cos(phi)
+        dx = -l1 * np.sin(theta) - l2 * np.sin(phi) * dphi
+        d_rod = (l1 * np.array([-np.sin(theta), np.cos(theta)])
+                 + dr * dphi * np.array([-np.sin(phi), np.cos(phi)]))
+        inertia = ic + mc * dc**2 + mr * d_rod @ d_rod + ir * dphi**2 + ms * dx**2
+        expected = np.sqrt(k * dx**2 / inertia) / (2 * np.pi)
+        text = base.replace("gravity = [0.0, -9.81, 0.0]", "gravity = [0.0, 0.0, 0.0]") + f"""
+[[markers]]
+body = "ground"
+name = "anchor"
+position = [1.0, 0.0, 0.0]
+
+[[forces]]
+name = "spring"
+type = "spring-damper"
+i = "ground.anchor"
+j = "slider.P"
+stiffness = {k}
+free_length = {float(1.0 - x)!r}
+
+[[initial]]
+joint = "pivot"
+angle = {float(theta)!r}
+rate = 0.0
+"""
+        path = tmp_path / "sc.toml"
+        path.write_text(text)
+        case = load_case(path)
+        system = System(case.model)
+        from flexmbs.assembly.initial import initial_state
+
+        q0, _ = initial_state(system)
+        rest = static_equilibrium(system, q0=q0)
+        modes = [m for m in eigenmodes(linearize(system, rest.q, lam=rest.lam))
+                 if not m.rigid]
+        assert len(modes) == 1
+        assert modes[0].frequency_hz == pytest.approx(expected, rel=1e-8), np.degrees(theta)
