@@ -220,6 +220,10 @@ def test_a_linear_mode_is_drawn_over_one_period(tmp_path):
     assert (tmp_path / "m.gif").stat().st_size > 10_000
     assert main(["linear", case, "--animate", "9", "-o", str(tmp_path / "x.gif"),
                  "--set", "bodies.beam.xi=[0,0,0,0]", "--at", "initial"]) == 2
+    # flexmbs animate CASE.toml --mode K: the same drawing about the static equilibrium
+    assert main(["animate", str(CASES / "seed_double_pendulum.toml"), "--mode", "2",
+                 "-o", str(tmp_path / "dp.gif")]) == 0
+    assert (tmp_path / "dp.gif").stat().st_size > 10_000
 
 
 def test_slider_crank_frequency_at_several_crank_angles_against_an_energy_model(tmp_path):
@@ -275,3 +279,30 @@ rate = 0.0
                  if not m.rigid]
         assert len(modes) == 1
         assert modes[0].frequency_hz == pytest.approx(expected, rel=1e-8), np.degrees(theta)
+
+
+def test_the_tangents_of_a_linearization_equal_finite_differences_of_the_residual():
+    """At the spinning cantilever's steady state (q̇ ≠ 0, stiffening on) the K_t and C_t
+    that the linearization uses are the central differences of the full residual
+    r = M q̈ + Φ_qᵀλ − Q in q and q̇ (relative to the largest entry)."""
+    unit = np.sqrt(7e10 * 2e-7 / (3000.0 * 4e-4 * 10.0**4))
+    system, _ = _spinning_beam(1.5 * unit)
+    q = system.assemble()
+    qd = system.project_velocity(q, None, 0.0)
+    qdd, lam = accelerations(system, q, qd, 0.0)
+    k_t, c_t = (np.asarray(m.toarray() if hasattr(m, "toarray") else m) for m in
+                system.residual_tangents(q, qd, qdd, lam, 0.0, sparse=False))
+
+    def residual(qq, qqd):
+        return np.asarray(system.dynamic_residual(qq, qqd, qdd, lam, 0.0,
+                                                  sparse=False)[0])
+
+    step = 1e-6
+    k_fd, c_fd = np.zeros_like(k_t), np.zeros_like(c_t)
+    for j in range(system.n_q):
+        e = np.zeros(system.n_q)
+        e[j] = step
+        k_fd[:, j] = (residual(q + e, qd) - residual(q - e, qd)) / (2 * step)
+        c_fd[:, j] = (residual(q, qd + e) - residual(q, qd - e)) / (2 * step)
+    np.testing.assert_allclose(k_t, k_fd, rtol=0, atol=1e-6 * np.abs(k_t).max())
+    np.testing.assert_allclose(c_t, c_fd, rtol=0, atol=1e-6 * np.abs(c_t).max())

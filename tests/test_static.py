@@ -132,3 +132,23 @@ stiffness = 5.0
     assert shoulder == pytest.approx(0.5 + 2.0 / 8.0, abs=1e-10)
     assert elbow == pytest.approx(0.0, abs=1e-10)
     np.testing.assert_allclose(rest.q[system.slices[2]][7:], 0.0, atol=1e-12)
+
+
+def test_quasi_static_over_a_load_that_grows_with_time():
+    """A rotational spring (k = 40 N m/rad) against a joint torque τ(t) = 2 t N m (no
+    gravity): the quasi-static angles are τ/k at every step of the load."""
+    b = ModelBuilder()
+    b.add_rigid_body("arm", 1.0, [0.01, 0.01, 0.01], com=[0.3, 0.0, 0.0])
+    b.add_marker("ground", "O")
+    b.add_marker("arm", "O")
+    b.add_revolute("pivot", "ground.O", "arm.O")
+    b.add_rotational_spring_damper("spring", "ground.O", "arm.O", stiffness=40.0)
+    b.add_joint_actuator("motor", "ground.O", "arm.O", Polynomial((0.0, 2.0)))
+    system = System(b.finalize())
+    from flexmbs.model.forces import relative_rotation
+
+    times = np.linspace(0.0, 5.0, 6)
+    for t, rest in zip(times, quasi_static(system, times), strict=True):
+        angle = relative_rotation(system, "ground.O", "arm.O", rest.q,
+                                  np.zeros(system.n_q))[0]
+        assert angle == pytest.approx(2.0 * t / 40.0, abs=1e-10)

@@ -16,13 +16,17 @@ HELP = "animate a results file (GIF/MP4) or render one frame (PNG)"
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("results", help="results file (.res.h5) written by flexmbs run")
+    p.add_argument("results", help="results file (.res.h5) written by flexmbs run, or a "
+                                   "case file (.toml): then --mode K draws its linear "
+                                   "mode K about the static equilibrium")
     p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4 or out.png")
     p.add_argument("--scale", type=float, help="deformation magnification (default: the "
                                               "largest displacement = 10 %% of the scene)")
     p.add_argument("--field", default="displacement", choices=("displacement", "modal"),
                    help="colour by the elastic displacement or by one mode's part")
-    p.add_argument("--mode", type=int, default=1, help="mode for --field modal")
+    p.add_argument("--mode", type=int, default=1,
+                   help="mode for --field modal; with a case file, the linear mode to draw "
+                        "(as listed by flexmbs linear)")
     p.add_argument("--fps", type=float, default=20.0, help="frames per second")
     p.add_argument("--frames", type=int, help="number of frames (default: every output, "
                                               "at most 200)")
@@ -46,8 +50,34 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _linear_mode(args: argparse.Namespace) -> int:
+    """``flexmbs animate CASE.toml --mode K -o FILE``: linear mode K of the case about its
+    static equilibrium (the same drawing as ``flexmbs linear CASE --animate K``)."""
+    from ..analysis import eigenmodes, linearize, static_equilibrium
+    from ..assembly import System
+    from ..cases import load_case
+    from .linear_cmd import draw_mode
+
+    case = load_case(args.results)
+    system = System(case.model, coupling=case.solver.get("coupling"),
+                    stiffening=case.solver.get("stiffening"))
+    rest = static_equilibrium(system)
+    lin = linearize(system, rest.q, lam=rest.lam)
+    mode = draw_mode(system, lin, eigenmodes(lin), args.mode, args.output)
+    if args.json:
+        emit_json({"case": args.results, "output": args.output, "mode": args.mode,
+                   "frequency_hz": mode.frequency_hz})
+    else:
+        print(f"flexmbs animate: {args.output} (linear mode {args.mode} of "
+              f"{args.results}, {mode.frequency_hz:.6g} Hz)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
+
+    if str(args.results).lower().endswith(".toml"):
+        return _linear_mode(args)
 
     from ..post.animate import animate, snapshot
     from ..results import SimulationResult

@@ -68,20 +68,21 @@ def _state(args, system):
             f"t = {float(res.t[k]):g} s of {args.results}")
 
 
-def _draw(args, system, lin, modes) -> None:
-    """Mode ``args.animate`` over one period into ``args.output`` (an animation, a frame
-    or a ParaView collection)."""
+def draw_mode(system, lin, modes, k: int, output):
+    """Mode ``k`` (1-based, as listed) over one period into ``output`` (an animation, a
+    frame or a ParaView collection, by its suffix); returns the mode."""
     from pathlib import Path
 
     from ..analysis.linear import mode_motion
 
-    if not args.output:
-        raise ValidationError("--animate needs -o FILE (.gif, .mp4, .png, .pvd or .xdmf)")
-    if not 1 <= args.animate <= len(modes):
-        raise ValidationError(f"--animate {args.animate}: the model has modes 1 to "
-                              f"{len(modes)}")
-    motion = mode_motion(system, lin, modes[args.animate - 1])
-    out = Path(args.output)
+    if not output:
+        raise ValidationError("drawing a mode needs -o FILE (.gif, .mp4, .png, .pvd or "
+                              ".xdmf)")
+    if not 1 <= k <= len(modes):
+        raise ValidationError(f"mode {k}: the model has modes 1 to {len(modes)}")
+    mode = modes[k - 1]
+    motion = mode_motion(system, lin, mode)
+    out = Path(output)
     suffix = out.suffix.lower()
     if suffix in (".pvd", ".xdmf"):
         from ..post.export import export
@@ -95,6 +96,7 @@ def _draw(args, system, lin, modes) -> None:
         from ..post.animate import animate
 
         animate(motion, out)
+    return mode
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     all_modes = eigenmodes(lin)
     modes = all_modes[: max(args.modes, 0)]
     if args.animate is not None:
-        _draw(args, system, lin, all_modes)
+        draw_mode(system, lin, all_modes, args.animate, args.output)
     rows = [{"frequency_hz": m.frequency_hz, "damped_frequency_hz": m.damped_frequency_hz,
              "damping_ratio": m.damping_ratio, "rigid": m.rigid,
              "description": ("rigid-body mode: " if m.rigid else "")
