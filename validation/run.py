@@ -889,12 +889,9 @@ def _steady_state_modes(system):
     """Eigenmodes of ``system`` linearized about its state at t = 0 (assembled, velocities
     projected, consistent accelerations and multipliers)."""
     from flexmbs.analysis import eigenmodes, linearize
-    from flexmbs.integrators.reference import accelerations
+    from flexmbs.analysis.linear import initial_state
 
-    q = system.assemble()
-    qd = system.project_velocity(q, None, 0.0)
-    qdd, lam = accelerations(system, q, qd, 0.0)
-    return eigenmodes(linearize(system, q, qd, qdd, lam, 0.0))
+    return eigenmodes(linearize(system, *initial_state(system), 0.0))
 
 
 def static_and_linear():

@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ..errors import ValidationError
 from ..model.drives import Polynomial
-from .linear import eigenmodes, linearize
+from .linear import eigenmodes, initial_state, linearize
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,8 @@ def _at_speed(system, drive: str, speed: float):
 
 
 def _steady_modes(system, drive, speed):
-    from ..integrators.reference import accelerations
-
     moving = _at_speed(system, drive, speed)
-    q = moving.assemble(t=0.0)
-    qd = moving.project_velocity(q, None, 0.0)
-    qdd, lam = accelerations(moving, q, qd, 0.0)
-    lin = linearize(moving, q, qd, qdd, lam, 0.0)
+    lin = linearize(moving, *initial_state(moving), 0.0)
     return lin, [m for m in eigenmodes(lin) if not m.rigid]
 
 

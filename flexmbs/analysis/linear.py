@@ -63,6 +63,18 @@ class Mode:
         return ", ".join(f"{coord_names[k]} {amp[k]:.3g}" for k in order if amp[k] > 1e-6)
 
 
+def initial_state(system, t: float = 0.0):
+    """(q, q̇, q̈, λ) of ``system``'s initial state at t: assembled, velocities projected
+    onto the velocity constraints, consistent accelerations and multipliers — a steady
+    motion when its drives run at constant speed."""
+    from ..integrators.reference import accelerations
+
+    q = system.assemble(t=t)
+    qd = system.project_velocity(q, None, t)
+    qdd, lam = accelerations(system, q, qd, t)
+    return q, qd, qdd, lam
+
+
 def linearize(system, q, qd=None, qdd=None, lam=None, t: float = 0.0) -> LinearSystem:
     """The reduced linear system about (q, q̇, q̈, λ) at time t (zero rates and
     multipliers by default; for an equilibrium pass its λ)."""

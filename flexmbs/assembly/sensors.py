@@ -106,10 +106,10 @@ def _node(system, sensor, t, q, qd, qdd, lam, contacts):
 
         return np.array([rotation_matrix(q[k, sl][3:7]) @ elastic[k]
                          for k in range(len(t))]), units, comps
-    return _marker(system, replace_quantity(sensor), t, q, qd, qdd, lam, contacts, name)
+    return _marker(system, _as_marker_sensor(sensor), t, q, qd, qdd, lam, contacts, name)
 
 
-def replace_quantity(sensor):
+def _as_marker_sensor(sensor):
     """The marker sensor of the same quantity (node velocity and acceleration, global)."""
     return Sensor(sensor.name, "marker", sensor.quantity, sensor.target)
 

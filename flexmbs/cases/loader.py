@@ -250,34 +250,24 @@ def load_case(path, overrides: dict | None = None) -> Case:
     if not isinstance(top.get("notes", []), list) or not all(
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
-    for key in ("bodies", "markers", "joints", "drives", "forces", "contacts", "sensors",
-                "initial"):
-        _entries(path, raw, key)
     inputs = [path]
-    for k, entry in enumerate(raw.get("bodies", []), 1):
-        _guard(path, f"[[bodies]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_body(path, b, k, entry, read_modal, inputs))
-    for k, entry in enumerate(raw.get("markers", []), 1):
-        _guard(path, f"[[markers]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_marker(path, b, k, entry))
-    for k, entry in enumerate(raw.get("joints", []), 1):
-        _guard(path, f"[[joints]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_joint(path, b, k, entry))
-    for k, entry in enumerate(raw.get("drives", []), 1):
-        _guard(path, f"[[drives]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_drive(path, b, k, entry))
-    for k, entry in enumerate(raw.get("forces", []), 1):
-        _guard(path, f"[[forces]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_force(path, b, k, entry))
-    for k, entry in enumerate(raw.get("contacts", []), 1):
-        _guard(path, f"[[contacts]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_contact(path, b, k, entry))
-    for k, entry in enumerate(raw.get("sensors", []), 1):
-        _guard(path, f"[[sensors]] #{k} {entry.get('name', '')!r}",
-               lambda k=k, entry=entry: _add_sensor(path, b, k, entry))
-    for k, entry in enumerate(raw.get("initial", []), 1):
-        _guard(path, f"[[initial]] #{k} {entry.get('joint', '')!r}",
-               lambda k=k, entry=entry: _add_initial(path, b, k, entry))
+    # the entry tables in order, with the key that names an entry in messages
+    sections = (
+        ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs)),
+        ("markers", "name", lambda k, e: _add_marker(path, b, k, e)),
+        ("joints", "name", lambda k, e: _add_joint(path, b, k, e)),
+        ("drives", "name", lambda k, e: _add_drive(path, b, k, e)),
+        ("forces", "name", lambda k, e: _add_force(path, b, k, e)),
+        ("contacts", "name", lambda k, e: _add_contact(path, b, k, e)),
+        ("sensors", "name", lambda k, e: _add_sensor(path, b, k, e)),
+        ("initial", "joint", lambda k, e: _add_initial(path, b, k, e)),
+    )
+    for key, _, _ in sections:
+        _entries(path, raw, key)
+    for key, label, add in sections:
+        for k, entry in enumerate(raw.get(key, []), 1):
+            _guard(path, f"[[{key}]] #{k} {entry.get(label, '')!r}",
+                   lambda k=k, entry=entry, add=add: add(k, entry))
     case = _finish(path, raw, top, b, inputs)
     case.source = source
     return case
@@ -571,20 +561,28 @@ def _finish(path, raw, top, b, inputs):
                 list(top.get("notes", [])), inputs)
 
 
+def case_system(case: Case, coupling=None, stiffening=None):
+    """The System of a loaded case with its [solver] coupling and stiffening overrides
+    (or the given ones); a stiffening switch the modal data cannot honour is a CaseError
+    naming it."""
+    from ..assembly import System
+
+    coupling = case.solver.get("coupling") if coupling is None else coupling
+    stiffening = case.solver.get("stiffening") if stiffening is None else stiffening
+    try:
+        return System(case.model, coupling=coupling, stiffening=stiffening)
+    except ModelError as exc:
+        raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
+
+
 def run_case(case: Case, progress=None, **options):
     """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
     :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.
     ``engine="python"``, ``on_compile``)."""
-    from ..assembly import System
     from ..integrators import simulate
 
     solver = {**case.solver, **options}
-    coupling = solver.pop("coupling", None)
-    stiffening = solver.pop("stiffening", None)
-    try:
-        system = System(case.model, coupling=coupling, stiffening=stiffening)
-    except ModelError as exc:
-        raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
+    system = case_system(case, solver.pop("coupling", None), solver.pop("stiffening", None))
     t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
     method = solver.pop("method")
     times = solver.pop("output_times", None)

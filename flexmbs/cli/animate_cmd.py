@@ -54,13 +54,12 @@ def _linear_mode(args: argparse.Namespace) -> int:
     """``flexmbs animate CASE.toml --mode K -o FILE``: linear mode K of the case about its
     static equilibrium (the same drawing as ``flexmbs linear CASE --animate K``)."""
     from ..analysis import eigenmodes, linearize, static_equilibrium
-    from ..assembly import System
     from ..cases import load_case
+    from ..cases.loader import case_system
     from .linear_cmd import draw_mode
 
     case = load_case(args.results)
-    system = System(case.model, coupling=case.solver.get("coupling"),
-                    stiffening=case.solver.get("stiffening"))
+    system = case_system(case)
     rest = static_equilibrium(system)
     lin = linearize(system, rest.q, lam=rest.lam)
     mode = draw_mode(system, lin, eigenmodes(lin), args.mode, args.output)

@@ -35,7 +35,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def _state(args, system):
     """(q, q̇, q̈, λ, t, description) of the state asked for."""
     from ..analysis import static_equilibrium
-    from ..integrators.reference import accelerations
+    from ..analysis.linear import initial_state
 
     if args.at == "equilibrium":
         if args.results:
@@ -44,10 +44,7 @@ def _state(args, system):
         zero = np.zeros(system.n_q)
         return rest.q, zero, zero, rest.lam, rest.t, "static equilibrium"
     if args.at == "initial":
-        q = system.assemble()
-        qd = system.project_velocity(q, None, 0.0)
-        qdd, lam = accelerations(system, q, qd, 0.0)
-        return q, qd, qdd, lam, 0.0, "initial state"
+        return (*initial_state(system), 0.0, "initial state")
     try:
         time = float(args.at)
     except ValueError:
@@ -101,13 +98,12 @@ def draw_mode(system, lin, modes, k: int, output):
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis import eigenmodes, linearize
-    from ..assembly import System
     from ..cases import load_case
+    from ..cases.loader import case_system
     from .study_cmd import parse_overrides
 
     case = load_case(args.case, parse_overrides(args.set))
-    system = System(case.model, coupling=case.solver.get("coupling"),
-                    stiffening=case.solver.get("stiffening"))
+    system = case_system(case)
     q, qd, qdd, lam, t, where = _state(args, system)
     lin = linearize(system, q, qd, qdd, lam, t)
     all_modes = eigenmodes(lin)

@@ -95,10 +95,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValidationError("--from-equilibrium and --restart cannot be combined: a "
                                   "restart continues from its own last state")
         from ..analysis import static_equilibrium
-        from ..assembly import System
+        from ..cases.loader import case_system
 
-        rest = static_equilibrium(System(case.model, coupling=case.solver.get("coupling"),
-                                         stiffening=case.solver.get("stiffening")))
+        rest = static_equilibrium(case_system(case))
         previous = {"q0": rest.q, "qd0": np.zeros_like(rest.q)}
     system, result = run_case(case, progress=bar, on_compile=compiling, **engine,
                               **previous)

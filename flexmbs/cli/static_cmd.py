@@ -25,13 +25,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis import static_equilibrium
-    from ..assembly import System
     from ..cases import load_case
+    from ..cases.loader import case_system
     from .study_cmd import parse_overrides
 
     case = load_case(args.case, parse_overrides(args.set))
-    system = System(case.model, coupling=case.solver.get("coupling"),
-                    stiffening=case.solver.get("stiffening"))
+    system = case_system(case)
     start = system.assemble(t=args.at)
     res = static_equilibrium(system, args.at, start)
     moved = {n: float(v) for n, v, v0 in zip(res.coord_names, res.q, start, strict=True)

@@ -90,15 +90,14 @@ def parse_speeds(text: str) -> list[float]:
 
 def _campbell(args, case: Path, folder: Path) -> int:
     from ..analysis import campbell
-    from ..assembly import System
     from ..cases import load_case
+    from ..cases.loader import case_system
     from ..post.plots import save_figure
     from ..studies.tables import write_csv
 
     speeds = parse_speeds(args.speeds)
     loaded = load_case(case, parse_overrides(args.set))
-    system = System(loaded.model, coupling=loaded.solver.get("coupling"),
-                    stiffening=loaded.solver.get("stiffening"))
+    system = case_system(loaded)
     result = campbell(system, args.drive, speeds, args.modes)
     rows = result.rows()
     paths = {"csv": write_csv(rows, folder / "campbell.csv"),

@@ -855,22 +855,36 @@ def _add_generalized_load(
 
 
 @njit(cache=True)
+def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
+    """r −= scale · Jac_kᵀ vec for marker k (:func:`_add_generalized_load` with the
+    views it needs taken here)."""
+    _add_generalized_load(
+        _i1(IN, H, T_B_NM),
+        _i1(IN, H, T_B_START),
+        _f3(F, H, T_K_BASE),
+        _i1(IN, H, T_K_BODY),
+        _f3(F, H, T_K_PHI),
+        _f3(F, H, T_K_PSI),
+        _f4(F, H, T_K_SHAPES),
+        _f3(WF, WH, W_GBAR),
+        _f3(WF, WH, W_GGLOB),
+        _f3(WF, WH, W_ROT),
+        _f1(WF, WH, W_V3G),
+        _f1(WF, WH, W_V3H),
+        _f1(WF, WH, W_V3I),
+        k,
+        vec,
+        kind,
+        scale,
+        q,
+        r,
+    )
+
+
+@njit(cache=True)
 def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
     """r −= Q of the joint actuators: u z_i on marker j, −u z_i on marker i (z_i the
     z axis of marker i, from its vectors in the workspace)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_phi = _f3(F, H, T_K_PHI)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_gglob = _f3(WF, WH, W_GGLOB)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_v3g = _f1(WF, WH, W_V3G)
-    W_v3h = _f1(WF, WH, W_V3H)
-    W_v3i = _f1(WF, WH, W_V3I)
     T_a_kind = _i1(IN, H, T_A_KIND)
     T_a_mark = _i2(IN, H, T_A_MARK)
     W_mk_v = _f3(WF, WH, W_MK_V)
@@ -881,48 +895,8 @@ def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
         zi = W_mk_v[ki][3]
         for c in range(3):
             vec[c] = u[act] * zi[c]
-        _add_generalized_load(
-            T_b_nm,
-            T_b_start,
-            T_k_base,
-            T_k_body,
-            T_k_phi,
-            T_k_psi,
-            T_k_shapes,
-            W_gbar,
-            W_gglob,
-            W_rot,
-            W_v3g,
-            W_v3h,
-            W_v3i,
-            kj,
-            vec,
-            T_a_kind[act],
-            1.0,
-            q,
-            r,
-        )
-        _add_generalized_load(
-            T_b_nm,
-            T_b_start,
-            T_k_base,
-            T_k_body,
-            T_k_phi,
-            T_k_psi,
-            T_k_shapes,
-            W_gbar,
-            W_gglob,
-            W_rot,
-            W_v3g,
-            W_v3h,
-            W_v3i,
-            ki,
-            vec,
-            T_a_kind[act],
-            -1.0,
-            q,
-            r,
-        )
+        _apply_load(F, IN, H, WF, WI, WH, kj, vec, T_a_kind[act], 1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, ki, vec, T_a_kind[act], -1.0, q, r)
 
 
 @njit(cache=True)
@@ -978,19 +952,6 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
     """r −= Q of the spring–damper–actuators (f u on marker i, −f u on j: tension pulls
     them together) and of the constant point loads; ``with_spring`` False: the springs'
     non-conservative part only (damper and actuator, for the power of the outputs)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_phi = _f3(F, H, T_K_PHI)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_gglob = _f3(WF, WH, W_GGLOB)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_v3g = _f1(WF, WH, W_V3G)
-    W_v3h = _f1(WF, WH, W_V3H)
-    W_v3i = _f1(WF, WH, W_V3I)
     W_mk_v = _f3(WF, WH, W_MK_V)
     T_s_mark = _i2(IN, H, T_S_MARK)
     T_l_mark = _i1(IN, H, T_L_MARK)
@@ -1006,27 +967,7 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
         for c in range(3):
             vec[c] = force * unit[c]
         for k, scale in ((T_s_mark[s, 0], 1.0), (T_s_mark[s, 1], -1.0)):
-            _add_generalized_load(
-                T_b_nm,
-                T_b_start,
-                T_k_base,
-                T_k_body,
-                T_k_phi,
-                T_k_psi,
-                T_k_shapes,
-                W_gbar,
-                W_gglob,
-                W_rot,
-                W_v3g,
-                W_v3h,
-                W_v3i,
-                k,
-                vec,
-                1,
-                scale,
-                q,
-                r,
-            )
+            _apply_load(F, IN, H, WF, WI, WH, k, vec, 1, scale, q, r)
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         for c in range(3):
@@ -1035,27 +976,7 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
                           + W_mk_v[k, 3, c] * T_l_vec[ld, 2])
             else:
                 vec[c] = T_l_vec[ld, c]
-        _add_generalized_load(
-            T_b_nm,
-            T_b_start,
-            T_k_base,
-            T_k_body,
-            T_k_phi,
-            T_k_psi,
-            T_k_shapes,
-            W_gbar,
-            W_gglob,
-            W_rot,
-            W_v3g,
-            W_v3h,
-            W_v3i,
-            k,
-            vec,
-            T_l_kind[ld],
-            1.0,
-            q,
-            r,
-        )
+        _apply_load(F, IN, H, WF, WI, WH, k, vec, T_l_kind[ld], 1.0, q, r)
 
 
 @njit(cache=True)

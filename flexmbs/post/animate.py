@@ -118,9 +118,8 @@ class ResultAnimation:
         self.bodies = flexible_bodies(result)
         self.rigid = _rigid_shapes(result)
         self.joints = _joint_markers(result)
-        cloud = _scene_points(result, self.info)
-        self.scene = Scene(_bounds(result, self.info), camera, window_size, grid=grid,
-                           points=cloud)
+        bounds, cloud = _scene_extent(result, self.info)
+        self.scene = Scene(bounds, camera, window_size, grid=grid, points=cloud)
         # enough decimals that consecutive frames' labels differ (GIF writers merge
         # identical frames)
         gaps = np.diff(np.asarray(result.t)[self.info.indices])
@@ -267,22 +266,11 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
     return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title)
 
 
-def _scene_points(result, info: FrameInfo, limit: int = 4000) -> np.ndarray:
-    """Points of the model over the drawn frames (flexible nodes, rigid bodies' points),
-    at most ``limit`` of them (evenly thinned): what the camera frames."""
-    pts = []
-    for k in info.indices:
-        for body in flexible_bodies(result):
-            pts.append(deformed(result, body, k, info.scale)[0])
-        for _, start, local in _rigid_shapes(result):
-            r, a = pose(result, start, k)
-            pts.append(r + local @ a.T)
-    cloud = np.vstack(pts) if pts else np.zeros((1, 3))
-    step = max(1, len(cloud) // limit)
-    return cloud[::step]
-
-
-def _bounds(result, info: FrameInfo):
+def _scene_extent(result, info: FrameInfo, limit: int = 4000):
+    """(bounds (xmin, xmax, ymin, ymax, zmin, zmax) padded by 5 % of the largest extent,
+    points) of the model over the drawn frames — flexible nodes and rigid bodies'
+    points, in one pass; the points (what the camera frames) evenly thinned to at most
+    ``limit``."""
     pts = []
     for k in info.indices:
         for body in flexible_bodies(result):
@@ -293,7 +281,8 @@ def _bounds(result, info: FrameInfo):
     allpts = np.vstack(pts) if pts else np.zeros((1, 3))
     lo, hi = allpts.min(axis=0), allpts.max(axis=0)
     pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)
-    return [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
+    bounds = [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
+    return bounds, allpts[::max(1, len(allpts) // limit)]
 
 
 def write_video(images, path, fps: float = 20.0) -> Path:
@@ -344,16 +333,23 @@ def animate(result, path, *, fps: float = 20.0, progress=None, **options) -> Fra
     return anim.info
 
 
+def _png_path(path, what: str) -> Path:
+    """``path`` as a Path, after refusing (WriteError naming it) another suffix than .png
+    or a missing folder."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise WriteError(f"cannot write {what} {str(path)!r}: use a .png file name")
+    if not path.parent.is_dir():
+        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    return path
+
+
 def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo:
     """One frame as PNG at the output time nearest ``time`` (default: the last), with the
     whole run's display scale; returns what was drawn (its colour range is the frame's)."""
     import imageio.v2 as iio
 
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise WriteError(f"cannot write snapshot {str(path)!r}: use a .png file name")
-    if not path.parent.is_dir():
-        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    path = _png_path(path, "snapshot")
     k = len(result.t) - 1 if time is None else frame_index(result, time)
     options.pop("frames", None)
     if options.get("scale") is None:
@@ -374,11 +370,7 @@ def snapshot_strip(result, path, times, **options) -> FrameInfo:
     """The frames at ``times`` [s] (the output times nearest them) side by side in one
     PNG, in the framing, scale and colour range of the whole run (options of
     :class:`ResultAnimation`); returns what was drawn."""
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise WriteError(f"cannot write snapshot strip {str(path)!r}: use a .png file name")
-    if not path.parent.is_dir():
-        raise WriteError(f"cannot write {str(path)!r}: folder does not exist")
+    path = _png_path(path, "snapshot strip")
     times = [float(t) for t in times]
     if not times:
         raise ValidationError("a snapshot strip needs at least one time")
