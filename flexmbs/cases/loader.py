@@ -399,13 +399,45 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
         node[rest[-1]] = value
 
 
+def _geometry(path, t: _Table, inputs):
+    """A rigid body's ``geometry``: a mesh file path (relative to the case), or a table
+    {file, scale [m per file unit], offset [m], axis + angle_deg} (docs/case_files.md)."""
+    from ..errors import ValidationError
+    from ..model.shapes import read_shape
+
+    value = t.get("geometry")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"file": value}
+    if not isinstance(value, dict):
+        raise t.error("geometry", f"must be a mesh file name or a table {{file, scale, "
+                                  f"offset}}, got {value!r}")
+    g = _Table(path, f"{t.where}.geometry", value,
+               {"file", "scale", "offset", "axis", "angle_deg"})
+    file = (path.parent / g.text("file", required=True)).resolve()
+    rotation = None
+    if "axis" in value or "angle_deg" in value:
+        axis = g.vector("axis", required=True)
+        if not np.linalg.norm(axis) > 0:
+            raise g.error("axis", f"must not be the zero vector, got {value['axis']!r}")
+        rotation = axis_angle(axis, np.radians(g.number("angle_deg", required=True)))
+    inputs.append(file)
+    try:
+        return read_shape(file, scale=g.number("scale", 1.0, positive=True),
+                          offset=g.vector("offset", [0, 0, 0]), rotation=rotation,
+                          what=f"{path.name}: {t.where}.geometry")
+    except ValidationError as exc:
+        raise CaseError(str(exc)) from None
+
+
 def _add_body(path, b, k, entry, read_modal, inputs):
     name = entry.get("name", f"#{k}")
     t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                "fixed", "stiffening"})
+                "fixed", "stiffening", "geometry"})
     kind = t.get("type", "rigid")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
@@ -416,7 +448,8 @@ def _add_body(path, b, k, entry, read_modal, inputs):
         b.add_rigid_body(t.text("name", required=True),
                          t.number("mass", required=True, positive=True),
                          np.asarray(inertia, dtype=float),
-                         com=t.vector("com", [0, 0, 0]), **common)
+                         com=t.vector("com", [0, 0, 0]), shape=_geometry(path, t, inputs),
+                         **common)
     elif kind == "flexible":
         file = (path.parent / t.get("modal_data", required=True)).resolve()
         inputs.append(file)

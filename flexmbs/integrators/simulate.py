@@ -607,8 +607,11 @@ def _describe_model(system: System) -> dict:
 
 
 def _describe_bodies(system: System) -> dict:
-    """Per body: kind, coordinate range and, for flexible bodies, what post-processing
-    needs (nodes, shapes, cells, node labels) so results stand on their own."""
+    """Per body: kind, coordinate range and what post-processing needs so results stand
+    on their own: for flexible bodies nodes, shapes, cells, node labels and a beam's
+    section outline; for rigid bodies mass, inertia and the drawing geometry."""
+    from ..modal.fe.beam import section_outline
+
     out = {}
     for body, sl in zip(system.bodies, system.slices, strict=True):
         info = {"kind": type(body).__name__, "start": sl.start, "n_coords": body.n_coords}
@@ -616,9 +619,16 @@ def _describe_bodies(system: System) -> dict:
             info.update(n_modes=body.n_modes, coupling=body.coupling.value,
                         nodes=body.data.nodes, phi=body.data.phi,
                         node_ids=body.data.node_ids, cells=dict(body.data.cells))
+            outline = section_outline(body.data.metadata)
+            if outline is not None and "line" in body.data.cells:
+                info.update(section_size=[outline["width_y"], outline["height_z"]],
+                            section_axes=[outline["y_axis"], outline["z_axis"]])
         elif hasattr(body, "inertia"):  # rigid: what its drawing needs
             info.update(mass=float(body.mass), com=np.asarray(body.com, float),
                         inertia=np.asarray(body.inertia, float))
+            if getattr(body, "shape", None) is not None:
+                info.update(shape_points=body.shape.points,
+                            shape_triangles=body.shape.triangles)
         out[body.name] = info
     return out
 

@@ -251,6 +251,9 @@ class RigidBody:
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     """Centre of mass in the body frame [m] (zero: the body frame is the CoM frame);
     ``inertia`` stays about the centre of mass."""
+    shape: object = None
+    """Drawing geometry (:class:`~flexmbs.model.shapes.SurfaceShape`, body frame), or
+    None: drawn as its inertia-equivalent box. Never enters the dynamics."""
 
     @cached_property
     def inertia_origin(self) -> np.ndarray:

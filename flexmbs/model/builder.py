@@ -9,11 +9,12 @@ zero-length axes, joints whose two markers sit on one body).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, ValidationError
 from ..frame.rotations import frame_from_z, g_global, quaternion_from_matrix, rotation_matrix
 from .bodies import Ground, RigidBody
 from .drives import Constant, Profile, as_profile
@@ -105,6 +106,23 @@ def _vec3(value, what, problems):
         problems.append(f"{what} must be 3 finite numbers, got {value!r}")
         return np.zeros(3)
     return arr
+
+
+def _shape(value, what, problems):
+    """A rigid body's drawing geometry: None, a SurfaceShape, or a mesh file path."""
+    from .shapes import SurfaceShape, read_shape
+
+    if value is None or isinstance(value, SurfaceShape):
+        return value
+    if isinstance(value, (str, Path)):
+        try:
+            return read_shape(value, what=what)
+        except ValidationError as exc:
+            problems.append(str(exc))
+            return None
+    problems.append(f"{what} must be a SurfaceShape or a mesh file path, got "
+                    f"{type(value).__name__}")
+    return None
 
 
 def _orientation(value, what, problems):
@@ -199,7 +217,7 @@ class ModelBuilder:
 
     def add_rigid_body(self, name: str, mass: float, inertia, *, position=(0, 0, 0),
                        orientation=None, velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
-                       inertia_axes=None, fixed=(), com=(0, 0, 0)) -> str:
+                       inertia_axes=None, fixed=(), com=(0, 0, 0), shape=None) -> str:
         """Add a rigid body; its frame is at the centre of mass unless ``com`` is given.
 
         Parameters
@@ -220,6 +238,10 @@ class ModelBuilder:
             Centre of mass in the body frame [m]; then ``position`` places the body-frame
             origin (a reference point, e.g. a joint), and ``inertia`` is still about the
             centre of mass.
+        shape : SurfaceShape or path, optional
+            Drawing geometry in the body frame (a mesh file is read with
+            :func:`~flexmbs.model.shapes.read_shape`, in metres); only renders and
+            exports use it.
         """
         problems = self._problems
         what = f"RigidBody({name!r})"
@@ -257,7 +279,8 @@ class ModelBuilder:
                                        0.5 * (inertia_arr + inertia_arr.T),
                                        np.concatenate([pos, p]), np.concatenate([vel, pdot]),
                                        tuple(fixed_idx), com=_vec3(com, f"{what}.com",
-                                                                   problems))
+                                                                   problems),
+                                       shape=_shape(shape, f"{what}.shape", problems))
         return name
 
     def add_flexible_body(self, name: str, data, *, position=(0, 0, 0), orientation=None,

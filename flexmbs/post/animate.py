@@ -5,8 +5,10 @@ magnified by a display scale (default: the largest elastic displacement made 10 
 scene, :func:`~flexmbs.post.frames.default_scale`; the scale is written on every frame),
 coloured by the elastic displacement magnitude [mm] (``field="displacement"``) or by one
 mode's contribution (``field="modal"``, ``mode=j``) with a fixed colour range over the
-whole animation. Rigid bodies are drawn as rods through their markers (a small box when
-they have a single point), joints as small spheres, with a time label and a ground grid.
+whole animation; beams are drawn as their cross-section swept along the deformed
+centreline (:mod:`flexmbs.post.sections`). Rigid bodies are drawn with their geometry
+file when they have one, else as their inertia-equivalent box with rods through their
+markers; joints as small spheres, with a time label and a ground grid.
 GIF through imageio (pillow); MP4 through imageio-ffmpeg (``pip install
 'flexmbs[video]'``).
 """
@@ -32,6 +34,7 @@ from .frames import (
     pose,
 )
 from .render import Scene, check_window_size, unstructured
+from .sections import corner_nodes, prism_faces, swept_points
 
 FIELDS = ("displacement", "modal")
 VIDEO_FORMATS = (".gif", ".mp4")
@@ -126,12 +129,19 @@ class ResultAnimation:
         gap = float(np.min(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
         self._digits = max(3, int(np.ceil(-np.log10(gap))) + 1)
         k0 = self.info.indices[0]
+        self.sections = {body.name: _beam_section(result, body) for body in self.bodies}
         for body in self.bodies:
-            mesh = unstructured(deformed(result, body, k0, self.info.scale)[0], body.cells)
-            self.scene.add(f"flex:{body.name}", mesh,
-                           scalars=_field(result, body, k0, field, mode),
+            points, colour = self._flexible(body, k0)
+            section = self.sections[body.name]
+            mesh = (unstructured(points, body.cells) if section is None
+                    else self.scene.pv.PolyData(points, prism_faces(len(section[0]))))
+            self.scene.add(f"flex:{body.name}", mesh, scalars=colour,
                            clim=self.info.clim, scalar_title=self.info.title)
         for name, _, local in self.rigid:
+            shape = _shape_mesh(self.scene, result.bodies[name])
+            if shape is not None:  # its own geometry (docs/post_processing.md)
+                self.scene.add(f"rigid-box:{name}", shape, color="#b8b8b8")
+                continue
             self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local), color="#9a9a9a")
             box = _inertia_box(self.scene, result.bodies[name])
             if box is not None:
@@ -146,8 +156,7 @@ class ResultAnimation:
         """Render output index ``k``: (height, width, 3) uint8."""
         result, info = self.result, self.info
         for body in self.bodies:
-            self.scene.update(f"flex:{body.name}", deformed(result, body, k, info.scale)[0],
-                              _field(result, body, k, self.field, self.mode))
+            self.scene.update(f"flex:{body.name}", *self._flexible(body, k))
         for name, start, _ in self.rigid:
             r, a = pose(result, start, k)
             for key in (f"rigid:{name}", f"rigid-box:{name}"):
@@ -161,6 +170,18 @@ class ResultAnimation:
         self.scene.text(f"t = {result.t[k]:.{self._digits}f} s    deformation × "
                         f"{info.scale:g}")
         return self.scene.image()
+
+    def _flexible(self, body, k):
+        """(drawn points, colours) of a flexible body at output k: its deformed nodes, or
+        for a beam drawn with its section the prism corners and their nodes' colours."""
+        points = deformed(self.result, body, k, self.info.scale)[0]
+        colour = _field(self.result, body, k, self.field, self.mode)
+        section = self.sections[body.name]
+        if section is None:
+            return points, colour
+        lines, size, z_body = section
+        a = pose(self.result, body.start, k)[1]
+        return swept_points(points, lines, size, a @ z_body), colour[corner_nodes(lines)]
 
     def images(self, progress=None):
         """Yield every frame of :attr:`info` (``progress(done, total)`` after each)."""
@@ -234,6 +255,42 @@ def _inertia_box(scene, info):
     return box
 
 
+def _beam_section(result, body):
+    """(lines, section size (width y, height z) [m], section z axis in the body frame)
+    of a flexible body drawn as a swept section, or None (a mesh of other cells, or no
+    section outline in the results)."""
+    info = result.bodies.get(body.name, {})
+    if set(body.cells) != {"line"} or "section_size" not in info:
+        return None
+    return (np.asarray(body.cells["line"], dtype=np.int64),
+            np.asarray(info["section_size"], dtype=float),
+            np.asarray(info["section_axes"], dtype=float)[1])
+
+
+def _framing_points(info, local):
+    """A rigid body's points the camera must keep in view (body frame): its markers and,
+    with a drawing geometry, the corners of that geometry's bounding box."""
+    if "shape_points" not in info:
+        return local
+    shape = np.asarray(info["shape_points"], dtype=float)
+    lo, hi = shape.min(axis=0), shape.max(axis=0)
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                        for z in (lo[2], hi[2])])
+    return np.vstack([local, corners])
+
+
+def _shape_mesh(scene, info):
+    """A rigid body's drawing geometry (PolyData in its body frame, vertices kept in
+    ``field_data["local"]``), or None when it has none."""
+    if "shape_points" not in info:
+        return None
+    local = np.asarray(info["shape_points"], dtype=float)
+    tris = np.asarray(info["shape_triangles"], dtype=np.int64)
+    mesh = scene.pv.PolyData(local, np.hstack([np.full((len(tris), 1), 3), tris]).ravel())
+    mesh.field_data["local"] = local
+    return mesh
+
+
 def _joint_markers(result):
     model = getattr(result, "model", {})
     markers = model.get("markers", {})
@@ -275,9 +332,9 @@ def _scene_extent(result, info: FrameInfo, limit: int = 4000):
     for k in info.indices:
         for body in flexible_bodies(result):
             pts.append(deformed(result, body, k, info.scale)[0])
-        for _, start, local in _rigid_shapes(result):
+        for name, start, local in _rigid_shapes(result):
             r, a = pose(result, start, k)
-            pts.append(r + local @ a.T)
+            pts.append(r + _framing_points(result.bodies[name], local) @ a.T)
     allpts = np.vstack(pts) if pts else np.zeros((1, 3))
     lo, hi = allpts.min(axis=0), allpts.max(axis=0)
     pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)

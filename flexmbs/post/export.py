@@ -9,7 +9,8 @@
 
 The whole scene goes into one mesh per time: the flexible bodies' cells; each rigid
 body as lines joining its frame origin and its markers (the points it carries: where
-its joints and forces act), moving with it; and each joint as a vertex at its marker i.
+its joints and forces act) and, when it has a drawing geometry (an STL/OBJ file), that
+surface's triangles, all moving with it; and each joint as a vertex at its marker i.
 Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (index of the
 body, or of the joint), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
 bodies and joints), ``displacement_magnitude`` [m], and the modal contributions
@@ -46,11 +47,22 @@ def _working_directory(folder):
 
 
 def _rigid_parts(result):
-    """[(name, coordinate start, body-frame points (k, 3))] of the rigid bodies: frame
-    origin and marker origins (as the animations draw them)."""
+    """[(name, coordinate start, body-frame points (k, 3), marker count, triangles)] of
+    the rigid bodies: the frame origin and marker origins (as the animations draw them),
+    then the points of the body's drawing geometry, whose triangles (M, 3) index the
+    part's points (none without a geometry)."""
     from .animate import _rigid_shapes
 
-    return _rigid_shapes(result)
+    parts = []
+    for name, start, local in _rigid_shapes(result):
+        info = result.bodies[name]
+        tris = np.zeros((0, 3), dtype=np.int64)
+        points = local
+        if "shape_points" in info:
+            points = np.vstack([local, np.asarray(info["shape_points"], dtype=float)])
+            tris = np.asarray(info["shape_triangles"], dtype=np.int64) + len(local)
+        parts.append((name, start, points, len(local), tris))
+    return parts
 
 
 def _joint_points(result):
@@ -75,14 +87,18 @@ def _cells(bodies, rigid=(), joints=()):
             blocks.append(meshio.CellBlock(
                 "vertex", offset + np.arange(len(body.nodes), dtype=np.int64)[:, None]))
         offset += len(body.nodes)
-    lines = []
-    for _, _, points in rigid:
-        lines += [[offset, offset + j] for j in range(1, len(points))]
-        if len(points) == 1:
+    lines, triangles = [], []
+    for _, _, points, n_markers, tris in rigid:
+        lines += [[offset, offset + j] for j in range(1, n_markers)]
+        if n_markers == 1:
             blocks.append(meshio.CellBlock("vertex", np.array([[offset]], np.int64)))
+        if len(tris):
+            triangles.append(tris + offset)
         offset += len(points)
     if lines:
         blocks.append(meshio.CellBlock("line", np.array(lines, dtype=np.int64)))
+    if triangles:
+        blocks.append(meshio.CellBlock("triangle", np.vstack(triangles)))
     if joints:
         blocks.append(meshio.CellBlock(
             "vertex", offset + np.arange(len(joints), dtype=np.int64)[:, None]))
@@ -98,7 +114,7 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
     rigid = _rigid_parts(result) if rigid is None else rigid
     joints = _joint_points(result) if joints is None else joints
     n_flex = sum(len(b.nodes) for b in bodies)
-    n_total = n_flex + sum(len(pts) for _, _, pts in rigid) + len(joints)
+    n_total = n_flex + sum(len(part[2]) for part in rigid) + len(joints)
     points, disp = np.zeros((n_total, 3)), np.zeros((n_total, 3))
     data: dict[str, np.ndarray] = {"body": np.zeros(n_total), "part": np.zeros(n_total)}
     offset = 0
@@ -112,7 +128,7 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
             data[f"{body.name}.mode{j + 1}"] = field
         offset += len(body.nodes)
     names = list(result.bodies)
-    for name, start, local in rigid:
+    for name, start, local, _, _ in rigid:
         rows = slice(offset, offset + len(local))
         r, a = pose(result, start, k)
         points[rows] = r + local @ a.T

@@ -19,7 +19,9 @@ Layout::
                       normal_velocity, state, dissipated; attr impacts
     /checkpoint       the restart point (flexmbs.integrators.checkpoint)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
-                      datasets nodes, phi, node_ids, cells/<type> for flexible bodies
+                      datasets nodes, phi, node_ids, cells/<type>[, section_size,
+                      section_axes] for flexible bodies; mass, com, inertia[,
+                      shape_points, shape_triangles] for rigid bodies
     /sensors/<name>   (n_t, n_components) values at the output times; attrs units,
                       components (JSON list), kind, quantity, target, frame, node
                       (docs/sensors.md)
@@ -43,6 +45,12 @@ from ..errors import ReadError, WriteError
 from .checkpoint_io import read_checkpoint, write_checkpoint
 
 FORMAT_TAG = "flexmbs-result"
+#: Per-body datasets and their units: flexible bodies' nodes, shapes, labels and beam
+#: section outline (width along y, height along z; the section's y and z axes in the
+#: body frame); rigid bodies' mass properties and drawing geometry (body frame).
+BODY_DATASETS = {"nodes": "m", "phi": "m", "node_ids": "-", "section_size": "m",
+                 "section_axes": "-", "mass": "kg", "com": "m", "inertia": "kg m^2",
+                 "shape_points": "m", "shape_triangles": "-"}
 #: The ``units`` attribute of every dataset (per-coordinate units: ``coord_units``).
 UNITS = {"t": "s", "q": "coord_units", "qd": "coord_units/s", "qdd": "coord_units/s^2",
          "lam": "constraint_units", "kinetic": "J", "potential": "J", "elastic": "J",
@@ -109,8 +117,7 @@ def save_result(result, path) -> None:
             for key in ("kind", "start", "n_coords", "n_modes", "coupling"):
                 if key in info:
                     g.attrs[key] = info[key]
-            for key, units in (("nodes", "m"), ("phi", "m"), ("node_ids", "-"),
-                               ("mass", "kg"), ("com", "m"), ("inertia", "kg m^2")):
+            for key, units in BODY_DATASETS.items():
                 if key in info:
                     g.create_dataset(key, data=np.asarray(info[key]))
                     g[key].attrs["units"] = units
@@ -268,7 +275,7 @@ def _read_result(f, SimulationResult):
     for g in f["bodies"].values():
         info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
                 if k != "name"}
-        for key in ("nodes", "phi", "node_ids", "mass", "com", "inertia"):
+        for key in BODY_DATASETS:
             if key in g:
                 info[key] = g[key][()]
         if "cells" in g:

@@ -522,3 +522,36 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         cells={"line": conn},
         metadata=metadata,
     )
+
+
+def section_outline(metadata: dict) -> dict | None:
+    """The drawn outline of a built-in beam's cross-section, from modal data metadata:
+    ``{"width_y", "height_z"}`` [m] and the section axes ``y_axis``, ``z_axis`` (body
+    frame, unit), or None when the data do not come from a beam.
+
+    An explicit ``metadata["section_outline_m"]`` wins; otherwise the FE metadata of
+    :func:`straight_beam` (``metadata["source"]``) give the rectangle with the section's
+    area and second moments, width √(12 I_z/A) along y and height √(12 I_y/A) along z
+    (exact for a rectangle; a circle of radius r is drawn as a √3 r square).
+    """
+    source = metadata.get("source") if isinstance(metadata, dict) else None
+    source = source if isinstance(source, dict) else {}
+    frame = np.asarray(source.get("local_frame", np.eye(3)), dtype=float)
+    if frame.shape != (3, 3):
+        frame = np.eye(3)
+    given = metadata.get("section_outline_m") if isinstance(metadata, dict) else None
+    if isinstance(given, dict) and {"width_y", "height_z"} <= set(given):
+        width, height = float(given["width_y"]), float(given["height_z"])
+    elif isinstance(source.get("section"), dict) and source.get("generator") == GENERATOR:
+        sec = source["section"]
+        try:
+            area, iy, iz = float(sec["A"]), float(sec["Iy"]), float(sec["Iz"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        width, height = np.sqrt(12.0 * iz / area), np.sqrt(12.0 * iy / area)
+    else:
+        return None
+    if not (np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0):
+        return None
+    return {"width_y": float(width), "height_z": float(height),
+            "y_axis": frame[1].tolist(), "z_axis": frame[2].tolist()}
