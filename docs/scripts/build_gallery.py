@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "cases" / "arm_beam_seed.toml"
+STEEL = ROOT / "cases" / "arm_beam_steel.toml"
 STEEL_BEAM = ROOT / "modal_data" / "arm_steel_beam.fmd.h5"
 
 PAGE = """# Gallery
@@ -37,6 +38,16 @@ its elastic displacement (0 to {top:.3g} mm).
 ![arm-beam snapshot](gallery/arm_beam_snapshot.png)
 
 `flexmbs animate cases/arm_beam_seed.res.h5 -o snapshot.png --time {snap_time:g}`
+
+## The steel arm: a beam drawn with its cross-section
+
+![steel arm strip](gallery/steel_arm_strip.png)
+
+`flexmbs run cases/arm_beam_steel.toml` then `flexmbs snapshot
+cases/arm_beam_steel.res.h5 --times {strip_times} -o strip.png`: the 0.5 m steel beam
+(6 mm × 20 mm, 20 Craig–Bampton modes) drawn as its section swept along the deformed
+centreline, deformation × {steel_scale:g}, in the framing and colour range of the whole
+run.
 
 ## A mode shape
 
@@ -75,7 +86,13 @@ def build(out: Path, quick: bool) -> Path:
     from flexmbs import read_modal
     from flexmbs.cases import load_case, run_case
     from flexmbs.post import plots
-    from flexmbs.post.animate import animate, animate_mode, frame_info, snapshot
+    from flexmbs.post.animate import (
+        animate,
+        animate_mode,
+        frame_info,
+        snapshot,
+        snapshot_strip,
+    )
 
     out.mkdir(parents=True, exist_ok=True)
     images = out / "gallery"
@@ -90,6 +107,13 @@ def build(out: Path, quick: bool) -> Path:
     animate(result, images / "arm_beam.gif", frames=frames, fps=12, window_size=size)
     snap_time = round(0.6 * t_end, 3)
     snapshot(result, images / "arm_beam_snapshot.png", time=snap_time, window_size=size)
+    steel = load_case(STEEL, {"solver.t_end": 0.05, "solver.output_every": 10} if quick
+                      else {"solver.output_every": 20})
+    _, steel_result = run_case(steel)
+    steel_end = float(steel.solver["t_end"])
+    strip_times = [round(steel_end * f, 3) for f in (0.2, 0.6, 1.0)]
+    steel_info = snapshot_strip(steel_result, images / "steel_arm_strip.png", strip_times,
+                                window_size=size)
     data = read_modal(STEEL_BEAM)
     animate_mode(data, 3, images / "steel_beam_mode3.gif", frames=8 if quick else 24,
                  window_size=size)
@@ -101,6 +125,8 @@ def build(out: Path, quick: bool) -> Path:
     page = out / "gallery.md"
     page.write_text(PAGE.format(note=note, frames=frames, t_end=t_end, scale=info.scale,
                                 top=info.clim[1], snap_time=snap_time,
+                                strip_times=",".join(f"{t:g}" for t in strip_times),
+                                steel_scale=steel_info.scale,
                                 f3=float(data.frequencies[2])))
     return page
 
