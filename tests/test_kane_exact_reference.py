@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_bvp, solve_ivp
+from scipy.integrate import solve_bvp, solve_ivp, trapezoid
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,8 +128,8 @@ def _linear_modal_tip(omega, t):
         sigma = (np.cosh(b) + np.cos(b)) / (np.sinh(b) + np.sin(b))
         shapes.append(np.cosh(s) - np.cos(s) - sigma * (np.sinh(s) - np.sin(s)))
     phi = np.array(shapes)
-    modal_mass = RHO_A * np.trapezoid(phi * phi, x, axis=1)
-    load = RHO_A * np.trapezoid(phi * x, x, axis=1) / modal_mass
+    modal_mass = RHO_A * trapezoid(phi * phi, x, axis=1)
+    load = RHO_A * trapezoid(phi * x, x, axis=1) / modal_mass
     w2 = (BETA**2 * UNIT) ** 2
     n = BETA.size
 

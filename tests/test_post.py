@@ -320,7 +320,7 @@ def test_gallery_script_renders_every_image(tmp_path):
     text = page.read_text()
     images = [line.split("(")[1].rstrip(")") for line in text.splitlines()
               if line.startswith("![")]
-    assert len(images) == 6
+    assert len(images) == 7
     for name in images:
         assert (tmp_path / name).stat().st_size > 1000
     assert iio.imread(tmp_path / "gallery" / "arm_beam.gif").shape[0] == 4

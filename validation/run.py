@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.integrate import trapezoid
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # slider_crank_reference
@@ -320,7 +321,7 @@ def _rotating_beam_reference(omega, stiffening, t_eval, n=4, beam=None):
     phi, dphi, ddphi = (np.array(v) for v in (shapes, slopes, curvatures))
 
     def integral(f):
-        return np.trapezoid(f, x, axis=-1)
+        return trapezoid(f, x, axis=-1)
     mass = rho * area * integral(phi[:, None] * phi[None])
     stiff = young * inertia * integral(ddphi[:, None] * ddphi[None])
     geometric = integral(rho * area * (length**2 - x**2) / 2 * dphi[:, None] * dphi[None])

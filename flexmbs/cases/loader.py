@@ -431,13 +431,38 @@ def _geometry(path, t: _Table, inputs):
         raise CaseError(str(exc)) from None
 
 
+#: Options of ``read_modal`` that name files (relative to the case file).
+_OPTION_FILES = ("geometry", "mass")
+
+
+def _modal_options(path, t: _Table, inputs) -> dict:
+    """A flexible body's ``modal_options``: keyword options of the modal data's reader,
+    e.g. ``{ geometry = "part.bdf", mass = "part.op4:MGG", units = "mm-t-s" }`` for a
+    Nastran OP2 (docs/case_files.md); file options are relative to the case file."""
+    from ..modal.io.nastran import split_spec
+
+    options = t.get("modal_options", {})
+    if not isinstance(options, dict):
+        raise t.error("modal_options", f"must be a table of reader options, got {options!r}")
+    out = dict(options)
+    for key in _OPTION_FILES:
+        if key in out:
+            if not isinstance(out[key], str):
+                raise t.error("modal_options", f"{key} must be a file name, got {out[key]!r}")
+            file, name = split_spec(out[key])
+            full = (path.parent / file).resolve()
+            inputs.append(full)
+            out[key] = f"{full}:{name}" if name else str(full)
+    return out
+
+
 def _add_body(path, b, k, entry, read_modal, inputs):
     name = entry.get("name", f"#{k}")
     t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                "fixed", "stiffening", "geometry"})
+                "fixed", "stiffening", "geometry", "modal_options"})
     kind = t.get("type", "rigid")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
@@ -453,8 +478,12 @@ def _add_body(path, b, k, entry, read_modal, inputs):
     elif kind == "flexible":
         file = (path.parent / t.get("modal_data", required=True)).resolve()
         inputs.append(file)
+        options = _modal_options(path, t, inputs)
         try:
-            data = read_modal(file)
+            data = read_modal(file, **options)
+        except TypeError as exc:  # an option the file's reader does not take
+            raise t.error("modal_options", f"{sorted(options)} do not apply to "
+                                           f"{file.name}: {exc}") from None
         except FlexmbsError as exc:
             raise t.error("modal_data", f"could not be read: {exc}") from exc
         modes = t.get("modes")

@@ -1,5 +1,6 @@
-"""Reduce FE mass and stiffness matrices (Matrix Market or Abaqus text .mtx) to modal data:
-free–free modes, clamped modes or Craig–Bampton, written in the native format."""
+"""Reduce FE mass and stiffness matrices (Matrix Market, Abaqus text .mtx or Nastran OP4)
+to modal data: free–free modes, clamped modes or Craig–Bampton, written in the native
+format."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ HELP = "reduce FE mass/stiffness matrices to a modal data file"
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mass", required=True, help="FE mass matrix file (.mtx)")
-    p.add_argument("--stiffness", required=True, help="FE stiffness matrix file (.mtx)")
+    p.add_argument("--mass", required=True,
+                   help="FE mass matrix file (.mtx), or FILE.op4:NAME (Nastran MGG/MAA)")
+    p.add_argument("--stiffness", required=True,
+                   help="FE stiffness matrix file (.mtx), or FILE.op4:NAME (Nastran "
+                        "KGG/KAA)")
     p.add_argument("--nodes", required=True,
-                   help="node coordinates: CSV 'id,x,y,z', or an Abaqus .inp (*NODE, *NSET "
-                        "and the solid *ELEMENT blocks as the mesh)")
-    p.add_argument("--input-format", choices=["matrix-market", "abaqus"],
-                   default="matrix-market",
-                   help="matrix file flavour: Matrix Market (default) or Abaqus "
-                        "*MATRIX GENERATE text output")
+                   help="node coordinates: CSV 'id,x,y,z', an Abaqus .inp (*NODE, *NSET "
+                        "and the solid *ELEMENT blocks as the mesh), or a Nastran bulk "
+                        "data file (.bdf/.dat/.nas: GRID, CORD2R/C, SPC/SPC1 as node sets "
+                        "'spc', elements as the mesh)")
+    p.add_argument("--input-format", choices=["matrix-market", "abaqus", "nastran"],
+                   help="matrix file flavour: Matrix Market, Abaqus *MATRIX GENERATE or "
+                        "*MATRIX OUTPUT text, or Nastran OP4 with a bulk data file "
+                        "(default: nastran for .op4 matrices, else matrix-market; Nastran "
+                        "needs pip install 'flexmbs[nastran]')")
     p.add_argument("--units", help="unit system of the inputs (default SI; e.g. mm-t-s)")
     p.add_argument("--dofs-per-node", type=int, choices=[3, 6],
                    help="DOFs per node (default: inferred from the sizes)")
@@ -60,6 +67,16 @@ def parse_material(text: str | None) -> dict | None:
     return out
 
 
+def input_format(mass: str, stiffness: str) -> str:
+    """``nastran`` when both matrices are OP4 files (``FILE.op4[:NAME]``), else the
+    Matrix Market default."""
+    from ..modal.io.nastran import split_spec
+
+    if all(split_spec(v)[0].suffix.lower() == ".op4" for v in (mass, stiffness)):
+        return "nastran"
+    return "matrix-market"
+
+
 def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     from ..modal.io import fe_matrices
@@ -68,7 +85,15 @@ def run(args: argparse.Namespace) -> int:
     if args.stiffening and material is None:
         raise ValidationError("--stiffening needs the elements' material: --material "
                               "E=...,nu=... (and the *ELEMENT blocks in the --nodes .inp)")
-    if args.input_format == "abaqus":
+    kind = args.input_format or input_format(args.mass, args.stiffness)
+    if kind == "nastran":
+        from ..modal.io import nastran
+
+        if args.stiffening:
+            raise ValidationError("--stiffening needs solid elements of an Abaqus .inp; "
+                                  "Nastran bulk data elements are read for the mesh only")
+        fe = nastran.read_nastran(args.mass, args.stiffness, args.nodes, units=args.units)
+    elif kind == "abaqus":
         fe = fe_matrices.read_abaqus(args.mass, args.stiffness, args.nodes, units=args.units,
                                      material=material)
     else:
