@@ -327,3 +327,31 @@ h = 1e-3
     case.write_text(bad)
     with pytest.raises(FlexmbsError, match=r"modal_data.*has no matrix 'MXX'"):
         load_case(case)
+
+
+def test_op2_generalized_masses_from_its_lama_table(tmp_path):
+    """An OP2 with a LAMA table (as Nastran writes; pyNastran's writer skips it, so the
+    table object is added to the read OP2 as pyNastran's reader would make it): M_ff and
+    K_ff come from its generalized masses and stiffnesses."""
+    from pyNastran.op2.tables.lama_eigenvalues.lama_objects import RealEigenvalues
+
+    from flexmbs.modal.io.nastran import modes_from_op2
+
+    bdf, op4, _ = _write_model(tmp_path)
+    path, lam = _write_op2(tmp_path, bdf, op4)
+    op2 = OP2(debug=None)
+    op2.read_op2(str(path), build_dataframe=False)
+    table = RealEigenvalues("SOL 103", "LAMA", len(lam))
+    table.mode = np.arange(1, len(lam) + 1)
+    table.extraction_order = table.mode.copy()
+    table.eigenvalues = np.asarray(lam, dtype=float)
+    table.radians = np.sqrt(lam)
+    table.cycles = table.radians / (2 * np.pi)
+    table.generalized_mass = np.full(len(lam), 2.0)  # a model normalised to m = 2 kg m²
+    table.generalized_stiffness = 2.0 * np.asarray(lam)
+    op2.eigenvalues["SOL 103"] = table
+    data = modes_from_op2(op2, path, read_bdf(bdf))
+    np.testing.assert_allclose(np.diag(data.M_ff), 2.0)
+    np.testing.assert_allclose(np.diag(data.K_ff), 2.0 * np.asarray(lam), rtol=1e-12)
+    assert data.metadata["generalized_mass_source"] == "the OP2's LAMA table"
+    np.testing.assert_allclose((2 * np.pi * data.frequencies) ** 2, lam, rtol=1e-12)

@@ -111,19 +111,25 @@ def box():
     return box_mesh(**BOX, **STEEL)
 
 
-def test_stiffening_from_files_equals_the_built_in_solid(box, tmp_path):
-    """The box in mm-t-s files (coordinates in mm, M in t, K in N/mm, E in MPa), reduced
-    and stiffened by flexmbs reduce, against the built-in hexahedral FE's own path."""
-    # mm-t-s: length 1e-3 m, mass 1e3 kg → stiffness unit N/mm = 1e3 N/m, stress MPa
+def _reduce_box_files(box, tmp_path, modes: int, *extra):
+    """The box written in mm-t-s files (coordinates in mm, M in t, K in N/mm, E in MPa:
+    length 1e-3 m, mass 1e3 kg, so the stiffness unit N/mm = 1e3 N/m) and reduced by
+    flexmbs reduce with ``extra`` options; the modal data read back."""
     _write_inp(tmp_path / "box.inp", box, scale=1e3)
     _write_matrices(tmp_path, box, mass_scale=1e-3, stiffness_scale=1e-3)
     out = tmp_path / "box.fmd.h5"
     assert main(["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness",
                  str(tmp_path / "K.mtx"), "--nodes", str(tmp_path / "box.inp"),
-                 "--units", "mm-t-s", "--clamp-nodes", "root", "--modes", "6",
-                 "--material", f"E={STEEL['E'] / 1e6!r},nu=0.3", "--stiffening",
+                 "--units", "mm-t-s", "--clamp-nodes", "root", "--modes", str(modes),
+                 "--material", f"E={STEEL['E'] / 1e6!r},nu=0.3", *extra,
                  "-o", str(out)]) == 0
-    from_files = read_modal(out)
+    return read_modal(out)
+
+
+def test_stiffening_from_files_equals_the_built_in_solid(box, tmp_path):
+    """The box in mm-t-s files (coordinates in mm, M in t, K in N/mm, E in MPa), reduced
+    and stiffened by flexmbs reduce, against the built-in hexahedral FE's own path."""
+    from_files = _reduce_box_files(box, tmp_path, 6, "--stiffening")
     built_in = clamped_modes(box, "x0", 6).with_stiffening(box)
     np.testing.assert_allclose(from_files.frequencies, built_in.frequencies, rtol=1e-8)
     assert set(from_files.stiffening) == set(built_in.stiffening)
@@ -214,3 +220,14 @@ def test_the_material_option_is_checked(box, tmp_path, capsys, material, message
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
     assert not (tmp_path / "out.fmd.h5").exists()
+
+
+def test_stress_modes_from_files_equal_the_built_in_solid(box, tmp_path):
+    """flexmbs reduce --stress on the box's C3D8 elements from an .inp (mm-t-s): the same
+    nodal stresses per mode as the built-in hexahedral FE's own path."""
+    from_files = _reduce_box_files(box, tmp_path, 4, "--stress")
+    built_in = clamped_modes(box, "x0", 4).with_stress(box)
+    sign = np.sign(np.sum(from_files.phi * built_in.phi, axis=0))
+    expected = built_in.modal_fields["stress"]
+    np.testing.assert_allclose(from_files.modal_fields["stress"] * sign, expected,
+                               atol=1e-7 * np.abs(expected).max())

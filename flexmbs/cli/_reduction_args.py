@@ -33,6 +33,14 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
     p.add_argument("--normalization", choices=["displacement", "mass"],
                    default="displacement",
                    help="mode scaling: peak translation 1 m (default) or unit modal mass")
+    p.add_argument("--static-correction", metavar="NODES[:COMPONENTS]",
+                   help="add static-correction modes: the static deflections under unit "
+                        "loads at NODES (set name or labels '3,7-9') in COMPONENTS "
+                        "(default 123: forces along x, y, z; 4-6 moments), so few modes "
+                        "carry a concentrated load's stress (docs/stress.md)")
+    p.add_argument("--stress", action="store_true",
+                   help="store the stress modes (beam section forces and fibre stresses, "
+                        "solid nodal stresses) for flexmbs stress (docs/stress.md)")
 
 
 def reduce_from_args(fe, args: argparse.Namespace):
@@ -63,6 +71,19 @@ def reduce_from_args(fe, args: argparse.Namespace):
     return craig_bampton(fe, parse_nodes(args.interface_nodes, "--interface-nodes"),
                          args.modes, attach=parse_nodes(args.attach_nodes, "--attach-nodes"),
                          n_modes=args.keep, normalization=args.normalization)
+
+
+def finish_reduction(data, fe, args: argparse.Namespace, *, stiffening: bool):
+    """Static correction (first: it adds modes), then stiffening and stress modes."""
+    if args.static_correction:
+        nodes, _, comps = args.static_correction.partition(":")
+        data = data.with_static_correction(
+            fe, parse_nodes(nodes, "--static-correction"), comps or "123")
+    if stiffening:
+        data = data.with_stiffening(fe)
+    if args.stress:
+        data = data.with_stress(fe)
+    return data
 
 
 def write_and_report(data, args: argparse.Namespace) -> int:

@@ -22,8 +22,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4 or out.png")
     p.add_argument("--scale", type=float, help="deformation magnification (default: the "
                                               "largest displacement = 10 %% of the scene)")
-    p.add_argument("--field", default="displacement", choices=("displacement", "modal"),
-                   help="colour by the elastic displacement or by one mode's part")
+    p.add_argument("--field", default="displacement",
+                   choices=("displacement", "modal", "stress"),
+                   help="colour by the elastic displacement, by one mode's part, or by the "
+                        "von Mises stress of the bodies' stress modes (docs/stress.md)")
     p.add_argument("--mode", type=int, default=1,
                    help="mode for --field modal; with a case file, the linear mode to draw "
                         "(as listed by flexmbs linear)")

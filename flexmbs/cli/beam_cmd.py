@@ -4,11 +4,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from ..errors import ValidationError
 from ..modal.fe.beam import BeamSection, Material, straight_beam
 from ..modal.io import check_writable
-from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
+from ._reduction_args import (
+    add_reduction_args,
+    finish_reduction,
+    reduce_from_args,
+    write_and_report,
+)
 
 HELP = "make modal data of a straight beam with the built-in beam FE"
 
@@ -66,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
     data = reduce_from_args(fe, args)
-    if args.stiffening:
-        data = data.with_stiffening(fe)
+    if args.section in ("tube", "circle"):  # drawn and stressed on the real circle
+        meta = {**data.metadata, "section_outline_m": {
+            "shape": "circle", "diameter": args.diameter, "width_y": args.diameter,
+            "height_z": args.diameter}}
+        data = replace(data, metadata=meta, _invariants=data.invariants)
+    data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)

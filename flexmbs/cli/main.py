@@ -19,6 +19,7 @@ from . import (
     run_cmd,
     snapshot_cmd,
     static_cmd,
+    stress_cmd,
     study_cmd,
 )
 
@@ -34,6 +35,7 @@ SUBCOMMANDS = {
     "linear": linear_cmd,
     "export": export_cmd,
     "plot": plot_cmd,
+    "stress": stress_cmd,
 }
 
 

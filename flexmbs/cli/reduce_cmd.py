@@ -8,7 +8,12 @@ import argparse
 
 from ..errors import ValidationError
 from ..modal.io import check_writable
-from ._reduction_args import add_reduction_args, reduce_from_args, write_and_report
+from ._reduction_args import (
+    add_reduction_args,
+    finish_reduction,
+    reduce_from_args,
+    write_and_report,
+)
 
 HELP = "reduce FE mass/stiffness matrices to a modal data file"
 
@@ -102,6 +107,5 @@ def run(args: argparse.Namespace) -> int:
                                             dofs_per_node=args.dofs_per_node,
                                             material=material)
     data = reduce_from_args(fe, args)
-    if args.stiffening:
-        data = data.with_stiffening(fe)
+    data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)

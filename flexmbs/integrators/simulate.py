@@ -619,6 +619,8 @@ def _describe_bodies(system: System) -> dict:
             info.update(n_modes=body.n_modes, coupling=body.coupling.value,
                         nodes=body.data.nodes, phi=body.data.phi,
                         node_ids=body.data.node_ids, cells=dict(body.data.cells))
+            if body.data.modal_fields:  # stress modes and other per-node fields
+                info["fields"] = dict(body.data.modal_fields)
             outline = section_outline(body.data.metadata)
             if outline is not None and "line" in body.data.cells:
                 info.update(section_size=[outline["width_y"], outline["height_z"]],

@@ -73,6 +73,9 @@ class ModeKind(str, Enum):
     """A Craig–Bampton coordinate dominated by static constraint-mode content."""
     IMPORTED = "imported"
     """Read from a file that does not say."""
+    STATIC = "static"
+    """A static-correction mode: the static deflection under a unit load at chosen nodes,
+    mass-orthogonal to the other modes (:func:`flexmbs.modal.stress.static_correction`)."""
 
 
 def _as_index_array(values, name: str) -> np.ndarray:
@@ -376,6 +379,20 @@ class ModalData:
     def has_stiffening(self) -> bool:
         """Whether the geometric-stiffening matrices are present."""
         return bool(self.stiffening)
+
+    def with_stress(self, fe) -> ModalData:
+        """A copy with the stress modes of ``fe`` (the FE model these modes were reduced
+        from) as modal fields (:func:`flexmbs.modal.stress.with_stress`, docs/stress.md)."""
+        from .stress import with_stress
+
+        return with_stress(self, fe)
+
+    def with_static_correction(self, fe, nodes, components: str = "123") -> ModalData:
+        """A copy with static-correction modes for unit loads at ``nodes``
+        (:func:`flexmbs.modal.stress.static_correction`)."""
+        from .stress import static_correction
+
+        return static_correction(self, fe, nodes, components)
 
     def with_stiffening(self, fe) -> ModalData:
         """A copy with the geometric-stiffening matrices of the unit load cases computed

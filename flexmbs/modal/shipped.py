@@ -36,7 +36,7 @@ def steel_cantilever(n_elements: int = 80, n_modes: int = 20) -> ModalData:
     the body frame, so it has no constraint modes: the coordinates are the clamped modes.
     """
     fe = straight_beam(1.0, n_elements, BeamSection.rectangle(0.02, 0.01), Material.steel())
-    data = craig_bampton(fe, "root", n_modes, attach="root")
+    data = craig_bampton(fe, "root", n_modes, attach="root").with_stress(fe)
     meta = dict(data.metadata)
     meta["description"] = (
         "steel cantilever 1 m, rectangle 20 mm x 10 mm (width along y, height along z), "
@@ -64,14 +64,15 @@ def arm_steel_beam(stiffening: bool = False) -> ModalData:
     Craig–Bampton with the root as interface and attachment (frame attached at the root,
     coordinates = the 20 lowest clamped modes: in-plane and out-of-plane bending,
     torsion, axial). The weak direction is in the arm's plane, so the lowest mode is the
-    in-plane bending mode the arm excites (20.05 Hz). With ``stiffening`` the modal data
+    in-plane bending mode the arm excites (20.05 Hz); with its stress modes (section
+    forces and fibre stresses, docs/stress.md). With ``stiffening`` the modal data
     also carry the geometric-stiffening matrices (docs/theory_stiffening.md; the shipped
     file has none).
     """
     width, height = ARM_BEAM_SECTION
     fe = straight_beam(ARM_BEAM_LENGTH, ARM_BEAM_ELEMENTS, BeamSection.rectangle(width, height),
                        Material.steel())
-    data = craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root")
+    data = craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root").with_stress(fe)
     if stiffening:
         data = data.with_stiffening(fe)
     meta = dict(data.metadata)
@@ -196,5 +197,6 @@ def seed_tip_beam() -> ModalData:
 def _fields(data: ModalData) -> dict:
     names = ("nodes", "phi", "M_ff", "K_ff", "mass", "reference_frame", "attach_set", "psi",
              "damping_ratio", "damping_matrix", "cells", "node_sets", "node_ids",
-             "mode_kinds", "constraint_fraction", "units", "metadata", "stiffening")
+             "mode_kinds", "constraint_fraction", "units", "metadata", "stiffening",
+             "modal_fields")
     return {k: getattr(data, k) for k in names}

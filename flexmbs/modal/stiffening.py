@@ -213,7 +213,7 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     return out
 
 
-def solid_elements_of(fe) -> dict:
+def solid_elements_of(fe, what: str = "stiffening") -> dict:
     """The solid element information of an FE model read from files: its cells of the
     types :data:`~flexmbs.modal.fe.solid_elements.STRESS_CELLS`, their labels, and the
     Lamé constants of ``fe.metadata["material"]`` (``{"E": Pa, "nu": -}``). Raises
@@ -222,28 +222,28 @@ def solid_elements_of(fe) -> dict:
     kinds = sorted(fe.cells)
     if not kinds:
         raise ValidationError(
-            f"stiffening: no element information in {source!r}: geometric stiffening needs "
+            f"{what}: no element information in {source!r}: it needs "
             f"the elements (solid cells {list(solid_elements.STRESS_CELLS)} with an "
             f"isotropic material, e.g. flexmbs reduce --nodes part.inp with *ELEMENT "
             f"blocks and --material E=...,nu=...), or the built-in beam or hexahedral FE")
     if fe.dofs_per_node != 3:
         raise ValidationError(
-            f"stiffening: {source!r} has {fe.dofs_per_node} DOFs per node; stresses of "
+            f"{what}: {source!r} has {fe.dofs_per_node} DOFs per node; stresses of "
             f"external FE data are computed for 3-DOF solid elements only")
     skipped = fe.metadata.get("skipped_elements")
     if skipped:
         raise ValidationError(
-            f"stiffening: {source!r} has elements that were not read ({skipped}): the "
+            f"{what}: {source!r} has elements that were not read ({skipped}): the "
             f"stress field would miss their part of the structure")
     other = [k for k in kinds if k not in solid_elements.STRESS_CELLS]
     if other:
         raise ValidationError(
-            f"stiffening: cell type(s) {other} of {source!r} have no stress recovery here; "
+            f"{what}: cell type(s) {other} of {source!r} have no stress recovery here; "
             f"the solid cells with one are {list(solid_elements.STRESS_CELLS)}")
     material = fe.metadata.get("material")
     if not isinstance(material, dict) or "E" not in material or "nu" not in material:
         raise ValidationError(
-            f"stiffening: {source!r} has elements but no material: give the isotropic "
+            f"{what}: {source!r} has elements but no material: give the isotropic "
             f"material as metadata['material'] = {{'E': Pa, 'nu': -}} (flexmbs reduce "
             f"--material E=...,nu=...)")
     return {"cells": dict(fe.cells), "labels": fe.metadata.get("cell_labels") or {},

@@ -460,6 +460,17 @@ class FlexibleBody:
                              f"field {name!r} (has: {sorted(self.data.modal_fields)})")
         return self.data.modal_fields[name] @ q[7:]
 
+    def von_mises(self, q) -> np.ndarray:
+        """Von Mises stress [Pa] at every node (N,) from the body's stress modes
+        (docs/stress.md; for a beam the largest normal stress at its fibre points)."""
+        from ..modal.stress import stress_field_name, von_mises
+
+        name = stress_field_name(self.data.modal_fields)
+        if name is None:
+            raise ModelError(f"flexible body {self.name!r}: its ModalData has no stress "
+                             "modes (reduce with --stress, docs/stress.md)")
+        return von_mises(name, self.recover_field(name, q))
+
     def node_positions(self, q) -> np.ndarray:
         """Deformed global node positions R + A(ū0 + Φ ξ) (N, 3) [m]."""
         u = self.data.nodes + (self.data.phi @ q[7:]).reshape(self.data.n_nodes, 3)

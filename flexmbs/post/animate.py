@@ -36,7 +36,7 @@ from .frames import (
 from .render import Scene, check_window_size, unstructured
 from .sections import corner_nodes, prism_faces, swept_points
 
-FIELDS = ("displacement", "modal")
+FIELDS = ("displacement", "modal", "stress")
 VIDEO_FORMATS = (".gif", ".mp4")
 
 
@@ -92,10 +92,13 @@ def _frame_indices(n_outputs: int, frames: int | None, every: int) -> list[int]:
 
 
 def _field(result, body, k, field, mode):
-    """Unscaled colour values [mm] of ``field`` on ``body``'s nodes at output k (zero for
-    a body with fewer modes than ``mode``)."""
+    """Unscaled colour values of ``field`` on ``body``'s nodes at output k: displacement
+    [mm], one mode's share [mm] (zero for a body with fewer modes than ``mode``), or the
+    von Mises stress [MPa] of its stress modes (zero for a body without them)."""
     if field == "displacement":
         return 1e3 * np.linalg.norm(deformed(result, body, k)[1], axis=1)
+    if field == "stress":
+        return 1e-6 * _von_mises(result, body, k)
     if mode > body.n_modes:
         return np.zeros(len(body.nodes))
     return 1e3 * np.linalg.norm(modal_contributions(result, body, k)[mode - 1], axis=1)
@@ -298,6 +301,19 @@ def _joint_markers(result):
             if j["i"] in markers]
 
 
+def _von_mises(result, body, k) -> np.ndarray:
+    """Von Mises stress [Pa] at ``body``'s nodes at output k from its stress modes
+    (docs/stress.md); zeros without them."""
+    from ..modal.stress import stress_field_name, von_mises
+
+    fields = result.bodies.get(body.name, {}).get("fields", {})
+    name = stress_field_name(fields)
+    if name is None:
+        return np.zeros(len(body.nodes))
+    xi = np.asarray(result.q)[k, body.start + 7:body.start + 7 + body.n_modes]
+    return von_mises(name, np.asarray(fields[name]) @ xi)
+
+
 def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
                every=1) -> FrameInfo:
     """The output indices, display scale and colour range an animation uses."""
@@ -319,7 +335,12 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
             if field == "modal" and mode > body.n_modes:
                 continue
             top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
-    title = "|u| [mm]" if field == "displacement" else f"|u mode {mode}| [mm]"
+    if field == "stress" and not any("fields" in result.bodies.get(b.name, {})
+                                     for b in bodies):
+        raise ValidationError("field 'stress' needs stress modes in the results: reduce "
+                              "the body with --stress (docs/stress.md)")
+    title = {"displacement": "|u| [mm]", "stress": "von Mises [MPa]"}.get(
+        field, f"|u mode {mode}| [mm]")
     return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title)
 
 

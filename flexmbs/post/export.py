@@ -14,7 +14,8 @@ surface's triangles, all moving with it; and each joint as a vertex at its marke
 Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (index of the
 body, or of the joint), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
 bodies and joints), ``displacement_magnitude`` [m], and the modal contributions
-``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other points). Field data: every sensor's
+``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other points), and ``von_mises`` [Pa]
+when a body carries stress modes (docs/stress.md). Field data: every sensor's
 values at that time (``sensor.<name>``, its components) and the time [s]; the body and
 joint names are in the field data ``body_names`` and ``joint_names`` (PVD) and in the
 results file.
@@ -142,6 +143,14 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
         offset += 1
     data["displacement"] = disp
     data["displacement_magnitude"] = np.linalg.norm(disp, axis=1)
+    if any("fields" in result.bodies.get(b.name, {}) for b in bodies):
+        from .animate import _von_mises
+
+        stress, offset = np.zeros(n_total), 0
+        for body in bodies:
+            stress[offset:offset + len(body.nodes)] = _von_mises(result, body, k)
+            offset += len(body.nodes)
+        data["von_mises"] = stress  # [Pa], from the stress modes (docs/stress.md)
     return points, data
 
 

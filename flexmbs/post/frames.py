@@ -135,7 +135,7 @@ def default_scale(result, fraction: float = 0.1) -> float:
     d = max_displacement(result)
     if d <= 0:
         return 1.0
-    raw = fraction * body_size(result) / d
+    raw = fraction * body_size(result) / d * (1.0 + 1e-9)  # 99.99999999999996 is 100
     if raw <= 1:
         return 1.0
     exp = np.floor(np.log10(raw))

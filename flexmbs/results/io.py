@@ -20,7 +20,9 @@ Layout::
     /checkpoint       the restart point (flexmbs.integrators.checkpoint)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type>[, section_size,
-                      section_axes] for flexible bodies; mass, com, inertia[,
+                      section_axes, fields/field_<k> (attrs name, units, components:
+                      modal fields such as stress modes, (N, c, n))] for flexible
+                      bodies; mass, com, inertia[,
                       shape_points, shape_triangles] for rigid bodies
     /sensors/<name>   (n_t, n_components) values at the output times; attrs units,
                       components (JSON list), kind, quantity, target, frame, node
@@ -126,6 +128,15 @@ def save_result(result, path) -> None:
                 for ctype, conn in info["cells"].items():
                     cells.create_dataset(ctype, data=np.asarray(conn))
                     cells[ctype].attrs["units"] = "-"
+            if info.get("fields"):
+                from ..modal.stress import FIELD_COMPONENTS, FIELD_UNITS
+
+                fields = g.create_group("fields")
+                for k, (fname, values) in enumerate(info["fields"].items()):
+                    d = fields.create_dataset(f"field_{k}", data=np.asarray(values))
+                    d.attrs["name"] = fname
+                    d.attrs["units"] = FIELD_UNITS.get(fname, "per unit modal coordinate")
+                    d.attrs["components"] = json.dumps(list(FIELD_COMPONENTS.get(fname, ())))
 
         sensors = f.create_group("sensors")
         for name, record in getattr(result, "sensors", {}).items():
@@ -248,6 +259,12 @@ def _check_structure(f, path) -> None:
                               f"({3 * n_nodes}, {n_modes})",
                               f"the mode shapes of body {name!r}: {n_nodes} nodes, "
                               f"{n_modes} modes")
+        for field in g.get("fields", {}).values():
+            shape = field.shape
+            if len(shape) != 3 or shape[0] != n_nodes or shape[2] != n_modes:
+                raise shape_error(f"{where}/fields/{field.attrs.get('name', '?')}", shape,
+                                  f"({n_nodes}, components, {n_modes})",
+                                  f"a modal field of body {name!r}")
     for name, g in f.get("contacts", {}).items():
         for key, ds in g.items():
             if isinstance(ds, h5py.Dataset) and ds.shape != (n_t,):
@@ -280,6 +297,8 @@ def _read_result(f, SimulationResult):
                 info[key] = g[key][()]
         if "cells" in g:
             info["cells"] = {k: v[()] for k, v in g["cells"].items()}
+        if "fields" in g:
+            info["fields"] = {str(v.attrs["name"]): v[()] for v in g["fields"].values()}
         bodies[str(g.attrs["name"])] = info
     return SimulationResult(
         **arrays,

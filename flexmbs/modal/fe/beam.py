@@ -532,7 +532,10 @@ def section_outline(metadata: dict) -> dict | None:
     An explicit ``metadata["section_outline_m"]`` wins; otherwise the FE metadata of
     :func:`straight_beam` (``metadata["source"]``) give the rectangle with the section's
     area and second moments, width √(12 I_z/A) along y and height √(12 I_y/A) along z
-    (exact for a rectangle; a circle of radius r is drawn as a √3 r square).
+    (exact for a rectangle; a circle of radius r is drawn as a √3 r square). Round
+    sections given as ``{"shape": "circle", "diameter": D}`` (``flexmbs beam --section
+    circle|tube``) keep their shape and diameter (their fibre stresses are taken on the
+    circle, docs/stress.md).
     """
     source = metadata.get("source") if isinstance(metadata, dict) else None
     source = source if isinstance(source, dict) else {}
@@ -540,7 +543,11 @@ def section_outline(metadata: dict) -> dict | None:
     if frame.shape != (3, 3):
         frame = np.eye(3)
     given = metadata.get("section_outline_m") if isinstance(metadata, dict) else None
-    if isinstance(given, dict) and {"width_y", "height_z"} <= set(given):
+    extra = {}
+    if isinstance(given, dict) and given.get("shape") == "circle" and "diameter" in given:
+        width = height = float(given["diameter"])
+        extra = {"shape": "circle", "diameter": width}
+    elif isinstance(given, dict) and {"width_y", "height_z"} <= set(given):
         width, height = float(given["width_y"]), float(given["height_z"])
     elif isinstance(source.get("section"), dict) and source.get("generator") == GENERATOR:
         sec = source["section"]
@@ -554,4 +561,4 @@ def section_outline(metadata: dict) -> dict | None:
     if not (np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0):
         return None
     return {"width_y": float(width), "height_z": float(height),
-            "y_axis": frame[1].tolist(), "z_axis": frame[2].tolist()}
+            "y_axis": frame[1].tolist(), "z_axis": frame[2].tolist(), **extra}

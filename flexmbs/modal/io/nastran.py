@@ -411,6 +411,14 @@ def read_nastran_modes(path: str | os.PathLike, *, geometry=None, mass=None,
             op2.read_op2(str(path), build_dataframe=False)
     except Exception as exc:
         raise ReadError(f"{path}: pyNastran could not read it as an OP2 file: {exc}") from None
+    return modes_from_op2(op2, path, geo, mass=mass, units=units, subcase=subcase,
+                          reference_frame=reference_frame)
+
+
+def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
+                   subcase=None, reference_frame=None) -> ModalData:
+    """:func:`read_nastran_modes` of an OP2 already read by pyNastran (``op2``, its
+    ``path`` for messages) on the grids of ``geo``."""
     table = _eigenvector_table(op2, path, subcase)
     grid_ids = np.asarray(table.node_gridtype)[:, 0].astype(np.int64)
     lookup = {int(n): k for k, n in enumerate(geo.ids)}

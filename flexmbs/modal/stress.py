@@ -1,0 +1,276 @@
+"""Stress modes: the stresses each mode of a reduced body causes, stored as modal fields so
+that a run recovers stresses as field @ ξ (docs/stress.md).
+
+Each field is an array (N nodes, components, n modes) per unit modal coordinate:
+
+* beams (the built-in beam FE, :func:`flexmbs.modal.fe.beam.straight_beam`):
+  ``section_forces`` — N, Q_y, Q_z, T, M_y, M_z [N, N, N, N m, N m, N m] at each node
+  in the section's axes, from the elements' end forces K_e d_e (the force and moment the
+  part beyond the node exerts on the part before it, x along the beam), averaged over
+  the node's elements; and ``fibre_stress`` — the normal stress
+  σ = N/A + M_y z/I_y − M_z y/I_z [Pa] at the four corners (y, z) = (∓b/2, ∓h/2) of the
+  section outline (width b along y, height h along z; order (−,−), (+,−), (+,+), (−,+)),
+  or at 16 points of a round section's outer circle;
+* solids (the built-in hexahedral box, or hexahedra and tetrahedra of FE files with an
+  isotropic material): ``stress`` — σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy [Pa] in the body
+  frame, Hooke's law at the elements' Gauss points extrapolated to their corners
+  (trilinear, exact for a linear stress field; a tetrahedron's one point as it is) and
+  averaged over the elements at each node.
+
+Static correction (:func:`static_correction`): the static deflections under unit loads
+at chosen nodes, made mass-orthogonal to the kept modes and turned into modes of their
+own (a Rayleigh–Ritz solve on them alone, so the kept modes are unchanged), so that a
+few modes carry the stress of a concentrated load (docs/stress.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..errors import ValidationError
+from .fe import solid_elements
+
+#: Components of the fields (their names, for plots, JSON and exports).
+FIELD_COMPONENTS = {
+    "section_forces": ("N", "Q_y", "Q_z", "T", "M_y", "M_z"),
+    "fibre_stress": ("-y-z", "+y-z", "+y+z", "-y+z"),
+    "stress": ("xx", "yy", "zz", "yz", "xz", "xy"),
+}
+FIELD_UNITS = {"section_forces": "N, N, N, N m, N m, N m", "fibre_stress": "Pa",
+               "stress": "Pa"}
+#: Natural coordinates of the corners (VTK order) and of the 2x2x2 Gauss points.
+_CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+                     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+
+
+def _hex_extrapolation() -> np.ndarray:
+    """(8 corners, 8 Gauss points): corner values of the trilinear field through the
+    Gauss-point values (the Gauss points of :mod:`~flexmbs.modal.fe.solid_elements`
+    lie at the corners' directions / √3)."""
+    gauss = _CORNERS / np.sqrt(3.0)
+    shape = np.prod(1.0 + gauss[:, None, :] * _CORNERS[None, :, :], axis=2) / 8.0
+    return np.linalg.inv(shape)
+
+
+def von_mises(name: str, values: np.ndarray) -> np.ndarray:
+    """Von Mises stress [Pa] from field values (..., components): a solid's six
+    components; for a beam's ``fibre_stress`` the largest |σ| of the corners (uniaxial:
+    the shear stress of Q and T is not included)."""
+    v = np.asarray(values, dtype=float)
+    if name == "stress":
+        sxx, syy, szz, syz, sxz, sxy = np.moveaxis(v, -1, 0)
+        return np.sqrt(0.5 * ((sxx - syy) ** 2 + (syy - szz) ** 2 + (szz - sxx) ** 2)
+                       + 3.0 * (syz**2 + sxz**2 + sxy**2))
+    if name == "fibre_stress":
+        return np.max(np.abs(v), axis=-1)
+    raise ValidationError(f"no von Mises stress for field {name!r}; stress fields are "
+                          f"'stress' (solids) and 'fibre_stress' (beams)")
+
+
+def stress_field_name(fields) -> str | None:
+    """The field of ``fields`` (names) a von Mises stress comes from, or None."""
+    for name in ("stress", "fibre_stress"):
+        if name in fields:
+            return name
+    return None
+
+
+# ------------------------------------------------------------------------------- beams
+def _beam_parts(fe):
+    from .fe.beam import BeamSection, Material, beam_element_matrices
+
+    meta = fe.metadata
+    section = BeamSection(**meta["section"])
+    material = Material(**{k: v for k, v in meta["material"].items() if k != "G"})
+    ke, _ = beam_element_matrices(float(meta["element_length"]), section, material,
+                                  meta["theory"], bool(meta.get("rotary_inertia", False)))
+    return section, ke, np.asarray(meta["local_frame"], dtype=float)
+
+
+def beam_section_forces(fe, vectors: np.ndarray) -> np.ndarray:
+    """(N, 6, n) section forces N, Q_y, Q_z, T, M_y, M_z of the displacement vectors
+    (6N, n) of the built-in beam ``fe`` (see the module docstring)."""
+    _, ke, frame = _beam_parts(fe)
+    conn = np.asarray(fe.cells["line"], dtype=np.int64)
+    n = vectors.shape[1]
+    nodal = vectors.reshape(fe.n_nodes, 6, n)
+    # element DOFs in local axes: rows of ``frame`` are the local x, y, z
+    d = np.concatenate([nodal[conn[:, 0]], nodal[conn[:, 1]]], axis=1)   # (E, 12, n)
+    d_local = np.einsum("ij,ekjn->ekin", frame, d.reshape(len(conn), 4, 3, n))
+    f = np.einsum("ab,ebn->ean", ke, d_local.reshape(len(conn), 12, n))   # end forces
+    total = np.zeros((fe.n_nodes, 6, n))
+    count = np.zeros(fe.n_nodes)
+    np.add.at(total, conn[:, 0], -f[:, :6])   # on the part before node a: −f_a
+    np.add.at(total, conn[:, 1], f[:, 6:])    # before node b: f_b
+    np.add.at(count, conn[:, 0], 1.0)
+    np.add.at(count, conn[:, 1], 1.0)
+    return total / np.maximum(count, 1.0)[:, None, None]
+
+
+#: Points taken on a round section's outer circle (the largest stress between two of
+#: them is missed by at most 1 − cos(π/16) ≈ 1.9 %).
+CIRCLE_POINTS = 16
+
+
+def fibre_points(outline: dict) -> np.ndarray:
+    """(k, 2) section points (y, z) [m] where ``fibre_stress`` is taken: a rectangle's
+    four corners (−,−), (+,−), (+,+), (−,+); on a round section (``shape`` circle)
+    :data:`CIRCLE_POINTS` points of the outer circle from +y towards +z."""
+    if outline.get("shape") == "circle":
+        angle = 2 * np.pi * np.arange(CIRCLE_POINTS) / CIRCLE_POINTS
+        return 0.5 * float(outline["diameter"]) * np.column_stack([np.cos(angle),
+                                                                   np.sin(angle)])
+    b, h = float(outline["width_y"]), float(outline["height_z"])
+    return np.array([[-b, -h], [b, -h], [b, h], [-b, h]]) / 2.0
+
+
+def beam_fibre_stress(fe, forces: np.ndarray, outline: dict) -> np.ndarray:
+    """(N, k, n) normal stress [Pa] at the section's fibre points
+    (:func:`fibre_points`) from the section forces."""
+    from .fe.beam import BeamSection
+
+    section = BeamSection(**fe.metadata["section"])
+    corners = fibre_points(outline)
+    axial, m_y, m_z = forces[:, 0], forces[:, 4], forces[:, 5]
+    return (axial[:, None] / section.A
+            + corners[None, :, 1, None] * m_y[:, None] / section.Iy
+            - corners[None, :, 0, None] * m_z[:, None] / section.Iz)
+
+
+# ------------------------------------------------------------------------------ solids
+def _solid_parts(fe) -> tuple[dict, tuple[float, float]]:
+    from .stiffening import _is_builtin_solid, solid_elements_of
+
+    if _is_builtin_solid(fe):
+        meta = fe.metadata
+        return ({"hexahedron": np.asarray(fe.cells["hexahedron"], np.int64)},
+                solid_elements.isotropic_lame(float(meta["E"]), float(meta["nu"])))
+    elements = solid_elements_of(fe, what="stress modes")
+    return elements["cells"], elements["lame"]
+
+
+def solid_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
+    """(N, 6, n) nodal stresses [Pa] (xx, yy, zz, yz, xz, xy; body frame) of the
+    displacement vectors (3N, n) of a solid FE model (see the module docstring)."""
+    cells, lame = _solid_parts(fe)
+    n = vectors.shape[1]
+    total = np.zeros((fe.n_nodes, 6, n))
+    count = np.zeros(fe.n_nodes)
+    extrapolate = _hex_extrapolation()
+    for kind, conn in cells.items():
+        conn = np.asarray(conn, dtype=np.int64)
+        dndx, _ = solid_elements.gradients(fe.nodes, conn, kind)
+        for j in range(n):
+            sigma = solid_elements.gauss_stresses(dndx, conn, vectors[:, j], lame)
+            voigt = np.stack([sigma[..., 0, 0], sigma[..., 1, 1], sigma[..., 2, 2],
+                              sigma[..., 1, 2], sigma[..., 0, 2], sigma[..., 0, 1]], axis=-1)
+            corner = (np.einsum("ag,egc->eac", extrapolate, voigt) if kind == "hexahedron"
+                      else np.repeat(voigt, conn.shape[1], axis=1))  # (E, a, 6)
+            np.add.at(total[:, :, j], conn, corner)
+        np.add.at(count, conn, 1.0)
+    return total / np.maximum(count, 1.0)[:, None, None]
+
+
+# ------------------------------------------------------------------------------ public
+def stress_fields(fe, data) -> dict[str, np.ndarray]:
+    """The stress modes of ``data`` (modes reduced from ``fe``): beam or solid fields as in
+    the module docstring. ValidationError naming what is missing otherwise."""
+    from .fe.beam import section_outline
+    from .stiffening import _is_builtin_beam, mode_vectors
+
+    if fe.n_nodes != data.nodes.shape[0]:
+        raise ValidationError(f"stress modes: the FE model has {fe.n_nodes} nodes but the "
+                              f"modal data {data.nodes.shape[0]}; give the FE model the "
+                              "modes were reduced from")
+    vectors = mode_vectors(fe, data)
+    if _is_builtin_beam(fe):
+        forces = beam_section_forces(fe, vectors)
+        outline = section_outline({"source": fe.metadata,
+                                   **{k: v for k, v in data.metadata.items()
+                                      if k == "section_outline_m"}})
+        return {"section_forces": forces,
+                "fibre_stress": beam_fibre_stress(fe, forces, outline)}
+    if fe.dofs_per_node == 6:
+        raise ValidationError("stress modes: a 6-DOF FE model other than the built-in beam "
+                              "has no stress recovery here (its element types are unknown)")
+    return {"stress": solid_nodal_stress(fe, vectors)}
+
+
+def with_stress(data, fe):
+    """A copy of ``data`` with its stress modes (:func:`stress_fields`) as modal fields."""
+    fields = {**data.modal_fields, **stress_fields(fe, data)}
+    history = [*data.metadata.get("history", []), "with_stress()"]
+    return replace(data, modal_fields=fields, metadata={**data.metadata, "history": history},
+                   _invariants=data.invariants)
+
+
+def static_correction(data, fe, nodes, components: str = "123"):
+    """``data`` with static-correction modes appended: the static deflections of ``fe``
+    under unit loads at ``nodes`` (a node-set name or labels) in the DOF ``components``
+    ("1".."6": forces along x, y, z, moments about them; body frame), with the body's own
+    frame condition (its attachment nodes held, or inertia relief for mean axes), made
+    mass-orthogonal to the kept modes and diagonalized among themselves (Rayleigh–Ritz).
+    The kept modes are unchanged; the new ones are marked ``static`` in ``mode_kinds``.
+    Stiffening matrices and modal fields are dropped (recompute them on the result).
+    """
+    from .data import ModalData, ModeKind, ReferenceFrame
+    from .stiffening import _attached_solver, _inertia_relief_solver, mode_vectors
+
+    comps = sorted({int(c) for c in str(components) if c.strip()} or {0})
+    top = fe.dofs_per_node
+    if any(c < 1 or c > top for c in comps):
+        raise ValidationError(f"static correction: components {components!r} must be digits "
+                              f"1..{top} ({'forces x y z' if top == 3 else 'forces, moments'})")
+    idx = np.asarray(fe.resolve_nodes(nodes, "static correction: nodes"), dtype=np.int64)
+    attached = data.reference_frame is ReferenceFrame.ATTACHED
+    solve = (_attached_solver(fe, data.node_sets[data.attach_set]) if attached
+             else _inertia_relief_solver(fe))
+    loads = np.zeros((fe.n_dof, len(idx) * len(comps)))
+    for k, (node, comp) in enumerate((n, c) for n in idx for c in comps):
+        loads[top * node + comp - 1, k] = 1.0
+    static = np.column_stack([solve(loads[:, k]) for k in range(loads.shape[1])])
+    kept = mode_vectors(fe, data)
+    m_kept = fe.mass @ kept
+    static -= kept @ np.linalg.solve(kept.T @ m_kept, m_kept.T @ static)  # M-orthogonal
+    k_r = static.T @ (fe.stiffness @ static)
+    m_r = static.T @ (fe.mass @ static)
+    lam, vec = sla.eigh(0.5 * (k_r + k_r.T), 0.5 * (m_r + m_r.T))
+    keep = lam > 1e-12 * max(float(np.max(np.abs(lam))), 1e-300)  # drop dependent loads
+    extra = static @ vec[:, keep]
+    extra /= np.max(np.abs(extra.reshape(fe.n_nodes, top, -1)[:, :3]), axis=(0, 1))
+    n_extra = extra.shape[1]
+    trans = extra.reshape(fe.n_nodes, top, -1)
+    m_extra = np.diag(np.einsum("im,im->m", extra, fe.mass @ extra))
+    k_extra = np.diag(np.einsum("im,im->m", extra, fe.stiffness @ extra))
+    kinds = (*(data.mode_kinds or (ModeKind.NORMAL,) * data.n_modes),
+             *(ModeKind.STATIC,) * n_extra)
+    history = [*data.metadata.get("history", []),
+               f"static_correction({nodes!r}, {components!r}): {n_extra} mode(s)"]
+    metadata = {**data.metadata, "history": history}
+    if isinstance(metadata.get("per_mode"), dict):  # per-mode lists: none for the new ones
+        metadata["per_mode"] = {k: [*v, *[None] * n_extra]
+                                for k, v in metadata["per_mode"].items()}
+    damping = None
+    if data.damping_matrix is not None:
+        damping = np.block([[data.damping_matrix, np.zeros((data.n_modes, n_extra))],
+                            [np.zeros((n_extra, data.n_modes)), np.zeros((n_extra, n_extra))]])
+    psi = (np.concatenate([data.psi, trans[:, 3:].reshape(3 * fe.n_nodes, -1)], axis=1)
+           if top == 6 else data.psi)
+    frac = (None if data.constraint_fraction is None else
+            np.concatenate([data.constraint_fraction, np.zeros(n_extra)]))
+    zeros = np.zeros((data.n_modes, n_extra))
+    return ModalData(
+        nodes=data.nodes, phi=np.concatenate([data.phi, trans[:, :3].reshape(
+            3 * fe.n_nodes, -1)], axis=1),
+        M_ff=np.block([[data.M_ff, zeros], [zeros.T, m_extra]]),
+        K_ff=np.block([[data.K_ff, zeros], [zeros.T, k_extra]]),
+        mass=data.mass, reference_frame=data.reference_frame, attach_set=data.attach_set,
+        psi=psi, damping_ratio=(None if data.damping_ratio is None else np.concatenate(
+            [data.damping_ratio, np.zeros(n_extra)])), damping_matrix=damping,
+        cells=data.cells, node_sets=data.node_sets, node_ids=data.node_ids,
+        mode_kinds=kinds, constraint_fraction=frac, units=data.units,
+        metadata=metadata)
+
