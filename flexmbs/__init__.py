@@ -54,6 +54,8 @@ _LAZY = {
     "Sensor": ("flexmbs.model.sensors", "Sensor"),
     "System": ("flexmbs.assembly", "System"),
     "simulate": ("flexmbs.integrators", "simulate"),
+    "Simulation": ("flexmbs.cosim", "Simulation"),
+    "Controller": ("flexmbs.cosim", "Controller"),
     "load_case": ("flexmbs.cases", "load_case"),
     "run_case": ("flexmbs.cases", "run_case"),
     "straight_beam": ("flexmbs.modal.fe.beam", "straight_beam"),

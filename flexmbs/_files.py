@@ -113,17 +113,28 @@ def atomic_outputs(folder, names, what: str = "output"):
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _attr_bytes(value) -> bytes:
+def _attr_bytes(value, legacy: bool = False) -> bytes:
+    """The bytes an attribute contributes to the checksum: arrays and numpy scalars by
+    dtype, shape and raw bytes (the same whatever the NumPy version: ``repr`` of a NumPy
+    scalar changed in NumPy 2), strings as UTF-8. ``legacy``: the first scheme, repr of
+    scalars, which checksums written before the change used."""
     if isinstance(value, np.ndarray):
         return value.dtype.str.encode() + repr(value.shape).encode() + value.tobytes()
     if isinstance(value, bytes):
         return value
+    if legacy:
+        return repr(value).encode()
+    if isinstance(value, np.generic):
+        return value.dtype.str.encode() + b"()" + value.tobytes()
+    if isinstance(value, str):
+        return b"str:" + value.encode()
     return repr(value).encode()
 
 
-def hdf5_digest(f) -> str:
+def hdf5_digest(f, legacy: bool = False) -> str:
     """SHA-256 (hex) of every dataset and attribute of the open h5py file ``f``, in
-    sorted path order, the root's ``checksum`` attribute excluded."""
+    sorted path order, the root's ``checksum`` attribute excluded (``legacy``: with the
+    first attribute scheme, see :func:`_attr_bytes`)."""
     digest = hashlib.sha256()
     items = []
     f.visititems(lambda name, obj: items.append((name, obj)))
@@ -132,7 +143,7 @@ def hdf5_digest(f) -> str:
         for key in sorted(obj.attrs):
             if name == "" and key == CHECKSUM_ATTR:
                 continue
-            digest.update(key.encode() + b"=" + _attr_bytes(obj.attrs[key]) + b"\0")
+            digest.update(key.encode() + b"=" + _attr_bytes(obj.attrs[key], legacy) + b"\0")
         if hasattr(obj, "dtype"):  # a dataset
             data = np.ascontiguousarray(obj[()])
             digest.update(data.dtype.str.encode() + repr(data.shape).encode())
@@ -152,10 +163,10 @@ def verify_hdf5(f, path, what: str) -> None:
     if stored is None:
         return
     try:
-        actual = hdf5_digest(f)
+        matches = hdf5_digest(f) == str(stored) or hdf5_digest(f, legacy=True) == str(stored)
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise ReadError(f"{path}: the {what} is damaged (reading it failed: {exc})") from None
-    if actual != str(stored):
+    if not matches:
         raise ReadError(f"{path}: the {what} is damaged: its contents do not match the "
                         f"checksum stored when it was written (changed or corrupted "
                         f"since)")

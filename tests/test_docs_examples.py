@@ -127,3 +127,11 @@ def test_docs_site_builds_strictly(tmp_path):
         assert html.count('class="arithmatex"') >= 3, page
         assert "$$" not in html, page
     assert "mathjax" in (tmp_path / "site" / "theory_ffrf" / "index.html").read_text()
+
+
+def test_cosimulation_stepping_example_runs(capsys, monkeypatch):
+    monkeypatch.chdir(DOCS.parent)
+    text = (DOCS / "cosimulation.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    exec(compile(blocks[0], "cosimulation.md", "exec"), {})
+    assert "t = 1.01 s, link2 at (" in capsys.readouterr().out

@@ -290,3 +290,24 @@ def test_every_output_is_replaced_only_when_complete(name, tmp_path, monkeypatch
     second = tree(tmp_path)
     assert second != first
     assert not [f for f in second if ".part" in f or f.startswith(".")]
+
+
+def test_checksums_do_not_depend_on_the_numpy_version(tmp_path):
+    """NumPy 2 prints scalars as np.float64(1.5), NumPy 1 as 1.5: the checksum takes an
+    attribute's dtype and bytes instead of its repr; files sealed the first way (repr
+    under this NumPy) still verify, a changed one does not."""
+    from flexmbs._files import _attr_bytes, hdf5_digest, verify_hdf5
+
+    assert _attr_bytes(np.float64(1.5)) == b"<f8()" + np.float64(1.5).tobytes()
+    assert _attr_bytes(np.int64(7)) == b"<i8()" + np.int64(7).tobytes()
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["n"] = np.int64(7)
+        f.create_dataset("x", data=np.arange(3.0))
+        f.attrs["checksum"] = hdf5_digest(f, legacy=True)  # sealed the first way
+    with h5py.File(path, "r") as f:
+        verify_hdf5(f, path, "file")
+    with h5py.File(path, "a") as f:
+        f.attrs["n"] = np.int64(8)
+    with h5py.File(path, "r") as f, pytest.raises(ReadError, match="damaged"):
+        verify_hdf5(f, path, "file")

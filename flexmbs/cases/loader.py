@@ -56,6 +56,10 @@ class Case:
     source: dict = field(default_factory=dict)
     """What the run was made from, stored with its results: ``path``, ``text`` (the case
     file as read) and ``overrides`` (dotted keys applied over it)."""
+    controllers: list = field(default_factory=list)
+    """Sampled controllers of ``[[controllers]]`` (docs/cosimulation.md)."""
+    signals: dict = field(default_factory=dict)
+    """The model inputs the controllers drive (name → InputSignal)."""
 
 
 class _Table:
@@ -244,7 +248,7 @@ def load_case(path, overrides: dict | None = None) -> Case:
         apply_overrides(raw, overrides, path.name)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
                                          "joints", "drives", "forces", "contacts", "sensors",
-                                         "initial", "solver", "output"})
+                                         "initial", "controllers", "solver", "output"})
     model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
     b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
     if not isinstance(top.get("notes", []), list) or not all(
@@ -270,7 +274,30 @@ def load_case(path, overrides: dict | None = None) -> Case:
                    lambda k=k, entry=entry, add=add: add(k, entry))
     case = _finish(path, raw, top, b, inputs)
     case.source = source
+    if raw.get("controllers"):
+        _add_controllers(path, raw["controllers"], case)
     return case
+
+
+def _add_controllers(path, entries, case) -> None:
+    """[[controllers]]: control FMUs as sampled controllers (docs/cosimulation.md); their
+    outputs are bound to the model's inputs, which the case's model then carries."""
+    from ..cosim.controllers import controllers_from_case
+    from ..cosim.inputs import bind_inputs
+    from ..errors import ValidationError
+
+    if not isinstance(entries, list):
+        raise CaseError(f"{path.name}: controllers must be an array of tables "
+                        "([[controllers]])")
+    try:
+        controllers = controllers_from_case(path, entries)
+        targets = {k: v for c in controllers for k, v in c.targets.items()}
+        case.model, case.signals = bind_inputs(case.model, targets)
+    except ValidationError as exc:
+        raise CaseError(str(exc) if path.name in str(exc) else f"{path.name}: {exc}"
+                        ) from None
+    case.controllers = controllers
+    case.inputs.extend(c.path for c in controllers)
 
 
 def _add_initial(path, b, k, entry):
@@ -648,6 +675,11 @@ def run_case(case: Case, progress=None, **options):
     t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
     method = solver.pop("method")
     times = solver.pop("output_times", None)
+    if case.controllers:  # [[controllers]]: sampled, driving the bound inputs
+        solver.update(controllers=case.controllers, signals=case.signals)
+        # every step recorded: the energy balance integrates the power of the held
+        # inputs, which jumps at the sample times, over the outputs
+        solver["output_every"] = 1
     try:
         result = simulate(system, t_end, h, method, t_out=times, progress=progress,
                           **solver)

@@ -12,6 +12,7 @@ from . import (
     animate_cmd,
     beam_cmd,
     export_cmd,
+    fmu_cmd,
     linear_cmd,
     modes_cmd,
     plot_cmd,
@@ -34,6 +35,7 @@ SUBCOMMANDS = {
     "static": static_cmd,
     "linear": linear_cmd,
     "export": export_cmd,
+    "fmu": fmu_cmd,
     "plot": plot_cmd,
     "stress": stress_cmd,
 }

@@ -664,6 +664,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
     limits = _range_limits(options.pop("range_limits", None))
+    # sampled controllers and the model inputs they drive (docs/cosimulation.md)
+    controllers = list(options.pop("controllers", None) or ())
+    signals = options.pop("signals", None) or {}
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
@@ -761,10 +764,18 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     ranges = body_ranges(system)
     adaptive = options.get("error_tol") is not None
     numerical = NumericalWarnings()
+    control = None
+    if controllers:
+        from ..cosim.simulation import ModelView
+
+        control = (controllers, ModelView(system, integ, signals))
+        for ctrl in controllers:
+            ctrl.start(control[1])
     with numerical:
         success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
             system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
-            record, derive, progress, output_every, numerical, cp["steps"] if cp else 0)
+            record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
+            control)
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
@@ -871,11 +882,12 @@ def _output_quantities(system, integ, rec, derived):
 
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
-               record, derive, progress, output_every, numerical, k=0):
+               record, derive, progress, output_every, numerical, k=0, control=None):
     """The steps from integ.t to t_end with outputs, divergence checks, progress and the
-    gathering of floating-point warnings, counting steps from ``k``; returns (success,
-    message, diverged, interrupted (what by: "Ctrl-C", "SIGTERM" or ""), steps, next
-    output index, stepping time [s])."""
+    gathering of floating-point warnings, counting steps from ``k``; with ``control``
+    (controllers, their view of the model) the controllers sample at their times and
+    the steps land on them. Returns (success, message, diverged, interrupted (what by:
+    "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s])."""
     stepping = 0.0  # [s] in integ.step()
     success, message, diverged, interrupted = True, "completed", False, ""
     with StepInterrupts() as interrupts:
@@ -885,6 +897,16 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                 interrupted = interrupts.reason
                 break
             integ.h = min(integ.h if adaptive else h, t_end - integ.t)
+            land = None
+            if control is not None:
+                from ..cosim.controllers import next_step
+
+                try:
+                    integ.h, land = next_step(control[0], control[1], integ.h, t_end)
+                except Exception as exc:  # a controller failed: keep the run so far
+                    success, message = False, (f"stopped at t = {integ.t:.6g} s: controller: "
+                                               f"{type(exc).__name__}: {exc}")
+                    break
             # the state at t_n, for interpolating outputs inside the step (the integrator
             # replaces its arrays at each step: references suffice)
             prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
@@ -905,6 +927,8 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             if not ok:
                 success, message = False, msg
                 break
+            if land is not None:
+                integ.t = float(land)  # a controller's sample time
             if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
                 integ.t = float(t_end)  # land exactly on t_end
             k += 1

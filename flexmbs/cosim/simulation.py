@@ -1,0 +1,235 @@
+"""Stepping a model from outside (docs/cosimulation.md): ``sim.step_to(t, inputs)``
+advances the integrator to the communication point t with its own steps and returns the
+named outputs there; ``get_state``/``set_state`` roll back to a saved point.
+
+Outputs are the case's sensors (a sensor with several components gives ``name.x``,
+``name.y`` … by its component names; a one-component sensor its own name) and, on
+request, coordinates by name (``link1.x``, ``beam.xi1``). Sampled controllers
+(:mod:`flexmbs.cosim.controllers`) run at their own sample times inside ``step_to``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FlexmbsError, ValidationError
+from .controllers import LANDING_RTOL, next_step, sample_due
+from .inputs import MODES, bind_inputs
+
+
+class ModelView:
+    """What a controller sees of a running model: the time, the named outputs (sensor
+    components and coordinates) at the integrator's current state, and the model's
+    input signals."""
+
+    def __init__(self, system, integ, signals):
+        self.system, self.integ, self.signals = system, integ, signals
+
+    @property
+    def t(self) -> float:
+        return self.integ.t
+
+    def _sensor_values(self) -> dict[str, float]:
+        from ..assembly.sensors import sensor_history
+
+        integ, out = self.integ, {}
+        contacts = {c.name: c for c in integ.contacts} or None
+        for sensor in getattr(self.system.model, "sensors", ()):
+            hist = sensor_history(self.system, sensor, np.array([integ.t]), integ.q[None],
+                                  integ.qd[None], integ.qdd[None], integ.lam[None],
+                                  contacts)
+            comps = list(hist.components)
+            for k, comp in enumerate(comps):
+                key = sensor.name if len(comps) == 1 else f"{sensor.name}.{comp}"
+                out[key] = float(hist.values[0, k])
+        return out
+
+    def available_outputs(self) -> list[str]:
+        """Every output name: the sensors' components, then the coordinates."""
+        return [*self._sensor_values().keys(), *self.system.coord_names]
+
+    def outputs(self, names) -> dict[str, float]:
+        """The outputs ``names`` at the current time."""
+        values = self._sensor_values()
+        coords = dict(zip(self.system.coord_names, self.integ.q, strict=True))
+        unknown = [n for n in names if n not in values and n not in coords]
+        if unknown:
+            raise ValidationError(f"unknown output(s) {unknown}")
+        return {n: float(values[n] if n in values else coords[n]) for n in names}
+
+
+class Simulation(ModelView):
+    """A model advanced from outside, one communication interval at a time.
+
+    Parameters
+    ----------
+    case : path of a case file, a loaded Case, or a System
+        The model and (for a case) its [solver] settings.
+    inputs : dict, optional
+        Input name → target (``forces.<name>.value``, ``forces.<name>.x|y|z``,
+        ``drives.<name>.value``; :mod:`flexmbs.cosim.inputs`).
+    outputs : sequence of str, optional
+        Output names (default: every sensor component); coordinates by name too.
+    input_mode : {"hold", "linear"}
+        Inputs held over each interval, or interpolated linearly across it.
+    controllers : sequence, optional
+        Sampled controllers (:class:`~flexmbs.cosim.controllers.Controller`); a case's
+        ``[[controllers]]`` entries are added to them.
+    **solver
+        Over the case's [solver] table: ``h``, ``method``, ``rho_inf``, ``engine`` …
+    """
+
+    def __init__(self, case, *, inputs=None, outputs=None, input_mode: str = "hold",
+                 controllers=(), **solver):
+        from ..assembly import System
+        from ..cases import load_case
+        from ..cases.loader import Case, case_system
+
+        if input_mode not in MODES:
+            raise ValidationError(f"input_mode must be one of {MODES}, got {input_mode!r}")
+        case_controllers: list = []
+        if isinstance(case, (str, Path)):
+            case = load_case(case)
+        if isinstance(case, Case):
+            settings = {**case.solver, **solver}
+            model = case.model
+            coupling, stiffening = settings.pop("coupling", None), settings.pop("stiffening",
+                                                                                 None)
+            case_controllers = list(getattr(case, "controllers", ()))
+            self.case = case
+        elif isinstance(case, System):
+            settings = {"h": 1e-3, "method": "generalized-alpha", **solver}
+            model = case.model
+            coupling, stiffening = case.overrides["coupling"], case.overrides["stiffening"]
+            self.case = None
+        else:
+            raise ValidationError(f"Simulation needs a case file, a Case or a System, got "
+                                  f"{type(case).__name__}")
+        wanted = dict(inputs or {})
+        for ctrl in controllers:  # a controller's outputs are inputs of the model
+            for name, target in ctrl.targets.items():
+                if name in wanted and wanted[name] != target:
+                    raise ValidationError(f"input {name!r} is bound twice: {wanted[name]!r} "
+                                          f"and controller {ctrl.name!r}'s {target!r}")
+                wanted[name] = target
+        model, signals = bind_inputs(model, wanted, input_mode)
+        # a case's [[controllers]] come with their inputs bound already
+        self.signals = {**(getattr(self.case, "signals", None) or {}), **signals}
+        controllers = [*controllers, *case_controllers]
+        if self.case is not None:
+            from dataclasses import replace
+
+            self.system = case_system(replace(self.case, model=model), coupling, stiffening)
+        else:
+            self.system = System(model, coupling=coupling, stiffening=stiffening)
+        self.controllers = controllers
+        self.external = [n for n in self.signals if n not in
+                         {k for c in controllers for k in c.targets}]
+        self._start(settings)
+        self.output_names = self._output_names(outputs)
+        for ctrl in controllers:
+            ctrl.start(self)
+
+    # ------------------------------------------------------------------ setup
+    def _start(self, settings: dict) -> None:
+        from ..integrators.simulate import METHODS, AlphaIntegrator
+
+        settings = dict(settings)
+        for key in ("t_end", "output_every", "output_times", "range_limits"):
+            settings.pop(key, None)
+        method = settings.pop("method", "generalized-alpha")
+        if method not in METHODS:
+            raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
+        method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
+                       "generalized-alpha": {"rho_inf"}}[method]
+        params = METHODS[method](**{k: settings.pop(k) for k in list(settings)
+                                    if k in method_keys})
+        self.h = float(settings.pop("h"))
+        if getattr(self.system.model, "initial", ()) and "q0" not in settings:
+            from ..assembly.initial import initial_state
+
+            settings["q0"], settings["qd0"] = initial_state(self.system, 0.0)
+        try:
+            self.integ = AlphaIntegrator(self.system, params, self.h, **settings)
+        except TypeError as exc:
+            raise ValidationError(f"Simulation: {exc}") from None
+
+    def _output_names(self, outputs) -> list[str]:
+        available = self.available_outputs()
+        if outputs is None:
+            return [n for n in available if n not in self.system.coord_names]
+        names = list(outputs)
+        unknown = [n for n in names if n not in available]
+        if unknown:
+            sensors = [n for n in available if n not in self.system.coord_names]
+            raise ValidationError(f"unknown output(s) {unknown}; outputs are the sensor "
+                                  f"components {sensors or '(none)'} and the coordinates "
+                                  f"(e.g. {self.system.coord_names[0]!r})")
+        return names
+
+    def outputs(self, names=None) -> dict[str, float]:
+        """The named outputs at the current time (default: those chosen at creation)."""
+        return ModelView.outputs(self, self.output_names if names is None else names)
+
+    def get_state(self) -> dict:
+        """Everything a rollback needs (a deep copy): the integrator's restart point, its
+        step statistics, the inputs' intervals, the controllers' and contacts' states."""
+        integ = self.integ
+        cp = copy.deepcopy(integ.checkpoint())
+        # continue from the restored form too, so that a rollback repeats a step exactly
+        integ.restore(cp, list(integ.stats.h), list(integ.stats.iterations))
+        return {"checkpoint": cp, "h": list(integ.stats.h),
+                "iterations": list(integ.stats.iterations),
+                "signals": {n: s.state() for n, s in self.signals.items()},
+                "controllers": [c.get_state() for c in self.controllers],
+                "contacts": [copy.deepcopy(c.state) for c in integ.contacts]}
+
+    def set_state(self, state: dict) -> None:
+        """Return to a state of :meth:`get_state`."""
+        try:
+            cp = copy.deepcopy(state["checkpoint"])
+            self.integ.restore(cp, state["h"], state["iterations"])
+            for name, value in state["signals"].items():
+                self.signals[name].restore(value)
+            for ctrl, value in zip(self.controllers, state["controllers"], strict=True):
+                ctrl.set_state(value)
+            for contact, value in zip(self.integ.contacts, state["contacts"], strict=True):
+                contact.state = copy.deepcopy(value)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValidationError(f"set_state: not a state of this simulation ({exc})"
+                                  ) from None
+
+    # ------------------------------------------------------------------ stepping
+    def set_inputs(self, inputs: dict, t_end: float) -> None:
+        """Set the external inputs for the interval [t, t_end]."""
+        for name, value in (inputs or {}).items():
+            if name not in self.signals:
+                raise ValidationError(f"unknown input {name!r}; the inputs are "
+                                      f"{self.external or '(none)'}")
+            if name not in self.external:
+                raise ValidationError(f"input {name!r} is a controller's output, not set "
+                                      "from outside")
+            self.signals[name].set(self.t, t_end, value)
+
+    def step_to(self, t: float, inputs: dict | None = None) -> dict[str, float]:
+        """Advance to time ``t`` [s] with ``inputs`` over the interval; the outputs at t.
+        FlexmbsError (the state stays at the last accepted step) when a step fails."""
+        t = float(t)
+        if not (np.isfinite(t) and t >= self.t):
+            raise ValidationError(f"step_to: t = {t!r} s is before the current time "
+                                  f"{self.t:g} s")
+        self.set_inputs(inputs, t)
+        integ = self.integ
+        while t - integ.t > LANDING_RTOL * self.h:
+            h, land = next_step(self.controllers, self, self.h, t)
+            integ.h = h
+            ok, message = integ.step()
+            if not ok:
+                raise FlexmbsError(f"step_to: {message}")
+            if land is not None:
+                integ.t = float(land)
+        sample_due(self.controllers, self)
+        return self.outputs()
