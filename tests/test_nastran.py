@@ -5,6 +5,8 @@ against the direct path of the same beam FE, and against each other."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import scipy.linalg as sla
@@ -355,3 +357,22 @@ def test_op2_generalized_masses_from_its_lama_table(tmp_path):
     np.testing.assert_allclose(np.diag(data.K_ff), 2.0 * np.asarray(lam), rtol=1e-12)
     assert data.metadata["generalized_mass_source"] == "the OP2's LAMA table"
     np.testing.assert_allclose((2 * np.pi * data.frequencies) ** 2, lam, rtol=1e-12)
+
+
+def test_flexmbs_modes_shows_an_op2_with_its_bulk_data(tmp_path, capsys):
+    bdf, op4, _ = _write_model(tmp_path)
+    op2, lam = _write_op2(tmp_path, bdf, op4)
+    capsys.readouterr()
+    assert cli(["modes", str(op2), "--geometry", str(bdf), "--mass", f"{op4}:MGG",
+                "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(np.asarray(summary["frequencies_hz"]),
+                               np.sqrt(lam) / (2 * np.pi), rtol=1e-7)
+    assert cli(["modes", str(op2)]) == 2
+    assert "needs its geometry" in capsys.readouterr().err
+    native = tmp_path / "x.fmd.h5"
+    from flexmbs.modal import write_modal
+
+    write_modal(read_modal(op2, geometry=bdf), native)
+    assert cli(["modes", str(native), "--geometry", str(bdf)]) == 2
+    assert "takes no reader options, got ['geometry']" in capsys.readouterr().err

@@ -18,6 +18,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", help="file format name when the extension does not tell")
     p.add_argument("--units", help="unit system of the file when it does not store one "
                                    "(e.g. mm-t-s); converted to SI")
+    p.add_argument("--geometry", help="Nastran bulk data (.bdf) of an .op2 file's modes")
+    p.add_argument("--mass", metavar="FILE.op4:NAME",
+                   help="Nastran mass matrix for an .op2 file's inertia invariants "
+                        "(default: lumped from the bulk data's elements)")
     p.add_argument("--modes", type=int, help="show only the first N modes (truncate)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--animate", type=int, metavar="N",
@@ -33,7 +37,16 @@ def run(args: argparse.Namespace) -> int:
     options = {}
     if args.units:
         options["units"] = args.units
-    data = read_modal(args.file, format=args.format, **options)
+    for key in ("geometry", "mass"):  # the reader options of a Nastran OP2
+        if getattr(args, key):
+            options[key] = getattr(args, key)
+    try:
+        data = read_modal(args.file, format=args.format, **options)
+    except TypeError as exc:  # an option this file's format does not take
+        from ..errors import ValidationError
+
+        raise ValidationError(f"{args.file}: {sorted(options)} do not apply to this "
+                              f"format ({exc})") from None
     if args.modes is not None:
         data = data.truncate(args.modes)
     if args.animate is not None:
