@@ -362,3 +362,64 @@ def test_fmu_description_lists_units_and_start_values(arm, tmp_path):
     with zipfile.ZipFile(out) as z:
         config = json.loads(next(z.read(n) for n in z.namelist() if n.endswith("fmu.json")))
     assert config["inputs"][0]["target"] == "forces.tau1.value"
+
+
+def test_a_rollback_can_go_back_and_forth(arm):
+    """Save S1, go on, save S2, go back to S1 and take another branch, then return to S2:
+    the inputs and the state are S2's again (what an FMI master may do)."""
+    def run(steps):
+        sim = Simulation(arm, inputs={"tau1": "forces.tau1.value"}, input_mode="linear")
+        for t, u in steps:
+            out = sim.step_to(t, {"tau1": u})
+        return sim, out
+
+    sim, _ = run([(0.05, 1.0)])
+    s1 = sim.get_state()
+    sim.step_to(0.06, {"tau1": 3.0})
+    s2 = sim.get_state()
+    sim.step_to(0.08, {"tau1": -5.0})
+    sim.set_state(s1)
+    sim.step_to(0.06, {"tau1": -7.0})  # another branch
+    sim.set_state(s2)
+    assert sim.t == 0.06 and sim.signals["tau1"].value_at(0.06) == 3.0
+    back = sim.step_to(0.07, {"tau1": 1.0})
+    _, straight = run([(0.05, 1.0), (0.06, 3.0), (0.07, 1.0)])
+    assert back == straight
+
+
+def test_angle_outputs_count_turns_like_the_sensors_of_a_run(arm):
+    """A torque that swings the shoulder past π (the beam held rigid, which this torque
+    would bend beyond linear FFRF): the output angle goes on counting, as the run's
+    unwrapped sensor does."""
+    case = load_case(arm, {"forces.tau1.value": 10.0, "solver.t_end": 0.6,
+                           "solver.output_every": 20, "solver.coupling": "rigid"})
+    _, ref = run_case(case)
+    assert ref.sensor("shoulder")[-1, 0] > np.pi + 0.5
+    sim = Simulation(case, inputs={"tau1": "forces.tau1.value"})
+    got = [sim.step_to(0.02 * k, {"tau1": 10.0})["shoulder"] for k in range(1, 31)]
+    np.testing.assert_allclose(got, ref.sensor("shoulder")[1:, 0], rtol=0, atol=1e-8)
+
+
+def test_the_clock_follows_steps_cut_short_by_contacts():
+    """A bouncing ball stepped every 10 ms: contact onsets shorten steps, and the time
+    stays the sum of the steps taken (the communication point is reached by more steps,
+    not by moving the clock)."""
+    sim = Simulation(ROOT / "cases" / "ball_drop.toml")
+    for k in range(1, 61):
+        sim.step_to(0.01 * k)
+        assert sim.t == pytest.approx(0.01 * k, abs=1e-12)
+        assert abs(sum(sim.integ.stats.h) - sim.t) < 1e-9
+    assert sim.integ.onsets_located > 0
+
+
+def test_a_run_with_controllers_is_not_continued_from_a_restart_point(arm):
+    from flexmbs.assembly import System
+    from flexmbs.integrators import simulate
+
+    case = load_case(arm, {"solver.t_end": 0.02})
+    _, first = run_case(case)
+    ctrl = Controller("pd", pd_law, ["shoulder", "shoulder_rate"],
+                      {"tau": "forces.tau1.value"}, PERIOD)
+    with pytest.raises(ValidationError, match="cannot be continued from a restart point"):
+        simulate(System(case.model), 0.04, 1e-3, "newmark", restart=first,
+                 controllers=[ctrl], signals={})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +175,8 @@ class FmuController(Controller):
                                           "Real variables only")
         self._md, self._refs = md, {n: v.valueReference for n, v in variables.items()}
         self._dir = tempfile.mkdtemp(prefix="flexmbs-fmu-")
+        # the unpacked FMU goes when this controller does
+        weakref.finalize(self, shutil.rmtree, self._dir, True)
         extract(str(self.path), self._dir)
         self._fmu = None
 
@@ -181,6 +184,7 @@ class FmuController(Controller):
         from fmpy.fmi2 import FMU2Slave
 
         super().start(sim)
+        self._free()  # a new run starts a new instance
         md = self._md
         self._fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._dir,
                               modelIdentifier=md.coSimulation.modelIdentifier,
@@ -199,13 +203,17 @@ class FmuController(Controller):
         fmu.doStep(currentCommunicationPoint=t, communicationStepSize=self.period)
         return {var: fmu.getReal([self._refs[var]])[0] for var in self.fmu_outputs}
 
-    def close(self) -> None:
+    def _free(self) -> None:
         if self._fmu is not None:
             try:
                 self._fmu.terminate()
                 self._fmu.freeInstance()
             finally:
                 self._fmu = None
+
+    def close(self) -> None:
+        """Free the FMU instance and remove its unpacked files."""
+        self._free()
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def get_state(self):

@@ -57,7 +57,8 @@ class InputSignal(Profile):
         t0, t1 = float(t0), float(t1)
         start = self.value_at(t0)
         keep = bisect.bisect_left(self._t1, t0 + 1e-15 * max(1.0, abs(t0)))
-        self.restore(keep)
+        for values in (self._t0, self._t1, self._u0, self._u1):
+            del values[keep:]
         if t1 <= t0:  # an empty interval: the value from now on
             t1 = t0
         self._t0.append(t0)
@@ -82,14 +83,12 @@ class InputSignal(Profile):
         slope = (u1 - u0) / (t1 - t0)
         return u0 + slope * (t - t0), slope, 0.0
 
-    def state(self) -> int:
-        """How many intervals are set (what a rollback returns to)."""
-        return len(self._t1)
+    def state(self) -> tuple:
+        """A copy of the intervals set (what a rollback returns to)."""
+        return tuple(list(v) for v in (self._t0, self._t1, self._u0, self._u1))
 
     def restore(self, state) -> None:
-        n = int(state)
-        for values in (self._t0, self._t1, self._u0, self._u1):
-            del values[n:]
+        self._t0, self._t1, self._u0, self._u1 = (list(v) for v in state)
 
 
 class _VectorInput:

@@ -27,6 +27,9 @@ class ModelView:
 
     def __init__(self, system, integ, signals):
         self.system, self.integ, self.signals = system, integ, signals
+        #: Last output of each joint-angle sensor [rad]: angles are unwrapped from it,
+        #: so that they count turns as the sensors of a run do.
+        self._angle_refs: dict[str, float] = {}
 
     @property
     def t(self) -> float:
@@ -44,7 +47,13 @@ class ModelView:
             comps = list(hist.components)
             for k, comp in enumerate(comps):
                 key = sensor.name if len(comps) == 1 else f"{sensor.name}.{comp}"
-                out[key] = float(hist.values[0, k])
+                value = float(hist.values[0, k])
+                if sensor.kind == "joint" and sensor.quantity == "angle":
+                    ref = self._angle_refs.get(key)
+                    if ref is not None:  # the representative nearest the last output
+                        value += 2 * np.pi * np.round((ref - value) / (2 * np.pi))
+                    self._angle_refs[key] = value
+                out[key] = value
         return out
 
     def available_outputs(self) -> list[str]:
@@ -90,6 +99,7 @@ class Simulation(ModelView):
 
         if input_mode not in MODES:
             raise ValidationError(f"input_mode must be one of {MODES}, got {input_mode!r}")
+        self._angle_refs: dict[str, float] = {}
         case_controllers: list = []
         if isinstance(case, (str, Path)):
             case = load_case(case)
@@ -185,7 +195,8 @@ class Simulation(ModelView):
                 "iterations": list(integ.stats.iterations),
                 "signals": {n: s.state() for n, s in self.signals.items()},
                 "controllers": [c.get_state() for c in self.controllers],
-                "contacts": [copy.deepcopy(c.state) for c in integ.contacts]}
+                "contacts": [copy.deepcopy(c.state) for c in integ.contacts],
+                "angles": dict(self.system._angles), "angle_refs": dict(self._angle_refs)}
 
     def set_state(self, state: dict) -> None:
         """Return to a state of :meth:`get_state`."""
@@ -198,6 +209,8 @@ class Simulation(ModelView):
                 ctrl.set_state(value)
             for contact, value in zip(self.integ.contacts, state["contacts"], strict=True):
                 contact.state = copy.deepcopy(value)
+            self.system._angles = dict(state["angles"])
+            self._angle_refs = dict(state["angle_refs"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValidationError(f"set_state: not a state of this simulation ({exc})"
                                   ) from None
@@ -229,7 +242,9 @@ class Simulation(ModelView):
             ok, message = integ.step()
             if not ok:
                 raise FlexmbsError(f"step_to: {message}")
-            if land is not None:
+            # land exactly, unless the step was cut short (Newton halving, a contact
+            # onset, h_contact): then the loop takes the rest
+            if land is not None and abs(integ.t - land) <= LANDING_RTOL * h:
                 integ.t = float(land)
         sample_due(self.controllers, self)
         return self.outputs()

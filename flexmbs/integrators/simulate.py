@@ -667,6 +667,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     # sampled controllers and the model inputs they drive (docs/cosimulation.md)
     controllers = list(options.pop("controllers", None) or ())
     signals = options.pop("signals", None) or {}
+    if controllers and restart is not None:
+        raise ValidationError("a run with controllers cannot be continued from a restart "
+                              "point: the controllers' own states are not stored in it; "
+                              "run it again from the start")
     method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
                    "generalized-alpha": {"rho_inf"}}[method]
     integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
@@ -910,6 +914,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             # the state at t_n, for interpolating outputs inside the step (the integrator
             # replaces its arrays at each step: references suffice)
             prev = (integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
+            h_step = integ.h
             tic = time.perf_counter()
             try:
                 ok, msg = integ.step()
@@ -927,8 +932,9 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             if not ok:
                 success, message = False, msg
                 break
-            if land is not None:
-                integ.t = float(land)  # a controller's sample time
+            if land is not None and abs(integ.t - land) <= 1e-9 * h_step:
+                integ.t = float(land)  # a controller's sample time (a step cut short,
+                # by Newton or a contact, lands before it: the loop goes on)
             if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
                 integ.t = float(t_end)  # land exactly on t_end
             k += 1

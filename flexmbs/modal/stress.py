@@ -19,8 +19,9 @@ Each field is an array (N nodes, components, n modes) per unit modal coordinate:
 
 Static correction (:func:`static_correction`): the static deflections under unit loads
 at chosen nodes, made mass-orthogonal to the kept modes and turned into modes of their
-own (a Rayleigh–Ritz solve on them alone, so the kept modes are unchanged), so that a
-few modes carry the stress of a concentrated load (docs/stress.md).
+own (a Rayleigh–Ritz solve on them alone, so the kept modes' shapes are unchanged, with
+their stiffness coupling to the new ones kept), so that a few modes carry the stress of
+a concentrated load (docs/stress.md).
 """
 
 from __future__ import annotations
@@ -213,7 +214,9 @@ def static_correction(data, fe, nodes, components: str = "123"):
     ("1".."6": forces along x, y, z, moments about them; body frame), with the body's own
     frame condition (its attachment nodes held, or inertia relief for mean axes), made
     mass-orthogonal to the kept modes and diagonalized among themselves (Rayleigh–Ritz).
-    The kept modes are unchanged; the new ones are marked ``static`` in ``mode_kinds``.
+    The kept modes' shapes are unchanged; their stiffness coupling with the new ones is
+    kept (zero for eigenmodes of the whole FE model, not for Craig–Bampton coordinates).
+    The new ones are marked ``static`` in ``mode_kinds``.
     Stiffening matrices and modal fields are dropped (recompute them on the result).
     """
     from .data import ModalData, ModeKind, ReferenceFrame
@@ -235,16 +238,28 @@ def static_correction(data, fe, nodes, components: str = "123"):
     kept = mode_vectors(fe, data)
     m_kept = fe.mass @ kept
     static -= kept @ np.linalg.solve(kept.T @ m_kept, m_kept.T @ static)  # M-orthogonal
-    k_r = static.T @ (fe.stiffness @ static)
-    m_r = static.T @ (fe.mass @ static)
-    lam, vec = sla.eigh(0.5 * (k_r + k_r.T), 0.5 * (m_r + m_r.T))
-    keep = lam > 1e-12 * max(float(np.max(np.abs(lam))), 1e-300)  # drop dependent loads
-    extra = static @ vec[:, keep]
+    # an M-orthonormal basis of what is left (loads at held nodes, or loads whose
+    # deflections the kept modes already hold, or repeat each other, add nothing)
+    gram = static.T @ (fe.mass @ static)
+    w, v = sla.eigh(0.5 * (gram + gram.T))
+    useful = w > 1e-10 * max(float(np.max(w, initial=0.0)), 1e-300)
+    if not np.any(useful):
+        raise ValidationError(f"static correction: unit loads at {nodes!r} deflect the "
+                              "body in nothing the kept modes do not already hold (are "
+                              "the nodes held by the frame condition?)")
+    basis = static @ (v[:, useful] / np.sqrt(w[useful]))
+    k_b = basis.T @ (fe.stiffness @ basis)
+    _, vec = sla.eigh(0.5 * (k_b + k_b.T))  # diagonal among themselves
+    extra = basis @ vec
     extra /= np.max(np.abs(extra.reshape(fe.n_nodes, top, -1)[:, :3]), axis=(0, 1))
     n_extra = extra.shape[1]
     trans = extra.reshape(fe.n_nodes, top, -1)
     m_extra = np.diag(np.einsum("im,im->m", extra, fe.mass @ extra))
     k_extra = np.diag(np.einsum("im,im->m", extra, fe.stiffness @ extra))
+    # stiffness coupling with the kept coordinates: zero for eigenmodes of the whole FE
+    # model (K Φ = M Φ Λ and the new modes are M-orthogonal), not for Craig–Bampton ones
+    k_cross = kept.T @ (fe.stiffness @ extra)
+    k_cross[np.abs(k_cross) <= 1e-12 * max(float(np.max(np.abs(k_extra))), 1e-300)] = 0.0
     kinds = (*(data.mode_kinds or (ModeKind.NORMAL,) * data.n_modes),
              *(ModeKind.STATIC,) * n_extra)
     history = [*data.metadata.get("history", []),
@@ -266,7 +281,7 @@ def static_correction(data, fe, nodes, components: str = "123"):
         nodes=data.nodes, phi=np.concatenate([data.phi, trans[:, :3].reshape(
             3 * fe.n_nodes, -1)], axis=1),
         M_ff=np.block([[data.M_ff, zeros], [zeros.T, m_extra]]),
-        K_ff=np.block([[data.K_ff, zeros], [zeros.T, k_extra]]),
+        K_ff=np.block([[data.K_ff, k_cross], [k_cross.T, k_extra]]),
         mass=data.mass, reference_frame=data.reference_frame, attach_set=data.attach_set,
         psi=psi, damping_ratio=(None if data.damping_ratio is None else np.concatenate(
             [data.damping_ratio, np.zeros(n_extra)])), damping_matrix=damping,

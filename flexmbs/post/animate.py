@@ -317,6 +317,8 @@ def _von_mises(result, body, k) -> np.ndarray:
 def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
                every=1) -> FrameInfo:
     """The output indices, display scale and colour range an animation uses."""
+    from ..modal.stress import stress_field_name
+
     if field not in FIELDS:
         raise ValidationError(f"field must be one of {FIELDS}, got {field!r}")
     bodies = flexible_bodies(result)
@@ -335,8 +337,9 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
             if field == "modal" and mode > body.n_modes:
                 continue
             top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
-    if field == "stress" and not any("fields" in result.bodies.get(b.name, {})
-                                     for b in bodies):
+    if field == "stress" and not any(
+            stress_field_name(result.bodies.get(b.name, {}).get("fields", {})) is not None
+            for b in bodies):
         raise ValidationError("field 'stress' needs stress modes in the results: reduce "
                               "the body with --stress (docs/stress.md)")
     title = {"displacement": "|u| [mm]", "stress": "von Mises [MPa]"}.get(

@@ -143,7 +143,10 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
         offset += 1
     data["displacement"] = disp
     data["displacement_magnitude"] = np.linalg.norm(disp, axis=1)
-    if any("fields" in result.bodies.get(b.name, {}) for b in bodies):
+    from ..modal.stress import stress_field_name
+
+    if any(stress_field_name(result.bodies.get(b.name, {}).get("fields", {})) is not None
+           for b in bodies):
         from .animate import _von_mises
 
         stress, offset = np.zeros(n_total), 0

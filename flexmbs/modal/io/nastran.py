@@ -439,11 +439,8 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
     shapes[:, 3:] = np.einsum("nij,njm->nim", frames, shapes[:, 3:])
     eigen = np.asarray(getattr(table, "eigns", None) if getattr(table, "eigns", None)
                        is not None else [], dtype=float)
-    lama = next(iter(op2.eigenvalues.values()), None)
-    gen_mass = None
-    if lama is not None and len(lama.eigenvalues) >= shapes.shape[2]:
-        eigen = np.asarray(lama.eigenvalues, dtype=float)[:shapes.shape[2]]
-        gen_mass = np.asarray(lama.generalized_mass, dtype=float)[:shapes.shape[2]]
+    modes = np.asarray(getattr(table, "modes", np.arange(1, shapes.shape[2] + 1)))
+    eigen, gen_mass = _lama_values(op2, modes, eigen)
     if eigen.size != shapes.shape[2]:
         raise ReadError(f"{path}: the eigenvector table has {shapes.shape[2]} modes but "
                         f"{eigen.size} eigenvalues")
@@ -496,6 +493,23 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
                          metadata=metadata)
     except FlexmbsError as exc:
         raise ReadError(f"{path}: {exc}") from exc
+
+
+def _lama_values(op2, modes: np.ndarray, eigns: np.ndarray):
+    """(eigenvalues, generalized masses or None) of the eigenvector table's ``modes``: from
+    the LAMA table that lists those mode numbers with the same eigenvalues (the table of
+    the same subcase), else the eigenvector table's own eigenvalues without masses."""
+    for lama in op2.eigenvalues.values():
+        numbers = {int(m): k for k, m in enumerate(np.asarray(lama.mode))}
+        if not all(int(m) in numbers for m in modes):
+            continue
+        idx = np.array([numbers[int(m)] for m in modes])
+        values = np.asarray(lama.eigenvalues, dtype=float)[idx]
+        scale = max(float(np.max(np.abs(values))), 1e-300)
+        if eigns.size == values.size and np.max(np.abs(values - eigns)) > 1e-5 * scale:
+            continue  # another subcase's table
+        return values, np.asarray(lama.generalized_mass, dtype=float)[idx]
+    return eigns, None
 
 
 def _modes_frame(path: Path, geo: BdfGeometry, shapes: np.ndarray, stated):
