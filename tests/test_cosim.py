@@ -44,7 +44,7 @@ marker = "link2.T"
 """
 
 PD_SLAVE = '''
-from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
+from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 
 
 class PdController(Fmi2Slave):
@@ -59,12 +59,16 @@ class PdController(Fmi2Slave):
                                         variability=Fmi2Variability.continuous))
         self.register_variable(Real("tau", causality=Fmi2Causality.output,
                                     variability=Fmi2Variability.continuous))
+        self.steps = 0  # an Integer output, for the type check
+        self.register_variable(Integer("steps", causality=Fmi2Causality.output,
+                                       variability=Fmi2Variability.discrete))
         for name in ("kp", "kd", "ref"):
             self.register_variable(Real(name, causality=Fmi2Causality.parameter,
                                         variability=Fmi2Variability.tunable))
 
     def do_step(self, current_time, step_size):
         self.tau = self.kp * (self.ref - self.angle) - self.kd * self.rate
+        self.steps += 1
         return True
 '''
 KP, KD, REF, PERIOD = 20.0, 2.0, 1.0, 0.01
@@ -308,6 +312,8 @@ def test_unknown_and_mistyped_inputs_at_a_step(arm):
                                           r"\['angle', 'rate'\]\)"),
     ("inputs = { tau = \"shoulder\" }", r"variable 'tau' is an output, not an input"),
     ("outputs = { tau = \"forces.nope.value\" }", r"the case has no force 'nope'"),
+    ("outputs = { steps = \"forces.tau1.value\" }", r"variable 'steps' is Integer; "
+                                                     r"flexmbs exchanges Real variables"),
 ])
 def test_bad_controller_entries_are_named(arm, pd_fmu, edit, message):
     (arm.parent / "fake.fmu").write_bytes(b"not a zip file")
