@@ -133,12 +133,41 @@ def shipped(tmp_path_factory):
                      symmetry="symmetric")
     np.savetxt(fe_dir / "nodes.csv", np.column_stack([beam.node_ids, beam.nodes]),
                delimiter=",", header="id,x,y,z", comments="")
+    # the cantilever's results carry stress modes (the shipped steel cantilever has
+    # them); the pendulum's none
+    _, plain = run_case(load_case(root / "cases" / "pendulum.toml"), engine="python")
+    plain.save(root / "plain.res.h5")
+    _nastran_files(fe_dir, beam)
     solid = box_mesh(0.6, 0.1, 0.1, 6, 1, 1, E=70e9, nu=0.3, rho=2700)  # 28 nodes x 3
     scipy.io.mmwrite(str(fe_dir / "solid_M.mtx"), sp.coo_matrix(solid.mass))
     scipy.io.mmwrite(str(fe_dir / "solid_K.mtx"), sp.coo_matrix(solid.stiffness))
     np.savetxt(fe_dir / "solid_nodes14.csv",
                np.column_stack([solid.node_ids, solid.nodes])[:14], delimiter=",")
     return root
+
+
+def _nastran_files(folder: Path, beam) -> None:
+    """The beam as Nastran bulk data and an ASCII OP4 of MGG/KGG (when pyNastran is
+    there; the entries that need them are skipped otherwise)."""
+    try:
+        from pyNastran.bdf.bdf import BDF
+        from pyNastran.op2.result_objects.matrix import Matrix
+        from pyNastran.op4.op4 import write_op4
+    except ImportError:
+        return
+    model = BDF(debug=None)
+    for k, (nid, xyz) in enumerate(zip(beam.node_ids, beam.nodes, strict=True)):
+        model.add_grid(int(nid), [float(v) for v in xyz])
+        if k:
+            model.add_cbar(100 + k, 1, [int(beam.node_ids[k - 1]), int(nid)],
+                           [0.0, 0.0, 1.0], None)
+    model.add_pbarl(1, 1, "BAR", [0.02, 0.01])
+    model.add_mat1(1, 2.1e11, None, 0.3, rho=7850.0)
+    model.add_spc1(1, "123456", [int(beam.node_ids[0])])
+    model.write_bdf(str(folder / "beam.bdf"), size=16)
+    write_op4(str(folder / "beam.op4"), {"MGG": Matrix("MGG", 6, beam.mass.toarray()),
+                                         "KGG": Matrix("KGG", 6, beam.stiffness.toarray())},
+              is_binary=False)
 
 
 @pytest.fixture
@@ -745,6 +774,70 @@ bad("study/dask-bad-address", "'tcp://127.0.0.1:port'", "expected tcp://host:por
                     "--scheduler", "tcp://127.0.0.1:port"))
 bad("study/workers-zero", "workers", "0")(
     lambda w: study(w, "sweep", "--key", "solver.h", "--values", "1e-3", "--workers", "0"))
+
+
+# --- stresses, rigid geometry, Nastran, co-simulation (this session's commands and keys)
+bad("stress/results-without-stress-modes", "no stress modes", "--stress")(
+    lambda w: ["stress", str(w.root / "plain.res.h5")])
+bad("stress/top-zero", "top must be an integer >= 1", "0")(
+    lambda w: ["stress", str(w.results), "--top", "0"])
+bad("stress/unknown-body", "'link'", "has no stress modes")(
+    lambda w: ["stress", str(w.results), "--body", "link"])
+bad("animate/stress-without-stress-modes", "field 'stress' needs stress modes")(
+    lambda w: ["animate", str(w.root / "plain.res.h5"), "-o", str(w.root / "a.png"),
+               "--field", "stress"])
+bad("beam/static-correction-unknown-set", "'nose'", "is not a node set")(
+    lambda w: beam_args(w, "--modes", "2", "--static-correction", "nose",
+                        "--no-stiffening"))
+bad("beam/static-correction-bad-components", "components '9'", "1..6")(
+    lambda w: beam_args(w, "--modes", "2", "--static-correction", "tip:9",
+                        "--no-stiffening"))
+bad("beam/static-correction-at-the-clamp", "unit loads at 'root'", "deflect the body")(
+    lambda w: beam_args(w, "--modes", "2", "--static-correction", "root",
+                        "--no-stiffening"))
+bad("case/geometry-missing-file", "geometry", "nothing.stl' not found")(
+    lambda w: w.run(body(PENDULUM, 'geometry = "nothing.stl"')))
+bad("case/geometry-not-a-mesh", "geometry", "could not read", "junk.stl")(
+    lambda w: w.run(body(PENDULUM, f'geometry = "{w.file("junk.stl", b"no mesh")}"')))
+bad("case/geometry-negative-scale", "geometry", "scale")(
+    lambda w: w.run(body(PENDULUM, 'geometry = { file = "x.stl", scale = -1 }')))
+bad("case/modal-options-not-a-table", "modal_options", "must be a table")(
+    lambda w: w.run(body(CANTILEVER, "modal_options = 3")))
+bad("case/modal-options-for-native-data", "takes no reader options", "geometry")(
+    lambda w: w.run(body(CANTILEVER, 'modal_options = { geometry = "part.bdf" }')))
+bad("case/controllers-not-an-array", "controllers must be an array of tables")(
+    lambda w: w.run("controllers = 3\n" + PENDULUM))
+bad("case/controller-fmu-missing", "[[controllers]] #0", "nothing.fmu' not found")(
+    lambda w: w.run(add(PENDULUM, '[[controllers]]\nname = "c"\nfmu = "nothing.fmu"\n'
+                                  'period = 0.01\noutputs = {}')))
+bad("case/controller-not-an-fmu", "[[controllers]] #0", "is not an FMU")(
+    lambda w: w.run(add(PENDULUM, f'[[controllers]]\nname = "c"\n'
+                                  f'fmu = "{w.file("c.fmu", b"not a zip")}"\n'
+                                  'period = 0.01\noutputs = {}')))
+bad("case/controller-without-period", "[[controllers]] #0", "'period' is required")(
+    lambda w: w.run(add(PENDULUM, '[[controllers]]\nname = "c"\nfmu = "c.fmu"\n'
+                                  'outputs = {}')))
+bad("fmu/output-not-fmu", "ends in .fmu")(
+    lambda w: ["fmu", str(w.cases / "pendulum.toml"), "-o", str(w.root / "p.zip")])
+bad("fmu/input-without-target", "--input", "expected NAME=TARGET")(
+    lambda w: ["fmu", str(w.cases / "pendulum.toml"), "-o", str(w.root / "p.fmu"),
+               "--input", "tau"])
+bad("fmu/input-unknown-force", "input 'tau'", "no force 'motor'")(
+    lambda w: ["fmu", str(w.cases / "pendulum.toml"), "-o", str(w.root / "p.fmu"),
+               "--input", "tau=forces.motor.value"])
+bad("fmu/output-unknown", "unknown output(s)", "'angle'")(
+    lambda w: ["fmu", str(w.cases / "pendulum.toml"), "-o", str(w.root / "p.fmu"),
+               "--output", "angle"])
+bad("reduce/op4-name-not-in-file", "has no matrix 'MAA'", "it holds")(
+    lambda w: _op4_args(w, "MAA"))
+bad("modes/op2-without-geometry", "needs its geometry")(
+    lambda w: ["modes", str(w.file("part.op2", b"\x00" * 64))])
+
+
+def _op4_args(w: Work, name: str) -> list[str]:
+    return ["reduce", "--mass", f"{w.root / 'fe' / 'beam.op4'}:{name}", "--stiffness",
+            f"{w.root / 'fe' / 'beam.op4'}:KGG", "--nodes", str(w.root / "fe" / "beam.bdf"),
+            "--clamp-nodes", "spc", "--modes", "2", "-o", str(w.root / "op4.fmd.h5")]
 
 
 # ------------------------------------------------------------------------ the test
