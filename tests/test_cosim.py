@@ -23,54 +23,6 @@ from flexmbs.errors import FlexmbsError, ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ARM_SENSORS = """
-[[sensors]]
-name = "shoulder"
-type = "joint"
-quantity = "angle"
-joint = "shoulder"
-
-[[sensors]]
-name = "shoulder_rate"
-type = "joint"
-quantity = "angle_rate"
-joint = "shoulder"
-
-[[sensors]]
-name = "hand"
-type = "marker"
-quantity = "position"
-marker = "link2.T"
-"""
-
-PD_SLAVE = '''
-from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
-
-
-class PdController(Fmi2Slave):
-    """tau = kp (ref - angle) - kd rate, from the inputs at the start of each step."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.angle, self.rate, self.tau = 0.0, 0.0, 0.0
-        self.kp, self.kd, self.ref = 20.0, 2.0, 1.0
-        for name in ("angle", "rate"):
-            self.register_variable(Real(name, causality=Fmi2Causality.input,
-                                        variability=Fmi2Variability.continuous))
-        self.register_variable(Real("tau", causality=Fmi2Causality.output,
-                                    variability=Fmi2Variability.continuous))
-        self.steps = 0  # an Integer output, for the type check
-        self.register_variable(Integer("steps", causality=Fmi2Causality.output,
-                                       variability=Fmi2Variability.discrete))
-        for name in ("kp", "kd", "ref"):
-            self.register_variable(Real(name, causality=Fmi2Causality.parameter,
-                                        variability=Fmi2Variability.tunable))
-
-    def do_step(self, current_time, step_size):
-        self.tau = self.kp * (self.ref - self.angle) - self.kd * self.rate
-        self.steps += 1
-        return True
-'''
 KP, KD, REF, PERIOD = 20.0, 2.0, 1.0, 0.01
 
 
@@ -80,27 +32,24 @@ def pd_law(t, measured):
 
 @pytest.fixture
 def arm(tmp_path):
-    """The seed arm with its shoulder torque free for a controller, and sensors, in a
-    folder with its modal data (as a user's project)."""
+    """The shipped arm with its shoulder torque free for a controller
+    (cases/arm_beam_pd.toml), in a folder with its modal data (as a user's project)."""
     (tmp_path / "modal_data").mkdir()
     (tmp_path / "modal_data" / "seed_tip_beam.fmd.h5").write_bytes(
         (ROOT / "modal_data" / "seed_tip_beam.fmd.h5").read_bytes())
     (tmp_path / "cases").mkdir()
-    text = (ROOT / "cases" / "arm_beam_seed.toml").read_text().replace(
-        "value = 2.0", "value = 0.0")
     path = tmp_path / "cases" / "arm.toml"
-    path.write_text(text + ARM_SENSORS)
+    path.write_text((ROOT / "cases" / "arm_beam_pd.toml").read_text())
     return path
 
 
 @pytest.fixture(scope="module")
 def pd_fmu(tmp_path_factory):
+    """The shipped PD controller source (cases/pd_controller.py) built with pythonfmu."""
     from pythonfmu.builder import FmuBuilder
 
     folder = tmp_path_factory.mktemp("pd")
-    script = folder / "pd_controller.py"
-    script.write_text(PD_SLAVE)
-    return Path(FmuBuilder.build_FMU(script, dest=folder))
+    return Path(FmuBuilder.build_FMU(ROOT / "cases" / "pd_controller.py", dest=folder))
 
 
 def test_stepping_in_pieces_equals_one_run(arm):
