@@ -39,13 +39,17 @@ def _beam_fe():
     return straight_beam(L, N_EL, SECTION, STEEL)
 
 
+#: The cylindrical system 7: its axis along basic z through (−0.5, 0.3, 0) [m], so the
+#: grids along the beam (basic x) lie at angles from −31° to −11°: each its own CD axes.
+CYL_ORIGIN = np.array([-0.5, 0.3, 0.0])
+
+
 def _cd_frame(point):
-    """Axes (columns) of the CORD2C system 7 (axis along basic x) at ``point``."""
-    base = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).T  # i, j, k columns
-    local = base.T @ point
+    """Axes (columns: radial, tangential, axial) of system 7 at the basic ``point``."""
+    local = point - CYL_ORIGIN
     theta = np.arctan2(local[1], local[0])
     c, s = np.cos(theta), np.sin(theta)
-    return base @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def _write_model(tmp_path, *, cd_grids=(), unit_scale=1.0, a_set=False, quads=False,
@@ -55,15 +59,16 @@ def _write_model(tmp_path, *, cd_grids=(), unit_scale=1.0, a_set=False, quads=Fa
     in the grids' displacement systems; lengths × ``unit_scale`` (1000: mm-t-s)."""
     fe = _beam_fe()
     model = BDF(debug=None)
-    model.add_cord2c(7, [0.0, 0.01, 0.0], [1.0, 0.01, 0.0], [0.0, 0.01, 1.0])
+    o = CYL_ORIGIN * unit_scale
+    model.add_cord2c(7, list(o), list(o + np.array([0.0, 0.0, unit_scale])),
+                     list(o + np.array([unit_scale, 0.0, 0.0])))
     frames = []
     for k in reversed(range(N_EL + 1)):  # written tip first
         pos = fe.nodes[k] * unit_scale
         cd = 7 if k in cd_grids else 0
         model.add_grid(int(GRID_IDS[k]), [float(v) for v in pos], cp=0, cd=cd)
     for k in range(N_EL + 1):
-        point = fe.nodes[k] - [0.0, 0.01, 0.0]
-        frames.append(_cd_frame(point) if k in cd_grids else np.eye(3))
+        frames.append(_cd_frame(fe.nodes[k]) if k in cd_grids else np.eye(3))
     for e in range(N_EL):
         model.add_cbar(5000 + e, 1, [int(GRID_IDS[e]), int(GRID_IDS[e + 1])],
                        [0.0, 0.0, 1.0], None)
@@ -115,15 +120,40 @@ def test_bdf_geometry_grids_systems_spcs_and_cells(tmp_path):
     geo = read_bdf(bdf)
     assert list(geo.ids[:N_EL + 1]) == sorted(GRID_IDS.tolist())
     np.testing.assert_allclose(geo.coords[:N_EL + 1], fe.nodes, atol=1e-9)
-    # the CD axes of a grid in the cylindrical system: radial, tangential, axial (basic x)
-    frame = geo.frames[3]
-    np.testing.assert_allclose(frame.T @ frame, np.eye(3), atol=1e-12)
-    np.testing.assert_allclose(frame[:, 2], [1, 0, 0], atol=1e-12)
-    radial = fe.nodes[3] - [fe.nodes[3][0], 0.01, 0.0]
-    np.testing.assert_allclose(frame[:, 0], radial / np.linalg.norm(radial), atol=1e-12)
+    # the CD axes of grids in the cylindrical system: radial (from the axis to the grid),
+    # tangential, axial (basic z) — turning from grid to grid
+    for k in (3, 7):
+        frame = geo.frames[k]
+        np.testing.assert_allclose(frame.T @ frame, np.eye(3), atol=1e-12)
+        np.testing.assert_allclose(frame[:, 2], [0, 0, 1], atol=1e-12)
+        radial = (fe.nodes[k] - CYL_ORIGIN) * [1, 1, 0]
+        np.testing.assert_allclose(frame[:, 0], radial / np.linalg.norm(radial), atol=1e-12)
+    assert np.degrees(np.arccos(geo.frames[3][:, 0] @ geo.frames[7][:, 0])) > 3.0
     np.testing.assert_allclose(geo.frames[4], np.eye(3))
     assert geo.node_sets()["spc"].tolist() == [0]
     assert len(geo.cells["line"]) == N_EL and len(geo.cells["quad"]) == 1
+
+
+def test_grid_positions_given_in_cylindrical_and_spherical_systems(tmp_path):
+    """CP: a grid's (r, θ°, z) in a CORD2C and (r, θ°, φ°) in a CORD2S, both rotated and
+    shifted, against the closed-form basic position."""
+    model = BDF(debug=None)
+    origin = np.array([0.2, -0.1, 0.3])
+    rot = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # i = y, j = −x
+    i_axis, k_axis = rot[:, 0], rot[:, 2]
+    for cid, add in ((3, model.add_cord2c), (4, model.add_cord2s)):
+        add(cid, list(origin), list(origin + k_axis), list(origin + i_axis))
+    model.add_grid(1, [0.5, 30.0, 0.2], cp=3)
+    model.add_grid(2, [0.5, 60.0, 40.0], cp=4)
+    path = tmp_path / "cp.bdf"
+    model.write_bdf(str(path), size=16)
+    geo = read_bdf(path)
+    t = np.radians(30.0)
+    cyl = origin + rot @ [0.5 * np.cos(t), 0.5 * np.sin(t), 0.2]
+    th, ph = np.radians(60.0), np.radians(40.0)  # θ from the local z axis, φ about it
+    sph = origin + rot @ (0.5 * np.array([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph),
+                                          np.cos(th)]))
+    np.testing.assert_allclose(geo.coords, [cyl, sph], atol=1e-9)
 
 
 def test_op4_cantilever_frequencies_against_euler_bernoulli(tmp_path):
