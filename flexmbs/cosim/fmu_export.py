@@ -53,7 +53,6 @@ def export_fmu(case_path, output, inputs: dict | None = None, outputs=None,
         from pythonfmu.builder import FmuBuilder
     except ImportError:
         raise FlexmbsError(MISSING) from None
-    from ..assembly.sensors import sensor_history
     from ..cases import load_case
     from .simulation import Simulation
 
@@ -70,14 +69,7 @@ def export_fmu(case_path, output, inputs: dict | None = None, outputs=None,
                               "master instead")
     inputs = dict(inputs or {})
     sim = Simulation(case, inputs=inputs, outputs=outputs, input_mode=input_mode, **solver)
-    units = {}
-    integ = sim.integ
-    for sensor in getattr(sim.system.model, "sensors", ()):
-        hist = sensor_history(sim.system, sensor, [integ.t], integ.q[None], integ.qd[None],
-                              integ.qdd[None], integ.lam[None])
-        for comp in hist.components:
-            key = sensor.name if len(hist.components) == 1 else f"{sensor.name}.{comp}"
-            units[key] = _fmi_unit(hist.units)
+    units = {key: _fmi_unit(u) for key, u in sim.sensor_units().items()}
     start_outputs = sim.outputs()
     config = {
         "case": None, "input_mode": input_mode,

@@ -35,7 +35,9 @@ class ModelView:
     def t(self) -> float:
         return self.integ.t
 
-    def _sensor_values(self) -> dict[str, float]:
+    def _sensor_values(self, units: dict | None = None) -> dict[str, float]:
+        """Every sensor component's value at the current time (name, or name.component
+        for sensors with several); their units go into ``units`` when given."""
         from ..assembly.sensors import sensor_history
 
         integ, out = self.integ, {}
@@ -54,7 +56,15 @@ class ModelView:
                         value += 2 * np.pi * np.round((ref - value) / (2 * np.pi))
                     self._angle_refs[key] = value
                 out[key] = value
+                if units is not None:
+                    units[key] = hist.units
         return out
+
+    def sensor_units(self) -> dict[str, str]:
+        """The units of every sensor output (name or name.component)."""
+        units: dict[str, str] = {}
+        self._sensor_values(units)
+        return units
 
     def available_outputs(self) -> list[str]:
         """Every output name: the sensors' components, then the coordinates."""

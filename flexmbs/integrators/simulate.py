@@ -894,6 +894,8 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
     "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s])."""
     stepping = 0.0  # [s] in integ.step()
     success, message, diverged, interrupted = True, "completed", False, ""
+    if control is not None:
+        from ..cosim.controllers import next_step
     with StepInterrupts() as interrupts:
         while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
             if interrupts.reason is not None:  # a signal came during the last step
@@ -903,8 +905,6 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             integ.h = min(integ.h if adaptive else h, t_end - integ.t)
             land = None
             if control is not None:
-                from ..cosim.controllers import next_step
-
                 try:
                     integ.h, land = next_step(control[0], control[1], integ.h, t_end)
                 except Exception as exc:  # a controller failed: keep the run so far

@@ -219,7 +219,7 @@ def static_correction(data, fe, nodes, components: str = "123"):
     The new ones are marked ``static`` in ``mode_kinds``.
     Stiffening matrices and modal fields are dropped (recompute them on the result).
     """
-    from .data import ModalData, ModeKind, ReferenceFrame
+    from .data import ModeKind, ReferenceFrame
     from .stiffening import _attached_solver, _inertia_relief_solver, mode_vectors
 
     comps = sorted({int(c) for c in str(components) if c.strip()} or {0})
@@ -268,24 +268,24 @@ def static_correction(data, fe, nodes, components: str = "123"):
     if isinstance(metadata.get("per_mode"), dict):  # per-mode lists: none for the new ones
         metadata["per_mode"] = {k: [*v, *[None] * n_extra]
                                 for k, v in metadata["per_mode"].items()}
-    damping = None
-    if data.damping_matrix is not None:
-        damping = np.block([[data.damping_matrix, np.zeros((data.n_modes, n_extra))],
-                            [np.zeros((n_extra, data.n_modes)), np.zeros((n_extra, n_extra))]])
-    psi = (np.concatenate([data.psi, trans[:, 3:].reshape(3 * fe.n_nodes, -1)], axis=1)
-           if top == 6 else data.psi)
-    frac = (None if data.constraint_fraction is None else
-            np.concatenate([data.constraint_fraction, np.zeros(n_extra)]))
-    zeros = np.zeros((data.n_modes, n_extra))
-    return ModalData(
-        nodes=data.nodes, phi=np.concatenate([data.phi, trans[:, :3].reshape(
-            3 * fe.n_nodes, -1)], axis=1),
-        M_ff=np.block([[data.M_ff, zeros], [zeros.T, m_extra]]),
-        K_ff=np.block([[data.K_ff, k_cross], [k_cross.T, k_extra]]),
-        mass=data.mass, reference_frame=data.reference_frame, attach_set=data.attach_set,
-        psi=psi, damping_ratio=(None if data.damping_ratio is None else np.concatenate(
-            [data.damping_ratio, np.zeros(n_extra)])), damping_matrix=damping,
-        cells=data.cells, node_sets=data.node_sets, node_ids=data.node_ids,
-        mode_kinds=kinds, constraint_fraction=frac, units=data.units,
-        metadata=metadata)
+    def grown(vector):  # a per-mode array, zero for the new modes
+        return None if vector is None else np.concatenate([vector, np.zeros(n_extra)])
 
+    def bordered(matrix, corner):  # an (n, n) modal matrix with the new modes' block
+        return np.block([[matrix, np.zeros((data.n_modes, n_extra))],
+                         [np.zeros((n_extra, data.n_modes)), corner]])
+
+    k_ff = bordered(data.K_ff, k_extra)
+    k_ff[:data.n_modes, data.n_modes:] = k_cross
+    k_ff[data.n_modes:, :data.n_modes] = k_cross.T
+    return replace(
+        data,
+        phi=np.concatenate([data.phi, trans[:, :3].reshape(3 * fe.n_nodes, -1)], axis=1),
+        psi=(np.concatenate([data.psi, trans[:, 3:].reshape(3 * fe.n_nodes, -1)], axis=1)
+             if top == 6 else data.psi),
+        M_ff=bordered(data.M_ff, m_extra), K_ff=k_ff,
+        damping_ratio=grown(data.damping_ratio),
+        damping_matrix=(None if data.damping_matrix is None else
+                        bordered(data.damping_matrix, np.zeros((n_extra, n_extra)))),
+        mode_kinds=kinds, constraint_fraction=grown(data.constraint_fraction),
+        stiffening={}, modal_fields={}, metadata=metadata)

@@ -182,9 +182,9 @@ class ResultAnimation:
         section = self.sections[body.name]
         if section is None:
             return points, colour
-        lines, size, z_body = section
+        lines, size, z_body, corners = section
         a = pose(self.result, body.start, k)[1]
-        return swept_points(points, lines, size, a @ z_body), colour[corner_nodes(lines)]
+        return swept_points(points, lines, size, a @ z_body), colour[corners]
 
     def images(self, progress=None):
         """Yield every frame of :attr:`info` (``progress(done, total)`` after each)."""
@@ -259,15 +259,15 @@ def _inertia_box(scene, info):
 
 
 def _beam_section(result, body):
-    """(lines, section size (width y, height z) [m], section z axis in the body frame)
-    of a flexible body drawn as a swept section, or None (a mesh of other cells, or no
-    section outline in the results)."""
+    """(lines, section size (width y, height z) [m], section z axis in the body frame,
+    the node of each prism corner) of a flexible body drawn as a swept section, or None
+    (a mesh of other cells, or no section outline in the results)."""
     info = result.bodies.get(body.name, {})
     if set(body.cells) != {"line"} or "section_size" not in info:
         return None
-    return (np.asarray(body.cells["line"], dtype=np.int64),
-            np.asarray(info["section_size"], dtype=float),
-            np.asarray(info["section_axes"], dtype=float)[1])
+    lines = np.asarray(body.cells["line"], dtype=np.int64)
+    return (lines, np.asarray(info["section_size"], dtype=float),
+            np.asarray(info["section_axes"], dtype=float)[1], corner_nodes(lines))
 
 
 def _framing_points(info, local):
@@ -304,14 +304,10 @@ def _joint_markers(result):
 def _von_mises(result, body, k) -> np.ndarray:
     """Von Mises stress [Pa] at ``body``'s nodes at output k from its stress modes
     (docs/stress.md); zeros without them."""
-    from ..modal.stress import stress_field_name, von_mises
+    from ..results.stress import von_mises_at
 
-    fields = result.bodies.get(body.name, {}).get("fields", {})
-    name = stress_field_name(fields)
-    if name is None:
-        return np.zeros(len(body.nodes))
-    xi = np.asarray(result.q)[k, body.start + 7:body.start + 7 + body.n_modes]
-    return von_mises(name, np.asarray(fields[name]) @ xi)
+    stress = von_mises_at(result, body.name, k)
+    return np.zeros(len(body.nodes)) if stress is None else stress
 
 
 def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
@@ -353,12 +349,15 @@ def _scene_extent(result, info: FrameInfo, limit: int = 4000):
     points, in one pass; the points (what the camera frames) evenly thinned to at most
     ``limit``."""
     pts = []
+    bodies = flexible_bodies(result)
+    rigid = [(start, _framing_points(result.bodies[name], local))
+             for name, start, local in _rigid_shapes(result)]  # body frame, once
     for k in info.indices:
-        for body in flexible_bodies(result):
+        for body in bodies:
             pts.append(deformed(result, body, k, info.scale)[0])
-        for name, start, local in _rigid_shapes(result):
+        for start, local in rigid:
             r, a = pose(result, start, k)
-            pts.append(r + _framing_points(result.bodies[name], local) @ a.T)
+            pts.append(r + local @ a.T)
     allpts = np.vstack(pts) if pts else np.zeros((1, 3))
     lo, hi = allpts.min(axis=0), allpts.max(axis=0)
     pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)

@@ -32,6 +32,19 @@ def _modal_coordinates(result, info) -> np.ndarray:
     return np.asarray(result.q)[:, start:start + int(info["n_modes"])]
 
 
+def von_mises_at(result, body: str, k: int) -> np.ndarray | None:
+    """Von Mises stress [Pa] at the nodes of ``body`` at output index k (for a beam the
+    largest normal stress at its fibre points), or None when it has no stress modes."""
+    from ..modal.stress import stress_field_name, von_mises
+
+    info = result.bodies.get(body, {})
+    fields = info.get("fields", {})
+    name = stress_field_name(fields)
+    if name is None:
+        return None
+    return von_mises(name, np.asarray(fields[name]) @ _modal_coordinates(result, info)[k])
+
+
 def stress_bodies(result) -> list[str]:
     """Names of the flexible bodies of ``result`` that carry stress modes."""
     from ..modal.stress import stress_field_name

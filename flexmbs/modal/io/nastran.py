@@ -301,8 +301,10 @@ def _to_grids(mat: sp.csr_matrix, geometry: BdfGeometry, label: str) -> tuple[sp
             f"{label} has {n} rows: neither 6 x {n_grid} grids of {geometry.path.name} "
             f"(g-set) nor 6 x {free} grids left after the {clamped.size} fully clamped by SPC "
             "(a-set); flexmbs maps Nastran matrices by these two layouts only")
-    blocks = [sp.block_diag([f, f]) for f in geometry.frames]
-    t = sp.block_diag(blocks, format="csr")
+    blocks = np.zeros((n_grid, 6, 6))  # per grid [R 0; 0 R], R its CD axes (columns)
+    blocks[:, :3, :3] = blocks[:, 3:, 3:] = geometry.frames
+    t = sp.bsr_matrix((blocks, np.arange(n_grid), np.arange(n_grid + 1)),
+                      shape=(6 * n_grid, 6 * n_grid)).tocsr()
     return (t @ mat @ t.T).tocsr(), layout
 
 
