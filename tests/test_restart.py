@@ -188,3 +188,29 @@ def test_sigterm_stops_a_cli_run_with_its_results_and_exit_143(tmp_path, capsys)
     part = SimulationResult.load(out)  # checksum verified: a whole, valid file
     assert part.status == "interrupted" and 0 < part.t[-1] < 60
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_a_wound_rotational_spring_keeps_its_turns_across_a_restart(engine, tmp_path):
+    """A wheel wound 1.5 turns against a torsion spring, interrupted past 2π and
+    continued from its file on a freshly built model (an empty angle memory, as in a
+    new process): the continuation equals the uninterrupted run, so the spring's angle
+    went on from 2π + … and not from atan2's (−π, π] (which would reverse the torque)."""
+    from test_compiled import winding_model
+
+    from flexmbs.integrators import simulate
+
+    def run(system, **kw):
+        return simulate(system, 1.0, 2e-3, "generalized-alpha", rho_inf=1.0,
+                        engine=engine, **kw)
+
+    full = run(winding_model())
+    part = run(winding_model(), progress=StopAt(0.45))
+    assert part.status == "interrupted"
+    path = tmp_path / "wheel.res.h5"
+    part.save(path)
+    back = SimulationResult.load(path)
+    assert back.checkpoint["angles"]["coil"] > 2 * np.pi
+    cont = run(winding_model(), restart=back)
+    assert cont.status == "completed"
+    assert_same_run(cont, full, tol=1e-10)

@@ -26,7 +26,13 @@ from scipy.sparse.linalg import splu
 from ..assembly.system import _profile_values
 from ..errors import ModelError
 from .packing import pack
-from .tables import compile_tables, drive_specs, time_inputs, unsupported_reason
+from .tables import (
+    compile_tables,
+    drive_specs,
+    time_inputs,
+    torsion_springs,
+    unsupported_reason,
+)
 from .workspace import make_workspace
 
 #: Seconds after which a first kernel call is reported as compiling.
@@ -93,6 +99,9 @@ class CompiledSystem:
         self.actuators = time_inputs(system)
         self._input_profiles = [getattr(f, "profile", None) or f.actuator
                                 for f in self.actuators]
+        #: names of the rotational spring–dampers, whose angle memory (System.unwrap) the
+        #: kernels keep in the workspace while they run
+        self.torsion_names = [f.name for f in torsion_springs(system)]
         self.n_q, self.n_c = system.n_q, system.n_c
         n = self.n_q + self.n_c
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
@@ -166,9 +175,11 @@ class CompiledSystem:
         from .newton import TASK_RESIDUAL
 
         prof, u = self.time_values(t)
+        self.load_angles(self.system._angles)
         self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
                                     for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    prof=prof, u=u)
+        self.store_angles(self.system._angles)  # as the NumPy residual does
         return self.work.r.copy(), self.work.phi.copy()
 
     def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
@@ -176,23 +187,46 @@ class CompiledSystem:
         from .newton import TASK_MATRIX
 
         prof, u = self.time_values(t)
+        self.load_angles(self.system._angles)  # read, not moved (as the NumPy tangents)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    par=np.array([bp, gp] + [0.0] * 9), prof=prof, u=u)
         return self.work.matrix.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
-               start):
-        """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code."""
+               start, sync: bool = True):
+        """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code.
+        The rotational springs' angle memory comes from the System and goes back to it
+        (unless ``sync`` is False), so both paths continue the same angles."""
         d, f = self._dummy, factors
-        return self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
+        if sync and self.torsion_names:
+            self.load_angles(self.system._angles)
+        code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
                             self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
                             f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us, d.out)
+        if sync and self.torsion_names:
+            self.store_angles(self.system._angles)
+        return code
 
-    def outputs(self, t, q, qd, lam) -> np.ndarray:
+    def load_angles(self, angles: dict) -> None:
+        """The workspace's angle memory of the rotational springs from ``angles``
+        ({name: last angle [rad]}, as ``System._angles``; absent: no memory)."""
+        for s, name in enumerate(self.torsion_names):
+            self.work.angles[s] = angles.get(name, np.nan)
+
+    def store_angles(self, angles: dict) -> None:
+        """Write the workspace's angle memory into ``angles`` (the ones it holds)."""
+        for s, name in enumerate(self.torsion_names):
+            if not math.isnan(self.work.angles[s]):
+                angles[name] = float(self.work.angles[s])
+
+    def outputs(self, t, q, qd, lam, angles: dict | None = None) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
         max |Φ| and max |Φ_q q̇ − ν| at every output (``System.energy``,
-        ``nonconservative_power``, ``violations``)."""
+        ``nonconservative_power``, ``violations``). The rotational springs' angles
+        continue from ``angles`` ({name: angle [rad]} before the first output; None:
+        none, the first in (−π, π]) output to output; the System's memory is left
+        alone."""
         from .newton import TASK_OUTPUTS
 
         n_t = len(t)
@@ -201,6 +235,7 @@ class CompiledSystem:
         for k, tk in enumerate(t):
             prof[k], u[k] = self.time_values(float(tk))
         out = np.zeros((n_t, 5))
+        self.load_angles(angles or {})
         self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
                    qds=np.ascontiguousarray(qd, dtype=float),
                    lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
@@ -267,7 +302,7 @@ class CompiledSystem:
         except ModelError:  # a profile undefined at t = 0: the run will say so
             prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
         self.work.counters[1] = 0
-        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True)
+        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True, sync=False)
 
 
 class _Placeholders:

@@ -42,6 +42,8 @@ from .packing import (
     T_R_S,
     T_S_MARK,
     T_S_PAR,
+    T_T_MARK,
+    T_T_PAR,
     W_GBAR,
     W_MK_V,
     W_QCUR,
@@ -65,6 +67,8 @@ from .residual import (
     full_mass,
     jacobian_dense,
     mode_mass,
+    torsion_loads,
+    torsion_state,
 )
 from .stiffening import stiffening_energies
 
@@ -146,7 +150,9 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
 def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
     """out[k] = (kinetic, potential, power, max |Φ|, max |Φ_q q̇ − ν|) at output k, from
     q, q̇ (n_t, n_q), λ (n_t, n_c), the profiles (n_t, n_drives, 3) and actuator values
-    (n_t, n_actuators) at the output times."""
+    (n_t, n_actuators) at the output times. The rotational springs' angles continue
+    from the workspace's angle memory (set by the caller to that of the first output)
+    from output to output."""
     n_t, n_q = q.shape
     n_c = lam.shape[1]
     b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
@@ -159,6 +165,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
     mk_v = _f3(WF, WH, W_MK_V)
     qcur = _f1(WF, WH, W_QCUR)
     s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
+    t_mark, t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
     scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
     jac = np.zeros((n_c, n_q))
     vel = np.zeros(n_c)
@@ -185,6 +192,10 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         # dampers, spring actuators and point loads (the springs' part has a potential)
         force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, False)
         distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
+        torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, False, False)  # dampers
+        for s in range(t_mark.shape[0]):  # angles continued output to output
+            angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, True)
+            pot += 0.5 * t_par[s, 0] * (angle - t_par[s, 2]) ** 2
         for s in range(s_mark.shape[0]):
             length = 0.0
             for c in range(3):

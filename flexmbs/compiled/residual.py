@@ -18,7 +18,10 @@ NumPy path, term by term:
   and torques of constant value in global or marker axes
   (:class:`flexmbs.model.forces.PointLoad`); distributed loads of constant value on
   flexible bodies, through their integrals Σw, Σw ū0, Σw Φ
-  (:class:`flexmbs.model.forces.DistributedLoad`).
+  (:class:`flexmbs.model.forces.DistributedLoad`);
+* rotational spring–dampers, torque −k (θ − θ0) − c θ̇ about z_i on marker j with its
+  reaction on i, θ unwrapped against the last angle like ``System.unwrap``
+  (:class:`flexmbs.model.forces.RotationalSpringDamper`).
 
 Drive profile values (s, ṡ, s̈) per drive and actuator values u come in as arrays
 (evaluated once per time level in Python).
@@ -73,6 +76,8 @@ from .packing import (
     T_K_BODY,
     T_K_PHI,
     T_K_PSI,
+    T_T_MARK,
+    T_T_PAR,
     T_K_SHAPES,
     T_L_FRAME,
     T_L_KIND,
@@ -89,6 +94,7 @@ from .packing import (
     W_COEF,
     W_FULL,
     W_GBAR,
+    W_ANGLES,
     W_GGLOB,
     W_H6,
     W_MASS,
@@ -980,6 +986,80 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
 
 
 @njit(cache=True)
+def torsion_state(F, IN, H, WF, WI, WH, s, qd, store):
+    """(θ [rad], θ̇ [rad/s]) of rotational spring–damper s: θ = atan2(x_j·y_i, x_j·x_i)
+    (the angle of x_j about z_i) continued from the workspace's last angle of s
+    (W_ANGLES, NaN: none yet; replaced by θ when ``store``), as ``System.unwrap`` does;
+    θ̇ = z_iᵀ(ω_j − ω_i) with ω = Ω q̇ of the markers (ω_j − ω_i into W_V3E). Needs the
+    marker vectors and body frames of the last residual in the workspace."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    T_t_mark = _i2(IN, H, T_T_MARK)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_gglob = _f3(WF, WH, W_GGLOB)
+    W_angles = _f1(WF, WH, W_ANGLES)
+    w_rel = _f1(WF, WH, W_V3E)
+    ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
+    sn, cs = 0.0, 0.0
+    for c in range(3):
+        sn += W_mk_v[kj, 1, c] * W_mk_v[ki, 2, c]
+        cs += W_mk_v[kj, 1, c] * W_mk_v[ki, 1, c]
+    angle = np.arctan2(sn, cs)
+    last = W_angles[s]
+    if not np.isnan(last):
+        angle += 2 * np.pi * np.round((last - angle) / (2 * np.pi))
+    if store:
+        W_angles[s] = angle
+    for c in range(3):
+        w_rel[c] = 0.0
+    for k, sign in ((kj, 1.0), (ki, -1.0)):
+        b = T_k_body[k]
+        if b < 0:
+            continue
+        st, nm = T_b_start[b], T_b_nm[b]
+        g, a = W_gglob[b], W_rot[b]
+        for c in range(3):  # ω = G(p) ṗ + A Ψ ξ̇
+            acc = 0.0
+            for m in range(4):
+                acc += g[c, m] * qd[st + 3 + m]
+            for j in range(nm):
+                xid = qd[st + 7 + j]
+                for e in range(3):
+                    acc += a[c, e] * T_k_psi[k, e, j] * xid
+            w_rel[c] += sign * acc
+    rate = 0.0
+    for c in range(3):
+        rate += W_mk_v[ki, 3, c] * w_rel[c]
+    return angle, rate
+
+
+@njit(cache=True)
+def torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, store, with_spring):
+    """r −= Q of the rotational spring–dampers: τ z_i on marker j, −τ z_i on i, with
+    τ = −k (θ − θ0) − c θ̇ (:func:`torsion_state`; the angle stored when ``store``);
+    ``with_spring`` False: the damper part −c θ̇ only (for the power of the outputs)."""
+    T_t_mark = _i2(IN, H, T_T_MARK)
+    T_t_par = _f2(F, H, T_T_PAR)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    vec = _f1(WF, WH, W_V3D)
+    for s in range(T_t_mark.shape[0]):
+        angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, store)
+        torque = -T_t_par[s, 1] * rate
+        if with_spring:
+            torque -= T_t_par[s, 0] * (angle - T_t_par[s, 2])
+        if torque == 0.0:
+            continue
+        ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
+        for c in range(3):
+            vec[c] = torque * W_mk_v[ki, 3, c]
+        _apply_load(F, IN, H, WF, WI, WH, kj, vec, 0, 1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, ki, vec, 0, -1.0, q, r)
+
+
+@njit(cache=True)
 def distributed_loads(F, IN, H, WF, WI, WH, q, r):
     """r −= Q of the distributed loads: [A W f̄; Ḡᵀ(arm × f̄); (ΣwΦ)ᵀ f̄] with f̄ = F (body
     axes) or AᵀF (global), arm = Σwū0 + ΣwΦ ξ where the coupling mode shows the
@@ -1087,6 +1167,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
     force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, True)
     distributed_loads(F, IN, H, WF, WI, WH, q, r)
+    torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, True, True)
 
 
 @njit(cache=True)

@@ -15,7 +15,8 @@ count), once per run. Names stay in Python; the kernels see numbers only:
 * joint actuators whose value is a function of time only;
 * translational spring–damper–actuators (constant k, c, L0; an actuator force given by
   a time profile or none) and point forces and torques of constant value (global or
-  marker axes), and distributed loads of constant value on flexible bodies.
+  marker axes), distributed loads of constant value on flexible bodies, and rotational
+  spring–dampers (constant k, c, θ0).
 
 A model the kernels cannot evaluate gets ``None`` and the reason
 (:func:`unsupported_reason`): it runs on the NumPy path.
@@ -112,37 +113,61 @@ class Tables(NamedTuple):
     d_total: np.ndarray  # (ndl,) Σw
     d_first: np.ndarray  # (ndl, 3) Σw ū0 [m]
     d_shapes: np.ndarray  # (ndl, 3, M) Σw Φ
+    # rotational spring–dampers (torque about z_i on j, reaction on i)
+    t_mark: np.ndarray  # (nt, 2) markers i, j
+    t_par: np.ndarray  # (nt, 3) stiffness k [N m/rad], damping c [N m s/rad], angle θ0 [rad]
 
 
 def force_elements(system):
-    """(joint actuators with a time profile, spring–damper–actuators, point loads) of
-    ``system`` in model order, or None when a force the kernels cannot evaluate is
-    present (see :func:`unsupported_reason`)."""
+    """(joint actuators with a time profile, spring–damper–actuators, point loads,
+    distributed loads, rotational spring–dampers) of ``system`` in model order, or None
+    when a force the kernels cannot evaluate is present (see :func:`unsupported_reason`)."""
     if _force_reason(system) is not None:
         return None
-    from ..model.forces import DistributedLoad, JointActuator, PointLoad, SpringDamperActuator
+    from ..model.forces import (
+        DistributedLoad,
+        JointActuator,
+        PointLoad,
+        RotationalSpringDamper,
+        SpringDamperActuator,
+    )
 
     forces = system.model.forces
     return ([f for f in forces if isinstance(f, JointActuator)],
             [f for f in forces if isinstance(f, SpringDamperActuator)],
             [f for f in forces if isinstance(f, PointLoad)],
-            [f for f in forces if isinstance(f, DistributedLoad)])
+            [f for f in forces if isinstance(f, DistributedLoad)],
+            [f for f in forces if isinstance(f, RotationalSpringDamper)])
+
+
+def torsion_springs(system) -> list:
+    """The rotational spring–dampers in the order of the kernels' tables (their angle
+    memories, ``System.unwrap``, follow this order in the workspace)."""
+    return (force_elements(system) or ([],) * 5)[4]
 
 
 def time_inputs(system) -> list:
     """The forces whose value the kernels take as a number per time level (the columns
     of ``u``): the joint actuators, then the spring–damper–actuators with an actuator
     profile, in model order."""
-    acts, springs, _, _ = force_elements(system) or ([], [], [], [])
+    acts, springs = (force_elements(system) or ([], []))[:2]
     return [*acts, *[s for s in springs if s.actuator is not None]]
 
 
 def _force_reason(system) -> str | None:
     from ..contact.element import Contact
     from ..model.drives import Profile
-    from ..model.forces import DistributedLoad, JointActuator, PointLoad, SpringDamperActuator
+    from ..model.forces import (
+        DistributedLoad,
+        JointActuator,
+        PointLoad,
+        RotationalSpringDamper,
+        SpringDamperActuator,
+    )
 
     for force in system.model.forces:
+        if isinstance(force, RotationalSpringDamper):
+            continue
         if isinstance(force, Contact):
             return f"contact {force.name!r}"
         if isinstance(force, JointActuator):
@@ -165,7 +190,8 @@ def _force_reason(system) -> str | None:
 def unsupported_reason(system) -> str | None:
     """Why the kernels cannot evaluate ``system`` (None: they can): contacts, forces
     other than time-profile joint actuators, spring–damper–actuators (constant or
-    time-profile actuator), constant point loads and constant distributed loads, or
+    time-profile actuator), rotational spring–dampers, constant point loads and constant
+    distributed loads, or
     flexible data without the general invariant set."""
     reason = _force_reason(system)
     if reason is not None:
@@ -264,7 +290,7 @@ def compile_tables(system) -> Tables:
             psi, phi = body._modes(marker).psi, body._modes(marker).phi
         return add_marker(system._marker_body(name), base, shapes, psi, phi)
 
-    acts, springs, loads, fields = force_elements(system) or ([], [], [], [])
+    acts, springs, loads, fields, torsions = force_elements(system) or ([],) * 5
     a_kind, a_mark = [], []
     for act in acts:
         a_kind.append(0 if act.kind == "torque" else 1)
@@ -273,6 +299,8 @@ def compile_tables(system) -> Tables:
     s_mark = [[add_load_marker(f.marker_i), add_load_marker(f.marker_j)] for f in springs]
     s_par = [[f.stiffness, f.damping, f.free_length] for f in springs]
     s_act = [inputs.get(id(f), -1) for f in springs]
+    t_mark = [[add_load_marker(f.marker_i), add_load_marker(f.marker_j)] for f in torsions]
+    t_par = [[f.stiffness, f.damping, f.angle0] for f in torsions]
     l_mark = [add_load_marker(f.marker) for f in loads]
     l_kind = [0 if f.kind == "torque" else 1 for f in loads]
     l_frame = [1 if f.frame == "marker" else 0 for f in loads]
@@ -310,10 +338,11 @@ def compile_tables(system) -> Tables:
     c_coord = np.array([c for _, _, c in plan.coordinate_drives], np.int64)
     a_mark = np.array(a_mark, np.int64).reshape(-1, 2)
     s_mark = np.array(s_mark, np.int64).reshape(-1, 2)
+    t_mark = np.array(t_mark, np.int64).reshape(-1, 2)
     spans = [(int(start), 7 + int(nm)) for start, nm in zip(t["b_start"], t["b_nm"],
                                                              strict=True)]
     top, jac = iteration_pattern(spans, k_body_arr, e_row, e_mark, t["b_norm"], c_row,
-                                 c_coord, np.concatenate([a_mark, s_mark]))
+                                 c_coord, np.concatenate([a_mark, s_mark, t_mark]))
     stiff = {k: t.pop(k) for k in ("f_stiff", "f_ska", "f_skd", "f_sxc")}
     return Tables(
         **t,
@@ -338,7 +367,7 @@ def compile_tables(system) -> Tables:
         d_total=np.array([float(f.integrals[0]) for f in fields], float),
         d_first=np.array([np.asarray(f.integrals[1], float) for f in fields],
                          float).reshape(-1, 3),
-        d_shapes=d_shapes)
+        d_shapes=d_shapes, t_mark=t_mark, t_par=np.array(t_par, float).reshape(-1, 3))
 
 
 def _stiffening_tables(t, f, n, stiffening) -> None:
@@ -359,7 +388,7 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
 
     ``spans[b]`` = (first coordinate, 7 + modes) of body b. The block holds each body's
     own coordinates against themselves (M, C_t, K_t of the body) and, for every joint,
-    drive, actuator and spring–damper (``a_mark``), the coordinates of its two bodies
+    drive, actuator and spring–damper, translational or rotational (``a_mark``), the coordinates of its two bodies
     against each other (the constraint Hessians and the force tangents). A row of Φ_q
     holds its two bodies' coordinates (joints and drives), the Euler parameters of one
     body (normalization) or one coordinate (coordinate drives)."""

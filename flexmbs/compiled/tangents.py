@@ -15,7 +15,10 @@ The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
   Jacobians (:meth:`flexmbs.model.forces.SpringDamperActuator.tangents`);
 * constant point loads — the force or torque Jacobian's own q-dependence and, in marker
   axes, that of the axes; constant distributed loads through A(p), Ḡ(p), AᵀF and the
-  deformed arm (:meth:`flexmbs.model.forces.DistributedLoad.tangents`).
+  deformed arm (:meth:`flexmbs.model.forces.DistributedLoad.tangents`);
+* rotational spring–dampers — K and C of τ z_i through θ (the marker axes' Jacobians),
+  θ̇ (the angular Jacobians and their rate ∂(Ω q̇)/∂q), z_i(q) and the torque Jacobians
+  (:meth:`flexmbs.model.forces.RotationalSpringDamper.tangents`).
 
 Called only when the iteration matrix is rebuilt, so small temporaries are allocated
 here (never in the per-iteration residual).
@@ -61,6 +64,8 @@ from .packing import (
     T_K_BODY,
     T_K_PHI,
     T_K_PSI,
+    T_T_MARK,
+    T_T_PAR,
     T_K_SHAPES,
     T_L_FRAME,
     T_L_KIND,
@@ -91,10 +96,19 @@ from .packing import (
     _i1,
     _i2,
 )
-from .residual import NO_MRF, ONE_WAY, RIGID, TWO_WAY, full_mass, mode_mass, spring_state
+from .residual import (
+    NO_MRF,
+    ONE_WAY,
+    RIGID,
+    TWO_WAY,
+    full_mass,
+    mode_mass,
+    spring_state,
+    torsion_state,
+)
 from .rotations import d_rot as _d_rot
 from .rotations import d_rot_t as _d_rot_t
-from .rotations import d_rotated_basis_into, rotation_into
+from .rotations import d_rotated_basis_into, g_global_into, rotation_into
 from .rotations import g_bar_mat as _g_bar
 from .rotations import g_bar_t_jac as _g_bar_t_jac
 from .stiffening import body_stiffening
@@ -736,6 +750,88 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
 
 
 @njit(cache=True)
+def _angular_rate_jacobian(F, IN, H, WF, WI, WH, k, q, qd):
+    """∂(Ω q̇)/∂q (3, n_b) of marker k, ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ) (as G(p) ṗ = −G(ṗ) p)
+    plus ∂(A Ψ ξ̇)/∂p in the p columns, zero elsewhere (bodies.angular_rate_jac_kernel)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    b = T_k_body[k]
+    nm, st = T_b_nm[b], T_b_start[b]
+    out = np.zeros((3, 7 + nm))
+    g = np.zeros((3, 4))
+    g_global_into(qd[st + 3:st + 7], g)
+    psi_xid = np.zeros(3)
+    for j in range(nm):
+        psi_xid += T_k_psi[k, :, j] * qd[st + 7 + j]
+    out[:, 3:7] = -g + _d_rot(q[st + 3:st + 7], psi_xid)
+    return out
+
+
+@njit(cache=True)
+def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of the rotational spring–dampers, K = −∂Q/∂q,
+    C = −∂Q/∂q̇ of Q = [−Ω_iᵀ; Ω_jᵀ](τ z_i), τ = −k (θ − θ0) − c θ̇, with
+    ∂θ = (cos θ ∂(x_j·y_i) − sin θ ∂(x_j·x_i)) / ρ² through the marker axes' Jacobians,
+    ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j]
+    (forces._rotation_partials). The angle memory is read, not moved."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_t_mark = _i2(IN, H, T_T_MARK)
+    T_t_par = _f2(F, H, T_T_PAR)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    for s in range(T_t_mark.shape[0]):
+        angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, False)
+        w_rel = _f1(WF, WH, W_V3E).copy()
+        ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
+        bi, bj = T_k_body[ki], T_k_body[kj]
+        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+        n = ni + nj
+        x_i, y_i, z_i = W_mk_v[ki, 1].copy(), W_mk_v[ki, 2].copy(), W_mk_v[ki, 3].copy()
+        x_j = W_mk_v[kj, 1].copy()
+        sn, cs = x_j @ y_i, x_j @ x_i
+        d_sn, d_cs = np.zeros(n), np.zeros(n)
+        dz = np.zeros((3, n))  # ∂z_i/∂q (marker i's columns)
+        om_dqd = np.zeros((3, n))  # [−Ω_i, Ω_j]
+        om_rate = np.zeros((3, n))  # [−∂(Ω_i q̇_i)/∂q_i, ∂(Ω_j q̇_j)/∂q_j]
+        if ni:
+            d_sn[:ni] = x_j @ W_mk_j[ki, 2, :, :ni]
+            d_cs[:ni] = x_j @ W_mk_j[ki, 1, :, :ni]
+            dz[:, :ni] = W_mk_j[ki, 3, :, :ni]
+            om_dqd[:, :ni] = -_load_jacobian(F, IN, H, WF, WI, WH, ki, 0, q)
+            om_rate[:, :ni] = -_angular_rate_jacobian(F, IN, H, WF, WI, WH, ki, q, qd)
+        if nj:
+            d_sn[ni:] = y_i @ W_mk_j[kj, 1, :, :nj]
+            d_cs[ni:] = x_i @ W_mk_j[kj, 1, :, :nj]
+            om_dqd[:, ni:] = _load_jacobian(F, IN, H, WF, WI, WH, kj, 0, q)
+            om_rate[:, ni:] = _angular_rate_jacobian(F, IN, H, WF, WI, WH, kj, q, qd)
+        angle_dq = (cs * d_sn - sn * d_cs) / (sn * sn + cs * cs)
+        rate_dq = w_rel @ dz + z_i @ om_rate
+        rate_dqd = z_i @ om_dqd
+        k_t, c_t, angle0 = T_t_par[s, 0], T_t_par[s, 1], T_t_par[s, 2]
+        torque = -k_t * (angle - angle0) - c_t * rate
+        g_dq = np.outer(z_i, -k_t * angle_dq - c_t * rate_dq) + torque * dz  # ∂(τ z_i)/∂q
+        g_dqd = np.outer(z_i, -c_t * rate_dqd)
+        vec = torque * z_i
+        # Q = [−Ω_iᵀ g; Ω_jᵀ g]; K = −∂Q/∂q, C = −∂Q/∂q̇ (om_dqd holds −Ω_i, Ω_j)
+        k_blk = np.zeros((n, n))
+        c_blk = np.zeros((n, n))
+        if ni:
+            k_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dq
+            k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, 0, q, vec)
+            c_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dqd
+        if nj:
+            k_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dq
+            k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, 0, q, vec)
+            c_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dqd
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
+        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
+
+
+@njit(cache=True)
 def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
     """top += k_scale K of the distributed loads, K = −∂Q/∂q (no q̇ dependence)."""
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -800,6 +896,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
     force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
     distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+    torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]

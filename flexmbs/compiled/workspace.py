@@ -59,6 +59,7 @@ class Workspace(NamedTuple):
     counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, resumed
     floats: np.ndarray  # (2,): last scaled correction, current one
     solve: np.ndarray  # (n_q + n_c,) scratch of the sparse triangular solves
+    angles: np.ndarray  # (nt,) last angle of each rotational spring–damper [rad], NaN: none
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -77,4 +78,4 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
         np.zeros(n_c), np.zeros(n_q + n_c), np.zeros((n_q + n_c, n_q + n_c)),
         np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
-        np.zeros(n_q + n_c))
+        np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan))

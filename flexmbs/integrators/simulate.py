@@ -541,9 +541,10 @@ class AlphaIntegrator:
     # ----------------------------------------------------------- restart points
     def checkpoint(self) -> dict:
         """The state after the last accepted step that a continuation needs to take the
-        same steps (:mod:`flexmbs.integrators.checkpoint`): q, q̇, q̈, λ, a, t, h, and
-        the iteration matrix in use with its step, unless a step cut short rebuilt it
-        (the continuation then builds a fresh one)."""
+        same steps (:mod:`flexmbs.integrators.checkpoint`): q, q̇, q̈, λ, a, t, h, the
+        iteration matrix in use with its step, unless a step cut short rebuilt it (the
+        continuation then builds a fresh one), and the angle memory of the rotational
+        springs (``System.unwrap``)."""
         matrix = None
         if self.matrix.lu is not None and self.refreshes == self._refreshes_accepted:
             matrix = (self.compiled.work.matrix.copy() if self.compiled is not None
@@ -552,7 +553,8 @@ class AlphaIntegrator:
                 "a": self.a, "h": self.h, "matrix": matrix,
                 "matrix_h": self._matrix_h if matrix is not None else None,
                 "refreshes": self.refreshes, "rejected": self.rejected,
-                "formulation": self.formulation.value}
+                "formulation": self.formulation.value,
+                "angles": dict(self.system._angles)}
 
     def restore(self, cp: dict, step_sizes=(), iterations=()) -> None:
         """Continue from the restart point ``cp`` (of :meth:`checkpoint`); the step
@@ -564,6 +566,8 @@ class AlphaIntegrator:
         self.h = float(cp["h"])
         self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
         self.rejected = int(cp["rejected"])
+        # the rotational springs continue their angles (a spring wound past ±π)
+        self.system._angles.update(cp.get("angles") or {})
         self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
         self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
         matrix = cp.get("matrix")
@@ -708,6 +712,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         t_start = float(restart.t[0]) if cp else float(options.get("t0", 0.0))
         if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
+    # A run starts from its own initial state: the angle memory of rotational springs and
+    # sensors (System.unwrap) left by an earlier run on this System does not carry over
+    # (the first angle lies in (−π, π]); a restart continues the stored one (restore).
+    system._angles.clear()
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
     if cp:
@@ -858,7 +866,10 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics) -> dict:
 
 def _output_quantities(system, integ, rec, derived):
     """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
-    [J] at the recorded outputs, after the run (one kernel call on the compiled path)."""
+    [J] at the recorded outputs, after the run (one kernel call on the compiled path).
+    Rotational springs' angles start in (−π, π] at the first output, as the run did,
+    and continue output to output, so a spring wound several turns has its potential at
+    every output; the System's memory is left as the run left it."""
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     lam_hist = np.array(rec["lam"])
@@ -867,13 +878,17 @@ def _output_quantities(system, integ, rec, derived):
         energies, viol = outs[:, :2], outs[:, 3:]
         derived["power"] = list(outs[:, 2])
     else:
-        energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
-                            ).reshape(-1, 2)
-        viol = np.array([system.violations(a, b, tt) for a, b, tt in zip(q, qd, t,
-                                                                           strict=True)])
-        if not integ.contacts:
-            derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
-                                for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
+        after_run, system._angles = system._angles, {}
+        try:
+            energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
+                                ).reshape(-1, 2)
+            viol = np.array([system.violations(a, b, tt)
+                             for a, b, tt in zip(q, qd, t, strict=True)])
+            if not integ.contacts:
+                derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
+                                    for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
+        finally:
+            system._angles = after_run
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
     power = np.array(derived["power"])

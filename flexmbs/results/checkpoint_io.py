@@ -1,9 +1,12 @@
 """The restart point's storage in a results file: group ``/checkpoint`` with datasets
 q, qd, qdd, lam, a[, matrix] and attrs t, h, matrix_h, steps, next_output, refreshes,
-rejected, formulation, stepping_time (what it holds and why:
+rejected, formulation, stepping_time, angles (the rotational springs' angle memory,
+JSON {name: angle [rad]}) (what it holds and why:
 :mod:`flexmbs.integrators.checkpoint`, docs/integrators.md, "Restart")."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -30,6 +33,8 @@ def write_checkpoint(f, checkpoint: dict) -> None:
         value = checkpoint.get(key)
         g.attrs[key] = np.nan if value is None else value
     g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
+    g.attrs["angles"] = json.dumps({str(k): float(v) for k, v in
+                                    (checkpoint.get("angles") or {}).items()})
 
 
 def read_checkpoint(f) -> dict:
@@ -45,4 +50,5 @@ def read_checkpoint(f) -> dict:
     for key in ("steps", "next_output", "refreshes", "rejected"):
         out[key] = int(out[key])
     out["formulation"] = str(g.attrs.get("formulation", ""))
+    out["angles"] = json.loads(str(g.attrs.get("angles", "{}")))
     return out
