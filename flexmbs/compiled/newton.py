@@ -109,7 +109,8 @@ def _solve(lu, piv, sp_i, sp_x, x, tmp):
     return finite
 
 
-@njit(cache=True)
+# inlined into the entry point: not a library of its own to optimize and link again
+@njit(cache=True, inline="always")
 def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
                 piv, sp_i, sp_x, start):
     """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[5].

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from .packing import (
+    NO,
     T_B_FLEX,
     T_B_KIND,
     T_B_MODE,
@@ -48,6 +49,7 @@ from .packing import (
     W_MK_V,
     W_QCUR,
     W_ROT,
+    YES,
     _f1,
     _f2,
     _f3,
@@ -190,11 +192,11 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         loads[:] = 0.0
         actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
         # dampers, spring actuators and point loads (the springs' part has a potential)
-        force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, False)
+        force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
         distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
-        torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, False, False)  # dampers
+        torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
         for s in range(t_mark.shape[0]):  # angles continued output to output
-            angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, True)
+            angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, YES)
             pot += 0.5 * t_par[s, 0] * (angle - t_par[s, 2]) ** 2
         for s in range(s_mark.shape[0]):
             length = 0.0

@@ -244,6 +244,15 @@ def _i3(IN, H, k):
     return _view(IN, H[k, 1], (H[k, 3], H[k, 4], H[k, 5]))
 
 
+#: Kernel arguments that select a branch are passed as NumPy scalars: numba types a
+#: literal 0, 1, True or False as Literal[...] and compiles one copy of the callee per
+#: value (minutes of compilation over the kernels); a NumPy scalar is typed int64 or
+#: bool, one copy for all values.
+TORQUE, FORCE = np.int64(0), np.int64(1)  # load kinds (torque or angular Jacobian, force)
+YES, NO = np.bool_(True), np.bool_(False)
+ROWS_I, ROWS_J = np.int64(0), np.int64(4)  # an equation's weight rows of marker i, j
+
+
 def _check_constants() -> None:
     """The header-row constants above follow the tuples' field order."""
     for prefix, fields in (("T_", TABLE_FIELDS), ("W_", WORK_FIELDS)):

@@ -33,6 +33,10 @@ import numpy as np
 from numba import njit
 
 from .packing import (
+    FORCE,
+    NO,
+    ROWS_I,
+    ROWS_J,
     T_A_KIND,
     T_A_MARK,
     T_B_FLEX,
@@ -76,8 +80,6 @@ from .packing import (
     T_K_BODY,
     T_K_PHI,
     T_K_PSI,
-    T_T_MARK,
-    T_T_PAR,
     T_K_SHAPES,
     T_L_FRAME,
     T_L_KIND,
@@ -90,11 +92,14 @@ from .packing import (
     T_S_ACT,
     T_S_MARK,
     T_S_PAR,
+    T_T_MARK,
+    T_T_PAR,
+    TORQUE,
+    W_ANGLES,
     W_BASIS,
     W_COEF,
     W_FULL,
     W_GBAR,
-    W_ANGLES,
     W_GGLOB,
     W_H6,
     W_MASS,
@@ -124,6 +129,7 @@ from .packing import (
     W_WR6,
     W_Y6,
     W_Z6,
+    YES,
     _f1,
     _f2,
     _f3,
@@ -143,7 +149,7 @@ from .rotations import (
 from .stiffening import body_stiffening
 
 EQ_ROTATION, EQ_TRANSLATION = 1, 2
-TWO_WAY, ONE_WAY, RIGID, NO_MRF = 0, 1, 2, 3
+TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 
 
 # --------------------------------------------------------------------------- markers
@@ -280,7 +286,7 @@ def constraint_values(F, IN, H, WF, WI, WH, q, prof, phi):
             W_s4,
             q,
             k,
-            False,
+            NO,
         )
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
 
@@ -400,7 +406,7 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
             W_s4,
             q,
             k,
-            True,
+            YES,
         )
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
     for b in range(T_b_kind.size):
@@ -415,10 +421,10 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
         _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         lam_e = lam[T_e_row[e]]
         _add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, 0, lam_e, r
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, lam_e, r
         )
         _add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, 4, lam_e, r
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, lam_e, r
         )
 
 
@@ -458,10 +464,10 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
         _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         row = out[T_e_row[e]]
         _add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, 0, 1.0, row
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, 1.0, row
         )
         _add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, 4, 1.0, row
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, 1.0, row
         )
 
 
@@ -741,7 +747,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         w[6 + j] = xid[j]
     # Q̄ of the mode
     if mode in (TWO_WAY, NO_MRF):
-        general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, True, qb)
+        general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qb)
     else:
         rigid = W_rigid
         for i in range(n6):
@@ -754,13 +760,13 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         for i in range(n6):
             wr[i] = w[i] if i < 6 else 0.0
         qr = W_qr6
-        general_qbar(F, IN, H, WF, WI, WH, f, nm, rigid, wr, xi, xid, False, qr)
+        general_qbar(F, IN, H, WF, WI, WH, f, nm, rigid, wr, xi, xid, NO, qr)
         for i in range(6):
             qb[i] = qr[i]
         for i in range(6, n6):
             qb[i] = 0.0
         if mode == ONE_WAY:
-            general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, True, qr)
+            general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qr)
             for i in range(6, n6):
                 qb[i] = qr[i]
     for i in range(n6):
@@ -796,7 +802,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         none = np.zeros((0, 0))
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
                         mode, nm, a, gb, q[st + 3:st + 7], q[st:st + n], qd[st:st + n],
-                        qdd[st:st + n], T_gravity, r[st:st + n], False, none, none, none)
+                        qdd[st:st + n], T_gravity, r[st:st + n], NO, none, none, none)
 
 
 # --------------------------------------------------------------------------- forces
@@ -973,7 +979,7 @@ def force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
         for c in range(3):
             vec[c] = force * unit[c]
         for k, scale in ((T_s_mark[s, 0], 1.0), (T_s_mark[s, 1], -1.0)):
-            _apply_load(F, IN, H, WF, WI, WH, k, vec, 1, scale, q, r)
+            _apply_load(F, IN, H, WF, WI, WH, k, vec, FORCE, scale, q, r)
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         for c in range(3):
@@ -1055,8 +1061,8 @@ def torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, store, with_spring):
         ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
         for c in range(3):
             vec[c] = torque * W_mk_v[ki, 3, c]
-        _apply_load(F, IN, H, WF, WI, WH, kj, vec, 0, 1.0, q, r)
-        _apply_load(F, IN, H, WF, WI, WH, ki, vec, 0, -1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, kj, vec, TORQUE, 1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, ki, vec, TORQUE, -1.0, q, r)
 
 
 @njit(cache=True)
@@ -1107,7 +1113,8 @@ def distributed_loads(F, IN, H, WF, WI, WH, q, r):
 
 
 # --------------------------------------------------------------------------- all
-@njit(cache=True)
+# inlined into the entry point: not a library of its own to optimize and link again
+@njit(cache=True, inline="always")
 def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), actuator
     values ``u`` (na,). Leaves the markers and frames in the workspace for
@@ -1165,9 +1172,9 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
         else:
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
-    force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, True)
+    force_element_loads(F, IN, H, WF, WI, WH, q, qd, u, r, YES)
     distributed_loads(F, IN, H, WF, WI, WH, q, r)
-    torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, True, True)
+    torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
 
 
 @njit(cache=True)

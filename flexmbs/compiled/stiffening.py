@@ -15,7 +15,7 @@ from numba import njit
 from .rotations import d_rot, d_rot_t, g_bar_mat, g_bar_t_jac
 
 #: coupling codes (tables.COUPLING_CODES)
-_TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = 0, 1, 2, 3
+_TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))
 
 
 @njit(cache=True)

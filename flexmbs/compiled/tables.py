@@ -388,8 +388,9 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
 
     ``spans[b]`` = (first coordinate, 7 + modes) of body b. The block holds each body's
     own coordinates against themselves (M, C_t, K_t of the body) and, for every joint,
-    drive, actuator and spring–damper, translational or rotational (``a_mark``), the coordinates of its two bodies
-    against each other (the constraint Hessians and the force tangents). A row of Φ_q
+    drive, actuator and spring–damper, translational or rotational (``a_mark``), the
+    coordinates of its two bodies against each other (the constraint Hessians and the
+    force tangents). A row of Φ_q
     holds its two bodies' coordinates (joints and drives), the Euler parameters of one
     body (normalization) or one coordinate (coordinate drives)."""
     def coords(b):

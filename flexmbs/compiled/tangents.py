@@ -30,6 +30,10 @@ import numpy as np
 from numba import njit
 
 from .packing import (
+    FORCE,
+    NO,
+    ROWS_I,
+    ROWS_J,
     T_A_KIND,
     T_A_MARK,
     T_B_FLEX,
@@ -64,8 +68,6 @@ from .packing import (
     T_K_BODY,
     T_K_PHI,
     T_K_PSI,
-    T_T_MARK,
-    T_T_PAR,
     T_K_SHAPES,
     T_L_FRAME,
     T_L_KIND,
@@ -79,6 +81,9 @@ from .packing import (
     T_R_S,
     T_S_MARK,
     T_S_PAR,
+    T_T_MARK,
+    T_T_PAR,
+    TORQUE,
     W_COEF,
     W_GBAR,
     W_GGLOB,
@@ -88,6 +93,7 @@ from .packing import (
     W_ROT,
     W_V3E,
     W_V3F,
+    YES,
     _f1,
     _f2,
     _f3,
@@ -400,7 +406,7 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     if _i1(IN, H, T_F_STIFF)[f]:
         r_tmp = np.zeros(n)
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, True, m, k, c)
+                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, YES, m, k, c)
     return m, k, c
 
 
@@ -515,8 +521,8 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
                         if x != 0.0:
                             for s_ in range(nn):
                                 hess[r, s_] += x * jac[b_, c, s_]
-        _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, 0, hess, 0)
-        _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, 4, hess, ni)
+        _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, ROWS_I, hess, np.int64(0))
+        _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, ROWS_J, hess, ni)
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, hess, top, scale)
         e = last + 1
 
@@ -687,7 +693,7 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
     for s in range(T_s_mark.shape[0]):
-        force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, True)
+        force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, YES)
         if length == 0.0:
             continue  # no line of action (the NumPy path differences it)
         unit = _f1(WF, WH, W_V3F).copy()
@@ -718,14 +724,14 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
         k_blk = np.zeros((n, n))
         c_blk = np.zeros((n, n))
         if ni:
-            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, 1, q)
+            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, FORCE, q)
             k_blk[:ni, :] -= jac_i.T @ g_dq
-            k_blk[:ni, :ni] -= _load_tangent(F, IN, H, WF, WI, WH, ki, 1, q, vec)
+            k_blk[:ni, :ni] -= _load_tangent(F, IN, H, WF, WI, WH, ki, FORCE, q, vec)
             c_blk[:ni, :] -= jac_i.T @ g_dqd
         if nj:
-            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, 1, q)
+            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, FORCE, q)
             k_blk[ni:, :] += jac_j.T @ g_dq
-            k_blk[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, 1, q, vec)
+            k_blk[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, FORCE, q, vec)
             c_blk[ni:, :] += jac_j.T @ g_dqd
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
@@ -783,7 +789,7 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
     for s in range(T_t_mark.shape[0]):
-        angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, False)
+        angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, NO)
         w_rel = _f1(WF, WH, W_V3E).copy()
         ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
         bi, bj = T_k_body[ki], T_k_body[kj]
@@ -801,12 +807,12 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
             d_sn[:ni] = x_j @ W_mk_j[ki, 2, :, :ni]
             d_cs[:ni] = x_j @ W_mk_j[ki, 1, :, :ni]
             dz[:, :ni] = W_mk_j[ki, 3, :, :ni]
-            om_dqd[:, :ni] = -_load_jacobian(F, IN, H, WF, WI, WH, ki, 0, q)
+            om_dqd[:, :ni] = -_load_jacobian(F, IN, H, WF, WI, WH, ki, TORQUE, q)
             om_rate[:, :ni] = -_angular_rate_jacobian(F, IN, H, WF, WI, WH, ki, q, qd)
         if nj:
             d_sn[ni:] = y_i @ W_mk_j[kj, 1, :, :nj]
             d_cs[ni:] = x_i @ W_mk_j[kj, 1, :, :nj]
-            om_dqd[:, ni:] = _load_jacobian(F, IN, H, WF, WI, WH, kj, 0, q)
+            om_dqd[:, ni:] = _load_jacobian(F, IN, H, WF, WI, WH, kj, TORQUE, q)
             om_rate[:, ni:] = _angular_rate_jacobian(F, IN, H, WF, WI, WH, kj, q, qd)
         angle_dq = (cs * d_sn - sn * d_cs) / (sn * sn + cs * cs)
         rate_dq = w_rel @ dz + z_i @ om_rate
@@ -821,11 +827,11 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
         c_blk = np.zeros((n, n))
         if ni:
             k_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dq
-            k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, 0, q, vec)
+            k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, TORQUE, q, vec)
             c_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dqd
         if nj:
             k_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dq
-            k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, 0, q, vec)
+            k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, TORQUE, q, vec)
             c_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dqd
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
         _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
@@ -873,7 +879,8 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
 
 
 # --------------------------------------------------------------------------- matrix
-@njit(cache=True)
+# inlined into the entry point: not a library of its own to optimize and link again
+@njit(cache=True, inline="always")
 def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     """out ← [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state of the last residual
     (its markers, frames and W_jac)."""
