@@ -12,6 +12,7 @@ background.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -357,6 +358,23 @@ def test_numba_disable_jit_selects_the_numpy_path(monkeypatch):
     result = simulate(system, 0.01, 1e-3)
     assert result.statistics["engine"] == "python"
     assert result.statistics["engine_note"] == "NUMBA_DISABLE_JIT is set"
+
+
+def test_kernels_run_as_plain_python_under_disable_jit():
+    """docs/compiled.md: under NUMBA_DISABLE_JIT=1 the kernels run as Python (their views
+    fall back to slices), for checking a new kernel in seconds; in a fresh process (the
+    flag is read when numba is imported), random models evaluate as on the NumPy path."""
+    import subprocess
+    import sys
+
+    code = (f"import numpy as np, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            "from test_compiled import random_model, assert_same_evaluations; "
+            "[assert_same_evaluations(random_model(s), np.random.default_rng(s)) "
+            "for s in (3, 17)]; print('same')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "same"
 
 
 def test_engine_option_is_validated():

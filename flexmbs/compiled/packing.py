@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.core import cgutils, types
+from numba.core import cgutils, config, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
@@ -177,6 +177,11 @@ def pack(parts):
     return F, IN, H, type(parts)(*views)
 
 
+def _view_python(buf, offset, shape):
+    """:func:`_view` when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    return buf[offset:offset + int(np.prod(shape))].reshape(shape)
+
+
 @intrinsic
 def _view(typingctx, buf, offset, shape):
     """A C-contiguous view of ``buf[offset:]`` with ``shape`` (a tuple of ints) that
@@ -202,6 +207,10 @@ def _view(typingctx, buf, offset, shape):
         return out._getvalue()
 
     return ret(buf, offset, shape), codegen
+
+
+if config.DISABLE_JIT:
+    _view = _view_python  # an intrinsic cannot run as Python
 
 
 @njit(cache=True, inline="always")
