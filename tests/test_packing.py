@@ -1,0 +1,76 @@
+"""The packed buffers and the kernels' views of them (flexmbs.compiled.packing,
+docs/compiled.md "Where the arrays come from"): a view taken inside compiled code is
+the field ``pack`` stored, element for element, for every rank and for empty fields."""
+
+from typing import NamedTuple
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from flexmbs.compiled.packing import _f1, _f2, _f3, _f4, _f5, _i1, _i2, _i3, pack
+
+
+class Fields(NamedTuple):
+    a1: np.ndarray
+    a2: np.ndarray
+    a3: np.ndarray
+    a4: np.ndarray
+    a5: np.ndarray
+    n1: np.ndarray
+    n2: np.ndarray
+    n3: np.ndarray
+    count: int
+
+
+@njit
+def _sums(F, IN, H):
+    """Σ value × (1 + flat index) of every field's view, and its shape and last entry,
+    read inside compiled code."""
+    out = np.zeros(8)
+    for k, view in enumerate((_f1(F, H, 0).ravel(), _f2(F, H, 1).ravel(), _f3(F, H, 2).ravel(),
+                              _f4(F, H, 3).ravel(), _f5(F, H, 4).ravel())):
+        for i in range(view.size):
+            out[k] += view[i] * (1 + i)
+    for k, view in enumerate((_i1(IN, H, 5).ravel(), _i2(IN, H, 6).ravel(),
+                              _i3(IN, H, 7).ravel())):
+        for i in range(view.size):
+            out[5 + k] += view[i] * (1 + i)
+    return out
+
+
+@njit
+def _writes(WF, H):
+    """Write through a 3-D view and a row of it (the kernels' workspace pattern)."""
+    v = _f3(WF, H, 2)
+    if v.shape[0] > 0 and v.shape[1] > 0 and v.shape[2] > 0:
+        row = v[v.shape[0] - 1]
+        row[v.shape[1] - 1, v.shape[2] - 1] = -7.5
+    return v.shape
+
+
+def _weighted(a):
+    flat = np.asarray(a, float).ravel()
+    return float(np.sum(flat * (1 + np.arange(flat.size))))
+
+
+dims = st.integers(0, 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes=st.lists(st.lists(dims, min_size=5, max_size=5), min_size=8, max_size=8),
+       seed=st.integers(0, 10_000))
+def test_views_in_compiled_code_are_the_packed_fields(shapes, seed):
+    rng = np.random.default_rng(seed)
+    floats = [rng.normal(size=tuple(shapes[r - 1][:r])) for r in (1, 2, 3, 4, 5)]
+    ints = [rng.integers(-9, 9, size=tuple(shapes[4 + r][:r])) for r in (1, 2, 3)]
+    fields = Fields(*floats, *ints, 4)
+    F, IN, H, views = pack(fields)
+    got = _sums(F, IN, H)
+    expected = [_weighted(v) for v in (*floats, *ints)]
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    shape = _writes(F, H)
+    assert tuple(shape) == floats[2].shape
+    if all(floats[2].shape):  # the write landed in the buffer, where pack's view sees it
+        assert views.a3[-1, -1, -1] == -7.5
