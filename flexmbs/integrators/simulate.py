@@ -210,6 +210,11 @@ class AlphaIntegrator:
         self.h_max = self.h if h_max is None else float(h_max)
         self.rejected = 0
         self.t = float(t0)
+        # A run starts from its own initial state: the angle memory of rotational springs
+        # and sensors (System.unwrap) left by an earlier run on this System does not carry
+        # over (the first angle lies in (−π, π]); a restart continues the stored one
+        # (restore), a co-simulation state sets its own (cosim.Simulation.set_state).
+        system._angles.clear()
         self.q = system.assemble(q0, t=self.t)
         self.qd = system.project_velocity(self.q, qd0, self.t)
         self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
@@ -712,10 +717,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         t_start = float(restart.t[0]) if cp else float(options.get("t0", 0.0))
         if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
-    # A run starts from its own initial state: the angle memory of rotational springs and
-    # sensors (System.unwrap) left by an earlier run on this System does not carry over
-    # (the first angle lies in (−π, π]); a restart continues the stored one (restore).
-    system._angles.clear()
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
     if cp:
