@@ -53,10 +53,17 @@ def sensor_histories(system, t, q, qd, qdd, lam, contacts=None) -> dict[str, Sen
             for sensor in getattr(system.model, "sensors", ())}
 
 
-def sensor_history(system, sensor, t, q, qd, qdd, lam, contacts=None) -> SensorHistory:
-    """One sensor's :class:`SensorHistory` (arguments as :func:`sensor_histories`)."""
-    values, units, comps = _EVALUATORS[sensor.kind](system, sensor, t, q, qd, qdd, lam,
-                                                    contacts or {})
+def sensor_history(system, sensor, t, q, qd, qdd, lam, contacts=None,
+                   angle_refs=None) -> SensorHistory:
+    """One sensor's :class:`SensorHistory` (arguments as :func:`sensor_histories`);
+    ``angle_refs`` ({force name: (n_t,) angle [rad]}, the run's angles at the outputs,
+    :func:`flexmbs.integrators.output_angles.output_angles`) give a force sensor on a
+    rotational spring or torque actuator the turns of its angle at every output."""
+    if sensor.kind == "force":
+        values, units, comps = _force(system, sensor, t, q, qd, angle_refs or {})
+    else:
+        values, units, comps = _EVALUATORS[sensor.kind](system, sensor, t, q, qd, qdd, lam,
+                                                        contacts or {})
     values = np.asarray(values, dtype=float).reshape(len(t), -1)
     return SensorHistory(sensor, values, units, tuple(comps))
 
@@ -170,10 +177,13 @@ def _reaction(system, sensor, t, q, qd, qdd, lam, contacts):
     return np.array(out), units, comps
 
 
-def _force(system, sensor, t, q, qd, qdd, lam, contacts):
+def _force(system, sensor, t, q, qd, refs):
     force = next(f for f in system.model.forces if f.name == sensor.target)
     values, units = [], "-"
+    turns = refs.get(force.name)
     for k in range(len(t)):
+        if turns is not None:  # the sensor's own angle memory, set to the run's angle
+            system._angles[f"@sensor:{force.name}"] = float(turns[k])
         value, units = force.measured_value(system, q[k], qd[k], float(t[k]))
         values.append(value)
     return np.array(values), units, ("value",)
@@ -206,4 +216,4 @@ def _contact(system, sensor, t, q, qd, qdd, lam, contacts):
 
 
 _EVALUATORS = {"marker": _marker, "node": _node, "joint": _joint, "reaction": _reaction,
-               "force": _force, "energy": _energy, "modal": _modal, "contact": _contact}
+               "energy": _energy, "modal": _modal, "contact": _contact}  # force: _force

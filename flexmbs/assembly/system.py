@@ -196,7 +196,7 @@ class System:
         remembered value alone (tangent evaluations must not move it).
         """
         last = self._angles.get(key)
-        if last is not None:
+        if last is not None and np.isfinite(last):  # a non-finite memory is none
             angle += 2 * np.pi * np.round((last - angle) / (2 * np.pi))
         if store:
             self._angles[key] = angle

@@ -153,7 +153,7 @@ class CompiledSystem:
     # ----------------------------------------------------------- kernels
     def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
               max_iter=1, prof=None, u=None, lu=None, piv=None, start=False, qs=None,
-              qds=None, lams=None, profs=None, us=None, out=None):
+              qds=None, lams=None, profs=None, us=None, refs=None, out=None):
         """:func:`~flexmbs.compiled.newton.kernel` with placeholders for what ``task``
         does not use (every argument keeps one type, so the kernel compiles once)."""
         from .newton import kernel
@@ -168,7 +168,8 @@ class CompiledSystem:
                       d.sp_x, start,
                       d.qs if qs is None else qs, d.qs if qds is None else qds,
                       d.lams if lams is None else lams, d.profs if profs is None else profs,
-                      d.us if us is None else us, d.out if out is None else out)
+                      d.us if us is None else us, d.refs if refs is None else refs,
+                      d.out if out is None else out)
 
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
@@ -203,7 +204,8 @@ class CompiledSystem:
             self.load_angles(self.system._angles)
         code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
                             self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
-                            f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us, d.out)
+                            f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us,
+                            d.refs, d.out)
         if sync and self.torsion_names:
             self.store_angles(self.system._angles)
         return code
@@ -220,13 +222,14 @@ class CompiledSystem:
             if not math.isnan(self.work.angles[s]):
                 angles[name] = float(self.work.angles[s])
 
-    def outputs(self, t, q, qd, lam, angles: dict | None = None) -> np.ndarray:
+    def outputs(self, t, q, qd, lam, refs=None) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
         max |Φ| and max |Φ_q q̇ − ν| at every output (``System.energy``,
-        ``nonconservative_power``, ``violations``). The rotational springs' angles
-        continue from ``angles`` ({name: angle [rad]} before the first output; None:
-        none, the first in (−π, π]) output to output; the System's memory is left
-        alone."""
+        ``nonconservative_power``, ``violations``). ``refs`` (n_t, n_springs): the
+        rotational springs' angles at the outputs from the run, in ``torsion_names``
+        order (:func:`flexmbs.integrators.output_angles.output_angles`; None or NaN:
+        continued from the previous output, the first in (−π, π]). The System's memory
+        is left alone."""
         from .newton import TASK_OUTPUTS
 
         n_t = len(t)
@@ -235,11 +238,13 @@ class CompiledSystem:
         for k, tk in enumerate(t):
             prof[k], u[k] = self.time_values(float(tk))
         out = np.zeros((n_t, 5))
-        self.load_angles(angles or {})
+        self.load_angles({})
+        refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
+                else np.ascontiguousarray(refs, dtype=float).reshape(n_t, -1))
         self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
                    qds=np.ascontiguousarray(qd, dtype=float),
                    lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
-                   profs=prof, us=u, out=out)
+                   profs=prof, us=u, refs=refs, out=out)
         return out
 
     def factor(self, matrix: np.ndarray) -> Factors:
@@ -315,6 +320,7 @@ class _Placeholders:
         self.sp_i, self.sp_x = np.zeros(0, dtype=np.int64), np.zeros(0)
         self.qs, self.lams = np.zeros((0, n_q)), np.zeros((0, n_c))
         self.profs, self.us, self.out = np.zeros((0, n_d, 3)), np.zeros((0, n_a)), np.zeros((0, 5))
+        self.refs = np.zeros((0, 0))
 
 
 def _matrix_pattern(tables):

@@ -221,7 +221,7 @@ TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
 
 @njit(cache=True)
 def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
-           piv, sp_i, sp_x, start, qs, qds, lams, profs, us, out):
+           piv, sp_i, sp_x, start, qs, qds, lams, profs, us, refs, out):
     """The one compiled entry point (one entry links and optimizes the kernels once):
 
     * TASK_STEP: :func:`newton_step` (its return code);
@@ -229,13 +229,14 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_MATRIX: the scaled iteration matrix at that state into the workspace, with
       β' = par[0], γ' = par[1];
     * TASK_OUTPUTS: :func:`flexmbs.compiled.outputs.outputs_entry` of the histories
-      qs, qds, lams with profiles profs and actuator values us into ``out``.
+      qs, qds, lams with profiles profs, actuator values us and the rotational springs'
+      angles refs into ``out``.
     """
     if task == TASK_STEP:
         return newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
                            u, lu, piv, sp_i, sp_x, start)
     if task == TASK_OUTPUTS:
-        outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, out)
+        outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, refs, out)
         return CONVERGED
     r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)

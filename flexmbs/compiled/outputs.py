@@ -45,6 +45,7 @@ from .packing import (
     T_S_PAR,
     T_T_MARK,
     T_T_PAR,
+    W_ANGLES,
     W_GBAR,
     W_MK_V,
     W_QCUR,
@@ -149,12 +150,12 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
 
 
 @njit(cache=True)
-def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
+def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     """out[k] = (kinetic, potential, power, max |Φ|, max |Φ_q q̇ − ν|) at output k, from
     q, q̇ (n_t, n_q), λ (n_t, n_c), the profiles (n_t, n_drives, 3) and actuator values
-    (n_t, n_actuators) at the output times. The rotational springs' angles continue
-    from the workspace's angle memory (set by the caller to that of the first output)
-    from output to output."""
+    (n_t, n_actuators) at the output times. ``refs`` (n_t, n_springs): the rotational
+    springs' angles at the outputs from the run (their turns; NaN: continue from the
+    previous output)."""
     n_t, n_q = q.shape
     n_c = lam.shape[1]
     b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
@@ -168,6 +169,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
     qcur = _f1(WF, WH, W_QCUR)
     s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
     t_mark, t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
+    angles = _f1(WF, WH, W_ANGLES)
     scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
     jac = np.zeros((n_c, n_q))
     vel = np.zeros(n_c)
@@ -195,7 +197,9 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, out):
         force_element_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
         distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
         torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
-        for s in range(t_mark.shape[0]):  # angles continued output to output
+        for s in range(t_mark.shape[0]):  # the angle's turns from the run
+            if not np.isnan(refs[k, s]):
+                angles[s] = refs[k, s]
             angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, YES)
             pot += 0.5 * t_par[s, 0] * (angle - t_par[s, 2]) ** 2
         for s in range(s_mark.shape[0]):

@@ -7,9 +7,10 @@ hands the kernels two flat buffers and a header per tuple (:func:`pack`), and ea
 kernel takes views of the fields it uses (``_f3(F, H, T_R_IO)``: a pointer and a
 shape, no copy and no reference to the buffer, so no reference counting; ``reshape``
 would cost some 30 ns a view, ``as_strided`` an atomic reference count per view and
-per sub-view). Passing
-the named tuples themselves between kernels costs a reference count per array per call
-and makes compilation very slow.
+per sub-view). Such a view must never leave the kernel call: no kernel returns one to
+Python or keeps one beyond the call (its buffer could be freed under it). Passing the
+named tuples themselves between kernels costs a reference count per array per call and
+makes compilation very slow.
 
 Header row k of a tuple: (kind, offset, ndim, shape[0..4]); kind 0 float64 in ``F``,
 1 int64 in ``IN``, 2 a Python int stored at ``IN[offset]``.

@@ -31,6 +31,7 @@ from .health import (
     status_of,
 )
 from .interrupts import StepInterrupts
+from .output_angles import output_angles
 from .reference import accelerations
 
 #: What the results hold per contact and output time.
@@ -496,7 +497,23 @@ class AlphaIntegrator:
         h = self.h
         if self.h_contact is not None and any(c.state.mode != OPEN for c in self.contacts):
             h = min(h, self.h_contact)  # a contact is closed: resolve it
+        # the angle memory of the accepted state (System.unwrap): every attempt starts from
+        # it, and a failed or interrupted step leaves it (not a diverging iterate's angles)
+        accepted = dict(self.system._angles)
+        try:
+            return self._attempts(h, accepted)
+        except BaseException:  # Ctrl-C inside a step, a failing profile or callable
+            self.system._angles = accepted
+            raise
+
+    def _attempts(self, h, accepted) -> tuple[bool, str]:
+        """The attempts of :meth:`step` from step size ``h`` (``accepted``: the angle
+        memory of the accepted state)."""
+        attempt = 0
         while True:
+            if attempt:
+                self.system._angles = dict(accepted)
+            attempt += 1
             ok, message, iters, state = self._try_step(h)
             if ok and self.contacts:
                 frac = onset_fraction(self.system, self.contacts, self.q, self.qd, state[1],
@@ -512,6 +529,7 @@ class AlphaIntegrator:
                 factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
                 if err > 1.0:
                     if h * factor < self.h_min:
+                        self.system._angles = accepted
                         self.status = "failed"
                         self.message = (f"the local error {err:.3g} × error_tol cannot be met "
                                         f"at t = {self.t + h:.6g} s even with h_min = "
@@ -538,6 +556,7 @@ class AlphaIntegrator:
             h /= 2
             self.matrix.lu = None
             if h < self.h_min:
+                self.system._angles = accepted
                 self.status = "failed"
                 self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
                 return False, self.message
@@ -729,6 +748,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"{', '.join(report.redundant)}; the integrator needs independent equations: "
             f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
     rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+    memory: list = []  # the angle memory at each output (None: not known)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
     derived = {k: [] for k in ("energy", "power", "contact_power", "dissipated")}
@@ -737,7 +757,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     def derive():
         """Contact quantities of the newest output (they depend on the contacts' states
         at that time, and so does the power of a model with contacts); energies, and the
-        power of a model without contacts, come after the run from the outputs."""
+        power of a model without contacts, come after the run from the outputs. The angle
+        memory (System.unwrap) is kept with every output: the turns of the forces' angles
+        for the energies and sensors after the run (output_angles)."""
+        memory.append(dict(system._angles))
         if not integ.contacts:
             return
         q_k, qd_k = rec["q"][-1], rec["qd"][-1]
@@ -763,6 +786,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if cp:  # the history so far, then on from the restart point
         for key in rec:
             rec[key] = list(np.asarray(getattr(restart, key)))
+        memory.extend([None] * len(rec["t"]))
         next_out = cp["next_output"]
     elif outputs is None:
         record()
@@ -797,7 +821,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         message = f"{message}; before it: {numerical.sentence()}"
     post_start = time.perf_counter()
     with numerical:
-        energies, viol, work = _output_quantities(system, integ, rec, derived)
+        refs = output_angles(system, np.array(rec["t"]), np.array(rec["q"]),
+                             np.array(rec["qd"]), memory)
+        energies, viol, work = _output_quantities(system, integ, rec, derived, refs)
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     lam_hist = np.array(rec["lam"])
@@ -832,7 +858,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     contacts = {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
                          "impacts": int(c.state.impacts)} for c in integ.contacts}
     qdd_hist = np.array(rec["qdd"]).reshape(q.shape)
-    sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics)
+    sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics,
+                              refs)
     return SimulationResult(
         t, q, qd, qdd_hist, lam_hist, energies[:, 0],
         energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
@@ -844,15 +871,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         status, [w.as_dict() for w in warns], checkpoint, sensors=sensors)
 
 
-def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics) -> dict:
+def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> dict:
     """The sensors' histories as result records; a sensor that cannot be evaluated is
-    recorded as NaN and named in ``statistics["sensor_errors"]`` (the run is kept)."""
+    recorded as NaN and named in ``statistics["sensor_errors"]`` (the run is kept).
+    ``refs``: the forces' angles at the outputs (:func:`output_angles`)."""
     from ..assembly.sensors import sensor_history
 
     out = {}
     for sensor in getattr(system.model, "sensors", ()):
         try:
-            hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts)
+            hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts,
+                                  angle_refs=refs)
             values, units, comps = hist.values, hist.units, list(hist.components)
         except Exception as exc:  # keep the run: say which sensor failed and why
             statistics.setdefault("sensor_errors", {})[sensor.name] = (
@@ -865,24 +894,28 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics) -> dict:
     return out
 
 
-def _output_quantities(system, integ, rec, derived):
+def _output_quantities(system, integ, rec, derived, refs):
     """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
     [J] at the recorded outputs, after the run (one kernel call on the compiled path).
-    Rotational springs' angles start in (−π, π] at the first output, as the run did,
-    and continue output to output, so a spring wound several turns has its potential at
-    every output; the System's memory is left as the run left it."""
+    ``refs`` ({force: (n_t,) angle}, :func:`output_angles`) give each rotational
+    spring's turns at every output, so a spring wound several turns has its potential
+    however far apart the outputs; the System's memory is left as the run left it."""
     t = np.array(rec["t"])
     q, qd = np.array(rec["q"]), np.array(rec["qd"])
     lam_hist = np.array(rec["lam"])
     if integ.compiled is not None:  # one kernel call for every output
-        outs = integ.compiled.outputs(t, q, qd, lam_hist)
+        names = integ.compiled.torsion_names
+        outs = integ.compiled.outputs(t, q, qd, lam_hist, np.column_stack(
+            [refs[n] for n in names]) if names else np.zeros((t.size, 0)))
         energies, viol = outs[:, :2], outs[:, 3:]
         derived["power"] = list(outs[:, 2])
     else:
         after_run, system._angles = system._angles, {}
         try:
-            energies = np.array([system.energy(a, b) for a, b in zip(q, qd, strict=True)]
-                                ).reshape(-1, 2)
+            energies = np.empty((t.size, 2))
+            for k in range(t.size):
+                system._angles.update({name: float(v[k]) for name, v in refs.items()})
+                energies[k] = system.energy(q[k], qd[k])
             viol = np.array([system.violations(a, b, tt)
                              for a, b, tt in zip(q, qd, t, strict=True)])
             if not integ.contacts:

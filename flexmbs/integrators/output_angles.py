@@ -1,0 +1,56 @@
+"""The angles of the forces that continue an angle (rotational spring–dampers, torque
+joint actuators: ``System.unwrap``) at the outputs of a run, for the quantities computed
+after it: potential energies and force sensors (docs/compiled.md, "Adding a joint kind or
+a force kind").
+
+An angle from atan2 is known only up to whole turns; during the run each force continues
+its angle from its last evaluation. After the run, outputs may be many steps apart
+(``output_every``, output times), so continuing from output to output would lose turns
+when a force turns by more than π between them. The run records its angle memory with
+every output instead, and these references pick the right turn at each output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def angle_forces(system) -> list:
+    """The forces of ``system`` that keep an angle memory, in model order."""
+    from ..model.forces import JointActuator, RotationalSpringDamper
+
+    return [f for f in system.model.forces
+            if isinstance(f, RotationalSpringDamper)
+            or (isinstance(f, JointActuator) and f.kind == "torque")]
+
+
+def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
+    """{force name: (n_t,) angle [rad]} at every output: the run's own angle memory where
+    it was recorded with the output (``memory[k]``: the System's memory then, or None),
+    else continued from the previous output by the trapezoidal rule of the rate, as the
+    joint-angle sensors do (the outputs of a run continued from a restart point, before
+    it); an output with neither starts in (−π, π]."""
+    from ..model.forces import relative_rotation
+
+    out = {}
+    n = len(t)
+    for force in angle_forces(system):
+        values = np.array([np.nan if m is None else m.get(force.name, np.nan)
+                           for m in memory], dtype=float)
+        if values.size == n and np.all(np.isfinite(values)):
+            out[force.name] = values
+            continue
+        values = np.resize(values, n) if values.size != n else values
+        raw, rate = np.empty(n), np.empty(n)
+        for k in range(n):
+            raw[k], rate[k], _ = relative_rotation(system, force.marker_i, force.marker_j,
+                                                   q[k], qd[k])
+        for k in range(n):
+            if np.isfinite(values[k]):
+                continue
+            values[k] = raw[k]
+            if k and np.isfinite(values[k - 1]):
+                guess = values[k - 1] + 0.5 * (rate[k] + rate[k - 1]) * (t[k] - t[k - 1])
+                values[k] += 2 * np.pi * np.round((guess - raw[k]) / (2 * np.pi))
+        out[force.name] = values
+    return out
