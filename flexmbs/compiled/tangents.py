@@ -678,6 +678,39 @@ def _point_jacobian_rate(F, IN, H, k, q, qd):
 
 
 @njit(cache=True)
+def _pair_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
+    """:func:`_load_jacobian` of marker k, (3, 0) on the ground."""
+    if _i1(IN, H, T_K_BODY)[k] < 0:
+        return np.zeros((3, 0))
+    return _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q)
+
+
+@njit(cache=True)
+def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, jac_i, jac_j, vec, g_dq, g_dqd,
+                        q, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of a load g on marker j with its reaction on marker
+    i, Q = [−Jac_iᵀ g; Jac_jᵀ g] (Jac of ``kind``: jac_i (3, n_i), jac_j (3, n_j), n = 0
+    on the ground): K = −∂Q/∂q, C = −∂Q/∂q̇ from g = ``vec`` at the state and ∂g/∂q =
+    ``g_dq``, ∂g/∂q̇ = ``g_dqd`` over both bodies' columns, plus the Jacobians' own
+    q-dependence at fixed g (forces._pair_load_tangent)."""
+    T_k_body = _i1(IN, H, T_K_BODY)
+    ni, nj = jac_i.shape[1], jac_j.shape[1]
+    n = ni + nj
+    k_blk = np.zeros((n, n))
+    c_blk = np.zeros((n, n))
+    if ni:
+        k_blk[:ni, :] += jac_i.T @ g_dq
+        k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec)
+        c_blk[:ni, :] += jac_i.T @ g_dqd
+    if nj:
+        k_blk[ni:, :] -= jac_j.T @ g_dq
+        k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec)
+        c_blk[ni:, :] -= jac_j.T @ g_dqd
+    _scatter(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, k_blk, top, k_scale)
+    _scatter(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, c_blk, top, c_scale)
+
+
+@njit(cache=True)
 def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of the spring–damper–actuators and constant point
     loads, K = −∂Q/∂q, C = −∂Q/∂q̇ (the markers' vectors and Jacobians of the last
@@ -719,22 +752,11 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
         f_dqd = T_s_par[s, 1] * rate_dqd
         g_dq = np.outer(unit, f_dq) + force * du  # ∂(f u)/∂q
         g_dqd = np.outer(unit, f_dqd)
-        vec = force * unit
-        # Q = [Jac_iᵀ g; −Jac_jᵀ g]; K = −∂Q/∂q, C = −∂Q/∂q̇
-        k_blk = np.zeros((n, n))
-        c_blk = np.zeros((n, n))
-        if ni:
-            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, FORCE, q)
-            k_blk[:ni, :] -= jac_i.T @ g_dq
-            k_blk[:ni, :ni] -= _load_tangent(F, IN, H, WF, WI, WH, ki, FORCE, q, vec)
-            c_blk[:ni, :] -= jac_i.T @ g_dqd
-        if nj:
-            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, FORCE, q)
-            k_blk[ni:, :] += jac_j.T @ g_dq
-            k_blk[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, FORCE, q, vec)
-            c_blk[ni:, :] += jac_j.T @ g_dqd
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
+        # tension f u pulls marker i towards j: the load on j is −f u, its reaction on i
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE,
+                            _pair_jacobian(F, IN, H, WF, WI, WH, ki, FORCE, q),
+                            _pair_jacobian(F, IN, H, WF, WI, WH, kj, FORCE, q),
+                            -(force * unit), -g_dq, -g_dqd, q, top, k_scale, c_scale)
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         b = T_k_body[k]
@@ -803,16 +825,18 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
         dz = np.zeros((3, n))  # ∂z_i/∂q (marker i's columns)
         om_dqd = np.zeros((3, n))  # [−Ω_i, Ω_j]
         om_rate = np.zeros((3, n))  # [−∂(Ω_i q̇_i)/∂q_i, ∂(Ω_j q̇_j)/∂q_j]
+        om_i = _pair_jacobian(F, IN, H, WF, WI, WH, ki, TORQUE, q)
+        om_j = _pair_jacobian(F, IN, H, WF, WI, WH, kj, TORQUE, q)
         if ni:
             d_sn[:ni] = x_j @ W_mk_j[ki, 2, :, :ni]
             d_cs[:ni] = x_j @ W_mk_j[ki, 1, :, :ni]
             dz[:, :ni] = W_mk_j[ki, 3, :, :ni]
-            om_dqd[:, :ni] = -_load_jacobian(F, IN, H, WF, WI, WH, ki, TORQUE, q)
+            om_dqd[:, :ni] = -om_i
             om_rate[:, :ni] = -_angular_rate_jacobian(F, IN, H, WF, WI, WH, ki, q, qd)
         if nj:
             d_sn[ni:] = y_i @ W_mk_j[kj, 1, :, :nj]
             d_cs[ni:] = x_i @ W_mk_j[kj, 1, :, :nj]
-            om_dqd[:, ni:] = _load_jacobian(F, IN, H, WF, WI, WH, kj, TORQUE, q)
+            om_dqd[:, ni:] = om_j
             om_rate[:, ni:] = _angular_rate_jacobian(F, IN, H, WF, WI, WH, kj, q, qd)
         angle_dq = (cs * d_sn - sn * d_cs) / (sn * sn + cs * cs)
         rate_dq = w_rel @ dz + z_i @ om_rate
@@ -821,20 +845,8 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
         torque = -k_t * (angle - angle0) - c_t * rate
         g_dq = np.outer(z_i, -k_t * angle_dq - c_t * rate_dq) + torque * dz  # ∂(τ z_i)/∂q
         g_dqd = np.outer(z_i, -c_t * rate_dqd)
-        vec = torque * z_i
-        # Q = [−Ω_iᵀ g; Ω_jᵀ g]; K = −∂Q/∂q, C = −∂Q/∂q̇ (om_dqd holds −Ω_i, Ω_j)
-        k_blk = np.zeros((n, n))
-        c_blk = np.zeros((n, n))
-        if ni:
-            k_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dq
-            k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, TORQUE, q, vec)
-            c_blk[:ni, :] += -om_dqd[:, :ni].T @ g_dqd
-        if nj:
-            k_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dq
-            k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, TORQUE, q, vec)
-            c_blk[ni:, :] -= om_dqd[:, ni:].T @ g_dqd
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, k_blk, top, k_scale)
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, c_blk, top, c_scale)
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, om_i, om_j, torque * z_i,
+                            g_dq, g_dqd, q, top, k_scale, c_scale)
 
 
 @njit(cache=True)

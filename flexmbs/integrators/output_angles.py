@@ -16,12 +16,17 @@ import numpy as np
 
 
 def angle_forces(system) -> list:
-    """The forces of ``system`` that keep an angle memory, in model order."""
+    """The forces of ``system`` whose angle is needed after the run, in model order: the
+    rotational spring–dampers (their potential) and the torque joint actuators that a
+    force sensor reads (the angle the actuator's function is given). The compiled
+    kernels keep no angle for actuators, so an actuator nobody reads would cost a
+    NumPy evaluation per output for nothing."""
     from ..model.forces import JointActuator, RotationalSpringDamper
 
+    read = {s.target for s in getattr(system.model, "sensors", ()) if s.kind == "force"}
     return [f for f in system.model.forces
             if isinstance(f, RotationalSpringDamper)
-            or (isinstance(f, JointActuator) and f.kind == "torque")]
+            or (isinstance(f, JointActuator) and f.kind == "torque" and f.name in read)]
 
 
 def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
@@ -37,10 +42,9 @@ def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
     for force in angle_forces(system):
         values = np.array([np.nan if m is None else m.get(force.name, np.nan)
                            for m in memory], dtype=float)
-        if values.size == n and np.all(np.isfinite(values)):
+        if np.all(np.isfinite(values)):
             out[force.name] = values
             continue
-        values = np.resize(values, n) if values.size != n else values
         raw, rate = np.empty(n), np.empty(n)
         for k in range(n):
             raw[k], rate[k], _ = relative_rotation(system, force.marker_i, force.marker_j,
