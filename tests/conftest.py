@@ -1,5 +1,11 @@
 """Shared fixtures: small valid modal data sets built from first principles."""
 
+import os
+
+# numba's allocation counters, for test_compiled's check that the per-iteration kernels
+# allocate nothing; numba reads the setting when it starts, so before anything imports it
+os.environ.setdefault("NUMBA_NRT_STATS", "1")
+
 import numpy as np
 import pytest
 

@@ -127,3 +127,27 @@ def test_conflicting_reduction_options_are_errors(capsys, tmp_path, extra):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "choose exactly one reduction" in err or "only apply to Craig" in err
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_run_reports_real_time_factors_of_the_run_the_loaded_run_and_the_steps(
+        tmp_path, capsys, engine):
+    """Three real-time factors: of the run's wall time, of the run without the one-time
+    loading (or compiling) of the kernels, and of the steps alone; the text says all."""
+    out = tmp_path / "p.res.h5"
+    argv = ["run", str(ROOT / "cases" / "seed_pendulum.toml"), "-o", str(out), "--set",
+            "solver.t_end=0.5", "--engine", engine]
+    report = run_json(capsys, [*argv, "--json"])
+    simulated = report["t_end"]
+    st = report["statistics"]
+    wall, kernels, steps = report["wall_time_s"], st["compile_time"], st["stepping_time"]
+    assert report["real_time_factor"] == pytest.approx(simulated / wall, rel=1e-12)
+    assert report["real_time_factor_loaded"] == pytest.approx(
+        simulated / (wall - kernels), rel=1e-12)
+    assert report["real_time_factor_steps"] == pytest.approx(simulated / steps, rel=1e-12)
+    assert (report["real_time_factor"] <= report["real_time_factor_loaded"]
+            <= report["real_time_factor_steps"])
+    if engine == "python":
+        assert kernels == 0.0
+    assert main(argv) == 0
+    assert "with the kernels loaded, the steps alone" in capsys.readouterr().out

@@ -366,10 +366,12 @@ def test_numba_disable_jit_selects_the_numpy_path(monkeypatch):
     assert result.statistics["engine_note"] == "NUMBA_DISABLE_JIT is set"
 
 
-def test_kernels_run_as_plain_python_under_disable_jit():
+def test_kernels_run_as_plain_python_under_disable_jit(tmp_path):
     """docs/compiled.md: under NUMBA_DISABLE_JIT=1 the kernels run as Python (their views
     fall back to slices), for checking a new kernel in seconds; in a fresh process (the
-    flag is read when numba is imported), random models evaluate as on the NumPy path."""
+    flag is read when numba is imported), random models evaluate as on the NumPy path.
+    Nothing is compiled then, so the kernels are not marked as ready in the cache (an
+    automatic run would otherwise compile in the foreground instead of the background)."""
     import subprocess
     import sys
 
@@ -378,9 +380,11 @@ def test_kernels_run_as_plain_python_under_disable_jit():
             "[assert_same_evaluations(random_model(s), np.random.default_rng(s)) "
             "for s in (3, 17)]; print('same')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, timeout=300)
+                          env={**os.environ, "NUMBA_DISABLE_JIT": "1",
+                               "FLEXMBS_KERNEL_STATE_DIR": str(tmp_path)}, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "same"
+    assert not list(tmp_path.glob("*.ready"))
 
 
 def test_engine_option_is_validated():
@@ -596,6 +600,60 @@ def test_random_chains_give_the_same_trajectories_on_both_paths(seed):
     else:  # both stop at the same step for the same reason
         np.testing.assert_array_equal(new.iterations, ref.iterations)
         assert new.message.split(";")[0] == ref.message.split(";")[0]
+
+
+def _array_arguments() -> int:
+    """How many arrays the entry point takes: numba wraps each one at the call (one
+    allocation each, outside the kernels)."""
+    from numba.core import types
+
+    from flexmbs.compiled.newton import kernel
+
+    (signature,) = kernel.signatures
+    return sum(isinstance(arg, types.Array) for arg in signature)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
+    """docs/compiled.md: the per-iteration kernels write into the workspace. numba's own
+    allocation counters (switched on in conftest.py) over a residual call, and over a
+    step's Newton iterations on stored factors, count only numba's wrappers of the array
+    arguments at the call, on random runnable models (every body kind, coupling mode,
+    stiffening, force kind)."""
+    from numba import config
+    from numba.core.runtime import rtsys
+
+    from flexmbs.compiled.newton import IT, MAX_ITER, STALE
+
+    assert config.NRT_STATS, "conftest.py switches numba's allocation counters on"
+    system = random_chain(seed)
+    cs = CompiledSystem(system)
+    rng = np.random.default_rng(seed)
+    q = system.q0 + 0.05 * rng.standard_normal(system.n_q)
+    qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
+    lam, a = rng.standard_normal(system.n_c), rng.standard_normal(system.n_q)
+    wrappers = _array_arguments()
+
+    def allocations(call, *args):
+        """(numba's allocations during call(*args), its result)."""
+        before = rtsys.get_allocation_stats().alloc
+        result = call(*args)
+        return rtsys.get_allocation_stats().alloc - before, result
+
+    assert allocations(cs.residual, q, qd, qdd, lam, 0.1)[0] == wrappers
+    h = 1e-3
+    bp, gp = 1.0 / (0.25 * h * h), 0.5 / (0.25 * h)
+    factors = cs.factor(cs.iteration_matrix(q, qd, qdd, lam, h, bp, gp))
+    prof, u = cs.time_values(h)
+    for index2 in (0.0, 1.0):  # index 3, and stabilized index 2 (its Φ_q q̇ rows)
+        par = np.array([0.0, 0.0, 0.25, 0.5, h, h, 1e-14, 1e-16, 1e-14, 1e-16, index2])
+        cs.work.counters[STALE] = 0
+        count, code = allocations(cs.newton, q, qd, qdd, a, lam, par, 2, prof, u, factors,
+                                  True)
+        assert count == wrappers
+        # tolerances out of reach: both iterations ran, on the stored factors
+        assert code == MAX_ITER and cs.work.counters[IT] == 2
 
 
 @pytest.mark.parametrize("engine", ["compiled", "python"])

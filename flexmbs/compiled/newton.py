@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .outputs import outputs_entry, velocity_constraint
-from .packing import WORK_FIELDS, _f1, _f2, _i1
+from .packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from .residual import dynamic_residual, jacobian_dense, phi_only
 from .tangents import iteration_matrix
 
@@ -231,11 +231,23 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_OUTPUTS: :func:`flexmbs.compiled.outputs.outputs_entry` of the histories
       qs, qds, lams with profiles profs, actuator values us and the rotational springs'
       angles refs into ``out``.
+
+    The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
+    borrowed`): passing them on and viewing them then counts no references.
     """
+    F, IN, H, WF, WI, WH = (borrowed(F), borrowed(IN), borrowed(H), borrowed(WF),
+                            borrowed(WI), borrowed(WH))
+    q, qd, qdd, a, lam, par = (borrowed(q), borrowed(qd), borrowed(qdd), borrowed(a),
+                               borrowed(lam), borrowed(par))
+    prof, u, lu, piv = borrowed(prof), borrowed(u), borrowed(lu), borrowed(piv)
+    sp_i, sp_x = borrowed(sp_i), borrowed(sp_x)
     if task == TASK_STEP:
         return newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
                            u, lu, piv, sp_i, sp_x, start)
     if task == TASK_OUTPUTS:
+        qs, qds, lams, profs, us = (borrowed(qs), borrowed(qds), borrowed(lams),
+                                    borrowed(profs), borrowed(us))
+        refs, out = borrowed(refs), borrowed(out)
         outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, refs, out)
         return CONVERGED
     r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)

@@ -142,6 +142,10 @@ W_COUNTERS = 43
 W_FLOATS = 44
 W_SOLVE = 45
 W_ANGLES = 46
+W_SDM = 47
+W_SDMM = 48
+W_SDDM = 49
+W_SVEC = 50
 
 
 def pack(parts):
@@ -210,8 +214,29 @@ def _view(typingctx, buf, offset, shape):
     return ret(buf, offset, shape), codegen
 
 
+@intrinsic
+def borrowed(typingctx, arr):
+    """``arr`` without its reference (no meminfo, no parent): the same data, shape and
+    strides. The kernels' entry point takes its array arguments so; otherwise every
+    call that passes one on, and every view of one, counts a reference atomically. The
+    arrays are owned by the calling Python code for the whole call, and such an array
+    must never leave the kernel call (as :func:`_view`)."""
+
+    def codegen(context, builder, signature, args):
+        source = make_array(arr)(context, builder, args[0])
+        out = make_array(arr)(context, builder)
+        populate_array(out, data=source.data, shape=source.shape, strides=source.strides,
+                       itemsize=source.itemsize, meminfo=None)
+        return out._getvalue()
+
+    return arr(arr), codegen
+
+
 if config.DISABLE_JIT:
     _view = _view_python  # an intrinsic cannot run as Python
+
+    def borrowed(arr):
+        return arr
 
 
 @njit(cache=True, inline="always")

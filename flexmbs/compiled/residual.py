@@ -115,6 +115,10 @@ from .packing import (
     W_RIGID,
     W_ROT,
     W_S4,
+    W_SDDM,
+    W_SDM,
+    W_SDMM,
+    W_SVEC,
     W_V3A,
     W_V3B,
     W_V3C,
@@ -799,10 +803,11 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         r[st + 7 + i] += acc
     if _i1(IN, H, T_F_STIFF)[f]:
         n = 7 + nm
-        none = np.zeros((0, 0))
+        sdm = _f2(WF, WH, W_SDM)  # (m, k, c: not used without the tangents)
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
                         mode, nm, a, gb, q[st + 3:st + 7], q[st:st + n], qd[st:st + n],
-                        qdd[st:st + n], T_gravity, r[st:st + n], NO, none, none, none)
+                        qdd[st:st + n], T_gravity, r[st:st + n], NO, sdm, sdm, sdm, sdm,
+                        _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC))
 
 
 # --------------------------------------------------------------------------- forces

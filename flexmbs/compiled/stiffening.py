@@ -19,17 +19,14 @@ _TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))
 
 
 @njit(cache=True)
-def _put_rt(out, s, sign):
-    """out[:3, 3:6] = sign·(−s̃) and its transpose below."""
-    out[0, 4] = sign * s[2]
-    out[0, 5] = -sign * s[1]
-    out[1, 3] = -sign * s[2]
-    out[1, 5] = sign * s[0]
-    out[2, 3] = sign * s[1]
-    out[2, 4] = -sign * s[0]
-    for i in range(3):
-        for j in range(3):
-            out[3 + j, i] = out[i, 3 + j]
+def _put_rt_component(out, k, sk):
+    """The entries of s_k in out[:3, 3:6] = −s̃ and in its transpose below (the diagonal
+    stays as it is)."""
+    k1, k2 = (k + 1) % 3, (k + 2) % 3
+    out[k1, 3 + k2] = sk
+    out[k2, 3 + k1] = -sk
+    out[3 + k2, k1] = sk
+    out[3 + k1, k2] = -sk
 
 
 @njit(cache=True)
@@ -44,20 +41,20 @@ def delta_mass(ka, kd, xc, nm, xi, out):
     """ΔM̄(ξ) into out[:6+nm, :6+nm] (zeroed first)."""
     n6 = 6 + nm
     _zero(out, n6)
-    s = np.zeros(3)
     for k in range(3):
+        sk = 0.0
         for i in range(nm):
             ba = 0.0
             bd = 0.0
             for j in range(nm):
                 ba += ka[k, i, j] * xi[j]
                 bd += kd[k, i, j] * xi[j]
-            s[k] += 0.5 * xi[i] * ba
+            sk += 0.5 * xi[i] * ba
             out[k, 6 + i] = ba
             out[6 + i, k] = ba
             out[3 + k, 6 + i] = bd
             out[6 + i, 3 + k] = bd
-    _put_rt(out, s, 1.0)
+        _put_rt_component(out, k, sk)
     for a in range(3):
         for b in range(3):
             acc = 0.0
@@ -71,7 +68,6 @@ def delta_mass(ka, kd, xc, nm, xi, out):
 def delta_mass_dxi(ka, kd, xc, nm, xi, out):
     """∂ΔM̄/∂ξ_j into out[j, :6+nm, :6+nm] for j < nm (zeroed first)."""
     n6 = 6 + nm
-    ds = np.zeros(3)
     for j in range(nm):
         d = out[j]
         _zero(d, n6)
@@ -79,13 +75,12 @@ def delta_mass_dxi(ka, kd, xc, nm, xi, out):
             acc = 0.0
             for i in range(nm):
                 acc += ka[k, j, i] * xi[i]
-            ds[k] = acc
+            _put_rt_component(d, k, acc)
             for i in range(nm):
                 d[k, 6 + i] = ka[k, i, j]
                 d[6 + i, k] = ka[k, i, j]
                 d[3 + k, 6 + i] = kd[k, i, j]
                 d[6 + i, 3 + k] = kd[k, i, j]
-        _put_rt(d, ds, 1.0)
         for a in range(3):
             for b in range(3):
                 acc = 0.0
@@ -98,13 +93,20 @@ def delta_mass_dxi(ka, kd, xc, nm, xi, out):
 def delta_mass_d2(ka, xc, nm, i, j, out):
     """∂²ΔM̄/∂ξ_i∂ξ_j into out[:6+nm, :6+nm] (zeroed first; constant)."""
     _zero(out, 6 + nm)
-    s = np.zeros(3)
     for k in range(3):
-        s[k] = ka[k, i, j]
-    _put_rt(out, s, 1.0)
+        _put_rt_component(out, k, ka[k, i, j])
     for a in range(3):
         for b in range(3):
             out[3 + a, 3 + b] = -2.0 * xc[a, b, i, j]
+
+
+@njit(cache=True)
+def _row_dot(mat, r, v, n):
+    """Σ_c mat[r, c] v[c] over c < n."""
+    acc = 0.0
+    for c in range(n):
+        acc += mat[r, c] * v[c]
+    return acc
 
 
 @njit(cache=True)
@@ -113,14 +115,11 @@ def qbar_pair(dm, ddm, nm, w1, w2, out):
     quadratic-velocity vector of the mass dm with ξ-derivatives ddm (elastic rates in
     Ṁ̄ from w1)."""
     n6 = 6 + nm
-    h2 = np.zeros(n6)
-    for r in range(n6):
-        acc = 0.0
-        for c in range(n6):
-            acc += dm[r, c] * w2[c]
-        h2[r] = acc
-    ov = np.array([w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
-                   w1[3] * w2[1] - w1[4] * w2[0]])  # ω̄1 × v̄2
+    # the rows 0–5 of ΔM̄ w2, and ω̄1 × v̄2 (tuples: nothing allocated)
+    h2 = (_row_dot(dm, 0, w2, n6), _row_dot(dm, 1, w2, n6), _row_dot(dm, 2, w2, n6),
+          _row_dot(dm, 3, w2, n6), _row_dot(dm, 4, w2, n6), _row_dot(dm, 5, w2, n6))
+    ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
+          w1[3] * w2[1] - w1[4] * w2[0])
     for r in range(n6):
         acc = dm[r, 0] * ov[0] + dm[r, 1] * ov[1] + dm[r, 2] * ov[2]
         for j in range(nm):
@@ -131,12 +130,11 @@ def qbar_pair(dm, ddm, nm, w1, w2, out):
                     d += ddm[j, r, c] * w2[c]
                 acc -= rate * d
         out[r] = acc
-    om1, v1 = w1[3:6], w1[:3]
     for k in range(3):
         k1, k2 = (k + 1) % 3, (k + 2) % 3
-        out[k] -= om1[k1] * h2[k2] - om1[k2] * h2[k1]
-        out[3 + k] -= (om1[k1] * h2[3 + k2] - om1[k2] * h2[3 + k1]
-                       + v1[k1] * h2[k2] - v1[k2] * h2[k1])
+        out[k] -= w1[3 + k1] * h2[k2] - w1[3 + k2] * h2[k1]
+        out[3 + k] -= (w1[3 + k1] * h2[3 + k2] - w1[3 + k2] * h2[3 + k1]
+                       + w1[k1] * h2[k2] - w1[k2] * h2[k1])
     for j in range(nm):
         acc = 0.0
         for r in range(n6):
@@ -166,21 +164,26 @@ def _mode_rows(mat, nm, mode):
 
 @njit(cache=True)
 def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangents, m, k,
-                    c):
+                    c, dm, ddm, dm_m, vec):
     """r (7+nm) += the body's stiffening residual Cᵀ(ΔM̄_m y − Q̄_s − ΔM̄_{:,R} ḡ); with
-    ``tangents`` also m += Cᵀ ΔM̄_m C and (k, c) += ∂/∂(q, q̇) of that residual."""
+    ``tangents`` also m += Cᵀ ΔM̄_m C and (k, c) += ∂/∂(q, q̇) of that residual.
+
+    Scratch (the workspace's, sized for the most modes): ``dm``, ``dm_m`` (6+M, 6+M),
+    ``ddm`` (max(M, 1), 6+M, 6+M) and ``vec`` (5, 6+M); the residual allocates nothing
+    (the tangents, at a matrix refresh, do)."""
     if mode == _RIGID:
         return
     n6 = 6 + nm
-    dm = np.zeros((n6, n6))
     delta_mass(ka, kd, xc, nm, qb[7:], dm)
-    ddm = np.zeros((max(nm, 1), n6, n6))
     delta_mass_dxi(ka, kd, xc, nm, qb[7:], ddm)
-    dm_m = dm.copy()
+    for i in range(n6):
+        for j in range(n6):
+            dm_m[i, j] = dm[i, j]
     _mode_rows(dm_m, nm, mode)
-    y, w = np.zeros(n6), np.zeros(n6)
-    g_body = np.zeros(3)
+    y, w, qs, z, g_body = vec[0], vec[1], vec[2], vec[3], vec[4]
     for i in range(3):
+        y[i], w[i], g_body[i] = 0.0, 0.0, 0.0
+        y[3 + i], w[3 + i] = 0.0, 0.0
         for j in range(3):
             y[i] += a[j, i] * qddb[j]
             w[i] += a[j, i] * qdb[j]
@@ -191,19 +194,25 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
     for j in range(nm):
         y[6 + j] = qddb[7 + j]
         w[6 + j] = qdb[7 + j]
-    qs = np.zeros(n6)
     qbar_pair(dm, ddm, nm, w, w, qs)
-    z = dm_m @ y - qs - dm[:, :3] @ g_body
-    if mode == _ONE_WAY:
-        z[:6] = 0.0
+    for i in range(n6):
+        z[i] = (0.0 if mode == _ONE_WAY and i < 6 else
+                _row_dot(dm_m, i, y, n6) - qs[i] - _row_dot(dm, i, g_body, 3))
+    for i in range(3):  # r += C(p)ᵀ z, C(p) = diag(Aᵀ, Ḡ, I)
+        r[i] += a[i, 0] * z[0] + a[i, 1] * z[1] + a[i, 2] * z[2]
+    for i in range(4):
+        r[3 + i] += gb[0, i] * z[3] + gb[1, i] * z[4] + gb[2, i] * z[5]
+    for j in range(nm):
+        r[7 + j] += z[6 + j]
+    if not tangents:
+        return
+    dm, ddm, dm_m = dm[:n6, :n6].copy(), ddm[:, :n6, :n6].copy(), dm_m[:n6, :n6].copy()
+    y, w, z, g_body = y[:n6].copy(), w[:n6].copy(), z[:n6].copy(), g_body[:3].copy()
     cm = np.zeros((n6, 7 + nm))  # C(p)
     cm[:3, :3] = a.T
     cm[3:6, 3:7] = gb
     for j in range(nm):
         cm[6 + j, 7 + j] = 1.0
-    r += cm.T @ z
-    if not tangents:
-        return
     m += cm.T @ (dm_m @ cm)
     dz_dw = np.zeros((n6, n6))
     e = np.zeros(n6)

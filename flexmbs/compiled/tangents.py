@@ -21,7 +21,7 @@ The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
   (:meth:`flexmbs.model.forces.RotationalSpringDamper.tangents`).
 
 Called only when the iteration matrix is rebuilt, so small temporaries are allocated
-here (never in the per-iteration residual).
+here (never in the per-iteration residual: test_compiled counts numba's allocations).
 """
 
 from __future__ import annotations
@@ -91,6 +91,10 @@ from .packing import (
     W_MK_J,
     W_MK_V,
     W_ROT,
+    W_SDDM,
+    W_SDM,
+    W_SDMM,
+    W_SVEC,
     W_V3E,
     W_V3F,
     YES,
@@ -406,7 +410,9 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     if _i1(IN, H, T_F_STIFF)[f]:
         r_tmp = np.zeros(n)
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, YES, m, k, c)
+                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, YES, m, k, c,
+                        _f2(WF, WH, W_SDM), _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM),
+                        _f2(WF, WH, W_SVEC))
     return m, k, c
 
 

@@ -60,6 +60,11 @@ class Workspace(NamedTuple):
     floats: np.ndarray  # (2,): last scaled correction, current one
     solve: np.ndarray  # (n_q + n_c,) scratch of the sparse triangular solves
     angles: np.ndarray  # (nt,) last angle of each rotational spring–damper [rad], NaN: none
+    # geometric stiffening's scratch (stiffening.body_stiffening)
+    sdm: np.ndarray  # (6+M, 6+M) ΔM̄
+    sdmm: np.ndarray  # (6+M, 6+M) its coupling mode's part
+    sddm: np.ndarray  # (max(M, 1), 6+M, 6+M) ∂ΔM̄/∂ξ_j
+    svec: np.ndarray  # (5, 6+M) y, w, Q̄_s, z, ḡ
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -78,4 +83,6 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
         np.zeros(n_c), np.zeros(n_q + n_c), np.zeros((n_q + n_c, n_q + n_c)),
         np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
-        np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan))
+        np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan),
+        np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((max(big_m, 1), n6, n6)),
+        np.zeros((5, n6)))
