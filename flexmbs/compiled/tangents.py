@@ -146,15 +146,32 @@ def _skew(a):
 
 # --------------------------------------------------------------------------- Q̄ and ∂M̄/∂ξ
 @njit(cache=True)
-def qbar_bilinear(mbar, big_n, qs, nm, w1, w2):
-    """B(w1, w2) with B(w, w) = Q̄(w) (coupling.qbar_bilinear for one column)."""
+def _row_dot(mat, r, v, n):
+    """Σ_c mat[r, c] v[c] over c < n."""
+    acc = 0.0
+    for c in range(n):
+        acc += mat[r, c] * v[c]
+    return acc
+
+
+@njit(cache=True)
+def qbar_bilinear(mbar, big_n, qs, nm, w1, w2, out):
+    """out[:6+nm] ← B(w1, w2), with B(w, w) = Q̄(w) (coupling.qbar_bilinear for one
+    column); nothing allocated."""
     n6 = 6 + nm
-    v1, om1 = w1[:3], w1[3:6]
-    v2, om2 = w2[:3], w2[3:6]
-    h2 = mbar[:n6, :n6] @ w2[:n6]
-    out = mbar[:n6, :3] @ _cross(om1, v2)
-    out[:3] -= _cross(om1, h2[:3])
-    out[3:6] -= _cross(om1, h2[3:6]) + _cross(v1, h2[:3])
+    om2 = w2[3:6]
+    # rows 0–5 of M̄ w2, and ω̄1 × v̄2
+    h2 = (_row_dot(mbar, 0, w2, n6), _row_dot(mbar, 1, w2, n6), _row_dot(mbar, 2, w2, n6),
+          _row_dot(mbar, 3, w2, n6), _row_dot(mbar, 4, w2, n6), _row_dot(mbar, 5, w2, n6))
+    ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
+          w1[3] * w2[1] - w1[4] * w2[0])
+    for i in range(n6):
+        out[i] = mbar[i, 0] * ov[0] + mbar[i, 1] * ov[1] + mbar[i, 2] * ov[2]
+    for k in range(3):  # − ω̄1 × h2[:3]; − ω̄1 × h2[3:6] − v̄1 × h2[:3]
+        k1, k2 = (k + 1) % 3, (k + 2) % 3
+        out[k] -= w1[3 + k1] * h2[k2] - w1[3 + k2] * h2[k1]
+        out[3 + k] -= (w1[3 + k1] * h2[3 + k2] - w1[3 + k2] * h2[3 + k1]
+                       + w1[k1] * h2[k2] - w1[k2] * h2[k1])
     for j in range(nm):
         xd1 = w1[6 + j]
         for i in range(n6):
@@ -168,8 +185,7 @@ def qbar_bilinear(mbar, big_n, qs, nm, w1, w2):
                 ntw1 += big_n[j, i, c] * w1[i]
             qso = qs[j, c, 0] * om2[0] + qs[j, c, 1] * om2[1] + qs[j, c, 2] * om2[2]
             out[3 + c] -= xd1 * (ntw2 + qso)
-            out[6 + j] += ntw1 * om2[c] + 0.5 * om1[c] * qso
-    return out
+            out[6 + j] += ntw1 * om2[c] + 0.5 * w1[3 + c] * qso
 
 
 @njit(cache=True)
@@ -233,25 +249,30 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
     jw = np.zeros((n6, n6))
     jxi = np.zeros((n6, nm))
     qbar = np.zeros(n6)
-    eye = np.zeros(n6)
+    # unit vector and two columns of B, reused for every column of ∂Q̄/∂w
+    eye, b1, b2 = np.zeros(n6), np.zeros(n6), np.zeros(n6)
     if rigid_rows:
         w6 = w[:6].copy()
-        qbar[:6] = qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, w6)
+        qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, w6, b1)
+        qbar[:6] = b1[:6]
         for k in range(6):
-            e6 = np.zeros(6)
-            e6[k] = 1.0
-            jw[:6, k] = qbar_bilinear(mbar_rigid, big_n, qs, no_modes, e6, w6) \
-                + qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, e6)
+            eye[:] = 0.0
+            eye[k] = 1.0
+            qbar_bilinear(mbar_rigid, big_n, qs, no_modes, eye, w6, b1)
+            qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, eye, b2)
+            for i in range(6):
+                jw[i, k] = b1[i] + b2[i]
     if mode != RIGID:
         lo = 6 if rigid_rows else 0
-        q_full = qbar_bilinear(mbar_full, big_n, qs, nm, w, w)
-        qbar[lo:] = q_full[lo:]
+        qbar_bilinear(mbar_full, big_n, qs, nm, w, w, b1)
+        qbar[lo:] = b1[lo:]
         for k in range(n6):
             eye[:] = 0.0
             eye[k] = 1.0
-            col = qbar_bilinear(mbar_full, big_n, qs, nm, eye, w) \
-                + qbar_bilinear(mbar_full, big_n, qs, nm, w, eye)
-            jw[lo:, k] = col[lo:]
+            qbar_bilinear(mbar_full, big_n, qs, nm, eye, w, b1)
+            qbar_bilinear(mbar_full, big_n, qs, nm, w, eye, b2)
+            for i in range(lo, n6):
+                jw[i, k] = b1[i] + b2[i]
         if nm:
             v, om = w[:3], w[3:6]
             dw = mass_dxi(big_n, qs, nm, w, two_way)
