@@ -239,9 +239,12 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
         y[6 + j] = acc[7 + j]
         w[6 + j] = xid[j]
     qs = np.zeros((max(nm, 1), 3, 3))
-    for j in range(nm):
+    for j in range(nm):  # scalar loops: an array expression here allocates nm² times
         for i in range(nm):
-            qs[j] += xi[i] * (big_q[i, j] + big_q[j, i])
+            x = xi[i]
+            for r in range(3):
+                for cc in range(3):
+                    qs[j, r, cc] += x * (big_q[i, j, r, cc] + big_q[j, i, r, cc])
     rigid_rows = mode in (ONE_WAY, RIGID)
     # runtime values, not literals: numba compiles a function once per literal argument
     no_modes = nm * 0
@@ -280,15 +283,18 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
             ov = np.zeros(n6)
             ov[:3] = _cross(om, v)
             jx[:, :] = mass_dxi(big_n, qs, nm, ov, two_way)
-            for j in range(nm):
-                dr = dw[:3, j].copy()
-                dt = dw[3:6, j].copy()
-                jx[:3, j] += -_cross(om, dr)
-                jx[3:6, j] += -_cross(om, dt) - _cross(v, dr)
+            for j in range(nm):  # − ω̄ × d_r; − ω̄ × d_θ − v̄ × d_r (d = dw[:, j])
+                for e in range(3):
+                    e1, e2 = (e + 1) % 3, (e + 2) % 3
+                    jx[e, j] -= om[e1] * dw[e2, j] - om[e2] * dw[e1, j]
+                    jx[3 + e, j] -= (om[e1] * dw[3 + e2, j] - om[e2] * dw[3 + e1, j]
+                                     + v[e1] * dw[e2, j] - v[e2] * dw[e1, j])
             q_om = np.zeros((nm, nm, 3))  # [i, j, a] = (Q_ij ω̄)_a
             for i in range(nm):
                 for j in range(nm):
-                    q_om[i, j] = big_q[i, j] @ om
+                    for e in range(3):
+                        q_om[i, j, e] = (big_q[i, j, e, 0] * om[0] + big_q[i, j, e, 1] * om[1]
+                                         + big_q[i, j, e, 2] * om[2])
             for j in range(nm):
                 for c in range(3):
                     acc_t = 0.0
@@ -296,7 +302,8 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
                         acc_t += xid[i] * (q_om[j, i, c] + q_om[i, j, c])
                     jx[3 + c, j] -= acc_t
                 for i in range(nm):
-                    jx[6 + j, i] += q_om[i, j] @ om
+                    jx[6 + j, i] += (q_om[i, j, 0] * om[0] + q_om[i, j, 1] * om[1]
+                                     + q_om[i, j, 2] * om[2])
             jxi[lo:] = jx[lo:]
     z = mbar_mass[:n6, :n6] @ y - qbar
     dz_dxi = mass_dxi(big_n, qs, nm, y, mode) - jxi
