@@ -602,6 +602,39 @@ def test_random_chains_give_the_same_trajectories_on_both_paths(seed):
         assert new.message.split(";")[0] == ref.message.split(";")[0]
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 100_000), nm=st.integers(0, 12), lo=st.sampled_from([0, 6]))
+def test_the_quadratic_velocity_jacobian_is_that_of_the_bilinear_form(seed, nm, lo):
+    """tangents.qbar_jacobian (term by term, O(n)) against the column-by-column product
+    B(e_k, w) + B(w, e_k) of tangents.qbar_bilinear and against central differences of
+    Q̄(w) = B(w, w), for random M̄, N, qs, w with 0–12 modes, from row 0 or 6."""
+    from flexmbs.compiled.tangents import qbar_bilinear, qbar_jacobian
+
+    rng = np.random.default_rng(seed)
+    n6 = 6 + nm
+    mbar, w = rng.standard_normal((n6, n6)), rng.standard_normal(n6)
+    big_n, qs = rng.standard_normal((nm, n6, 3)), rng.standard_normal((max(nm, 1), 3, 3))
+    by_columns, first, second = np.zeros((n6, n6)), np.zeros(n6), np.zeros(n6)
+    for k, e in enumerate(np.eye(n6)):
+        qbar_bilinear(mbar, big_n, qs, nm, e, w, first)
+        qbar_bilinear(mbar, big_n, qs, nm, w, e, second)
+        by_columns[:, k] = first + second
+    jac = np.full((n6, n6), np.nan)
+    qbar_jacobian(mbar, big_n, qs, nm, w, lo, jac)
+    scale = np.abs(by_columns).max()
+    np.testing.assert_allclose(jac[lo:], by_columns[lo:], rtol=0, atol=ROUND_OFF * scale)
+
+    def qbar(x):
+        out = np.zeros(n6)
+        qbar_bilinear(mbar, big_n, qs, nm, x, x, out)
+        return out
+
+    step = 1e-6
+    central = np.column_stack([(qbar(w + step * e) - qbar(w - step * e)) / (2 * step)
+                               for e in np.eye(n6)])
+    np.testing.assert_allclose(jac[lo:], central[lo:], rtol=0, atol=1e-8 * scale)
+
+
 def _array_arguments() -> int:
     """How many arrays the entry point takes: numba wraps each one at the call (one
     allocation each, outside the kernels)."""

@@ -189,6 +189,88 @@ def qbar_bilinear(mbar, big_n, qs, nm, w1, w2, out):
 
 
 @njit(cache=True)
+def _cross_t(a0, a1, a2, b0, b1, b2):
+    """a × b of two 3-vectors given by components, as a tuple (nothing allocated)."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True)
+def _unit(k):
+    """The k-th unit 3-vector as a tuple."""
+    return 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0
+
+
+@njit(cache=True)
+def qbar_jacobian(mbar, big_n, qs, nm, w, lo, out):
+    """out[i, k] ← ∂Q̄(w)_i/∂w_k = B(e_k, w)_i + B(w, e_k)_i for lo ≤ i < 6+nm and every
+    k < 6+nm, with B the bilinear form of :func:`qbar_bilinear` (Q̄(w) = B(w, w)).
+
+    Term by term of B (w = (v̄, ω̄, ξ̇), h = rows 0–5 of M̄w, P_jc = Σ_r N_jrc w_r,
+    S_jc = Σ_d qs_jcd ω̄_d): O(nm (6+nm)) work instead of the 2 (6+nm) bilinear forms
+    of the column-by-column product, and nothing allocated."""
+    n6 = 6 + nm
+    h = (_row_dot(mbar, 0, w, n6), _row_dot(mbar, 1, w, n6), _row_dot(mbar, 2, w, n6),
+         _row_dot(mbar, 3, w, n6), _row_dot(mbar, 4, w, n6), _row_dot(mbar, 5, w, n6))
+    v0, v1, v2, om0, om1, om2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    for i in range(lo, n6):
+        for k in range(n6):
+            out[i, k] = 0.0
+    for k in range(6):  # M̄[:, :3] (ω̄ × v̄): ∂/∂v̄ = ω̄ × e_k, ∂/∂ω̄ = e_m × v̄
+        e = _unit(k % 3)
+        if k < 3:
+            d = _cross_t(om0, om1, om2, e[0], e[1], e[2])
+        else:
+            d = _cross_t(e[0], e[1], e[2], v0, v1, v2)
+        for i in range(lo, n6):
+            out[i, k] += mbar[i, 0] * d[0] + mbar[i, 1] * d[1] + mbar[i, 2] * d[2]
+    for k in range(n6):  # − ω̄ × h[:3] (rows 0–2); − ω̄ × h[3:6] − v̄ × h[:3] (rows 3–5)
+        dv = _cross_t(om0, om1, om2, mbar[0, k], mbar[1, k], mbar[2, k])
+        dw = _cross_t(om0, om1, om2, mbar[3, k], mbar[4, k], mbar[5, k])
+        dvv = _cross_t(v0, v1, v2, mbar[0, k], mbar[1, k], mbar[2, k])
+        if 3 <= k < 6:
+            e = _unit(k - 3)
+            ev = _cross_t(e[0], e[1], e[2], h[0], h[1], h[2])
+            ew = _cross_t(e[0], e[1], e[2], h[3], h[4], h[5])
+        else:
+            ev, ew = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+        if k < 3:
+            e = _unit(k)
+            eh = _cross_t(e[0], e[1], e[2], h[0], h[1], h[2])
+        else:
+            eh = (0.0, 0.0, 0.0)
+        for a in range(3):
+            if lo == 0:
+                out[a, k] -= ev[a] + dv[a]
+            if lo <= 3:
+                out[3 + a, k] -= ew[a] + dw[a] + eh[a] + dvv[a]
+    for j in range(nm):
+        xd = w[6 + j]
+        for i in range(lo, n6):
+            # − Σ_j ξ̇_j N_j ω̄: ∂/∂ξ̇_j and ∂/∂ω̄_m
+            out[i, 6 + j] -= big_n[j, i, 0] * om0 + big_n[j, i, 1] * om1 + big_n[j, i, 2] * om2
+            for m in range(3):
+                out[i, 3 + m] -= xd * big_n[j, i, m]
+        for c in range(3):
+            p_jc = 0.0
+            for r in range(n6):
+                p_jc += big_n[j, r, c] * w[r]
+            s_jc = qs[j, c, 0] * om0 + qs[j, c, 1] * om1 + qs[j, c, 2] * om2
+            if lo <= 3:  # − Σ_j ξ̇_j (P_jc + S_jc) in row 3 + c
+                out[3 + c, 6 + j] -= p_jc + s_jc
+                for k in range(n6):
+                    out[3 + c, k] -= xd * big_n[j, k, c]
+                for m in range(3):
+                    out[3 + c, 3 + m] -= xd * qs[j, c, m]
+            # row 6 + j: Σ_c (P_jc ω̄_c + ½ ω̄_c S_jc)
+            omc = om0 if c == 0 else (om1 if c == 1 else om2)
+            for k in range(n6):
+                out[6 + j, k] += big_n[j, k, c] * omc
+            out[6 + j, 3 + c] += p_jc + 0.5 * s_jc
+            for m in range(3):
+                out[6 + j, 3 + m] += 0.5 * omc * qs[j, c, m]
+
+
+@njit(cache=True)
 def mass_dxi(big_n, qs, nm, y, mode):
     """D (6+n, n), D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (coupling._mass_dxi)."""
     n6 = 6 + nm
@@ -252,30 +334,17 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
     jw = np.zeros((n6, n6))
     jxi = np.zeros((n6, nm))
     qbar = np.zeros(n6)
-    # unit vector and two columns of B, reused for every column of ∂Q̄/∂w
-    eye, b1, b2 = np.zeros(n6), np.zeros(n6), np.zeros(n6)
-    if rigid_rows:
+    b1 = np.zeros(n6)
+    if rigid_rows:  # rows 0–5 from the rigid M̄ without modes
         w6 = w[:6].copy()
         qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, w6, b1)
         qbar[:6] = b1[:6]
-        for k in range(6):
-            eye[:] = 0.0
-            eye[k] = 1.0
-            qbar_bilinear(mbar_rigid, big_n, qs, no_modes, eye, w6, b1)
-            qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, eye, b2)
-            for i in range(6):
-                jw[i, k] = b1[i] + b2[i]
+        qbar_jacobian(mbar_rigid, big_n, qs, no_modes, w6, no_modes, jw)
     if mode != RIGID:
         lo = 6 if rigid_rows else 0
         qbar_bilinear(mbar_full, big_n, qs, nm, w, w, b1)
         qbar[lo:] = b1[lo:]
-        for k in range(n6):
-            eye[:] = 0.0
-            eye[k] = 1.0
-            qbar_bilinear(mbar_full, big_n, qs, nm, eye, w, b1)
-            qbar_bilinear(mbar_full, big_n, qs, nm, w, eye, b2)
-            for i in range(lo, n6):
-                jw[i, k] = b1[i] + b2[i]
+        qbar_jacobian(mbar_full, big_n, qs, nm, w, lo, jw)
         if nm:
             v, om = w[:3], w[3:6]
             dw = mass_dxi(big_n, qs, nm, w, two_way)
