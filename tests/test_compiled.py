@@ -635,6 +635,28 @@ def test_the_quadratic_velocity_jacobian_is_that_of_the_bilinear_form(seed, nm, 
     np.testing.assert_allclose(jac[lo:], central[lo:], rtol=0, atol=1e-8 * scale)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 100_000), nm=st.integers(0, 12))
+def test_the_stiffening_quadratic_velocity_jacobian_is_that_of_its_form(seed, nm):
+    """stiffening.qbar_pair_jacobian (term by term) against the column-by-column product
+    B(e_k, w) + B(w, e_k) of stiffening.qbar_pair, for random ΔM̄, ∂ΔM̄/∂ξ and w."""
+    from flexmbs.compiled.stiffening import qbar_pair, qbar_pair_jacobian
+
+    rng = np.random.default_rng(seed)
+    n6 = 6 + nm
+    dm, w = rng.standard_normal((n6, n6)), rng.standard_normal(n6)
+    ddm = rng.standard_normal((max(nm, 1), n6, n6))
+    by_columns, first, second = np.zeros((n6, n6)), np.zeros(n6), np.zeros(n6)
+    for k, e in enumerate(np.eye(n6)):
+        qbar_pair(dm, ddm, nm, e, w, first)
+        qbar_pair(dm, ddm, nm, w, e, second)
+        by_columns[:, k] = first + second
+    jac = np.full((n6, n6), np.nan)
+    qbar_pair_jacobian(dm, ddm, nm, w, jac)
+    np.testing.assert_allclose(jac, by_columns, rtol=0,
+                               atol=ROUND_OFF * np.abs(by_columns).max())
+
+
 def _array_arguments() -> int:
     """How many arrays the entry point takes: numba wraps each one at the call (one
     allocation each, outside the kernels)."""

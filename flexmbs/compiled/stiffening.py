@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .quadratic_velocity import frame_terms_jacobian, row_dot
 from .rotations import d_rot, d_rot_t, g_bar_mat, g_bar_t_jac
 
 #: coupling codes (tables.COUPLING_CODES)
@@ -101,23 +102,14 @@ def delta_mass_d2(ka, xc, nm, i, j, out):
 
 
 @njit(cache=True)
-def _row_dot(mat, r, v, n):
-    """Σ_c mat[r, c] v[c] over c < n."""
-    acc = 0.0
-    for c in range(n):
-        acc += mat[r, c] * v[c]
-    return acc
-
-
-@njit(cache=True)
 def qbar_pair(dm, ddm, nm, w1, w2, out):
     """out ← B(w1, w2), the bilinear form with Q̄_s(w) = B(w, w): the Boltzmann–Hamel
     quadratic-velocity vector of the mass dm with ξ-derivatives ddm (elastic rates in
     Ṁ̄ from w1)."""
     n6 = 6 + nm
     # the rows 0–5 of ΔM̄ w2, and ω̄1 × v̄2 (tuples: nothing allocated)
-    h2 = (_row_dot(dm, 0, w2, n6), _row_dot(dm, 1, w2, n6), _row_dot(dm, 2, w2, n6),
-          _row_dot(dm, 3, w2, n6), _row_dot(dm, 4, w2, n6), _row_dot(dm, 5, w2, n6))
+    h2 = (row_dot(dm, 0, w2, n6), row_dot(dm, 1, w2, n6), row_dot(dm, 2, w2, n6),
+          row_dot(dm, 3, w2, n6), row_dot(dm, 4, w2, n6), row_dot(dm, 5, w2, n6))
     ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
           w1[3] * w2[1] - w1[4] * w2[0])
     for r in range(n6):
@@ -141,6 +133,30 @@ def qbar_pair(dm, ddm, nm, w1, w2, out):
             for c in range(n6):
                 acc += w1[r] * ddm[j, r, c] * w2[c]
         out[6 + j] += 0.5 * acc
+
+
+@njit(cache=True)
+def qbar_pair_jacobian(dm, ddm, nm, w, out):
+    """out ← ∂Q̄_s(w)/∂w (6+nm square) of Q̄_s(w) = B(w, w) with the form of
+    :func:`qbar_pair`: the frame terms of ΔM̄ (quadratic_velocity.frame_terms_jacobian),
+    − Σ_j ξ̇_j ∂ΔM̄/∂ξ_j w and ½ wᵀ ∂ΔM̄/∂ξ_j w in row 6 + j. O(nm (6+nm)²) work
+    instead of the 2 (6+nm) forms of the column-by-column product."""
+    n6 = 6 + nm
+    frame_terms_jacobian(dm, n6, w, 0, out)
+    for j in range(nm):
+        xd = w[6 + j]
+        d = ddm[j]
+        for r in range(n6):
+            # − ξ̇_j (∂ΔM̄/∂ξ_j w)_r: ∂/∂ξ̇_j, and ∂/∂w_k through w
+            out[r, 6 + j] -= row_dot(d, r, w, n6)
+            if xd != 0.0:
+                for k in range(n6):
+                    out[r, k] -= xd * d[r, k]
+        for k in range(n6):  # ½ wᵀ (∂ΔM̄/∂ξ_j) w
+            acc = 0.0
+            for c in range(n6):
+                acc += (d[k, c] + d[c, k]) * w[c]
+            out[6 + j, k] += 0.5 * acc
 
 
 @njit(cache=True)
@@ -197,7 +213,7 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
     qbar_pair(dm, ddm, nm, w, w, qs)
     for i in range(n6):
         z[i] = (0.0 if mode == _ONE_WAY and i < 6 else
-                _row_dot(dm_m, i, y, n6) - qs[i] - _row_dot(dm, i, g_body, 3))
+                row_dot(dm_m, i, y, n6) - qs[i] - row_dot(dm, i, g_body, 3))
     for i in range(3):  # r += C(p)ᵀ z, C(p) = diag(Aᵀ, Ḡ, I)
         r[i] += a[i, 0] * z[0] + a[i, 1] * z[1] + a[i, 2] * z[2]
     for i in range(4):
@@ -215,15 +231,11 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
         cm[6 + j, 7 + j] = 1.0
     m += cm.T @ (dm_m @ cm)
     dz_dw = np.zeros((n6, n6))
-    e = np.zeros(n6)
-    t1, t2 = np.zeros(n6), np.zeros(n6)
-    for col in range(n6):
-        e[:] = 0.0
-        e[col] = 1.0
-        qbar_pair(dm, ddm, nm, e, w, t1)
-        qbar_pair(dm, ddm, nm, w, e, t2)
-        for row in range(n6):
-            dz_dw[row, col] = -(t1[row] + t2[row])
+    qbar_pair_jacobian(dm, ddm, nm, w, dz_dw)
+    for row in range(n6):
+        for col in range(n6):
+            dz_dw[row, col] = -dz_dw[row, col]
+    t1 = np.zeros(n6)
     dz_dxi = np.zeros((n6, max(nm, 1)))
     d2 = np.zeros((max(nm, 1), n6, n6))
     dj = np.zeros((n6, n6))

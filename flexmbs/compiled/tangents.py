@@ -106,6 +106,7 @@ from .packing import (
     _i1,
     _i2,
 )
+from .quadratic_velocity import frame_terms_jacobian, row_dot
 from .residual import (
     NO_MRF,
     ONE_WAY,
@@ -146,23 +147,14 @@ def _skew(a):
 
 # --------------------------------------------------------------------------- Q̄ and ∂M̄/∂ξ
 @njit(cache=True)
-def _row_dot(mat, r, v, n):
-    """Σ_c mat[r, c] v[c] over c < n."""
-    acc = 0.0
-    for c in range(n):
-        acc += mat[r, c] * v[c]
-    return acc
-
-
-@njit(cache=True)
 def qbar_bilinear(mbar, big_n, qs, nm, w1, w2, out):
     """out[:6+nm] ← B(w1, w2), with B(w, w) = Q̄(w) (coupling.qbar_bilinear for one
     column); nothing allocated."""
     n6 = 6 + nm
     om2 = w2[3:6]
     # rows 0–5 of M̄ w2, and ω̄1 × v̄2
-    h2 = (_row_dot(mbar, 0, w2, n6), _row_dot(mbar, 1, w2, n6), _row_dot(mbar, 2, w2, n6),
-          _row_dot(mbar, 3, w2, n6), _row_dot(mbar, 4, w2, n6), _row_dot(mbar, 5, w2, n6))
+    h2 = (row_dot(mbar, 0, w2, n6), row_dot(mbar, 1, w2, n6), row_dot(mbar, 2, w2, n6),
+          row_dot(mbar, 3, w2, n6), row_dot(mbar, 4, w2, n6), row_dot(mbar, 5, w2, n6))
     ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
           w1[3] * w2[1] - w1[4] * w2[0])
     for i in range(n6):
@@ -189,18 +181,6 @@ def qbar_bilinear(mbar, big_n, qs, nm, w1, w2, out):
 
 
 @njit(cache=True)
-def _cross_t(a0, a1, a2, b0, b1, b2):
-    """a × b of two 3-vectors given by components, as a tuple (nothing allocated)."""
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@njit(cache=True)
-def _unit(k):
-    """The k-th unit 3-vector as a tuple."""
-    return 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0
-
-
-@njit(cache=True)
 def qbar_jacobian(mbar, big_n, qs, nm, w, lo, out):
     """out[i, k] ← ∂Q̄(w)_i/∂w_k = B(e_k, w)_i + B(w, e_k)_i for lo ≤ i < 6+nm and every
     k < 6+nm, with B the bilinear form of :func:`qbar_bilinear` (Q̄(w) = B(w, w)).
@@ -209,40 +189,8 @@ def qbar_jacobian(mbar, big_n, qs, nm, w, lo, out):
     S_jc = Σ_d qs_jcd ω̄_d): O(nm (6+nm)) work instead of the 2 (6+nm) bilinear forms
     of the column-by-column product, and nothing allocated."""
     n6 = 6 + nm
-    h = (_row_dot(mbar, 0, w, n6), _row_dot(mbar, 1, w, n6), _row_dot(mbar, 2, w, n6),
-         _row_dot(mbar, 3, w, n6), _row_dot(mbar, 4, w, n6), _row_dot(mbar, 5, w, n6))
-    v0, v1, v2, om0, om1, om2 = w[0], w[1], w[2], w[3], w[4], w[5]
-    for i in range(lo, n6):
-        for k in range(n6):
-            out[i, k] = 0.0
-    for k in range(6):  # M̄[:, :3] (ω̄ × v̄): ∂/∂v̄ = ω̄ × e_k, ∂/∂ω̄ = e_m × v̄
-        e = _unit(k % 3)
-        if k < 3:
-            d = _cross_t(om0, om1, om2, e[0], e[1], e[2])
-        else:
-            d = _cross_t(e[0], e[1], e[2], v0, v1, v2)
-        for i in range(lo, n6):
-            out[i, k] += mbar[i, 0] * d[0] + mbar[i, 1] * d[1] + mbar[i, 2] * d[2]
-    for k in range(n6):  # − ω̄ × h[:3] (rows 0–2); − ω̄ × h[3:6] − v̄ × h[:3] (rows 3–5)
-        dv = _cross_t(om0, om1, om2, mbar[0, k], mbar[1, k], mbar[2, k])
-        dw = _cross_t(om0, om1, om2, mbar[3, k], mbar[4, k], mbar[5, k])
-        dvv = _cross_t(v0, v1, v2, mbar[0, k], mbar[1, k], mbar[2, k])
-        if 3 <= k < 6:
-            e = _unit(k - 3)
-            ev = _cross_t(e[0], e[1], e[2], h[0], h[1], h[2])
-            ew = _cross_t(e[0], e[1], e[2], h[3], h[4], h[5])
-        else:
-            ev, ew = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-        if k < 3:
-            e = _unit(k)
-            eh = _cross_t(e[0], e[1], e[2], h[0], h[1], h[2])
-        else:
-            eh = (0.0, 0.0, 0.0)
-        for a in range(3):
-            if lo == 0:
-                out[a, k] -= ev[a] + dv[a]
-            if lo <= 3:
-                out[3 + a, k] -= ew[a] + dw[a] + eh[a] + dvv[a]
+    om0, om1, om2 = w[3], w[4], w[5]
+    frame_terms_jacobian(mbar, n6, w, lo, out)
     for j in range(nm):
         xd = w[6 + j]
         for i in range(lo, n6):
