@@ -263,6 +263,7 @@ class AlphaIntegrator:
         if self.engine is Engine.PYTHON:
             self.engine_note = "engine='python' requested"
             return
+        start = time.perf_counter()  # numba and the kernels: imported once per process
         from ..compiled.engine import CompiledSystem, jit_disabled
         from ..compiled.tables import unsupported_reason
 
@@ -288,7 +289,8 @@ class AlphaIntegrator:
             return
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
-        self.compile_time = self.compiled.compile_time
+        # importing numba and the kernel modules, and loading (or compiling) the kernels
+        self.compile_time = time.perf_counter() - start
 
     # ----------------------------------------------------------- pieces
     def _coefficients(self, h):

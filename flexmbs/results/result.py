@@ -61,7 +61,8 @@ class SimulationResult:
     NumPy path ran), ``formulation`` (the constraint level: :class:`Formulation`),
     ``steps``, ``rejected_steps``, ``newton_iterations``,
     ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
-    ``compile_time`` (kernel compilation or cache loading), ``setup_time`` (consistent
+    ``compile_time`` (making the compiled kernels ready: importing numba and them, and
+    compiling them or loading them from the cache; once per process), ``setup_time`` (consistent
     initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
     (energies, power and violations after the run)."""
     status: str = COMPLETED
