@@ -711,6 +711,34 @@ def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
         assert code == MAX_ITER and cs.work.counters[IT] == 2
 
 
+@pytest.mark.parametrize("n_bodies", [1, 6])
+def test_rigid_bodies_matrices_allocate_nothing(n_bodies):
+    """A rigid body's mass matrix and tangents (tangents.rigid_body_matrices) are written
+    into the workspace: the iteration matrix of free rigid bodies (offset centres of
+    mass, gravity, moving) allocates nothing beyond numba's wrappers of the arguments,
+    however many bodies; and it is the NumPy path's."""
+    from numba.core.runtime import rtsys
+
+    rng = np.random.default_rng(n_bodies)
+    b = ModelBuilder(gravity=(0.3, -1.0, -9.81))
+    for k in range(n_bodies):
+        b.add_rigid_body(f"b{k}", rng.uniform(0.5, 2), rng.uniform(0.04, 0.08, 3),
+                         position=rng.normal(size=3), velocity=rng.normal(size=3),
+                         angular_velocity=rng.normal(size=3),
+                         com=rng.normal(scale=0.1, size=3))
+    system = System(b.finalize())
+    cs = CompiledSystem(system)
+    q = system.q0 + 0.1 * rng.standard_normal(system.n_q)
+    qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
+    lam = np.zeros(system.n_c)
+    cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    before = rtsys.get_allocation_stats().alloc
+    mat = cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    assert rtsys.get_allocation_stats().alloc - before == _array_arguments()
+    ref = python_matrix(system, q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("engine", ["compiled", "python"])
 def test_wound_springs_energies_and_sensors_at_sparse_outputs(engine):
     """Outputs far apart (every 100 steps: 5 rad of the wheel between them) or at given

@@ -146,6 +146,14 @@ W_SDM = 47
 W_SDMM = 48
 W_SDDM = 49
 W_SVEC = 50
+W_RVEC = 51
+W_RMAT = 52
+W_RP4 = 53
+W_R34 = 54
+W_RBASIS = 55
+W_RPC = 56
+W_RJC = 57
+W_RMKC = 58
 
 
 def pack(parts):

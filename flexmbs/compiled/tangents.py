@@ -84,13 +84,22 @@ from .packing import (
     T_T_MARK,
     T_T_PAR,
     TORQUE,
+    W_BASIS,
     W_COEF,
     W_GBAR,
     W_GGLOB,
     W_JAC,
     W_MK_J,
     W_MK_V,
+    W_R34,
+    W_RBASIS,
+    W_RJC,
+    W_RMAT,
+    W_RMKC,
     W_ROT,
+    W_RP4,
+    W_RPC,
+    W_RVEC,
     W_SDDM,
     W_SDM,
     W_SDMM,
@@ -119,7 +128,13 @@ from .residual import (
 )
 from .rotations import d_rot as _d_rot
 from .rotations import d_rot_t as _d_rot_t
-from .rotations import d_rotated_basis_into, g_global_into, rotation_into
+from .rotations import (
+    d_rotated_basis_into,
+    d_rotated_into,
+    g_bar_into,
+    g_global_into,
+    rotation_into,
+)
 from .rotations import g_bar_mat as _g_bar
 from .rotations import g_bar_t_jac as _g_bar_t_jac
 from .stiffening import body_stiffening
@@ -357,6 +372,148 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
     c[3:7] = -(gb.T @ jc[3:6])
     c[7:] = -jc[6:]
     return k, c
+
+
+@njit(cache=True)
+def _d_rot_t_into(basis_c, x, out):
+    """out ← ∂(A(p)ᵀ x)/∂p (3x4) from the basis B(p*) of the conjugate p* = (e0, −e)."""
+    d_rotated_into(basis_c, x, out)
+    for r in range(3):
+        for m in range(1, 4):
+            out[r, m] = -out[r, m]
+
+
+@njit(cache=True)
+def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
+    """(M, K, C) of rigid body b (7x7 views of the workspace, valid until the next call):
+    :func:`frame_tangents` without modes and the M_RR = m I correction of
+    :func:`body_matrices`, the same terms written without temporaries (a model of many
+    rigid bodies rebuilds the iteration matrix without allocating)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_r_io = _f3(F, H, T_R_IO)
+    T_r_mass = _f1(F, H, T_R_MASS)
+    T_r_offset = _i1(IN, H, T_R_OFFSET)
+    T_r_s = _f2(F, H, T_R_S)
+    g = _f1(F, H, T_GRAVITY)
+    W_basis = _f3(WF, WH, W_BASIS)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_rot = _f3(WF, WH, W_ROT)
+    vec, mats = _f2(WF, WH, W_RVEC), _f3(WF, WH, W_RMAT)
+    p4, r34 = _f3(WF, WH, W_RP4), _f3(WF, WH, W_R34)
+    basis_c, pc = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC)
+    jc, mkc = _f2(WF, WH, W_RJC), _f3(WF, WH, W_RMKC)
+    st, no_modes = T_b_start[b], T_b_nm[b]
+    a, gb, basis = W_rot[b], W_gbar[b], W_basis[b]
+    mass, s, io = T_r_mass[b], T_r_s[b], T_r_io[b]
+    mbar, jw = mats[0], mats[1]
+    y, w, qbar, z, gbv, x = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
+    dy_dp, dw_dp, dz_dp = p4[0], p4[1], p4[2]
+    m, k, c = mkc[0], mkc[1], mkc[2]
+    sk = ((0.0, -s[2], s[1]), (s[2], 0.0, -s[0]), (-s[1], s[0], 0.0))  # s̃
+    for i in range(3):  # M̄ = [m I, −s̃; s̃, I_o]
+        for j in range(3):
+            mbar[i, j] = mass if i == j else 0.0
+            mbar[i, 3 + j] = -sk[i][j]
+            mbar[3 + i, j] = sk[i][j]
+            mbar[3 + i, 3 + j] = io[i, j]
+    pc[0] = q[st + 3]
+    for i in range(1, 4):
+        pc[i] = -q[st + 3 + i]
+    d_rotated_basis_into(pc, basis_c)
+    for i in range(3):  # y = C q̈, w = C q̇ (C = diag(Aᵀ, Ḡ))
+        y[i] = a[0, i] * qdd[st] + a[1, i] * qdd[st + 1] + a[2, i] * qdd[st + 2]
+        w[i] = a[0, i] * qd[st] + a[1, i] * qd[st + 1] + a[2, i] * qd[st + 2]
+        y[3 + i] = (gb[i, 0] * qdd[st + 3] + gb[i, 1] * qdd[st + 4] + gb[i, 2] * qdd[st + 5]
+                    + gb[i, 3] * qdd[st + 6])
+        w[3 + i] = (gb[i, 0] * qd[st + 3] + gb[i, 1] * qd[st + 4] + gb[i, 2] * qd[st + 5]
+                    + gb[i, 3] * qd[st + 6])
+    # Q̄(w) and ∂Q̄/∂w (no modes: the modal tables are not read)
+    qbar_bilinear(mbar, p4, p4, no_modes, w, w, qbar)
+    qbar_jacobian(mbar, p4, p4, no_modes, w, no_modes, jw)
+    for i in range(6):
+        z[i] = row_dot(mbar, i, y, 6) - qbar[i]
+    # ∂y/∂p, ∂w/∂p: [∂(Aᵀ R̈)/∂p; −Ḡ(p̈)] and [∂(Aᵀ Ṙ)/∂p; −Ḡ(ṗ)]
+    _d_rot_t_into(basis_c, qdd[st:st + 3], r34[0])
+    _d_rot_t_into(basis_c, qd[st:st + 3], r34[1])
+    for i in range(3):
+        for j in range(4):
+            dy_dp[i, j], dw_dp[i, j] = r34[0, i, j], r34[1, i, j]
+    g_bar_into(qdd[st + 3:st + 7], r34[0])
+    g_bar_into(qd[st + 3:st + 7], r34[1])
+    for i in range(3):
+        for j in range(4):
+            dy_dp[3 + i, j], dw_dp[3 + i, j] = -r34[0, i, j], -r34[1, i, j]
+    for i in range(6):  # ∂z/∂p = M̄ ∂y/∂p − ∂Q̄/∂w ∂w/∂p
+        for j in range(4):
+            acc = 0.0
+            for l1 in range(6):
+                acc += mbar[i, l1] * dy_dp[l1, j] - jw[i, l1] * dw_dp[l1, j]
+            dz_dp[i, j] = acc
+    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:  # − M̄[:, :3] Aᵀ g and its ∂/∂p
+        for i in range(3):
+            gbv[i] = a[0, i] * g[0] + a[1, i] * g[1] + a[2, i] * g[2]
+        _d_rot_t_into(basis_c, g, r34[0])
+        for i in range(6):
+            z[i] -= mbar[i, 0] * gbv[0] + mbar[i, 1] * gbv[1] + mbar[i, 2] * gbv[2]
+            for j in range(4):
+                dz_dp[i, j] -= (mbar[i, 0] * r34[0, 0, j] + mbar[i, 1] * r34[0, 1, j]
+                                + mbar[i, 2] * r34[0, 2, j])
+    for i in range(7):
+        for j in range(7):
+            m[i, j], k[i, j] = 0.0, 0.0
+    # K[:3, 3:7] = ∂(A z_v)/∂p + A ∂z_v/∂p − m (∂(A Aᵀx)/∂p through both A), x = R̈ − g
+    for i in range(3):
+        x[i] = qdd[st + i] - g[i]
+    for i in range(3):
+        gbv[i] = a[0, i] * x[0] + a[1, i] * x[1] + a[2, i] * x[2]  # Aᵀ x
+    d_rotated_into(basis, z[:3], r34[0])
+    d_rotated_into(basis, gbv[:3], r34[1])
+    for i in range(3):
+        for j in range(4):
+            k[i, 3 + j] = (r34[0, i, j] + a[i, 0] * dz_dp[0, j] + a[i, 1] * dz_dp[1, j]
+                           + a[i, 2] * dz_dp[2, j] - mass * r34[1, i, j])
+    _d_rot_t_into(basis_c, x[:3], r34[1])
+    for i in range(3):
+        for j in range(4):
+            k[i, 3 + j] -= mass * (a[i, 0] * r34[1, 0, j] + a[i, 1] * r34[1, 1, j]
+                                   + a[i, 2] * r34[1, 2, j])
+    # K[3:7, 3:7] = ∂(Ḡᵀ z_ω)/∂p + Ḡᵀ ∂z_ω/∂p
+    z3, z4, z5 = 2.0 * z[3], 2.0 * z[4], 2.0 * z[5]
+    gtj = ((0.0, -z3, -z4, -z5), (z3, 0.0, z5, -z4), (z4, -z5, 0.0, z3), (z5, z4, -z3, 0.0))
+    for i in range(4):
+        for j in range(4):
+            k[3 + i, 3 + j] = (gtj[i][j] + gb[0, i] * dz_dp[3, j] + gb[1, i] * dz_dp[4, j]
+                               + gb[2, i] * dz_dp[5, j])
+    for i in range(6):  # C = −Cᵀ (∂Q̄/∂w) C(p)
+        for j in range(3):
+            jc[i, j] = jw[i, 0] * a[j, 0] + jw[i, 1] * a[j, 1] + jw[i, 2] * a[j, 2]
+        for j in range(4):
+            jc[i, 3 + j] = jw[i, 3] * gb[0, j] + jw[i, 4] * gb[1, j] + jw[i, 5] * gb[2, j]
+    for j in range(7):
+        for i in range(3):
+            c[i, j] = -(a[i, 0] * jc[0, j] + a[i, 1] * jc[1, j] + a[i, 2] * jc[2, j])
+        for i in range(4):
+            c[3 + i, j] = -(gb[0, i] * jc[3, j] + gb[1, i] * jc[4, j] + gb[2, i] * jc[5, j])
+    for i in range(3):  # M = [m I, −A s̃ Ḡ; ·ᵀ, Ḡᵀ I_o Ḡ]
+        m[i, i] = mass
+    for i in range(4):
+        for j in range(4):
+            acc = 0.0
+            for l1 in range(3):
+                for l2 in range(3):
+                    acc += gb[l1, i] * io[l1, l2] * gb[l2, j]
+            m[3 + i, 3 + j] = acc
+    if T_r_offset[b]:
+        for i in range(3):
+            for j in range(4):
+                acc = 0.0
+                for l1 in range(3):
+                    for l2 in range(3):
+                        acc += a[i, l1] * sk[l1][l2] * gb[l2, j]
+                m[i, 3 + j] = -acc
+                m[3 + j, i] = -acc
+    return m, k, c
 
 
 @njit(cache=True)
@@ -956,7 +1113,10 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     for k in range(T_p_row.size):  # entries off the pattern are never written: stay 0
         out[T_p_row[k], T_p_col[k]] = 0.0
     for b in range(T_b_kind.size):
-        m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        if T_b_kind[b] == 0:
+            m, k, c = rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        else:
+            m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
         st = T_b_start[b]
         nb = m.shape[0]
         for i in range(nb):

@@ -65,6 +65,15 @@ class Workspace(NamedTuple):
     sdmm: np.ndarray  # (6+M, 6+M) its coupling mode's part
     sddm: np.ndarray  # (max(M, 1), 6+M, 6+M) ∂ΔM̄/∂ξ_j
     svec: np.ndarray  # (5, 6+M) y, w, Q̄_s, z, ḡ
+    # a rigid body's matrices and their scratch (tangents.rigid_body_matrices)
+    rvec: np.ndarray  # (6, 6) y, w, Q̄, z, Aᵀg, Aᵀ(R̈ − g)
+    rmat: np.ndarray  # (2, 6, 6) M̄, ∂Q̄/∂w
+    rp4: np.ndarray  # (3, 6, 4) ∂y/∂p, ∂w/∂p, ∂z/∂p
+    r34: np.ndarray  # (2, 3, 4)
+    rbasis: np.ndarray  # (3, 12) B(p*) of the conjugate parameters
+    rpc: np.ndarray  # (4,) p* = (e0, −e)
+    rjc: np.ndarray  # (6, 7)
+    rmkc: np.ndarray  # (3, 7, 7) M, K, C
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -85,4 +94,6 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
         np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan),
         np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((max(big_m, 1), n6, n6)),
-        np.zeros((5, n6)))
+        np.zeros((5, n6)), np.zeros((6, 6)), np.zeros((2, 6, 6)), np.zeros((3, 6, 4)),
+        np.zeros((2, 3, 4)), np.zeros((3, 12)), np.zeros(4), np.zeros((6, 7)),
+        np.zeros((3, 7, 7)))
