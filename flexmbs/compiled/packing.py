@@ -154,6 +154,13 @@ W_RBASIS = 55
 W_RPC = 56
 W_RJC = 57
 W_RMKC = 58
+W_HCS = 59
+W_HV = 60
+W_HHESS = 61
+W_HJAC = 62
+W_HSW = 63
+W_HBASIS = 64
+W_HUNIT = 65
 
 
 def pack(parts):

@@ -88,6 +88,13 @@ from .packing import (
     W_COEF,
     W_GBAR,
     W_GGLOB,
+    W_HBASIS,
+    W_HCS,
+    W_HHESS,
+    W_HJAC,
+    W_HSW,
+    W_HUNIT,
+    W_HV,
     W_JAC,
     W_MK_J,
     W_MK_V,
@@ -518,9 +525,9 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
 
 @njit(cache=True)
 def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
-    """(M, K, C) of body b at its coordinates (global q order within the body)."""
+    """(M, K, C) of flexible body b at its coordinates (global q order within the body;
+    a rigid body's: :func:`rigid_body_matrices`)."""
     T_b_flex = _i1(IN, H, T_B_FLEX)
-    T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_mode = _i1(IN, H, T_B_MODE)
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
@@ -531,10 +538,6 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     T_f_dff = _f3(F, H, T_F_DFF)
     T_f_kff = _f3(F, H, T_F_KFF)
     T_gravity = _f1(F, H, T_GRAVITY)
-    T_r_io = _f3(F, H, T_R_IO)
-    T_r_mass = _f1(F, H, T_R_MASS)
-    T_r_offset = _i1(IN, H, T_R_OFFSET)
-    T_r_s = _f2(F, H, T_R_S)
     W_gbar = _f3(WF, WH, W_GBAR)
     W_rot = _f3(WF, WH, W_ROT)
     st = T_b_start[b]
@@ -545,32 +548,6 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     a = W_rot[b]
     gb = W_gbar[b]
     g = T_gravity
-    if T_b_kind[b] == 0:
-        mass = T_r_mass[b]
-        s = T_r_s[b]
-        mbar = np.zeros((6, 6))
-        for i in range(3):
-            mbar[i, i] = mass
-        sk = _skew(s)
-        mbar[:3, 3:] = -sk
-        mbar[3:, :3] = sk
-        mbar[3:, 3:] = T_r_io[b]
-        gcol = mbar[:, :3].copy()
-        empty_n = np.zeros((0, 6, 3))
-        empty_q = np.zeros((0, 0, 3, 3))
-        k, c = frame_tangents(mbar, mbar, mbar, gcol, empty_n, empty_q, nm, T_b_mode[b], p,
-                              qb[7:], qdb[:3], qdb[3:7], qdb[7:], qddb, g)
-        x = qddb[:3] - g
-        k[:3, 3:7] -= mass * (_d_rot(p, a.T @ x) + a @ _d_rot_t(p, x))
-        m = np.zeros((7, 7))
-        for i in range(3):
-            m[i, i] = mass
-        m[3:, 3:] = gb.T @ T_r_io[b] @ gb
-        if T_r_offset[b]:
-            m_rp = -(a @ sk @ gb)
-            m[:3, 3:] = m_rp
-            m[3:, :3] = m_rp.T
-        return m, k, c
     f = T_b_flex[b]
     mode = T_b_mode[b]
     n6 = 6 + nm
@@ -633,20 +610,19 @@ def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
         return
     st = T_b_start[b]
     nm = T_b_nm[b]
-    s = np.zeros((4, 3))
+    hsw = _f3(WF, WH, W_HSW)  # scratch: s (4x3), then Σ_a s_a wᵀ in its first rows
+    s, sw = hsw[0], hsw[1]
+    unit, basis = _f1(WF, WH, W_HUNIT), _f2(WF, WH, W_HBASIS)
     for a in range(4):
         for c in range(3):
             acc = T_k_base[k, a, c]
             for j in range(nm):
                 acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
             s[a, c] = acc
-    sw = np.zeros((3, 3))
-    for a in range(4):
-        for i in range(3):
-            for c in range(3):
-                sw[i, c] += s[a, i] * wgt[first + a, c]
-    unit = np.zeros(4)
-    basis = np.empty((3, 12))
+    for i in range(3):
+        for c in range(3):
+            sw[i, c] = (s[0, i] * wgt[first, c] + s[1, i] * wgt[first + 1, c]
+                        + s[2, i] * wgt[first + 2, c] + s[3, i] * wgt[first + 3, c])
     for l in range(4):  # noqa: E741
         unit[:] = 0.0
         unit[l] = 1.0
@@ -686,6 +662,9 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
     W_coef = _f3(WF, WH, W_COEF)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
+    hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
+    csum, sym, lsum, vecs, wgt = hcs[0], hcs[1], hv[0], hv[1], hv[2]
+    hess, jac = _f2(WF, WH, W_HHESS), _f3(WF, WH, W_HJAC)
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3
         for m in range(4):
@@ -697,27 +676,48 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
         last = e
         while last + 1 < ne and T_e_mark[last + 1, 0] == ki and T_e_mark[last + 1, 1] == kj:
             last += 1
-        csum = np.zeros((8, 8))
-        lsum = np.zeros((8, 3))
+        for a_ in range(8):
+            for b_ in range(8):
+                csum[a_, b_] = 0.0
+            for c in range(3):
+                lsum[a_, c] = 0.0
         for eq in range(e, last + 1):
             lam_e = lam[T_e_row[eq]]
-            csum += lam_e * W_coef[eq]
-            lsum += lam_e * T_e_lin[eq]
-        sym = csum + csum.T
-        vecs = np.zeros((8, 3))
-        vecs[:4] = W_mk_v[ki]
-        vecs[4:] = W_mk_v[kj]
-        wgt = sym @ vecs + lsum
+            for a_ in range(8):
+                for b_ in range(8):
+                    csum[a_, b_] += lam_e * W_coef[eq, a_, b_]
+                for c in range(3):
+                    lsum[a_, c] += lam_e * T_e_lin[eq, a_, c]
+        for a_ in range(8):
+            for b_ in range(8):
+                sym[a_, b_] = csum[a_, b_] + csum[b_, a_]
+        for a_ in range(4):
+            for c in range(3):
+                vecs[a_, c] = W_mk_v[ki, a_, c]
+                vecs[4 + a_, c] = W_mk_v[kj, a_, c]
+        for a_ in range(8):  # wgt = sym vecs + lsum
+            for c in range(3):
+                acc = lsum[a_, c]
+                for b_ in range(8):
+                    acc += sym[a_, b_] * vecs[b_, c]
+                wgt[a_, c] = acc
         bi, bj = T_k_body[ki], T_k_body[kj]
         ni = 7 + T_b_nm[bi] if bi >= 0 else 0
         nj = 7 + T_b_nm[bj] if bj >= 0 else 0
-        hess = np.zeros((ni + nj, ni + nj))
-        jac = np.zeros((8, 3, ni + nj))
-        if ni:
-            jac[:4, :, :ni] = W_mk_j[ki][:, :, :ni]
-        if nj:
-            jac[4:, :, ni:] = W_mk_j[kj][:, :, :nj]
         nn = ni + nj
+        for r in range(nn):
+            for c in range(nn):
+                hess[r, c] = 0.0
+        for a_ in range(4):
+            for c in range(3):
+                for r in range(ni):
+                    jac[a_, c, r] = W_mk_j[ki, a_, c, r]
+                for r in range(ni, nn):
+                    jac[a_, c, r] = 0.0
+                for r in range(ni):
+                    jac[4 + a_, c, r] = 0.0
+                for r in range(nj):
+                    jac[4 + a_, c, ni + r] = W_mk_j[kj, a_, c, r]
         for a_ in range(8):  # hess += sym[a, b] J_aᵀ J_b
             for b_ in range(8):
                 sab = sym[a_, b_]
@@ -731,23 +731,28 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
                                 hess[r, s_] += x * jac[b_, c, s_]
         _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, ROWS_I, hess, np.int64(0))
         _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, ROWS_J, hess, ni)
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, hess, top, scale)
+        _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, nn, hess, top, scale)
         e = last + 1
+
+
+@njit(cache=True)
+def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
+    """top[idx, idx] += scale block[:n, :n], idx = body i's ni coordinates then body
+    j's."""
+    T_b_start = _i1(IN, H, T_B_START)
+    st_i = T_b_start[bi] if ni > 0 else 0
+    st_j = T_b_start[bj] - ni if n > ni else 0
+    for r in range(n):
+        gr = st_i + r if r < ni else st_j + r
+        for c in range(n):
+            gc = st_i + c if c < ni else st_j + c
+            top[gr, gc] += scale * block[r, c]
 
 
 @njit(cache=True)
 def _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, block, top, scale):
     """top[idx, idx] += scale block, idx = body i's coordinates then body j's."""
-    T_b_start = _i1(IN, H, T_B_START)
-    n = block.shape[0]
-    idx = np.empty(n, np.int64)
-    for c in range(ni):
-        idx[c] = T_b_start[bi] + c
-    for c in range(n - ni):
-        idx[ni + c] = T_b_start[bj] + c
-    for r in range(n):
-        for c in range(n):
-            top[idx[r], idx[c]] += scale * block[r, c]
+    _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, block.shape[0], block, top, scale)
 
 
 # --------------------------------------------------------------------------- actuators

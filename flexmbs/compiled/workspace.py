@@ -74,6 +74,14 @@ class Workspace(NamedTuple):
     rpc: np.ndarray  # (4,) p* = (e0, −e)
     rjc: np.ndarray  # (6, 7)
     rmkc: np.ndarray  # (3, 7, 7) M, K, C
+    # the constraint Hessian of a marker pair (tangents.constraint_hessian_into)
+    hcs: np.ndarray  # (2, 8, 8) Σ λ C, its symmetric part
+    hv: np.ndarray  # (3, 8, 3) Σ λ l, the markers' vectors, their weights
+    hhess: np.ndarray  # (2(7+M), 2(7+M))
+    hjac: np.ndarray  # (8, 3, 2(7+M)) the markers' Jacobians side by side
+    hsw: np.ndarray  # (2, 4, 3) a marker's deformed vectors s_a, Σ_a s_a wᵀ (3x3)
+    hbasis: np.ndarray  # (3, 12)
+    hunit: np.ndarray  # (4,)
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -96,4 +104,6 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((max(big_m, 1), n6, n6)),
         np.zeros((5, n6)), np.zeros((6, 6)), np.zeros((2, 6, 6)), np.zeros((3, 6, 4)),
         np.zeros((2, 3, 4)), np.zeros((3, 12)), np.zeros(4), np.zeros((6, 7)),
-        np.zeros((3, 7, 7)))
+        np.zeros((3, 7, 7)), np.zeros((2, 8, 8)), np.zeros((3, 8, 3)),
+        np.zeros((2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((8, 3, 2 * (7 + big_m))),
+        np.zeros((2, 4, 3)), np.zeros((3, 12)), np.zeros(4))
