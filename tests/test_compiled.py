@@ -712,25 +712,31 @@ def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
 
 
 @pytest.mark.parametrize("n_bodies", [1, 6])
-def test_rigid_bodies_matrices_allocate_nothing(n_bodies):
-    """A rigid body's mass matrix and tangents (tangents.rigid_body_matrices) are written
-    into the workspace: the iteration matrix of free rigid bodies (offset centres of
-    mass, gravity, moving) allocates nothing beyond numba's wrappers of the arguments,
-    however many bodies; and it is the NumPy path's."""
+def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
+    """A rigid body's mass matrix and tangents (tangents.rigid_body_matrices) and the
+    joints' constraint Hessians are written into the workspace: the iteration matrix of
+    a chain of rigid bodies (offset centres of mass, gravity, moving, every joint kind)
+    allocates nothing beyond numba's wrappers of the arguments, however many bodies;
+    and it is the NumPy path's."""
     from numba.core.runtime import rtsys
 
     rng = np.random.default_rng(n_bodies)
     b = ModelBuilder(gravity=(0.3, -1.0, -9.81))
+    kinds = sorted(JOINT_EQUATIONS)
     for k in range(n_bodies):
         b.add_rigid_body(f"b{k}", rng.uniform(0.5, 2), rng.uniform(0.04, 0.08, 3),
                          position=rng.normal(size=3), velocity=rng.normal(size=3),
                          angular_velocity=rng.normal(size=3),
                          com=rng.normal(scale=0.1, size=3))
+        parent = "ground" if k == 0 else f"b{k - 1}"
+        mi = b.add_marker(parent, f"to_b{k}", rng.normal(size=3))
+        mj = b.add_marker(f"b{k}", "joint", rng.normal(size=3))
+        b.add_joint(f"j{k}", kinds[(k + n_bodies) % len(kinds)], mi, mj)
     system = System(b.finalize())
     cs = CompiledSystem(system)
     q = system.q0 + 0.1 * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
-    lam = np.zeros(system.n_c)
+    lam = rng.standard_normal(system.n_c)
     cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
     before = rtsys.get_allocation_stats().alloc
     mat = cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
