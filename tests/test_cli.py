@@ -147,7 +147,6 @@ def test_run_reports_real_time_factors_of_the_run_the_loaded_run_and_the_steps(
     assert report["real_time_factor_steps"] == pytest.approx(simulated / steps, rel=1e-12)
     assert (report["real_time_factor"] <= report["real_time_factor_loaded"]
             <= report["real_time_factor_steps"])
-    if engine == "python":
-        assert kernels == 0.0
+    assert kernels == 0.0 if engine == "python" else kernels > 0.0
     assert main(argv) == 0
     assert "with the kernels loaded, the steps alone" in capsys.readouterr().out

@@ -378,7 +378,8 @@ def test_kernels_run_as_plain_python_under_disable_jit(tmp_path):
     code = (f"import numpy as np, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
             "from test_compiled import random_model, assert_same_evaluations; "
             "[assert_same_evaluations(random_model(s), np.random.default_rng(s)) "
-            "for s in (3, 17)]; print('same')")
+            "for s in (3, 17)]; from flexmbs.compiled import warmup; "
+            "warmup.mark_ready(); print('same')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "NUMBA_DISABLE_JIT": "1",
                                "FLEXMBS_KERNEL_STATE_DIR": str(tmp_path)}, timeout=300)
@@ -677,12 +678,37 @@ def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
     arguments at the call, on random runnable models (every body kind, coupling mode,
     stiffening, force kind)."""
     from numba import config
+
+    assert config.NRT_STATS, "conftest.py switches numba's allocation counters on"
+    assert_iterations_allocate_nothing(random_chain(seed), seed)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stiffened_bodies_iterations_allocate_nothing(mode):
+    """The same for two stiffened flexible bodies of 2 and 5 modes in each coupling mode
+    (the workspace's scratch is sized for the larger and reused by the smaller)."""
+    rng = np.random.default_rng(7)
+    b = ModelBuilder(gravity=(0.0, -3.0, -9.81))
+    parent = "ground"
+    for k, n_modes in enumerate((2, 5)):
+        data = random_modal(11 + k, n_modes=n_modes)[0]
+        data = replace(data, stiffening=random_stiffening(rng, data.n_modes))
+        where = rng.normal(scale=0.5, size=3)
+        b.add_flexible_body(f"f{k}", data, coupling=mode, position=where)
+        mi = b.add_marker(parent, f"to_f{k}", where, frame="global")
+        mj = b.add_marker(f"f{k}", "joint", where, frame="global")
+        b.add_joint(f"j{k}", ("revolute", "spherical")[k], mi, mj)
+        parent = f"f{k}"
+    assert_iterations_allocate_nothing(System(b.finalize()), 7)
+
+
+def assert_iterations_allocate_nothing(system, seed):
+    """numba's allocations over a residual call and over two Newton iterations on stored
+    factors (index 3 and stabilized index 2) are only its wrappers of the arguments."""
     from numba.core.runtime import rtsys
 
     from flexmbs.compiled.newton import IT, MAX_ITER, STALE
 
-    assert config.NRT_STATS, "conftest.py switches numba's allocation counters on"
-    system = random_chain(seed)
     cs = CompiledSystem(system)
     rng = np.random.default_rng(seed)
     q = system.q0 + 0.05 * rng.standard_normal(system.n_q)
@@ -711,7 +737,7 @@ def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
         assert code == MAX_ITER and cs.work.counters[IT] == 2
 
 
-@pytest.mark.parametrize("n_bodies", [1, 6])
+@pytest.mark.parametrize("n_bodies", [1, 8])
 def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
     """A rigid body's mass matrix and tangents (tangents.rigid_body_matrices) and the
     joints' constraint Hessians are written into the workspace: the iteration matrix of
@@ -731,7 +757,7 @@ def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
         parent = "ground" if k == 0 else f"b{k - 1}"
         mi = b.add_marker(parent, f"to_b{k}", rng.normal(size=3))
         mj = b.add_marker(f"b{k}", "joint", rng.normal(size=3))
-        b.add_joint(f"j{k}", kinds[(k + n_bodies) % len(kinds)], mi, mj)
+        b.add_joint(f"j{k}", kinds[k % len(kinds)], mi, mj)  # 8 bodies: every kind
     system = System(b.finalize())
     cs = CompiledSystem(system)
     q = system.q0 + 0.1 * rng.standard_normal(system.n_q)

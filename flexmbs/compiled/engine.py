@@ -116,8 +116,7 @@ class CompiledSystem:
         if wait:  # a background compilation is filling the cache: do not compile twice
             warmup.wait_while_compiling()
         self._warm_up(on_compile)
-        if not jit_disabled():  # as plain Python nothing was compiled or cached
-            warmup.mark_ready()
+        warmup.mark_ready()
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:

@@ -71,7 +71,7 @@ def frame_terms_jacobian(mbar, n6, w, lo, out):
         else:
             eh = (0.0, 0.0, 0.0)
         for a in range(3):
-            if lo == 0:
+            if a >= lo:
                 out[a, k] -= ev[a] + dv[a]
-            if lo <= 3:
+            if 3 + a >= lo:
                 out[3 + a, k] -= ew[a] + dw[a] + eh[a] + dvv[a]

@@ -222,7 +222,8 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
         r[7 + j] += z[6 + j]
     if not tangents:
         return
-    dm, ddm, dm_m = dm[:n6, :n6].copy(), ddm[:, :n6, :n6].copy(), dm_m[:n6, :n6].copy()
+    dm, dm_m = dm[:n6, :n6].copy(), dm_m[:n6, :n6].copy()
+    ddm = ddm[:max(nm, 1), :n6, :n6].copy()
     y, w, z, g_body = y[:n6].copy(), w[:n6].copy(), z[:n6].copy(), g_body[:3].copy()
     cm = np.zeros((n6, 7 + nm))  # C(p)
     cm[:3, :3] = a.T
@@ -245,9 +246,9 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
         qbar_pair(ddm[j], d2, nm, w, w, t1)
         dj[:, :] = ddm[j]
         _mode_rows(dj, nm, mode)
-        col = dj @ y - t1 - ddm[j][:, :3] @ g_body
+        dd = ddm[j]
         for row in range(n6):
-            dz_dxi[row, j] = col[row]
+            dz_dxi[row, j] = row_dot(dj, row, y, n6) - t1[row] - row_dot(dd, row, g_body, 3)
     dy_dp = np.zeros((n6, 4))
     dw_dp = np.zeros((n6, 4))
     dy_dp[:3] = d_rot_t(p, qddb[:3])

@@ -225,7 +225,7 @@ def qbar_jacobian(mbar, big_n, qs, nm, w, lo, out):
             for r in range(n6):
                 p_jc += big_n[j, r, c] * w[r]
             s_jc = qs[j, c, 0] * om0 + qs[j, c, 1] * om1 + qs[j, c, 2] * om2
-            if lo <= 3:  # − Σ_j ξ̇_j (P_jc + S_jc) in row 3 + c
+            if 3 + c >= lo:  # − Σ_j ξ̇_j (P_jc + S_jc) in row 3 + c
                 out[3 + c, 6 + j] -= p_jc + s_jc
                 for k in range(n6):
                     out[3 + c, k] -= xd * big_n[j, k, c]

@@ -48,9 +48,13 @@ def is_ready() -> bool:
 
 
 def mark_ready() -> None:
-    """Record that the kernels are compiled (after a successful compilation)."""
+    """Record that the kernels are compiled (after a successful compilation); nothing
+    under ``NUMBA_DISABLE_JIT``, where the kernels ran as Python and nothing was compiled
+    or cached."""
+    from numba.core import config
+
     paths = _paths()
-    if paths is None:
+    if paths is None or config.DISABLE_JIT:
         return
     tmp = paths[0].with_suffix(".ready.tmp")
     try:

@@ -66,7 +66,7 @@ class Workspace(NamedTuple):
     sddm: np.ndarray  # (max(M, 1), 6+M, 6+M) ∂ΔM̄/∂ξ_j
     svec: np.ndarray  # (5, 6+M) y, w, Q̄_s, z, ḡ
     # a rigid body's matrices and their scratch (tangents.rigid_body_matrices)
-    rvec: np.ndarray  # (6, 6) y, w, Q̄, z, Aᵀg, Aᵀ(R̈ − g)
+    rvec: np.ndarray  # (6, 6) y, w, Q̄, z, Aᵀg (then Aᵀ(R̈ − g)), R̈ − g
     rmat: np.ndarray  # (2, 6, 6) M̄, ∂Q̄/∂w
     rp4: np.ndarray  # (3, 6, 4) ∂y/∂p, ∂w/∂p, ∂z/∂p
     r34: np.ndarray  # (2, 3, 4)

@@ -265,6 +265,8 @@ class AlphaIntegrator:
             return
         start = time.perf_counter()  # numba and the kernels: imported once per process
         from ..compiled.engine import CompiledSystem, jit_disabled
+
+        imports = time.perf_counter() - start
         from ..compiled.tables import unsupported_reason
 
         if jit_disabled():
@@ -290,7 +292,7 @@ class AlphaIntegrator:
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
         # importing numba and the kernel modules, and loading (or compiling) the kernels
-        self.compile_time = time.perf_counter() - start
+        self.compile_time = imports + self.compiled.compile_time
 
     # ----------------------------------------------------------- pieces
     def _coefficients(self, h):
