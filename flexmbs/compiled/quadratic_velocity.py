@@ -7,8 +7,9 @@ B(w, w) of w = (v̄, ω̄, ξ̇) whose rigid part is
 
     M̄[:, :3] (ω̄ × v̄) − [ω̄ × h_v; ω̄ × h_ω + v̄ × h_v; 0],  (h_v, h_ω) = rows 0–5 of M̄ w,
 
-for their own mass M̄. :func:`frame_terms_jacobian` writes that part's Jacobian ∂/∂w;
-each form adds its own modal terms. Nothing here allocates.
+for their own mass M̄. :func:`frame_terms` writes that part and
+:func:`frame_terms_jacobian` its Jacobian ∂/∂w; each form adds its own modal terms.
+Nothing here allocates.
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ def cross_t(a0, a1, a2, b0, b1, b2):
 def unit(k):
     """The k-th unit 3-vector as a tuple."""
     return 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0
+
+
+@njit(cache=True)
+def frame_terms(mbar, n6, w1, w2, out):
+    """out[:n6] ← the rigid part above of a form B(w1, w2): M̄[:, :3] (ω̄1 × v̄2)
+    − [ω̄1 × h_v; ω̄1 × h_ω + v̄1 × h_v; 0] with h = rows 0–5 of M̄ w2."""
+    h2 = (row_dot(mbar, 0, w2, n6), row_dot(mbar, 1, w2, n6), row_dot(mbar, 2, w2, n6),
+          row_dot(mbar, 3, w2, n6), row_dot(mbar, 4, w2, n6), row_dot(mbar, 5, w2, n6))
+    ov = cross_t(w1[3], w1[4], w1[5], w2[0], w2[1], w2[2])
+    for i in range(n6):
+        out[i] = mbar[i, 0] * ov[0] + mbar[i, 1] * ov[1] + mbar[i, 2] * ov[2]
+    for k in range(3):
+        k1, k2 = (k + 1) % 3, (k + 2) % 3
+        out[k] -= w1[3 + k1] * h2[k2] - w1[3 + k2] * h2[k1]
+        out[3 + k] -= (w1[3 + k1] * h2[3 + k2] - w1[3 + k2] * h2[3 + k1]
+                       + w1[k1] * h2[k2] - w1[k2] * h2[k1])
 
 
 @njit(cache=True)

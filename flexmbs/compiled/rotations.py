@@ -2,9 +2,9 @@
 
 The same formulas as :mod:`flexmbs.frame.rotations`, written into caller-owned buffers:
 A(p) (homogeneous quadratic), Ḡ(p), G(p) and the basis B(p) with
-∂(A(p) s)/∂p = (s @ B).reshape(3, 4); nothing of those allocates. The small Jacobians at
-the end (``d_rot``, ``d_rot_t``, ``g_bar_mat``, ``g_bar_t_jac``) return new arrays, for
-the tangents.
+∂(A(p) s)/∂p = (s @ B).reshape(3, 4); nothing of those allocates (nor ``d_rot_t_into``,
+``g_bar_t_jac_rows``). The small Jacobians at the end (``d_rot``, ``d_rot_t``,
+``g_bar_mat``, ``g_bar_t_jac``) return new arrays, for the tangents.
 """
 
 from __future__ import annotations
@@ -88,13 +88,22 @@ def d_rot(p, s):
 
 
 @njit(cache=True)
-def d_rot_t(p, x):
-    """∂(A(p)ᵀ x)/∂p (3x4): A(p)ᵀ = A(p*), p* = [e0, −e]."""
-    pc = np.array([p[0], -p[1], -p[2], -p[3]])
-    out = d_rot(pc, x)
+def d_rot_t_into(basis_c, x, out):
+    """out ← ∂(A(p)ᵀ x)/∂p (3x4) from the basis ``basis_c`` of the conjugate
+    p* = [e0, −e] (:func:`d_rotated_basis_into`): A(p)ᵀ = A(p*)."""
+    d_rotated_into(basis_c, x, out)
     for c in range(3):
         for m in range(1, 4):
             out[c, m] = -out[c, m]
+
+
+@njit(cache=True)
+def d_rot_t(p, x):
+    """∂(A(p)ᵀ x)/∂p (3x4), a new array."""
+    b = np.empty((3, 12))
+    d_rotated_basis_into(np.array([p[0], -p[1], -p[2], -p[3]]), b)
+    out = np.empty((3, 4))
+    d_rot_t_into(b, x, out)
     return out
 
 
@@ -107,8 +116,19 @@ def g_bar_mat(p):
 
 
 @njit(cache=True)
+def g_bar_t_jac_rows(x):
+    """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant in p) as a tuple of rows (nothing allocated)."""
+    x0, x1, x2 = 2.0 * x[0], 2.0 * x[1], 2.0 * x[2]
+    return ((0.0, -x0, -x1, -x2), (x0, 0.0, x2, -x1), (x1, -x2, 0.0, x0),
+            (x2, x1, -x0, 0.0))
+
+
+@njit(cache=True)
 def g_bar_t_jac(x):
-    """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant)."""
-    x0, x1, x2 = x[0], x[1], x[2]
-    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, x2, -x1],
-                           [x1, -x2, 0.0, x0], [x2, x1, -x0, 0.0]])
+    """∂(Ḡ(p)ᵀ x)/∂p (4x4), a new array."""
+    rows = g_bar_t_jac_rows(x)
+    out = np.empty((4, 4))
+    for i in range(4):
+        for j in range(4):
+            out[i, j] = rows[i][j]
+    return out

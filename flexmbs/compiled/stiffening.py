@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .quadratic_velocity import frame_terms_jacobian, row_dot
+from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from .rotations import d_rot, d_rot_t, g_bar_mat, g_bar_t_jac
 
 #: coupling codes (tables.COUPLING_CODES)
@@ -107,26 +107,13 @@ def qbar_pair(dm, ddm, nm, w1, w2, out):
     quadratic-velocity vector of the mass dm with ξ-derivatives ddm (elastic rates in
     Ṁ̄ from w1)."""
     n6 = 6 + nm
-    # the rows 0–5 of ΔM̄ w2, and ω̄1 × v̄2 (tuples: nothing allocated)
-    h2 = (row_dot(dm, 0, w2, n6), row_dot(dm, 1, w2, n6), row_dot(dm, 2, w2, n6),
-          row_dot(dm, 3, w2, n6), row_dot(dm, 4, w2, n6), row_dot(dm, 5, w2, n6))
-    ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
-          w1[3] * w2[1] - w1[4] * w2[0])
-    for r in range(n6):
-        acc = dm[r, 0] * ov[0] + dm[r, 1] * ov[1] + dm[r, 2] * ov[2]
-        for j in range(nm):
-            rate = w1[6 + j]
-            if rate != 0.0:
-                d = 0.0
-                for c in range(n6):
-                    d += ddm[j, r, c] * w2[c]
-                acc -= rate * d
-        out[r] = acc
-    for k in range(3):
-        k1, k2 = (k + 1) % 3, (k + 2) % 3
-        out[k] -= w1[3 + k1] * h2[k2] - w1[3 + k2] * h2[k1]
-        out[3 + k] -= (w1[3 + k1] * h2[3 + k2] - w1[3 + k2] * h2[3 + k1]
-                       + w1[k1] * h2[k2] - w1[k2] * h2[k1])
+    frame_terms(dm, n6, w1, w2, out)
+    for j in range(nm):  # − Σ_j ξ̇1_j (∂ΔM̄/∂ξ_j) w2
+        rate = w1[6 + j]
+        if rate != 0.0:
+            d = ddm[j]
+            for r in range(n6):
+                out[r] -= rate * row_dot(d, r, w2, n6)
     for j in range(nm):
         acc = 0.0
         for r in range(n6):

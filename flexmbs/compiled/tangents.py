@@ -122,7 +122,7 @@ from .packing import (
     _i1,
     _i2,
 )
-from .quadratic_velocity import frame_terms_jacobian, row_dot
+from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from .residual import (
     NO_MRF,
     ONE_WAY,
@@ -136,9 +136,11 @@ from .residual import (
 from .rotations import d_rot as _d_rot
 from .rotations import d_rot_t as _d_rot_t
 from .rotations import (
+    d_rot_t_into,
     d_rotated_basis_into,
     d_rotated_into,
     g_bar_into,
+    g_bar_t_jac_rows,
     g_global_into,
     rotation_into,
 )
@@ -174,18 +176,7 @@ def qbar_bilinear(mbar, big_n, qs, nm, w1, w2, out):
     column); nothing allocated."""
     n6 = 6 + nm
     om2 = w2[3:6]
-    # rows 0–5 of M̄ w2, and ω̄1 × v̄2
-    h2 = (row_dot(mbar, 0, w2, n6), row_dot(mbar, 1, w2, n6), row_dot(mbar, 2, w2, n6),
-          row_dot(mbar, 3, w2, n6), row_dot(mbar, 4, w2, n6), row_dot(mbar, 5, w2, n6))
-    ov = (w1[4] * w2[2] - w1[5] * w2[1], w1[5] * w2[0] - w1[3] * w2[2],
-          w1[3] * w2[1] - w1[4] * w2[0])
-    for i in range(n6):
-        out[i] = mbar[i, 0] * ov[0] + mbar[i, 1] * ov[1] + mbar[i, 2] * ov[2]
-    for k in range(3):  # − ω̄1 × h2[:3]; − ω̄1 × h2[3:6] − v̄1 × h2[:3]
-        k1, k2 = (k + 1) % 3, (k + 2) % 3
-        out[k] -= w1[3 + k1] * h2[k2] - w1[3 + k2] * h2[k1]
-        out[3 + k] -= (w1[3 + k1] * h2[3 + k2] - w1[3 + k2] * h2[3 + k1]
-                       + w1[k1] * h2[k2] - w1[k2] * h2[k1])
+    frame_terms(mbar, n6, w1, w2, out)
     for j in range(nm):
         xd1 = w1[6 + j]
         for i in range(n6):
@@ -382,15 +373,6 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
 
 
 @njit(cache=True)
-def _d_rot_t_into(basis_c, x, out):
-    """out ← ∂(A(p)ᵀ x)/∂p (3x4) from the basis B(p*) of the conjugate p* = (e0, −e)."""
-    d_rotated_into(basis_c, x, out)
-    for r in range(3):
-        for m in range(1, 4):
-            out[r, m] = -out[r, m]
-
-
-@njit(cache=True)
 def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     """(M, K, C) of rigid body b (7x7 views of the workspace, valid until the next call):
     :func:`frame_tangents` without modes and the M_RR = m I correction of
@@ -435,14 +417,15 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
                     + gb[i, 3] * qdd[st + 6])
         w[3 + i] = (gb[i, 0] * qd[st + 3] + gb[i, 1] * qd[st + 4] + gb[i, 2] * qd[st + 5]
                     + gb[i, 3] * qd[st + 6])
-    # Q̄(w) and ∂Q̄/∂w (no modes: the modal tables are not read)
+    # Q̄(w) and ∂Q̄/∂w from row 0 (= no_modes; without modes the modal tables, here any
+    # 3-d buffer, are not read)
     qbar_bilinear(mbar, p4, p4, no_modes, w, w, qbar)
     qbar_jacobian(mbar, p4, p4, no_modes, w, no_modes, jw)
     for i in range(6):
         z[i] = row_dot(mbar, i, y, 6) - qbar[i]
     # ∂y/∂p, ∂w/∂p: [∂(Aᵀ R̈)/∂p; −Ḡ(p̈)] and [∂(Aᵀ Ṙ)/∂p; −Ḡ(ṗ)]
-    _d_rot_t_into(basis_c, qdd[st:st + 3], r34[0])
-    _d_rot_t_into(basis_c, qd[st:st + 3], r34[1])
+    d_rot_t_into(basis_c, qdd[st:st + 3], r34[0])
+    d_rot_t_into(basis_c, qd[st:st + 3], r34[1])
     for i in range(3):
         for j in range(4):
             dy_dp[i, j], dw_dp[i, j] = r34[0, i, j], r34[1, i, j]
@@ -460,7 +443,7 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:  # − M̄[:, :3] Aᵀ g and its ∂/∂p
         for i in range(3):
             gbv[i] = a[0, i] * g[0] + a[1, i] * g[1] + a[2, i] * g[2]
-        _d_rot_t_into(basis_c, g, r34[0])
+        d_rot_t_into(basis_c, g, r34[0])
         for i in range(6):
             z[i] -= mbar[i, 0] * gbv[0] + mbar[i, 1] * gbv[1] + mbar[i, 2] * gbv[2]
             for j in range(4):
@@ -480,14 +463,13 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
         for j in range(4):
             k[i, 3 + j] = (r34[0, i, j] + a[i, 0] * dz_dp[0, j] + a[i, 1] * dz_dp[1, j]
                            + a[i, 2] * dz_dp[2, j] - mass * r34[1, i, j])
-    _d_rot_t_into(basis_c, x[:3], r34[1])
+    d_rot_t_into(basis_c, x[:3], r34[1])
     for i in range(3):
         for j in range(4):
             k[i, 3 + j] -= mass * (a[i, 0] * r34[1, 0, j] + a[i, 1] * r34[1, 1, j]
                                    + a[i, 2] * r34[1, 2, j])
     # K[3:7, 3:7] = ∂(Ḡᵀ z_ω)/∂p + Ḡᵀ ∂z_ω/∂p
-    z3, z4, z5 = 2.0 * z[3], 2.0 * z[4], 2.0 * z[5]
-    gtj = ((0.0, -z3, -z4, -z5), (z3, 0.0, z5, -z4), (z4, -z5, 0.0, z3), (z5, z4, -z3, 0.0))
+    gtj = g_bar_t_jac_rows(z[3:6])
     for i in range(4):
         for j in range(4):
             k[3 + i, 3 + j] = (gtj[i][j] + gb[0, i] * dz_dp[3, j] + gb[1, i] * dz_dp[4, j]
