@@ -26,8 +26,8 @@ def _kernel_tag() -> str:
     for path in sorted(here.glob("*.py")):
         # no kernels there (the layouts of tables.py and workspace.py reach the kernels
         # through packing.py, whose constants are checked against them at import)
-        if path.name in ("__init__.py", "engine.py", "warmup.py", "tables.py",
-                         "workspace.py"):
+        if path.name in ("__init__.py", "engine.py", "warmup.py", "prebuilt.py",
+                         "tables.py", "workspace.py"):
             continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())

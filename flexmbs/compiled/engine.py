@@ -83,10 +83,13 @@ class CompiledSystem:
 
     Raises ModelError naming what the kernels cannot evaluate (see
     :func:`~flexmbs.compiled.tables.unsupported_reason`). ``sparse``: factor the
-    iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on)."""
+    iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on).
+    ``prebuilt``: unless kernels compiled on this machine are in numba's cache, load the
+    shipped prebuilt step kernel if it fits (:mod:`flexmbs.compiled.prebuilt`) instead
+    of compiling; ``kernels`` says where the kernels came from."""
 
     def __init__(self, system, on_compile=None, wait: bool = True,
-                 sparse: bool | None = None):
+                 sparse: bool | None = None, prebuilt: bool = True):
         reason = unsupported_reason(system)
         if reason is not None:
             raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
@@ -109,14 +112,29 @@ class CompiledSystem:
         self.compile_time = 0.0
         self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
                                     len(self.actuators))
+        from . import prebuilt as shipped
         from . import warmup
         from .newton import TASK_STEP, kernel
 
         self._kernel, self._step_task = kernel, TASK_STEP
-        if wait:  # a background compilation is filling the cache: do not compile twice
+        #: where the step kernel came from: "prebuilt (<cpu>)" (shipped, see
+        #: :mod:`flexmbs.compiled.prebuilt`) or "compiled for this machine" (numba's
+        #: cache, or compiled now)
+        self.kernels = "compiled for this machine"
+        start = time.perf_counter()
+        compiled = getattr(kernel, "overloads", None)  # None under NUMBA_DISABLE_JIT
+        if prebuilt and compiled is not None and not compiled and not warmup.is_ready():
+            shipped.load_into(kernel)
+        build = shipped.loaded()
+        if build is not None:
+            self.kernels = f"prebuilt ({build['cpu']})"
+        elif wait:  # a background compilation is filling the cache: do not compile twice
             warmup.wait_while_compiling()
+            start = time.perf_counter()
         self._warm_up(on_compile)
-        warmup.mark_ready()
+        self.compile_time = time.perf_counter() - start
+        if build is None:
+            warmup.mark_ready()
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:

@@ -152,15 +152,22 @@ def wait_while_compiling(timeout: float = STALE_AFTER, poll: float = 0.5) -> Non
 
 
 def ensure_compiled() -> None:
-    """Block until the kernels are in the cache (waiting for a running compilation, or
-    compiling here): for benchmarks and scripts that must time the compiled engine."""
+    """Block until the kernels are ready: the shipped prebuilt kernel if it fits this
+    process (:mod:`flexmbs.compiled.prebuilt`, loaded by the engine), else this machine's
+    in the cache (waiting for a running compilation, or compiling here); for benchmarks
+    and scripts that must time the compiled engine."""
+    from . import prebuilt
+
+    if not is_ready() and prebuilt.find()[0] is not None:
+        return
     wait_while_compiling()
     if not is_ready():
-        _compile_here()
+        compile_kernels()
 
 
-def _compile_here() -> None:
-    """Compile (or load) the kernels on a small model and record them as ready."""
+def compile_kernels() -> None:
+    """Compile the kernels for this machine's CPU (or load them from numba's cache) on a
+    small model, and record them as ready (never the shipped prebuilt kernel)."""
     from ..assembly import System
     from ..model import ModelBuilder, SpinUp
     from .engine import CompiledSystem
@@ -172,14 +179,14 @@ def _compile_here() -> None:
     b.add_revolute("pin", "ground.O", "link.O")
     b.add_drive("spin", "rotation", SpinUp(1.0, 1.0), marker_i="ground.O",
                 marker_j="link.O")
-    CompiledSystem(System(b.finalize()), wait=False)
+    CompiledSystem(System(b.finalize()), wait=False, prebuilt=False)
     mark_ready()
 
 
 def main() -> int:
     paths = _paths()
     try:
-        _compile_here()
+        compile_kernels()
     finally:
         if paths is not None:
             try:

@@ -282,9 +282,10 @@ class AlphaIntegrator:
                 raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
             self.engine, self.engine_note = Engine.PYTHON, reason
             return
-        from ..compiled import warmup
+        from ..compiled import prebuilt, warmup
 
-        if self.engine is Engine.AUTO and not warmup.is_ready() and warmup.start_background():
+        if (self.engine is Engine.AUTO and not warmup.is_ready()
+                and prebuilt.find()[0] is None and warmup.start_background()):
             self.engine, self.engine_note = Engine.PYTHON, (
                 "the compiled kernels are being built in the background, once per "
                 "install (a few minutes); this run uses the NumPy path")
@@ -847,6 +848,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     iterations = np.array(integ.stats.iterations)
     statistics = {
         "engine": integ.engine.value, "engine_note": integ.engine_note,
+        "kernels": integ.compiled.kernels if integ.compiled is not None else "",
         "formulation": integ.formulation.value,
         "steps": int(iterations.size), "rejected_steps": int(integ.rejected),
         "newton_iterations": int(iterations.sum()),

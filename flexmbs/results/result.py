@@ -58,8 +58,9 @@ class SimulationResult:
     bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
     statistics: dict = field(default_factory=dict)
     """Run statistics: ``engine`` ("compiled" or "python") and ``engine_note`` (why the
-    NumPy path ran), ``formulation`` (the constraint level: :class:`Formulation`),
-    ``steps``, ``rejected_steps``, ``newton_iterations``,
+    NumPy path ran), ``kernels`` (compiled engine: "prebuilt (<cpu>)", the shipped
+    kernel, or "compiled for this machine"), ``formulation`` (the constraint level:
+    :class:`Formulation`), ``steps``, ``rejected_steps``, ``newton_iterations``,
     ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
     ``compile_time`` (making the compiled kernels ready: importing numba and them, and
     compiling them or loading them from the cache, once per process; then one warm-up

@@ -1,0 +1,148 @@
+"""The shipped prebuilt step kernel (docs/compiled.md, "Prebuilt kernels").
+
+The package carries the step kernel compiled for a baseline CPU. These tests check that
+the shipped build is that of the kernel sources (a change to a kernel needs
+``python -m flexmbs.compiled.prebuilt``), that a fresh process with an empty numba cache
+runs it without compiling anything and gets the NumPy path's trajectories on every
+shipped case, and that a build that does not fit the process is refused with the
+reason, leaving the kernel to be compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from flexmbs.compiled import KERNEL_TAG, prebuilt
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
+    """A build of the current kernel sources is shipped, intact (its checksum), with the
+    baseline CPU's features as the manifest lists them."""
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    assert builds, ("no prebuilt kernel of the current kernel sources: run "
+                    "`python -m flexmbs.compiled.prebuilt` after changing a kernel")
+    for build in builds:
+        blob = (prebuilt.PREBUILT_DIR / build["file"]).read_bytes()
+        assert hashlib.sha256(blob).hexdigest() == build["sha256"]
+        assert len(blob) == build["bytes"]
+        arch = build["triple"].split("-")[0]
+        assert (build["cpu"], tuple(build["features"])) == prebuilt.BASELINES[arch]
+    files = {p.name for p in prebuilt.PREBUILT_DIR.glob("kernel-*.bin")}
+    assert files == {b["file"] for b in prebuilt._manifest()["builds"]}  # no strays
+
+
+_SHIPPED_CASES_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_compiled import CASES, _run, assert_same_run, supported_cases
+from flexmbs.cases import load_case
+for name in supported_cases():
+    t_end = 150 * float(load_case(CASES / name).solver["h"])
+    ref = _run(name, "python", t_end)
+    new = _run(name, "auto", t_end)
+    assert new.statistics["engine"] == "compiled", (name, new.statistics)
+    assert new.statistics["kernels"].startswith("prebuilt ("), (name, new.statistics)
+    assert_same_run(new, ref, lambda **kw: _run(name, "python", t_end, **kw))
+    print(name, new.statistics["kernels"], round(new.statistics["compile_time"], 3))
+"""
+
+
+def test_a_fresh_process_runs_the_prebuilt_kernel_without_compiling(tmp_path):
+    """With an empty numba cache and no kernels marked ready, automatic runs of every
+    shipped case the kernels evaluate load the prebuilt kernel: nothing is compiled (no
+    numba cache entry appears), no background compilation starts, and each run takes
+    the NumPy path's Newton iterations and trajectory (q to 1e-12, as for kernels
+    compiled here: test_compiled.assert_same_run)."""
+    build, reason = prebuilt.find()
+    if build is None:
+        pytest.skip(f"the shipped prebuilt kernel does not fit this process: {reason}")
+    cache, state = tmp_path / "numba-cache", tmp_path / "state"
+    cache.mkdir()
+    state.mkdir()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
+           "FLEXMBS_KERNEL_STATE_DIR": str(state)}
+    env.pop("FLEXMBS_PREBUILT", None)
+    done = subprocess.run([sys.executable, "-c",
+                           _SHIPPED_CASES_SCRIPT.format(tests=str(TESTS))],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ran = done.stdout.split("\n")
+    assert len([line for line in ran if "prebuilt (" in line]) >= 5, done.stdout
+    assert not list(cache.rglob("*.nbi")), "something was compiled"
+    assert not list(state.iterdir()), "a compilation was started or recorded"
+
+
+# ------------------------------------------------------------------ refusals
+class _Dispatcher:
+    """Stands in for the kernel: loading into it must never be attempted."""
+
+    def add_overload(self, compiled):
+        raise AssertionError("a refused build was loaded")
+
+
+def _ship(folder: Path, payload: bytes = b"", **changes) -> dict:
+    """A manifest in ``folder`` with one build fitting this process but for ``changes``."""
+    blob = zlib.compress(payload or pickle.dumps(("not", "a", "compile result")))
+    entry = {"file": "kernel-test.bin", "tag": KERNEL_TAG, **prebuilt._environment(),
+             "cpu": "x86-64", "features": ["sse2"], "bytes": len(blob),
+             "sha256": hashlib.sha256(blob).hexdigest()}
+    entry.update(changes)
+    (folder / "kernel-test.bin").write_bytes(blob)
+    (folder / prebuilt.MANIFEST).write_text(
+        json.dumps({"format": prebuilt.FORMAT, "builds": [entry]}))
+    return entry
+
+
+@pytest.mark.parametrize(("changes", "named"), [
+    ({"tag": "kernels-0000000000000000"}, KERNEL_TAG),
+    ({"numba": "0.1.0"}, "numba 0.1.0"),
+    ({"python": "2.7"}, "Python 2.7"),
+    ({"triple": "riscv64-unknown-linux-gnu"}, "riscv64-unknown-linux-gnu"),
+    ({"features": ["sse2", "no-such-feature"]}, "no-such-feature"),
+    ({"sha256": "0" * 64}, "checksum"),
+])
+def test_a_prebuilt_kernel_that_does_not_fit_is_refused_with_the_reason(
+        tmp_path, monkeypatch, changes, named):
+    monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+    _ship(tmp_path, **changes)
+    build, reason = prebuilt.load_into(_Dispatcher(), tmp_path)
+    assert build is None
+    assert named in reason
+
+
+def test_a_damaged_prebuilt_kernel_is_refused_and_names_its_file(tmp_path, monkeypatch):
+    """A build whose checksum holds but whose contents numba cannot rebuild."""
+    monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+
+    class Cache:
+        class _impl:  # numba's attribute name
+            @staticmethod
+            def rebuild(context, payload):
+                raise TypeError(f"cannot rebuild {payload!r}")
+
+    dispatcher = _Dispatcher()
+    dispatcher._cache = Cache()
+    _ship(tmp_path)
+    build, reason = prebuilt.load_into(dispatcher, tmp_path)
+    assert build is None
+    assert "'kernel-test.bin' could not be loaded: TypeError" in reason
+
+
+def test_loading_is_switched_off_by_the_environment(tmp_path, monkeypatch):
+    _ship(tmp_path)
+    monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
+    assert prebuilt.find(tmp_path) == (None, "FLEXMBS_PREBUILT=0")
+    monkeypatch.delenv("FLEXMBS_PREBUILT")
+    assert prebuilt.find(tmp_path)[0] is not None
+    assert prebuilt.find(tmp_path / "nowhere")[0] is None  # no manifest: nothing shipped
