@@ -427,9 +427,10 @@ def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
     """Without the kernels in the cache, an auto run starts the compiling process and
     runs on the NumPy path, saying so; once that process is done, auto runs compile.
     (Without the shipped prebuilt kernel: test_prebuilt covers runs that load it.)"""
-    from flexmbs.compiled import warmup
+    from flexmbs.compiled import prebuilt, warmup
 
     monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
+    monkeypatch.setattr(prebuilt, "_loaded", None)  # as if this process had not loaded it
     monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
     assert not warmup.is_ready()
     first = _run("seed_pendulum.toml", "auto", 0.01)

@@ -149,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
               f"t = {summary['t_end']:.4g} s, {summary['newton_iterations_mean']:.2f} Newton "
               f"iterations per step, {summary['wall_time_s']:.2f} s wall time")
         st = result.statistics
-        note = st.get("engine_note") or (f"kernels {st['kernels']}" if st.get("kernels")
-                                         else "")
-        note = f" ({note})" if note else ""
+        note = f" ({st['engine_note']})" if st.get("engine_note") else ""
+        if st.get("kernels"):
+            note = f", kernels {st['kernels']}"
         print(f"  engine {st['engine']}{note}: {st['factorizations']} factorizations, "
               f"stepping {st['stepping_time']:.3g} s, kernels {st['compile_time']:.2g} s, "
               f"outputs {st['output_time']:.3g} s; real-time factor "

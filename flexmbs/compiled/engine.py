@@ -122,9 +122,8 @@ class CompiledSystem:
         #: cache, or compiled now)
         self.kernels = "compiled for this machine"
         start = time.perf_counter()
-        compiled = getattr(kernel, "overloads", None)  # None under NUMBA_DISABLE_JIT
-        if prebuilt and compiled is not None and not compiled and not warmup.is_ready():
-            shipped.load_into(kernel)
+        if prebuilt and not warmup.is_ready():
+            shipped.ensure_loaded()
         build = shipped.loaded()
         if build is not None:
             self.kernels = f"prebuilt ({build['cpu']})"

@@ -108,6 +108,22 @@ def loaded() -> dict | None:
     return _loaded
 
 
+def ensure_loaded() -> tuple[dict | None, str]:
+    """Load the shipped build into :func:`~flexmbs.compiled.newton.kernel` unless this
+    process has done so already or compiled the kernel itself: (the build running, ``""``)
+    or (None, why not)."""
+    if _loaded is not None:
+        return _loaded, ""
+    from .newton import kernel
+
+    compiled = getattr(kernel, "overloads", None)  # None under NUMBA_DISABLE_JIT
+    if compiled is None:
+        return None, "NUMBA_DISABLE_JIT is set"
+    if compiled:
+        return None, "the step kernel was compiled in this process"
+    return load_into(kernel)
+
+
 def load_into(dispatcher, folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
     """Add the shipped build to ``dispatcher`` (:func:`~flexmbs.compiled.newton.kernel`)
     as its compiled overload, as numba's cache would: (the build, ``""``), or (None, why

@@ -284,12 +284,13 @@ class AlphaIntegrator:
             return
         from ..compiled import prebuilt, warmup
 
-        if (self.engine is Engine.AUTO and not warmup.is_ready()
-                and prebuilt.find()[0] is None and warmup.start_background()):
-            self.engine, self.engine_note = Engine.PYTHON, (
-                "the compiled kernels are being built in the background, once per "
-                "install (a few minutes); this run uses the NumPy path")
-            return
+        if self.engine is Engine.AUTO and not warmup.is_ready():
+            build, why = prebuilt.ensure_loaded()
+            if build is None and warmup.start_background():
+                self.engine, self.engine_note = Engine.PYTHON, (
+                    "the compiled kernels are being built in the background, once per "
+                    f"install (a few minutes; {why}); this run uses the NumPy path")
+                return
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
         # importing numba and the kernel modules, and loading (or compiling) the kernels
