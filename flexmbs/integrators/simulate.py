@@ -285,7 +285,9 @@ class AlphaIntegrator:
         from ..compiled import prebuilt, warmup
 
         if self.engine is Engine.AUTO and not warmup.is_ready():
+            start = time.perf_counter()
             build, why = prebuilt.ensure_loaded()
+            imports += time.perf_counter() - start  # loading the prebuilt kernel
             if build is None and warmup.start_background():
                 self.engine, self.engine_note = Engine.PYTHON, (
                     "the compiled kernels are being built in the background, once per "
@@ -293,7 +295,8 @@ class AlphaIntegrator:
                 return
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
-        # importing numba and the kernel modules, and loading (or compiling) the kernels
+        # importing numba and the kernel modules, loading (or compiling) the kernels, and
+        # the warm-up call
         self.compile_time = imports + self.compiled.compile_time
 
     # ----------------------------------------------------------- pieces
