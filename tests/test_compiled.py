@@ -444,6 +444,29 @@ def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
     assert _run("seed_pendulum.toml", "auto", 0.01).statistics["engine"] == "compiled"
 
 
+def test_a_ready_mark_counts_only_for_this_numba_python_and_cpu(tmp_path, monkeypatch):
+    """numba's cache keys the compiled kernels by numba and Python version and by the
+    CPU they were generated for, so a ready mark says which: a mark of another numba (an
+    upgrade in place), of another CPU (a cache folder shared between machines) or
+    without that record does not count, and the kernels are loaded or compiled anew."""
+    import json
+
+    from flexmbs.compiled import prebuilt, warmup
+
+    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(prebuilt, "_loaded", None)  # as after compiling here
+    warmup.mark_ready()
+    assert warmup.is_ready()
+    ready = tmp_path / f"{warmup.KERNEL_TAG}.ready"
+    mark = json.loads(ready.read_text())
+    for key, other in (("numba", "0.1.0"), ("python", [2, 7]), ("cpu", "i386"),
+                       ("features", "+nothing")):
+        ready.write_text(json.dumps({**mark, "host": {**mark["host"], key: other}}))
+        assert not warmup.is_ready(), key
+    ready.write_text(json.dumps({"compiled": 0.0}))  # a mark of the earlier format
+    assert not warmup.is_ready()
+
+
 def test_an_abandoned_compilation_lock_does_not_count(tmp_path, monkeypatch):
     import json
 
@@ -674,12 +697,12 @@ def _array_arguments() -> int:
 
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 100_000))
-def test_the_residual_and_the_newton_iterations_allocate_nothing(seed):
-    """docs/compiled.md: the per-iteration kernels write into the workspace. numba's own
-    allocation counters (switched on in conftest.py) over a residual call, and over a
-    step's Newton iterations on stored factors, count only numba's wrappers of the array
-    arguments at the call, on random runnable models (every body kind, coupling mode,
-    stiffening, force kind)."""
+def test_the_residual_the_matrix_and_the_newton_iterations_allocate_nothing(seed):
+    """docs/compiled.md: the kernels write into the workspace. numba's own allocation
+    counters (switched on in conftest.py) over a residual call, a rebuild of the
+    iteration matrix, and a step's Newton iterations on stored factors, count only
+    numba's wrappers of the array arguments at the call, on random runnable models
+    (every body kind, coupling mode, stiffening, force kind)."""
     from numba import config
 
     assert config.NRT_STATS, "conftest.py switches numba's allocation counters on"
@@ -706,8 +729,9 @@ def test_stiffened_bodies_iterations_allocate_nothing(mode):
 
 
 def assert_iterations_allocate_nothing(system, seed):
-    """numba's allocations over a residual call and over two Newton iterations on stored
-    factors (index 3 and stabilized index 2) are only its wrappers of the arguments."""
+    """numba's allocations over a residual call, a rebuild of the iteration matrix and
+    two Newton iterations on stored factors (index 3 and stabilized index 2) are only
+    its wrappers of the arguments."""
     from numba.core.runtime import rtsys
 
     from flexmbs.compiled.newton import IT, MAX_ITER, STALE
@@ -728,7 +752,9 @@ def assert_iterations_allocate_nothing(system, seed):
     assert allocations(cs.residual, q, qd, qdd, lam, 0.1)[0] == wrappers
     h = 1e-3
     bp, gp = 1.0 / (0.25 * h * h), 0.5 / (0.25 * h)
-    factors = cs.factor(cs.iteration_matrix(q, qd, qdd, lam, h, bp, gp))
+    count, matrix = allocations(cs.iteration_matrix, q, qd, qdd, lam, h, bp, gp)
+    assert count == wrappers
+    factors = cs.factor(matrix)
     prof, u = cs.time_values(h)
     for index2 in (0.0, 1.0):  # index 3, and stabilized index 2 (its Φ_q q̇ rows)
         par = np.array([0.0, 0.0, 0.25, 0.5, h, h, 1e-14, 1e-16, 1e-14, 1e-16, index2])
@@ -764,6 +790,44 @@ def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
     system = System(b.finalize())
     cs = CompiledSystem(system)
     q = system.q0 + 0.1 * rng.standard_normal(system.n_q)
+    qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
+    lam = rng.standard_normal(system.n_c)
+    cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    before = rtsys.get_allocation_stats().alloc
+    mat = cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    assert rtsys.get_allocation_stats().alloc - before == _array_arguments()
+    ref = python_matrix(system, q, qd, qdd, lam, 0.1, 1e6, 1e3)
+    np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_flexible_bodies_matrices_allocate_nothing(mode):
+    """A flexible body's mass matrix and tangents (tangents.body_matrices, with the
+    stiffening's, stiffening.body_stiffening) are written into the workspace: the
+    iteration matrix of a chain of three flexible bodies of 1, 5 and 2 modes (the
+    scratch is sized for the largest and reused by the others), the middle one
+    stiffened, under gravity, moving, allocates nothing beyond numba's wrappers of the
+    arguments; and it is the NumPy path's."""
+    from numba.core.runtime import rtsys
+
+    rng = np.random.default_rng(11)
+    b = ModelBuilder(gravity=(0.4, -2.0, -9.81))
+    parent = "ground"
+    for k, n_modes in enumerate((1, 5, 2)):
+        data = random_modal(21 + k, n_modes=n_modes)[0]
+        if k == 1:
+            data = replace(data, stiffening=random_stiffening(rng, data.n_modes))
+        where = rng.normal(scale=0.5, size=3)
+        b.add_flexible_body(f"f{k}", data, coupling=mode, position=where,
+                            velocity=rng.normal(size=3),
+                            angular_velocity=rng.normal(size=3))
+        mi = b.add_marker(parent, f"to_f{k}", where, frame="global")
+        mj = b.add_marker(f"f{k}", "joint", where, frame="global")
+        b.add_joint(f"j{k}", ("spherical", "revolute", "universal")[k], mi, mj)
+        parent = f"f{k}"
+    system = System(b.finalize())
+    cs = CompiledSystem(system)
+    q = system.q0 + 0.05 * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
     lam = rng.standard_normal(system.n_c)
     cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)

@@ -52,7 +52,7 @@ for name in supported_cases():
     ref = _run(name, "python", t_end)
     new = _run(name, "auto", t_end)
     assert new.statistics["engine"] == "compiled", (name, new.statistics)
-    assert new.statistics["kernels"].startswith("prebuilt ("), (name, new.statistics)
+    assert new.statistics["kernels"].startswith("prebuilt for "), (name, new.statistics)
     assert_same_run(new, ref, lambda **kw: _run(name, "python", t_end, **kw))
     print(name, new.statistics["kernels"], round(new.statistics["compile_time"], 3))
 """
@@ -78,14 +78,22 @@ def test_a_fresh_process_runs_the_prebuilt_kernel_without_compiling(tmp_path):
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     ran = done.stdout.split("\n")
-    assert len([line for line in ran if "prebuilt (" in line]) >= 5, done.stdout
+    assert len([line for line in ran if "prebuilt for " in line]) >= 5, done.stdout
     assert not list(cache.rglob("*.nbi")), "something was compiled"
     assert not list(state.iterdir()), "a compilation was started or recorded"
 
 
 # ------------------------------------------------------------------ refusals
 class _Dispatcher:
-    """Stands in for the kernel: loading into it must never be attempted."""
+    """Stands in for the kernel: loading into it must never be attempted (a rebuild
+    would leave "could not be loaded: AssertionError" as the reason instead of the
+    refusal's)."""
+
+    class _cache:  # numba's attribute names
+        class _impl:
+            @staticmethod
+            def rebuild(context, payload):
+                raise AssertionError("a refused build was rebuilt")
 
     def add_overload(self, compiled):
         raise AssertionError("a refused build was loaded")
@@ -126,7 +134,7 @@ def test_a_damaged_prebuilt_kernel_is_refused_and_names_its_file(tmp_path, monke
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
 
     class Cache:
-        class _impl:  # numba's attribute name
+        class _impl:
             @staticmethod
             def rebuild(context, payload):
                 raise TypeError(f"cannot rebuild {payload!r}")
@@ -141,8 +149,9 @@ def test_a_damaged_prebuilt_kernel_is_refused_and_names_its_file(tmp_path, monke
 
 def test_loading_is_switched_off_by_the_environment(tmp_path, monkeypatch):
     _ship(tmp_path)
-    monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
-    assert prebuilt.find(tmp_path) == (None, "FLEXMBS_PREBUILT=0")
+    for off in ("0", "false", "No", "OFF"):
+        monkeypatch.setenv("FLEXMBS_PREBUILT", off)
+        assert prebuilt.find(tmp_path) == (None, f"FLEXMBS_PREBUILT={off}")
     monkeypatch.delenv("FLEXMBS_PREBUILT")
     assert prebuilt.find(tmp_path)[0] is not None
     assert prebuilt.find(tmp_path / "nowhere")[0] is None  # no manifest: nothing shipped
@@ -173,5 +182,40 @@ def test_loading_the_prebuilt_kernel_counts_as_kernel_time(tmp_path, monkeypatch
     case = load_case(TESTS.parent / "cases" / "seed_pendulum.toml")
     case.solver["t_end"] = 0.01
     result = run_case(case, engine="auto")[1]
+    assert calls, "the run did not try the prebuilt kernel"
     assert result.statistics["engine"] == "compiled"
     assert result.statistics["compile_time"] >= 0.2
+
+
+def test_ensure_compiled_compiles_unless_the_prebuilt_kernel_loads(tmp_path, monkeypatch):
+    """Scripts that time the compiled engine call warmup.ensure_compiled(): it returns at
+    once only when the prebuilt kernel actually loads; a listed build that fails to load
+    (damaged) leaves it to compile, as no build at all does."""
+    from flexmbs.compiled import warmup
+
+    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
+    compiled = []
+    monkeypatch.setattr(warmup, "compile_kernels", lambda: compiled.append(1))
+    monkeypatch.setattr(prebuilt, "ensure_loaded",
+                        lambda: (None, "prebuilt kernel 'k.bin': checksum mismatch"))
+    warmup.ensure_compiled()
+    assert compiled == [1]
+    monkeypatch.setattr(prebuilt, "ensure_loaded", lambda: ({"cpu": "x86-64"}, ""))
+    warmup.ensure_compiled()
+    assert compiled == [1]
+
+
+def test_a_process_running_the_prebuilt_kernel_never_marks_the_cache_ready(tmp_path,
+                                                                         monkeypatch):
+    """Nothing was compiled there: a ready mark would send later processes past the
+    prebuilt kernel to an empty cache (a foreground compilation); and compiling for this
+    machine in that process is refused with the way to do it."""
+    from flexmbs.compiled import warmup
+
+    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(prebuilt, "_loaded", {"cpu": "x86-64"})
+    warmup.mark_ready()
+    assert not warmup.is_ready()
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(RuntimeError, match="fresh process"):
+        warmup.compile_kernels()

@@ -151,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
         st = result.statistics
         note = f" ({st['engine_note']})" if st.get("engine_note") else ""
         if st.get("kernels"):
-            note = f", kernels {st['kernels']}"
+            note = f", kernels {st['kernels']} (ready in {st['compile_time']:.2g} s)"
         print(f"  engine {st['engine']}{note}: {st['factorizations']} factorizations, "
-              f"stepping {st['stepping_time']:.3g} s, kernels {st['compile_time']:.2g} s, "
+              f"stepping {st['stepping_time']:.3g} s, "
               f"outputs {st['output_time']:.3g} s; real-time factor "
               f"{summary['real_time_factor']:.3g} ({summary['real_time_factor_loaded']:.3g} "
               f"with the kernels loaded, the steps alone "

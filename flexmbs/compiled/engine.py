@@ -117,7 +117,7 @@ class CompiledSystem:
         from .newton import TASK_STEP, kernel
 
         self._kernel, self._step_task = kernel, TASK_STEP
-        #: where the step kernel came from: "prebuilt (<cpu>)" (shipped, see
+        #: where the step kernel came from: "prebuilt for <cpu>" (shipped, see
         #: :mod:`flexmbs.compiled.prebuilt`) or "compiled for this machine" (numba's
         #: cache, or compiled now)
         self.kernels = "compiled for this machine"
@@ -126,7 +126,7 @@ class CompiledSystem:
             shipped.ensure_loaded()
         build = shipped.loaded()
         if build is not None:
-            self.kernels = f"prebuilt ({build['cpu']})"
+            self.kernels = f"prebuilt for {build['cpu']}"
         elif wait:  # a background compilation is filling the cache: do not compile twice
             warmup.wait_while_compiling()
             start = time.perf_counter()

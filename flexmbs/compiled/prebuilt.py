@@ -1,5 +1,5 @@
 """Prebuilt step kernel: shipped compiled for a baseline CPU, loaded without compiling
-(docs/compiled.md, "Prebuilt kernels").
+(docs/compiled.md, "The prebuilt kernel").
 
 numba takes about two minutes to compile the kernels. Python calls one of them,
 :func:`flexmbs.compiled.newton.kernel`; its compiled form holds every kernel it calls.
@@ -13,7 +13,8 @@ for automatic runs, :mod:`flexmbs.compiled.warmup`). Kernels compiled on this ma
 
 ``python -m flexmbs.compiled.prebuilt`` rebuilds the shipped kernel for this platform
 after a change to the kernel sources (a test checks that the shipped build is that of
-the sources). ``FLEXMBS_PREBUILT=0`` switches loading off.
+the sources). ``FLEXMBS_PREBUILT=0`` (or ``false``, ``no``, ``off``) switches loading
+off.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def find(folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
     Cheap (the manifest only): for deciding whether an automatic run needs to compile."""
     from numba.core import config
 
-    if os.environ.get("FLEXMBS_PREBUILT", "1") == "0":
-        return None, "FLEXMBS_PREBUILT=0"
+    switch = os.environ.get("FLEXMBS_PREBUILT", "1")
+    if switch.strip().lower() in ("0", "false", "no", "off"):
+        return None, f"FLEXMBS_PREBUILT={switch}"
     if config.DISABLE_JIT:
         return None, "NUMBA_DISABLE_JIT is set"
     builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == KERNEL_TAG]
@@ -184,7 +186,11 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="flexmbs-prebuild-") as tmp:
         out = Path(tmp) / "payload.pickle"
-        env = {**os.environ, "NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": "",
+        # numba's settings of this shell (NUMBA_OPT, NUMBA_BOUNDSCHECK, …) stay out of
+        # the shipped code: only those set here
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith("NUMBA_")}
+        env = {**env, "NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": "",
                "NUMBA_CACHE_DIR": tmp, "FLEXMBS_KERNEL_STATE_DIR": tmp,
                "FLEXMBS_PREBUILT": "0", "NUMBA_DISABLE_JIT": "0"}
         subprocess.run([sys.executable, "-c",
@@ -207,16 +213,19 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
     manifest["builds"] = [*kept, entry]
     _write_atomic(folder / MANIFEST,
                   (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
-    wanted = {b["file"] for b in manifest["builds"]}
-    for old in folder.glob("kernel-*.bin"):
-        if old.name not in wanted:
+    wanted = {*(b["file"] for b in manifest["builds"]), MANIFEST}
+    for old in folder.iterdir():  # builds of other sources, leftovers of interrupted ones
+        if old.is_file() and old.name not in wanted:
             old.unlink()
     return entry
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 

@@ -112,12 +112,18 @@ from .packing import (
     W_QCUR,
     W_QR6,
     W_QS,
+    W_RBASIS,
     W_RIGID,
     W_ROT,
     W_S4,
+    W_S34,
+    W_SD2,
     W_SDDM,
     W_SDM,
     W_SDMM,
+    W_SMAT,
+    W_SMODES,
+    W_SP4,
     W_SVEC,
     W_V3A,
     W_V3B,
@@ -804,10 +810,13 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     if _i1(IN, H, T_F_STIFF)[f]:
         n = 7 + nm
         sdm = _f2(WF, WH, W_SDM)  # (m, k, c: not used without the tangents)
+        basis = _f2(WF, WH, W_RBASIS)  # the tangents' bases: not read here
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, q[st + 3:st + 7], q[st:st + n], qd[st:st + n],
+                        mode, nm, a, gb, basis, basis, q[st:st + n], qd[st:st + n],
                         qdd[st:st + n], T_gravity, r[st:st + n], NO, sdm, sdm, sdm, sdm,
-                        _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC))
+                        _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC),
+                        _f3(WF, WH, W_SMAT), _f3(WF, WH, W_SD2), _f2(WF, WH, W_SMODES),
+                        _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34))
 
 
 # --------------------------------------------------------------------------- forces

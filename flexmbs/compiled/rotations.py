@@ -132,3 +132,34 @@ def g_bar_t_jac(x):
         for j in range(4):
             out[i, j] = rows[i][j]
     return out
+
+
+# ------------------------------------------------------------------ C(p) = diag(Aᵀ, Ḡ, I)
+@njit(cache=True)
+def add_ct_times(a, gb, nm, x, ncols, out, col0, scale):
+    """out[:7+nm, col0:col0+ncols] += scale · C(p)ᵀ x[:6+nm, :ncols], with the velocity
+    transformation C(p) = diag(Aᵀ, Ḡ, I_nm) ((6+nm)x(7+nm)) of a body frame (A: a, Ḡ:
+    gb); nothing allocated."""
+    for j in range(ncols):
+        for i in range(3):
+            out[i, col0 + j] += scale * (a[i, 0] * x[0, j] + a[i, 1] * x[1, j]
+                                         + a[i, 2] * x[2, j])
+        for i in range(4):
+            out[3 + i, col0 + j] += scale * (gb[0, i] * x[3, j] + gb[1, i] * x[4, j]
+                                             + gb[2, i] * x[5, j])
+        for r in range(nm):
+            out[7 + r, col0 + j] += scale * x[6 + r, j]
+
+
+@njit(cache=True)
+def add_ct_x_c(a, gb, nm, x, tmp, out, scale):
+    """out[:7+nm, :7+nm] += scale · C(p)ᵀ x C(p) (:func:`add_ct_times`), through ``tmp``
+    ((6+nm)x(7+nm) scratch) ← x C(p); nothing allocated."""
+    for i in range(6 + nm):
+        for j in range(3):
+            tmp[i, j] = x[i, 0] * a[j, 0] + x[i, 1] * a[j, 1] + x[i, 2] * a[j, 2]
+        for j in range(4):
+            tmp[i, 3 + j] = x[i, 3] * gb[0, j] + x[i, 4] * gb[1, j] + x[i, 5] * gb[2, j]
+        for j in range(nm):
+            tmp[i, 7 + j] = x[i, 6 + j]
+    add_ct_times(a, gb, nm, tmp, 7 + nm, out, 0, scale)

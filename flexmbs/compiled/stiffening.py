@@ -13,7 +13,14 @@ import numpy as np
 from numba import njit
 
 from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
-from .rotations import d_rot, d_rot_t, g_bar_mat, g_bar_t_jac
+from .rotations import (
+    add_ct_times,
+    add_ct_x_c,
+    d_rot_t_into,
+    d_rotated_into,
+    g_bar_into,
+    g_bar_t_jac_rows,
+)
 
 #: coupling codes (tables.COUPLING_CODES)
 _TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))
@@ -166,14 +173,16 @@ def _mode_rows(mat, nm, mode):
 
 
 @njit(cache=True)
-def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangents, m, k,
-                    c, dm, ddm, dm_m, vec):
+def body_stiffening(ka, kd, xc, mode, nm, a, gb, basis, basis_c, qb, qdb, qddb, g, r,
+                    tangents, m, k, c, dm, ddm, dm_m, vec, smat, sd2, smodes, sp4, s34):
     """r (7+nm) += the body's stiffening residual Cᵀ(ΔM̄_m y − Q̄_s − ΔM̄_{:,R} ḡ); with
     ``tangents`` also m += Cᵀ ΔM̄_m C and (k, c) += ∂/∂(q, q̇) of that residual.
 
-    Scratch (the workspace's, sized for the most modes): ``dm``, ``dm_m`` (6+M, 6+M),
-    ``ddm`` (max(M, 1), 6+M, 6+M) and ``vec`` (5, 6+M); the residual allocates nothing
-    (the tangents, at a matrix refresh, do)."""
+    ``basis`` and ``basis_c`` are the bases of ∂(A s)/∂p at p and at its conjugate
+    (rotations.d_rotated_basis_into; read by the tangents only). Scratch (the workspace's,
+    sized for the most modes M): ``dm``, ``dm_m`` (6+M, 6+M), ``ddm`` and ``sd2``
+    (max(M, 1), 6+M, 6+M), ``vec`` (6, 6+M), ``smat`` (3, 7+M, 7+M), ``smodes``
+    (6+M, max(M, 1)), ``sp4`` (3, 6+M, 4) and ``s34`` (3, 4): nothing allocated."""
     if mode == _RIGID:
         return
     n6 = 6 + nm
@@ -209,52 +218,72 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, p, qb, qdb, qddb, g, r, tangent
         r[7 + j] += z[6 + j]
     if not tangents:
         return
-    dm, dm_m = dm[:n6, :n6].copy(), dm_m[:n6, :n6].copy()
-    ddm = ddm[:max(nm, 1), :n6, :n6].copy()
-    y, w, z, g_body = y[:n6].copy(), w[:n6].copy(), z[:n6].copy(), g_body[:3].copy()
-    cm = np.zeros((n6, 7 + nm))  # C(p)
-    cm[:3, :3] = a.T
-    cm[3:6, 3:7] = gb
-    for j in range(nm):
-        cm[6 + j, 7 + j] = 1.0
-    m += cm.T @ (dm_m @ cm)
-    dz_dw = np.zeros((n6, n6))
+    dz_dw, dj, tmp = smat[0], smat[1], smat[2]
+    dz_dxi, t1 = smodes, vec[5]
+    dy_dp, dw_dp, dz_dp = sp4[0], sp4[1], sp4[2]
+    add_ct_x_c(a, gb, nm, dm_m, tmp, m, 1.0)  # m += Cᵀ ΔM̄_m C
     qbar_pair_jacobian(dm, ddm, nm, w, dz_dw)
     for row in range(n6):
         for col in range(n6):
             dz_dw[row, col] = -dz_dw[row, col]
-    t1 = np.zeros(n6)
-    dz_dxi = np.zeros((n6, max(nm, 1)))
-    d2 = np.zeros((max(nm, 1), n6, n6))
-    dj = np.zeros((n6, n6))
-    for j in range(nm):
+    for j in range(nm):  # ∂z/∂ξ_j = (∂ΔM̄_m/∂ξ_j) y − ∂Q̄_s/∂ξ_j − (∂ΔM̄/∂ξ_j)[:, :3] ḡ
         for i in range(nm):
-            delta_mass_d2(ka, xc, nm, j, i, d2[i])
-        qbar_pair(ddm[j], d2, nm, w, w, t1)
-        dj[:, :] = ddm[j]
-        _mode_rows(dj, nm, mode)
+            delta_mass_d2(ka, xc, nm, j, i, sd2[i])
+        qbar_pair(ddm[j], sd2, nm, w, w, t1)
         dd = ddm[j]
         for row in range(n6):
+            for col in range(n6):
+                dj[row, col] = dd[row, col]
+        _mode_rows(dj, nm, mode)
+        for row in range(n6):
             dz_dxi[row, j] = row_dot(dj, row, y, n6) - t1[row] - row_dot(dd, row, g_body, 3)
-    dy_dp = np.zeros((n6, 4))
-    dw_dp = np.zeros((n6, 4))
-    dy_dp[:3] = d_rot_t(p, qddb[:3])
-    dw_dp[:3] = d_rot_t(p, qdb[:3])
-    gy, gw = g_bar_mat(qddb[3:7]), g_bar_mat(qdb[3:7])
-    dy_dp[3:6] = -gy
-    dw_dp[3:6] = -gw
-    dz_dp = dm_m @ dy_dp + dz_dw @ dw_dp - dm[:, :3] @ d_rot_t(p, g)
+    # ∂y/∂p, ∂w/∂p: [∂(Aᵀ R̈)/∂p; −Ḡ(p̈); 0] and [∂(Aᵀ Ṙ)/∂p; −Ḡ(ṗ); 0]
+    for row in range(n6):
+        for col in range(4):
+            dy_dp[row, col], dw_dp[row, col] = 0.0, 0.0
+    d_rot_t_into(basis_c, qddb[:3], s34)
+    for row in range(3):
+        for col in range(4):
+            dy_dp[row, col] = s34[row, col]
+    d_rot_t_into(basis_c, qdb[:3], s34)
+    for row in range(3):
+        for col in range(4):
+            dw_dp[row, col] = s34[row, col]
+    g_bar_into(qddb[3:7], s34)
+    for row in range(3):
+        for col in range(4):
+            dy_dp[3 + row, col] = -s34[row, col]
+    g_bar_into(qdb[3:7], s34)
+    for row in range(3):
+        for col in range(4):
+            dw_dp[3 + row, col] = -s34[row, col]
+    d_rot_t_into(basis_c, g, s34)  # ∂z/∂p = ΔM̄_m ∂y/∂p + ∂z/∂w ∂w/∂p − ΔM̄[:, :3] ∂ḡ/∂p
+    for row in range(n6):
+        for col in range(4):
+            acc = 0.0
+            for l1 in range(6):
+                acc += dm_m[row, l1] * dy_dp[l1, col] + dz_dw[row, l1] * dw_dp[l1, col]
+            for l1 in range(3):
+                acc -= dm[row, l1] * s34[l1, col]
+            dz_dp[row, col] = acc
     if mode == _ONE_WAY:
-        dz_dw[:6] = 0.0
-        dz_dxi[:6] = 0.0
-        dz_dp[:6] = 0.0
-    c += cm.T @ (dz_dw @ cm)
-    ct = cm.T
-    k[:, 3:7] += ct @ dz_dp
-    if nm:
-        k[:, 7:] += ct @ dz_dxi[:, :nm]
-    k[:3, 3:7] += d_rot(p, z[:3])
-    k[3:7, 3:7] += g_bar_t_jac(z[3:6])
+        for row in range(6):
+            for col in range(n6):
+                dz_dw[row, col] = 0.0
+            for col in range(nm):
+                dz_dxi[row, col] = 0.0
+            for col in range(4):
+                dz_dp[row, col] = 0.0
+    add_ct_x_c(a, gb, nm, dz_dw, tmp, c, 1.0)  # c += Cᵀ (∂z/∂w) C
+    add_ct_times(a, gb, nm, dz_dp, 4, k, 3, 1.0)  # k += Cᵀ ∂z/∂q, and Cᵀ's own p terms
+    add_ct_times(a, gb, nm, dz_dxi, nm, k, 7, 1.0)
+    d_rotated_into(basis, z[:3], s34)
+    gtj = g_bar_t_jac_rows(z[3:6])
+    for row in range(4):
+        for col in range(4):
+            k[3 + row, 3 + col] += gtj[row][col]
+            if row < 3:
+                k[row, 3 + col] += s34[row, col]
 
 
 @njit(cache=True)

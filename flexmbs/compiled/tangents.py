@@ -20,8 +20,8 @@ The same exact derivatives as :mod:`flexmbs.assembly.tangents`, term by term:
   θ̇ (the angular Jacobians and their rate ∂(Ω q̇)/∂q), z_i(q) and the torque Jacobians
   (:meth:`flexmbs.model.forces.RotationalSpringDamper.tangents`).
 
-Called only when the iteration matrix is rebuilt, so small temporaries are allocated
-here (never in the per-iteration residual: test_compiled counts numba's allocations).
+Nothing here allocates: every intermediate is a workspace buffer, sized once for the
+model (test_compiled counts numba's allocations over a matrix refresh).
 """
 
 from __future__ import annotations
@@ -86,6 +86,12 @@ from .packing import (
     TORQUE,
     W_BASIS,
     W_COEF,
+    W_FGCOL,
+    W_FMAT,
+    W_FMKC,
+    W_FMODES,
+    W_FP4,
+    W_FVEC,
     W_GBAR,
     W_GGLOB,
     W_HBASIS,
@@ -98,6 +104,7 @@ from .packing import (
     W_JAC,
     W_MK_J,
     W_MK_V,
+    W_QS,
     W_R34,
     W_RBASIS,
     W_RJC,
@@ -107,12 +114,23 @@ from .packing import (
     W_RP4,
     W_RPC,
     W_RVEC,
+    W_S34,
+    W_SD2,
     W_SDDM,
     W_SDM,
     W_SDMM,
+    W_SMAT,
+    W_SMODES,
+    W_SP4,
     W_SVEC,
     W_V3E,
     W_V3F,
+    W_X3,
+    W_X3N,
+    W_X34,
+    W_XBASIS,
+    W_XBLK,
+    W_XP,
     YES,
     _f1,
     _f2,
@@ -133,40 +151,17 @@ from .residual import (
     spring_state,
     torsion_state,
 )
-from .rotations import d_rot as _d_rot
-from .rotations import d_rot_t as _d_rot_t
 from .rotations import (
+    add_ct_times,
+    add_ct_x_c,
     d_rot_t_into,
     d_rotated_basis_into,
     d_rotated_into,
     g_bar_into,
     g_bar_t_jac_rows,
     g_global_into,
-    rotation_into,
 )
-from .rotations import g_bar_mat as _g_bar
-from .rotations import g_bar_t_jac as _g_bar_t_jac
 from .stiffening import body_stiffening
-
-
-# --------------------------------------------------------------------------- helpers
-@njit(cache=True)
-def _g_global_t_jac(x):
-    """∂(G(p)ᵀ x)/∂p (4x4, constant)."""
-    x0, x1, x2 = x[0], x[1], x[2]
-    return 2.0 * np.array([[0.0, -x0, -x1, -x2], [x0, 0.0, -x2, x1],
-                           [x1, x2, 0.0, -x0], [x2, -x1, x0, 0.0]])
-
-
-@njit(cache=True)
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True)
-def _skew(a):
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
 # --------------------------------------------------------------------------- Q̄ and ∂M̄/∂ξ
@@ -232,12 +227,15 @@ def qbar_jacobian(mbar, big_n, qs, nm, w, lo, out):
 
 
 @njit(cache=True)
-def mass_dxi(big_n, qs, nm, y, mode):
-    """D (6+n, n), D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode`` (coupling._mass_dxi)."""
+def mass_dxi_into(big_n, qs, nm, y, mode, out):
+    """out[:6+nm, :nm] ← D, D[:, j] = (∂M̄/∂ξ_j) y for the M̄ of ``mode``
+    (coupling._mass_dxi)."""
     n6 = 6 + nm
-    out = np.zeros((n6, nm))
+    for i in range(n6):
+        for j in range(nm):
+            out[i, j] = 0.0
     if nm == 0 or mode == RIGID:
-        return out
+        return
     for j in range(nm):
         for i in range(n6):
             col = big_n[j, i, 0] * y[3] + big_n[j, i, 1] * y[4] + big_n[j, i, 2] * y[5]
@@ -250,7 +248,7 @@ def mass_dxi(big_n, qs, nm, y, mode):
             else:
                 out[i, j] = col
     if mode == ONE_WAY:
-        return out
+        return
     top = 6 if mode == NO_MRF else n6
     for j in range(nm):
         for b in range(3):
@@ -260,29 +258,40 @@ def mass_dxi(big_n, qs, nm, y, mode):
             out[3 + b, j] += acc
         for a in range(3):
             out[3 + a, j] += qs[j, a, 0] * y[3] + qs[j, a, 1] * y[4] + qs[j, a, 2] * y[5]
-    return out
 
 
 # --------------------------------------------------------------------------- bodies
 @njit(cache=True)
-def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mode, p, xi,
-                   rd, pd, xid, acc, g):
-    """(K, C) of r_b = M q̈ − Q_v − Q_g, the C-form of coupling.frame_tangents."""
+def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, qs, nm, mode, a,
+                   gb, basis, basis_c, xi, rd, pd, xid, acc, g, vec, mats, modes, p4, r34,
+                   k, c):
+    """(k, c) ← (K, C) of r_b = M q̈ − Q_v − Q_g, the C-form of coupling.frame_tangents,
+    written into the given buffers (the workspace's: nothing allocated).
+
+    ``mbar_*`` and ``gcol`` are read in their first 6+nm rows and columns, ``big_n``,
+    ``big_q`` (the invariants N, Q) in their first nm modes; ``a``, ``gb``, ``basis`` are
+    A, Ḡ and the basis of ∂(A s)/∂p at p, ``basis_c`` that of the conjugate p*. Scratch:
+    ``qs`` (M, 3, 3), ``vec`` rows 0–6, ``mats`` 3–4, ``modes`` 0–3, ``p4`` and ``r34``;
+    ``k`` and ``c`` are (7+nm)x(7+nm)."""
     n6 = 6 + nm
-    a = np.empty((3, 3))
-    rotation_into(p, a)
-    gb = _g_bar(p)
-    y = np.zeros(n6)
-    w = np.zeros(n6)
-    y[:3] = a.T @ acc[:3]
-    y[3:6] = gb @ acc[3:7]
-    w[:3] = a.T @ rd
-    w[3:6] = gb @ pd
+    n = 7 + nm
+    y, w, qbar, b1, ov, z, gbv = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    jw, jc = mats[3], mats[4]
+    jxi, dw, jx, dz_dxi = modes[0], modes[1], modes[2], modes[3]
+    dy_dp, dw_dp, dz_dp = p4[0], p4[1], p4[2]
+    for i in range(3):  # y = C q̈, w = C q̇ (C = diag(Aᵀ, Ḡ, I))
+        y[i] = a[0, i] * acc[0] + a[1, i] * acc[1] + a[2, i] * acc[2]
+        w[i] = a[0, i] * rd[0] + a[1, i] * rd[1] + a[2, i] * rd[2]
+        y[3 + i] = (gb[i, 0] * acc[3] + gb[i, 1] * acc[4] + gb[i, 2] * acc[5]
+                    + gb[i, 3] * acc[6])
+        w[3 + i] = gb[i, 0] * pd[0] + gb[i, 1] * pd[1] + gb[i, 2] * pd[2] + gb[i, 3] * pd[3]
     for j in range(nm):
         y[6 + j] = acc[7 + j]
         w[6 + j] = xid[j]
-    qs = np.zeros((max(nm, 1), 3, 3))
-    for j in range(nm):  # scalar loops: an array expression here allocates nm² times
+    for j in range(nm):  # qs_j = Σ_i ξ_i (Q_ij + Q_ji)
+        for r in range(3):
+            for cc in range(3):
+                qs[j, r, cc] = 0.0
         for i in range(nm):
             x = xi[i]
             for r in range(3):
@@ -292,84 +301,111 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, nm, mod
     # runtime values, not literals: numba compiles a function once per literal argument
     no_modes = nm * 0
     two_way = TWO_WAY + no_modes
-    jw = np.zeros((n6, n6))
-    jxi = np.zeros((n6, nm))
-    qbar = np.zeros(n6)
-    b1 = np.zeros(n6)
-    if rigid_rows:  # rows 0–5 from the rigid M̄ without modes
-        w6 = w[:6].copy()
-        qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w6, w6, b1)
-        qbar[:6] = b1[:6]
-        qbar_jacobian(mbar_rigid, big_n, qs, no_modes, w6, no_modes, jw)
+    for i in range(n6):
+        qbar[i] = 0.0
+        for j in range(n6):
+            jw[i, j] = 0.0
+        for j in range(nm):
+            jxi[i, j] = 0.0
+    if rigid_rows:  # rows 0–5 from the rigid M̄ without modes (reads w[:6] only)
+        qbar_bilinear(mbar_rigid, big_n, qs, no_modes, w, w, b1)
+        for i in range(6):
+            qbar[i] = b1[i]
+        qbar_jacobian(mbar_rigid, big_n, qs, no_modes, w, no_modes, jw)
     if mode != RIGID:
         lo = 6 if rigid_rows else 0
         qbar_bilinear(mbar_full, big_n, qs, nm, w, w, b1)
-        qbar[lo:] = b1[lo:]
+        for i in range(lo, n6):
+            qbar[i] = b1[i]
         qbar_jacobian(mbar_full, big_n, qs, nm, w, lo, jw)
         if nm:
-            v, om = w[:3], w[3:6]
-            dw = mass_dxi(big_n, qs, nm, w, two_way)
-            jx = np.zeros((n6, nm))
-            ov = np.zeros(n6)
-            ov[:3] = _cross(om, v)
-            jx[:, :] = mass_dxi(big_n, qs, nm, ov, two_way)
+            v0, v1, v2, om0, om1, om2 = w[0], w[1], w[2], w[3], w[4], w[5]
+            mass_dxi_into(big_n, qs, nm, w, two_way, dw)
+            ov[0] = om1 * v2 - om2 * v1
+            ov[1] = om2 * v0 - om0 * v2
+            ov[2] = om0 * v1 - om1 * v0
+            for i in range(3, n6):
+                ov[i] = 0.0
+            mass_dxi_into(big_n, qs, nm, ov, two_way, jx)
             for j in range(nm):  # − ω̄ × d_r; − ω̄ × d_θ − v̄ × d_r (d = dw[:, j])
                 for e in range(3):
                     e1, e2 = (e + 1) % 3, (e + 2) % 3
-                    jx[e, j] -= om[e1] * dw[e2, j] - om[e2] * dw[e1, j]
-                    jx[3 + e, j] -= (om[e1] * dw[3 + e2, j] - om[e2] * dw[3 + e1, j]
-                                     + v[e1] * dw[e2, j] - v[e2] * dw[e1, j])
-            q_om = np.zeros((nm, nm, 3))  # [i, j, a] = (Q_ij ω̄)_a
-            for i in range(nm):
-                for j in range(nm):
-                    for e in range(3):
-                        q_om[i, j, e] = (big_q[i, j, e, 0] * om[0] + big_q[i, j, e, 1] * om[1]
-                                         + big_q[i, j, e, 2] * om[2])
-            for j in range(nm):
-                for c in range(3):
+                    jx[e, j] -= w[3 + e1] * dw[e2, j] - w[3 + e2] * dw[e1, j]
+                    jx[3 + e, j] -= (w[3 + e1] * dw[3 + e2, j] - w[3 + e2] * dw[3 + e1, j]
+                                     + w[e1] * dw[e2, j] - w[e2] * dw[e1, j])
+            for j in range(nm):  # with (Q_ij ω̄)_e = Σ_f Q_ij,ef ω̄_f
+                for e in range(3):
                     acc_t = 0.0
                     for i in range(nm):
-                        acc_t += xid[i] * (q_om[j, i, c] + q_om[i, j, c])
-                    jx[3 + c, j] -= acc_t
+                        q_ji = (big_q[j, i, e, 0] * om0 + big_q[j, i, e, 1] * om1
+                                + big_q[j, i, e, 2] * om2)
+                        q_ij = (big_q[i, j, e, 0] * om0 + big_q[i, j, e, 1] * om1
+                                + big_q[i, j, e, 2] * om2)
+                        acc_t += xid[i] * (q_ji + q_ij)
+                    jx[3 + e, j] -= acc_t
                 for i in range(nm):
-                    jx[6 + j, i] += (q_om[i, j, 0] * om[0] + q_om[i, j, 1] * om[1]
-                                     + q_om[i, j, 2] * om[2])
-            jxi[lo:] = jx[lo:]
-    z = mbar_mass[:n6, :n6] @ y - qbar
-    dz_dxi = mass_dxi(big_n, qs, nm, y, mode) - jxi
-    dy_dp = np.zeros((n6, 4))
-    dy_dp[:3] = _d_rot_t(p, acc[:3])
-    dy_dp[3:6] = -_g_bar(acc[3:7])
-    dw_dp = np.zeros((n6, 4))
-    dw_dp[:3] = _d_rot_t(p, rd)
-    dw_dp[3:6] = -_g_bar(pd)
-    dz_dp = mbar_mass[:n6, :n6] @ dy_dp - jw @ dw_dp
-    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:
-        gbv = a.T @ g
-        z -= gcol[:n6] @ gbv
-        dz_dp -= gcol[:n6] @ _d_rot_t(p, g)
+                    for e in range(3):
+                        q_ij = (big_q[i, j, e, 0] * om0 + big_q[i, j, e, 1] * om1
+                                + big_q[i, j, e, 2] * om2)
+                        jx[6 + j, i] += q_ij * w[3 + e]
+            for i in range(lo, n6):
+                for j in range(nm):
+                    jxi[i, j] = jx[i, j]
+    for i in range(n6):  # z = M̄ y − Q̄
+        z[i] = row_dot(mbar_mass, i, y, n6) - qbar[i]
+    mass_dxi_into(big_n, qs, nm, y, mode, dz_dxi)
+    for i in range(n6):
+        for j in range(nm):
+            dz_dxi[i, j] -= jxi[i, j]
+    # ∂y/∂p, ∂w/∂p: [∂(Aᵀ R̈)/∂p; −Ḡ(p̈); 0] and [∂(Aᵀ Ṙ)/∂p; −Ḡ(ṗ); 0]
+    for i in range(n6):
+        for j in range(4):
+            dy_dp[i, j], dw_dp[i, j] = 0.0, 0.0
+    d_rot_t_into(basis_c, acc[:3], r34[0])
+    d_rot_t_into(basis_c, rd, r34[1])
+    for i in range(3):
+        for j in range(4):
+            dy_dp[i, j], dw_dp[i, j] = r34[0, i, j], r34[1, i, j]
+    g_bar_into(acc[3:7], r34[0])
+    g_bar_into(pd, r34[1])
+    for i in range(3):
+        for j in range(4):
+            dy_dp[3 + i, j], dw_dp[3 + i, j] = -r34[0, i, j], -r34[1, i, j]
+    for i in range(n6):  # ∂z/∂p = M̄ ∂y/∂p − ∂Q̄/∂w ∂w/∂p
+        for j in range(4):
+            acc_p = 0.0
+            for l1 in range(6):
+                acc_p += mbar_mass[i, l1] * dy_dp[l1, j] - jw[i, l1] * dw_dp[l1, j]
+            dz_dp[i, j] = acc_p
+    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:  # − gcol Aᵀg and its ∂/∂p, ∂/∂ξ
+        for i in range(3):
+            gbv[i] = a[0, i] * g[0] + a[1, i] * g[1] + a[2, i] * g[2]
+        d_rot_t_into(basis_c, g, r34[0])
+        for i in range(n6):
+            z[i] -= gcol[i, 0] * gbv[0] + gcol[i, 1] * gbv[1] + gcol[i, 2] * gbv[2]
+            for j in range(4):
+                dz_dp[i, j] -= (gcol[i, 0] * r34[0, 0, j] + gcol[i, 1] * r34[0, 1, j]
+                                + gcol[i, 2] * r34[0, 2, j])
         if nm and mode in (TWO_WAY, NO_MRF):
             for j in range(nm):
                 for b in range(3):
                     dz_dxi[3 + b, j] -= (big_n[j, 0, b] * gbv[0] + big_n[j, 1, b] * gbv[1]
                                          + big_n[j, 2, b] * gbv[2])
-    n = 7 + nm
-    k = np.zeros((n, n))
-    k[:3, 3:7] = _d_rot(p, z[:3]) + a @ dz_dp[:3]
-    k[3:7, 3:7] = _g_bar_t_jac(z[3:6]) + gb.T @ dz_dp[3:6]
-    k[7:, 3:7] = dz_dp[6:]
-    k[:3, 7:] = a @ dz_dxi[:3]
-    k[3:7, 7:] = gb.T @ dz_dxi[3:6]
-    k[7:, 7:] = dz_dxi[6:]
-    jc = np.empty((n6, n))
-    jc[:, :3] = jw[:, :3] @ a.T
-    jc[:, 3:7] = jw[:, 3:6] @ gb
-    jc[:, 7:] = jw[:, 6:]
-    c = np.empty((n, n))
-    c[:3] = -(a @ jc[:3])
-    c[3:7] = -(gb.T @ jc[3:6])
-    c[7:] = -jc[6:]
-    return k, c
+    for i in range(n):
+        for j in range(n):
+            k[i, j] = 0.0
+            c[i, j] = 0.0
+    # K = ∂(Cᵀ z)/∂q = Cᵀ ∂z/∂q + the p-dependence of Cᵀ = diag(A, Ḡᵀ, I)
+    add_ct_times(a, gb, nm, dz_dp, 4, k, 3, 1.0)
+    add_ct_times(a, gb, nm, dz_dxi, nm, k, 7, 1.0)
+    d_rotated_into(basis, z[:3], r34[0])
+    gtj = g_bar_t_jac_rows(z[3:6])
+    for j in range(4):
+        for i in range(3):
+            k[i, 3 + j] += r34[0, i, j]
+        for i in range(4):
+            k[3 + i, 3 + j] += gtj[i][j]
+    add_ct_x_c(a, gb, nm, jw, jc, c, -1.0)  # C = −Cᵀ (∂Q̄/∂w) C
 
 
 @njit(cache=True)
@@ -508,7 +544,8 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
 @njit(cache=True)
 def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     """(M, K, C) of flexible body b at its coordinates (global q order within the body;
-    a rigid body's: :func:`rigid_body_matrices`)."""
+    (7+n)x(7+n) views of the workspace, valid until the next call; a rigid body's:
+    :func:`rigid_body_matrices`). Nothing allocated."""
     T_b_flex = _i1(IN, H, T_B_FLEX)
     T_b_mode = _i1(IN, H, T_B_MODE)
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -520,60 +557,69 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     T_f_dff = _f3(F, H, T_F_DFF)
     T_f_kff = _f3(F, H, T_F_KFF)
     T_gravity = _f1(F, H, T_GRAVITY)
+    W_basis = _f3(WF, WH, W_BASIS)
     W_gbar = _f3(WF, WH, W_GBAR)
     W_rot = _f3(WF, WH, W_ROT)
+    mats, modes, p4 = _f3(WF, WH, W_FMAT), _f3(WF, WH, W_FMODES), _f3(WF, WH, W_FP4)
+    gcol, vec, mkc = _f2(WF, WH, W_FGCOL), _f2(WF, WH, W_FVEC), _f2(WF, WH, W_FMKC)
+    basis_c, pc, r34 = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC), _f3(WF, WH, W_R34)
     st = T_b_start[b]
     nm = T_b_nm[b]
     n = 7 + nm
-    qb, qdb, qddb = q[st:st + n], qd[st:st + n], qdd[st:st + n]
-    p = qb[3:7]
-    a = W_rot[b]
-    gb = W_gbar[b]
+    n6 = 6 + nm
+    a, gb, basis = W_rot[b], W_gbar[b], W_basis[b]
     g = T_gravity
     f = T_b_flex[b]
     mode = T_b_mode[b]
-    n6 = 6 + nm
-    full = np.zeros((n6, n6))
+    full, mbar_mode, tmass, tmp = mats[0], mats[1], mats[2], mats[5]
+    m = mkc[0, :n * n].reshape((n, n))
+    k = mkc[1, :n * n].reshape((n, n))
+    c = mkc[2, :n * n].reshape((n, n))
     full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
-    mbar_mode = np.zeros((n6, n6))
     mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mbar_mode)
     # the mass of the tangents (coupling.frame_inertia: rigid blocks from the invariant M0)
-    tmass = full.copy()
     m0 = T_f_inv_m0[f]
-    if mode == NO_MRF:
-        tmass[:6, 6:] = 0.0
-        tmass[6:, :6] = 0.0
-    elif mode != TWO_WAY:
-        tmass[:6, :6] = m0[:6, :6]
-        tmass[:6, 6:] = 0.0
-        if mode == RIGID:
-            tmass[6:, :6] = 0.0
-    gcol = np.zeros((n6, 3))
-    if mode in (TWO_WAY, NO_MRF):
-        gcol[:6] = full[:6, :3]
-    else:
-        gcol[:6] = m0[:6, :3]
-    if mode != RIGID:
-        gcol[6:] = T_f_S[f, :, :nm].T
-    big_n = T_f_N[f, :nm, :n6].copy()
-    big_q = T_f_Q[f, :nm, :nm].copy()
-    rigid6 = m0[:6, :6].copy()
-    k, c = frame_tangents(tmass, full, rigid6, gcol, big_n, big_q, nm, mode, p, qb[7:],
-                          qdb[:3], qdb[3:7], qdb[7:], qddb, g)
-    k[7:, 7:] += T_f_kff[f, :nm, :nm]
-    c[7:, 7:] += T_f_dff[f, :nm, :nm]
-    cmat = np.zeros((n6, n))
-    cmat[:3, :3] = a.T
-    cmat[3:6, 3:7] = gb
-    for j in range(nm):
-        cmat[6 + j, 7 + j] = 1.0
-    m = cmat.T @ (mbar_mode @ cmat)
+    for i in range(n6):
+        for j in range(n6):
+            v = full[i, j]
+            if (i < 6) != (j < 6):  # the coupling blocks
+                if mode == NO_MRF or (mode != TWO_WAY and (i < 6 or mode == RIGID)):
+                    v = 0.0
+            elif i < 6 and mode != TWO_WAY and mode != NO_MRF:
+                v = m0[i, j]
+            tmass[i, j] = v
+    for i in range(n6):  # the gravity columns
+        for j in range(3):
+            if i < 6:
+                gcol[i, j] = full[i, j] if mode in (TWO_WAY, NO_MRF) else m0[i, j]
+            else:
+                gcol[i, j] = T_f_S[f, j, i - 6] if mode != RIGID else 0.0
+    pc[0] = q[st + 3]
+    for i in range(1, 4):
+        pc[i] = -q[st + 3 + i]
+    d_rotated_basis_into(pc, basis_c)
+    frame_tangents(tmass, full, m0, gcol, T_f_N[f], T_f_Q[f], _f3(WF, WH, W_QS), nm, mode,
+                   a, gb, basis, basis_c, q[st + 7:st + n], qd[st:st + 3],
+                   qd[st + 3:st + 7], qd[st + 7:st + n], qdd[st:st + n], g, vec, mats,
+                   modes, p4, r34, k, c)
+    for i in range(nm):
+        for j in range(nm):
+            k[7 + i, 7 + j] += T_f_kff[f, i, j]
+            c[7 + i, 7 + j] += T_f_dff[f, i, j]
+    for i in range(n):  # M = Cᵀ M̄ C
+        for j in range(n):
+            m[i, j] = 0.0
+    add_ct_x_c(a, gb, nm, mbar_mode, tmp, m, 1.0)
     if _i1(IN, H, T_F_STIFF)[f]:
-        r_tmp = np.zeros(n)
+        r_tmp = vec[7, :n]
+        for i in range(n):
+            r_tmp[i] = 0.0
         body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, p, qb, qdb, qddb, g, r_tmp, YES, m, k, c,
+                        mode, nm, a, gb, basis, basis_c, q[st:st + n], qd[st:st + n],
+                        qdd[st:st + n], g, r_tmp, YES, m, k, c,
                         _f2(WF, WH, W_SDM), _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM),
-                        _f2(WF, WH, W_SVEC))
+                        _f2(WF, WH, W_SVEC), _f3(WF, WH, W_SMAT), _f3(WF, WH, W_SD2),
+                        _f2(WF, WH, W_SMODES), _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34))
     return m, k, c
 
 
@@ -731,25 +777,26 @@ def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
             top[gr, gc] += scale * block[r, c]
 
 
+# --------------------------------------------------------------------------- load Jacobians
+# Scratch of the load tangents (the workspace's, nothing allocated): x3 rows 0 lever arm,
+# 1 Aᵀ·load, 2 arm rate or Ψ ξ̇ (the helpers below); 3 the load vector, 4–5 free (the
+# callers). x34 rows 0 ∂(Aᵀ·load)/∂p, 1–2 products with the rotation bases; xbasis rows 0
+# the conjugate basis, 1 that of ṗ; xp p*.
 @njit(cache=True)
-def _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, block, top, scale):
-    """top[idx, idx] += scale block, idx = body i's coordinates then body j's."""
-    _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, block.shape[0], block, top, scale)
-
-
-# --------------------------------------------------------------------------- actuators
-@njit(cache=True)
-def _lever_arm(T_k_base, T_k_shapes, k, nm, q, st):
-    """Body-frame point of marker k at ξ (deformed where the coupling mode shows it)."""
-    arm = T_k_base[k, 0].copy()
-    for j in range(nm):
-        arm += T_k_shapes[k, 0, :, j] * q[st + 7 + j]
-    return arm
+def _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, out):
+    """out ← the body-frame point of marker k at ξ (deformed where the coupling mode
+    shows it)."""
+    for c in range(3):
+        acc = T_k_base[k, 0, c]
+        for j in range(nm):
+            acc += T_k_shapes[k, 0, c, j] * q[st + 7 + j]
+        out[c] = acc
 
 
 @njit(cache=True)
-def _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
-    """The torque (kind 0: angular_jac) or force (kind 1: force_jac) Jacobian (3, n_b)."""
+def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
+    """out[:, col0:col0+7+n_b] ← the torque (kind 0: angular_jac) or force (kind 1:
+    force_jac) Jacobian (3, 7+n_b) of marker k."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_k_base = _f3(F, H, T_K_BASE)
@@ -761,27 +808,41 @@ def _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
     W_gglob = _f3(WF, WH, W_GGLOB)
     W_rot = _f3(WF, WH, W_ROT)
     b = T_k_body[k]
-    nm = T_b_nm[b]
-    st = T_b_start[b]
+    nm, st = T_b_nm[b], T_b_start[b]
     a = W_rot[b]
-    out = np.zeros((3, 7 + nm))
-    if kind == 0:
-        out[:, 3:7] = W_gglob[b]
-        for j in range(nm):
-            out[:, 7 + j] = a @ T_k_psi[k, :, j]
-        return out
-    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
     for i in range(3):
-        out[i, i] = 1.0
-    out[:, 3:7] = -(a @ _skew(arm) @ W_gbar[b])
-    for j in range(nm):
-        out[:, 7 + j] = a @ T_k_phi[k, :, j]
-    return out
+        for j in range(7 + nm):
+            out[i, col0 + j] = 0.0
+    if kind == 0:
+        gg = W_gglob[b]
+        for i in range(3):
+            for m in range(4):
+                out[i, col0 + 3 + m] = gg[i, m]
+            for j in range(nm):  # A Ψ_j
+                out[i, col0 + 7 + j] = (a[i, 0] * T_k_psi[k, 0, j] + a[i, 1] * T_k_psi[k, 1, j]
+                                        + a[i, 2] * T_k_psi[k, 2, j])
+        return
+    arm = _f2(WF, WH, W_X3)[0]
+    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
+    gb = W_gbar[b]
+    for i in range(3):
+        out[i, col0 + i] = 1.0
+    for m in range(4):  # − A s̃ Ḡ, column m: − A (s × Ḡ[:, m])
+        c0 = arm[1] * gb[2, m] - arm[2] * gb[1, m]
+        c1 = arm[2] * gb[0, m] - arm[0] * gb[2, m]
+        c2 = arm[0] * gb[1, m] - arm[1] * gb[0, m]
+        for i in range(3):
+            out[i, col0 + 3 + m] = -(a[i, 0] * c0 + a[i, 1] * c1 + a[i, 2] * c2)
+    for j in range(nm):  # A Φ_j
+        for i in range(3):
+            out[i, col0 + 7 + j] = (a[i, 0] * T_k_phi[k, 0, j] + a[i, 1] * T_k_phi[k, 1, j]
+                                    + a[i, 2] * T_k_phi[k, 2, j])
 
 
 @njit(cache=True)
-def _load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec):
-    """∂(Jacᵀ vec)/∂q for a fixed global vec (bodies.force_jac_tangent_kernel /
+def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
+    """out[r0:, r0:] += scale ∂(Jacᵀ vec)/∂q ((7+n_b) square) for a fixed global vec, Jac
+    of ``kind`` of marker k (bodies.force_jac_tangent_kernel /
     angular_jac_tangent_kernel)."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
@@ -792,28 +853,154 @@ def _load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec):
     T_k_shapes = _f4(F, H, T_K_SHAPES)
     W_gbar = _f3(WF, WH, W_GBAR)
     W_rot = _f3(WF, WH, W_ROT)
+    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
+    basis_c, pc = _f3(WF, WH, W_XBASIS)[0], _f1(WF, WH, W_XP)
     b = T_k_body[k]
-    nm = T_b_nm[b]
-    st = T_b_start[b]
-    p = q[st + 3:st + 7]
-    out = np.zeros((7 + nm, 7 + nm))
-    df = _d_rot_t(p, vec)
+    nm, st = T_b_nm[b], T_b_start[b]
+    df = x34[0]
+    pc[0] = q[st + 3]
+    for i in range(1, 4):
+        pc[i] = -q[st + 3 + i]
+    d_rotated_basis_into(pc, basis_c)
+    d_rot_t_into(basis_c, vec, df)  # ∂(Aᵀ vec)/∂p
     if kind == 0:
-        out[3:7, 3:7] = _g_global_t_jac(vec)
-        for j in range(nm):
-            out[7 + j, 3:7] = T_k_psi[k, :, j] @ df
-        return out
-    a = W_rot[b]
-    gb = W_gbar[b]
-    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
-    f_bar = a.T @ vec
-    out[3:7, 3:7] = _g_bar_t_jac(_cross(arm, f_bar)) + gb.T @ (_skew(arm) @ df)
+        x0, x1, x2 = 2.0 * vec[0], 2.0 * vec[1], 2.0 * vec[2]  # ∂(Gᵀ vec)/∂p
+        gtj = ((0.0, -x0, -x1, -x2), (x0, 0.0, -x2, x1), (x1, x2, 0.0, -x0),
+               (x2, -x1, x0, 0.0))
+        for i in range(4):
+            for m in range(4):
+                out[r0 + 3 + i, r0 + 3 + m] += scale * gtj[i][m]
+        for j in range(nm):  # Ψ_jᵀ ∂(Aᵀ vec)/∂p
+            for m in range(4):
+                out[r0 + 7 + j, r0 + 3 + m] += scale * (
+                    T_k_psi[k, 0, j] * df[0, m] + T_k_psi[k, 1, j] * df[1, m]
+                    + T_k_psi[k, 2, j] * df[2, m])
+        return
+    a, gb = W_rot[b], W_gbar[b]
+    arm, f_bar = x3[0], x3[1]
+    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
+    for i in range(3):
+        f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
+    gtj = g_bar_t_jac_rows((arm[1] * f_bar[2] - arm[2] * f_bar[1],
+                            arm[2] * f_bar[0] - arm[0] * f_bar[2],
+                            arm[0] * f_bar[1] - arm[1] * f_bar[0]))
+    for m in range(4):  # ∂(Ḡᵀ (s × f̄))/∂p + Ḡᵀ (s × ∂f̄/∂p_m)
+        c0 = arm[1] * df[2, m] - arm[2] * df[1, m]
+        c1 = arm[2] * df[0, m] - arm[0] * df[2, m]
+        c2 = arm[0] * df[1, m] - arm[1] * df[0, m]
+        for i in range(4):
+            out[r0 + 3 + i, r0 + 3 + m] += scale * (gtj[i][m] + gb[0, i] * c0
+                                                    + gb[1, i] * c1 + gb[2, i] * c2)
     for j in range(nm):
-        out[7 + j, 3:7] = T_k_phi[k, :, j] @ df
-        out[3:7, 7 + j] = gb.T @ (-(_skew(f_bar) @ T_k_shapes[k, 0, :, j]))
-    return out
+        for m in range(4):  # Φ_jᵀ ∂f̄/∂p
+            out[r0 + 7 + j, r0 + 3 + m] += scale * (
+                T_k_phi[k, 0, j] * df[0, m] + T_k_phi[k, 1, j] * df[1, m]
+                + T_k_phi[k, 2, j] * df[2, m])
+        s0, s1, s2 = T_k_shapes[k, 0, 0, j], T_k_shapes[k, 0, 1, j], T_k_shapes[k, 0, 2, j]
+        d0 = s1 * f_bar[2] - s2 * f_bar[1]  # Ḡᵀ(−f̄ × U_j) = Ḡᵀ(U_j × f̄)
+        d1 = s2 * f_bar[0] - s0 * f_bar[2]
+        d2 = s0 * f_bar[1] - s1 * f_bar[0]
+        for i in range(4):
+            out[r0 + 3 + i, r0 + 7 + j] += scale * (gb[0, i] * d0 + gb[1, i] * d1
+                                                    + gb[2, i] * d2)
 
 
+@njit(cache=True)
+def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
+    """out[:, col0:col0+7+n_b] ← sign ∂(J q̇)/∂q of marker k's point, J = ∂(R + A s₀(ξ))/∂q:
+    p columns ∂(A s₀)/∂p at ṗ plus ∂(A U₀ ξ̇)/∂p, ξ columns Ȧ U₀
+    (bodies.marker_jac_rate_kernel)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_basis = _f3(WF, WH, W_BASIS)
+    x3, x34, basis_pd = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34), _f3(WF, WH, W_XBASIS)[1]
+    b = T_k_body[k]
+    nm, st = T_b_nm[b], T_b_start[b]
+    basis = W_basis[b]
+    arm, arm_rate = x3[0], x3[2]
+    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
+    for c in range(3):
+        acc = 0.0
+        for j in range(nm):
+            acc += T_k_shapes[k, 0, c, j] * qd[st + 7 + j]
+        arm_rate[c] = acc
+    d_rotated_basis_into(qd[st + 3:st + 7], basis_pd)
+    d_rotated_into(basis_pd, arm, x34[1])
+    d_rotated_into(basis, arm_rate, x34[2])
+    for i in range(3):
+        for j in range(3):
+            out[i, col0 + j] = 0.0
+        for m in range(4):
+            out[i, col0 + 3 + m] = sign * (x34[1, i, m] + x34[2, i, m])
+    for j in range(nm):  # ∂(A U_j)/∂p ṗ
+        s0, s1, s2 = T_k_shapes[k, 0, 0, j], T_k_shapes[k, 0, 1, j], T_k_shapes[k, 0, 2, j]
+        for i in range(3):
+            acc = 0.0
+            for m in range(4):
+                acc += (s0 * basis[0, 4 * i + m] + s1 * basis[1, 4 * i + m]
+                        + s2 * basis[2, 4 * i + m]) * qd[st + 3 + m]
+            out[i, col0 + 7 + j] = sign * acc
+
+
+@njit(cache=True)
+def _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
+    """out[:, col0:col0+7+n_b] ← sign ∂(Ω q̇)/∂q of marker k, ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ)
+    (as G(p) ṗ = −G(ṗ) p) plus ∂(A Ψ ξ̇)/∂p in the p columns, zero elsewhere
+    (bodies.angular_rate_jac_kernel)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_psi = _f3(F, H, T_K_PSI)
+    W_basis = _f3(WF, WH, W_BASIS)
+    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
+    b = T_k_body[k]
+    nm, st = T_b_nm[b], T_b_start[b]
+    psi_xid = x3[2]
+    for c in range(3):
+        acc = 0.0
+        for j in range(nm):
+            acc += T_k_psi[k, c, j] * qd[st + 7 + j]
+        psi_xid[c] = acc
+    g_global_into(qd[st + 3:st + 7], x34[1])
+    d_rotated_into(W_basis[b], psi_xid, x34[2])
+    for i in range(3):
+        for j in range(7 + nm):
+            out[i, col0 + j] = 0.0
+        for m in range(4):
+            out[i, col0 + 3 + m] = sign * (x34[2, i, m] - x34[1, i, m])
+
+
+@njit(cache=True)
+def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, ni, nj, jac, vec, g_dq, g_dqd,
+                        q, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of a load g on marker j with its reaction on marker
+    i, Q = [−Jac_iᵀ g; Jac_jᵀ g] (Jac of ``kind``: jac[:, :ni] marker i's, jac[:, ni:n]
+    marker j's, n_i = 0 or n_j = 0 on the ground): K = −∂Q/∂q, C = −∂Q/∂q̇ from g = ``vec``
+    at the state and ∂g/∂q = ``g_dq``, ∂g/∂q̇ = ``g_dqd`` (3, n) over both bodies' columns,
+    plus the Jacobians' own q-dependence at fixed g (forces._pair_load_tangent)."""
+    T_k_body = _i1(IN, H, T_K_BODY)
+    blocks = _f3(WF, WH, W_XBLK)
+    k_blk, c_blk = blocks[0], blocks[1]
+    n = ni + nj
+    for r in range(n):
+        sign = 1.0 if r < ni else -1.0
+        for c in range(n):
+            k_blk[r, c] = sign * (jac[0, r] * g_dq[0, c] + jac[1, r] * g_dq[1, c]
+                                  + jac[2, r] * g_dq[2, c])
+            c_blk[r, c] = sign * (jac[0, r] * g_dqd[0, c] + jac[1, r] * g_dqd[1, c]
+                                  + jac[2, r] * g_dqd[2, c])
+    if ni:
+        _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, k_blk, 0, 1.0)
+    if nj:
+        _add_load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec, k_blk, ni, -1.0)
+    _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, k_blk, top, k_scale)
+    _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, c_blk, top, c_scale)
+
+
+# --------------------------------------------------------------------------- actuators
 @njit(cache=True)
 def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
     """top += scale K of the time-profile joint actuators, K = −∂Q/∂q with
@@ -825,6 +1012,7 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
     T_k_body = _i1(IN, H, T_K_BODY)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
+    jac, vec, dq = _f3(WF, WH, W_X3N)[0], _f2(WF, WH, W_X3)[3], _f3(WF, WH, W_XBLK)[0]
     for act in range(T_a_kind.size):
         ki, kj = T_a_mark[act, 0], T_a_mark[act, 1]
         kind = T_a_kind[act]
@@ -832,79 +1020,28 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
         ni = 7 + T_b_nm[bi] if bi >= 0 else 0
         nj = 7 + T_b_nm[bj] if bj >= 0 else 0
         n = ni + nj
-        vec = u[act] * W_mk_v[ki][3]
-        dq = np.zeros((n, n))
+        for c in range(3):
+            vec[c] = u[act] * W_mk_v[ki, 3, c]
         if ni:
-            jac_i = _load_jacobian(F, IN, H, WF, WI, WH, ki, kind, q)
-            dz = W_mk_j[ki][3][:, :ni]  # ∂z_i/∂q_i
-            dq[:ni, :ni] -= jac_i.T @ (u[act] * dz) + _load_tangent(F, IN, H, WF, WI, WH, ki,
-                                                                    kind, q, vec)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, kind, q, jac, 0)
         if nj:
-            jac_j = _load_jacobian(F, IN, H, WF, WI, WH, kj, kind, q)
-            if ni:
-                dz = W_mk_j[ki][3][:, :ni]
-                dq[ni:, :ni] += jac_j.T @ (u[act] * dz)
-            dq[ni:, ni:] += _load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec)
-        _scatter(F, IN, H, WF, WI, WH, bi, bj, ni, -dq, top, scale)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, kj, kind, q, jac, ni)
+        dz = W_mk_j[ki, 3]  # ∂z_i/∂q_i (its first ni columns)
+        for r in range(n):  # dq = [−Jac_iᵀ u ∂z_i, 0; Jac_jᵀ u ∂z_i, 0] + the tangents
+            sign = -1.0 if r < ni else 1.0
+            for c in range(n):
+                dq[r, c] = 0.0
+                if c < ni:
+                    dq[r, c] = sign * u[act] * (jac[0, r] * dz[0, c] + jac[1, r] * dz[1, c]
+                                                + jac[2, r] * dz[2, c])
+        if ni:
+            _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, dq, 0, -1.0)
+        if nj:
+            _add_load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec, dq, ni, 1.0)
+        _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, dq, top, -scale)
 
 
 # --------------------------------------------------------------------------- force elements
-@njit(cache=True)
-def _point_jacobian_rate(F, IN, H, k, q, qd):
-    """∂(J q̇)/∂q (3, n_b) of marker k's point, J = ∂(R + A s₀(ξ))/∂q: p columns
-    ∂(A s₀)/∂p at ṗ plus ∂(A U₀ ξ̇)/∂p, ξ columns Ȧ U₀ (bodies.marker_jac_rate_kernel)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    b = T_k_body[k]
-    nm, st = T_b_nm[b], T_b_start[b]
-    p, pd = q[st + 3:st + 7], qd[st + 3:st + 7]
-    arm = _lever_arm(T_k_base, T_k_shapes, k, nm, q, st)
-    arm_rate = np.zeros(3)
-    for j in range(nm):
-        arm_rate += T_k_shapes[k, 0, :, j] * qd[st + 7 + j]
-    out = np.zeros((3, 7 + nm))
-    out[:, 3:7] = _d_rot(pd, arm) + _d_rot(p, arm_rate)
-    for j in range(nm):
-        out[:, 7 + j] = _d_rot(p, T_k_shapes[k, 0, :, j].copy()) @ pd
-    return out
-
-
-@njit(cache=True)
-def _pair_jacobian(F, IN, H, WF, WI, WH, k, kind, q):
-    """:func:`_load_jacobian` of marker k, (3, 0) on the ground."""
-    if _i1(IN, H, T_K_BODY)[k] < 0:
-        return np.zeros((3, 0))
-    return _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q)
-
-
-@njit(cache=True)
-def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, jac_i, jac_j, vec, g_dq, g_dqd,
-                        q, top, k_scale, c_scale):
-    """top += k_scale K + c_scale C of a load g on marker j with its reaction on marker
-    i, Q = [−Jac_iᵀ g; Jac_jᵀ g] (Jac of ``kind``: jac_i (3, n_i), jac_j (3, n_j), n = 0
-    on the ground): K = −∂Q/∂q, C = −∂Q/∂q̇ from g = ``vec`` at the state and ∂g/∂q =
-    ``g_dq``, ∂g/∂q̇ = ``g_dqd`` over both bodies' columns, plus the Jacobians' own
-    q-dependence at fixed g (forces._pair_load_tangent)."""
-    T_k_body = _i1(IN, H, T_K_BODY)
-    ni, nj = jac_i.shape[1], jac_j.shape[1]
-    n = ni + nj
-    k_blk = np.zeros((n, n))
-    c_blk = np.zeros((n, n))
-    if ni:
-        k_blk[:ni, :] += jac_i.T @ g_dq
-        k_blk[:ni, :ni] += _load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec)
-        c_blk[:ni, :] += jac_i.T @ g_dqd
-    if nj:
-        k_blk[ni:, :] -= jac_j.T @ g_dq
-        k_blk[ni:, ni:] -= _load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec)
-        c_blk[ni:, :] -= jac_j.T @ g_dqd
-    _scatter(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, k_blk, top, k_scale)
-    _scatter(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, c_blk, top, c_scale)
-
-
 @njit(cache=True)
 def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of the spring–damper–actuators and constant point
@@ -920,76 +1057,78 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
     T_l_vec = _f2(F, H, T_L_VEC)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
+    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    jac, d_dq, rates, du, g_dq, g_dqd = x3n[0], x3n[1], x3n[2], x3n[3], x3n[4], x3n[5]
     for s in range(T_s_mark.shape[0]):
         force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, YES)
         if length == 0.0:
             continue  # no line of action (the NumPy path differences it)
-        unit = _f1(WF, WH, W_V3F).copy()
-        d_dot = _f1(WF, WH, W_V3E).copy()
+        unit, d_dot = _f1(WF, WH, W_V3F), _f1(WF, WH, W_V3E)
+        u0, u1, u2 = unit[0], unit[1], unit[2]
+        e0, e1, e2 = d_dot[0], d_dot[1], d_dot[2]
         ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
         bi, bj = T_k_body[ki], T_k_body[kj]
         ni = 7 + T_b_nm[bi] if bi >= 0 else 0
         nj = 7 + T_b_nm[bj] if bj >= 0 else 0
         n = ni + nj
-        d_dq = np.zeros((3, n))  # ∂d/∂q = [−J_i, J_j]
-        rates = np.zeros((3, n))  # [−∂(J_i q̇_i)/∂q_i, ∂(J_j q̇_j)/∂q_j]
+        # ∂d/∂q = [−J_i, J_j]; rates [−∂(J_i q̇_i)/∂q_i, ∂(J_j q̇_j)/∂q_j]
+        for e in range(3):
+            for c in range(ni):
+                d_dq[e, c] = -W_mk_j[ki, 0, e, c]
+            for c in range(nj):
+                d_dq[e, ni + c] = W_mk_j[kj, 0, e, c]
         if ni:
-            d_dq[:, :ni] = -W_mk_j[ki, 0, :, :ni]
-            rates[:, :ni] = -_point_jacobian_rate(F, IN, H, ki, q, qd)
+            _point_jacobian_rate_into(F, IN, H, WF, WI, WH, ki, q, qd, rates, 0, -1.0)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, FORCE, q, jac, 0)
         if nj:
-            d_dq[:, ni:] = W_mk_j[kj, 0, :, :nj]
-            rates[:, ni:] = _point_jacobian_rate(F, IN, H, kj, q, qd)
-        proj = (np.eye(3) - np.outer(unit, unit)) / length
-        du = proj @ d_dq
-        rate_dq = d_dot @ du + unit @ rates
-        rate_dqd = unit @ d_dq
-        f_dq = T_s_par[s, 0] * (unit @ d_dq) + T_s_par[s, 1] * rate_dq
-        f_dqd = T_s_par[s, 1] * rate_dqd
-        g_dq = np.outer(unit, f_dq) + force * du  # ∂(f u)/∂q
-        g_dqd = np.outer(unit, f_dqd)
-        # tension f u pulls marker i towards j: the load on j is −f u, its reaction on i
-        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE,
-                            _pair_jacobian(F, IN, H, WF, WI, WH, ki, FORCE, q),
-                            _pair_jacobian(F, IN, H, WF, WI, WH, kj, FORCE, q),
-                            -(force * unit), -g_dq, -g_dqd, q, top, k_scale, c_scale)
+            _point_jacobian_rate_into(F, IN, H, WF, WI, WH, kj, q, qd, rates, ni, 1.0)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, kj, FORCE, q, jac, ni)
+        stiff, damp = T_s_par[s, 0], T_s_par[s, 1]
+        for c in range(n):
+            ud = u0 * d_dq[0, c] + u1 * d_dq[1, c] + u2 * d_dq[2, c]  # ∂L/∂q = ∂L̇/∂q̇
+            du[0, c] = (d_dq[0, c] - u0 * ud) / length  # ∂u/∂q = (I − u uᵀ) ∂d/∂q / L
+            du[1, c] = (d_dq[1, c] - u1 * ud) / length
+            du[2, c] = (d_dq[2, c] - u2 * ud) / length
+            rate_dq = (e0 * du[0, c] + e1 * du[1, c] + e2 * du[2, c]
+                       + u0 * rates[0, c] + u1 * rates[1, c] + u2 * rates[2, c])
+            f_dq = stiff * ud + damp * rate_dq
+            f_dqd = damp * ud
+            # the load on j is −f u (tension pulls marker i towards j): −∂(f u)/∂q, /∂q̇
+            g_dq[0, c] = -(u0 * f_dq + force * du[0, c])
+            g_dq[1, c] = -(u1 * f_dq + force * du[1, c])
+            g_dq[2, c] = -(u2 * f_dq + force * du[2, c])
+            g_dqd[0, c] = -u0 * f_dqd
+            g_dqd[1, c] = -u1 * f_dqd
+            g_dqd[2, c] = -u2 * f_dqd
+        vec[0], vec[1], vec[2] = -force * u0, -force * u1, -force * u2
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE, ni, nj, jac, vec, g_dq,
+                            g_dqd, q, top, k_scale, c_scale)
+    blk = _f3(WF, WH, W_XBLK)[0]
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         b = T_k_body[k]
         if b < 0:
             continue
         n = 7 + T_b_nm[b]
-        vec = T_l_vec[ld].copy()
-        dvec = np.zeros((3, n))
-        if T_l_frame[ld] == 1:  # F = Σ_a v_a axis_a(q)
-            glob = np.zeros(3)
-            for a in range(3):
-                glob += T_l_vec[ld, a] * W_mk_v[k, 1 + a]
-                dvec += T_l_vec[ld, a] * W_mk_j[k, 1 + a, :, :n]
-            vec = glob
+        in_axes = T_l_frame[ld] == 1  # F = Σ_a v_a axis_a(q)
+        for c in range(3):
+            vec[c] = T_l_vec[ld, c]
+            if in_axes:
+                vec[c] = (T_l_vec[ld, 0] * W_mk_v[k, 1, c] + T_l_vec[ld, 1] * W_mk_v[k, 2, c]
+                          + T_l_vec[ld, 2] * W_mk_v[k, 3, c])
         kind = T_l_kind[ld]
-        jac = _load_jacobian(F, IN, H, WF, WI, WH, k, kind, q)
-        blk = -(_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec) + jac.T @ dvec)
-        _scatter(F, IN, H, WF, WI, WH, b, b, n, blk, top, k_scale)
-
-
-@njit(cache=True)
-def _angular_rate_jacobian(F, IN, H, WF, WI, WH, k, q, qd):
-    """∂(Ω q̇)/∂q (3, n_b) of marker k, ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ) (as G(p) ṗ = −G(ṗ) p)
-    plus ∂(A Ψ ξ̇)/∂p in the p columns, zero elsewhere (bodies.angular_rate_jac_kernel)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    b = T_k_body[k]
-    nm, st = T_b_nm[b], T_b_start[b]
-    out = np.zeros((3, 7 + nm))
-    g = np.zeros((3, 4))
-    g_global_into(qd[st + 3:st + 7], g)
-    psi_xid = np.zeros(3)
-    for j in range(nm):
-        psi_xid += T_k_psi[k, :, j] * qd[st + 7 + j]
-    out[:, 3:7] = -g + _d_rot(q[st + 3:st + 7], psi_xid)
-    return out
+        _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, jac, 0)
+        for r in range(n):  # Jacᵀ ∂F/∂q in marker axes
+            for c in range(n):
+                acc = 0.0
+                if in_axes:
+                    for e in range(3):
+                        acc += jac[e, r] * (T_l_vec[ld, 0] * W_mk_j[k, 1, e, c]
+                                            + T_l_vec[ld, 1] * W_mk_j[k, 2, e, c]
+                                            + T_l_vec[ld, 2] * W_mk_j[k, 3, e, c])
+                blk[r, c] = acc
+        _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, blk, 0, 1.0)
+        _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, blk, top, -k_scale)
 
 
 @njit(cache=True)
@@ -1005,43 +1144,58 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     T_t_par = _f2(F, H, T_T_PAR)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
+    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    jac, dz, om_rate, g_dq, g_dqd = x3n[0], x3n[1], x3n[2], x3n[4], x3n[5]
     for s in range(T_t_mark.shape[0]):
         angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, NO)
-        w_rel = _f1(WF, WH, W_V3E).copy()
+        w_rel = _f1(WF, WH, W_V3E)
+        w0, w1, w2 = w_rel[0], w_rel[1], w_rel[2]
         ki, kj = T_t_mark[s, 0], T_t_mark[s, 1]
         bi, bj = T_k_body[ki], T_k_body[kj]
         ni = 7 + T_b_nm[bi] if bi >= 0 else 0
         nj = 7 + T_b_nm[bj] if bj >= 0 else 0
         n = ni + nj
-        x_i, y_i, z_i = W_mk_v[ki, 1].copy(), W_mk_v[ki, 2].copy(), W_mk_v[ki, 3].copy()
-        x_j = W_mk_v[kj, 1].copy()
-        sn, cs = x_j @ y_i, x_j @ x_i
-        d_sn, d_cs = np.zeros(n), np.zeros(n)
-        dz = np.zeros((3, n))  # ∂z_i/∂q (marker i's columns)
-        om_dqd = np.zeros((3, n))  # [−Ω_i, Ω_j]
-        om_rate = np.zeros((3, n))  # [−∂(Ω_i q̇_i)/∂q_i, ∂(Ω_j q̇_j)/∂q_j]
-        om_i = _pair_jacobian(F, IN, H, WF, WI, WH, ki, TORQUE, q)
-        om_j = _pair_jacobian(F, IN, H, WF, WI, WH, kj, TORQUE, q)
-        if ni:
-            d_sn[:ni] = x_j @ W_mk_j[ki, 2, :, :ni]
-            d_cs[:ni] = x_j @ W_mk_j[ki, 1, :, :ni]
-            dz[:, :ni] = W_mk_j[ki, 3, :, :ni]
-            om_dqd[:, :ni] = -om_i
-            om_rate[:, :ni] = -_angular_rate_jacobian(F, IN, H, WF, WI, WH, ki, q, qd)
+        x_i, y_i, z_i, x_j = W_mk_v[ki, 1], W_mk_v[ki, 2], W_mk_v[ki, 3], W_mk_v[kj, 1]
+        sn = x_j[0] * y_i[0] + x_j[1] * y_i[1] + x_j[2] * y_i[2]
+        cs = x_j[0] * x_i[0] + x_j[1] * x_i[1] + x_j[2] * x_i[2]
+        if ni:  # Ω_i, −∂(Ω_i q̇_i)/∂q_i
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, TORQUE, q, jac, 0)
+            _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, ki, q, qd, om_rate, 0, -1.0)
         if nj:
-            d_sn[ni:] = y_i @ W_mk_j[kj, 1, :, :nj]
-            d_cs[ni:] = x_i @ W_mk_j[kj, 1, :, :nj]
-            om_dqd[:, ni:] = om_j
-            om_rate[:, ni:] = _angular_rate_jacobian(F, IN, H, WF, WI, WH, kj, q, qd)
-        angle_dq = (cs * d_sn - sn * d_cs) / (sn * sn + cs * cs)
-        rate_dq = w_rel @ dz + z_i @ om_rate
-        rate_dqd = z_i @ om_dqd
+            _load_jacobian_into(F, IN, H, WF, WI, WH, kj, TORQUE, q, jac, ni)
+            _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, kj, q, qd, om_rate, ni, 1.0)
         k_t, c_t, angle0 = T_t_par[s, 0], T_t_par[s, 1], T_t_par[s, 2]
         torque = -k_t * (angle - angle0) - c_t * rate
-        g_dq = np.outer(z_i, -k_t * angle_dq - c_t * rate_dq) + torque * dz  # ∂(τ z_i)/∂q
-        g_dqd = np.outer(z_i, -c_t * rate_dqd)
-        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, om_i, om_j, torque * z_i,
-                            g_dq, g_dqd, q, top, k_scale, c_scale)
+        rho2 = sn * sn + cs * cs
+        for c in range(n):
+            if c < ni:  # ∂(x_j·y_i), ∂(x_j·x_i) and ∂z_i through marker i's axes
+                d_sn = (x_j[0] * W_mk_j[ki, 2, 0, c] + x_j[1] * W_mk_j[ki, 2, 1, c]
+                        + x_j[2] * W_mk_j[ki, 2, 2, c])
+                d_cs = (x_j[0] * W_mk_j[ki, 1, 0, c] + x_j[1] * W_mk_j[ki, 1, 1, c]
+                        + x_j[2] * W_mk_j[ki, 1, 2, c])
+                for e in range(3):
+                    dz[e, c] = W_mk_j[ki, 3, e, c]
+                sign = -1.0
+            else:  # through marker j's x axis
+                cj = c - ni
+                d_sn = (y_i[0] * W_mk_j[kj, 1, 0, cj] + y_i[1] * W_mk_j[kj, 1, 1, cj]
+                        + y_i[2] * W_mk_j[kj, 1, 2, cj])
+                d_cs = (x_i[0] * W_mk_j[kj, 1, 0, cj] + x_i[1] * W_mk_j[kj, 1, 1, cj]
+                        + x_i[2] * W_mk_j[kj, 1, 2, cj])
+                for e in range(3):
+                    dz[e, c] = 0.0
+                sign = 1.0
+            angle_dq = (cs * d_sn - sn * d_cs) / rho2
+            rate_dq = (w0 * dz[0, c] + w1 * dz[1, c] + w2 * dz[2, c] + z_i[0] * om_rate[0, c]
+                       + z_i[1] * om_rate[1, c] + z_i[2] * om_rate[2, c])
+            rate_dqd = sign * (z_i[0] * jac[0, c] + z_i[1] * jac[1, c] + z_i[2] * jac[2, c])
+            for e in range(3):  # ∂(τ z_i)/∂q, ∂(τ z_i)/∂q̇
+                g_dq[e, c] = z_i[e] * (-k_t * angle_dq - c_t * rate_dq) + torque * dz[e, c]
+                g_dqd[e, c] = z_i[e] * (-c_t * rate_dqd)
+        for e in range(3):
+            vec[e] = torque * z_i[e]
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, ni, nj, jac, vec, g_dq,
+                            g_dqd, q, top, k_scale, c_scale)
 
 
 @njit(cache=True)
@@ -1056,33 +1210,69 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
     T_d_total = _f1(F, H, T_D_TOTAL)
     T_d_first = _f2(F, H, T_D_FIRST)
     T_d_shapes = _f3(F, H, T_D_SHAPES)
+    W_basis = _f3(WF, WH, W_BASIS)
     W_rot = _f3(WF, WH, W_ROT)
     W_gbar = _f3(WF, WH, W_GBAR)
+    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
+    basis_c, pc = _f3(WF, WH, W_XBASIS)[0], _f1(WF, WH, W_XP)
+    dq = _f3(WF, WH, W_XBLK)[0]
+    arm, f_bar, df = x3[0], x3[1], x34[0]
     for d in range(T_d_body.size):
         b = T_d_body[d]
         st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
         n = 7 + nm
-        p = q[st + 3:st + 7]
         a = W_rot[b]
         gb = W_gbar[b]
-        vec = T_d_vec[d].copy()
-        if T_d_frame[d] == 1:
-            f_bar, df = vec, np.zeros((3, 4))
-        else:
-            f_bar, df = a.T @ vec, _d_rot_t(p, vec)
-        shapes = T_d_shapes[d, :, :nm].copy()
+        vec = T_d_vec[d]
+        if T_d_frame[d] == 1:  # body axes: f̄ = vec
+            for i in range(3):
+                f_bar[i] = vec[i]
+                for m in range(4):
+                    df[i, m] = 0.0
+        else:  # f̄ = Aᵀ vec and its ∂/∂p
+            for i in range(3):
+                f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
+            pc[0] = q[st + 3]
+            for i in range(1, 4):
+                pc[i] = -q[st + 3 + i]
+            d_rotated_basis_into(pc, basis_c)
+            d_rot_t_into(basis_c, vec, df)
         sees = mode in (TWO_WAY, NO_MRF)
-        arm = T_d_first[d].copy()
-        if sees:
-            arm += shapes @ q[st + 7:st + 7 + nm]
-        dq = np.zeros((n, n))
-        dq[:3, 3:7] = T_d_total[d] * (_d_rot(p, f_bar) + a @ df)
-        dq[3:7, 3:7] = _g_bar_t_jac(_cross(arm, f_bar)) + gb.T @ (_skew(arm) @ df)
-        if sees:
-            dq[3:7, 7:] = gb.T @ (-(_skew(f_bar) @ shapes))
-        if mode != RIGID:
-            dq[7:, 3:7] = shapes.T @ df
-        _scatter(F, IN, H, WF, WI, WH, b, b, n, -dq, top, k_scale)
+        for c in range(3):  # the deformed arm
+            acc = T_d_first[d, c]
+            if sees:
+                for j in range(nm):
+                    acc += T_d_shapes[d, c, j] * q[st + 7 + j]
+            arm[c] = acc
+        for i in range(n):
+            for j in range(n):
+                dq[i, j] = 0.0
+        d_rotated_into(W_basis[b], f_bar, x34[1])
+        total = T_d_total[d]
+        gtj = g_bar_t_jac_rows((arm[1] * f_bar[2] - arm[2] * f_bar[1],
+                                arm[2] * f_bar[0] - arm[0] * f_bar[2],
+                                arm[0] * f_bar[1] - arm[1] * f_bar[0]))
+        for m in range(4):
+            for i in range(3):  # Σw ∂(A f̄)/∂p
+                dq[i, 3 + m] = total * (x34[1, i, m] + a[i, 0] * df[0, m] + a[i, 1] * df[1, m]
+                                        + a[i, 2] * df[2, m])
+            c0 = arm[1] * df[2, m] - arm[2] * df[1, m]  # s × ∂f̄/∂p_m
+            c1 = arm[2] * df[0, m] - arm[0] * df[2, m]
+            c2 = arm[0] * df[1, m] - arm[1] * df[0, m]
+            for i in range(4):
+                dq[3 + i, 3 + m] = gtj[i][m] + gb[0, i] * c0 + gb[1, i] * c1 + gb[2, i] * c2
+        for j in range(nm):
+            s0, s1, s2 = T_d_shapes[d, 0, j], T_d_shapes[d, 1, j], T_d_shapes[d, 2, j]
+            if sees:  # Ḡᵀ(−f̄ × U_j) = Ḡᵀ(U_j × f̄)
+                d0 = s1 * f_bar[2] - s2 * f_bar[1]
+                d1 = s2 * f_bar[0] - s0 * f_bar[2]
+                d2 = s0 * f_bar[1] - s1 * f_bar[0]
+                for i in range(4):
+                    dq[3 + i, 7 + j] = gb[0, i] * d0 + gb[1, i] * d1 + gb[2, i] * d2
+            if mode != RIGID:
+                for m in range(4):
+                    dq[7 + j, 3 + m] = s0 * df[0, m] + s1 * df[1, m] + s2 * df[2, m]
+        _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, dq, top, -k_scale)
 
 
 # --------------------------------------------------------------------------- matrix

@@ -41,24 +41,50 @@ def _paths() -> tuple[Path, Path] | None:
     return folder / f"{KERNEL_TAG}.ready", folder / f"{KERNEL_TAG}.lock"
 
 
+def _host() -> dict:
+    """What numba's cache keys a compiled kernel by besides its sources: numba, Python,
+    LLVM's process triple and the CPU name and features the code is generated for."""
+    import llvmlite.binding as ll
+    import numba
+    from numba.core import config
+    from numba.core.codegen import get_host_cpu_features
+
+    return {"numba": numba.__version__, "python": list(sys.version_info[:2]),
+            "triple": ll.get_process_triple(),
+            "cpu": config.CPU_NAME or ll.get_host_cpu_name(),
+            "features": (config.CPU_FEATURES if config.CPU_FEATURES is not None
+                         else get_host_cpu_features())}
+
+
 def is_ready() -> bool:
-    """Whether the kernels of these sources are in the cache."""
+    """Whether the kernels of these sources are in the cache, compiled for this numba,
+    Python and CPU (a ready mark of another, say after a numba upgrade or from a cache
+    folder shared between machines, does not count)."""
     paths = _paths()
-    return paths is not None and paths[0].exists()
+    if paths is None:
+        return False
+    try:
+        mark = json.loads(paths[0].read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(mark, dict) and mark.get("host") == _host()
 
 
 def mark_ready() -> None:
     """Record that the kernels are compiled (after a successful compilation); nothing
     under ``NUMBA_DISABLE_JIT``, where the kernels ran as Python and nothing was compiled
-    or cached."""
+    or cached, nor while this process runs the prebuilt kernel (nothing compiled either:
+    :mod:`flexmbs.compiled.prebuilt`)."""
     from numba.core import config
 
+    from . import prebuilt
+
     paths = _paths()
-    if paths is None or config.DISABLE_JIT:
+    if paths is None or config.DISABLE_JIT or prebuilt.loaded() is not None:
         return
-    tmp = paths[0].with_suffix(".ready.tmp")
+    tmp = paths[0].with_suffix(f".ready.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps({"compiled": time.time()}))
+        tmp.write_text(json.dumps({"compiled": time.time(), "host": _host()}))
         os.replace(tmp, paths[0])
     except OSError:
         return
@@ -158,7 +184,7 @@ def ensure_compiled() -> None:
     and scripts that must time the compiled engine."""
     from . import prebuilt
 
-    if not is_ready() and prebuilt.find()[0] is not None:
+    if not is_ready() and prebuilt.ensure_loaded()[0] is not None:
         return
     wait_while_compiling()
     if not is_ready():
@@ -167,10 +193,18 @@ def ensure_compiled() -> None:
 
 def compile_kernels() -> None:
     """Compile the kernels for this machine's CPU (or load them from numba's cache) on a
-    small model, and record them as ready (never the shipped prebuilt kernel)."""
+    small model, and record them as ready. Not in a process that runs the shipped
+    prebuilt kernel (its step kernel is taken): there a RuntimeError says to compile in a
+    fresh process."""
     from ..assembly import System
     from ..model import ModelBuilder, SpinUp
+    from . import prebuilt
     from .engine import CompiledSystem
+
+    if prebuilt.loaded() is not None:
+        raise RuntimeError("this process runs the prebuilt kernel; compile the kernels "
+                           "for this machine in a fresh process: python -m "
+                           "flexmbs.compiled.warmup")
 
     b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_rigid_body("link", 1.0, [0.01, 0.01, 0.01])

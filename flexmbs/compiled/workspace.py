@@ -64,7 +64,12 @@ class Workspace(NamedTuple):
     sdm: np.ndarray  # (6+M, 6+M) ΔM̄
     sdmm: np.ndarray  # (6+M, 6+M) its coupling mode's part
     sddm: np.ndarray  # (max(M, 1), 6+M, 6+M) ∂ΔM̄/∂ξ_j
-    svec: np.ndarray  # (5, 6+M) y, w, Q̄_s, z, ḡ
+    svec: np.ndarray  # (6, 6+M) y, w, Q̄_s, z, ḡ, ∂Q̄_s/∂ξ_j
+    smat: np.ndarray  # (3, 7+M, 7+M) ∂z/∂w, ∂ΔM̄_m/∂ξ_j, a product with C(p)
+    sd2: np.ndarray  # (max(M, 1), 6+M, 6+M) ∂²ΔM̄/∂ξ_j∂ξ_i
+    smodes: np.ndarray  # (6+M, max(M, 1)) ∂z/∂ξ
+    sp4: np.ndarray  # (3, 6+M, 4) ∂y/∂p, ∂w/∂p, ∂z/∂p
+    s34: np.ndarray  # (3, 4)
     # a rigid body's matrices and their scratch (tangents.rigid_body_matrices)
     rvec: np.ndarray  # (6, 6) y, w, Q̄, z, Aᵀg (then Aᵀ(R̈ − g)), R̈ − g
     rmat: np.ndarray  # (2, 6, 6) M̄, ∂Q̄/∂w
@@ -82,6 +87,21 @@ class Workspace(NamedTuple):
     hsw: np.ndarray  # (2, 4, 3) a marker's deformed vectors s_a, Σ_a s_a wᵀ (3x3)
     hbasis: np.ndarray  # (3, 12)
     hunit: np.ndarray  # (4,)
+    # a flexible body's matrices and their scratch (tangents.body_matrices)
+    fmat: np.ndarray  # (6, 7+M, 7+M) two-way M̄, its coupling mode's, the tangents' M̄,
+    #                   ∂Q̄/∂w, (∂Q̄/∂w) C, M̄ C
+    fmodes: np.ndarray  # (4, 6+M, max(M, 1)) ∂Q̄/∂ξ, (∂M̄/∂ξ) w, (∂M̄/∂ξ)(ω̄ × v̄), ∂z/∂ξ
+    fp4: np.ndarray  # (3, 6+M, 4) ∂y/∂p, ∂w/∂p, ∂z/∂p
+    fgcol: np.ndarray  # (6+M, 3) the gravity columns
+    fvec: np.ndarray  # (8, 7+M) y, w, Q̄, one Q̄ form, ω̄ × v̄, z, Aᵀg, a residual
+    fmkc: np.ndarray  # (3, (7+M)²) M, K, C, each viewed as (7+n, 7+n)
+    # the load tangents' scratch (tangents: actuators, spring–dampers, loads), N = 2(7+M)
+    xblk: np.ndarray  # (2, N, N) K and C blocks of a marker pair
+    x3n: np.ndarray  # (6, 3, N) Jacobians and their derivatives over both markers
+    x3: np.ndarray  # (6, 3) lever arm, Aᵀ·load, rates, the load vector
+    x34: np.ndarray  # (3, 3, 4)
+    xbasis: np.ndarray  # (2, 3, 12)
+    xp: np.ndarray  # (4,)
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -102,8 +122,16 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
         np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan),
         np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((max(big_m, 1), n6, n6)),
-        np.zeros((5, n6)), np.zeros((6, 6)), np.zeros((2, 6, 6)), np.zeros((3, 6, 4)),
+        np.zeros((6, n6)), np.zeros((3, 7 + big_m, 7 + big_m)),
+        np.zeros((max(big_m, 1), n6, n6)), np.zeros((n6, max(big_m, 1))),
+        np.zeros((3, n6, 4)), np.zeros((3, 4)), np.zeros((6, 6)), np.zeros((2, 6, 6)),
+        np.zeros((3, 6, 4)),
         np.zeros((2, 3, 4)), np.zeros((3, 12)), np.zeros(4), np.zeros((6, 7)),
         np.zeros((3, 7, 7)), np.zeros((2, 8, 8)), np.zeros((3, 8, 3)),
         np.zeros((2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((8, 3, 2 * (7 + big_m))),
-        np.zeros((2, 4, 3)), np.zeros((3, 12)), np.zeros(4))
+        np.zeros((2, 4, 3)), np.zeros((3, 12)), np.zeros(4),
+        np.zeros((6, 7 + big_m, 7 + big_m)), np.zeros((4, n6, max(big_m, 1))),
+        np.zeros((3, n6, 4)), np.zeros((n6, 3)), np.zeros((8, 7 + big_m)),
+        np.zeros((3, (7 + big_m) ** 2)),
+        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((6, 3, 2 * (7 + big_m))),
+        np.zeros((6, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4))

@@ -58,7 +58,7 @@ class SimulationResult:
     bodies]}} and joints [{name, kind, i, j}], for drawing without the model code."""
     statistics: dict = field(default_factory=dict)
     """Run statistics: ``engine`` ("compiled" or "python") and ``engine_note`` (why the
-    NumPy path ran), ``kernels`` (compiled engine: "prebuilt (<cpu>)", the shipped
+    NumPy path ran), ``kernels`` (compiled engine: "prebuilt for <cpu>", the shipped
     kernel, or "compiled for this machine"), ``formulation`` (the constraint level:
     :class:`Formulation`), ``steps``, ``rejected_steps``, ``newton_iterations``,
     ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
