@@ -773,7 +773,6 @@ def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
     a chain of rigid bodies (offset centres of mass, gravity, moving, every joint kind)
     allocates nothing beyond numba's wrappers of the arguments, however many bodies;
     and it is the NumPy path's."""
-    from numba.core.runtime import rtsys
 
     rng = np.random.default_rng(n_bodies)
     b = ModelBuilder(gravity=(0.3, -1.0, -9.81))
@@ -787,17 +786,7 @@ def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
         mi = b.add_marker(parent, f"to_b{k}", rng.normal(size=3))
         mj = b.add_marker(f"b{k}", "joint", rng.normal(size=3))
         b.add_joint(f"j{k}", kinds[k % len(kinds)], mi, mj)  # 8 bodies: every kind
-    system = System(b.finalize())
-    cs = CompiledSystem(system)
-    q = system.q0 + 0.1 * rng.standard_normal(system.n_q)
-    qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
-    lam = rng.standard_normal(system.n_c)
-    cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
-    before = rtsys.get_allocation_stats().alloc
-    mat = cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
-    assert rtsys.get_allocation_stats().alloc - before == _array_arguments()
-    ref = python_matrix(system, q, qd, qdd, lam, 0.1, 1e6, 1e3)
-    np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+    assert_matrix_allocates_nothing(System(b.finalize()), rng, 0.1)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -808,7 +797,6 @@ def test_flexible_bodies_matrices_allocate_nothing(mode):
     scratch is sized for the largest and reused by the others), the middle one
     stiffened, under gravity, moving, allocates nothing beyond numba's wrappers of the
     arguments; and it is the NumPy path's."""
-    from numba.core.runtime import rtsys
 
     rng = np.random.default_rng(11)
     b = ModelBuilder(gravity=(0.4, -2.0, -9.81))
@@ -825,9 +813,17 @@ def test_flexible_bodies_matrices_allocate_nothing(mode):
         mj = b.add_marker(f"f{k}", "joint", where, frame="global")
         b.add_joint(f"j{k}", ("spherical", "revolute", "universal")[k], mi, mj)
         parent = f"f{k}"
-    system = System(b.finalize())
+    assert_matrix_allocates_nothing(System(b.finalize()), rng, 0.05)
+
+
+def assert_matrix_allocates_nothing(system, rng, spread):
+    """A rebuild of the iteration matrix at a random state (q0 + ``spread`` noise, random
+    q̇, q̈, λ) allocates only numba's wrappers of the arguments, and the matrix is the
+    NumPy path's."""
+    from numba.core.runtime import rtsys
+
     cs = CompiledSystem(system)
-    q = system.q0 + 0.05 * rng.standard_normal(system.n_q)
+    q = system.q0 + spread * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
     lam = rng.standard_normal(system.n_c)
     cs.iteration_matrix(q, qd, qdd, lam, 0.1, 1e6, 1e3)
