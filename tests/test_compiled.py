@@ -64,10 +64,11 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     np.testing.assert_allclose(r, r_ref, rtol=0, atol=ROUND_OFF * np.abs(r_ref).max())
     np.testing.assert_allclose(phi, phi_ref, rtol=0,
                                atol=ROUND_OFF * max(1.0, np.abs(phi_ref).max()))
-    bp, gp = 10.0 ** rng.uniform(2, 7), 10.0 ** rng.uniform(1, 4)
-    mat = compiled.iteration_matrix(q, qd, qdd, lam, t, bp, gp)
-    ref = python_matrix(system, q, qd, qdd, lam, t, bp, gp)
-    np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
+    # at a step's scaling (M dominates) and unscaled (K and C weigh as much as M)
+    for bp, gp in ((1.0, 1.0), (10.0 ** rng.uniform(2, 7), 10.0 ** rng.uniform(1, 4))):
+        mat = compiled.iteration_matrix(q, qd, qdd, lam, t, bp, gp)
+        ref = python_matrix(system, q, qd, qdd, lam, t, bp, gp)
+        np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max())
     # the sparsity pattern the kernels zero and SuperLU factors holds every nonzero
     rows, cols, _, _ = _matrix_pattern(compiled.tables)
     off_pattern = np.ones(ref.shape, bool)
@@ -93,7 +94,7 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
 
 
 def random_model(seed: int):
-    """Ground, 1–3 rigid bodies and 0–2 flexible bodies (random coupling, mass
+    """Ground, 1–3 rigid bodies and 0–2 flexible bodies (1–5 modes, random coupling, mass
     description, centre of mass, geometric stiffening or not), joints of random kinds
     between random markers (any pair: redundancy does not matter for evaluations), drives
     of every kind, joint actuators with time profiles, spring–damper–actuators,
@@ -112,7 +113,9 @@ def random_model(seed: int):
         bodies.append(name)
     for k in range(int(rng.integers(0, 3))):
         name = f"f{k}"
-        data = random_modal(int(rng.integers(0, 1000)), six_dof=bool(rng.integers(0, 2)))[0]
+        shapes_seed = int(rng.integers(0, 1000))  # 1–5 modes: bodies of different sizes
+        data = random_modal(shapes_seed, n_modes=1 + shapes_seed % 5,
+                            six_dof=bool(rng.integers(0, 2)))[0]
         if rng.integers(0, 2):  # geometric stiffening: random symmetric matrices
             data = replace(data, stiffening=random_stiffening(rng, data.n_modes))
         mode = MODES[int(rng.integers(0, 4))]

@@ -366,3 +366,16 @@ def test_modal_fields_are_recovered_and_kept_through_select_and_files(tmp_path):
 
     with pytest.raises(ModelError, match="no modal field 'strain'"):
         system.bodies[0].recover_field("strain", system.q0)
+
+
+def test_a_flexible_body_without_modes_is_refused_naming_it():
+    """Modal data of no modes (a truncation to nothing) give a model error naming the
+    body and the way out, not a failure deep in the floating-frame terms."""
+    from flexmbs.errors import ModelError
+
+    data = random_modal(3, n_modes=0)[0]
+    b = ModelBuilder()
+    b.add_flexible_body("beam", data)
+    with pytest.raises(ModelError, match=r"FlexibleBody\('beam'\): its modal data have no "
+                                         r"modes.*add_rigid_body"):
+        b.finalize()

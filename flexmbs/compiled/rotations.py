@@ -1,10 +1,9 @@
 """Compiled small-matrix helpers of Euler parameters (docs/theory_ffrf.md, coordinates).
 
 The same formulas as :mod:`flexmbs.frame.rotations`, written into caller-owned buffers:
-A(p) (homogeneous quadratic), Ḡ(p), G(p) and the basis B(p) with
-∂(A(p) s)/∂p = (s @ B).reshape(3, 4); nothing of those allocates (nor ``d_rot_t_into``,
-``g_bar_t_jac_rows``). The small Jacobians at the end (``d_rot``, ``d_rot_t``,
-``g_bar_mat``, ``g_bar_t_jac``) return new arrays, for the tangents.
+A(p) (homogeneous quadratic), Ḡ(p), G(p), the basis B(p) with
+∂(A(p) s)/∂p = (s @ B).reshape(3, 4), the Jacobians ``d_rot_t_into`` and
+``g_bar_t_jac_rows``, and products with C(p) = diag(Aᵀ, Ḡ, I); nothing here allocates.
 """
 
 from __future__ import annotations
@@ -76,18 +75,6 @@ def cross_into(a, b, out):
 
 
 @njit(cache=True)
-def d_rot(p, s):
-    """∂(A(p) s)/∂p (3x4)."""
-    b = np.empty((3, 12))
-    d_rotated_basis_into(p, b)
-    out = np.empty((3, 4))
-    for c in range(3):
-        for m in range(4):
-            out[c, m] = s[0] * b[0, 4 * c + m] + s[1] * b[1, 4 * c + m] + s[2] * b[2, 4 * c + m]
-    return out
-
-
-@njit(cache=True)
 def d_rot_t_into(basis_c, x, out):
     """out ← ∂(A(p)ᵀ x)/∂p (3x4) from the basis ``basis_c`` of the conjugate
     p* = [e0, −e] (:func:`d_rotated_basis_into`): A(p)ᵀ = A(p*)."""
@@ -98,40 +85,11 @@ def d_rot_t_into(basis_c, x, out):
 
 
 @njit(cache=True)
-def d_rot_t(p, x):
-    """∂(A(p)ᵀ x)/∂p (3x4), a new array."""
-    b = np.empty((3, 12))
-    d_rotated_basis_into(np.array([p[0], -p[1], -p[2], -p[3]]), b)
-    out = np.empty((3, 4))
-    d_rot_t_into(b, x, out)
-    return out
-
-
-@njit(cache=True)
-def g_bar_mat(p):
-    """Ḡ(p) (3x4), a new array."""
-    out = np.empty((3, 4))
-    g_bar_into(p, out)
-    return out
-
-
-@njit(cache=True)
 def g_bar_t_jac_rows(x):
     """∂(Ḡ(p)ᵀ x)/∂p (4x4, constant in p) as a tuple of rows (nothing allocated)."""
     x0, x1, x2 = 2.0 * x[0], 2.0 * x[1], 2.0 * x[2]
     return ((0.0, -x0, -x1, -x2), (x0, 0.0, x2, -x1), (x1, -x2, 0.0, x0),
             (x2, x1, -x0, 0.0))
-
-
-@njit(cache=True)
-def g_bar_t_jac(x):
-    """∂(Ḡ(p)ᵀ x)/∂p (4x4), a new array."""
-    rows = g_bar_t_jac_rows(x)
-    out = np.empty((4, 4))
-    for i in range(4):
-        for j in range(4):
-            out[i, j] = rows[i][j]
-    return out
 
 
 # ------------------------------------------------------------------ C(p) = diag(Aᵀ, Ḡ, I)
@@ -162,4 +120,4 @@ def add_ct_x_c(a, gb, nm, x, tmp, out, scale):
             tmp[i, 3 + j] = x[i, 3] * gb[0, j] + x[i, 4] * gb[1, j] + x[i, 5] * gb[2, j]
         for j in range(nm):
             tmp[i, 7 + j] = x[i, 6 + j]
-    add_ct_times(a, gb, nm, tmp, 7 + nm, out, 0, scale)
+    add_ct_times(a, gb, nm, tmp, 7 + nm, out, np.int64(0), scale)

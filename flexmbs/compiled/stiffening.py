@@ -275,8 +275,9 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, basis, basis_c, qb, qdb, qddb, 
             for col in range(4):
                 dz_dp[row, col] = 0.0
     add_ct_x_c(a, gb, nm, dz_dw, tmp, c, 1.0)  # c += Cᵀ (∂z/∂w) C
-    add_ct_times(a, gb, nm, dz_dp, 4, k, 3, 1.0)  # k += Cᵀ ∂z/∂q, and Cᵀ's own p terms
-    add_ct_times(a, gb, nm, dz_dxi, nm, k, 7, 1.0)
+    # k += Cᵀ ∂z/∂q, and Cᵀ's own p terms (integer arguments as int64: one compiled copy)
+    add_ct_times(a, gb, nm, dz_dp, np.int64(4), k, np.int64(3), 1.0)
+    add_ct_times(a, gb, nm, dz_dxi, nm, k, np.int64(7), 1.0)
     d_rotated_into(basis, z[:3], s34)
     gtj = g_bar_t_jac_rows(z[3:6])
     for row in range(4):

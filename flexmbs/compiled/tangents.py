@@ -396,8 +396,8 @@ def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, qs, nm,
             k[i, j] = 0.0
             c[i, j] = 0.0
     # K = ∂(Cᵀ z)/∂q = Cᵀ ∂z/∂q + the p-dependence of Cᵀ = diag(A, Ḡᵀ, I)
-    add_ct_times(a, gb, nm, dz_dp, 4, k, 3, 1.0)
-    add_ct_times(a, gb, nm, dz_dxi, nm, k, 7, 1.0)
+    add_ct_times(a, gb, nm, dz_dp, np.int64(4), k, np.int64(3), 1.0)
+    add_ct_times(a, gb, nm, dz_dxi, nm, k, np.int64(7), 1.0)
     d_rotated_into(basis, z[:3], r34[0])
     gtj = g_bar_t_jac_rows(z[3:6])
     for j in range(4):
@@ -779,9 +779,9 @@ def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
 
 # --------------------------------------------------------------------------- load Jacobians
 # Scratch of the load tangents (the workspace's, nothing allocated): x3 rows 0 lever arm,
-# 1 Aᵀ·load, 2 arm rate or Ψ ξ̇ (the helpers below); 3 the load vector, 4–5 free (the
-# callers). x34 rows 0 ∂(Aᵀ·load)/∂p, 1–2 products with the rotation bases; xbasis rows 0
-# the conjugate basis, 1 that of ṗ; xp p*.
+# 1 Aᵀ·load, 2 arm rate or Ψ ξ̇ (the helpers below), 3 the load vector (the callers); x34
+# rows 0 ∂(Aᵀ·load)/∂p, 1–2 products with the rotation bases; xbasis rows 0 the conjugate
+# basis, 1 that of ṗ; xp p*.
 @njit(cache=True)
 def _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, out):
     """out ← the body-frame point of marker k at ξ (deformed where the coupling mode
@@ -993,7 +993,7 @@ def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, ni, nj, jac, vec, g_
             c_blk[r, c] = sign * (jac[0, r] * g_dqd[0, c] + jac[1, r] * g_dqd[1, c]
                                   + jac[2, r] * g_dqd[2, c])
     if ni:
-        _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, k_blk, 0, 1.0)
+        _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, k_blk, np.int64(0), 1.0)
     if nj:
         _add_load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec, k_blk, ni, -1.0)
     _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, k_blk, top, k_scale)
@@ -1023,7 +1023,7 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
         for c in range(3):
             vec[c] = u[act] * W_mk_v[ki, 3, c]
         if ni:
-            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, kind, q, jac, 0)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, kind, q, jac, np.int64(0))
         if nj:
             _load_jacobian_into(F, IN, H, WF, WI, WH, kj, kind, q, jac, ni)
         dz = W_mk_j[ki, 3]  # ∂z_i/∂q_i (its first ni columns)
@@ -1035,7 +1035,7 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
                     dq[r, c] = sign * u[act] * (jac[0, r] * dz[0, c] + jac[1, r] * dz[1, c]
                                                 + jac[2, r] * dz[2, c])
         if ni:
-            _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, dq, 0, -1.0)
+            _add_load_tangent(F, IN, H, WF, WI, WH, ki, kind, q, vec, dq, np.int64(0), -1.0)
         if nj:
             _add_load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec, dq, ni, 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, dq, top, -scale)
@@ -1078,8 +1078,9 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
             for c in range(nj):
                 d_dq[e, ni + c] = W_mk_j[kj, 0, e, c]
         if ni:
-            _point_jacobian_rate_into(F, IN, H, WF, WI, WH, ki, q, qd, rates, 0, -1.0)
-            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, FORCE, q, jac, 0)
+            _point_jacobian_rate_into(F, IN, H, WF, WI, WH, ki, q, qd, rates, np.int64(0),
+                                      -1.0)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, FORCE, q, jac, np.int64(0))
         if nj:
             _point_jacobian_rate_into(F, IN, H, WF, WI, WH, kj, q, qd, rates, ni, 1.0)
             _load_jacobian_into(F, IN, H, WF, WI, WH, kj, FORCE, q, jac, ni)
@@ -1117,7 +1118,7 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
                 vec[c] = (T_l_vec[ld, 0] * W_mk_v[k, 1, c] + T_l_vec[ld, 1] * W_mk_v[k, 2, c]
                           + T_l_vec[ld, 2] * W_mk_v[k, 3, c])
         kind = T_l_kind[ld]
-        _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, jac, 0)
+        _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, jac, np.int64(0))
         for r in range(n):  # Jacᵀ ∂F/∂q in marker axes
             for c in range(n):
                 acc = 0.0
@@ -1127,7 +1128,7 @@ def force_element_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
                                             + T_l_vec[ld, 1] * W_mk_j[k, 2, e, c]
                                             + T_l_vec[ld, 2] * W_mk_j[k, 3, e, c])
                 blk[r, c] = acc
-        _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, blk, 0, 1.0)
+        _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, blk, np.int64(0), 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, blk, top, -k_scale)
 
 
@@ -1159,8 +1160,9 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
         sn = x_j[0] * y_i[0] + x_j[1] * y_i[1] + x_j[2] * y_i[2]
         cs = x_j[0] * x_i[0] + x_j[1] * x_i[1] + x_j[2] * x_i[2]
         if ni:  # Ω_i, −∂(Ω_i q̇_i)/∂q_i
-            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, TORQUE, q, jac, 0)
-            _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, ki, q, qd, om_rate, 0, -1.0)
+            _load_jacobian_into(F, IN, H, WF, WI, WH, ki, TORQUE, q, jac, np.int64(0))
+            _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, ki, q, qd, om_rate,
+                                        np.int64(0), -1.0)
         if nj:
             _load_jacobian_into(F, IN, H, WF, WI, WH, kj, TORQUE, q, jac, ni)
             _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, kj, q, qd, om_rate, ni, 1.0)

@@ -98,7 +98,7 @@ class Workspace(NamedTuple):
     # the load tangents' scratch (tangents: actuators, spring–dampers, loads), N = 2(7+M)
     xblk: np.ndarray  # (2, N, N) K and C blocks of a marker pair
     x3n: np.ndarray  # (6, 3, N) Jacobians and their derivatives over both markers
-    x3: np.ndarray  # (6, 3) lever arm, Aᵀ·load, rates, the load vector
+    x3: np.ndarray  # (4, 3) lever arm, Aᵀ·load, rates, the load vector
     x34: np.ndarray  # (3, 3, 4)
     xbasis: np.ndarray  # (2, 3, 12)
     xp: np.ndarray  # (4,)
@@ -134,4 +134,4 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((3, n6, 4)), np.zeros((n6, 3)), np.zeros((8, 7 + big_m)),
         np.zeros((3, (7 + big_m) ** 2)),
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((6, 3, 2 * (7 + big_m))),
-        np.zeros((6, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4))
+        np.zeros((4, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4))

@@ -324,6 +324,10 @@ class ModelBuilder:
                             f"flexmbs beam)")
             stiff = False
         n = data.n_modes
+        if n == 0:
+            problems.append(f"{what}: its modal data have no modes; keep at least one, or "
+                            f"add the body as a rigid body (add_rigid_body) with the data's "
+                            f"mass and inertia")
         xi0 = np.zeros(n) if xi is None else np.asarray(xi, dtype=float).ravel()
         xid0 = np.zeros(n) if xi_dot is None else np.asarray(xi_dot, dtype=float).ravel()
         if mode is Coupling.RIGID and (np.any(xi0) or np.any(xid0)):
