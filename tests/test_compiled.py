@@ -703,9 +703,9 @@ def _array_arguments() -> int:
 def test_the_residual_the_matrix_and_the_newton_iterations_allocate_nothing(seed):
     """docs/compiled.md: the kernels write into the workspace. numba's own allocation
     counters (switched on in conftest.py) over a residual call, a rebuild of the
-    iteration matrix, and a step's Newton iterations on stored factors, count only
-    numba's wrappers of the array arguments at the call, on random runnable models
-    (every body kind, coupling mode, stiffening, force kind)."""
+    iteration matrix, the outputs of a run, and a step's Newton iterations on stored
+    factors, count only numba's wrappers of the array arguments at the call, on random
+    runnable models (every body kind, coupling mode, stiffening, force kind)."""
     from numba import config
 
     assert config.NRT_STATS, "conftest.py switches numba's allocation counters on"
@@ -732,9 +732,9 @@ def test_stiffened_bodies_iterations_allocate_nothing(mode):
 
 
 def assert_iterations_allocate_nothing(system, seed):
-    """numba's allocations over a residual call, a rebuild of the iteration matrix and
-    two Newton iterations on stored factors (index 3 and stabilized index 2) are only
-    its wrappers of the arguments."""
+    """numba's allocations over a residual call, a rebuild of the iteration matrix, the
+    outputs at three times and two Newton iterations on stored factors (index 3 and
+    stabilized index 2) are only its wrappers of the arguments."""
     from numba.core.runtime import rtsys
 
     from flexmbs.compiled.newton import IT, MAX_ITER, STALE
@@ -757,6 +757,10 @@ def assert_iterations_allocate_nothing(system, seed):
     bp, gp = 1.0 / (0.25 * h * h), 0.5 / (0.25 * h)
     count, matrix = allocations(cs.iteration_matrix, q, qd, qdd, lam, h, bp, gp)
     assert count == wrappers
+    # the outputs of a run (energies, power, violations) at three times
+    states = [q + 0.01 * rng.standard_normal((3, system.n_q)),
+              rng.standard_normal((3, system.n_q)), rng.standard_normal((3, system.n_c))]
+    assert allocations(cs.outputs, np.array([0.1, 0.2, 0.3]), *states)[0] == wrappers
     factors = cs.factor(matrix)
     prof, u = cs.time_values(h)
     for index2 in (0.0, 1.0):  # index 3, and stabilized index 2 (its Φ_q q̇ rows)

@@ -46,10 +46,17 @@ from .packing import (
     T_T_MARK,
     T_T_PAR,
     W_ANGLES,
+    W_FMAT,
+    W_FVEC,
     W_GBAR,
+    W_JAC,
     W_MK_V,
+    W_OCON,
+    W_OVEC,
     W_QCUR,
     W_ROT,
+    W_SDM,
+    W_SVEC,
     YES,
     _f1,
     _f2,
@@ -59,6 +66,7 @@ from .packing import (
     _i1,
     _i2,
 )
+from .quadratic_velocity import row_dot
 from .residual import (
     EQ_ROTATION,
     NO_MRF,
@@ -78,7 +86,9 @@ from .stiffening import stiffening_energies
 
 @njit(cache=True)
 def _body_energies(F, IN, H, WF, WI, WH, q, qd):
-    """(kinetic, potential) [J] of all bodies at (q, q̇); needs :func:`body_frames`."""
+    """(kinetic, potential) [J] of all bodies at (q, q̇); needs :func:`body_frames`.
+    Scratch: a flexible body's (``fmat``, ``fvec``) and its stiffening's (``sdm``,
+    ``svec``) in the workspace: nothing allocated."""
     b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
     b_flex, b_mode = _i1(IN, H, T_B_FLEX), _i1(IN, H, T_B_MODE)
     r_mass, r_io, r_s = _f1(F, H, T_R_MASS), _f3(F, H, T_R_IO), _f2(F, H, T_R_S)
@@ -88,23 +98,26 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
     f_ska, f_skd = _f4(F, H, T_F_SKA), _f4(F, H, T_F_SKD)
     g = _f1(F, H, T_GRAVITY)
     rot, gbar = _f3(WF, WH, W_ROT), _f3(WF, WH, W_GBAR)
+    mats, wq = _f3(WF, WH, W_FMAT), _f2(WF, WH, W_FVEC)[0]
     kin, pot = 0.0, 0.0
     for b in range(b_kind.size):
         st = b_start[b]
         a, gb = rot[b], gbar[b]
-        w = np.zeros(3)
-        for c in range(3):
-            w[c] = gb[c, 0] * qd[st + 3] + gb[c, 1] * qd[st + 4] + gb[c, 2] * qd[st + 5] \
-                + gb[c, 3] * qd[st + 6]
+        w0 = gb[0, 0] * qd[st + 3] + gb[0, 1] * qd[st + 4] + gb[0, 2] * qd[st + 5] \
+            + gb[0, 3] * qd[st + 6]
+        w1 = gb[1, 0] * qd[st + 3] + gb[1, 1] * qd[st + 4] + gb[1, 2] * qd[st + 5] \
+            + gb[1, 3] * qd[st + 6]
+        w2 = gb[2, 0] * qd[st + 3] + gb[2, 1] * qd[st + 4] + gb[2, 2] * qd[st + 5] \
+            + gb[2, 3] * qd[st + 6]
         if b_kind[b] == 0:
             s = r_s[b]
-            ws = np.array([w[1] * s[2] - w[2] * s[1], w[2] * s[0] - w[0] * s[2],
-                           w[0] * s[1] - w[1] * s[0]])
+            ws = (w1 * s[2] - w2 * s[1], w2 * s[0] - w0 * s[2], w0 * s[1] - w1 * s[0])
+            w = (w0, w1, w2)
             vv, coupling, iw, first = 0.0, 0.0, 0.0, 0.0
             for c in range(3):
                 vv += qd[st + c] * qd[st + c]
                 coupling += qd[st + c] * (a[c, 0] * ws[0] + a[c, 1] * ws[1] + a[c, 2] * ws[2])
-                iw += w[c] * (r_io[b, c, 0] * w[0] + r_io[b, c, 1] * w[1] + r_io[b, c, 2] * w[2])
+                iw += w[c] * (r_io[b, c, 0] * w0 + r_io[b, c, 1] * w1 + r_io[b, c, 2] * w2)
                 first += g[c] * (r_mass[b] * q[st + c] + a[c, 0] * s[0] + a[c, 1] * s[1]
                                  + a[c, 2] * s[2])
             kin += 0.5 * r_mass[b] * vv + coupling + 0.5 * iw
@@ -112,25 +125,24 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
             continue
         nm, f = b_nm[b], b_flex[b]
         n6 = 6 + nm
-        full = np.zeros((n6, n6))
+        full = mats[0]
         full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
+        mbar = full
         if b_mode[b] == NO_MRF:
-            mbar = np.zeros((n6, n6))
+            mbar = mats[1]
             mode_mass(F, IN, H, WF, WI, WH, f, nm, NO_MRF, full, mbar)
-        else:
-            mbar = full
-        wq = np.zeros(n6)
         for c in range(3):
             wq[c] = a[0, c] * qd[st] + a[1, c] * qd[st + 1] + a[2, c] * qd[st + 2]
-            wq[3 + c] = w[c]
+        wq[3], wq[4], wq[5] = w0, w1, w2
         for j in range(nm):
             wq[6 + j] = qd[st + 7 + j]
-        kin += 0.5 * (wq @ (mbar @ wq))
-        m_rt = f_inv_m0[f, :3, 3:6].copy()  # M_Rθ(ξ) = M0_Rθ + Σ ξ_j N_j[:3]
-        for j in range(nm):
-            m_rt += q[st + 7 + j] * f_n[f, j, :3, :]
-        s_t = np.array([-0.5 * (m_rt[2, 1] - m_rt[1, 2]), -0.5 * (m_rt[0, 2] - m_rt[2, 0]),
-                        -0.5 * (m_rt[1, 0] - m_rt[0, 1])])
+        for i in range(n6):
+            kin += 0.5 * wq[i] * row_dot(mbar, i, wq, n6)
+        # S̄(ξ) from M_Rθ(ξ) = M0_Rθ + Σ ξ_j N_j[:3] = −s̃: s = (M_Rθ[2,1]−M_Rθ[1,2], …)/−2
+        m0 = f_inv_m0[f]
+        s_t = (-0.5 * (_m_rt(m0, f_n, f, nm, q, st, 2, 1) - _m_rt(m0, f_n, f, nm, q, st, 1, 2)),
+               -0.5 * (_m_rt(m0, f_n, f, nm, q, st, 0, 2) - _m_rt(m0, f_n, f, nm, q, st, 2, 0)),
+               -0.5 * (_m_rt(m0, f_n, f, nm, q, st, 1, 0) - _m_rt(m0, f_n, f, nm, q, st, 0, 1)))
         first = 0.0
         for c in range(3):
             first += g[c] * (f_mass[f] * q[st + c] + a[c, 0] * s_t[0] + a[c, 1] * s_t[1]
@@ -143,10 +155,20 @@ def _body_energies(F, IN, H, WF, WI, WH, q, qd):
         if f_stiff[f]:
             n = 7 + nm
             k_s, p_s = stiffening_energies(f_ska[f], f_skd[f], f_sxc[f], nm, a, gb,
-                                           q[st:st + n], qd[st:st + n], g)
+                                           q[st:st + n], qd[st:st + n], g,
+                                           _f2(WF, WH, W_SDM), _f2(WF, WH, W_SVEC)[0])
             kin += k_s
             pot += p_s
     return kin, pot
+
+
+@njit(cache=True)
+def _m_rt(m0, f_n, f, nm, q, st, r, c):
+    """M_Rθ(ξ)[r, c] = M0[r, 3 + c] + Σ_j ξ_j N_j[r, c] of flexible body f."""
+    acc = m0[r, 3 + c]
+    for j in range(nm):
+        acc += q[st + 7 + j] * f_n[f, j, r, c]
+    return acc
 
 
 @njit(cache=True)
@@ -170,9 +192,10 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
     t_mark, t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
     angles = _f1(WF, WH, W_ANGLES)
-    scratch, phi, loads = np.zeros(n_q), np.zeros(n_c), np.zeros(n_q)
-    jac = np.zeros((n_c, n_q))
-    vel = np.zeros(n_c)
+    # the step's buffers, free after the run: nothing allocated
+    ovec, ocon = _f2(WF, WH, W_OVEC), _f2(WF, WH, W_OCON)
+    scratch, loads, phi, vel = ovec[0], ovec[1], ocon[0], ocon[1]
+    jac = _f2(WF, WH, W_JAC)
     for k in range(n_t):
         qk, qdk, lk = q[k], qd[k], lam[k]
         qcur[:] = qk  # the normalization rows of jacobian_dense

@@ -178,6 +178,8 @@ W_X3 = 79
 W_X34 = 80
 W_XBASIS = 81
 W_XP = 82
+W_OVEC = 83
+W_OCON = 84
 
 
 def pack(parts):

@@ -288,23 +288,21 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, basis, basis_c, qb, qdb, qddb, 
 
 
 @njit(cache=True)
-def stiffening_energies(ka, kd, xc, nm, a, gb, qb, qdb, g):
-    """(T_s, V_s) = (½ wᵀ ΔM̄ w, −gᵀ A S_s) [J] of one body."""
+def stiffening_energies(ka, kd, xc, nm, a, gb, qb, qdb, g, dm, w):
+    """(T_s, V_s) = (½ wᵀ ΔM̄ w, −gᵀ A S_s) [J] of one body; scratch ``dm`` (6+M, 6+M)
+    and ``w`` (6+M,): nothing allocated."""
     n6 = 6 + nm
-    dm = np.zeros((n6, n6))
     delta_mass(ka, kd, xc, nm, qb[7:], dm)
-    w = np.zeros(n6)
     for i in range(3):
-        for j in range(3):
-            w[i] += a[j, i] * qdb[j]
-        for j in range(4):
-            w[3 + i] += gb[i, j] * qdb[3 + j]
+        w[i] = a[0, i] * qdb[0] + a[1, i] * qdb[1] + a[2, i] * qdb[2]
+        w[3 + i] = gb[i, 0] * qdb[3] + gb[i, 1] * qdb[4] + gb[i, 2] * qdb[5] + gb[i, 3] * qdb[6]
     for j in range(nm):
         w[6 + j] = qdb[7 + j]
-    kin = 0.5 * (w @ (dm @ w))
-    s = np.zeros(3)  # S_s from ΔM̄[:3, 3:6] = −s̃
-    s[0], s[1], s[2] = dm[1, 5], dm[2, 3], dm[0, 4]
+    kin = 0.0
+    for i in range(n6):
+        kin += 0.5 * w[i] * row_dot(dm, i, w, n6)
+    s0, s1, s2 = dm[1, 5], dm[2, 3], dm[0, 4]  # S_s from ΔM̄[:3, 3:6] = −s̃
     pot = 0.0
     for i in range(3):
-        pot -= g[i] * (a[i, 0] * s[0] + a[i, 1] * s[1] + a[i, 2] * s[2])
+        pot -= g[i] * (a[i, 0] * s0 + a[i, 1] * s1 + a[i, 2] * s2)
     return kin, pot

@@ -102,6 +102,9 @@ class Workspace(NamedTuple):
     x34: np.ndarray  # (3, 3, 4)
     xbasis: np.ndarray  # (2, 3, 12)
     xp: np.ndarray  # (4,)
+    # the outputs' scratch (outputs.outputs_entry, after the run)
+    ovec: np.ndarray  # (2, n_q) Φ_qᵀλ, the loads
+    ocon: np.ndarray  # (2, n_c) Φ, Φ_q q̇
 
 
 def make_workspace(T: Tables) -> Workspace:
@@ -134,4 +137,5 @@ def make_workspace(T: Tables) -> Workspace:
         np.zeros((3, n6, 4)), np.zeros((n6, 3)), np.zeros((8, 7 + big_m)),
         np.zeros((3, (7 + big_m) ** 2)),
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((6, 3, 2 * (7 + big_m))),
-        np.zeros((4, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4))
+        np.zeros((4, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4),
+        np.zeros((2, n_q)), np.zeros((2, n_c)))
