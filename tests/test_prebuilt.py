@@ -102,7 +102,7 @@ class _Dispatcher:
 def _ship(folder: Path, payload: bytes = b"", **changes) -> dict:
     """A manifest in ``folder`` with one build fitting this process but for ``changes``."""
     blob = zlib.compress(payload or pickle.dumps(("not", "a", "compile result")))
-    entry = {"file": "kernel-test.bin", "tag": KERNEL_TAG, **prebuilt._environment(),
+    entry = {"file": "kernel-test.bin", "tag": KERNEL_TAG, **prebuilt.environment(),
              "cpu": "x86-64", "features": ["sse2"], "bytes": len(blob),
              "sha256": hashlib.sha256(blob).hexdigest()}
     entry.update(changes)

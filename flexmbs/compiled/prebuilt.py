@@ -46,7 +46,7 @@ BASELINES = {
 }
 
 
-def _environment() -> dict:
+def environment() -> dict:
     """What a build must match: numba, Python, and LLVM's process triple."""
     import llvmlite.binding as ll
     import numba
@@ -85,7 +85,7 @@ def find(folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
     builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == KERNEL_TAG]
     if not builds:
         return None, f"no prebuilt kernel of these sources ({KERNEL_TAG})"
-    env = _environment()
+    env = environment()
     matching = [b for b in builds if all(b.get(k) == v for k, v in env.items())]
     if not matching:
         built = "; ".join(f"numba {b.get('numba')}, Python {b.get('python')}, "
@@ -199,10 +199,10 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                         "_compile_payload(Path(sys.argv[1]))", str(out)],
                        env=env, check=True)
         blob = zlib.compress(out.read_bytes(), 9)
-    environment = _environment()
-    name = (f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-py{environment['python']}-"
-            f"numba{environment['numba']}-{environment['triple']}-{cpu}.bin")
-    entry = {"file": name, "tag": KERNEL_TAG, **environment, "cpu": cpu,
+    built_for = environment()
+    name = (f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-py{built_for['python']}-"
+            f"numba{built_for['numba']}-{built_for['triple']}-{cpu}.bin")
+    entry = {"file": name, "tag": KERNEL_TAG, **built_for, "cpu": cpu,
              "features": list(features), "sha256": hashlib.sha256(blob).hexdigest(),
              "bytes": len(blob)}
     _write_atomic(folder / name, blob)

@@ -75,6 +75,16 @@ def cross_into(a, b, out):
 
 
 @njit(cache=True)
+def conjugate_basis_into(p, pc, out):
+    """out ← B(p*) of the conjugate p* = [e0, −e] (pc ← p*, 4 scratch), the basis that
+    :func:`d_rot_t_into` takes."""
+    pc[0] = p[0]
+    for i in range(1, 4):
+        pc[i] = -p[i]
+    d_rotated_basis_into(pc, out)
+
+
+@njit(cache=True)
 def d_rot_t_into(basis_c, x, out):
     """out ← ∂(A(p)ᵀ x)/∂p (3x4) from the basis ``basis_c`` of the conjugate
     p* = [e0, −e] (:func:`d_rotated_basis_into`): A(p)ᵀ = A(p*)."""

@@ -154,6 +154,7 @@ from .residual import (
 from .rotations import (
     add_ct_times,
     add_ct_x_c,
+    conjugate_basis_into,
     d_rot_t_into,
     d_rotated_basis_into,
     d_rotated_into,
@@ -442,10 +443,7 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
             mbar[i, 3 + j] = -sk[i][j]
             mbar[3 + i, j] = sk[i][j]
             mbar[3 + i, 3 + j] = io[i, j]
-    pc[0] = q[st + 3]
-    for i in range(1, 4):
-        pc[i] = -q[st + 3 + i]
-    d_rotated_basis_into(pc, basis_c)
+    conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
     for i in range(3):  # y = C q̈, w = C q̇ (C = diag(Aᵀ, Ḡ))
         y[i] = a[0, i] * qdd[st] + a[1, i] * qdd[st + 1] + a[2, i] * qdd[st + 2]
         w[i] = a[0, i] * qd[st] + a[1, i] * qd[st + 1] + a[2, i] * qd[st + 2]
@@ -594,10 +592,7 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
                 gcol[i, j] = full[i, j] if mode in (TWO_WAY, NO_MRF) else m0[i, j]
             else:
                 gcol[i, j] = T_f_S[f, j, i - 6] if mode != RIGID else 0.0
-    pc[0] = q[st + 3]
-    for i in range(1, 4):
-        pc[i] = -q[st + 3 + i]
-    d_rotated_basis_into(pc, basis_c)
+    conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
     frame_tangents(tmass, full, m0, gcol, T_f_N[f], T_f_Q[f], _f3(WF, WH, W_QS), nm, mode,
                    a, gb, basis, basis_c, q[st + 7:st + n], qd[st:st + 3],
                    qd[st + 3:st + 7], qd[st + 7:st + n], qdd[st:st + n], g, vec, mats,
@@ -858,10 +853,7 @@ def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     df = x34[0]
-    pc[0] = q[st + 3]
-    for i in range(1, 4):
-        pc[i] = -q[st + 3 + i]
-    d_rotated_basis_into(pc, basis_c)
+    conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
     d_rot_t_into(basis_c, vec, df)  # ∂(Aᵀ vec)/∂p
     if kind == 0:
         x0, x1, x2 = 2.0 * vec[0], 2.0 * vec[1], 2.0 * vec[2]  # ∂(Gᵀ vec)/∂p
@@ -876,11 +868,24 @@ def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
                     T_k_psi[k, 0, j] * df[0, m] + T_k_psi[k, 1, j] * df[1, m]
                     + T_k_psi[k, 2, j] * df[2, m])
         return
-    a, gb = W_rot[b], W_gbar[b]
+    a = W_rot[b]
     arm, f_bar = x3[0], x3[1]
     _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
     for i in range(3):
         f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
+    _add_moment_tangent(W_gbar[b], arm, f_bar, df, nm, T_k_shapes[k, 0], T_k_phi[k], YES,
+                        YES, out, r0, scale)
+
+
+@njit(cache=True)
+def _add_moment_tangent(gb, arm, f_bar, df, nm, arm_shapes, row_shapes, arm_moves,
+                        rows_see, out, r0, scale):
+    """out[r0:, r0:] += scale × the p- and ξ-dependence of the moment and modal rows of a
+    force with body-frame components f̄ (∂f̄/∂p = df, 3x4) at the body point ``arm``:
+    rows 3–6, ∂(Ḡᵀ(s × f̄))/∂p = ∂(Ḡᵀx)/∂p at x = s × f̄ plus Ḡᵀ(s × ∂f̄/∂p), and, where the
+    point moves with ξ (``arm_moves``: s = s₀ + Σ_j arm_shapes_j ξ_j), Ḡᵀ(U_j × f̄) in
+    column 7 + j; rows 7 + j (``rows_see``: the modal load row_shapes_jᵀ f̄),
+    row_shapes_jᵀ ∂f̄/∂p. Rows 0–2 (the force itself) are the caller's."""
     gtj = g_bar_t_jac_rows((arm[1] * f_bar[2] - arm[2] * f_bar[1],
                             arm[2] * f_bar[0] - arm[0] * f_bar[2],
                             arm[0] * f_bar[1] - arm[1] * f_bar[0]))
@@ -892,17 +897,19 @@ def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
             out[r0 + 3 + i, r0 + 3 + m] += scale * (gtj[i][m] + gb[0, i] * c0
                                                     + gb[1, i] * c1 + gb[2, i] * c2)
     for j in range(nm):
-        for m in range(4):  # Φ_jᵀ ∂f̄/∂p
-            out[r0 + 7 + j, r0 + 3 + m] += scale * (
-                T_k_phi[k, 0, j] * df[0, m] + T_k_phi[k, 1, j] * df[1, m]
-                + T_k_phi[k, 2, j] * df[2, m])
-        s0, s1, s2 = T_k_shapes[k, 0, 0, j], T_k_shapes[k, 0, 1, j], T_k_shapes[k, 0, 2, j]
-        d0 = s1 * f_bar[2] - s2 * f_bar[1]  # Ḡᵀ(−f̄ × U_j) = Ḡᵀ(U_j × f̄)
-        d1 = s2 * f_bar[0] - s0 * f_bar[2]
-        d2 = s0 * f_bar[1] - s1 * f_bar[0]
-        for i in range(4):
-            out[r0 + 3 + i, r0 + 7 + j] += scale * (gb[0, i] * d0 + gb[1, i] * d1
-                                                    + gb[2, i] * d2)
+        if rows_see:
+            for m in range(4):
+                out[r0 + 7 + j, r0 + 3 + m] += scale * (
+                    row_shapes[0, j] * df[0, m] + row_shapes[1, j] * df[1, m]
+                    + row_shapes[2, j] * df[2, m])
+        if arm_moves:  # Ḡᵀ(−f̄ × U_j) = Ḡᵀ(U_j × f̄)
+            s0, s1, s2 = arm_shapes[0, j], arm_shapes[1, j], arm_shapes[2, j]
+            d0 = s1 * f_bar[2] - s2 * f_bar[1]
+            d1 = s2 * f_bar[0] - s0 * f_bar[2]
+            d2 = s0 * f_bar[1] - s1 * f_bar[0]
+            for i in range(4):
+                out[r0 + 3 + i, r0 + 7 + j] += scale * (gb[0, i] * d0 + gb[1, i] * d1
+                                                        + gb[2, i] * d2)
 
 
 @njit(cache=True)
@@ -1234,10 +1241,7 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
         else:  # f̄ = Aᵀ vec and its ∂/∂p
             for i in range(3):
                 f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
-            pc[0] = q[st + 3]
-            for i in range(1, 4):
-                pc[i] = -q[st + 3 + i]
-            d_rotated_basis_into(pc, basis_c)
+            conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
             d_rot_t_into(basis_c, vec, df)
         sees = mode in (TWO_WAY, NO_MRF)
         for c in range(3):  # the deformed arm
@@ -1251,29 +1255,12 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
                 dq[i, j] = 0.0
         d_rotated_into(W_basis[b], f_bar, x34[1])
         total = T_d_total[d]
-        gtj = g_bar_t_jac_rows((arm[1] * f_bar[2] - arm[2] * f_bar[1],
-                                arm[2] * f_bar[0] - arm[0] * f_bar[2],
-                                arm[0] * f_bar[1] - arm[1] * f_bar[0]))
         for m in range(4):
             for i in range(3):  # Σw ∂(A f̄)/∂p
                 dq[i, 3 + m] = total * (x34[1, i, m] + a[i, 0] * df[0, m] + a[i, 1] * df[1, m]
                                         + a[i, 2] * df[2, m])
-            c0 = arm[1] * df[2, m] - arm[2] * df[1, m]  # s × ∂f̄/∂p_m
-            c1 = arm[2] * df[0, m] - arm[0] * df[2, m]
-            c2 = arm[0] * df[1, m] - arm[1] * df[0, m]
-            for i in range(4):
-                dq[3 + i, 3 + m] = gtj[i][m] + gb[0, i] * c0 + gb[1, i] * c1 + gb[2, i] * c2
-        for j in range(nm):
-            s0, s1, s2 = T_d_shapes[d, 0, j], T_d_shapes[d, 1, j], T_d_shapes[d, 2, j]
-            if sees:  # Ḡᵀ(−f̄ × U_j) = Ḡᵀ(U_j × f̄)
-                d0 = s1 * f_bar[2] - s2 * f_bar[1]
-                d1 = s2 * f_bar[0] - s0 * f_bar[2]
-                d2 = s0 * f_bar[1] - s1 * f_bar[0]
-                for i in range(4):
-                    dq[3 + i, 7 + j] = gb[0, i] * d0 + gb[1, i] * d1 + gb[2, i] * d2
-            if mode != RIGID:
-                for m in range(4):
-                    dq[7 + j, 3 + m] = s0 * df[0, m] + s1 * df[1, m] + s2 * df[2, m]
+        _add_moment_tangent(gb, arm, f_bar, df, nm, T_d_shapes[d], T_d_shapes[d], sees,
+                            mode != RIGID, dq, np.int64(0), 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, dq, top, -k_scale)
 
 

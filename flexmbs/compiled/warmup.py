@@ -43,15 +43,15 @@ def _paths() -> tuple[Path, Path] | None:
 
 def _host() -> dict:
     """What numba's cache keys a compiled kernel by besides its sources: numba, Python,
-    LLVM's process triple and the CPU name and features the code is generated for."""
+    LLVM's process triple (as a prebuilt kernel's manifest records them) and the CPU
+    name and features the code is generated for."""
     import llvmlite.binding as ll
-    import numba
     from numba.core import config
     from numba.core.codegen import get_host_cpu_features
 
-    return {"numba": numba.__version__, "python": list(sys.version_info[:2]),
-            "triple": ll.get_process_triple(),
-            "cpu": config.CPU_NAME or ll.get_host_cpu_name(),
+    from .prebuilt import environment
+
+    return {**environment(), "cpu": config.CPU_NAME or ll.get_host_cpu_name(),
             "features": (config.CPU_FEATURES if config.CPU_FEATURES is not None
                          else get_host_cpu_features())}
 
