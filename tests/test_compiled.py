@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_flexible_body import random_modal
 from test_stiffening_dynamics import random_stiffening
@@ -44,6 +44,26 @@ ROUND_OFF = 1e-12
 MODES = ("two-way", "one-way", "rigid", "no-Mrf")
 
 
+@pytest.fixture(params=["prebuilt", "numba"])
+def kernels(request, monkeypatch):
+    """Runs a test with each source of the compiled kernels: the shipped prebuilt
+    machine code (flexmbs.compiled.prebuilt; skipped where it does not fit) and numba's
+    compilation of the kernel sources (FLEXMBS_PREBUILT=0)."""
+    from flexmbs.compiled import prebuilt
+
+    monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+    if request.param == "numba":
+        monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
+    elif prebuilt.ensure_loaded()[0] is None:
+        pytest.skip(f"no prebuilt kernel for this process: {prebuilt.ensure_loaded()[1]}")
+    return request.param
+
+
+def kernels_of(compiled) -> str:
+    """"prebuilt" or "numba": which kernels a CompiledSystem runs."""
+    return "prebuilt" if compiled.kernels.startswith("prebuilt") else "numba"
+
+
 def python_matrix(system, q, qd, qdd, lam, t, bp, gp):
     """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] from the NumPy path."""
     k, c = residual_tangents(system, q, qd, qdd, lam, t, sparse=False)
@@ -54,7 +74,8 @@ def python_matrix(system, q, qd, qdd, lam, t, bp, gp):
 
 
 def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
-    """Residual, Φ and iteration matrix of both paths at a random state."""
+    """Residual, Φ and iteration matrix of both paths at a random state; returns the
+    CompiledSystem."""
     q = system.q0 + scale * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
     lam = rng.standard_normal(system.n_c)
@@ -91,6 +112,7 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     expected = np.array(expected)
     np.testing.assert_allclose(out, expected, rtol=0,
                                atol=ROUND_OFF * max(1.0, np.abs(expected).max()))
+    return compiled
 
 
 def random_model(seed: int):
@@ -181,14 +203,16 @@ def random_model(seed: int):
     return System(b.finalize())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 100_000))
-def test_random_models_evaluate_the_same_on_both_paths(seed):
-    """Residual, Φ and the iteration matrix of the kernels equal the NumPy path's to
-    round-off on random models at random states."""
+def test_random_models_evaluate_the_same_on_both_paths(seed, kernels):
+    """Residual, Φ and the iteration matrix of the kernels (prebuilt and numba's) equal
+    the NumPy path's to round-off on random models at random states."""
     system = random_model(seed)
     assert unsupported_reason(system) is None
-    assert_same_evaluations(system, np.random.default_rng(seed + 1))
+    compiled = assert_same_evaluations(system, np.random.default_rng(seed + 1))
+    assert kernels_of(compiled) == kernels
 
 
 def supported_cases():
@@ -213,7 +237,7 @@ def _run(name, engine, t_end, **options):
 
 
 @pytest.mark.parametrize("name", supported_cases())
-def test_shipped_cases_give_the_same_trajectories(name):
+def test_shipped_cases_give_the_same_trajectories(name, kernels):
     """Over the first 150 steps both paths take the same Newton iterations and give the
     same q to 1e-12 (relative to max |q|). The rates, accelerations and multipliers are
     compared with the problem's own round-off sensitivity: the NumPy path rerun from an
@@ -225,6 +249,7 @@ def test_shipped_cases_give_the_same_trajectories(name):
     ref = _run(name, "python", t_end)
     new = _run(name, "compiled", t_end)
     assert new.statistics["engine"] == "compiled"
+    assert new.statistics["kernels"].startswith("prebuilt") == (kernels == "prebuilt")
     assert ref.statistics["engine"] == "python"
     assert ref.success and new.success
     assert_same_run(new, ref, lambda **kw: _run(name, "python", t_end, **kw))
@@ -609,9 +634,10 @@ def random_chain(seed: int):
     return System(b.finalize())
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 100_000))
-def test_random_chains_give_the_same_trajectories_on_both_paths(seed):
+def test_random_chains_give_the_same_trajectories_on_both_paths(seed, kernels):
     """Random runnable models (hypothesis): over 40 steps the compiled engine takes the
     NumPy path's Newton iterations and gives its trajectories (assert_same_run: q to
     1e-12 relative, the other fields within the problem's own round-off spread)."""
@@ -624,6 +650,7 @@ def test_random_chains_give_the_same_trajectories_on_both_paths(seed):
 
     ref, new = run("python"), run("compiled")
     assert ref.statistics["engine"] == "python" and new.statistics["engine"] == "compiled"
+    assert new.statistics["kernels"].startswith("prebuilt") == (kernels == "prebuilt")
     assert new.status == ref.status
     if ref.success:
         assert_same_run(new, ref, lambda **kw: run("python", **kw))
@@ -737,9 +764,12 @@ def assert_iterations_allocate_nothing(system, seed):
     stabilized index 2) are only its wrappers of the arguments."""
     from numba.core.runtime import rtsys
 
-    from flexmbs.compiled.newton import IT, MAX_ITER, STALE
+    from flexmbs.compiled.codes import IT, MAX_ITER, STALE
 
-    cs = CompiledSystem(system)
+    # numba's kernels, whose allocations numba counts (the prebuilt kernel imports no
+    # allocator at all: test_prebuilt)
+    cs = CompiledSystem(system, prebuilt=False)
+    assert cs.kernels == "compiled for this machine"
     rng = np.random.default_rng(seed)
     q = system.q0 + 0.05 * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
@@ -829,7 +859,7 @@ def assert_matrix_allocates_nothing(system, rng, spread):
     NumPy path's."""
     from numba.core.runtime import rtsys
 
-    cs = CompiledSystem(system)
+    cs = CompiledSystem(system, prebuilt=False)  # numba's kernels, whose allocations count
     q = system.q0 + spread * rng.standard_normal(system.n_q)
     qd, qdd = rng.standard_normal(system.n_q), rng.standard_normal(system.n_q)
     lam = rng.standard_normal(system.n_c)

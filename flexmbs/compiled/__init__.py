@@ -1,13 +1,20 @@
-"""Compiled evaluation layer (numba): the model as flat arrays, fused residual and
-tangent kernels, and the Newton iteration of a step (docs/compiled.md).
+"""Compiled evaluation layer: the model as flat arrays, fused residual and tangent
+kernels, and the Newton iteration of a step (docs/compiled.md).
 
 The NumPy path (:mod:`flexmbs.assembly`) stays the reference; ``simulate(...,
 engine="python")`` or ``NUMBA_DISABLE_JIT=1`` runs it.
 
+The kernels are written for numba (:mod:`flexmbs.compiled.newton` and the modules it
+imports). A run takes them either as the shipped prebuilt machine code
+(:mod:`flexmbs.compiled.prebuilt`, loaded without numba) or from numba, which compiles
+them once per install and caches them on disk. Importing this package does not import
+numba.
+
 Kernel cache: numba reuses a cached kernel when its own source file is unchanged, but
-the kernels fold the packing layout (:mod:`flexmbs.compiled.packing`) in as constants.
+the kernels fold the packing layout (:mod:`flexmbs.compiled.layout`) in as constants.
 So, unless ``NUMBA_CACHE_DIR`` is set, the kernels are cached in a folder named by a
-hash of this package's sources: a changed layout can never meet a stale kernel.
+hash of this package's kernel sources (:mod:`flexmbs.compiled._jit`): a changed layout
+can never meet a stale kernel.
 """
 
 from __future__ import annotations
@@ -16,7 +23,11 @@ import hashlib
 import os
 from pathlib import Path
 
-import numba
+#: Modules without kernel code: not part of the kernels' source hash (the layouts of
+#: tables.py and workspace.py reach the kernels through layout.py, whose constants are
+#: checked against them at import).
+NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "engine.py", "native.py", "prebuilt.py",
+                      "tables.py", "warmup.py", "workspace.py")
 
 
 def _kernel_tag() -> str:
@@ -24,10 +35,7 @@ def _kernel_tag() -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
-        # no kernels there (the layouts of tables.py and workspace.py reach the kernels
-        # through packing.py, whose constants are checked against them at import)
-        if path.name in ("__init__.py", "engine.py", "warmup.py", "prebuilt.py",
-                         "tables.py", "workspace.py"):
+        if path.name in NOT_KERNEL_SOURCES:
             continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -51,20 +59,16 @@ def _writable_folder(tag: str) -> str | None:
 
 
 KERNEL_TAG = _kernel_tag()
-_previous = numba.config.CACHE_DIR
 if os.environ.get("NUMBA_CACHE_DIR"):
     #: Where the background compilation keeps its ready/lock files.
     KERNEL_STATE_DIR = _writable_folder("state")
+    #: Where numba caches the kernels (None: where NUMBA_CACHE_DIR says).
+    KERNEL_CACHE_DIR = None
 else:
     KERNEL_STATE_DIR = _writable_folder(KERNEL_TAG)
-    if KERNEL_STATE_DIR is not None:
-        numba.config.CACHE_DIR = KERNEL_STATE_DIR
-try:
-    from .engine import CompiledSystem, jit_disabled
-    from .newton import newton_step  # noqa: F401  (decorated under the cache folder)
-    from .outputs import outputs_entry  # noqa: F401
-    from .tables import unsupported_reason
-finally:
-    numba.config.CACHE_DIR = _previous
+    KERNEL_CACHE_DIR = KERNEL_STATE_DIR
+
+from .engine import CompiledSystem, jit_disabled  # noqa: E402
+from .tables import unsupported_reason  # noqa: E402
 
 __all__ = ["CompiledSystem", "jit_disabled", "unsupported_reason"]

@@ -19,13 +19,13 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba.core.errors import NumbaPerformanceWarning
 from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
 from ..assembly.system import _profile_values
 from ..errors import ModelError
-from .packing import pack
+from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP
+from .layout import pack
 from .tables import (
     compile_tables,
     drive_specs,
@@ -84,9 +84,9 @@ class CompiledSystem:
     Raises ModelError naming what the kernels cannot evaluate (see
     :func:`~flexmbs.compiled.tables.unsupported_reason`). ``sparse``: factor the
     iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on).
-    ``prebuilt``: unless kernels compiled on this machine are in numba's cache, load the
-    shipped prebuilt step kernel if it fits (:mod:`flexmbs.compiled.prebuilt`) instead
-    of compiling; ``kernels`` says where the kernels came from."""
+    ``prebuilt``: run the shipped prebuilt step kernel if it fits this process
+    (:mod:`flexmbs.compiled.prebuilt`, without numba), else numba's (from its cache, or
+    compiled now); ``kernels`` says which ran."""
 
     def __init__(self, system, on_compile=None, wait: bool = True,
                  sparse: bool | None = None, prebuilt: bool = True):
@@ -113,26 +113,29 @@ class CompiledSystem:
         self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
                                     len(self.actuators))
         from . import prebuilt as shipped
-        from . import warmup
-        from .newton import TASK_STEP, kernel
 
-        self._kernel, self._step_task = kernel, TASK_STEP
-        #: where the step kernel came from: "prebuilt for <cpu>" (shipped, see
-        #: :mod:`flexmbs.compiled.prebuilt`) or "compiled for this machine" (numba's
-        #: cache, or compiled now)
-        self.kernels = "compiled for this machine"
+        self._step_task = TASK_STEP
         start = time.perf_counter()
-        if prebuilt and not warmup.is_ready():
-            shipped.ensure_loaded()
-        build = shipped.loaded()
-        if build is not None:
-            self.kernels = f"prebuilt for {build['cpu']}"
-        elif wait:  # a background compilation is filling the cache: do not compile twice
-            warmup.wait_while_compiling()
-            start = time.perf_counter()
+        native = shipped.step_kernel() if prebuilt else None
+        if native is not None:
+            #: where the step kernel came from: "prebuilt for <cpu>" (shipped machine
+            #: code, :mod:`flexmbs.compiled.prebuilt`) or "compiled for this machine"
+            #: (numba's, from its cache or compiled now)
+            self.kernels = f"prebuilt for {shipped.loaded()['cpu']}"
+            self._kernel = native
+        else:
+            from . import warmup
+
+            self.kernels = "compiled for this machine"
+            if wait:  # a background compilation is filling the cache: do not compile twice
+                warmup.wait_while_compiling()
+                start = time.perf_counter()
+            from .newton import kernel
+
+            self._kernel = kernel
         self._warm_up(on_compile)
         self.compile_time = time.perf_counter() - start
-        if build is None:
+        if native is None:
             warmup.mark_ready()
 
     # ----------------------------------------------------------- time levels
@@ -173,10 +176,8 @@ class CompiledSystem:
               qds=None, lams=None, profs=None, us=None, refs=None, out=None):
         """:func:`~flexmbs.compiled.newton.kernel` with placeholders for what ``task``
         does not use (every argument keeps one type, so the kernel compiles once)."""
-        from .newton import kernel
-
         d = self._dummy
-        return kernel(task, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+        return self._kernel(task, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
                       d.q if q is None else q, d.q if qd is None else qd,
                       d.q if qdd is None else qdd, d.q if a is None else a,
                       d.lam if lam is None else lam, d.par if par is None else par,
@@ -190,8 +191,6 @@ class CompiledSystem:
 
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
-        from .newton import TASK_RESIDUAL
-
         prof, u = self.time_values(t)
         self.load_angles(self.system._angles)
         self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
@@ -202,8 +201,6 @@ class CompiledSystem:
 
     def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
         """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
-        from .newton import TASK_MATRIX
-
         prof, u = self.time_values(t)
         self.load_angles(self.system._angles)  # read, not moved (as the NumPy tangents)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
@@ -247,8 +244,6 @@ class CompiledSystem:
         order (:func:`flexmbs.integrators.output_angles.output_angles`; None or NaN:
         continued from the previous output, the first in (−π, π]). The System's memory
         is left alone."""
-        from .newton import TASK_OUTPUTS
-
         n_t = len(t)
         prof = np.zeros((n_t, len(self.drives), 3))
         u = np.zeros((n_t, len(self.actuators)))
@@ -301,9 +296,14 @@ class CompiledSystem:
             timer.start()
         start = time.perf_counter()
         try:
-            with warnings.catch_warnings():  # numba's layout hints, at compile time only
-                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            if self.kernels.startswith("prebuilt"):
                 self._call_once()
+            else:
+                from numba.core.errors import NumbaPerformanceWarning
+
+                with warnings.catch_warnings():  # numba's layout hints, at compile time
+                    warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                    self._call_once()
         finally:
             if timer is not None:
                 timer.cancel()

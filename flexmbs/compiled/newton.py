@@ -10,25 +10,34 @@ Python once per step, or when the iteration matrix has to be refreshed (after th
 matrix is assembled in the workspace, so Python only factors it).
 
 Every kernel takes the packed model (F, IN, H) and workspace (WF, WI, WH) buffers of
-:mod:`flexmbs.compiled.packing`. Return codes: :data:`CONVERGED`, :data:`NEED_FACTOR`
-(the workspace matrix holds the new iteration matrix; call again with ``start=False``
-after factoring), :data:`NONFINITE_SOLVE`, :data:`NONFINITE_ERROR`, :data:`MAX_ITER`.
+:mod:`flexmbs.compiled.packing`. Return codes (:mod:`flexmbs.compiled.codes`):
+``CONVERGED``, ``NEED_FACTOR`` (the workspace matrix holds the new iteration matrix; call
+again with ``start=False`` after factoring), ``NONFINITE_SOLVE``, ``NONFINITE_ERROR``,
+``MAX_ITER``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
+from .codes import (
+    CONVERGED,
+    HAVE_RESIDUAL,
+    IT,
+    MAX_ITER,
+    NEED_FACTOR,
+    NONFINITE_ERROR,
+    NONFINITE_SOLVE,
+    STALE,
+    TASK_MATRIX,
+    TASK_OUTPUTS,
+    TASK_STEP,
+)
 from .outputs import outputs_entry, velocity_constraint
 from .packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from .residual import dynamic_residual, jacobian_dense, phi_only
 from .tangents import iteration_matrix
-
-CONVERGED, NEED_FACTOR, NONFINITE_SOLVE, NONFINITE_ERROR, MAX_ITER = 0, 1, 2, 3, 4
-
-#: Workspace counters: iteration, stale matrix, residual at hand
-IT, STALE, HAVE_RESIDUAL = 0, 1, 2
 
 _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
 _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
@@ -213,10 +222,6 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
         fl[0] = err
         if ctr[IT] >= max_iter:
             return MAX_ITER
-
-
-#: Tasks of :func:`kernel`.
-TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
 
 
 @njit(cache=True)

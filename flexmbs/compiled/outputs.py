@@ -11,8 +11,8 @@ w = C q̇; gravity through the first moment; drives work through their multiplie
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .packing import (
     NO,
     T_B_FLEX,
@@ -198,7 +198,10 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     jac = _f2(WF, WH, W_JAC)
     for k in range(n_t):
         qk, qdk, lk = q[k], qd[k], lam[k]
-        qcur[:] = qk  # the normalization rows of jacobian_dense
+        # the normalization rows of jacobian_dense; a loop, as an array copy carries an
+        # overlap check that allocates
+        for i in range(qk.size):
+            qcur[i] = qk[i]
         body_frames(F, IN, H, WF, WI, WH, qk)
         scratch[:] = 0.0
         constraints_with_jacobian(F, IN, H, WF, WI, WH, qk, prof[k], lk, phi, scratch)

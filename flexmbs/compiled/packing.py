@@ -12,208 +12,20 @@ Python or keeps one beyond the call (its buffer could be freed under it). Passin
 named tuples themselves between kernels costs a reference count per array per call and
 makes compilation very slow.
 
-Header row k of a tuple: (kind, offset, ndim, shape[0..4]); kind 0 float64 in ``F``,
-1 int64 in ``IN``, 2 a Python int stored at ``IN[offset]``.
+The layout itself (the header rows, :func:`pack`) is :mod:`flexmbs.compiled.layout`,
+which the run side uses without numba.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.core import cgutils, config, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-from .tables import Tables
-from .workspace import Workspace
-
-#: Field order of the packed tuples (the header row of a field is its index here).
-TABLE_FIELDS = Tables._fields
-WORK_FIELDS = Workspace._fields
-
-# Header rows of every field (model: T_*, workspace: W_*), for the kernels' views.
-T_N_Q = 0
-T_N_C = 1
-T_GRAVITY = 2
-T_B_KIND = 3
-T_B_START = 4
-T_B_NM = 5
-T_B_MODE = 6
-T_B_FLEX = 7
-T_B_NORM = 8
-T_R_MASS = 9
-T_R_IO = 10
-T_R_S = 11
-T_R_OFFSET = 12
-T_F_M0 = 13
-T_F_INV_M0 = 14
-T_F_N = 15
-T_F_Q = 16
-T_F_S = 17
-T_F_MFF = 18
-T_F_KFF = 19
-T_F_DFF = 20
-T_F_MASS = 21
-T_K_BODY = 22
-T_K_BASE = 23
-T_K_SHAPES = 24
-T_K_PSI = 25
-T_K_PHI = 26
-T_E_COEF = 27
-T_E_LIN = 28
-T_E_ROW = 29
-T_E_MARK = 30
-T_E_KIND = 31
-T_E_DRIVE = 32
-T_E_NPAIRS = 33
-T_E_PAIRS = 34
-T_C_ROW = 35
-T_C_COORD = 36
-T_C_DRIVE = 37
-T_A_KIND = 38
-T_A_MARK = 39
-T_P_ROW = 40
-T_P_COL = 41
-T_J_ROW = 42
-T_J_COL = 43
-T_F_STIFF = 44
-T_F_SKA = 45
-T_F_SKD = 46
-T_F_SXC = 47
-T_S_MARK = 48
-T_S_PAR = 49
-T_S_ACT = 50
-T_L_MARK = 51
-T_L_KIND = 52
-T_L_FRAME = 53
-T_L_VEC = 54
-T_D_BODY = 55
-T_D_FRAME = 56
-T_D_VEC = 57
-T_D_TOTAL = 58
-T_D_FIRST = 59
-T_D_SHAPES = 60
-T_T_MARK = 61
-T_T_PAR = 62
-W_ROT = 0
-W_GBAR = 1
-W_GGLOB = 2
-W_BASIS = 3
-W_MK_V = 4
-W_MK_J = 5
-W_S4 = 6
-W_COEF = 7
-W_OFFSET = 8
-W_WGT = 9
-W_QCUR = 10
-W_V3A = 11
-W_V3B = 12
-W_V3C = 13
-W_V3D = 14
-W_V3E = 15
-W_V3F = 16
-W_V3G = 17
-W_V3H = 18
-W_V3I = 19
-W_OM3 = 20
-W_FULL = 21
-W_MASS = 22
-W_RIGID = 23
-W_NLIN = 24
-W_QS = 25
-W_Y6 = 26
-W_W6 = 27
-W_Z6 = 28
-W_Q6 = 29
-W_H6 = 30
-W_WR6 = 31
-W_QR6 = 32
-W_Q1 = 33
-W_QD1 = 34
-W_QDD1 = 35
-W_LAM1 = 36
-W_R = 37
-W_PHI = 38
-W_RHS = 39
-W_MATRIX = 40
-W_JAC = 41
-W_A1 = 42
-W_COUNTERS = 43
-W_FLOATS = 44
-W_SOLVE = 45
-W_ANGLES = 46
-W_SDM = 47
-W_SDMM = 48
-W_SDDM = 49
-W_SVEC = 50
-W_SMAT = 51
-W_SD2 = 52
-W_SMODES = 53
-W_SP4 = 54
-W_S34 = 55
-W_RVEC = 56
-W_RMAT = 57
-W_RP4 = 58
-W_R34 = 59
-W_RBASIS = 60
-W_RPC = 61
-W_RJC = 62
-W_RMKC = 63
-W_HCS = 64
-W_HV = 65
-W_HHESS = 66
-W_HJAC = 67
-W_HSW = 68
-W_HBASIS = 69
-W_HUNIT = 70
-W_FMAT = 71
-W_FMODES = 72
-W_FP4 = 73
-W_FGCOL = 74
-W_FVEC = 75
-W_FMKC = 76
-W_XBLK = 77
-W_X3N = 78
-W_X3 = 79
-W_X34 = 80
-W_XBASIS = 81
-W_XP = 82
-W_OVEC = 83
-W_OCON = 84
-
-
-def pack(parts):
-    """(F, IN, H, views): the fields of the named tuple ``parts`` in two buffers, their
-    header, and the same named tuple rebuilt from views into the buffers."""
-    n_f = sum(int(np.asarray(v).size) for v in parts
-              if isinstance(v, np.ndarray) and v.dtype.kind == "f")
-    n_i = sum(int(v.size) for v in parts if isinstance(v, np.ndarray) and v.dtype.kind == "i")
-    n_i += sum(1 for v in parts if not isinstance(v, np.ndarray))
-    F = np.zeros(max(n_f, 1))
-    IN = np.zeros(max(n_i, 1), dtype=np.int64)
-    H = np.zeros((len(parts), 8), dtype=np.int64)
-    views, o_f, o_i = [], 0, 0
-    for k, v in enumerate(parts):
-        if not isinstance(v, np.ndarray):
-            IN[o_i] = int(v)
-            H[k, :2] = (2, o_i)
-            o_i += 1
-            views.append(int(v))
-            continue
-        if v.ndim > 5:
-            raise ValueError(f"field {parts._fields[k]} has {v.ndim} dimensions (at most 5)")
-        buf, off = (F, o_f) if v.dtype.kind == "f" else (IN, o_i)
-        view = buf[off:off + v.size].reshape(v.shape)
-        view[...] = v
-        H[k, 0] = 0 if v.dtype.kind == "f" else 1
-        H[k, 1], H[k, 2] = off, v.ndim
-        H[k, 3:3 + v.ndim] = v.shape
-        views.append(view)
-        if v.dtype.kind == "f":
-            o_f += v.size
-        else:
-            o_i += v.size
-    return F, IN, H, type(parts)(*views)
+from ._jit import njit
+from .layout import *  # noqa: F403  (the header-row constants, for the kernels)
+from .layout import pack  # noqa: F401  (re-exported)
 
 
 def _view_python(buf, offset, shape):
@@ -320,14 +132,3 @@ def _i3(IN, H, k):
 TORQUE, FORCE = np.int64(0), np.int64(1)  # load kinds (torque or angular Jacobian, force)
 YES, NO = np.bool_(True), np.bool_(False)
 ROWS_I, ROWS_J = np.int64(0), np.int64(4)  # an equation's weight rows of marker i, j
-
-
-def _check_constants() -> None:
-    """The header-row constants above follow the tuples' field order."""
-    for prefix, fields in (("T_", TABLE_FIELDS), ("W_", WORK_FIELDS)):
-        for i, name in enumerate(fields):
-            if globals()[prefix + name.upper()] != i:
-                raise AssertionError(f"packing constant {prefix + name.upper()} is stale")
-
-
-_check_constants()

@@ -1,20 +1,20 @@
-"""Prebuilt step kernel: shipped compiled for a baseline CPU, loaded without compiling
+"""Prebuilt step kernel: shipped as machine code for a baseline CPU, run without numba
 (docs/compiled.md, "The prebuilt kernel").
 
-numba takes about two minutes to compile the kernels. Python calls one of them,
-:func:`flexmbs.compiled.newton.kernel`; its compiled form holds every kernel it calls.
-So the package ships that compiled form, built for a baseline CPU, in ``prebuilt/``:
-its machine code as numba's own disk cache stores it, with a manifest of what it was
-built for. A process whose kernel sources, numba, Python and platform match a shipped
-build, on a CPU with the baseline's instruction set, loads it in a fraction of a
-second (:func:`load_into`). Any other process compiles, as before (in the background
-for automatic runs, :mod:`flexmbs.compiled.warmup`). Kernels compiled on this machine
-(numba's cache, once marked ready) take precedence: they are tuned to its CPU.
+numba takes over a minute to compile the kernels, and importing numba and rebuilding a
+cached kernel takes a third of a second, longer than many runs. Python calls one
+kernel, :func:`flexmbs.compiled.newton.kernel`, whose compiled form holds every kernel
+it calls. So the package ships that compiled form in ``prebuilt/``: relocatable object
+code for a baseline CPU behind a C entry point (:mod:`flexmbs.compiled.native`), with
+a manifest of what it was built from and for. It references the C and maths libraries
+only, so llvmlite links it into a process in a few tens of milliseconds, and the run
+never imports numba. A process on another platform, or whose kernel sources differ
+from the build's, takes the kernels from numba (compiled once per install, in the
+background for automatic runs: :mod:`flexmbs.compiled.warmup`).
 
 ``python -m flexmbs.compiled.prebuilt`` rebuilds the shipped kernel for this platform
 after a change to the kernel sources (a test checks that the shipped build is that of
-the sources). ``FLEXMBS_PREBUILT=0`` (or ``false``, ``no``, ``off``) switches loading
-off.
+the sources). ``FLEXMBS_PREBUILT=0`` (or ``false``, ``no``, ``off``) switches it off.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import argparse
 import hashlib
 import json
 import os
-import pickle
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -35,7 +35,10 @@ from . import KERNEL_TAG
 #: Where the shipped builds and their manifest live.
 PREBUILT_DIR = Path(__file__).resolve().parent / "prebuilt"
 MANIFEST = "manifest.json"
-FORMAT = 1
+FORMAT = 2
+
+#: The C entry point of a build (:mod:`flexmbs.compiled.native`).
+ENTRY = "flexmbs_kernel"
 
 #: Baseline CPU per architecture (LLVM's name) and the instruction-set features (LLVM's
 #: names) a host needs to run code built for it. x86-64 is the original 64-bit set that
@@ -45,14 +48,25 @@ BASELINES = {
     "x86_64": ("x86-64", ("cmov", "cx8", "fxsr", "mmx", "sse", "sse2")),
 }
 
+#: Prefixes of symbols a build must not import: numba's runtime (memory management,
+#: exceptions) and Python's C API. What is left comes from the C and maths libraries.
+FOREIGN_PREFIXES = ("NRT_", "numba_", "Py", "_Py")
 
-def environment() -> dict:
-    """What a build must match: numba, Python, and LLVM's process triple."""
+
+def _switched_off() -> str | None:
+    switch = os.environ.get("FLEXMBS_PREBUILT", "1")
+    if switch.strip().lower() in ("0", "false", "no", "off"):
+        return f"FLEXMBS_PREBUILT={switch}"
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return "NUMBA_DISABLE_JIT is set"
+    return None
+
+
+def platform_triple() -> str:
+    """LLVM's triple of this process (what a build's code is linked for)."""
     import llvmlite.binding as ll
-    import numba
 
-    return {"numba": numba.__version__, "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
-            "triple": ll.get_process_triple()}
+    return ll.get_process_triple()
 
 
 def _host_features() -> set[str]:
@@ -72,26 +86,20 @@ def _manifest(folder: Path = PREBUILT_DIR) -> dict:
 
 
 def find(folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
-    """(the shipped build this process can load, ``""``) or (None, why there is none).
+    """(the shipped build this process can run, ``""``) or (None, why there is none).
 
-    Cheap (the manifest only): for deciding whether an automatic run needs to compile."""
-    from numba.core import config
-
-    switch = os.environ.get("FLEXMBS_PREBUILT", "1")
-    if switch.strip().lower() in ("0", "false", "no", "off"):
-        return None, f"FLEXMBS_PREBUILT={switch}"
-    if config.DISABLE_JIT:
-        return None, "NUMBA_DISABLE_JIT is set"
+    Cheap (the manifest only): for deciding whether a run needs numba."""
+    off = _switched_off()
+    if off is not None:
+        return None, off
     builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == KERNEL_TAG]
     if not builds:
         return None, f"no prebuilt kernel of these sources ({KERNEL_TAG})"
-    env = environment()
-    matching = [b for b in builds if all(b.get(k) == v for k, v in env.items())]
+    triple = platform_triple()
+    matching = [b for b in builds if b.get("triple") == triple]
     if not matching:
-        built = "; ".join(f"numba {b.get('numba')}, Python {b.get('python')}, "
-                          f"{b.get('triple')}" for b in builds)
-        return None, (f"no prebuilt kernel for numba {env['numba']}, Python "
-                      f"{env['python']}, {env['triple']} (built for: {built})")
+        built = "; ".join(str(b.get("triple")) for b in builds)
+        return None, f"no prebuilt kernel for {triple} (built for: {built})"
     host = _host_features()
     for build in matching:
         if set(build.get("features", ())) <= host:
@@ -101,81 +109,195 @@ def find(folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
                   f"baseline ({matching[0].get('cpu')})")
 
 
-#: The build :func:`load_into` loaded in this process, if any.
-_loaded: dict | None = None
+#: The build this process runs and its kernel, once loaded; the reason when it failed.
+_loaded: tuple[dict, object] | None = None
+_failed: str | None = None
 
 
 def loaded() -> dict | None:
-    """The shipped build this process's step kernel runs, or None."""
-    return _loaded
+    """The shipped build this process's runs use, or None."""
+    return None if _loaded is None else _loaded[0]
+
+
+def step_kernel():
+    """The prebuilt step kernel (a :class:`~flexmbs.compiled.native.NativeKernel`),
+    loaded on first use, or None (then :func:`ensure_loaded` says why)."""
+    build, _ = ensure_loaded()
+    return None if build is None else _loaded[1]
 
 
 def ensure_loaded() -> tuple[dict | None, str]:
-    """Load the shipped build into :func:`~flexmbs.compiled.newton.kernel` unless this
-    process has done so already or compiled the kernel itself: (the build running, ``""``)
-    or (None, why not)."""
+    """Load the shipped build unless this process has already (tried to): (the build,
+    ``""``) or (None, why not). A build that fails to load is not tried again; switching
+    the prebuilt kernel off (``FLEXMBS_PREBUILT``) holds from the next call on."""
+    global _loaded, _failed
+    off = _switched_off()
+    if off is not None:
+        return None, off
     if _loaded is not None:
-        return _loaded, ""
-    from .newton import kernel
-
-    compiled = getattr(kernel, "overloads", None)  # None under NUMBA_DISABLE_JIT
-    if compiled is None:
-        return None, "NUMBA_DISABLE_JIT is set"
-    if compiled:
-        return None, "the step kernel was compiled in this process"
-    return load_into(kernel)
-
-
-def load_into(dispatcher, folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
-    """Add the shipped build to ``dispatcher`` (:func:`~flexmbs.compiled.newton.kernel`)
-    as its compiled overload, as numba's cache would: (the build, ``""``), or (None, why
-    not) with the dispatcher unchanged."""
-    global _loaded
-    build, reason = find(folder)
-    if build is None:
+        return _loaded[0], ""
+    if _failed is not None:
+        return None, _failed
+    build, reason = find()
+    if build is None:  # a setting may change: decided again next time
         return None, reason
     try:
-        blob = (folder / build["file"]).read_bytes()
-        if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
-            return None, f"prebuilt kernel {build['file']!r}: checksum mismatch"
-        payload = pickle.loads(zlib.decompress(blob))
-        from numba.core.compiler_lock import global_compiler_lock
-        from numba.core.registry import cpu_target
-
-        context = cpu_target.target_context
-        with global_compiler_lock:
-            context.refresh()
-            compiled = dispatcher._cache._impl.rebuild(context, payload)
-            dispatcher.add_overload(compiled)
-    except Exception as exc:  # a damaged file or another numba's internals: compile instead
-        return None, (f"prebuilt kernel {build['file']!r} could not be loaded: "
-                      f"{type(exc).__name__}: {exc}")
-    _loaded = build
+        _loaded = (build, load(build))
+    except Exception as exc:
+        _failed = str(exc)
+        return None, _failed
     return build, ""
 
 
-# ------------------------------------------------------------------ building
-def _compile_payload(out: Path) -> None:
-    """In the build process (baseline CPU set in its environment): compile the step
-    kernel and write its serialized compiled form, as numba's cache would store it."""
-    from numba.core.serialize import dumps
+def load(build: dict, folder: Path = PREBUILT_DIR):
+    """The :class:`~flexmbs.compiled.native.NativeKernel` of ``build`` (a manifest entry
+    of ``folder``). Raises RuntimeError naming the file and what is wrong with it."""
+    from .native import NativeKernel, link
 
+    name = build["file"]
+    try:
+        blob = (folder / name).read_bytes()
+        if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
+            raise RuntimeError("checksum mismatch")
+        code = zlib.decompress(blob)
+        engine, address = link(code, build["entry"])
+        return NativeKernel(engine, address, build["parameters"])
+    except Exception as exc:
+        detail = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
+        raise RuntimeError(f"prebuilt kernel {name!r} could not be loaded: {detail}") from exc
+
+
+# ------------------------------------------------------------------ building
+def _parameters(kernel) -> list[tuple[str, str, int]]:
+    """The step kernel's parameters as the native entry point marshals them:
+    (name, "f8" | "i8" | "scalar", ndim), from its one compiled signature."""
+    import inspect
+
+    from numba.core import types
+
+    names = list(inspect.signature(kernel.py_func).parameters)
+    (signature,) = kernel.signatures
+    out = []
+    for name, typ in zip(names, signature, strict=True):
+        if isinstance(typ, types.Array):
+            if typ.layout != "C" or str(typ.dtype) not in ("float64", "int64"):
+                raise RuntimeError(f"kernel parameter {name}: {typ} cannot be marshalled")
+            out.append((name, "f8" if str(typ.dtype) == "float64" else "i8", typ.ndim))
+        else:
+            out.append((name, "scalar", 0))
+    return out
+
+
+def _entry_source(parameters) -> str:
+    """Source of ``entry(pointers, numbers)``: the step kernel's arguments rebuilt from
+    the tables the C entry point takes (:mod:`flexmbs.compiled.native`)."""
+    from .native import SCALARS
+
+    args, pointer, slot = [], 0, len(SCALARS)
+    for name, kind, ndim in parameters:
+        if kind == "scalar":
+            value = f"numbers[{SCALARS.index(name)}]"
+            args.append(f"{value} != 0" if name == "start" else value)
+            continue
+        shape = ", ".join(f"numbers[{slot + i}]" for i in range(ndim))
+        args.append(f"carray(pointers[{pointer}], ({shape},), {kind})")
+        pointer, slot = pointer + 1, slot + ndim
+    return ("def entry(pointers, numbers):\n    return kernel(\n        "
+            + ",\n        ".join(args) + ")\n")
+
+
+_C_ENTRY = """
+declare i32 @"{native}"(ptr, ptr, ptr, ptr)
+
+define i64 @{entry}(ptr %pointers, ptr %numbers, ptr %error) {{
+  %result = alloca i64
+  %record = alloca ptr
+  store i64 0, ptr %result
+  store ptr null, ptr %record
+  %status = call i32 @"{native}"(ptr %result, ptr %record, ptr %pointers, ptr %numbers)
+  %ok = icmp eq i32 %status, 0
+  br i1 %ok, label %done, label %raised
+done:
+  %value = load i64, ptr %result
+  ret i64 %value
+raised:
+  %exc = load ptr, ptr %record
+  store ptr %exc, ptr %error
+  ret i64 {failed}
+}}
+
+; numba's reference counting calls this when a count drops to zero; nothing in the
+; build allocates (it imports no allocator), so no count ever does
+define void @NRT_MemInfo_call_dtor(ptr %meminfo) {{
+  call void @llvm.trap()
+  unreachable
+}}
+
+declare void @llvm.trap()
+"""
+
+
+def check_imports(imports: list[str]) -> None:
+    """Raise RuntimeError if a build's code imports numba's runtime or Python's C API
+    (:data:`FOREIGN_PREFIXES`): such code would need numba in the process, and an
+    allocation or exception message in a kernel is what brings them in."""
+    foreign = [name for name in imports if name.startswith(FOREIGN_PREFIXES)]
+    if foreign:
+        raise RuntimeError(f"the step kernel's code imports {', '.join(foreign)}: numba's "
+                           "runtime or Python's C API (an allocation or an exception "
+                           "message in a kernel?); the prebuilt kernel must import neither")
+
+
+def _compile_object(out: Path) -> None:
+    """In the build process (baseline CPU set in its environment): compile the step
+    kernel, put the C entry point in front of it, keep what it reaches, and write the
+    object code and its description (json) to ``out``."""
+    import llvmlite.binding as ll
+    import numpy as np
+    from numba import carray, njit, types
+
+    from .native import FAILED, read_object
     from .newton import kernel
     from .warmup import compile_kernels
 
     compile_kernels()
-    if len(kernel.signatures) != 1:
-        raise RuntimeError(f"the step kernel has {len(kernel.signatures)} compiled "
-                           "signatures, expected 1")
-    compiled = kernel.overloads[kernel.signatures[0]]
-    out.write_bytes(dumps(kernel._cache._impl.reduce(compiled)))
+    parameters = _parameters(kernel)
+    namespace = {"kernel": kernel, "carray": carray, "f8": np.float64, "i8": np.int64}
+    exec(_entry_source(parameters), namespace)
+    signature = types.int64(types.CPointer(types.voidptr), types.CPointer(types.int64))
+    entry = njit(signature)(namespace["entry"])
+    compiled = entry.overloads[signature.args]
+    module = ll.parse_assembly(compiled.library.get_llvm_str())
+    module.link_in(ll.parse_assembly(_C_ENTRY.format(
+        native=compiled.fndesc.llvm_func_name, entry=ENTRY, failed=FAILED)))
+    for value in (*module.functions, *module.global_variables):
+        if not value.is_declaration and value.name != ENTRY:
+            value.linkage = "internal"
+    from numba.core import config
+
+    machine = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
+        cpu=config.CPU_NAME, features=config.CPU_FEATURES or "", opt=3, jit=True)
+    passes = ll.create_new_module_pass_manager()
+    passes.add_global_dead_code_eliminate_pass()
+    passes.add_strip_dead_prototype_pass()
+    passes.run(module, ll.create_pass_builder(machine, ll.create_pipeline_tuning_options()))
+    module.verify()
+    code = machine.emit_object(module)
+    imports, _ = read_object(code)
+    check_imports(imports)
+    out.write_bytes(code)
+    out.with_suffix(".json").write_text(json.dumps(
+        {"parameters": parameters, "imports": imports}))
 
 
 def build(folder: Path = PREBUILT_DIR) -> dict:
     """Compile the step kernel for this architecture's baseline CPU in a fresh process
-    and store it in ``folder`` (replacing this environment's earlier build and builds of
+    and store it in ``folder`` (replacing this platform's earlier build and builds of
     other sources); returns its manifest entry. Takes as long as a compilation."""
     import platform
+
+    import llvmlite
+    import numba
 
     arch = platform.machine().lower()
     arch = {"amd64": "x86_64"}.get(arch, arch)
@@ -185,7 +307,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
     cpu, features = BASELINES[arch]
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="flexmbs-prebuild-") as tmp:
-        out = Path(tmp) / "payload.pickle"
+        out = Path(tmp) / "kernel.o"
         # numba's settings of this shell (NUMBA_OPT, NUMBA_BOUNDSCHECK, …) stay out of
         # the shipped code: only those set here
         env = {key: value for key, value in os.environ.items()
@@ -195,21 +317,23 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                "FLEXMBS_PREBUILT": "0", "NUMBA_DISABLE_JIT": "0"}
         subprocess.run([sys.executable, "-c",
                         "import sys; from pathlib import Path; "
-                        "from flexmbs.compiled.prebuilt import _compile_payload; "
-                        "_compile_payload(Path(sys.argv[1]))", str(out)],
+                        "from flexmbs.compiled.prebuilt import _compile_object; "
+                        "_compile_object(Path(sys.argv[1]))", str(out)],
                        env=env, check=True)
         blob = zlib.compress(out.read_bytes(), 9)
-    built_for = environment()
-    name = (f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-py{built_for['python']}-"
-            f"numba{built_for['numba']}-{built_for['triple']}-{cpu}.bin")
-    entry = {"file": name, "tag": KERNEL_TAG, **built_for, "cpu": cpu,
-             "features": list(features), "sha256": hashlib.sha256(blob).hexdigest(),
-             "bytes": len(blob)}
+        described = json.loads(out.with_suffix(".json").read_text())
+    triple = platform_triple()
+    name = f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
+    entry = {"file": name, "tag": KERNEL_TAG, "triple": triple, "cpu": cpu,
+             "features": list(features), "entry": ENTRY, **described,
+             "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob),
+             "built_with": {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
+                            "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+                            "date": time.strftime("%Y-%m-%d")}}
     _write_atomic(folder / name, blob)
     manifest = _manifest(folder)
-    same_env = ("numba", "python", "triple", "cpu")
     kept = [b for b in manifest["builds"] if b.get("tag") == KERNEL_TAG
-            and any(b.get(k) != entry[k] for k in same_env)]
+            and (b.get("triple"), b.get("cpu")) != (triple, cpu)]
     manifest["builds"] = [*kept, entry]
     _write_atomic(folder / MANIFEST,
                   (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
@@ -238,8 +362,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to store it (default: the package's prebuilt/)")
     args = parser.parse_args(argv)
     entry = build(args.folder)
-    print(f"built {entry['file']} ({entry['bytes'] / 1e6:.1f} MB) for {entry['cpu']}, "
-          f"numba {entry['numba']}, Python {entry['python']}, {entry['triple']}")
+    print(f"built {entry['file']} ({entry['bytes'] / 1e6:.2f} MB) for {entry['cpu']}, "
+          f"{entry['triple']}; imports {', '.join(entry['imports'])}")
     return 0
 
 

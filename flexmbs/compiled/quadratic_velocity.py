@@ -14,7 +14,7 @@ Nothing here allocates.
 
 from __future__ import annotations
 
-from numba import njit
+from ._jit import njit
 
 
 @njit(cache=True)

@@ -30,8 +30,8 @@ Drive profile values (s, ṡ, s̈) per drive and actuator values u come in as ar
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .packing import (
     FORCE,
     NO,

@@ -9,7 +9,8 @@ A(p) (homogeneous quadratic), Ḡ(p), G(p), the basis B(p) with
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ._jit import njit
 
 
 @njit(cache=True)

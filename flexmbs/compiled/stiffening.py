@@ -10,8 +10,8 @@ closed-form tangents are those of the NumPy class, term by term.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from .rotations import (
     add_ct_times,

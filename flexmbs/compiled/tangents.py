@@ -27,8 +27,8 @@ model (test_compiled counts numba's allocations over a matrix refresh).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .packing import (
     FORCE,
     NO,
@@ -139,6 +139,7 @@ from .packing import (
     _f5,
     _i1,
     _i2,
+    _view,
 )
 from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from .residual import (
@@ -570,9 +571,11 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     f = T_b_flex[b]
     mode = T_b_mode[b]
     full, mbar_mode, tmass, tmp = mats[0], mats[1], mats[2], mats[5]
-    m = mkc[0, :n * n].reshape((n, n))
-    k = mkc[1, :n * n].reshape((n, n))
-    c = mkc[2, :n * n].reshape((n, n))
+    # M, K, C as n x n views of the rows of mkc (reshape would carry an error path)
+    row0, width = WH[W_FMKC, 1], mkc.shape[1]
+    m = _view(WF, row0, (n, n))
+    k = _view(WF, row0 + width, (n, n))
+    c = _view(WF, row0 + 2 * width, (n, n))
     full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
     mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mbar_mode)
     # the mass of the tangents (coupling.frame_inertia: rigid blocks from the invariant M0)

@@ -46,12 +46,14 @@ def _host() -> dict:
     LLVM's process triple (as a prebuilt kernel's manifest records them) and the CPU
     name and features the code is generated for."""
     import llvmlite.binding as ll
+    import numba
     from numba.core import config
     from numba.core.codegen import get_host_cpu_features
 
-    from .prebuilt import environment
-
-    return {**environment(), "cpu": config.CPU_NAME or ll.get_host_cpu_name(),
+    return {"numba": numba.__version__,
+            "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+            "triple": ll.get_process_triple(),
+            "cpu": config.CPU_NAME or ll.get_host_cpu_name(),
             "features": (config.CPU_FEATURES if config.CPU_FEATURES is not None
                          else get_host_cpu_features())}
 
@@ -73,14 +75,11 @@ def is_ready() -> bool:
 def mark_ready() -> None:
     """Record that the kernels are compiled (after a successful compilation); nothing
     under ``NUMBA_DISABLE_JIT``, where the kernels ran as Python and nothing was compiled
-    or cached, nor while this process runs the prebuilt kernel (nothing compiled either:
-    :mod:`flexmbs.compiled.prebuilt`)."""
+    or cached."""
     from numba.core import config
 
-    from . import prebuilt
-
     paths = _paths()
-    if paths is None or config.DISABLE_JIT or prebuilt.loaded() is not None:
+    if paths is None or config.DISABLE_JIT:
         return
     tmp = paths[0].with_suffix(f".ready.{os.getpid()}.tmp")
     try:
@@ -179,12 +178,12 @@ def wait_while_compiling(timeout: float = STALE_AFTER, poll: float = 0.5) -> Non
 
 def ensure_compiled() -> None:
     """Block until the kernels are ready: the shipped prebuilt kernel if it fits this
-    process (:mod:`flexmbs.compiled.prebuilt`, loaded by the engine), else this machine's
-    in the cache (waiting for a running compilation, or compiling here); for benchmarks
-    and scripts that must time the compiled engine."""
+    process (:mod:`flexmbs.compiled.prebuilt`), else numba's in the cache (waiting for a
+    running compilation, or compiling here); for benchmarks and scripts that must time
+    the compiled engine."""
     from . import prebuilt
 
-    if not is_ready() and prebuilt.ensure_loaded()[0] is not None:
+    if prebuilt.ensure_loaded()[0] is not None:
         return
     wait_while_compiling()
     if not is_ready():
@@ -192,19 +191,11 @@ def ensure_compiled() -> None:
 
 
 def compile_kernels() -> None:
-    """Compile the kernels for this machine's CPU (or load them from numba's cache) on a
-    small model, and record them as ready. Not in a process that runs the shipped
-    prebuilt kernel (its step kernel is taken): there a RuntimeError says to compile in a
-    fresh process."""
+    """Compile the kernels for this machine's CPU with numba (or load them from its
+    cache) on a small model, and record them as ready."""
     from ..assembly import System
     from ..model import ModelBuilder, SpinUp
-    from . import prebuilt
     from .engine import CompiledSystem
-
-    if prebuilt.loaded() is not None:
-        raise RuntimeError("this process runs the prebuilt kernel; compile the kernels "
-                           "for this machine in a fresh process: python -m "
-                           "flexmbs.compiled.warmup")
 
     b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_rigid_body("link", 1.0, [0.01, 0.01, 0.01])

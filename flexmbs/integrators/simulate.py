@@ -51,19 +51,6 @@ class Tangents(str, Enum):
     """Grouped forward finite differences of the whole residual (for comparison)."""
 
 
-def _newton_kernels():
-    """The compiled Newton module (imported on first use: numba loads with it)."""
-    global _NEWTON
-    if _NEWTON is None:
-        from ..compiled import newton
-
-        _NEWTON = newton
-    return _NEWTON
-
-
-_NEWTON = None
-
-
 class Formulation(str, Enum):
     """Which constraint level the multiplier rows of the step enforce
     (docs/theory_integrators.md, "Stabilized index 2")."""
@@ -282,21 +269,23 @@ class AlphaIntegrator:
                 raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
             self.engine, self.engine_note = Engine.PYTHON, reason
             return
-        from ..compiled import prebuilt, warmup
+        from ..compiled import prebuilt
 
-        if self.engine is Engine.AUTO and not warmup.is_ready():
-            start = time.perf_counter()
-            build, why = prebuilt.ensure_loaded()
-            imports += time.perf_counter() - start  # loading the prebuilt kernel
-            if build is None and warmup.start_background():
+        start = time.perf_counter()
+        build, why = prebuilt.ensure_loaded()
+        imports += time.perf_counter() - start  # linking the prebuilt kernel
+        if build is None and self.engine is Engine.AUTO:
+            from ..compiled import warmup
+
+            if not warmup.is_ready() and warmup.start_background():
                 self.engine, self.engine_note = Engine.PYTHON, (
                     "the compiled kernels are being built in the background, once per "
                     f"install (a few minutes; {why}); this run uses the NumPy path")
                 return
         self.engine = Engine.COMPILED
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
-        # importing numba and the kernel modules, loading (or compiling) the kernels, and
-        # the warm-up call
+        # importing the engine, linking the prebuilt kernel or else importing numba and
+        # loading (or compiling) its kernels, and the warm-up call
         self.compile_time = imports + self.compiled.compile_time
 
     # ----------------------------------------------------------- pieces
@@ -427,7 +416,8 @@ class AlphaIntegrator:
         """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
         one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
         models) per matrix refresh."""
-        nk = _newton_kernels()
+        from ..compiled import codes as nk
+
         p, cs = self.params, self.compiled
         work = cs.work
         t1 = self.t + h

@@ -62,9 +62,9 @@ class SimulationResult:
     kernel, or "compiled for this machine"), ``formulation`` (the constraint level:
     :class:`Formulation`), ``steps``, ``rejected_steps``, ``newton_iterations``,
     ``iterations_per_step``, ``factorizations`` (iteration-matrix builds), and times [s]:
-    ``compile_time`` (making the compiled kernels ready: importing numba and them, and
-    compiling them or loading them from the cache, once per process; then one warm-up
-    call), ``setup_time`` (consistent
+    ``compile_time`` (making the compiled kernels ready, once per process: linking the
+    prebuilt kernel, or importing numba and compiling the kernels or loading them from
+    its cache; then one warm-up call), ``setup_time`` (consistent
     initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
     (energies, power and violations after the run)."""
     status: str = COMPLETED

@@ -1,0 +1,35 @@
+"""numba's ``njit`` for the kernel modules, caching in the kernels' own folder.
+
+The kernels fold the packing layout (:mod:`flexmbs.compiled.layout`) in as constants,
+but numba reuses a cached kernel whenever its own source file is unchanged. So the
+kernels are cached in a folder named by a hash of all kernel sources
+(:data:`flexmbs.compiled.KERNEL_CACHE_DIR`): a changed layout never meets a stale
+kernel. numba fixes a function's cache folder when it is decorated, so this sets
+numba's folder for the decoration only and leaves other numba code alone.
+"""
+
+from __future__ import annotations
+
+import numba
+
+from . import KERNEL_CACHE_DIR
+
+
+def njit(*args, **options):
+    """``numba.njit(*args, **options)``, with ``cache=True`` caching in
+    :data:`~flexmbs.compiled.KERNEL_CACHE_DIR` (or where ``NUMBA_CACHE_DIR`` says)."""
+
+    def decorate(func):
+        previous = numba.config.CACHE_DIR
+        if KERNEL_CACHE_DIR is not None:
+            numba.config.CACHE_DIR = KERNEL_CACHE_DIR
+        try:
+            return numba.njit(**options)(func)
+        finally:
+            numba.config.CACHE_DIR = previous
+
+    if len(args) == 1 and callable(args[0]) and not options:
+        return decorate(args[0])
+    if args:
+        raise TypeError("flexmbs.compiled._jit.njit takes keyword options only")
+    return decorate

@@ -1,0 +1,237 @@
+"""The prebuilt step kernel as plain machine code, called without numba
+(docs/compiled.md, "The prebuilt kernel").
+
+A shipped build (:mod:`flexmbs.compiled.prebuilt`) is the relocatable object code of
+the step kernel :func:`flexmbs.compiled.newton.kernel` behind a C entry point
+
+    int64 flexmbs_kernel(void **pointers, int64 *numbers, void **error)
+
+``pointers``: the data of every array parameter in order; ``numbers``: the scalar
+parameters (task, max_iter, start), then the shape of every array parameter in order.
+It returns the kernel's result, or :data:`FAILED` with ``*error`` pointing to numba's
+record of the exception the kernel raised. The code references only the C and maths
+libraries (the build refuses anything else), so loading it takes llvmlite's linker
+alone: a few tens of milliseconds, against a third of a second to import numba and
+rebuild its compiled kernel from a cache.
+
+:class:`NativeKernel` is called like the numba kernel. It takes each array's address
+once and keeps a reference to the array while it is bound, so a call that passes the
+same arrays as the previous one costs an identity check per array; the state vectors,
+new at every step, are copied into buffers of its own instead (:data:`STAGED`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import pickle
+import struct
+
+import numpy as np
+
+#: Result of the entry point when the kernel raised (never a kernel result: those are
+#: the step's codes, :mod:`flexmbs.compiled.codes`).
+FAILED = -(2**62)
+
+#: Scalar parameters of the kernel, in the order the entry point reads them.
+SCALARS = ("task", "max_iter", "start")
+
+#: Parameters the kernel only reads and a run passes anew at every step (the state at
+#: t_n): copied into buffers of the kernel's own, whose addresses it keeps.
+STAGED = ("q", "qd", "qdd", "a", "lam")
+
+_DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64)}
+
+
+class LoadError(RuntimeError):
+    """The object code could not be linked into this process (the reason says why)."""
+
+
+def _c_library_address(name: str) -> int | None:
+    """Address of ``name`` in the C or maths library of this process, or None."""
+    for library in (None, "m", "c"):  # None: what the process has loaded (libm, libc)
+        try:
+            handle = ctypes.CDLL(library if library is None
+                                 else ctypes.util.find_library(library))
+            return ctypes.cast(getattr(handle, name), ctypes.c_void_p).value
+        except (OSError, AttributeError, TypeError):
+            continue
+    return None
+
+
+def read_object(code: bytes) -> tuple[list[str], list[str]]:
+    """(the symbols it imports, the global symbols it defines), sorted, of the ELF64
+    little-endian x86-64 relocatable object ``code``, after checking that its headers,
+    sections and symbols lie within it: LLVM's linker trusts an object and crashes the
+    process on a malformed one. Raises LoadError saying what is wrong."""
+    try:
+        if code[:4] != b"\x7fELF" or code[4:6] != b"\x02\x01":
+            raise LoadError("it is not a 64-bit little-endian ELF object")
+        e_type, e_machine = struct.unpack_from("<HH", code, 0x10)
+        if (e_type, e_machine) != (1, 62):  # ET_REL, EM_X86_64
+            raise LoadError(f"it is not an x86-64 relocatable object (type {e_type}, "
+                            f"machine {e_machine})")
+        shoff, = struct.unpack_from("<Q", code, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", code, 0x3A)
+        if shentsize != 64 or shoff + shnum * shentsize > len(code):
+            raise LoadError("its section headers lie outside it")
+        sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + i * 64)
+                    for i in range(shnum)]
+        for _, kind, _, _, offset, size, link_to, _, _, _ in sections:
+            if kind != 8 and offset + size > len(code):  # 8: SHT_NOBITS (no contents)
+                raise LoadError("a section lies outside it")
+            if link_to >= shnum:
+                raise LoadError("a section links to no section")
+        imports, defined = set(), set()
+        for _, kind, _, _, offset, size, link_to, _, _, entsize in sections:
+            if kind != 2:  # SHT_SYMTAB
+                continue
+            strings_at, strings_size = sections[link_to][4], sections[link_to][5]
+            for k in range(size // max(entsize, 1)):
+                st_name, st_info, _, st_shndx, _, _ = struct.unpack_from(
+                    "<IBBHQQ", code, offset + k * entsize)
+                if not st_name:
+                    continue
+                if st_name >= strings_size:
+                    raise LoadError("a symbol's name lies outside its string table")
+                end = code.index(b"\0", strings_at + st_name)
+                name = code[strings_at + st_name:end].decode()
+                if st_shndx == 0:
+                    imports.add(name)
+                elif st_info >> 4 == 1:  # STB_GLOBAL
+                    defined.add(name)
+    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+        raise LoadError(f"it is not a well-formed object ({exc})") from exc
+    return sorted(imports), sorted(defined)
+
+
+def link(code: bytes, symbol: str):
+    """Link the object ``code`` into this process with llvmlite's MCJIT: (the execution
+    engine, which must be kept alive while the code runs, and the address of
+    ``symbol``). Its imports (:func:`read_object`) are resolved from the C and maths
+    libraries. Raises LoadError saying what failed."""
+    imports, defined = read_object(code)
+    if symbol not in defined:
+        raise LoadError(f"it defines no entry point {symbol!r}")
+    try:
+        import llvmlite.binding as ll
+    except ImportError as exc:
+        raise LoadError(f"llvmlite is not importable: {exc}") from exc
+    for name in imports:
+        address = _c_library_address(name)
+        if address is None:
+            raise LoadError(f"the C library of this process has no {name!r}")
+        ll.add_symbol(name, address)
+    try:
+        ll.initialize_native_target()
+        ll.initialize_native_asmprinter()
+        machine = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
+            jit=True)
+        engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
+        engine.add_object_file(ll.ObjectFileRef.from_data(code))
+        engine.finalize_object()
+        address = engine.get_function_address(symbol)
+    except RuntimeError as exc:  # llvmlite's report of a damaged or foreign object
+        raise LoadError(f"llvmlite could not link it: {exc}") from exc
+    if not address:
+        raise LoadError(f"llvmlite found no entry point {symbol!r} in it")
+    return engine, address
+
+
+class NativeKernel:
+    """The step kernel from linked machine code, called as
+    :func:`flexmbs.compiled.newton.kernel` (same parameters, same result).
+
+    ``parameters``: the kernel's parameters in order, as the build recorded them:
+    (name, kind, ndim) with kind "f8" or "i8" (a C-contiguous array of ndim dimensions)
+    or "scalar" (one of :data:`SCALARS`)."""
+
+    def __init__(self, engine, address: int, parameters):
+        self._engine = engine  # owns the code
+        # called holding the GIL, as numba's kernels are: the tables below are shared
+        self._function = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_void_p)(address)
+        names = [name for name, _, _ in parameters]
+        self._n_args = len(names)
+        self._arrays = []  # (name, dtype, ndim, first shape slot)
+        scalars, slot = [], len(SCALARS)
+        for name, kind, ndim in parameters:
+            if kind == "scalar":
+                scalars.append(name)
+                continue
+            self._arrays.append((name, _DTYPES[kind], int(ndim), slot))
+            slot += int(ndim)
+        if tuple(scalars) != SCALARS:
+            raise LoadError(f"its scalar parameters are {scalars}, expected {list(SCALARS)}")
+        #: (array k, its position in the call, staged)
+        self._positions = [(k, names.index(name), name in STAGED)
+                           for k, (name, *_) in enumerate(self._arrays)]
+        self._scalar_at = [names.index(name) for name in SCALARS]
+        self._pointers = np.zeros(len(self._arrays), dtype=np.uintp)
+        self._numbers = np.zeros(slot, dtype=np.int64)
+        self._error = np.zeros(1, dtype=np.uintp)
+        self._bound: list = [None] * len(self._arrays)
+        self._call_addresses = (self._pointers.ctypes.data, self._numbers.ctypes.data,
+                                self._error.ctypes.data)
+
+    def _bind(self, k: int, array, staged: bool) -> None:
+        """Point array parameter ``k`` at ``array``, or at a copy of it that later calls
+        refill when ``staged`` (taking an array's address costs more than copying a
+        state vector)."""
+        name, dtype, ndim, slot = self._arrays[k]
+        if (not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != ndim
+                or not array.flags.c_contiguous or not array.flags.writeable):
+            got = type(array).__name__
+            if isinstance(array, np.ndarray):
+                layout = ("" if array.flags.c_contiguous else ", not C-contiguous") + (
+                    "" if array.flags.writeable else ", read-only")
+                got = f"{array.dtype} array of shape {array.shape}{layout}"
+            raise TypeError(f"step kernel argument {name!r}: expected a writeable "
+                            f"C-contiguous {dtype} array of {ndim} dimension(s), got {got}")
+        bound = self._bound[k]
+        if staged and bound is not None and bound.shape == array.shape:
+            bound[...] = array
+            return
+        if staged:
+            array = array.copy()
+        self._pointers[k] = array.ctypes.data
+        self._numbers[slot:slot + ndim] = array.shape
+        self._bound[k] = array
+
+    def __call__(self, *args):
+        if len(args) != self._n_args:
+            raise TypeError(f"the step kernel takes {self._n_args} arguments, got "
+                            f"{len(args)}")
+        bound = self._bound
+        for k, position, staged in self._positions:
+            if args[position] is not bound[k]:
+                self._bind(k, args[position], staged)
+        numbers = self._numbers
+        for i, position in enumerate(self._scalar_at):
+            numbers[i] = args[position]
+        result = self._function(*self._call_addresses)
+        if result == FAILED:
+            raise _raised(int(self._error[0]))
+        return result
+
+    def release(self) -> None:
+        """Drop the references to the arrays of the last call."""
+        self._bound = [None] * len(self._arrays)
+
+
+def _raised(record: int) -> Exception:
+    """The exception the kernel raised, from numba's record of it (a pickled
+    (class, args, location) of a builtin exception); a RuntimeError if unreadable."""
+    generic = RuntimeError("the prebuilt step kernel raised an exception; run with "
+                           "FLEXMBS_PREBUILT=0 for numba's message")
+    if not record:
+        return generic
+    try:
+        data = ctypes.c_void_p.from_address(record).value
+        size = ctypes.c_int32.from_address(record + ctypes.sizeof(ctypes.c_void_p)).value
+        cls, exc_args, *_ = pickle.loads(ctypes.string_at(data, size))
+    except Exception:  # an unreadable record: the generic message
+        return generic
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls(*exc_args)
+    return generic
