@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from flexmbs.compiled import KERNEL_TAG, native, prebuilt
+from flexmbs.compiled.elf import read_object
 
 TESTS = Path(__file__).resolve().parent
 
@@ -48,11 +49,11 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
         assert len(blob) == build["bytes"]
         arch = build["triple"].split("-")[0]
         assert (build["cpu"], tuple(build["features"])) == prebuilt.BASELINES[arch]
-        imports, defined = native.read_object(zlib.decompress(blob))
+        imports, defined = read_object(zlib.decompress(blob))
         assert build["entry"] in defined
         assert imports == build["imports"]
-        assert not [name for name in imports if name.startswith(prebuilt.FOREIGN_PREFIXES)]
-        assert not [name for name in imports if "alloc" in name or name == "free"]
+        assert set(imports) <= native.C_LIBRARY  # no allocator among them
+        assert build["abi"] == native.ABI
     files = {p.name for p in prebuilt.PREBUILT_DIR.iterdir()} - {prebuilt.MANIFEST}
     assert files == {b["file"] for b in prebuilt._manifest()["builds"]}  # no strays
 
@@ -173,6 +174,10 @@ def test_the_entry_point_gets_each_argument_where_it_reads_it():
     assert staged(2, q, 1, True) == 24
     np.testing.assert_array_equal(q, np.arange(4.0))  # the kernel saw a copy
     assert staged(2, np.zeros(6), 1, True) == 26  # another shape: a new copy
+    strided, frozen = np.zeros((6, 2))[:, 0], np.zeros(3)
+    frozen.flags.writeable = False
+    assert staged(0, strided, 1, True) == 6  # copied, so any layout will do
+    assert staged(0, frozen, 1, True) == 3
 
 
 def test_the_entry_point_refuses_arrays_it_cannot_pass_naming_them():
@@ -221,7 +226,7 @@ def _ship(folder: Path, code: bytes | None = None, compress: bool = True,
     blob = zlib.compress(code) if compress else code
     parameters = [["task", "scalar", 0], ["x", "f8", 1], ["max_iter", "scalar", 0],
                   ["start", "scalar", 0]]
-    entry = {"file": "kernel-test.o.z", "tag": KERNEL_TAG,
+    entry = {"file": "kernel-test.o.z", "tag": KERNEL_TAG, "abi": native.ABI,
              "triple": prebuilt.platform_triple(), "cpu": "x86-64",
              "features": ["sse2"], "entry": prebuilt.ENTRY, "parameters": parameters,
              "imports": [], "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
@@ -260,22 +265,26 @@ def test_a_prebuilt_kernel_that_does_not_fit_is_refused_with_the_reason(
     ({"code": b"\x7fELF\x02\x01" + bytes(100)}, "not an x86-64 relocatable object"),
     ({"code": "truncated"}, "section headers lie outside it"),
     ({"code": "other entry"}, f"defines no entry point '{prebuilt.ENTRY}'"),
-    ({"code": "foreign import"}, "has no 'flexmbs_no_such_function'"),
+    ({"code": "foreign import"}, "imports flexmbs_no_such_function, beyond the C"),
+    ({"code": "python import"}, "imports PyErr_Clear, beyond the C and maths libraries"),
 ])
 def test_a_damaged_prebuilt_kernel_is_refused_naming_its_file(tmp_path, monkeypatch,
                                                               ship, named):
     """Damage is caught before LLVM's linker sees the object (which would crash the
-    process on a malformed one): the checksum, the compression, the ELF headers, the
-    entry point, and imports the C library lacks."""
+    process on a malformed one): the checksum, the compression, the ELF structure, the
+    entry point, and imports beyond the C and maths libraries (even ones this process
+    has, as Python's C API)."""
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+    calls = {"foreign import": "flexmbs_no_such_function", "python import": "PyErr_Clear"}
     if ship.get("code") == "truncated":
         ship = {"code": _object()[:600]}
     elif ship.get("code") == "other entry":
         ship = {"code": _object(entry="something_else")}
-    elif ship.get("code") == "foreign import":
-        ship = {"code": _object(extra="declare void @flexmbs_no_such_function()\n"
+    elif ship.get("code") in calls:
+        name = calls[ship["code"]]
+        ship = {"code": _object(extra=f"declare void @{name}()\n"
                                       "define void @user() {\n"
-                                      "  call void @flexmbs_no_such_function()\n"
+                                      f"  call void @{name}()\n"
                                       "  ret void\n}")}
     build = _ship(tmp_path, **ship)
     with pytest.raises(RuntimeError, match=r"'kernel-test\.o\.z' could not be loaded: .*"
@@ -283,11 +292,141 @@ def test_a_damaged_prebuilt_kernel_is_refused_naming_its_file(tmp_path, monkeypa
         prebuilt.load(build, tmp_path)
 
 
+def _field(code: bytearray, what: str) -> tuple[int, str]:
+    """(offset, struct format) of one field of the shipped object, for corrupting it."""
+    import struct
+
+    shoff, = struct.unpack_from("<Q", code, 0x28)
+    shnum, = struct.unpack_from("<H", code, 0x3C)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + 64 * i)
+                for i in range(shnum)]
+    rela = next(i for i, s in enumerate(sections) if s[1] == 4 and s[5] > 0)
+    symtab = next(i for i, s in enumerate(sections) if s[1] == 2)
+    entry = sections[symtab][4] + 24 * (sections[symtab][5] // 24 - 1)  # a global symbol
+    return {
+        "relocation offset": (sections[rela][4], "<Q"),
+        "relocation symbol": (sections[rela][4] + 12, "<I"),
+        "relocation kind": (sections[rela][4] + 8, "<I"),
+        "relocation target": (shoff + 64 * rela + 44, "<I"),
+        "symbol section": (entry + 6, "<H"),
+        "symbol value": (entry + 8, "<Q"),
+        "section names": (0x3E, "<H"),
+        "section link": (shoff + 64 * rela + 40, "<I"),
+        "zero-filled size": (shoff + 64 * rela + 4, "<I"),  # made NOBITS, see below
+    }[what]
+
+
+@pytest.mark.parametrize(("what", "value", "named"), [
+    ("relocation offset", 1 << 40, "relocation lies outside"),
+    ("relocation symbol", 1 << 20, "relocation lies outside"),
+    ("relocation kind", 200, "relocation of unknown kind 200"),
+    ("relocation target", 1 << 10, "refers to no symbol table or section"),
+    ("symbol section", 9999, "symbol lies in no section"),
+    ("symbol value", 1 << 40, "symbol lies outside its section"),
+    ("section names", 9999, "section-name table is no section"),
+    ("section link", 9999, "links to no section"),
+    ("zero-filled size", 8, "zero-filled section of"),
+])
+def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
+    """Each structure LLVM's linker follows, corrupted in the shipped object, is refused
+    by the loader's checks (flexmbs.compiled.elf), with the reason; LLVM would abort or
+    crash on each (measured in the review of the loader)."""
+    import struct
+
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    if not builds:
+        pytest.skip("no prebuilt kernel of these sources")
+    code = bytearray(_shipped(builds[0]))
+    offset, fmt = _field(code, what)
+    struct.pack_into(fmt, code, offset, value)
+    if what == "zero-filled size":  # a NOBITS section of 1 TB
+        struct.pack_into("<Q", code, offset - 4 + 32, 1 << 40)
+    with pytest.raises(native.LoadError, match=re.escape(named)):
+        native.link(bytes(code), prebuilt.ENTRY)
+
+
 def test_the_build_refuses_code_that_imports_numba_or_python():
     prebuilt.check_imports(["atan2", "memset", "sincos"])
-    for name in ("NRT_MemInfo_alloc", "numba_do_raise", "PyErr_SetString"):
+    for name in ("NRT_MemInfo_alloc", "numba_do_raise", "PyErr_SetString",
+                 "_numba_hashsecret_siphash_k0", "malloc"):
         with pytest.raises(RuntimeError, match=name):
             prebuilt.check_imports(["atan2", name])
+
+
+def test_a_build_of_another_entry_point_version_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+    _ship(tmp_path, abi=native.ABI + 1)
+    assert prebuilt.find(tmp_path) == (
+        None, f"no prebuilt kernel of this loader's entry-point version ({native.ABI})")
+
+
+def test_a_damaged_install_falls_back_to_numba_and_says_so(tmp_path, monkeypatch):
+    """A shipped build that fits but fails to load: a RuntimeWarning once, the run on
+    numba's kernels, and the reason in its statistics and summary."""
+    from flexmbs.cases import load_case, run_case
+
+    monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
+    _ship(tmp_path, sha256="0" * 64)
+    monkeypatch.setattr(prebuilt, "PREBUILT_DIR", tmp_path)
+    monkeypatch.setattr(prebuilt, "find", lambda: prebuilt._find_in(tmp_path))
+    monkeypatch.setattr(prebuilt, "_loaded", None)
+    monkeypatch.setattr(prebuilt, "_failed", None)
+    case = load_case(TESTS.parent / "cases" / "seed_pendulum.toml")
+    case.solver["t_end"] = 0.01
+    with pytest.warns(RuntimeWarning, match="checksum mismatch; the kernels come from numba"):
+        result = run_case(case, engine="compiled")[1]
+    assert result.statistics["kernels"].startswith("compiled for this machine (the "
+                                                   "prebuilt kernel failed: prebuilt kernel")
+    assert "checksum mismatch" in result.statistics["kernels"]
+
+
+def test_runs_in_threads_each_have_their_own_kernel_tables():
+    """Each CompiledSystem calls the prebuilt kernel through tables of its own: runs of
+    different models in threads (switching threads as often as Python allows) give the
+    trajectories they give one after the other, bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from test_compiled import random_chain
+
+    from flexmbs.integrators import simulate
+
+    if prebuilt.ensure_loaded()[0] is None:
+        pytest.skip(f"no prebuilt kernel for this process: {prebuilt.ensure_loaded()[1]}")
+    systems = [random_chain(seed) for seed in (1, 2, 5, 8)]
+
+    def run(system):
+        result = simulate(system, 0.2, 2e-3, engine="compiled")
+        assert result.statistics["kernels"].startswith("prebuilt")
+        return result.q
+
+    alone = [run(system) for system in systems]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            together = list(pool.map(run, systems))
+    finally:
+        sys.setswitchinterval(interval)
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_kernel_caller_lets_go_of_the_output_histories():
+    """The outputs' call binds the run's histories (q, q̇, λ at every output); the
+    CompiledSystem's kernel lets go of them after it, so they live no longer than the
+    result does."""
+    from test_compiled import random_chain
+
+    from flexmbs.compiled import CompiledSystem
+
+    if prebuilt.ensure_loaded()[0] is None:
+        pytest.skip(f"no prebuilt kernel for this process: {prebuilt.ensure_loaded()[1]}")
+    system = random_chain(3)
+    compiled = CompiledSystem(system)
+    n_t = 50
+    compiled.outputs(np.linspace(0.0, 1.0, n_t), np.tile(system.q0, (n_t, 1)),
+                     np.zeros((n_t, system.n_q)), np.zeros((n_t, system.n_c)))
+    assert all(bound is None for bound in compiled._kernel._bound)
 
 
 def test_loading_is_switched_off_by_the_environment(tmp_path, monkeypatch):

@@ -26,8 +26,8 @@ from pathlib import Path
 #: Modules without kernel code: not part of the kernels' source hash (the layouts of
 #: tables.py and workspace.py reach the kernels through layout.py, whose constants are
 #: checked against them at import).
-NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "engine.py", "native.py", "prebuilt.py",
-                      "tables.py", "warmup.py", "workspace.py")
+NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "elf.py", "engine.py", "native.py",
+                      "prebuilt.py", "tables.py", "warmup.py", "workspace.py")
 
 
 def _kernel_tag() -> str:

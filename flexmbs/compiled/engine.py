@@ -127,6 +127,8 @@ class CompiledSystem:
             from . import warmup
 
             self.kernels = "compiled for this machine"
+            if prebuilt and shipped.failure() is not None:  # a damaged install: say so
+                self.kernels += f" (the prebuilt kernel failed: {shipped.failure()})"
             if wait:  # a background compilation is filling the cache: do not compile twice
                 warmup.wait_while_compiling()
                 start = time.perf_counter()
@@ -257,6 +259,9 @@ class CompiledSystem:
                    qds=np.ascontiguousarray(qd, dtype=float),
                    lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
                    profs=prof, us=u, refs=refs, out=out)
+        release = getattr(self._kernel, "release", None)
+        if release is not None:  # the prebuilt kernel's caller: not the histories' owner
+            release()
         return out
 
     def factor(self, matrix: np.ndarray) -> Factors:

@@ -25,9 +25,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import pickle
-import struct
 
 import numpy as np
+
+from .elf import ObjectError, read_object
+
+#: Version of the entry point's convention (:data:`SCALARS`, :data:`FAILED`, the tables,
+#: and the entry point :mod:`flexmbs.compiled.prebuilt` builds); a build records the
+#: version it follows, and one of another version is refused. Raise it with any change.
+ABI = 1
 
 #: Result of the entry point when the kernel raised (never a kernel result: those are
 #: the step's codes, :mod:`flexmbs.compiled.codes`).
@@ -39,6 +45,16 @@ SCALARS = ("task", "max_iter", "start")
 #: Parameters the kernel only reads and a run passes anew at every step (the state at
 #: t_n): copied into buffers of the kernel's own, whose addresses it keeps.
 STAGED = ("q", "qd", "qdd", "a", "lam")
+
+#: What a build may import: functions of the C and maths libraries (numba's code calls
+#: some of them). The build refuses code importing anything else, and so does the loader.
+C_LIBRARY = frozenset({
+    "memcpy", "memmove", "memset", "memcmp",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "sincos", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "pow", "sqrt", "cbrt", "hypot", "floor", "ceil", "trunc", "round", "rint",
+    "nearbyint", "fmod", "fabs", "copysign", "fmin", "fmax", "ldexp", "frexp", "modf",
+    "erf", "erfc", "lgamma", "tgamma"})
 
 _DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64)}
 
@@ -59,60 +75,21 @@ def _c_library_address(name: str) -> int | None:
     return None
 
 
-def read_object(code: bytes) -> tuple[list[str], list[str]]:
-    """(the symbols it imports, the global symbols it defines), sorted, of the ELF64
-    little-endian x86-64 relocatable object ``code``, after checking that its headers,
-    sections and symbols lie within it: LLVM's linker trusts an object and crashes the
-    process on a malformed one. Raises LoadError saying what is wrong."""
-    try:
-        if code[:4] != b"\x7fELF" or code[4:6] != b"\x02\x01":
-            raise LoadError("it is not a 64-bit little-endian ELF object")
-        e_type, e_machine = struct.unpack_from("<HH", code, 0x10)
-        if (e_type, e_machine) != (1, 62):  # ET_REL, EM_X86_64
-            raise LoadError(f"it is not an x86-64 relocatable object (type {e_type}, "
-                            f"machine {e_machine})")
-        shoff, = struct.unpack_from("<Q", code, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", code, 0x3A)
-        if shentsize != 64 or shoff + shnum * shentsize > len(code):
-            raise LoadError("its section headers lie outside it")
-        sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + i * 64)
-                    for i in range(shnum)]
-        for _, kind, _, _, offset, size, link_to, _, _, _ in sections:
-            if kind != 8 and offset + size > len(code):  # 8: SHT_NOBITS (no contents)
-                raise LoadError("a section lies outside it")
-            if link_to >= shnum:
-                raise LoadError("a section links to no section")
-        imports, defined = set(), set()
-        for _, kind, _, _, offset, size, link_to, _, _, entsize in sections:
-            if kind != 2:  # SHT_SYMTAB
-                continue
-            strings_at, strings_size = sections[link_to][4], sections[link_to][5]
-            for k in range(size // max(entsize, 1)):
-                st_name, st_info, _, st_shndx, _, _ = struct.unpack_from(
-                    "<IBBHQQ", code, offset + k * entsize)
-                if not st_name:
-                    continue
-                if st_name >= strings_size:
-                    raise LoadError("a symbol's name lies outside its string table")
-                end = code.index(b"\0", strings_at + st_name)
-                name = code[strings_at + st_name:end].decode()
-                if st_shndx == 0:
-                    imports.add(name)
-                elif st_info >> 4 == 1:  # STB_GLOBAL
-                    defined.add(name)
-    except (struct.error, ValueError, UnicodeDecodeError) as exc:
-        raise LoadError(f"it is not a well-formed object ({exc})") from exc
-    return sorted(imports), sorted(defined)
-
-
 def link(code: bytes, symbol: str):
     """Link the object ``code`` into this process with llvmlite's MCJIT: (the execution
     engine, which must be kept alive while the code runs, and the address of
     ``symbol``). Its imports (:func:`read_object`) are resolved from the C and maths
     libraries. Raises LoadError saying what failed."""
-    imports, defined = read_object(code)
+    try:
+        imports, defined = read_object(code)
+    except ObjectError as exc:
+        raise LoadError(str(exc)) from exc
     if symbol not in defined:
         raise LoadError(f"it defines no entry point {symbol!r}")
+    foreign = sorted(set(imports) - C_LIBRARY)
+    if foreign:
+        raise LoadError(f"it imports {', '.join(foreign)}, beyond the C and maths "
+                        "libraries")
     try:
         import llvmlite.binding as ll
     except ImportError as exc:
@@ -144,11 +121,13 @@ class NativeKernel:
 
     ``parameters``: the kernel's parameters in order, as the build recorded them:
     (name, kind, ndim) with kind "f8" or "i8" (a C-contiguous array of ndim dimensions)
-    or "scalar" (one of :data:`SCALARS`)."""
+    or "scalar" (one of :data:`SCALARS`). An instance's tables serve one caller at a
+    time: each CompiledSystem takes its own (:meth:`twin`)."""
 
     def __init__(self, engine, address: int, parameters):
-        self._engine = engine  # owns the code
-        # called holding the GIL, as numba's kernels are: the tables below are shared
+        self._engine, self._address, self._parameters = engine, address, parameters
+        # called holding the GIL, as numba's kernels are (a kernel's tables are its
+        # caller's alone: one NativeKernel per CompiledSystem)
         self._function = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                            ctypes.c_void_p)(address)
         names = [name for name, _, _ in parameters]
@@ -175,10 +154,16 @@ class NativeKernel:
                                 self._error.ctypes.data)
 
     def _bind(self, k: int, array, staged: bool) -> None:
-        """Point array parameter ``k`` at ``array``, or at a copy of it that later calls
-        refill when ``staged`` (taking an array's address costs more than copying a
-        state vector)."""
+        """Point array parameter ``k`` at ``array``, or, when ``staged``, at a copy of it
+        that later calls refill (taking an array's address costs more than copying a
+        state vector; a copy can take any array of the right shape)."""
         name, dtype, ndim, slot = self._arrays[k]
+        bound = self._bound[k]
+        if staged and isinstance(array, np.ndarray) and array.ndim == ndim:
+            if bound is not None and bound.shape == array.shape:
+                bound[...] = array
+                return
+            array = np.array(array, dtype=dtype, order="C")
         if (not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != ndim
                 or not array.flags.c_contiguous or not array.flags.writeable):
             got = type(array).__name__
@@ -188,12 +173,6 @@ class NativeKernel:
                 got = f"{array.dtype} array of shape {array.shape}{layout}"
             raise TypeError(f"step kernel argument {name!r}: expected a writeable "
                             f"C-contiguous {dtype} array of {ndim} dimension(s), got {got}")
-        bound = self._bound[k]
-        if staged and bound is not None and bound.shape == array.shape:
-            bound[...] = array
-            return
-        if staged:
-            array = array.copy()
         self._pointers[k] = array.ctypes.data
         self._numbers[slot:slot + ndim] = array.shape
         self._bound[k] = array
@@ -214,8 +193,13 @@ class NativeKernel:
             raise _raised(int(self._error[0]))
         return result
 
+    def twin(self) -> NativeKernel:
+        """Another caller of the same code, with tables of its own."""
+        return NativeKernel(self._engine, self._address, self._parameters)
+
     def release(self) -> None:
-        """Drop the references to the arrays of the last call."""
+        """Drop the references to the arrays of the last call (the next call binds its
+        arrays anew)."""
         self._bound = [None] * len(self._arrays)
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import zlib
 from pathlib import Path
 
@@ -47,10 +48,6 @@ ENTRY = "flexmbs_kernel"
 BASELINES = {
     "x86_64": ("x86-64", ("cmov", "cx8", "fxsr", "mmx", "sse", "sse2")),
 }
-
-#: Prefixes of symbols a build must not import: numba's runtime (memory management,
-#: exceptions) and Python's C API. What is left comes from the C and maths libraries.
-FOREIGN_PREFIXES = ("NRT_", "numba_", "Py", "_Py")
 
 
 def _switched_off() -> str | None:
@@ -85,16 +82,26 @@ def _manifest(folder: Path = PREBUILT_DIR) -> dict:
     return data
 
 
-def find(folder: Path = PREBUILT_DIR) -> tuple[dict | None, str]:
-    """(the shipped build this process can run, ``""``) or (None, why there is none).
+def find(folder: Path | None = None) -> tuple[dict | None, str]:
+    """(the shipped build this process can run, ``""``) or (None, why there is none),
+    in ``folder`` (default :data:`PREBUILT_DIR`).
 
     Cheap (the manifest only): for deciding whether a run needs numba."""
+    return _find_in(PREBUILT_DIR if folder is None else folder)
+
+
+def _find_in(folder: Path) -> tuple[dict | None, str]:
     off = _switched_off()
     if off is not None:
         return None, off
+    from .native import ABI
+
     builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == KERNEL_TAG]
     if not builds:
         return None, f"no prebuilt kernel of these sources ({KERNEL_TAG})"
+    builds = [b for b in builds if b.get("abi") == ABI]
+    if not builds:
+        return None, f"no prebuilt kernel of this loader's entry-point version ({ABI})"
     triple = platform_triple()
     matching = [b for b in builds if b.get("triple") == triple]
     if not matching:
@@ -119,17 +126,24 @@ def loaded() -> dict | None:
     return None if _loaded is None else _loaded[0]
 
 
+def failure() -> str | None:
+    """Why the shipped build that fits this process failed to load, if it did."""
+    return _failed
+
+
 def step_kernel():
-    """The prebuilt step kernel (a :class:`~flexmbs.compiled.native.NativeKernel`),
-    loaded on first use, or None (then :func:`ensure_loaded` says why)."""
+    """A caller of the prebuilt step kernel with tables of its own (a
+    :class:`~flexmbs.compiled.native.NativeKernel`), the kernel loaded on first use, or
+    None (then :func:`ensure_loaded` says why)."""
     build, _ = ensure_loaded()
-    return None if build is None else _loaded[1]
+    return None if build is None else _loaded[1].twin()
 
 
 def ensure_loaded() -> tuple[dict | None, str]:
     """Load the shipped build unless this process has already (tried to): (the build,
-    ``""``) or (None, why not). A build that fails to load is not tried again; switching
-    the prebuilt kernel off (``FLEXMBS_PREBUILT``) holds from the next call on."""
+    ``""``) or (None, why not). A build that fits but fails to load is not tried again,
+    and says so once (a RuntimeWarning: the install is damaged); switching the prebuilt
+    kernel off (``FLEXMBS_PREBUILT``) holds from the next call on."""
     global _loaded, _failed
     off = _switched_off()
     if off is not None:
@@ -138,23 +152,27 @@ def ensure_loaded() -> tuple[dict | None, str]:
         return _loaded[0], ""
     if _failed is not None:
         return None, _failed
-    build, reason = find()
-    if build is None:  # a setting may change: decided again next time
-        return None, reason
     try:
+        build, reason = find()
+        if build is None:  # a setting may change: decided again next time
+            return None, reason
         _loaded = (build, load(build))
     except Exception as exc:
         _failed = str(exc)
+        warnings.warn(f"flexmbs: {_failed}; the kernels come from numba instead",
+                      RuntimeWarning, stacklevel=2)
         return None, _failed
     return build, ""
 
 
-def load(build: dict, folder: Path = PREBUILT_DIR):
+def load(build: dict, folder: Path | None = None):
     """The :class:`~flexmbs.compiled.native.NativeKernel` of ``build`` (a manifest entry
-    of ``folder``). Raises RuntimeError naming the file and what is wrong with it."""
+    of ``folder``, default :data:`PREBUILT_DIR`). Raises RuntimeError naming the file
+    and what is wrong with it."""
     from .native import NativeKernel, link
 
-    name = build["file"]
+    folder = PREBUILT_DIR if folder is None else folder
+    name = build.get("file")
     try:
         blob = (folder / name).read_bytes()
         if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
@@ -238,14 +256,18 @@ declare void @llvm.trap()
 
 
 def check_imports(imports: list[str]) -> None:
-    """Raise RuntimeError if a build's code imports numba's runtime or Python's C API
-    (:data:`FOREIGN_PREFIXES`): such code would need numba in the process, and an
-    allocation or exception message in a kernel is what brings them in."""
-    foreign = [name for name in imports if name.startswith(FOREIGN_PREFIXES)]
+    """Raise RuntimeError if a build's code imports anything beyond the C and maths
+    library functions the loader resolves (:data:`~flexmbs.compiled.native.C_LIBRARY`):
+    numba's runtime or Python's C API would need numba in the process, and an
+    allocation or an exception message in a kernel is what brings them in."""
+    from .native import C_LIBRARY
+
+    foreign = sorted(set(imports) - C_LIBRARY)
     if foreign:
-        raise RuntimeError(f"the step kernel's code imports {', '.join(foreign)}: numba's "
-                           "runtime or Python's C API (an allocation or an exception "
-                           "message in a kernel?); the prebuilt kernel must import neither")
+        raise RuntimeError(f"the step kernel's code imports {', '.join(foreign)}, beyond "
+                           "the C and maths libraries (numba's runtime or Python's C API: "
+                           "an allocation or an exception message in a kernel?); the "
+                           "prebuilt kernel must import neither")
 
 
 def _compile_object(out: Path) -> None:
@@ -256,7 +278,8 @@ def _compile_object(out: Path) -> None:
     import numpy as np
     from numba import carray, njit, types
 
-    from .native import FAILED, read_object
+    from .elf import read_object
+    from .native import FAILED
     from .newton import kernel
     from .warmup import compile_kernels
 
@@ -299,6 +322,8 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
     import llvmlite
     import numba
 
+    from .native import ABI
+
     arch = platform.machine().lower()
     arch = {"amd64": "x86_64"}.get(arch, arch)
     if arch not in BASELINES:
@@ -324,7 +349,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
         described = json.loads(out.with_suffix(".json").read_text())
     triple = platform_triple()
     name = f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
-    entry = {"file": name, "tag": KERNEL_TAG, "triple": triple, "cpu": cpu,
+    entry = {"file": name, "tag": KERNEL_TAG, "abi": ABI, "triple": triple, "cpu": cpu,
              "features": list(features), "entry": ENTRY, **described,
              "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob),
              "built_with": {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
@@ -339,7 +364,8 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                   (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
     wanted = {*(b["file"] for b in manifest["builds"]), MANIFEST}
     for old in folder.iterdir():  # builds of other sources, leftovers of interrupted ones
-        if old.is_file() and old.name not in wanted:
+        stale = old.name.startswith("kernel-") or old.name.endswith(".tmp")
+        if old.is_file() and stale and old.name not in wanted:
             old.unlink()
     return entry
 
