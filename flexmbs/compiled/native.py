@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import pickle
+from operator import is_, itemgetter
 
 import numpy as np
 
@@ -142,14 +143,18 @@ class NativeKernel:
             slot += int(ndim)
         if tuple(scalars) != SCALARS:
             raise LoadError(f"its scalar parameters are {scalars}, expected {list(SCALARS)}")
-        #: (array k, its position in the call, staged)
-        self._positions = [(k, names.index(name), name in STAGED)
-                           for k, (name, *_) in enumerate(self._arrays)]
+        positions = [(k, names.index(name)) for k, (name, *_) in enumerate(self._arrays)]
+        #: the arrays bound by address (k, position in the call), and a getter of them
+        self._fixed = [(k, at) for k, at in positions if self._arrays[k][0] not in STAGED]
+        self._fixed_args = itemgetter(*(at for _, at in self._fixed))
+        #: the state vectors, copied in (k, position in the call)
+        self._staged = [(k, at) for k, at in positions if self._arrays[k][0] in STAGED]
         self._scalar_at = [names.index(name) for name in SCALARS]
         self._pointers = np.zeros(len(self._arrays), dtype=np.uintp)
         self._numbers = np.zeros(slot, dtype=np.int64)
         self._error = np.zeros(1, dtype=np.uintp)
         self._bound: list = [None] * len(self._arrays)
+        self._fixed_bound: list = [None] * len(self._fixed)  # _bound's fixed entries
         self._call_addresses = (self._pointers.ctypes.data, self._numbers.ctypes.data,
                                 self._error.ctypes.data)
 
@@ -181,13 +186,21 @@ class NativeKernel:
         if len(args) != self._n_args:
             raise TypeError(f"the step kernel takes {self._n_args} arguments, got "
                             f"{len(args)}")
+        if not all(map(is_, self._fixed_args(args), self._fixed_bound)):
+            for k, at in self._fixed:
+                if args[at] is not self._bound[k]:
+                    self._bind(k, args[at], False)
+            self._fixed_bound = [self._bound[k] for k, _ in self._fixed]
         bound = self._bound
-        for k, position, staged in self._positions:
-            if args[position] is not bound[k]:
-                self._bind(k, args[position], staged)
+        for k, at in self._staged:
+            array, held = args[at], bound[k]
+            if held is not None and type(array) is np.ndarray and array.shape == held.shape:
+                held[...] = array
+            else:
+                self._bind(k, array, True)
         numbers = self._numbers
-        for i, position in enumerate(self._scalar_at):
-            numbers[i] = args[position]
+        for i, at in enumerate(self._scalar_at):
+            numbers[i] = args[at]
         result = self._function(*self._call_addresses)
         if result == FAILED:
             raise _raised(int(self._error[0]))
@@ -201,6 +214,7 @@ class NativeKernel:
         """Drop the references to the arrays of the last call (the next call binds its
         arrays anew)."""
         self._bound = [None] * len(self._arrays)
+        self._fixed_bound = [None] * len(self._fixed)
 
 
 def _raised(record: int) -> Exception:
