@@ -150,11 +150,13 @@ def _object(extra: str = "", entry: str = prebuilt.ENTRY) -> bytes:
     return machine.emit_object(module)
 
 
-def _stand_in(name: str = "x") -> native.NativeKernel:
+def _stand_in(name: str = "x", more: tuple = ()) -> native.NativeKernel:
+    """The stand-in called with (task, ``name``, max_iter, start, *``more``), ``more``
+    being further array parameters (name, kind, ndim) it does not read."""
     engine, address = native.link(_object(), prebuilt.ENTRY)
     return native.NativeKernel(engine, address, [("task", "scalar", 0), (name, "f8", 1),
                                                  ("max_iter", "scalar", 0),
-                                                 ("start", "scalar", 0)])
+                                                 ("start", "scalar", 0), *more])
 
 
 def test_the_entry_point_gets_each_argument_where_it_reads_it():
@@ -178,6 +180,11 @@ def test_the_entry_point_gets_each_argument_where_it_reads_it():
     frozen.flags.writeable = False
     assert staged(0, strided, 1, True) == 6  # copied, so any layout will do
     assert staged(0, frozen, 1, True) == 3
+    for more in ([("y", "f8", 2)], [("y", "f8", 2), ("z", "i8", 1)]):  # 1 or 2 others
+        mixed = _stand_in("q", more)
+        others = [np.zeros((2, 2)), np.zeros(3, dtype=np.int64)][:len(more)]
+        assert mixed(1, np.zeros(4), 1, True, *others) == 14
+        assert mixed(1, np.zeros(5), 1, True, *others) == 15
 
 
 def test_the_entry_point_refuses_arrays_it_cannot_pass_naming_them():

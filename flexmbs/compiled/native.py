@@ -146,7 +146,9 @@ class NativeKernel:
         positions = [(k, names.index(name)) for k, (name, *_) in enumerate(self._arrays)]
         #: the arrays bound by address (k, position in the call), and a getter of them
         self._fixed = [(k, at) for k, at in positions if self._arrays[k][0] not in STAGED]
-        self._fixed_args = itemgetter(*(at for _, at in self._fixed))
+        fixed_at = [at for _, at in self._fixed]
+        self._fixed_args = (itemgetter(*fixed_at) if len(fixed_at) > 1  # a tuple then
+                            else lambda args: tuple(args[at] for at in fixed_at))
         #: the state vectors, copied in (k, position in the call)
         self._staged = [(k, at) for k, at in positions if self._arrays[k][0] in STAGED]
         self._scalar_at = [names.index(name) for name in SCALARS]
