@@ -282,7 +282,9 @@ class AlphaIntegrator:
                     "the compiled kernels are being built in the background, once per "
                     f"install (a few minutes; {why}); this run uses the NumPy path")
                 return
-        self.engine = Engine.COMPILED
+        from ..compiled import codes
+
+        self.engine, self._codes = Engine.COMPILED, codes  # the step kernel's numbers
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
         # importing the engine, linking the prebuilt kernel or else importing numba and
         # loading (or compiling) its kernels, and the warm-up call
@@ -416,9 +418,7 @@ class AlphaIntegrator:
         """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
         one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
         models) per matrix refresh."""
-        from ..compiled import codes as nk
-
-        p, cs = self.params, self.compiled
+        p, cs, nk = self.params, self.compiled, self._codes
         work = cs.work
         t1 = self.t + h
         if self._step_buffers is None:  # (par, profiles, actuator values), reused
