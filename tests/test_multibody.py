@@ -3,6 +3,8 @@ profiles and bad input (docs/multibody.md, issue 3)."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.assembly import System, kinematic_analysis
 from flexmbs.errors import ConvergenceError, ModelError, ValidationError
@@ -346,6 +348,48 @@ def test_spin_up_profile_values():
     assert prof.eval(0.0) == (0.0, 0.0, 0.0)
     np.testing.assert_allclose(prof.eval(1.5), (4.5, 6.0, 0.0), atol=1e-12)
     np.testing.assert_allclose(prof.eval(2.5)[:2], (10.5, 6.0), atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 12),
+       bc=st.sampled_from(["clamped", "natural", "not-a-knot"]))
+def test_table_profile_is_scipys_cubic_spline(seed, n, bc):
+    """Table.eval evaluates the spline's pieces itself (scalar maths); it gives what
+    scipy's CubicSpline gives for s, ṡ and s̈, inside the table and beyond its ends (the
+    end pieces continued), to round-off."""
+    from scipy.interpolate import CubicSpline
+
+    rng = np.random.default_rng(seed)
+    times = np.cumsum(rng.uniform(0.05, 1.0, n)) - 0.3
+    values = rng.normal(size=n)
+    if bc == "not-a-knot" and n < 4:
+        bc = "natural"
+    profile = Table(tuple(times), tuple(values), bc_type=bc)
+    reference = CubicSpline(times, values, bc_type=bc)
+    span = times[-1] - times[0]
+    for t in [*rng.uniform(times[0] - 0.2 * span, times[-1] + 0.2 * span, 20), *times]:
+        got = profile.eval(float(t))
+        want = [float(reference(t, k)) for k in range(3)]
+        scale = max(1.0, *np.abs(values)) * max(1.0, span) ** 3
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * scale)
+
+
+@settings(max_examples=60, deadline=None)
+@given(omega=st.floats(-20, 20), duration=st.floats(0.05, 5),
+       fraction=st.floats(0, 1.5))
+def test_spin_up_profile_is_its_formula(omega, duration, fraction):
+    """SpinUp.eval against its closed form written with NumPy: θ, ω, α to round-off."""
+    t = fraction * duration
+    k = 2 * np.pi / duration
+    if t < duration:
+        want = (omega / duration * (t * t / 2 + (np.cos(k * t) - 1) / k**2),
+                omega / duration * (t - np.sin(k * t) / k),
+                omega / duration * (1 - np.cos(k * t)))
+    else:
+        want = (omega * duration / 2 + omega * (t - duration), omega, 0.0)
+    got = SpinUp(omega, duration).eval(t)
+    np.testing.assert_allclose(got, want, rtol=1e-13,
+                               atol=1e-13 * max(1.0, abs(omega)) * max(1.0, duration) ** 2)
 
 
 def test_profile_errors():

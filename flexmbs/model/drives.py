@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -72,13 +74,17 @@ class SpinUp(Profile):
             raise ValidationError(f"SpinUp.duration must be positive, got {self.duration}")
 
     def eval(self, t):
+        # scalar maths (math, not NumPy: a NumPy call on a float costs a microsecond, and
+        # profiles are evaluated at every time level)
+        t = float(t)
         big_w, T = self.omega, self.duration
         if t >= T:
             return big_w * T / 2 + big_w * (t - T), big_w, 0.0
-        k = 2 * np.pi / T
-        theta = big_w / T * (t * t / 2 + (np.cos(k * t) - 1) / k**2)
-        omega = big_w / T * (t - np.sin(k * t) / k)
-        alpha = big_w / T * (1 - np.cos(k * t))
+        k = 2 * math.pi / T
+        cos_kt = math.cos(k * t)
+        theta = big_w / T * (t * t / 2 + (cos_kt - 1) / k**2)
+        omega = big_w / T * (t - math.sin(k * t) / k)
+        alpha = big_w / T * (1 - cos_kt)
         return theta, omega, alpha
 
 
@@ -98,12 +104,24 @@ class Table(Profile):
         if len(self.values) != t.size:
             raise ValidationError(f"Table.values has {len(self.values)} entries; times has "
                                   f"{t.size}")
-        object.__setattr__(self, "_spline", CubicSpline(t, np.asarray(self.values, float),
-                                                        bc_type=self.bc_type))
+        spline = CubicSpline(t, np.asarray(self.values, float), bc_type=self.bc_type)
+        object.__setattr__(self, "_spline", spline)
+        # the pieces' breakpoints and cubic coefficients as Python floats, for eval
+        object.__setattr__(self, "_breaks", tuple(float(x) for x in spline.x))
+        object.__setattr__(self, "_pieces", tuple(zip(*(tuple(map(float, row))
+                                                          for row in spline.c), strict=True)))
 
     def eval(self, t):
-        sp = self._spline
-        return float(sp(t)), float(sp(t, 1)), float(sp(t, 2))
+        """The spline's piece at t (the end pieces continued beyond the table, as
+        ``CubicSpline`` extrapolates), evaluated in scalar maths: ``CubicSpline.__call__``
+        costs some 10 µs a call, and profiles are evaluated at every time level."""
+        t = float(t)
+        breaks = self._breaks
+        i = min(max(bisect_right(breaks, t) - 1, 0), len(breaks) - 2)
+        c3, c2, c1, c0 = self._pieces[i]
+        d = t - breaks[i]
+        return (((c3 * d + c2) * d + c1) * d + c0, (3.0 * c3 * d + 2.0 * c2) * d + c1,
+                6.0 * c3 * d + 2.0 * c2)
 
 
 @dataclass(frozen=True)
