@@ -112,11 +112,14 @@ class Table(Profile):
                                                           for row in spline.c), strict=True)))
 
     def eval(self, t):
-        """The spline's piece at t (the end pieces continued beyond the table, as
-        ``CubicSpline`` extrapolates), evaluated in scalar maths: ``CubicSpline.__call__``
-        costs some 10 µs a call, and profiles are evaluated at every time level."""
+        """The spline's piece at t, beyond the table as ``CubicSpline`` extrapolates (the
+        end pieces continued; a periodic spline repeats), evaluated in scalar maths:
+        ``CubicSpline.__call__`` costs some 10 µs a call, and profiles are evaluated at
+        every time level."""
         t = float(t)
         breaks = self._breaks
+        if self.bc_type == "periodic":
+            t = breaks[0] + (t - breaks[0]) % (breaks[-1] - breaks[0])
         i = min(max(bisect_right(breaks, t) - 1, 0), len(breaks) - 2)
         c3, c2, c1, c0 = self._pieces[i]
         d = t - breaks[i]
