@@ -181,10 +181,11 @@ def test_the_entry_point_gets_each_argument_where_it_reads_it():
     assert staged(0, strided, 1, True) == 6  # copied, so any layout will do
     assert staged(0, frozen, 1, True) == 3
     for more in ([("y", "f8", 2)], [("y", "f8", 2), ("z", "i8", 1)]):  # 1 or 2 others
-        mixed = _stand_in("q", more)
         others = [np.zeros((2, 2)), np.zeros(3, dtype=np.int64)][:len(more)]
-        assert mixed(1, np.zeros(4), 1, True, *others) == 14
-        assert mixed(1, np.zeros(5), 1, True, *others) == 15
+        for read in ("q", "x"):  # the array read: staged, or bound by address
+            mixed = _stand_in(read, more)
+            assert mixed(1, np.zeros(4), 1, True, *others) == 14
+            assert mixed(1, np.zeros(5), 1, True, *others) == 15  # a new array seen
 
 
 def test_the_entry_point_refuses_arrays_it_cannot_pass_naming_them():
@@ -196,6 +197,36 @@ def test_the_entry_point_refuses_arrays_it_cannot_pass_naming_them():
             kernel(0, bad, 1, True)
     with pytest.raises(TypeError, match="takes 4 arguments, got 3"):
         kernel(0, np.zeros(3), 1)
+
+
+def test_a_refused_argument_leaves_no_stale_binding():
+    """A call refused part-way through binding its arrays, then a call with the arrays
+    of the call before: the kernel sees those (not the refused call's), and None is
+    refused wherever it is passed, on a fresh caller and after release()."""
+    kernel = _stand_in("x", (("y", "f8", 1),))
+    x1, y1 = np.zeros(5), np.zeros(2)
+    assert kernel(0, x1, 1, True, y1) == 5
+    x2 = np.zeros(9)
+    with pytest.raises(TypeError, match="argument 'y'"):
+        kernel(0, x2, 1, True, np.zeros(2, dtype=np.float32))
+    x1[0] = 0.0
+    assert kernel(0, x1, 1, True, y1) == 5
+    assert x1[0] == 42.0
+    for caller in (_stand_in("x", (("y", "f8", 1),)), kernel):
+        caller.release()
+        with pytest.raises(TypeError, match=r"argument 'x'.*got NoneType"):
+            caller(0, None, 1, True, y1)
+
+
+def test_a_state_vector_of_another_dtype_is_refused():
+    """The state vectors are copied in, whatever their layout, but of float64 only (as
+    numba's kernel takes them): no silent casting of integers, complex or objects."""
+    staged = _stand_in("q")
+    assert staged(0, np.zeros(3), 1, True) == 3
+    for bad in (np.zeros(3, dtype=np.int64), np.zeros(3, dtype=complex),
+                np.array([None, 1.0, 2.0], dtype=object)):
+        with pytest.raises(TypeError, match=f"argument 'q'.*{bad.dtype}"):
+            staged(0, bad, 1, True)
 
 
 def test_an_exception_in_the_kernel_is_raised_from_its_record():
@@ -309,43 +340,80 @@ def _field(code: bytearray, what: str) -> tuple[int, str]:
                 for i in range(shnum)]
     rela = next(i for i, s in enumerate(sections) if s[1] == 4 and s[5] > 0)
     symtab = next(i for i, s in enumerate(sections) if s[1] == 2)
-    entry = sections[symtab][4] + 24 * (sections[symtab][5] // 24 - 1)  # a global symbol
+    strtab = sections[symtab][6]
+    unwind = next(i for i, s in enumerate(sections) if s[1] == 0x70000001)
+    code_at = next(i for i, s in enumerate(sections) if s[1] == 1 and s[2] & 0x4 and s[5])
+    symbols = [struct.unpack_from("<IBBHQQ", code, sections[symtab][4] + 24 * k)
+               for k in range(sections[symtab][5] // 24)]
+    at = sections[symtab][4]
+    entry = at + 24 * (len(symbols) - 1)  # a global symbol
+    absolute = next(k for k, s in enumerate(symbols) if s[3] == 0xFFF1)
+    section_symbol = next(k for k, s in enumerate(symbols) if s[1] & 0xF == 3)
+    imported = next(k for k, s in enumerate(symbols) if s[3] == 0 and s[0])
+
+    def header(i, offset):  # a field of section header i
+        return shoff + 64 * i + offset
+
     return {
         "relocation offset": (sections[rela][4], "<Q"),
         "relocation symbol": (sections[rela][4] + 12, "<I"),
         "relocation kind": (sections[rela][4] + 8, "<I"),
-        "relocation target": (shoff + 64 * rela + 44, "<I"),
+        "relocation target": (header(rela, 44), "<I"),
+        "relocation against an absolute symbol": (sections[rela][4] + 12, "<I", absolute),
         "symbol section": (entry + 6, "<H"),
         "symbol value": (entry + 8, "<Q"),
+        "import made common": (at + 24 * imported + 6, "<H"),
+        "section symbol of no section": (at + 24 * section_symbol + 6, "<H"),
         "section names": (0x3E, "<H"),
-        "section link": (shoff + 64 * rela + 40, "<I"),
-        "zero-filled size": (shoff + 64 * rela + 4, "<I"),  # made NOBITS, see below
+        "section names in code": (0x3E, "<H", code_at),
+        "string table kind": (header(strtab, 4), "<I"),
+        "symbol names in code": (header(symtab, 40), "<I", code_at),
+        "section kind": (header(rela, 4), "<I"),
+        "section link": (header(rela, 40), "<I"),
+        "section alignment": (header(code_at, 48), "<Q"),
+        "unwind table flags": (header(unwind, 8), "<Q"),
+        "code flags": (header(code_at, 8), "<Q"),
+        "code zero-filled": (header(code_at, 4), "<I"),
+        "zero-filled size": (header(rela, 4), "<I"),  # made NOBITS, see below
     }[what]
 
 
 @pytest.mark.parametrize(("what", "value", "named"), [
     ("relocation offset", 1 << 40, "relocation lies outside"),
     ("relocation symbol", 1 << 20, "relocation lies outside"),
-    ("relocation kind", 200, "relocation of unknown kind 200"),
+    ("relocation kind", 200, "relocation of unexpected kind 200"),
+    ("relocation kind", 10, "relocation of unexpected kind 10"),  # R_X86_64_32
     ("relocation target", 1 << 10, "refers to no symbol table or section"),
+    ("relocation against an absolute symbol", None, "against a symbol of no section"),
     ("symbol section", 9999, "symbol lies in no section"),
     ("symbol value", 1 << 40, "symbol lies outside its section"),
-    ("section names", 9999, "section-name table is no section"),
+    ("import made common", 0xFFF2, "a common symbol"),
+    ("section symbol of no section", 0, "a section symbol of no section"),
+    ("section names", 9999, "section-name table is no string table"),
+    ("section names in code", None, "section-name table is no string table"),
+    ("string table kind", 1, "section-name table is no string table"),  # shared
+    ("symbol names in code", None, "symbol table is not one of ELF64 symbols with names"),
+    ("section kind", 18, "a section of unexpected kind 0x12"),  # SHT_SYMTAB_SHNDX
     ("section link", 9999, "links to no section"),
+    ("section alignment", 3, "a section aligned to 3 bytes"),
+    ("unwind table flags", 0, "an unwind table is not loaded with the code"),
+    ("code flags", 0, f"defines no entry point '{prebuilt.ENTRY}'"),
+    ("code zero-filled", 8, f"defines no entry point '{prebuilt.ENTRY}'"),
     ("zero-filled size", 8, "zero-filled section of"),
 ])
 def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
-    """Each structure LLVM's linker follows, corrupted in the shipped object, is refused
-    by the loader's checks (flexmbs.compiled.elf), with the reason; LLVM would abort or
-    crash on each (measured in the review of the loader)."""
+    """Corruptions of the shipped object that make LLVM's linker abort or crash the
+    process, or link an entry point that is no code (each found in a review of the
+    loader, in a subprocess), are refused by the loader's checks
+    (flexmbs.compiled.elf), with the reason."""
     import struct
 
     builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
     if not builds:
         pytest.skip("no prebuilt kernel of these sources")
     code = bytearray(_shipped(builds[0]))
-    offset, fmt = _field(code, what)
-    struct.pack_into(fmt, code, offset, value)
+    offset, fmt, *index = _field(code, what)
+    struct.pack_into(fmt, code, offset, value if value is not None else index[0])
     if what == "zero-filled size":  # a NOBITS section of 1 TB
         struct.pack_into("<Q", code, offset - 4 + 32, 1 << 40)
     with pytest.raises(native.LoadError, match=re.escape(named)):
@@ -433,7 +501,7 @@ def test_a_kernel_caller_lets_go_of_the_output_histories():
     n_t = 50
     compiled.outputs(np.linspace(0.0, 1.0, n_t), np.tile(system.q0, (n_t, 1)),
                      np.zeros((n_t, system.n_q)), np.zeros((n_t, system.n_c)))
-    assert all(bound is None for bound in compiled._kernel._bound)
+    assert not [bound for bound in compiled._kernel._bound if isinstance(bound, np.ndarray)]
 
 
 def test_loading_is_switched_off_by_the_environment(tmp_path, monkeypatch):

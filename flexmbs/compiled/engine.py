@@ -127,7 +127,8 @@ class CompiledSystem:
             from . import warmup
 
             self.kernels = "compiled for this machine"
-            if prebuilt and shipped.failure() is not None:  # a damaged install: say so
+            if (prebuilt and shipped.switched_off() is None
+                    and shipped.failure() is not None):  # a damaged install: say so
                 self.kernels += f" (the prebuilt kernel failed: {shipped.failure()})"
             if wait:  # a background compilation is filling the cache: do not compile twice
                 warmup.wait_while_compiling()
@@ -255,13 +256,15 @@ class CompiledSystem:
         self.load_angles({})
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
                 else np.ascontiguousarray(refs, dtype=float).reshape(n_t, -1))
-        self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
-                   qds=np.ascontiguousarray(qd, dtype=float),
-                   lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
-                   profs=prof, us=u, refs=refs, out=out)
-        release = getattr(self._kernel, "release", None)
-        if release is not None:  # the prebuilt kernel's caller: not the histories' owner
-            release()
+        try:
+            self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
+                       qds=np.ascontiguousarray(qd, dtype=float),
+                       lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
+                       profs=prof, us=u, refs=refs, out=out)
+        finally:
+            release = getattr(self._kernel, "release", None)
+            if release is not None:  # the prebuilt kernel's caller: not the histories'
+                release()  # owner
         return out
 
     def factor(self, matrix: np.ndarray) -> Factors:

@@ -57,6 +57,9 @@ C_LIBRARY = frozenset({
     "nearbyint", "fmod", "fabs", "copysign", "fmin", "fmax", "ldexp", "frexp", "modf",
     "erf", "erfc", "lgamma", "tgamma"})
 
+#: What an array parameter is bound to before its first call (never an argument).
+_UNBOUND = object()
+
 _DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64)}
 
 
@@ -155,22 +158,23 @@ class NativeKernel:
         self._pointers = np.zeros(len(self._arrays), dtype=np.uintp)
         self._numbers = np.zeros(slot, dtype=np.int64)
         self._error = np.zeros(1, dtype=np.uintp)
-        self._bound: list = [None] * len(self._arrays)
-        self._fixed_bound: list = [None] * len(self._fixed)  # _bound's fixed entries
+        self._bound: list = [_UNBOUND] * len(self._arrays)
+        self._fixed_bound: list = [_UNBOUND] * len(self._fixed)  # _bound's fixed entries
         self._call_addresses = (self._pointers.ctypes.data, self._numbers.ctypes.data,
                                 self._error.ctypes.data)
 
     def _bind(self, k: int, array, staged: bool) -> None:
         """Point array parameter ``k`` at ``array``, or, when ``staged``, at a copy of it
         that later calls refill (taking an array's address costs more than copying a
-        state vector; a copy can take any array of the right shape)."""
+        state vector; a copy can take an array of any layout, of the right dtype)."""
         name, dtype, ndim, slot = self._arrays[k]
         bound = self._bound[k]
-        if staged and isinstance(array, np.ndarray) and array.ndim == ndim:
-            if bound is not None and bound.shape == array.shape:
+        if (staged and isinstance(array, np.ndarray) and array.ndim == ndim
+                and array.dtype == dtype):
+            if bound is not _UNBOUND and bound.shape == array.shape:
                 bound[...] = array
                 return
-            array = np.array(array, dtype=dtype, order="C")
+            array = np.array(array, order="C")
         if (not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != ndim
                 or not array.flags.c_contiguous or not array.flags.writeable):
             got = type(array).__name__
@@ -189,6 +193,9 @@ class NativeKernel:
             raise TypeError(f"the step kernel takes {self._n_args} arguments, got "
                             f"{len(args)}")
         if not all(map(is_, self._fixed_args(args), self._fixed_bound)):
+            # unbound until every fixed array is (a refused one leaves the rest to be
+            # checked again at the next call)
+            self._fixed_bound = [_UNBOUND] * len(self._fixed)
             for k, at in self._fixed:
                 if args[at] is not self._bound[k]:
                     self._bind(k, args[at], False)
@@ -196,7 +203,8 @@ class NativeKernel:
         bound = self._bound
         for k, at in self._staged:
             array, held = args[at], bound[k]
-            if held is not None and type(array) is np.ndarray and array.shape == held.shape:
+            if (type(array) is np.ndarray and held is not _UNBOUND
+                    and array.shape == held.shape and array.dtype == held.dtype):
                 held[...] = array
             else:
                 self._bind(k, array, True)
@@ -215,8 +223,8 @@ class NativeKernel:
     def release(self) -> None:
         """Drop the references to the arrays of the last call (the next call binds its
         arrays anew)."""
-        self._bound = [None] * len(self._arrays)
-        self._fixed_bound = [None] * len(self._fixed)
+        self._bound = [_UNBOUND] * len(self._arrays)
+        self._fixed_bound = [_UNBOUND] * len(self._fixed)
 
 
 def _raised(record: int) -> Exception:

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 import zlib
@@ -50,7 +51,9 @@ BASELINES = {
 }
 
 
-def _switched_off() -> str | None:
+def switched_off() -> str | None:
+    """Why the prebuilt kernel is switched off (``FLEXMBS_PREBUILT``, or numba's JIT off), or
+    None."""
     switch = os.environ.get("FLEXMBS_PREBUILT", "1")
     if switch.strip().lower() in ("0", "false", "no", "off"):
         return f"FLEXMBS_PREBUILT={switch}"
@@ -91,7 +94,7 @@ def find(folder: Path | None = None) -> tuple[dict | None, str]:
 
 
 def _find_in(folder: Path) -> tuple[dict | None, str]:
-    off = _switched_off()
+    off = switched_off()
     if off is not None:
         return None, off
     from .native import ABI
@@ -119,6 +122,7 @@ def _find_in(folder: Path) -> tuple[dict | None, str]:
 #: The build this process runs and its kernel, once loaded; the reason when it failed.
 _loaded: tuple[dict, object] | None = None
 _failed: str | None = None
+_loading = threading.Lock()
 
 
 def loaded() -> dict | None:
@@ -144,10 +148,15 @@ def ensure_loaded() -> tuple[dict | None, str]:
     ``""``) or (None, why not). A build that fits but fails to load is not tried again,
     and says so once (a RuntimeWarning: the install is damaged); switching the prebuilt
     kernel off (``FLEXMBS_PREBUILT``) holds from the next call on."""
-    global _loaded, _failed
-    off = _switched_off()
+    off = switched_off()
     if off is not None:
         return None, off
+    with _loading:  # one linking per process, whichever thread asks first
+        return _ensure_loaded()
+
+
+def _ensure_loaded() -> tuple[dict | None, str]:
+    global _loaded, _failed
     if _loaded is not None:
         return _loaded[0], ""
     if _failed is not None:
@@ -160,7 +169,7 @@ def ensure_loaded() -> tuple[dict | None, str]:
     except Exception as exc:
         _failed = str(exc)
         warnings.warn(f"flexmbs: {_failed}; the kernels come from numba instead",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=3)
         return None, _failed
     return build, ""
 
