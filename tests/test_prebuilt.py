@@ -443,7 +443,6 @@ def test_a_damaged_install_falls_back_to_numba_and_says_so(tmp_path, monkeypatch
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
     _ship(tmp_path, sha256="0" * 64)
     monkeypatch.setattr(prebuilt, "PREBUILT_DIR", tmp_path)
-    monkeypatch.setattr(prebuilt, "find", lambda: prebuilt._find_in(tmp_path))
     monkeypatch.setattr(prebuilt, "_loaded", None)
     monkeypatch.setattr(prebuilt, "_failed", None)
     case = load_case(TESTS.parent / "cases" / "seed_pendulum.toml")

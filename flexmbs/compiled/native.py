@@ -164,17 +164,14 @@ class NativeKernel:
                                 self._error.ctypes.data)
 
     def _bind(self, k: int, array, staged: bool) -> None:
-        """Point array parameter ``k`` at ``array``, or, when ``staged``, at a copy of it
-        that later calls refill (taking an array's address costs more than copying a
-        state vector; a copy can take an array of any layout, of the right dtype)."""
+        """Point array parameter ``k`` at ``array``, or, when ``staged``, at a new copy of it
+        that later calls of the same shape refill (taking an array's address costs more
+        than copying a state vector; a copy can take an array of any layout, of the right
+        dtype)."""
         name, dtype, ndim, slot = self._arrays[k]
-        bound = self._bound[k]
         if (staged and isinstance(array, np.ndarray) and array.ndim == ndim
                 and array.dtype == dtype):
-            if bound is not _UNBOUND and bound.shape == array.shape:
-                bound[...] = array
-                return
-            array = np.array(array, order="C")
+            array = np.array(array, order="C")  # later calls refill it (__call__)
         if (not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != ndim
                 or not array.flags.c_contiguous or not array.flags.writeable):
             got = type(array).__name__

@@ -90,10 +90,7 @@ def find(folder: Path | None = None) -> tuple[dict | None, str]:
     in ``folder`` (default :data:`PREBUILT_DIR`).
 
     Cheap (the manifest only): for deciding whether a run needs numba."""
-    return _find_in(PREBUILT_DIR if folder is None else folder)
-
-
-def _find_in(folder: Path) -> tuple[dict | None, str]:
+    folder = PREBUILT_DIR if folder is None else folder
     off = switched_off()
     if off is not None:
         return None, off

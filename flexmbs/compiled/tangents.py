@@ -792,6 +792,17 @@ def _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, out):
 
 
 @njit(cache=True)
+def _modal_rate_into(shapes, nm, qd, st, out):
+    """out ← Σ_j shapes[:, j] ξ̇_j (3,), the rate of a marker's modal vector (U₀ ξ̇ or
+    Ψ ξ̇; ``shapes`` (3, n_m), ξ̇ at qd[st+7:])."""
+    for c in range(3):
+        acc = 0.0
+        for j in range(nm):
+            acc += shapes[c, j] * qd[st + 7 + j]
+        out[c] = acc
+
+
+@njit(cache=True)
 def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
     """out[:, col0:col0+7+n_b] ← the torque (kind 0: angular_jac) or force (kind 1:
     force_jac) Jacobian (3, 7+n_b) of marker k."""
@@ -932,11 +943,7 @@ def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
     basis = W_basis[b]
     arm, arm_rate = x3[0], x3[2]
     _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
-    for c in range(3):
-        acc = 0.0
-        for j in range(nm):
-            acc += T_k_shapes[k, 0, c, j] * qd[st + 7 + j]
-        arm_rate[c] = acc
+    _modal_rate_into(T_k_shapes[k, 0], nm, qd, st, arm_rate)  # U₀ ξ̇
     d_rotated_basis_into(qd[st + 3:st + 7], basis_pd)
     d_rotated_into(basis_pd, arm, x34[1])
     d_rotated_into(basis, arm_rate, x34[2])
@@ -969,11 +976,7 @@ def _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign)
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     psi_xid = x3[2]
-    for c in range(3):
-        acc = 0.0
-        for j in range(nm):
-            acc += T_k_psi[k, c, j] * qd[st + 7 + j]
-        psi_xid[c] = acc
+    _modal_rate_into(T_k_psi[k], nm, qd, st, psi_xid)  # Ψ ξ̇
     g_global_into(qd[st + 3:st + 7], x34[1])
     d_rotated_into(W_basis[b], psi_xid, x34[2])
     for i in range(3):
