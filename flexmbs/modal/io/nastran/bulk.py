@@ -1,0 +1,188 @@
+"""Nastran bulk data: grids in the basic system, displacement systems, SPC sets and the
+elements as mesh cells (docs/modal_data_formats.md, Nastran)."""
+
+from __future__ import annotations
+
+import io
+import os
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ....errors import ReadError
+from ._pynastran import _import, _quiet_logger
+
+#: Element cards drawn as mesh cells: card → {grid count: meshio cell type}.
+ELEMENT_CELLS = {
+    "CQUAD4": {4: "quad"}, "CTRIA3": {3: "triangle"},
+    "CHEXA": {8: "hexahedron", 20: "hexahedron20"}, "CTETRA": {4: "tetra", 10: "tetra10"},
+    "CPENTA": {6: "wedge"}, "CBAR": {2: "line"}, "CBEAM": {2: "line"}, "CROD": {2: "line"},
+}
+
+
+@dataclass
+class BdfGeometry:
+    """What a bulk data file tells about a part: grids ``ids`` (N,) ascending, positions
+    ``coords`` (N, 3) in the basic system [file length unit], displacement systems
+    ``frames`` (N, 3, 3) (columns: the grid's CD axes in basic), the fully clamped grids
+    of each SPC set, mesh ``cells`` (node indices), skipped element cards, and the path."""
+
+    ids: np.ndarray
+    coords: np.ndarray
+    frames: np.ndarray
+    spc_sets: dict[int, np.ndarray]
+    cells: dict[str, np.ndarray]
+    skipped: dict[str, int]
+    path: Path
+    model: object = field(default=None, repr=False)
+    xref_error: str | None = None
+
+    @property
+    def clamped(self) -> np.ndarray:
+        """Indices of the grids fully clamped by any SPC set."""
+        if not self.spc_sets:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(list(self.spc_sets.values())))
+
+    def node_sets(self) -> dict[str, np.ndarray]:
+        """``spc`` (every fully clamped grid) and ``spc<id>`` per SPC set, as indices."""
+        sets = {f"spc{sid}": idx for sid, idx in self.spc_sets.items() if idx.size}
+        if self.clamped.size:
+            sets["spc"] = self.clamped
+        sets["all"] = np.arange(len(self.ids), dtype=np.int64)
+        return sets
+
+
+def _axes_at(coord, point: np.ndarray) -> np.ndarray:
+    """(3, 3) columns: the unit axes of coordinate system ``coord`` at ``point`` (basic):
+    rectangular as they are; cylindrical (r, θ, z) and spherical (r, θ, φ) turn with the
+    point's position."""
+    base = np.column_stack([coord.i, coord.j, coord.k]).astype(float)
+    kind = coord.Type
+    if kind == "R":
+        return base
+    local = base.T @ (np.asarray(point, dtype=float) - np.asarray(coord.origin, dtype=float))
+    x, y, z = local
+    theta = np.arctan2(y, x)
+    c, s = np.cos(theta), np.sin(theta)
+    if kind == "C":
+        axes = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    else:  # spherical: θ from the local z axis, φ about it (Nastran's CORD2S)
+        phi = np.arctan2(np.hypot(x, y), z)
+        cp, sp_ = np.cos(phi), np.sin(phi)
+        axes = np.array([[sp_ * c, cp * c, -s], [sp_ * s, cp * s, c], [cp, -sp_, 0.0]])
+    return base @ axes
+
+
+def read_bdf(path: str | os.PathLike) -> BdfGeometry:
+    """Read a Nastran bulk data file's geometry (see the module docstring); ReadError
+    naming the file, the card and the grid or element ID on undefined references."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReadError(f"Nastran geometry {str(path)!r} not found")
+    model = _read_bulk(path)
+    for card in ("spoints", "epoints"):
+        if getattr(model, card, None):
+            raise ReadError(f"{path}: {card[:-1].upper()} cards (scalar points) are not "
+                            f"supported; flexmbs maps grids with six DOFs only")
+    if not model.nodes:
+        raise ReadError(f"{path}: no GRID cards")
+    ids = np.array(sorted(model.nodes), dtype=np.int64)
+    for nid in ids:
+        grid = model.nodes[int(nid)]
+        for name, cid in (("CP", grid.cp), ("CD", grid.cd)):
+            if cid not in (0, None) and cid not in model.coords:
+                raise ReadError(f"{path}: GRID {nid}: {name} = {cid} is not a defined "
+                                f"coordinate system (CORD1R/C/S or CORD2R/C/S)")
+    xref_error = None
+    try:  # everything (element masses need properties and materials)
+        with redirect_stdout(io.StringIO()):
+            model.cross_reference()
+    except Exception as exc:  # then the grids and coordinate systems alone
+        xref_error = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        model = _read_bulk(path)
+        try:
+            with redirect_stdout(io.StringIO()):
+                model.cross_reference(xref_elements=False, xref_properties=False,
+                                      xref_masses=False, xref_materials=False,
+                                      xref_loads=False, xref_constraints=False,
+                                      xref_aero=False, xref_sets=False,
+                                      xref_optimization=False)
+        except Exception as exc2:
+            raise ReadError(f"{path}: the coordinate systems could not be resolved: "
+                            f"{exc2}") from None
+    coords = np.array([model.nodes[int(n)].get_position() for n in ids], dtype=float)
+    frames = np.empty((len(ids), 3, 3))
+    for k, nid in enumerate(ids):
+        cd = model.nodes[int(nid)].cd or 0
+        frames[k] = np.eye(3) if cd == 0 else _axes_at(model.coords[cd], coords[k])
+    index = {int(n): k for k, n in enumerate(ids)}
+    return BdfGeometry(ids, coords, frames, _spc_sets(model, index, path),
+                       *_cells(model, index, path), path=path, model=model,
+                       xref_error=xref_error)
+
+
+def _read_bulk(path: Path):
+    """pyNastran's BDF of ``path``, not cross-referenced; ReadError with its message."""
+    model = _import("pyNastran.bdf.bdf").BDF(log=_quiet_logger())
+    try:
+        with redirect_stdout(io.StringIO()):
+            model.read_bdf(str(path), xref=False, punch=_is_punch(path))
+    except Exception as exc:  # pyNastran raises many kinds on a bad card
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ReadError(f"{path}: pyNastran could not read the bulk data: {first}") from None
+    return model
+
+
+def _is_punch(path: Path) -> bool:
+    """A file without ``BEGIN BULK`` is bulk data only (pyNastran's punch mode)."""
+    try:
+        head = path.read_text(errors="replace").upper()
+    except OSError as exc:
+        raise ReadError(f"cannot read {str(path)!r}: {exc}") from None
+    return "BEGIN BULK" not in head and "BEGIN,BULK" not in head
+
+
+def _spc_sets(model, index: dict, path: Path) -> dict[int, np.ndarray]:
+    """Per SPC set id, the grids whose six components it all constrains (by any mix of
+    SPC and SPC1 cards)."""
+    out = {}
+    for sid, cards in sorted(model.spcs.items()):
+        comps: dict[int, set] = {}
+        for card in cards:
+            if card.type == "SPC1":
+                pairs = [(nid, card.components) for nid in card.node_ids]
+            elif card.type == "SPC":
+                pairs = list(zip(card.node_ids, card.components, strict=False))
+            else:
+                continue
+            for nid, comp in pairs:
+                if nid not in index:
+                    raise ReadError(f"{path}: {card.type} {sid} names grid {nid}, which no "
+                                    "GRID card defines")
+                comps.setdefault(int(nid), set()).update(str(comp or ""))
+        full = [index[n] for n, c in comps.items() if set("123456") <= c]
+        out[int(sid)] = np.array(sorted(full), dtype=np.int64)
+    return out
+
+
+def _cells(model, index: dict, path: Path) -> tuple[dict, dict]:
+    """Mesh cells by meshio type (node indices) and the element cards not drawn."""
+    cells: dict[str, list] = {}
+    skipped: dict[str, int] = {}
+    for eid, elem in sorted(model.elements.items()):
+        grids = [n for n in elem.node_ids if n is not None]
+        kind = ELEMENT_CELLS.get(elem.type, {}).get(len(grids))
+        if elem.type in ("CBAR", "CBEAM", "CROD"):
+            grids, kind = grids[:2], "line"
+        if kind is None:
+            skipped[elem.type] = skipped.get(elem.type, 0) + 1
+            continue
+        missing = [n for n in grids if n not in index]
+        if missing:
+            raise ReadError(f"{path}: {elem.type} {eid} references grid {missing[0]}, which "
+                            "no GRID card defines")
+        cells.setdefault(kind, []).append([index[n] for n in grids])
+    return ({k: np.asarray(v, dtype=np.int64) for k, v in cells.items()}, skipped)
