@@ -6,19 +6,22 @@ from __future__ import annotations
 import io
 import os
 from contextlib import redirect_stdout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ....errors import ReadError
 from ._pynastran import _import, _quiet_logger
+from .deck import bulk_error, bulk_text
 
 #: Element cards drawn as mesh cells: card → {grid count: meshio cell type}.
 ELEMENT_CELLS = {
-    "CQUAD4": {4: "quad"}, "CTRIA3": {3: "triangle"},
+    "CQUAD4": {4: "quad"}, "CQUADR": {4: "quad"}, "CSHEAR": {4: "quad"},
+    "CTRIA3": {3: "triangle"}, "CTRIAR": {3: "triangle"},
     "CHEXA": {8: "hexahedron", 20: "hexahedron20"}, "CTETRA": {4: "tetra", 10: "tetra10"},
     "CPENTA": {6: "wedge"}, "CBAR": {2: "line"}, "CBEAM": {2: "line"}, "CROD": {2: "line"},
+    "CONROD": {2: "line"}, "CTUBE": {2: "line"},
 }
 
 
@@ -27,7 +30,9 @@ class BdfGeometry:
     """What a bulk data file tells about a part: grids ``ids`` (N,) ascending, positions
     ``coords`` (N, 3) in the basic system [file length unit], displacement systems
     ``frames`` (N, 3, 3) (columns: the grid's CD axes in basic), the fully clamped grids
-    of each SPC set, mesh ``cells`` (node indices), skipped element cards, and the path."""
+    of each SPC set, mesh ``cells`` (node indices), skipped element cards, and the path.
+    Scalar points (SPOINT) and extra points (EPOINT) have no position: they are listed in
+    ``scalar_points`` and ``extra_points``, never among the grids."""
 
     ids: np.ndarray
     coords: np.ndarray
@@ -38,6 +43,8 @@ class BdfGeometry:
     path: Path
     model: object = field(default=None, repr=False)
     xref_error: str | None = None
+    scalar_points: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    extra_points: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def clamped(self) -> np.ndarray:
@@ -45,6 +52,35 @@ class BdfGeometry:
         if not self.spc_sets:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(list(self.spc_sets.values())))
+
+    def connected(self) -> np.ndarray:
+        """Boolean (N,): the grids that an element, spring, damper or mass card names."""
+        index = {int(n): k for k, n in enumerate(self.ids)}
+        used = np.zeros(len(self.ids), dtype=bool)
+        model = self.model
+        cards = list(getattr(model, "elements", {}).values()) + list(
+            getattr(model, "masses", {}).values()) + list(
+            getattr(model, "rigid_elements", {}).values())
+        for card in cards:
+            for nid in getattr(card, "node_ids", []) or []:
+                if nid is not None and int(nid) in index:
+                    used[index[int(nid)]] = True
+        return used
+
+    def subset(self, keep: np.ndarray) -> BdfGeometry:
+        """The geometry of the grids ``keep`` (indices, ascending), with cells and SPC sets
+        renumbered; cells that touch a dropped grid must not exist (ValueError)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        new = np.full(len(self.ids), -1, dtype=np.int64)
+        new[keep] = np.arange(keep.size)
+        cells = {}
+        for kind, conn in self.cells.items():
+            if np.any(new[conn] < 0):
+                raise ValueError(f"a {kind} cell uses a dropped grid")
+            cells[kind] = new[conn]
+        spc = {sid: new[idx][new[idx] >= 0] for sid, idx in self.spc_sets.items()}
+        return replace(self, ids=self.ids[keep], coords=self.coords[keep],
+                       frames=self.frames[keep], spc_sets=spc, cells=cells)
 
     def node_sets(self) -> dict[str, np.ndarray]:
         """``spc`` (every fully clamped grid) and ``spc<id>`` per SPC set, as indices."""
@@ -83,10 +119,8 @@ def read_bdf(path: str | os.PathLike) -> BdfGeometry:
     if not path.is_file():
         raise ReadError(f"Nastran geometry {str(path)!r} not found")
     model = _read_bulk(path)
-    for card in ("spoints", "epoints"):
-        if getattr(model, card, None):
-            raise ReadError(f"{path}: {card[:-1].upper()} cards (scalar points) are not "
-                            f"supported; flexmbs maps grids with six DOFs only")
+    scalar = sorted(int(n) for n in getattr(model, "spoints", {}) or {})
+    extra = sorted(int(n) for n in getattr(model, "epoints", {}) or {})
     if not model.nodes:
         raise ReadError(f"{path}: no GRID cards")
     ids = np.array(sorted(model.nodes), dtype=np.int64)
@@ -121,28 +155,23 @@ def read_bdf(path: str | os.PathLike) -> BdfGeometry:
     index = {int(n): k for k, n in enumerate(ids)}
     return BdfGeometry(ids, coords, frames, _spc_sets(model, index, path),
                        *_cells(model, index, path), path=path, model=model,
-                       xref_error=xref_error)
+                       xref_error=xref_error,
+                       scalar_points=np.array(scalar, dtype=np.int64),
+                       extra_points=np.array(extra, dtype=np.int64))
 
 
 def _read_bulk(path: Path):
-    """pyNastran's BDF of ``path``, not cross-referenced; ReadError with its message."""
+    """pyNastran's BDF of ``path``'s bulk data (deck.bulk_text: with or without executive
+    control and BEGIN BULK, INCLUDEs relative to the including file), not
+    cross-referenced; ReadError naming the card, its ID, file and line."""
+    lines, where = bulk_text(path)
     model = _import("pyNastran.bdf.bdf").BDF(log=_quiet_logger())
     try:
         with redirect_stdout(io.StringIO()):
-            model.read_bdf(str(path), xref=False, punch=_is_punch(path))
+            model.read_bdf(io.StringIO("\n".join(lines) + "\n"), xref=False, punch=True)
     except Exception as exc:  # pyNastran raises many kinds on a bad card
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ReadError(f"{path}: pyNastran could not read the bulk data: {first}") from None
+        raise bulk_error(exc, lines, where, path) from None
     return model
-
-
-def _is_punch(path: Path) -> bool:
-    """A file without ``BEGIN BULK`` is bulk data only (pyNastran's punch mode)."""
-    try:
-        head = path.read_text(errors="replace").upper()
-    except OSError as exc:
-        raise ReadError(f"cannot read {str(path)!r}: {exc}") from None
-    return "BEGIN BULK" not in head and "BEGIN,BULK" not in head
 
 
 def _spc_sets(model, index: dict, path: Path) -> dict[int, np.ndarray]:

@@ -17,6 +17,7 @@ from ...units import get_units
 from ..registry import register_format
 from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
+from .grid_mass import grid_mass
 from .matrices import _to_grids, read_op4_matrix
 
 #: A grid of a clamped set must be at rest in every mode to this fraction of the
@@ -24,6 +25,9 @@ from .matrices import _to_grids, read_op4_matrix
 REST_RTOL = 1e-5
 #: Modes with |λ| below this fraction of the largest are rigid-body modes (dropped).
 RIGID_RTOL = 1e-8
+#: ... and so are modes below 1 mHz, whatever the others ([rad²/s²]; Nastran's rigid-body
+#: eigenvalues come out at round-off, ±1e-19 to 1e-6).
+RIGID_ABS = (2 * np.pi * 1e-3) ** 2
 
 
 def _eigenvector_table(op2, path: Path, subcase):
@@ -44,37 +48,6 @@ def _eigenvector_table(op2, path: Path, subcase):
     return tables[subcase]
 
 
-def _lumped_mass(geo: BdfGeometry) -> np.ndarray:
-    """Nodal masses [file units] from the elements (each element's mass split equally
-    among its grids) and CONM2 point masses; ReadError naming an element whose mass
-    pyNastran cannot compute."""
-    model = geo.model
-    if geo.xref_error is not None:
-        raise ReadError(f"{geo.path}: the elements' properties and materials could not be "
-                        f"resolved for their mass ({geo.xref_error}); give the mass matrix "
-                        "(mass='file.op4:MGG')")
-    index = {int(n): k for k, n in enumerate(geo.ids)}
-    out = np.zeros(len(geo.ids))
-    for eid, elem in sorted(model.elements.items()):
-        try:
-            value = float(elem.Mass())
-        except Exception as exc:
-            raise ReadError(f"{geo.path}: {elem.type} {eid}: its mass could not be computed "
-                            f"({exc}); give the mass matrix (mass='file.op4:MGG')") from None
-        grids = [index[n] for n in elem.node_ids if n is not None]
-        out[grids] += value / len(grids)
-    for eid, point in sorted(model.masses.items()):
-        nid = int(point.Nid()) if hasattr(point, "Nid") else None
-        if nid is None or nid not in index:
-            raise ReadError(f"{geo.path}: {point.type} {eid} is on grid {nid}, which no GRID "
-                            "card defines")
-        out[index[nid]] += float(point.Mass())
-    if not np.sum(out) > 0:
-        raise ReadError(f"{geo.path}: the elements and point masses weigh nothing; give the "
-                        "mass matrix (mass='file.op4:MGG')")
-    return out
-
-
 def read_nastran_modes(path: str | os.PathLike, *, geometry=None, mass=None,
                        units: str | None = None, subcase=None,
                        reference_frame: str | None = None) -> ModalData:
@@ -88,7 +61,11 @@ def read_nastran_modes(path: str | os.PathLike, *, geometry=None, mass=None,
     ``mass`` (``"file.op4:MGG"``, the g- or a-set mass) or, without it, lumped from the
     elements and CONM2 cards. Frame: attached to the fully clamped grids (node set
     ``spc``, checked at rest in every mode) when there are any, else mean axes; or
-    ``reference_frame`` as stated.
+    ``reference_frame`` as stated. Eigenvector rows of scalar and extra points are
+    dropped (listed in ``metadata["points_dropped"]``). Without ``mass`` the mass
+    description is the lumped 6-DOF grid mass (:mod:`.grid_mass`: rotary inertia of CBEAMs
+    and CONM2s included, PARAM,WTMASS applied), compared with the OP2's grid point weight
+    generator output when it has one (``metadata["provenance"]``).
     """
     path = Path(path)
     if geometry is None:
@@ -111,23 +88,7 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
     """:func:`read_nastran_modes` of an OP2 already read by pyNastran (``op2``, its
     ``path`` for messages) on the grids of ``geo``."""
     table = _eigenvector_table(op2, path, subcase)
-    grid_ids = np.asarray(table.node_gridtype)[:, 0].astype(np.int64)
-    lookup = {int(n): k for k, n in enumerate(geo.ids)}
-    extra = [int(n) for n in grid_ids if int(n) not in lookup]
-    if extra:
-        raise ReadError(f"{path}: eigenvectors at grid {extra[0]}, which {geo.path.name} "
-                        "does not define")
-    if len(set(grid_ids.tolist())) != len(geo.ids):
-        absent = sorted(set(lookup) - set(grid_ids.tolist()))
-        raise ReadError(f"{path}: no eigenvector values at grid {absent[0]} of "
-                        f"{geo.path.name} ({len(absent)} grid(s) missing; write the "
-                        "eigenvectors of every grid: DISP = ALL)")
-    order = np.array([lookup[int(n)] for n in grid_ids])
-    shapes = np.zeros((len(geo.ids), 6, table.data.shape[0]))
-    shapes[order] = np.transpose(np.asarray(table.data, dtype=float), (1, 2, 0))
-    frames = geo.frames
-    shapes[:, :3] = np.einsum("nij,njm->nim", frames, shapes[:, :3])
-    shapes[:, 3:] = np.einsum("nij,njm->nim", frames, shapes[:, 3:])
+    shapes, dropped_points, geo = _grid_shapes(table, path, geo)
     eigen = np.asarray(getattr(table, "eigns", None) if getattr(table, "eigns", None)
                        is not None else [], dtype=float)
     modes = np.asarray(getattr(table, "modes", np.arange(1, shapes.shape[2] + 1)))
@@ -135,34 +96,47 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
     if eigen.size != shapes.shape[2]:
         raise ReadError(f"{path}: the eigenvector table has {shapes.shape[2]} modes but "
                         f"{eigen.size} eigenvalues")
-    rigid = np.abs(eigen) <= RIGID_RTOL * np.max(np.abs(eigen))
+    largest = float(np.max(np.abs(eigen))) if eigen.size else 0.0
+    rigid = np.abs(eigen) <= max(RIGID_RTOL * largest, RIGID_ABS)
     keep = np.flatnonzero(~rigid)
     if keep.size == 0:
-        raise ReadError(f"{path}: every mode is a rigid-body mode (λ ≈ 0)")
+        raise ReadError(f"{path}: every mode is a rigid-body mode (|λ| <= {largest:.3g} "
+                        "rad²/s², below 1 mHz): the OP2 holds no elastic modes")
     shapes, eigen = shapes[:, :, keep], eigen[keep]
 
     system = get_units(units)
     n_nodes = len(geo.ids)
     phi = shapes[:, :3].reshape(3 * n_nodes, -1) * system.length
     psi = shapes[:, 3:].reshape(3 * n_nodes, -1)
-    w = sp.diags(system.dof_weights(6, n_nodes))
+    rotations = bool(np.any(psi))
+    w6 = sp.diags(system.dof_weights(6, n_nodes))
+    provenance: dict = {}
     if mass is not None:
         m_raw, m_name = read_op4_matrix(mass, "mass")
-        m_grid, _ = _to_grids(m_raw, geo, f"mass {m_name}")
-        mass_si = (system.mass * (w @ m_grid @ w)).tocsr()
-        mass_source = f"{mass} (6 DOFs per grid)"
+        m_grid, layout = _to_grids(m_raw, geo, f"mass {m_name}")
+        provenance["mass"] = {"source": f"{mass}", "layout": layout}
     else:
-        mass_si = _lumped_mass(geo) * system.mass
-        mass_source = f"lumped from the elements and CONM2 cards of {geo.path.name}"
+        m_grid, notes = grid_mass(geo)
+        provenance["mass"] = {"source": f"lumped from the elements and mass cards of "
+                                        f"{geo.path.name} (six DOFs per grid)", **notes}
+    m_grid_si = (system.mass * (w6 @ m_grid @ w6)).tocsr()
+    if rotations:
+        mass_si = m_grid_si
+        mass_source = provenance["mass"]["source"] + ": translations and rotary inertia"
+    else:
+        t = np.flatnonzero(np.tile([1, 1, 1, 0, 0, 0], n_nodes))
+        mass_si = m_grid_si[t][:, t].tocsr()
+        mass_source = provenance["mass"]["source"] + ": translations (the modes have none)"
+    weight = _weight_check(op2, m_grid_si, geo, system)
+    if weight:
+        provenance["grid_point_weight"] = weight
+    full = np.zeros((n_nodes, 6, keep.size))
+    full[:, :3] = phi.reshape(n_nodes, 3, -1)
+    full[:, 3:] = psi.reshape(n_nodes, 3, -1)
+    full = full.reshape(6 * n_nodes, -1)
+    described = np.einsum("im,im->m", full, m_grid_si @ full)
     if gen_mass is None:
-        full = np.zeros((6 * n_nodes, keep.size))
-        full.reshape(n_nodes, 6, -1)[:, :3] = phi.reshape(n_nodes, 3, -1)
-        full.reshape(n_nodes, 6, -1)[:, 3:] = psi.reshape(n_nodes, 3, -1)
-        if sp.issparse(mass_si):
-            gen = np.einsum("im,im->m", full, mass_si @ full)
-        else:
-            gen = np.einsum("im,i,im->m", phi, np.repeat(mass_si, 3), phi)
-        gen_mass_si, gm_source = gen, "Φᵀ M Φ (the OP2 has no LAMA table)"
+        gen_mass_si, gm_source = described, "Φᵀ M Φ (the OP2 has no LAMA table)"
     else:
         gen_mass_si = gen_mass[keep] * system.mass * system.length**2
         gm_source = "the OP2's LAMA table"
@@ -172,18 +146,106 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
     metadata = {"source": str(path), "format": "nastran-op2", "geometry": str(geo.path),
                 "generalized_mass_source": gm_source, "mass_source": mass_source,
                 "rigid_modes_dropped": int(rigid.sum()), "source_units": system.name,
-                "eigenvalues_rad2_s2": lam.tolist()}
+                "eigenvalues_rad2_s2": lam.tolist(),
+                "mass_description_modal_mass_ratio": (described / gen_mass_si).tolist(),
+                "provenance": provenance}
+    if dropped_points:
+        metadata["points_dropped"] = dropped_points
     if geo.skipped:
         metadata["skipped_elements"] = dict(geo.skipped)
     try:
         return ModalData(nodes=geo.coords * system.length, phi=phi,
                          M_ff=np.diag(gen_mass_si), K_ff=np.diag(gen_mass_si * lam),
                          mass=mass_si, reference_frame=frame, attach_set=attach,
-                         psi=psi if np.any(psi) else None, cells=geo.cells,
+                         psi=psi if rotations else None, cells=geo.cells,
                          node_sets=node_sets, node_ids=geo.ids, units=system.name,
                          metadata=metadata)
     except FlexmbsError as exc:
         raise ReadError(f"{path}: {exc}") from exc
+
+
+def _grid_shapes(table, path: Path, geo: BdfGeometry
+                 ) -> tuple[np.ndarray, dict, BdfGeometry]:
+    """The eigenvectors at ``geo``'s grids, (N, 6, n) in basic, the points left out (IDs
+    by kind) and the geometry of the grids kept. Scalar and extra points have no position,
+    so they stay out of the geometry; grids that no element or mass card names and that
+    the OP2 has no values for are left out too."""
+    node_gridtype = np.asarray(table.node_gridtype)
+    ids = node_gridtype[:, 0].astype(np.int64)
+    kinds = node_gridtype[:, 1].astype(np.int64)
+    is_grid = kinds == 1
+    dropped = {}
+    for code, name in ((2, "scalar_points"), (3, "extra_points")):
+        if np.any(kinds == code):
+            dropped[name] = ids[kinds == code].tolist()
+    other = ~is_grid & ~np.isin(kinds, (2, 3))
+    if np.any(other):
+        raise ReadError(f"{path}: eigenvector rows of point {int(ids[other][0])} have point "
+                        f"type {int(kinds[other][0])} (neither grid 1, scalar 2 nor extra 3)")
+    grid_ids = ids[is_grid]
+    lookup = {int(n): k for k, n in enumerate(geo.ids)}
+    extra = [int(n) for n in grid_ids if int(n) not in lookup]
+    if extra:
+        raise ReadError(f"{path}: eigenvectors at grid {extra[0]}, which {geo.path.name} "
+                        "does not define")
+    if len(set(grid_ids.tolist())) != len(geo.ids):
+        absent = sorted(set(lookup) - set(grid_ids.tolist()))
+        connected = geo.connected()
+        needed = [n for n in absent if connected[lookup[n]]]
+        if needed:
+            raise ReadError(f"{path}: no eigenvector values at grid {needed[0]} of "
+                            f"{geo.path.name} ({len(needed)} connected grid(s) missing; "
+                            "write the eigenvectors of every grid: DISP = ALL)")
+        # grids no element or mass names, absent from the solution: left out, listed
+        geo = geo.subset(np.flatnonzero(~np.isin(geo.ids, absent)))
+        dropped["unconnected_grids"] = absent
+        lookup = {int(n): k for k, n in enumerate(geo.ids)}
+    order = np.array([lookup[int(n)] for n in grid_ids])
+    data = np.asarray(table.data, dtype=float)[:, is_grid, :]
+    shapes = np.zeros((len(geo.ids), 6, data.shape[0]))
+    shapes[order] = np.transpose(data, (1, 2, 0))
+    frames = geo.frames
+    shapes[:, :3] = np.einsum("nij,njm->nim", frames, shapes[:, :3])
+    shapes[:, 3:] = np.einsum("nij,njm->nim", frames, shapes[:, 3:])
+    return shapes, dropped, geo
+
+
+def rigid_mass_about(mass6: sp.spmatrix, coords: np.ndarray, point) -> np.ndarray:
+    """The 6 x 6 rigid-body mass about ``point`` of a 6-DOF grid mass (basic axes): Dᵀ M D
+    with D the rigid motions of the grids about ``point`` (what Nastran's grid point weight
+    generator prints as MO)."""
+    n = coords.shape[0]
+    d = np.zeros((6 * n, 6))
+    rel = coords - np.asarray(point, dtype=float)
+    for a in range(3):
+        d[a::6, a] = 1.0
+        omega = np.zeros(3)
+        omega[a] = 1.0
+        trans = np.cross(omega, rel)
+        for c in range(3):
+            d[c::6, 3 + a] = trans[:, c]
+        d[3 + a::6, 3 + a] = 1.0
+    return d.T @ (mass6 @ d)
+
+
+def _weight_check(op2, mass6_si: sp.spmatrix, geo: BdfGeometry, system) -> dict | None:
+    """The mass description's rigid-body mass next to the OP2's grid point weight generator
+    output (PARAM,GRDPNT), both in SI, or None when the OP2 has none."""
+    tables = getattr(op2, "grid_point_weight", None) or {}
+    if not tables:
+        return None
+    gpwg = next(iter(tables.values()))
+    ref = int(getattr(gpwg, "reference_point", 0) or 0)
+    lookup = {int(n): k for k, n in enumerate(geo.ids)}
+    point = geo.coords[lookup[ref]] if ref in lookup else np.zeros(3)
+    ours = rigid_mass_about(mass6_si, geo.coords * system.length, point * system.length)
+    scale = np.ones(6)
+    scale[3:] = system.length
+    theirs = np.asarray(gpwg.MO, dtype=float) * system.mass * np.outer(scale, scale)
+    return {"reference_grid": ref, "mass_nastran": float(theirs[0, 0]),
+            "mass_description": float(ours[0, 0]),
+            "rigid_mass_relative_difference": float(np.max(np.abs(ours - theirs))
+                                                    / max(np.max(np.abs(theirs)), 1e-300))}
 
 
 def _lama_values(op2, modes: np.ndarray, eigns: np.ndarray):
