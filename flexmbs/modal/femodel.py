@@ -166,6 +166,15 @@ class FEModel:
         return (idx[:, None] * self.dofs_per_node + np.arange(per)[None, :]).ravel()
 
     @property
+    def inactive_dofs(self) -> np.ndarray:
+        """DOFs whose rows of both K and M are empty: not part of the model (a rotation
+        of a grid that only solids touch, a component a Nastran a-set leaves out). Every
+        reduction holds them at zero and leaves them out of its eigenproblems."""
+        k_rows = np.diff(self.stiffness.indptr) > 0
+        m_rows = np.diff(self.mass.indptr) > 0
+        return np.flatnonzero(~k_rows & ~m_rows)
+
+    @property
     def translational_dofs(self) -> np.ndarray:
         """Indices of the 3N translational DOFs in node-major order."""
         return self.node_dofs(np.arange(self.n_nodes), translational_only=True)

@@ -64,7 +64,7 @@ def _eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
     if n_eig > n_dof:
         raise ValidationError(f"{what}: asked for {n_eig} modes but only {n_dof} DOFs remain")
     if n_dof <= DENSE_LIMIT or n_eig >= n_dof - 1:
-        lam, vec = sla.eigh(k_mat.toarray(), m_mat.toarray())
+        lam, vec = _dense_eigen(k_mat, m_mat, what)
         order = np.argsort(np.abs(lam - sigma))[:n_eig]
         order = order[np.argsort(lam[order])]
         return lam[order], vec[:, order]
@@ -80,6 +80,34 @@ def _eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
         raise ConvergenceError(f"{what}: Lanczos did not converge ({exc})") from exc
     order = np.argsort(lam)
     return lam[order], vec[:, order]
+
+
+def _dense_eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, what: str
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs of K x = λ M x, dense. DOFs without mass (rotations of a lumped
+    beam mass, massless interface DOFs) are condensed statically first, which is exact
+    for the eigenproblem: x₀ = −K₀₀⁻¹ K₀ₘ xₘ (their infinite eigenvalues are not
+    returned)."""
+    k = k_mat.toarray()
+    m = m_mat.toarray()
+    massless = np.flatnonzero(~np.any(m != 0.0, axis=1))
+    if massless.size == 0:
+        return sla.eigh(k, m)
+    massed = np.setdiff1d(np.arange(k.shape[0]), massless)
+    k00 = k[np.ix_(massless, massless)]
+    try:
+        transfer = -sla.solve(k00, k[np.ix_(massless, massed)], assume_a="sym")
+    except (sla.LinAlgError, ValueError) as exc:
+        raise ValidationError(
+            f"{what}: {massless.size} DOF(s) without mass have a singular stiffness among "
+            f"themselves (e.g. DOF {int(massless[0])}): they can move without strain energy "
+            f"or kinetic energy ({exc})") from None
+    k_c = k[np.ix_(massed, massed)] + k[np.ix_(massed, massless)] @ transfer
+    lam, vec_m = sla.eigh(0.5 * (k_c + k_c.T), m[np.ix_(massed, massed)])
+    vec = np.zeros((k.shape[0], lam.size))
+    vec[massed] = vec_m
+    vec[massless] = transfer @ vec_m
+    return lam, vec
 
 
 def _normalize(modes: np.ndarray, m_full: sp.spmatrix, fe: FEModel,
@@ -347,7 +375,11 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
     start = time.perf_counter()
     rigid = rigid_body_basis(fe)
     sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * _diag_ratio(fe)
-    lam, vec = _eigen(fe.stiffness, fe.mass, n_modes + 6, sigma, "free_free_modes")
+    active = _active(fe)
+    lam, vec_a = _eigen(fe.stiffness[active][:, active], fe.mass[active][:, active],
+                        n_modes + 6, sigma, "free_free_modes")
+    vec = np.zeros((fe.n_dof, lam.size))
+    vec[active] = vec_a
     if lam.size < 7:
         raise ValidationError("free_free_modes: the model is too small for 6 rigid + elastic "
                               "modes")
@@ -412,7 +444,7 @@ def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = No
     nodes = fe.resolve_nodes(clamp, "clamped_modes: clamp")
     fixed = fe.node_dofs(nodes)
     _check_restrains(fe, fixed, f"clamped_modes: clamping nodes {fe.node_ids[nodes][:6].tolist()}")
-    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
+    free = np.setdiff1d(_active(fe), fixed)
     k_ff = fe.stiffness[free][:, free]
     m_ff = fe.mass[free][:, free]
     lam, vec = _eigen(k_ff, m_ff, n_modes, 0.0, "clamped_modes")
@@ -467,9 +499,10 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     attached = (np.zeros(0, dtype=np.int64) if attach is None
                 else np.unique(fe.resolve_nodes(attach, "craig_bampton: attach")))
     iface = np.setdiff1d(iface, attached)
-    b_dofs = fe.node_dofs(iface)
-    a_dofs = fe.node_dofs(attached)
-    i_dofs = np.setdiff1d(np.arange(fe.n_dof), np.concatenate([b_dofs, a_dofs]))
+    active = _active(fe)
+    b_dofs = np.intersect1d(fe.node_dofs(iface), active)
+    a_dofs = np.intersect1d(fe.node_dofs(attached), active)
+    i_dofs = np.setdiff1d(active, np.concatenate([b_dofs, a_dofs]))
     if attach is not None:
         _check_restrains(fe, a_dofs, f"craig_bampton: attaching nodes "
                                      f"{fe.node_ids[attached][:6].tolist()} to the frame")
@@ -573,6 +606,11 @@ def _span_residuals(vectors: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarray
 def _span_residual(vectors: np.ndarray, basis: np.ndarray, m_mat) -> float:
     """Largest relative M-norm residual of ``vectors`` projected on span(``basis``)."""
     return float(np.max(_span_residuals(vectors, basis, m_mat)))
+
+
+def _active(fe: FEModel) -> np.ndarray:
+    """The DOFs that are part of the model (not :attr:`FEModel.inactive_dofs`)."""
+    return np.setdiff1d(np.arange(fe.n_dof), fe.inactive_dofs)
 
 
 def _check_matrices(fe: FEModel, what: str) -> None:

@@ -24,13 +24,19 @@ ELEMENT_CELLS = {
     "CONROD": {2: "line"}, "CTUBE": {2: "line"},
 }
 
+#: Element cards that give their grids rotational stiffness (AUTOSPC keeps the rotations
+#: of their grids; grids that only solids, rods or translational springs touch have none).
+ROTATIONAL = {"CBAR", "CBEAM", "CBEND", "CQUAD4", "CQUADR", "CQUAD8", "CQUAD", "CTRIA3",
+              "CTRIAR", "CTRIA6", "CBUSH", "CFAST", "CWELD"}
+
 
 @dataclass
 class BdfGeometry:
     """What a bulk data file tells about a part: grids ``ids`` (N,) ascending, positions
     ``coords`` (N, 3) in the basic system [file length unit], displacement systems
     ``frames`` (N, 3, 3) (columns: the grid's CD axes in basic), the fully clamped grids
-    of each SPC set, mesh ``cells`` (node indices), skipped element cards, and the path.
+    of each SPC set (all their DOFs: six, or three at a solid's grid), mesh ``cells``
+    (node indices), skipped element cards, and the path.
     Scalar points (SPOINT) and extra points (EPOINT) have no position: they are listed in
     ``scalar_points`` and ``extra_points``, never among the grids."""
 
@@ -89,6 +95,25 @@ class BdfGeometry:
             sets["spc"] = self.clamped
         sets["all"] = np.arange(len(self.ids), dtype=np.int64)
         return sets
+
+
+def rotating_grids(model, ids: np.ndarray) -> np.ndarray:
+    """Boolean (N,): the grids ``ids`` some element with rotational stiffness touches
+    (ROTATIONAL, or a CELAS1/CELAS2 on components 4–6)."""
+    index = {int(n): k for k, n in enumerate(ids)}
+    out = np.zeros(len(ids), dtype=bool)
+    for elem in getattr(model, "elements", {}).values():
+        if elem.type in ("CELAS1", "CELAS2"):
+            grids = [n for n, c in zip(elem.node_ids, (elem.c1, elem.c2), strict=False)
+                     if n is not None and int(c or 0) >= 4]
+        elif elem.type in ROTATIONAL:
+            grids = [n for n in elem.node_ids if n is not None]
+        else:
+            continue
+        for nid in grids:
+            if int(nid) in index:
+                out[index[int(nid)]] = True
+    return out
 
 
 def _axes_at(coord, point: np.ndarray) -> np.ndarray:
@@ -153,7 +178,8 @@ def read_bdf(path: str | os.PathLike) -> BdfGeometry:
         cd = model.nodes[int(nid)].cd or 0
         frames[k] = np.eye(3) if cd == 0 else _axes_at(model.coords[cd], coords[k])
     index = {int(n): k for k, n in enumerate(ids)}
-    return BdfGeometry(ids, coords, frames, _spc_sets(model, index, path),
+    rotating = rotating_grids(model, ids)
+    return BdfGeometry(ids, coords, frames, _spc_sets(model, index, path, rotating),
                        *_cells(model, index, path), path=path, model=model,
                        xref_error=xref_error,
                        scalar_points=np.array(scalar, dtype=np.int64),
@@ -174,9 +200,12 @@ def _read_bulk(path: Path):
     return model
 
 
-def _spc_sets(model, index: dict, path: Path) -> dict[int, np.ndarray]:
-    """Per SPC set id, the grids whose six components it all constrains (by any mix of
-    SPC and SPC1 cards)."""
+def _spc_sets(model, index: dict, path: Path, rotating: np.ndarray
+              ) -> dict[int, np.ndarray]:
+    """Per SPC set id, the grids it clamps fully (by any mix of SPC and SPC1 cards, with
+    the grids' PS fields): all six components, or the three translations of a grid whose
+    rotations no element stiffens (a solid's grid)."""
+    permanent = {k: set(str(getattr(model.nodes[n], "ps", "") or "")) for n, k in index.items()}
     out = {}
     for sid, cards in sorted(model.spcs.items()):
         comps: dict[int, set] = {}
@@ -192,7 +221,12 @@ def _spc_sets(model, index: dict, path: Path) -> dict[int, np.ndarray]:
                     raise ReadError(f"{path}: {card.type} {sid} names grid {nid}, which no "
                                     "GRID card defines")
                 comps.setdefault(int(nid), set()).update(str(comp or ""))
-        full = [index[n] for n, c in comps.items() if set("123456") <= c]
+        full = []
+        for n, c in comps.items():
+            k = index[n]
+            have = c | permanent[k]
+            if set("123456") <= have or (set("123") <= have and not rotating[k]):
+                full.append(k)
         out[int(sid)] = np.array(sorted(full), dtype=np.int64)
     return out
 

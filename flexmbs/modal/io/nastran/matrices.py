@@ -10,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from ....errors import FlexmbsError, ReadError
 from ...femodel import FEModel
 from ...units import get_units
 from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
+from .dof_sets import Layout, layouts
 
 
 def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
@@ -59,58 +61,120 @@ def read_op4_matrix(spec: str | os.PathLike, what: str = "matrix") -> tuple[sp.c
     return mat, match
 
 
-def _to_grids(mat: sp.csr_matrix, geometry: BdfGeometry, label: str) -> tuple[sp.csr_matrix,
-                                                                            str]:
-    """The matrix on all grids' six DOFs (g-set order), in the basic system: a g-set
-    matrix as it is; an a-set one (the fully clamped grids removed) with zero rows and
-    columns put back at those grids; then T M Tᵀ with T the grids' CD axes."""
+def _layout_of(n: int, geometry: BdfGeometry, label: str) -> Layout:
+    """The first candidate layout (dof_sets.layouts) with ``n`` DOFs; ReadError listing
+    every layout tried with its size."""
+    candidates = layouts(geometry)
+    for lay in candidates:
+        if lay.size == n:
+            return lay
+    tried = "; ".join(f"{lay.name}: {lay.size}" for lay in candidates)
+    raise ReadError(f"{label} has {n} rows, which fits no DOF layout of the "
+                    f"{len(geometry.ids)} grids of {geometry.path.name} (layouts tried, with "
+                    f"their sizes: {tried})")
+
+
+def _condense_scalar(mats: list[sp.csr_matrix], lay: Layout, stiffness: int | None,
+                     label: str) -> tuple[list[sp.csr_matrix], dict]:
+    """The matrices on the layout's grid DOFs: scalar-point DOFs condensed statically
+    through the stiffness ``mats[stiffness]`` (Guyan: x_s = −K_ss⁻¹ K_sg x_g, exact for
+    statics), those without stiffness (or all, without a stiffness) dropped; the notes
+    name the points."""
+    scalar = lay.scalar
+    grid = np.flatnonzero(lay.grid >= 0)
+    if scalar.size == 0:
+        return mats, {}
+    points = lay.point[scalar]
+    notes: dict = {}
+    if stiffness is None:
+        notes["scalar_points_dropped"] = points.tolist()
+        notes["why"] = "no stiffness matrix to condense them with"
+        return [m[grid][:, grid].tocsr() for m in mats], notes
+    k = mats[stiffness]
+    k_ss = k[scalar][:, scalar].tocsc()
+    stiff = np.diff(k_ss.tocsr().indptr) > 0
+    dropped = points[~stiff]
+    keep_s = scalar[stiff]
+    transfer = sp.csr_matrix((keep_s.size, grid.size))
+    if keep_s.size:
+        try:
+            lu = spla.splu(k[keep_s][:, keep_s].tocsc())
+            transfer = sp.csr_matrix(-lu.solve(k[keep_s][:, grid].toarray()))
+        except RuntimeError:
+            dropped = points
+            keep_s = keep_s[:0]
+            transfer = sp.csr_matrix((0, grid.size))
+    t = sp.vstack([sp.identity(grid.size, format="csr"), transfer]).tocsr()
+    order = np.concatenate([grid, keep_s])
+    out = [(t.T @ m[order][:, order] @ t).tocsr() for m in mats]
+    if keep_s.size:
+        notes["scalar_points_condensed"] = lay.point[keep_s].tolist()
+    if dropped.size:
+        notes["scalar_points_dropped"] = dropped.tolist()
+        notes["why"] = f"no stiffness of their own in {label}"
+    return out, notes
+
+
+def _to_grids(mats: list[sp.csr_matrix], geometry: BdfGeometry, labels: list[str],
+              stiffness: int | None = None) -> tuple[list[sp.csr_matrix], Layout, dict]:
+    """The matrices on every grid's six DOFs in the basic system (T M Tᵀ, T the grids' CD
+    axes), the layout they were written in, and notes on the scalar points.
+
+    DOFs the layout leaves out (clamped, omitted, or absent rotations) get empty rows and
+    columns: the FE model holds them at zero (FEModel.inactive_dofs)."""
+    n = mats[0].shape[0]
+    for mat, label in zip(mats[1:], labels[1:], strict=True):
+        if mat.shape[0] != n:
+            raise ReadError(f"{label} has {mat.shape[0]} rows but {labels[0]} has {n}; "
+                            "mass and stiffness must be written over the same set")
+    lay = _layout_of(n, geometry, labels[0])
+    mats, notes = _condense_scalar(mats, lay, stiffness, labels[0])
+    grid = np.flatnonzero(lay.grid >= 0)
     n_grid = len(geometry.ids)
-    n = mat.shape[0]
-    clamped = geometry.clamped
-    if n == 6 * n_grid:
-        layout = "g-set (all grids)"
-    elif clamped.size and n == 6 * (n_grid - clamped.size):
-        keep = np.setdiff1d(np.arange(n_grid), clamped)
-        rows = (6 * keep[:, None] + np.arange(6)).ravel()
-        expand = sp.csr_matrix((np.ones(n), (rows, np.arange(n))), shape=(6 * n_grid, n))
-        mat = (expand @ mat @ expand.T).tocsr()
-        layout = f"a-set (all grids but the {clamped.size} fully clamped)"
-    else:
-        free = n_grid - clamped.size
-        raise ReadError(
-            f"{label} has {n} rows: neither 6 x {n_grid} grids of {geometry.path.name} "
-            f"(g-set) nor 6 x {free} grids left after the {clamped.size} fully clamped by SPC "
-            "(a-set); flexmbs maps Nastran matrices by these two layouts only")
+    rows = 6 * lay.grid[grid] + lay.component[grid]
+    expand = sp.csr_matrix((np.ones(grid.size), (rows, np.arange(grid.size))),
+                           shape=(6 * n_grid, grid.size))
     blocks = np.zeros((n_grid, 6, 6))  # per grid [R 0; 0 R], R its CD axes (columns)
     blocks[:, :3, :3] = blocks[:, 3:, 3:] = geometry.frames
     t = sp.bsr_matrix((blocks, np.arange(n_grid), np.arange(n_grid + 1)),
-                      shape=(6 * n_grid, 6 * n_grid)).tocsr()
-    return (t @ mat @ t.T).tocsr(), layout
+                      shape=(6 * n_grid, 6 * n_grid)).tocsr() @ expand
+    return [(t @ m @ t.T).tocsr() for m in mats], lay, notes
 
 
 def read_nastran(mass: str | os.PathLike, stiffness: str | os.PathLike,
                  geometry: str | os.PathLike | BdfGeometry, *, units: str | None = None,
                  ) -> FEModel:
     """An FEModel from Nastran OP4 matrices (``FILE.op4:NAME``) on the grids of a bulk
-    data file: six DOFs per grid in the basic system, node sets ``spc`` (fully clamped
+    data file, in the basic system: six DOFs per grid, or three when the matrices hold
+    translations only (a solid model whose rotations AUTOSPC removed). The matrices may be
+    written over any layout of :mod:`.dof_sets` (g-set, a-set, 3-DOF grids, mixed);
+    scalar points are condensed statically (or dropped when they have no stiffness), and
+    ``metadata["nastran"]`` names them and the layout. Node sets ``spc`` (fully clamped
     grids) and ``spc<id>``, the elements as cells; converted from ``units`` to SI."""
     geo = geometry if isinstance(geometry, BdfGeometry) else read_bdf(geometry)
     m_raw, m_name = read_op4_matrix(mass, "--mass")
     k_raw, k_name = read_op4_matrix(stiffness, "--stiffness")
-    m_full, layout = _to_grids(m_raw, geo, f"--mass {m_name}")
-    k_full, _ = _to_grids(k_raw, geo, f"--stiffness {k_name}")
+    (m_full, k_full), lay, notes = _to_grids(
+        [m_raw, k_raw], geo, [f"--mass {m_name}", f"--stiffness {k_name}"], stiffness=1)
     system = get_units(units)
-    w = sp.diags(system.dof_weights(6, len(geo.ids)))
+    dpn = 6 if lay.has_rotations else 3
+    if dpn == 3:  # translations only: keep T1-T3 of each grid
+        t = np.flatnonzero(np.tile([1, 1, 1, 0, 0, 0], len(geo.ids)))
+        m_full, k_full = m_full[t][:, t].tocsr(), k_full[t][:, t].tocsr()
+    w = sp.diags(system.dof_weights(dpn, len(geo.ids)))
+    absent = int(len(geo.ids) * dpn - np.count_nonzero(
+        np.diff(m_full.indptr) + np.diff(k_full.indptr)))
     metadata = {"source_files": {"mass": str(mass), "stiffness": str(stiffness),
                                  "geometry": str(geo.path)},
-                "nastran": {"matrices": [m_name, k_name], "layout": layout},
+                "nastran": {"matrices": [m_name, k_name], "layout": lay.name,
+                            "dofs_per_grid": dpn, "dofs_held_at_zero": absent, **notes},
                 "source_units": system.name}
     if geo.skipped:
         metadata["skipped_elements"] = dict(geo.skipped)
     try:
         return FEModel(geo.coords * system.length, (system.mass * (w @ m_full @ w)).tocsr(),
                        (system.mass / system.time**2 * (w @ k_full @ w)).tocsr(),
-                       dofs_per_node=6, node_ids=geo.ids, node_sets=geo.node_sets(),
+                       dofs_per_node=dpn, node_ids=geo.ids, node_sets=geo.node_sets(),
                        cells=geo.cells, metadata=metadata)
     except FlexmbsError as exc:
         raise ReadError(f"{mass} / {stiffness} / {geo.path}: {exc}") from exc

@@ -113,8 +113,8 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
     provenance: dict = {}
     if mass is not None:
         m_raw, m_name = read_op4_matrix(mass, "mass")
-        m_grid, layout = _to_grids(m_raw, geo, f"mass {m_name}")
-        provenance["mass"] = {"source": f"{mass}", "layout": layout}
+        (m_grid,), lay, notes = _to_grids([m_raw], geo, [f"mass {m_name}"])
+        provenance["mass"] = {"source": f"{mass}", "layout": lay.name, **notes}
     else:
         m_grid, notes = grid_mass(geo)
         provenance["mass"] = {"source": f"lumped from the elements and mass cards of "
