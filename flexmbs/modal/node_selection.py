@@ -319,7 +319,8 @@ def select_nodes(nodes, spec, what: str = "node set") -> np.ndarray:
     return idx.astype(np.int64)
 
 
-def with_node_sets(fe, sets: dict, *, replace_existing: bool = False):
+def with_node_sets(fe, sets: dict, *, replace_existing: bool = False,
+                   what: str = "node set"):
     """A copy of FEModel ``fe`` with named node sets added.
 
     Parameters
@@ -330,6 +331,8 @@ def with_node_sets(fe, sets: dict, *, replace_existing: bool = False):
         or 0-based node indices.
     replace_existing : bool
         Allow a name that ``fe`` already has (default: an error naming it).
+    what : str
+        How errors name a set, followed by its name (the CLI passes ``"--node-set"``).
 
     Returns
     -------
@@ -340,12 +343,12 @@ def with_node_sets(fe, sets: dict, *, replace_existing: bool = False):
     new_sets = dict(fe.node_sets)
     record = list(fe.metadata.get("preparation", []))
     for name, spec in sets.items():
-        label = f"node set {name!r}"
+        label = f"{what} {name}"
         if not isinstance(name, str) or not name.strip() or name[:1].isdigit():
-            raise ValidationError(f"node set name {name!r} must be a word that does not "
+            raise ValidationError(f"{what}: the name {name!r} must be a word that does not "
                                   f"start with a digit (digits are node labels)")
         if name in fe.node_sets and not replace_existing:
-            raise ValidationError(f"{label} already exists in the model "
+            raise ValidationError(f"{label}: the model already has a set {name!r} "
                                   f"({fe.node_sets[name].size} nodes); choose another name")
         if isinstance(spec, (str, dict)):
             idx = select_nodes(fe.nodes, spec, label)
