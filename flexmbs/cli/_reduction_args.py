@@ -133,13 +133,14 @@ def prepare_from_args(fe, args: argparse.Namespace):
         if name in sets:
             raise ValidationError(f"--node-set {name!r} is given twice")
         sets[name] = spec
+    inline = []
     for attr, option, set_name in INLINE_SET_OPTIONS:
         value = getattr(args, attr, None)
         if _inline_spec(value):
             if set_name in sets:
                 raise ValidationError(f"{option} {value!r}: the set it defines, "
                                       f"{set_name!r}, is also given by --node-set")
-            sets[set_name] = parse_spec(value, option)
+            inline.append((option, set_name, parse_spec(value, option)))
             setattr(args, attr, set_name)
     factors = {}
     for option, attr in (("--scale-stiffness", "scale_stiffness"),
@@ -156,6 +157,8 @@ def prepare_from_args(fe, args: argparse.Namespace):
     masses = [parse_add_mass(text) for text in args.add_mass]
     if sets:
         fe = with_node_sets(fe, sets, what="--node-set")
+    for option, set_name, spec in inline:
+        fe = with_node_sets(fe, {set_name: spec}, what=option)
     fe = scale(fe, factors["scale_stiffness"], factors["scale_mass"],
                what="--scale-stiffness/--scale-mass")
     return add_point_masses(fe, masses, what="--add-mass")
