@@ -20,7 +20,11 @@ INLINE_SET_OPTIONS = (("clamp_nodes", "--clamp-nodes", "clamp"),
 
 
 def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = None) -> None:
-    prep = p.add_argument_group("preparing the FE model (before the reduction)")
+    prep = p.add_argument_group(
+        "preparing the FE model (before the reduction)",
+        "Applied in this order after the FE model is read: --node-set, the scale factors, "
+        "--add-mass; each step is recorded in the modal data's metadata "
+        "(docs/modal_front_end.md, 'Preparing the FE model').")
     prep.add_argument("--node-set", action="append", default=[], metavar="NAME=SPEC",
                       help="define node set NAME by geometry in the FE frame [m]: "
                            "'plane:x=0', 'plane:point=X,Y,Z;normal=NX,NY,NZ[;tol=T]', "
@@ -42,16 +46,18 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
     g = p.add_argument_group("reduction (pick one)")
     p.set_defaults(default_clamp=default_clamp)
     g.add_argument("--clamp-nodes",
-                   help="clamped modes: node labels '1,5-9' or a node-set name; the frame "
-                        "is attached there"
+                   help="clamped modes: node labels '1,5-9', a node-set name, or a "
+                        "geometric spec as for --node-set (it becomes the set 'clamp'); "
+                        "the frame is attached there"
                         + (f" (default when no reduction is chosen: {default_clamp!r})"
                            if default_clamp else ""))
     g.add_argument("--interface-nodes",
-                   help="Craig–Bampton: interface node labels or set name (static "
-                        "constraint modes)")
+                   help="Craig–Bampton: interface node labels, set name or geometric "
+                        "spec (the set 'interface'): static constraint modes")
     g.add_argument("--attach-nodes",
-                   help="Craig–Bampton: nodes fixed to the body frame (attached frame); "
-                        "omit for mean axes")
+                   help="Craig–Bampton: nodes fixed to the body frame (attached frame; "
+                        "labels, set name or geometric spec, the set 'attach'); omit for "
+                        "mean axes")
     g.add_argument("--free", action="store_true",
                    help="free–free modes (rigid-body modes removed; mean axes)")
     p.add_argument("--modes", type=int, required=True,
