@@ -562,7 +562,8 @@ def _marker_node_set(t: _Table):
             raise t.error("node_set", f"= {value!r}: a list of node labels must hold one or "
                                       f"more integers" + (f"; {bad[0]!r} is not an integer "
                                                           f"label" if bad else ""))
-        dup = sorted({v for v in value if value.count(v) > 1})
+        values, counts = np.unique(np.asarray(value, dtype=np.int64), return_counts=True)
+        dup = values[counts > 1].tolist()
         if dup:
             raise t.error("node_set", f"= {value!r} repeats node label(s) {dup}")
         return list(value)

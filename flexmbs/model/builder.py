@@ -180,7 +180,8 @@ def _marker_node_set(data, node_set) -> tuple[np.ndarray, str]:
     if not labels or bad:
         raise ModelError(f"node_set {node_set!r}: a list of node labels needs one or more "
                          f"integers" + (f"; {bad[0]!r} is not one" if bad else ""))
-    dup = sorted({int(v) for v in labels if labels.count(v) > 1})
+    values, counts = np.unique(np.asarray(labels, dtype=np.int64), return_counts=True)
+    dup = values[counts > 1].tolist()
     if dup:
         raise ModelError(f"node_set {node_set!r} repeats node label(s) {dup}")
     lookup = {int(v): i for i, v in enumerate(data.node_ids)}
