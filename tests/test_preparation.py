@@ -17,7 +17,7 @@ from scipy.optimize import brentq
 
 from flexmbs.cases.loader import CaseError, load_case, run_case
 from flexmbs.cli.main import main
-from flexmbs.errors import ValidationError
+from flexmbs.errors import ModelError, ValidationError
 from flexmbs.modal import (
     PointMass,
     add_point_masses,
@@ -565,3 +565,29 @@ def test_rotary_inertia_on_a_three_dof_model_is_refused(capsys, tmp_path):
     assert _quiet(main, argv) == 2
     err = capsys.readouterr().err
     assert "--add-mass 1" in err and "3 DOFs per node" in err
+
+
+def test_builder_takes_label_lists_and_spec_strings_for_interface_markers():
+    from flexmbs.model import ModelBuilder
+
+    fe = with_node_sets(_box(6, 2, 2), {"root": "plane:x=0", "tip": "plane:x=0.12"})
+    data = _quiet(clamped_modes, fe, "root", 3)
+    tip = fe.node_sets["tip"]
+    labels = fe.node_ids[tip].tolist()
+    b = ModelBuilder()
+    b.add_flexible_body("bar", data)
+    b.add_marker("bar", "by_name", node_set="tip")
+    b.add_marker("bar", "by_labels", node_set=labels[::-1])
+    b.add_marker("bar", "by_spec", node_set="plane:x=0.12")
+    model = b.finalize()
+    ref = model.markers["bar.by_name"].position
+    np.testing.assert_allclose(ref, fe.nodes[tip].mean(axis=0), rtol=0, atol=1e-15)
+    for name in ("by_labels", "by_spec"):
+        np.testing.assert_allclose(model.markers[f"bar.{name}"].position, ref, rtol=0,
+                                   atol=1e-15)
+    assert model.markers["bar.by_spec"].node_set == "plane:point=0.12,0,0;normal=1,0,0"
+    bad = ModelBuilder()
+    bad.add_flexible_body("bar", data)
+    bad.add_marker("bar", "m", node_set=[labels[0], 10**6])
+    with pytest.raises(ModelError, match=r"marker 'bar.m'.*node label\(s\) \[1000000\]"):
+        bad.finalize()
