@@ -149,26 +149,34 @@ def test_tip_mass_cantilever_converges_to_the_euler_bernoulli_solution(m_tip):
 
 
 def test_tip_rotary_inertia_matches_the_exact_frequency_equation():
-    """A rigid tip body with mass and rotary inertia J_yy about the node (x–z bending,
-    rotation r_y) against the clamped–free beam with both tip conditions."""
-    length, m_tip, j_tip = 1.0, 0.5, 0.02
+    """A rigid tip body with mass and rotary inertias J_yy, J_zz about the node against
+    the clamped–free beam with both tip conditions, in each bending plane: x–z (EI_y,
+    rotation r_y, J_yy; the first mode) and x–y (EI_z, r_z, J_zz; the second)."""
+    length, m_tip, j_y, j_z = 1.0, 0.5, 0.02, 0.05
     rho_a = STEEL.rho * SECTION.A
-    mu, j_n = m_tip / (rho_a * length), j_tip / (rho_a * length**3)
+    mu = m_tip / (rho_a * length)
     # the determinant reproduces the classic equation when J = 0
     for beta_l in (0.3, 1.1, 1.7):
         assert _tip_body_determinant(beta_l, mu, 0.0) == pytest.approx(
             2 * _tip_mass_equation(beta_l, mu) / np.cosh(beta_l) ** 2, rel=1e-12)
-    exact = _exact_f1(_first_root(_tip_body_determinant, mu, j_n), length)
-    no_j = _exact_f1(_first_root(_tip_body_determinant, mu, 0.0), length)
-    assert exact < no_j * (1 - 0.01)
+    exact, no_j = [], []
+    for j_tip, second_moment in ((j_y, SECTION.Iy), (j_z, SECTION.Iz)):
+        scale_f = np.sqrt(STEEL.E * second_moment / rho_a) / (2 * np.pi * length**2)
+        j_n = j_tip / (rho_a * length**3)
+        exact.append(_first_root(_tip_body_determinant, mu, j_n) ** 2 * scale_f)
+        no_j.append(_first_root(_tip_body_determinant, mu, 0.0) ** 2 * scale_f)
+    assert exact[0] < no_j[0] * (1 - 0.01) and exact[1] < no_j[1] * (1 - 0.01)
     errors = []
     for n in (5, 10, 20, 40):
         fe = add_point_masses(straight_beam(length, n, SECTION, STEEL),
-                              [PointMass("tip", m_tip, (0.0, j_tip, 0.0))])
-        errors.append(abs(_quiet(clamped_modes, fe, "root", 2).frequencies[0] / exact - 1))
-    print("tip body J relative errors", [f"{e:.2e}" for e in errors])
-    assert all(b < a for a, b in itertools.pairwise(errors))
-    assert errors[-1] < 1e-5
+                              [PointMass("tip", m_tip, (0.0, j_y, j_z))])
+        f = _quiet(clamped_modes, fe, "root", 3).frequencies[:2]
+        errors.append(np.abs(f / np.array(exact) - 1))
+    errors = np.array(errors)
+    print("tip body J relative errors (x–z, x–y):", errors.tolist())
+    for plane in range(2):
+        assert all(b < a for a, b in itertools.pairwise(errors[:, plane]))
+    assert np.max(errors[-1]) < 1e-5
 
 
 def test_point_masses_add_to_the_diagonal_and_the_rigid_body_inertia():
