@@ -542,7 +542,38 @@ def _add_marker(path, b, k, entry):
     b.add_marker(t.text("body", required=True), t.text("name", required=True),
                  t.vector("position", [0, 0, 0]), _orientation(t),
                  frame=t.get("frame", "body"), node=t.get("node"),
-                 node_set=t.get("node_set"), attach=t.get("attach"))
+                 node_set=_marker_node_set(t), attach=t.get("attach"))
+
+
+def _marker_node_set(t: _Table):
+    """A marker's ``node_set``: a set name, a list of node labels, or a table giving the
+    set by geometry ({type = "plane" | "box" | "cylinder" | "nearest", ...}, body frame
+    [m], docs/case_files.md); anything else is a CaseError naming the marker and value."""
+    from ..modal.node_selection import parse_spec
+
+    value = t.get("node_set")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return t.text("node_set")
+    if isinstance(value, list):
+        bad = [v for v in value if isinstance(v, bool) or not isinstance(v, int)]
+        if not value or bad:
+            raise t.error("node_set", f"= {value!r}: a list of node labels must hold one or "
+                                      f"more integers" + (f"; {bad[0]!r} is not an integer "
+                                                          f"label" if bad else ""))
+        values, counts = np.unique(np.asarray(value, dtype=np.int64), return_counts=True)
+        dup = values[counts > 1].tolist()
+        if dup:
+            raise t.error("node_set", f"= {value!r} repeats node label(s) {dup}")
+        return list(value)
+    if isinstance(value, dict):
+        try:
+            return parse_spec(value, "node_set")
+        except ValidationError as exc:
+            raise t.error("node_set", f"= {value!r}: {exc}") from None
+    raise t.error("node_set", f"must be a set name, a list of node labels or a geometry "
+                              f"table {{type = ...}}, got {value!r}")
 
 
 def _add_joint(path, b, k, entry):

@@ -4,25 +4,60 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from ..errors import ValidationError
 from ..modal import clamped_modes, craig_bampton, free_free_modes, write_modal
+from ..modal.node_selection import KINDS, parse_spec, with_node_sets
+from ..modal.preparation import PointMass, add_point_masses, scale
 from ._common import emit_json, parse_nodes
+
+#: Options whose value may be a geometric spec instead of labels or a set name, and the
+#: name the selected set gets.
+INLINE_SET_OPTIONS = (("clamp_nodes", "--clamp-nodes", "clamp"),
+                      ("interface_nodes", "--interface-nodes", "interface"),
+                      ("attach_nodes", "--attach-nodes", "attach"))
 
 
 def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = None) -> None:
+    prep = p.add_argument_group(
+        "preparing the FE model (before the reduction)",
+        "Applied in this order after the FE model is read: --node-set, the scale factors, "
+        "--add-mass; each step is recorded in the modal data's metadata "
+        "(docs/modal_front_end.md, 'Preparing the FE model').")
+    prep.add_argument("--node-set", action="append", default=[], metavar="NAME=SPEC",
+                      help="define node set NAME by geometry in the FE frame [m]: "
+                           "'plane:x=0', 'plane:point=X,Y,Z;normal=NX,NY,NZ[;tol=T]', "
+                           "'box:min=X,Y,Z;max=X,Y,Z[;tol=T]', 'cylinder:point=X,Y,Z;"
+                           "axis=AX,AY,AZ;radius=R[;inner=R0][;tol=T]', 'nearest:X,Y,Z"
+                           "[;count=K]'; usable by name in the node options and markers "
+                           "(repeatable)")
+    prep.add_argument("--scale-stiffness", metavar="FACTOR",
+                      help="multiply the FE stiffness matrix by FACTOR > 0 (frequencies "
+                           "scale by its square root)")
+    prep.add_argument("--scale-mass", metavar="FACTOR",
+                      help="multiply the FE mass matrix by FACTOR > 0 (before --add-mass)")
+    prep.add_argument("--add-mass", action="append", default=[],
+                      metavar="NODE=KG[,IXX,IYY,IZZ]",
+                      help="add a point mass [kg] and optional rotary inertias about the "
+                           "node along the FE axes [kg m^2] at node label NODE (or a "
+                           "one-node set such as 'tip'); rotary inertia needs 6 DOFs per "
+                           "node (repeatable; entries on one node add up)")
     g = p.add_argument_group("reduction (pick one)")
     p.set_defaults(default_clamp=default_clamp)
     g.add_argument("--clamp-nodes",
-                   help="clamped modes: node labels '1,5-9' or a node-set name; the frame "
-                        "is attached there"
+                   help="clamped modes: node labels '1,5-9', a node-set name, or a "
+                        "geometric spec as for --node-set (it becomes the set 'clamp'); "
+                        "the frame is attached there"
                         + (f" (default when no reduction is chosen: {default_clamp!r})"
                            if default_clamp else ""))
     g.add_argument("--interface-nodes",
-                   help="Craig–Bampton: interface node labels or set name (static "
-                        "constraint modes)")
+                   help="Craig–Bampton: interface node labels, set name or geometric "
+                        "spec (the set 'interface'): static constraint modes")
     g.add_argument("--attach-nodes",
-                   help="Craig–Bampton: nodes fixed to the body frame (attached frame); "
-                        "omit for mean axes")
+                   help="Craig–Bampton: nodes fixed to the body frame (attached frame; "
+                        "labels, set name or geometric spec, the set 'attach'); omit for "
+                        "mean axes")
     g.add_argument("--free", action="store_true",
                    help="free–free modes (rigid-body modes removed; mean axes)")
     p.add_argument("--modes", type=int, required=True,
@@ -41,6 +76,98 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
     p.add_argument("--stress", action="store_true",
                    help="store the stress modes (beam section forces and fibre stresses, "
                         "solid nodal stresses) for flexmbs stress (docs/stress.md)")
+
+
+def _number(text: str, option: str, entry: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValidationError(f"{option} {entry!r}: {text.strip()!r} is not a number"
+                              ) from None
+
+
+def parse_add_mass(text: str) -> PointMass:
+    """``"21=0.5,1e-3,1e-3,2e-3"`` → PointMass(21, 0.5, (1e-3, 1e-3, 2e-3)); ``"tip=0.5"``
+    names a one-node set. ValidationError naming --add-mass and the entry."""
+    node, sep, values = text.partition("=")
+    node = node.strip()
+    parts = [v.strip() for v in values.split(",")]
+    if not sep or not node or len(parts) not in (1, 4) or not all(parts):
+        raise ValidationError(f"--add-mass {text!r}: expected NODE=KG or "
+                              f"NODE=KG,IXX,IYY,IZZ (kg, kg m^2)")
+    if node.lstrip("+-").isdigit():
+        label: int | str = int(node)
+    elif node[:1].isdigit() or node[:1] in "+-.":
+        raise ValidationError(f"--add-mass {text!r}: node {node!r} is neither an integer "
+                              f"label nor a set name")
+    else:
+        label = node
+    numbers = [_number(v, "--add-mass", text) for v in parts]
+    if not all(np.isfinite(numbers)):
+        raise ValidationError(f"--add-mass {text!r}: values must be finite")
+    if numbers[0] < 0:
+        raise ValidationError(f"--add-mass {text!r}: mass {numbers[0]:g} kg is negative")
+    if any(v < 0 for v in numbers[1:]):
+        raise ValidationError(f"--add-mass {text!r}: rotary inertias must not be negative")
+    return PointMass(label, numbers[0], tuple(numbers[1:]) if len(numbers) == 4 else None)
+
+
+def parse_node_set(text: str) -> tuple[str, dict]:
+    """``"root=plane:x=0"`` → ("root", spec dict); ValidationError naming --node-set."""
+    name, sep, spec = text.partition("=")
+    name = name.strip()
+    if not sep or not name or not spec.strip():
+        raise ValidationError(f"--node-set {text!r}: expected NAME=KIND:key=value;... "
+                              f"(KIND one of {sorted(KINDS)})")
+    if name[:1].isdigit() or not all(ch.isalnum() or ch in "_-." for ch in name):
+        raise ValidationError(f"--node-set {text!r}: the name {name!r} must be a word "
+                              f"(letters, digits, _ - .) that does not start with a digit")
+    return name, parse_spec(spec.strip(), f"--node-set {name}")
+
+
+def _inline_spec(value) -> bool:
+    return isinstance(value, str) and value.partition(":")[0].strip() in KINDS
+
+
+def prepare_from_args(fe, args: argparse.Namespace):
+    """The FE model after --node-set, --scale-stiffness/--scale-mass and --add-mass;
+    a geometric spec given directly to --clamp-nodes, --interface-nodes or
+    --attach-nodes becomes the node set 'clamp', 'interface' or 'attach'."""
+    sets: dict[str, dict] = {}
+    for text in args.node_set:
+        name, spec = parse_node_set(text)
+        if name in sets:
+            raise ValidationError(f"--node-set {name!r} is given twice")
+        sets[name] = spec
+    inline = []
+    for attr, option, set_name in INLINE_SET_OPTIONS:
+        value = getattr(args, attr, None)
+        if _inline_spec(value):
+            if set_name in sets:
+                raise ValidationError(f"{option} {value!r}: the set it defines, "
+                                      f"{set_name!r}, is also given by --node-set")
+            inline.append((option, set_name, parse_spec(value, option)))
+            setattr(args, attr, set_name)
+    factors = {}
+    for option, attr in (("--scale-stiffness", "scale_stiffness"),
+                         ("--scale-mass", "scale_mass")):
+        text = getattr(args, attr, None)
+        if text is None:
+            factors[attr] = 1.0
+            continue
+        value = _number(text, option, text)
+        if not (np.isfinite(value) and value > 0):
+            raise ValidationError(f"{option} {text!r}: the factor must be a positive "
+                                  f"finite number")
+        factors[attr] = value
+    masses = [parse_add_mass(text) for text in args.add_mass]
+    if sets:
+        fe = with_node_sets(fe, sets, what="--node-set")
+    for option, set_name, spec in inline:
+        fe = with_node_sets(fe, {set_name: spec}, what=option)
+    fe = scale(fe, factors["scale_stiffness"], factors["scale_mass"],
+               what="--scale-stiffness/--scale-mass")
+    return add_point_masses(fe, masses, what="--add-mass")
 
 
 def reduce_from_args(fe, args: argparse.Namespace):
@@ -91,9 +218,13 @@ def write_and_report(data, args: argparse.Namespace) -> int:
     from .modes_cmd import format_summary
 
     path = write_modal(data, args.output)
+    source = data.metadata.get("source")
+    preparation = source.get("preparation", []) if isinstance(source, dict) else []
     if args.json:
-        emit_json({**data.summary(), "output": str(path)})
+        emit_json({**data.summary(), "preparation": preparation, "output": str(path)})
     else:
         print(format_summary(data, str(path)))
+        for step in preparation:
+            print("  prepared: " + ", ".join(f"{k} {v}" for k, v in step.items()))
         print(f"\nwritten {path}")
     return 0

@@ -12,6 +12,7 @@ from ..modal.io import check_writable
 from ._reduction_args import (
     add_reduction_args,
     finish_reduction,
+    prepare_from_args,
     reduce_from_args,
     write_and_report,
 )
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
+    fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     data = reduce_from_args(fe, args)
     if args.section in ("tube", "circle"):  # drawn and stressed on the real circle
         meta = {**data.metadata, "section_outline_m": {

@@ -11,6 +11,7 @@ from ..modal.io import check_writable
 from ._reduction_args import (
     add_reduction_args,
     finish_reduction,
+    prepare_from_args,
     reduce_from_args,
     write_and_report,
 )
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
                                             units=args.units,
                                             dofs_per_node=args.dofs_per_node,
                                             material=material)
+    fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     data = reduce_from_args(fe, args)
     data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)

@@ -151,6 +151,50 @@ def _orientation(value, what, problems):
     return np.eye(3)
 
 
+def _marker_node_set(data, node_set) -> tuple[np.ndarray, str]:
+    """The node indices of a marker's ``node_set`` and how the marker records it.
+
+    ``node_set`` is a set name of the ModalData, a list of node labels (the same as a
+    named set of those nodes) or a geometric spec (a dict with ``type``, or
+    ``"KIND:key=value;..."``, :mod:`flexmbs.modal.node_selection`, body frame [m])."""
+    from ..modal.node_selection import KINDS, format_spec, parse_spec, select_nodes
+
+    if isinstance(node_set, str) and node_set in data.node_sets:
+        return data.node_sets[node_set], node_set
+    if isinstance(node_set, dict) or (isinstance(node_set, str)
+                                      and node_set.partition(":")[0] in KINDS):
+        try:
+            spec = parse_spec(node_set, "node_set")
+            return select_nodes(data.nodes, spec, "node_set"), format_spec(spec)
+        except ValidationError as exc:
+            raise ModelError(str(exc)) from None
+    if isinstance(node_set, str):
+        raise ModelError(f"node set {node_set!r} is not in its ModalData (sets: "
+                         f"{sorted(data.node_sets)})")
+    try:
+        labels = list(node_set)
+    except TypeError:
+        raise ModelError(f"node_set must be a set name, a list of node labels or a "
+                         f"geometric spec, got {node_set!r}") from None
+    bad = [v for v in labels if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
+    if not labels or bad:
+        raise ModelError(f"node_set {node_set!r}: a list of node labels needs one or more "
+                         f"integers" + (f"; {bad[0]!r} is not one" if bad else ""))
+    values, counts = np.unique(np.asarray(labels, dtype=np.int64), return_counts=True)
+    dup = values[counts > 1].tolist()
+    if dup:
+        raise ModelError(f"node_set {node_set!r} repeats node label(s) {dup}")
+    lookup = {int(v): i for i, v in enumerate(data.node_ids)}
+    missing = [int(v) for v in labels if int(v) not in lookup]
+    if missing:
+        ids = data.node_ids
+        raise ModelError(f"node_set {node_set!r}: node label(s) {missing[:5]} are not nodes "
+                         f"of its ModalData (labels {int(ids.min())}..{int(ids.max())}, "
+                         f"{ids.size} nodes)")
+    members = np.array([lookup[int(v)] for v in labels], dtype=np.int64)
+    return members, "[" + ", ".join(str(int(v)) for v in labels) + "]"
+
+
 def _name_problem(kind: str, name) -> str | None:
     """Why ``name`` cannot name a ``kind`` (None when it can): names are non-empty
     strings, and body names hold no '.' (marker references are 'body.marker')."""
@@ -355,7 +399,10 @@ class ModelBuilder:
         initial configuration with ``frame="global"``. ``orientation`` may be a 3x3
         rotation (columns = marker axes), Euler parameters, or just the z-axis.
         On a flexible body give ``node`` (a node label of its ModalData) or ``node_set``
-        (an interface marker averaging that set), and the position is then the node's
+        (an interface marker averaging that set: a set name of the ModalData, a list of
+        node labels, or a geometric spec in the body frame such as ``"plane:x=0"`` or
+        ``{"type": "box", "min": [..], "max": [..]}``, :mod:`flexmbs.modal.node_selection`),
+        and the position is then the node's
         (or the set's mean); or a ``position`` anywhere, with ``attach``: "nearest" (the
         default for a point: carried by its nearest node, or by the least-squares motion
         of the nearest nodes of a mesh without nodal rotations) or "frame" (rigidly on
@@ -718,10 +765,7 @@ class ModelBuilder:
                         markers[full] = Marker(body, name, pos, rot, None, None)
                         continue
                     elif node_set is not None and node is None:
-                        if node_set not in b.data.node_sets:
-                            raise ModelError(f"node set {node_set!r} is not in its ModalData"
-                                             f" (sets: {sorted(b.data.node_sets)})")
-                        members = b.data.node_sets[node_set]
+                        members, node_set = _marker_node_set(b.data, node_set)
                         modes = (node_modes(b.data, int(members[0])) if members.size == 1
                                  else interface_modes(b.data, members))
                     else:

@@ -31,7 +31,8 @@ class Marker:
     node: int | None = None
     """Flexible bodies: node index the marker rides on (position = that node)."""
     node_set: str | None = None
-    """Flexible bodies: node set of an RBE3-like interface marker."""
+    """Flexible bodies: node set of an RBE3-like interface marker (its name, the list of
+    node labels ``"[37, 38]"``, or the geometric spec ``"plane:point=..;normal=.."``)."""
 
     @property
     def full_name(self) -> str:
