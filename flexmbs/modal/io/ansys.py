@@ -238,15 +238,20 @@ def _field_width(text: str, path: Path, what: str) -> tuple[int, int]:
     return int(match.group(1) or 1), int(match.group(3))
 
 
-def _fields(lines, first: int, width: int, path: Path, what: str) -> list[tuple[str, int]]:
-    """The fixed-width fields of ``lines`` (numbered from ``first``), with line numbers."""
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([EeDd][+-]?\d+)?$")
+
+
+def _fields(lines, first: int, width: int) -> list[tuple[str, int]]:
+    """The items of ``lines`` (numbered from ``first``) with their line numbers: the
+    blank-separated tokens, or, on a line whose tokens are not all numbers (Fortran
+    fields that run together), the fixed-width fields of the format."""
     out = []
     for k, line in enumerate(lines):
         text = line.rstrip("\r\n")
-        for start in range(0, len(text), width):
-            item = text[start:start + width].strip()
-            if item:
-                out.append((item, first + k))
+        tokens = text.split()
+        if not all(_NUMBER.match(t) for t in tokens):
+            tokens = [text[i:i + width].strip() for i in range(0, len(text), width)]
+        out.extend((item, first + k) for item in tokens if item)
     return out
 
 
@@ -304,7 +309,7 @@ def read_hbmat(path: str | os.PathLike, what: str = "matrix") -> tuple[sp.csr_ma
     for count, text, name in ((ptrcrd, ptr_fmt, "pointer"), (indcrd, ind_fmt, "index"),
                               (valcrd, val_fmt, "value")):
         _, width = _field_width(text, path, name)
-        sections.append(_fields(lines[pos:pos + count], pos + 1, width, path, name))
+        sections.append(_fields(lines[pos:pos + count], pos + 1, width))
         pos += count
     pointers = _numbers(sections[0], int, path, "column pointer")
     indices = _numbers(sections[1], int, path, "row index")

@@ -220,9 +220,22 @@ def read_cdb(path: str | os.PathLike) -> CdbModel:
         if undefined:
             raise ReadError(f"{path}: node component {name!r} (CMBLOCK) names node "
                             f"{undefined[0]}, which NBLOCK does not define")
+    _check_element_nodes(archive, known, path)
     cells, labels, routines, mats, vols, skipped, types = _cells(archive, grid, path)
     return CdbModel(ids, coords, sets, cells, labels, routines, types, skipped,
                     read_materials(path), mats, path, vols)
+
+
+def _check_element_nodes(archive, known: set, path: Path) -> None:
+    """ReadError naming the first element (EBLOCK) on a node NBLOCK does not define.
+    An element row holds 10 attribute fields (the element label the 9th), then its node
+    labels (0 for an absent mid-side node)."""
+    for row in archive.elem:
+        row = np.asarray(row, dtype=np.int64)
+        undefined = [int(v) for v in row[10:] if v > 0 and int(v) not in known]
+        if undefined:
+            raise ReadError(f"{path}: element {int(row[8])} (EBLOCK) uses node "
+                            f"{undefined[0]}, which NBLOCK does not define")
 
 
 def _cells(archive, grid, path: Path):
