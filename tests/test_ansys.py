@@ -335,3 +335,17 @@ def test_input_format_picks_ansys_for_full_files():
     assert input_format("a.full", "a.FULL") == "ansys"
     assert input_format("a.full", "k.mtx") == "matrix-market"
     assert ansys.mapping_path("out/stiff.matrix") == Path("out/stiff.mapping")
+
+
+def test_missing_package_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    from flexmbs.errors import FlexmbsError
+
+    cdb, full = tmp_path / "part.cdb", tmp_path / "part.full"
+    cdb.write_text("/PREP7\n")
+    full.write_bytes(b"\0" * 64)
+    monkeypatch.setitem(sys.modules, "ansys.mapdl.reader", None)
+    for call in (lambda: read_ansys(full, full, cdb), lambda: ansys.read_cdb(cdb)):
+        with pytest.raises(FlexmbsError, match=r"pip install 'flexmbs\[ansys\]'"):
+            call()

@@ -56,11 +56,12 @@ MP_LABELS = {"EX": "E", "PRXY": "nu", "NUXY": "nu", "DENS": "rho"}
 
 def import_reader():
     """The ``ansys.mapdl.reader`` module; FlexmbsError naming the extra when missing."""
+    from importlib import import_module
+
     try:
-        from ansys.mapdl import reader
+        return import_module("ansys.mapdl.reader")
     except ImportError:
         raise FlexmbsError(MISSING) from None
-    return reader
 
 
 def element_name(routine: int) -> str:
