@@ -1,6 +1,6 @@
-"""Reduce FE mass and stiffness matrices (Matrix Market, Abaqus text .mtx or Nastran OP4)
-to modal data: free–free modes, clamped modes or Craig–Bampton, written in the native
-format."""
+"""Reduce FE mass and stiffness matrices (Matrix Market, Abaqus text .mtx, Nastran OP4 or
+Ansys MAPDL .full / HBMAT) to modal data: free–free modes, clamped modes or Craig–Bampton,
+written in the native format."""
 
 from __future__ import annotations
 
@@ -21,20 +21,25 @@ HELP = "reduce FE mass/stiffness matrices to a modal data file"
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mass", required=True,
-                   help="FE mass matrix file (.mtx), or FILE.op4:NAME (Nastran MGG/MAA)")
+                   help="FE mass matrix file (.mtx), FILE.op4:NAME (Nastran MGG/MAA), an "
+                        "Ansys .full or an HBMAT Harwell-Boeing file")
     p.add_argument("--stiffness", required=True,
-                   help="FE stiffness matrix file (.mtx), or FILE.op4:NAME (Nastran "
-                        "KGG/KAA)")
+                   help="FE stiffness matrix file (.mtx), FILE.op4:NAME (Nastran "
+                        "KGG/KAA), an Ansys .full (the same as --mass) or an HBMAT file")
     p.add_argument("--nodes", required=True,
                    help="node coordinates: CSV 'id,x,y,z', an Abaqus .inp (*NODE, *NSET "
                         "and the solid *ELEMENT blocks as the mesh), or a Nastran bulk "
                         "data file (.bdf/.dat/.nas: GRID, CORD2R/C, SPC/SPC1 as node sets "
-                        "'spc', elements as the mesh)")
-    p.add_argument("--input-format", choices=["matrix-market", "abaqus", "nastran"],
+                        "'spc', elements as the mesh), or an Ansys archive (.cdb: nodes, "
+                        "elements, node components, MP)")
+    p.add_argument("--input-format",
+                   choices=["matrix-market", "abaqus", "nastran", "ansys", "hbmat"],
                    help="matrix file flavour: Matrix Market, Abaqus *MATRIX GENERATE or "
                         "*MATRIX OUTPUT text, or Nastran OP4 with a bulk data file "
                         "(default: nastran for .op4 matrices, else matrix-market; Nastran "
-                        "needs pip install 'flexmbs[nastran]')")
+                        "needs pip install 'flexmbs[nastran]'), Ansys MAPDL .full with a "
+                        "'.cdb' (default for .full matrices; pip install 'flexmbs[ansys]') "
+                        "or HBMAT exports with their Fname.mapping files")
     p.add_argument("--units", help="unit system of the inputs (default SI; e.g. mm-t-s)")
     p.add_argument("--dofs-per-node", type=int, choices=[3, 6],
                    help="DOFs per node (default: inferred from the sizes)")
@@ -74,12 +79,14 @@ def parse_material(text: str | None) -> dict | None:
 
 
 def input_format(mass: str, stiffness: str) -> str:
-    """``nastran`` when both matrices are OP4 files (``FILE.op4[:NAME]``), else the
-    Matrix Market default."""
+    """``nastran`` when both matrices are OP4 files (``FILE.op4[:NAME]``), ``ansys`` when
+    both are MAPDL ``.full`` files, else the Matrix Market default."""
     from ..modal.io.nastran import split_spec
 
     if all(split_spec(v)[0].suffix.lower() == ".op4" for v in (mass, stiffness)):
         return "nastran"
+    if all(str(v).lower().endswith(".full") for v in (mass, stiffness)):
+        return "ansys"
     return "matrix-market"
 
 
@@ -88,11 +95,20 @@ def run(args: argparse.Namespace) -> int:
     from ..modal.io import fe_matrices
 
     material = parse_material(args.material)
-    if args.stiffening and material is None:
+    kind = args.input_format or input_format(args.mass, args.stiffness)
+    if args.stiffening and material is None and kind not in ("ansys", "hbmat"):
         raise ValidationError("--stiffening needs the elements' material: --material "
                               "E=...,nu=... (and the *ELEMENT blocks in the --nodes .inp)")
-    kind = args.input_format or input_format(args.mass, args.stiffness)
-    if kind == "nastran":
+    if kind in ("ansys", "hbmat"):
+        from ..modal.io import ansys
+
+        fe = ansys.read_ansys(args.mass, args.stiffness, args.nodes, units=args.units,
+                              material=material)
+        if args.stiffening and "material" not in fe.metadata:
+            why = fe.metadata.get("archive_material_not_used", "no material")
+            raise ValidationError(f"--stiffening needs the elements' material; the archive's "
+                                  f"is not used ({why}): give --material E=...,nu=...")
+    elif kind == "nastran":
         from ..modal.io import nastran
 
         if args.stiffening:
