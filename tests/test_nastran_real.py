@@ -122,6 +122,7 @@ def test_mixed_elements_with_scalar_points():
     assert geo.extra_points.tolist() == [103, 104, 105, 106, 107]
     assert not set(geo.ids.tolist()) & set(range(100, 108))
     assert geo.skipped["CELAS3"] == 1 and geo.skipped["CDAMP4"] == 1
+    assert "CQUAD8" not in geo.skipped and geo.cells["triangle"].shape[0] == 10
     assert geo.cells["hexahedron"].shape == (1, 8)
     with pytest.raises(ReadError, match="every mode is a rigid-body mode"):
         read_modal(DATA / "modes_elements.op2", geometry=DATA / "modes_elements.bdf")

@@ -18,6 +18,7 @@ from .deck import bulk_error, bulk_text
 #: Element cards drawn as mesh cells: card → {grid count: meshio cell type}.
 ELEMENT_CELLS = {
     "CQUAD4": {4: "quad"}, "CQUADR": {4: "quad"}, "CSHEAR": {4: "quad"},
+    "CQUAD8": {8: "quad8", 4: "quad"}, "CTRIA6": {6: "triangle6", 3: "triangle"},
     "CTRIA3": {3: "triangle"}, "CTRIAR": {3: "triangle"},
     "CHEXA": {8: "hexahedron", 20: "hexahedron20"}, "CTETRA": {4: "tetra", 10: "tetra10"},
     "CPENTA": {6: "wedge"}, "CBAR": {2: "line"}, "CBEAM": {2: "line"}, "CROD": {2: "line"},
@@ -240,6 +241,10 @@ def _cells(model, index: dict, path: Path) -> tuple[dict, dict]:
         kind = ELEMENT_CELLS.get(elem.type, {}).get(len(grids))
         if elem.type in ("CBAR", "CBEAM", "CROD"):
             grids, kind = grids[:2], "line"
+        elif elem.type in ("CQUAD8", "CTRIA6") and kind is None:  # some midside grids
+            corners = 4 if elem.type == "CQUAD8" else 3
+            grids = [n for n in elem.node_ids[:corners] if n is not None]
+            kind = "quad" if corners == 4 else "triangle"
         if kind is None:
             skipped[elem.type] = skipped.get(elem.type, 0) + 1
             continue
