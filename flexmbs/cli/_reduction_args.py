@@ -215,16 +215,16 @@ def finish_reduction(data, fe, args: argparse.Namespace, *, stiffening: bool):
 
 def write_and_report(data, args: argparse.Namespace) -> int:
     """Write the reduced data to ``args.output`` and print the summary (or JSON)."""
+    from ..modal.provenance import provenance
     from .modes_cmd import format_summary
 
     path = write_modal(data, args.output)
     source = data.metadata.get("source")
     preparation = source.get("preparation", []) if isinstance(source, dict) else []
     if args.json:
-        emit_json({**data.summary(), "preparation": preparation, "output": str(path)})
+        emit_json({**data.summary(), "preparation": preparation,
+                   "provenance": provenance(data), "output": str(path)})
     else:
-        print(format_summary(data, str(path)))
-        for step in preparation:
-            print("  prepared: " + ", ".join(f"{k} {v}" for k, v in step.items()))
+        print(format_summary(data, str(path)))  # its provenance lists the preparation
         print(f"\nwritten {path}")
     return 0

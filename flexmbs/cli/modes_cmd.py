@@ -8,6 +8,7 @@ import argparse
 import numpy as np
 
 from ..modal import read_modal
+from ..modal.provenance import format_provenance, provenance
 from ._common import emit_json
 
 HELP = "show the frequency table and mass properties of a modal data file"
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     summary = data.summary()
     summary["file"] = args.file
+    summary["provenance"] = provenance(data)
     if args.json:
         emit_json(summary)
         return 0
@@ -117,4 +119,5 @@ def format_summary(data, title: str) -> str:
                      f"{100 * s['mass_mismatch']:.3g} % (rotary inertia not in the invariants)")
     if s["node_sets"]:
         lines.append("  node sets: " + ", ".join(f"{k} ({v})" for k, v in s["node_sets"].items()))
+    lines += ["", *format_provenance(provenance(data))]
     return "\n".join(lines)

@@ -38,7 +38,7 @@ def read_op4_matrix(spec: str | os.PathLike, what: str = "matrix") -> tuple[sp.c
     op4 = _import("pyNastran.op4.op4")
     try:
         with redirect_stdout(io.StringIO()):
-            matrices = op4.read_op4(str(path), log=_quiet_logger())
+            matrices = op4.read_op4(str(path), precision="double", log=_quiet_logger())
     except Exception as exc:
         raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc}") from None
     names = sorted(matrices)
