@@ -255,11 +255,11 @@ def _dmig(cards) -> dict[str, dict]:
     for card in (c for c in cards if c.name == "DMIG"):
         name = card.text(0).upper()
         if card.integer(1, "GJ") == 0:  # header
-            tin = card.integer(4, "TIN")
+            tin = card.integer(3, "TIN")
             if tin not in (1, 2):
                 raise ReadError(f"{card.where()} {name}: TIN = {tin}; flexmbs reads real "
                                 "matrices (TIN 1 or 2)")
-            out[name] = {"card": card, "ifo": card.integer(3, "IFO"), "entries": {}}
+            out[name] = {"card": card, "ifo": card.integer(2, "IFO"), "entries": {}}
             continue
         if name not in out:
             raise ReadError(f"{card.where()} {name}: a column before the DMIG header of "
@@ -313,7 +313,7 @@ def _read_op4(path: Path, punch: Punch) -> dict[str, np.ndarray]:
     op4 = _import("pyNastran.op4.op4")
     try:
         with redirect_stdout(io.StringIO()):
-            raw = op4.read_op4(str(path), log=_quiet_logger())
+            raw = op4.read_op4(str(path), precision="double", log=_quiet_logger())
     except Exception as exc:
         raise ReadError(f"{path}: could not be read as an OP4 file: {exc}") from None
     out = {}
