@@ -23,7 +23,7 @@ from pyNastran.op4.op4 import read_op4, write_op4
 from flexmbs.cli.main import main as cli
 from flexmbs.errors import ReadError
 from flexmbs.modal import read_modal
-from flexmbs.modal.io.nastran_punch import coordinate_systems, parse_real, read_cards
+from flexmbs.modal.io.nastran_bulk import coordinate_systems, parse_real, read_cards
 
 DATA = Path(__file__).parent / "data" / "nastran_extse"
 PCH = DATA / "se_test_n11.pch"

@@ -1,279 +1,322 @@
-"""A small, strict reader of Nastran bulk data as EXTSEOUT punches it (``.pch``, ``.asm``).
+"""The punch of a Nastran external superelement (EXTSEOUT ``.pch`` and ``.asm``).
 
-Only what an external superelement needs (docs/modal_data_formats.md, "Nastran external
-superelements"): the cards are split into fields (small field 8 columns, large field
-``NAME*`` 16 columns with ``*`` continuation lines, free field with commas; continuation
-lines start with ``+``, ``*``, ``,`` or a blank first column), grouped by the
-``BEGIN SUPER`` section they stand in (0 before any), and numbers are read with Nastran's
-conventions (``1.0+9`` and ``7.2-4`` are 1e9 and 7.2e-4; ``D`` exponents). Coordinate
-systems CORD2R/C/S may reference each other (RID); they are resolved to the basic
-system. Every error names the file, the line, the card and the field.
+:func:`read_punch` reads one ``BEGIN SUPER`` section with the bulk data reader of
+:mod:`.nastran_bulk`: the boundary grids (positions in basic, displacement systems),
+EXTRN (or ASET/ASET1) components, the QSET1 scalar points, PLOTEL lines, PARAMs, DMIG
+matrices and the DTI TUG1 table of the grids MUG1 recovers; :func:`check_assembly`
+compares the assembly punch beside it. Errors name the file, line, card, ID and value.
 """
 
 from __future__ import annotations
 
-import re
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import ReadError
-
-#: A Nastran real: mantissa, then an exponent with E/D or a bare sign (``1.5-3``).
-_REAL = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eEdD]([+-]?\d+)|([+-]\d+))?$")
-_INT = re.compile(r"^[+-]?\d+$")
-_BEGIN_SUPER = re.compile(r"^BEGIN\s*,?\s*SUPER\s*=?\s*,?\s*(\d+)", re.IGNORECASE)
+from .nastran import _axes_at
+from .nastran_bulk import Card, components, coordinate_systems, id_list, read_cards
 
 
 @dataclass
-class Card:
-    """One bulk data entry: its name (upper case, without ``*``), its data fields (as
-    text, stripped; field 2 onwards, continuations appended) and where it starts."""
+class Punch:
+    """What the punch of one external superelement says (file units, basic system).
 
-    name: str
-    fields: list[str]
+    ``grid_ids`` (G,) ascending with ``coords`` (G, 3) [length] and ``frames`` (G, 3, 3)
+    (columns: the CD axes in basic); ``boundary`` the EXTRN grids with their components;
+    ``qset`` the q-set scalar points; ``aset`` the a-set DOF labels (ID, component; 0 for a
+    scalar point) in the order chosen later; ``lines`` PLOTEL grid pairs; ``dmig`` the DMIG
+    matrices by name (as label → label entries); ``tug1`` the MUG1 row of each recovered
+    grid; ``params`` PARAM values."""
+
     path: Path
-    line: int
+    seid: int
+    grid_ids: np.ndarray
+    coords: np.ndarray
+    frames: np.ndarray
+    boundary: dict[int, tuple[int, ...]]
+    qset: list[int]
+    lines: list[tuple[int, int]]
+    params: dict[str, str]
+    cp_frames: np.ndarray | None = None
+    """(G, 3, 3) the axes of each grid's CP system at the grid: the alternative reading of
+    a blank CD (see :func:`_choose_layout`)."""
+    blank_cd: np.ndarray | None = None
+    dmig: dict[str, dict] = field(default_factory=dict)
+    tug1: dict[int, int] = field(default_factory=dict)
+    tug1_shape: tuple[int, int] | None = None
 
-    def where(self) -> str:
-        return f"{self.path.name}, line {self.line}: {self.name}"
+    def layouts(self) -> list[tuple[str, list[tuple[int, int]]]]:
+        """Candidate a-set orders: (description, DOF labels)."""
+        grid_dofs = [(g, c) for g in sorted(self.boundary) for c in self.boundary[g]]
+        q_dofs = [(s, 0) for s in sorted(self.qset)]
+        by_id = sorted(grid_dofs + q_dofs)
+        first = grid_dofs + q_dofs
+        out = [("internal sort: grids and scalar points together by ID", by_id)]
+        if first != by_id:
+            out.append(("boundary grids first, then the q-set scalar points", first))
+        return out
 
-    def text(self, k: int) -> str:
-        """Field ``k`` (0 = the first data field); blank beyond the end."""
-        return self.fields[k] if k < len(self.fields) else ""
-
-    def integer(self, k: int, what: str, default: int | None = None) -> int:
-        value = self.text(k)
-        if not value:
-            if default is None:
-                raise ReadError(f"{self.where()}: {what} (field {k + 2}) is blank; an "
-                                "integer is required")
-            return default
-        if not _INT.match(value):
-            raise ReadError(f"{self.where()}: {what} (field {k + 2}) = {value!r} is not "
-                            "an integer")
-        return int(value)
-
-    def real(self, k: int, what: str, default: float | None = None) -> float:
-        value = self.text(k)
-        if not value:
-            if default is None:
-                raise ReadError(f"{self.where()}: {what} (field {k + 2}) is blank; a "
-                                "number is required")
-            return default
-        try:
-            return parse_real(value)
-        except ValueError:
-            raise ReadError(f"{self.where()}: {what} (field {k + 2}) = {value!r} is not "
-                            "a number") from None
-
-
-def parse_real(text: str) -> float:
-    """A Nastran number: ``1.``, ``.5``, ``-5.5E-10``, ``1.0D+3``, ``7.27-4``, ``1.0+9``."""
-    match = _REAL.match(text.strip())
-    if not match:
-        raise ValueError(text)
-    mantissa, exp_e, exp_bare = match.groups()
-    exponent = exp_e if exp_e is not None else exp_bare
-    return float(f"{mantissa}e{exponent}") if exponent else float(mantissa)
+    def sizes_text(self) -> str:
+        n_comp = sum(len(c) for c in self.boundary.values())
+        return (f"EXTRN components of {len(self.boundary)} boundary grids ({n_comp}) + "
+                f"{len(self.qset)} q-set scalar points = {n_comp + len(self.qset)}; "
+                f"six components per boundary grid ({6 * len(self.boundary)}) + q-set = "
+                f"{6 * len(self.boundary) + len(self.qset)}; boundary components alone = "
+                f"{n_comp}")
 
 
-def _is_continuation(line: str) -> bool:
-    return line[:1] in ("+", "*", ",", " ", "\t") or line == ""
+# --------------------------------------------------------------------------- punch
+def _select_section(path: Path, sections: dict[int, list[Card]], seid) -> tuple[int, list]:
+    supers = {k: v for k, v in sections.items() if k != 0}
+    if not supers:
+        if any(c.name == "EXTRN" for c in sections.get(0, [])):
+            return 0, sections[0]
+        raise ReadError(f"{path}: no BEGIN SUPER section and no EXTRN card: this is not the "
+                        "punch of a Nastran external superelement (EXTSEOUT)")
+    if seid is None:
+        if len(supers) > 1:
+            raise ReadError(f"{path}: holds superelements {sorted(supers)}; choose one with "
+                            "superelement=ID")
+        seid = next(iter(supers))
+    if int(seid) not in supers:
+        raise ReadError(f"{path}: no BEGIN SUPER section {seid}; it holds {sorted(supers)}")
+    return int(seid), supers[int(seid)]
 
 
-def _split(line: str, path: Path, number: int) -> tuple[str, list[str], bool]:
-    """(name or continuation marker, data fields, large field) of one physical line."""
-    if "," in line:
-        parts = [p.strip() for p in line.split(",")]
-        head, data = parts[0], parts[1:]
-        large = head.endswith("*")
-        per = 4 if large else 8
-        if len(data) > per + 1:
-            raise ReadError(f"{path.name}, line {number}: a free-field line holds at most "
-                            f"{per} data fields and a continuation marker; got "
-                            f"{len(data)}: {line.strip()!r}")
-        data = (data + [""] * per)[:per]
-        return head, data, large
-    line = line.expandtabs(8)
-    head = line[:8].strip()
-    large = head.endswith("*") or line.startswith("*")
-    width, count = (16, 4) if large else (8, 8)
-    data = [line[8 + width * k: 8 + width * (k + 1)].strip() for k in range(count)]
-    return head, data, large
-
-
-def read_cards(path: Path, text: str | None = None) -> dict[int, list[Card]]:
-    """The bulk data cards of ``path``, grouped by BEGIN SUPER section (0: before any)."""
-    if text is None:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as exc:
-            raise ReadError(f"cannot read {str(path)!r}: {exc}") from None
-    sections: dict[int, list[Card]] = {}
-    section = 0
-    current: Card | None = None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r\n")
-        comment = line.find("$")
-        if comment == 0:
-            continue
-        if comment > 0:
-            line = line[:comment]
-        if not line.strip():
-            continue
-        upper = line.strip().upper()
-        begin = _BEGIN_SUPER.match(upper)
-        if begin:
-            section = int(begin.group(1))
-            current = None
-            continue
-        if upper.startswith(("BEGIN BULK", "BEGIN,BULK", "ENDDATA", "INCLUDE")):
-            if upper.startswith("INCLUDE"):
-                raise ReadError(f"{path.name}, line {number}: INCLUDE is not followed "
-                                "here; give the punch file that holds the cards")
-            current = None
-            continue
-        if _is_continuation(line) and not line.strip().upper().startswith("BEGIN"):
-            if current is None:
-                raise ReadError(f"{path.name}, line {number}: a continuation line without "
-                                f"a card before it: {line.strip()!r}")
-            _, data, _ = _split(line, path, number)
-            current.fields.extend(data)
-            continue
-        head, data, _ = _split(line, path, number)
-        name = head.rstrip("*").strip().upper()
-        if not re.match(r"^[A-Z][A-Z0-9]*$", name):
-            raise ReadError(f"{path.name}, line {number}: {head!r} is not a card name")
-        current = Card(name, list(data), path, number)
-        sections.setdefault(section, []).append(current)
-    for cards in sections.values():
-        for card in cards:
-            while card.fields and not card.fields[-1]:
-                card.fields.pop()
-    return sections
-
-
-def id_list(card: Card, start: int, what: str) -> list[int]:
-    """Integers from field ``start`` on, with ``A THRU B`` ranges expanded."""
-    values = [f for f in card.fields[start:] if f]
-    out: list[int] = []
-    k = 0
-    while k < len(values):
-        if values[k].upper() == "THRU":
-            if not out or k + 1 >= len(values) or not _INT.match(values[k + 1]):
-                raise ReadError(f"{card.where()}: THRU needs an ID before and after it")
-            last = int(values[k + 1])
-            if last < out[-1]:
-                raise ReadError(f"{card.where()}: {out[-1]} THRU {last} runs backwards")
-            out.extend(range(out[-1] + 1, last + 1))
-            k += 2
-            continue
-        if not _INT.match(values[k]):
-            raise ReadError(f"{card.where()}: {what} {values[k]!r} is not an integer")
-        out.append(int(values[k]))
-        k += 1
-    return out
-
-
-def components(card: Card, value: str, what: str) -> tuple[int, ...]:
-    """A component string ``123456`` (or ``0``/blank for a scalar point) as ascending
-    digits; 0 for a scalar point."""
-    text = value.strip() or "0"
-    if not text.isdigit() or (text != "0" and ("0" in text or len(set(text)) != len(text)
-                                               or max(text) > "6")):
-        raise ReadError(f"{card.where()}: {what} = {value!r} is not a component list "
-                        "(digits 1-6, each once, or 0 for a scalar point)")
-    return (0,) if text == "0" else tuple(sorted(int(c) for c in text))
-
-
-# ------------------------------------------------------------------ coordinate systems
-@dataclass
-class CoordSystem:
-    """A resolved coordinate system: ``origin`` and unit axes ``i, j, k`` in basic, and its
-    ``Type`` "R", "C" or "S" (the attribute names of the Nastran geometry reader)."""
-
-    cid: int
-    Type: str
-    origin: np.ndarray
-    i: np.ndarray
-    j: np.ndarray
-    k: np.ndarray
-    rid: int = 0
-    card: Card | None = field(default=None, repr=False)
-
-    def to_basic(self, x: np.ndarray) -> np.ndarray:
-        """A point given by its coordinates in this system ((x, y, z); (r, θ°, z); or
-        (r, θ°, φ°)) in basic."""
-        x = np.asarray(x, dtype=float)
-        if self.Type == "C":
-            t = np.radians(x[1])
-            local = np.array([x[0] * np.cos(t), x[0] * np.sin(t), x[2]])
-        elif self.Type == "S":
-            t, p = np.radians(x[1]), np.radians(x[2])
-            local = x[0] * np.array([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p),
-                                     np.cos(t)])
-        else:
-            local = x
-        return self.origin + np.column_stack([self.i, self.j, self.k]) @ local
-
-
-BASIC = CoordSystem(0, "R", np.zeros(3), np.eye(3)[0], np.eye(3)[1], np.eye(3)[2])
-
-
-def coordinate_systems(cards: list[Card]) -> dict[int, CoordSystem]:
-    """CORD2R/C/S of ``cards`` resolved to basic (chains through RID in any order);
-    ReadError on a missing or circular reference, a duplicate ID or degenerate points."""
-    raw: dict[int, Card] = {}
+def read_punch(path: str | os.PathLike, superelement: int | None = None) -> Punch:
+    """Parse an EXTSEOUT punch (see the module docstring); ReadError naming the file,
+    line, card, ID and value on anything it cannot place."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReadError(f"Nastran superelement punch {str(path)!r} not found")
+    sections = read_cards(path)
+    seid, cards = _select_section(path, sections, superelement)
+    systems = coordinate_systems(cards)
+    grids: dict[int, Card] = {}
+    spoints: set[int] = set()
     for card in cards:
-        if card.name in ("CORD1R", "CORD1C", "CORD1S"):
-            raise ReadError(f"{card.where()}: grid-defined coordinate systems (CORD1R/C/S) "
-                            "are not read in superelement punches; only CORD2R/C/S")
-        if card.name not in ("CORD2R", "CORD2C", "CORD2S"):
-            continue
-        cid = card.integer(0, "CID")
-        if cid in raw or cid == 0:
-            raise ReadError(f"{card.where()}: coordinate system {cid} is defined twice")
-        raw[cid] = card
-    out: dict[int, CoordSystem] = {0: BASIC}
-
-    def resolve(cid: int, chain: tuple[int, ...]) -> CoordSystem:
-        if cid in out:
-            return out[cid]
-        card = raw[cid]
-        rid = card.integer(1, "RID", default=0)
-        if rid in chain:
-            raise ReadError(f"{card.where()} {cid}: RID = {rid} closes a circle of "
-                            f"coordinate systems {[*chain, rid]}")
-        if rid not in raw and rid != 0:
-            raise ReadError(f"{card.where()} {cid}: RID = {rid} is not a defined coordinate "
-                            "system (CORD2R/C/S)")
-        ref = resolve(rid, (*chain, cid))
-        pts = [ref.to_basic([card.real(2 + 3 * p + a, f"{'ABC'[p]}{a + 1}")
-                             for a in range(3)]) for p in range(3)]
-        a, b, c = pts
-        k = b - a
-        if np.linalg.norm(k) == 0:
-            raise ReadError(f"{card.where()} {cid}: points A and B coincide")
-        k = k / np.linalg.norm(k)
-        j = np.cross(k, c - a)
-        if np.linalg.norm(j) < 1e-12 * max(np.linalg.norm(c - a), 1e-300):
-            raise ReadError(f"{card.where()} {cid}: point C lies on the z axis (A-B line)")
-        j = j / np.linalg.norm(j)
-        system = CoordSystem(cid, card.name[-1], a, np.cross(j, k), j, k, rid, card)
-        out[cid] = system
-        return system
-
-    for cid in raw:
-        resolve(cid, (cid,))
-    return out
-
-
-def nastran_parameters(cards: list[Card]) -> dict[str, str]:
-    """PARAM name → value text (upper-case names)."""
-    out = {}
-    for card in cards:
+        if card.name == "GRID":
+            gid = card.integer(0, "ID")
+            if gid in grids:
+                raise ReadError(f"{card.where()} {gid}: grid defined twice (line "
+                                f"{grids[gid].line})")
+            grids[gid] = card
+        elif card.name == "SPOINT":
+            spoints.update(id_list(card, 0, "SPOINT ID"))
+    if not grids:
+        raise ReadError(f"{path}: superelement {seid} has no GRID card")
+    ids = np.array(sorted(grids), dtype=np.int64)
+    coords = np.zeros((ids.size, 3))
+    frames = np.zeros((ids.size, 3, 3))
+    cp_frames = np.zeros((ids.size, 3, 3))
+    blank_cd = np.zeros(ids.size, dtype=bool)
+    for k, gid in enumerate(ids):
+        card = grids[int(gid)]
+        cp = card.integer(1, "CP", default=0)
+        cd = card.integer(5, "CD", default=0)
+        for name, cid in (("CP", cp), ("CD", cd)):
+            if cid not in systems:
+                raise ReadError(f"{card.where()} {gid}: {name} = {cid} is not a coordinate "
+                                "system of the punch (CORD2R/C/S)")
+        local = [card.real(2 + a, f"X{a + 1}", default=0.0) for a in range(3)]
+        coords[k] = systems[cp].to_basic(local)
+        frames[k] = np.eye(3) if cd == 0 else _axes_at(systems[cd], coords[k])
+        cp_frames[k] = np.eye(3) if cp == 0 else _axes_at(systems[cp], coords[k])
+        blank_cd[k] = not card.text(5)
+    boundary, qset = _aset_cards(path, cards, grids, spoints)
+    params = {}
+    for card in cards + sections.get(0, []):
         if card.name == "PARAM":
-            out[card.text(0).upper()] = card.text(1)
+            params[card.text(0).upper()] = card.text(1)
+    lines = []
+    for card in cards:
+        if card.name == "PLOTEL":
+            pair = (card.integer(1, "G1"), card.integer(2, "G2"))
+            for g in pair:
+                if g not in grids:
+                    raise ReadError(f"{card.where()} {card.text(0)}: grid {g} is not defined "
+                                    "by a GRID card of the superelement")
+            lines.append(pair)
+    punch = Punch(path, seid, ids, coords, frames, boundary, qset, lines, params,
+                  cp_frames=cp_frames, blank_cd=blank_cd)
+    punch.dmig = _dmig(cards)
+    punch.tug1, punch.tug1_shape = _tug1(cards, grids)
+    return punch
+
+
+def _aset_cards(path, cards, grids, spoints):
+    """Boundary grids with components and q-set points from EXTRN (or ASET/ASET1) and
+    QSET1, every ID checked against the GRID and SPOINT cards."""
+    extrn = [c for c in cards if c.name == "EXTRN"]
+    asets = [c for c in cards if c.name in ("ASET", "ASET1")]
+    if not extrn and not asets:
+        raise ReadError(f"{path}: no EXTRN (or ASET) card: the superelement's boundary is "
+                        "not stated")
+    pairs: list[tuple[Card, int, tuple[int, ...]]] = []
+    for card in extrn or [c for c in asets if c.name == "ASET"]:
+        values = card.fields
+        if len(values) % 2:
+            values = [*values, ""]
+        for k in range(0, len(values), 2):
+            if not values[k]:
+                continue
+            gid = card.integer(k, "GID")
+            pairs.append((card, gid, components(card, values[k + 1], f"C of {gid}")))
+    if not extrn:
+        for card in (c for c in asets if c.name == "ASET1"):
+            comp = components(card, card.text(0), "C")
+            pairs += [(card, g, comp) for g in id_list(card, 1, "grid ID")]
+    boundary: dict[int, tuple[int, ...]] = {}
+    scalar = set()
+    for card, gid, comp in pairs:
+        if comp == (0,):
+            if gid not in spoints:
+                raise ReadError(f"{card.where()}: ID {gid} with component 0 is not a scalar "
+                                "point (SPOINT) of the superelement")
+            scalar.add(gid)
+            continue
+        if gid not in grids:
+            raise ReadError(f"{card.where()}: grid {gid} (components "
+                            f"{''.join(map(str, comp))}) is not defined by a GRID card of "
+                            "the superelement")
+        boundary[gid] = tuple(sorted(set(boundary.get(gid, ())) | set(comp)))
+    qset: set[int] = set()
+    for card in cards:
+        if card.name == "QSET1":
+            comp = components(card, card.text(0), "C")
+            for pid in id_list(card, 1, "ID"):
+                if comp == (0,) and pid not in spoints:
+                    raise ReadError(f"{card.where()}: ID {pid} is not a scalar point "
+                                    "(SPOINT) of the superelement")
+                if comp != (0,):
+                    raise ReadError(f"{card.where()}: q-set on grid {pid} (C = "
+                                    f"{card.text(0)}); flexmbs reads q-sets of scalar points")
+                qset.add(pid)
+    extra = sorted(scalar - qset)
+    if extra:
+        raise ReadError(f"{path}: scalar point {extra[0]} is a boundary point (EXTRN) but "
+                        "not in the q-set (QSET1); boundary scalar points have no position "
+                        "and are not supported")
+    if not boundary:
+        raise ReadError(f"{path}: EXTRN/ASET names no boundary grid")
+    return boundary, sorted(qset)
+
+
+def _dmig(cards) -> dict[str, dict]:
+    """DMIG matrices: name → {"card", "ifo", "entries": {(col label, row label): value}}."""
+    out: dict[str, dict] = {}
+    for card in (c for c in cards if c.name == "DMIG"):
+        name = card.text(0).upper()
+        if card.integer(1, "GJ") == 0:  # header
+            tin = card.integer(3, "TIN")
+            if tin not in (1, 2):
+                raise ReadError(f"{card.where()} {name}: TIN = {tin}; flexmbs reads real "
+                                "matrices (TIN 1 or 2)")
+            out[name] = {"card": card, "ifo": card.integer(2, "IFO"), "entries": {}}
+            continue
+        if name not in out:
+            raise ReadError(f"{card.where()} {name}: a column before the DMIG header of "
+                            f"{name}")
+        col = (card.integer(1, "GJ"), card.integer(2, "CJ", default=0))
+        entries = out[name]["entries"]
+        for k in range(4, len(card.fields), 4):
+            if not card.text(k):
+                continue
+            row = (card.integer(k, "Gi"), card.integer(k + 1, "Ci", default=0))
+            entries[(col, row)] = card.real(k + 2, f"A of row {row[0]}-{row[1]}")
     return out
+
+
+def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None]:
+    """The MUG1 row (0-based) of the first component of each recovered grid, from the DTI
+    TUG1 table (record 0: rows, columns; record 2: TYPE ID COMP ROW quadruples)."""
+    rows: dict[int, int] = {}
+    shape = None
+    for card in (c for c in cards if c.name == "DTI" and c.text(0).upper() == "TUG1"):
+        record = card.integer(1, "record")
+        if record == 0:
+            shape = (card.integer(2, "rows"), card.integer(3, "columns"))
+        if record != 2:
+            continue
+        words = [f for f in card.fields[2:] if f]
+        words = [w for w in words if w.upper() not in ("TYPE", "ID", "COMP", "ROW",
+                                                       "ENDREC")]
+        if len(words) % 4:
+            raise ReadError(f"{card.where()} TUG1: record 2 holds {len(words)} values; "
+                            "expected TYPE ID COMP ROW quadruples")
+        for k in range(0, len(words), 4):
+            kind, gid, ncomp, row = (int(w) for w in words[k:k + 4])
+            if kind != 1 or ncomp != 6:
+                raise ReadError(f"{card.where()} TUG1: point {gid} has TYPE {kind} with "
+                                f"{ncomp} components; flexmbs recovers grids (TYPE 1, 6)")
+            if gid not in grids:
+                raise ReadError(f"{card.where()} TUG1: grid {gid} is recovered through MUG1 "
+                                "but no GRID card of the superelement defines it")
+            rows[gid] = row - 1
+    return rows, shape
+
+
+def dmig_matrix(punch: Punch, name: str, index: dict) -> np.ndarray:
+    """DMIG ``name`` on the a-set (``index``: label → position); symmetric storage
+    (IFO 6) mirrored."""
+    entry = punch.dmig[name]
+    card = entry["card"]
+    n = len(index)
+    out = np.zeros((n, n))
+    seen = np.zeros((n, n), dtype=bool)
+    for (col, row), value in entry["entries"].items():
+        for label in (col, row):
+            if label not in index:
+                raise ReadError(f"{card.where()} {name}: point {label[0]} component "
+                                f"{label[1]} is not in the superelement's a-set")
+        i, j = index[row], index[col]
+        out[i, j] = value
+        seen[i, j] = True
+    if entry["ifo"] == 6:
+        both = seen & seen.T & ~np.eye(n, dtype=bool)
+        scale = max(float(np.max(np.abs(out))), 1e-300)
+        if np.any(both) and np.max(np.abs(out - out.T)[both]) > 1e-9 * scale:
+            i, j = np.argwhere(both & (np.abs(out - out.T) > 1e-9 * scale))[0]
+            raise ReadError(f"{card.where()} {name}: symmetric (IFO 6) but both triangles "
+                            f"are given and differ at a-set rows {i}, {j}")
+        out = np.where(seen, out, out.T)
+    elif entry["ifo"] not in (1, 6):
+        raise ReadError(f"{card.where()} {name}: IFO = {entry['ifo']}; flexmbs reads square "
+                        "(1) and symmetric (6) matrices")
+    return out
+
+
+def check_assembly(punch: Punch) -> None:
+    """When the assembly punch (same stem, ``.asm``) is beside the punch: its SEBULK must
+    name this superelement and its boundary grids must sit where the punch puts them."""
+    asm = next((c for c in punch.path.parent.iterdir()
+                if c.stem.lower() == punch.path.stem.lower()
+                and c.suffix.lower() == ".asm"), None)
+    if asm is None:
+        return
+    cards = [c for group in read_cards(asm).values() for c in group]
+    sebulk = [c for c in cards if c.name == "SEBULK"]
+    if sebulk and punch.seid not in [c.integer(0, "SEID") for c in sebulk]:
+        raise ReadError(f"{asm}: SEBULK names superelement(s) "
+                        f"{[c.integer(0, 'SEID') for c in sebulk]}, not {punch.seid} of "
+                        f"{punch.path.name}")
+    systems = coordinate_systems(cards)
+    size = max(float(np.max(np.ptp(punch.coords, axis=0))), 1.0)
+    for card in (c for c in cards if c.name == "GRID"):
+        gid = card.integer(0, "ID")
+        if gid not in punch.boundary:
+            continue
+        cp = card.integer(1, "CP", default=0)
+        if cp not in systems:
+            raise ReadError(f"{card.where()} {gid}: CP = {cp} is not a coordinate system of "
+                            f"{asm.name}")
+        pos = systems[cp].to_basic([card.real(2 + a, f"X{a + 1}", default=0.0)
+                                    for a in range(3)])
+        mine = punch.coords[np.searchsorted(punch.grid_ids, gid)]
+        if np.max(np.abs(pos - mine)) > 1e-9 * size:
+            raise ReadError(f"{card.where()} {gid}: at {pos.tolist()} (basic) but "
+                            f"{punch.path.name} puts it at {mine.tolist()}")
+    punch.params.setdefault("_ASSEMBLY", asm.name)
