@@ -459,7 +459,7 @@ def _geometry(path, t: _Table, inputs):
 
 
 #: Options of ``read_modal`` that name files (relative to the case file).
-_OPTION_FILES = ("geometry", "mass")
+_OPTION_FILES = ("geometry", "mass", "matrices")
 
 
 def _modal_options(path, t: _Table, inputs) -> dict:

@@ -23,6 +23,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mass", metavar="FILE.op4:NAME",
                    help="Nastran mass matrix for an .op2 file's inertia invariants "
                         "(default: lumped from the bulk data's elements)")
+    p.add_argument("--matrices", metavar="FILE.op4",
+                   help="OP4 matrices of a Nastran superelement punch (.pch); default: the "
+                        "punch's stem .op4 beside it, or its DMIG entries")
+    p.add_argument("--frame", choices=["mean-axis", "attached"],
+                   help="reference frame of a Nastran superelement (attached: to every "
+                        "boundary grid)")
     p.add_argument("--modes", type=int, help="show only the first N modes (truncate)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--animate", type=int, metavar="N",
@@ -38,9 +44,11 @@ def run(args: argparse.Namespace) -> int:
     options = {}
     if args.units:
         options["units"] = args.units
-    for key in ("geometry", "mass"):  # the reader options of a Nastran OP2
+    for key in ("geometry", "mass", "matrices"):  # the Nastran OP2 / superelement options
         if getattr(args, key):
             options[key] = getattr(args, key)
+    if args.frame:
+        options["reference_frame"] = args.frame
     try:
         data = read_modal(args.file, format=args.format, **options)
     except TypeError as exc:  # an option this file's format does not take

@@ -7,7 +7,8 @@ A ModalData holds, in SI units and the body frame (docs/modal_front_end.md):
   rotational mode shapes Ψ (3N x n) [rad per unit ξ];
 * modal mass M_ff and stiffness K_ff (n x n) and modal damping (ratios or a matrix);
 * the translational mass description used for the inertia invariants: a consistent
-  3N x 3N sparse matrix or lumped nodal masses (N,) [kg];
+  3N x 3N sparse matrix or lumped nodal masses (N,) [kg] (or the 6N mass of 6-DOF nodes,
+  optionally followed by coordinates without a position: a Nastran superelement's a-set);
 * named node sets (0-based node indices), external node labels;
 * the reference-frame condition (attached to a node set, or mean axes) and the modal
   bookkeeping (which coordinates are normal modes and which constraint modes);
@@ -135,8 +136,10 @@ class ModalData:
     M_ff, K_ff : array_like, shape (n, n)
         Modal mass [kg m² per unit ξ²] and stiffness [N m per unit ξ²]; symmetric,
         M_ff positive definite, K_ff positive semidefinite.
-    mass : sparse (3N, 3N) or array_like (N,)
-        Consistent translational FE mass or lumped nodal masses [kg], for the invariants.
+    mass : sparse (3N, 3N), (6N, 6N) or (6N + n_g, 6N + n_g), or array_like (N,)
+        Consistent translational FE mass or lumped nodal masses [kg], for the invariants;
+        the 6-DOF mass of the nodes (with ``psi``); or that followed by ``n_g``
+        generalized coordinates (with ``generalized_shapes``).
     reference_frame : ReferenceFrame or str
         ``"attached"`` (give ``attach_set``) or ``"mean-axis"``; checked on construction.
     attach_set : str, optional
@@ -157,6 +160,11 @@ class ModalData:
         Bookkeeping per coordinate; default all ``imported``.
     constraint_fraction : array_like, shape (n,), optional
         Share of constraint-mode content of each coordinate (Craig–Bampton), 0..1.
+    generalized_shapes : array_like, shape (n_g, n), optional
+        The mass description's coordinates without a position (rows 6N.. of ``mass``),
+        per unit ξ: the q-set of a Nastran external superelement, whose mass is given in
+        boundary-grid DOFs and modal coordinates. Their rigid-body rows are zero and they
+        take no part in the rotation of the deformation (:func:`compute_invariants`).
     units : str
         Unit system of the source (data here are always SI).
     metadata : dict
@@ -186,6 +194,7 @@ class ModalData:
     symmetric: ``ww_xx`` … ``ww_yz`` [kg m² per unit ξ², per (rad/s)²], ``a_x`` …
     ``a_z`` [kg m per unit ξ², per m/s²], ``dw_x`` … ``dw_z`` [kg m² per unit ξ², per
     rad/s²] (:mod:`flexmbs.modal.stiffening`); empty when not computed."""
+    generalized_shapes: np.ndarray | None = None
     units: str = "SI"
     metadata: dict[str, Any] = field(default_factory=dict)
     _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
@@ -236,7 +245,19 @@ class ModalData:
                 raise ShapeError(f"ModalData.psi has shape {psi.shape}; expected {phi.shape} "
                                  "(same as phi)")
             check_finite(psi, "ModalData.psi")
-        mass = self._validated_mass(self.mass, n_nodes, psi is not None)
+        gen = None
+        if self.generalized_shapes is not None:
+            gen = np.atleast_2d(as_float_array(self.generalized_shapes,
+                                               "ModalData.generalized_shapes"))
+            if gen.ndim != 2 or gen.shape[1] != n:
+                raise ShapeError(f"ModalData.generalized_shapes has shape {gen.shape}; "
+                                 f"expected (n_coordinates, {n})")
+            check_finite(gen, "ModalData.generalized_shapes")
+            if psi is None:
+                raise ValidationError("ModalData.generalized_shapes needs psi and the 6-DOF "
+                                      "mass of the nodes before the coordinates")
+        mass = self._validated_mass(self.mass, n_nodes, psi is not None,
+                                    0 if gen is None else gen.shape[0])
         ratio = matrix = None
         if self.damping_ratio is not None and self.damping_matrix is not None:
             raise ValidationError("ModalData: give damping_ratio or damping_matrix, not both")
@@ -334,6 +355,7 @@ class ModalData:
                             ("node_ids", ids), ("node_sets", sets), ("cells", cells),
                             ("reference_frame", frame), ("mode_kinds", kinds),
                             ("constraint_fraction", frac), ("metadata", dict(self.metadata)),
+                            ("generalized_shapes", gen),
                             ("modal_fields", self._validated_fields(n_nodes, n)),
                             ("stiffening", self._validated_stiffening(n))):
             set_(self, name, value)
@@ -406,20 +428,26 @@ class ModalData:
                        _invariants=self.invariants)
 
     @staticmethod
-    def _validated_mass(mass, n_nodes: int, has_psi: bool):
+    def _validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0):
         if mass is None:
             raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
                                   "translational mass matrix, the 6N x 6N mass of 6-DOF "
                                   "nodes, or lumped nodal masses (N,)")
         if sp.issparse(mass) or (np.ndim(mass) == 2):
             mat = sp.csr_matrix(mass, dtype=float)
-            if mat.shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
+            if n_gen and mat.shape != (6 * n_nodes + n_gen,) * 2:
+                raise ShapeError(
+                    f"ModalData.mass has shape {mat.shape}; with {n_gen} generalized "
+                    f"coordinates it must be ({6 * n_nodes + n_gen}, {6 * n_nodes + n_gen}) "
+                    f"(6 DOFs per node of {n_nodes} nodes, then the coordinates)")
+            if not n_gen and mat.shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
                 raise ValidationError(
                     f"ModalData.mass is {mat.shape[0]} x {mat.shape[1]} (6 DOFs per node) but "
                     f"psi (rotational mode shapes) is missing; give psi or the 3N x 3N "
                     f"translational mass"
                 )
-            if mat.shape not in ((3 * n_nodes, 3 * n_nodes), (6 * n_nodes, 6 * n_nodes)):
+            if not n_gen and mat.shape not in ((3 * n_nodes, 3 * n_nodes),
+                                               (6 * n_nodes, 6 * n_nodes)):
                 raise ShapeError(
                     f"ModalData.mass has shape {mat.shape}; expected "
                     f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes), "
@@ -544,7 +572,7 @@ class ModalData:
     def _mass_covers_rotations(self) -> bool:
         """True when the mass description holds every inertia the shapes can move."""
         return self.psi is None or (not self.is_lumped
-                                    and self.mass.shape[0] == 6 * self.n_nodes)
+                                    and self.mass.shape[0] >= 6 * self.n_nodes)
 
     @property
     def modal_mass_ratio(self) -> np.ndarray:
@@ -582,7 +610,8 @@ class ModalData:
     @cached_property
     def invariants(self) -> InertiaInvariants:
         """Inertia invariants, computed once on first use (O(nnz·n + N·n²))."""
-        return compute_invariants(self.nodes, self.phi, self.mass, self.psi)
+        return compute_invariants(self.nodes, self.phi, self.mass, self.psi,
+                                  self.generalized_shapes)
 
     @cached_property
     def _eig(self) -> tuple[np.ndarray, np.ndarray]:
@@ -675,6 +704,9 @@ class ModalData:
         """What the mass description is: point masses, a 3N matrix or a 6-DOF matrix."""
         if self.is_lumped:
             return "lumped point masses"
+        if self.generalized_shapes is not None:
+            return (f"generalized: 6-DOF nodal mass and {self.generalized_shapes.shape[0]} "
+                    "coordinates without position (Nastran superelement a-set)")
         if self.mass.shape[0] == 6 * self.n_nodes:
             diagonal = self.mass.nnz <= self.mass.shape[0]
             return ("6-DOF nodal mass, " + ("diagonal" if diagonal else "consistent")
@@ -717,6 +749,8 @@ class ModalData:
             self,
             phi=self.phi[:, idx],
             psi=None if self.psi is None else self.psi[:, idx],
+            generalized_shapes=(None if self.generalized_shapes is None
+                                else self.generalized_shapes[:, idx]),
             M_ff=self.M_ff[np.ix_(idx, idx)],
             K_ff=self.K_ff[np.ix_(idx, idx)],
             damping_ratio=ratio,

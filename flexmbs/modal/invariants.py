@@ -279,7 +279,8 @@ def _vee_skew(x: np.ndarray) -> np.ndarray:
 
 
 def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | np.ndarray,
-                       psi: np.ndarray | None = None) -> InertiaInvariants:
+                       psi: np.ndarray | None = None,
+                       generalized: np.ndarray | None = None) -> InertiaInvariants:
     """Compute the inertia invariants once, in O(nnz(M)·n + N·n²).
 
     Parameters
@@ -294,6 +295,10 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
         nodal masses.
     psi : ndarray, shape (3N, n), optional
         Rotational mode shapes [rad per unit ξ]; required with a 6N mass.
+    generalized : ndarray, shape (n_g, n), optional
+        Coordinates without a position per unit ξ (a Nastran superelement's q-set): the
+        mass is then (6N + n_g) x (6N + n_g), the nodes' six DOFs followed by these
+        coordinates, and ``psi`` is required.
 
     Returns
     -------
@@ -307,13 +312,27 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     set (docs/theory_ffrf.md §3) keeps its form: only translational rows depend on ξ. Neglected: the
     turning of the nodal rotary inertia with the nodal rotation Ψ_k ξ (relative size
     ‖Ψ_k ξ‖ on the rotary part of M̄_θθ), consistent with linear modal deformation.
+
+    With ``generalized`` coordinates g (rows 6N.. of the mass) the B-rows of g are
+    ``[0, 0, G]``: a rigid motion leaves them at zero (exact for Craig–Bampton
+    coordinates, whose constraint modes reproduce rigid motion), so M̄(0) = B0ᵀ M B0 is
+    exact. They have no position, so the rotation of the deformation ω̄ × u(ξ) enters
+    N_j and Q_ij only through the nodes' rows: for a superelement, the deformation field
+    is rotated as the constraint modes interpolate it from the boundary grids, and the
+    fixed-interface (interior) part of that rotated field is dropped.
     """
     nodes = np.asarray(nodes, dtype=float)
     n_nodes = nodes.shape[0]
     phi = np.asarray(phi, dtype=float).reshape(3 * n_nodes, -1)
     n = phi.shape[1]
     dpn = 3
-    if sp.issparse(mass) and mass.shape[0] == 6 * n_nodes:
+    gen = (np.zeros((0, n)) if generalized is None
+           else np.asarray(generalized, dtype=float).reshape(-1, n))
+    if gen.shape[0] and (not sp.issparse(mass)
+                         or mass.shape[0] != 6 * n_nodes + gen.shape[0]):
+        raise ValueError(f"{gen.shape[0]} generalized coordinates need a "
+                         f"{6 * n_nodes + gen.shape[0]}-row mass (6 per node, then them)")
+    if sp.issparse(mass) and mass.shape[0] == 6 * n_nodes + gen.shape[0]:
         if psi is None:
             raise ValueError("a 6N x 6N mass needs the rotational mode shapes psi")
         m_fe = sp.csr_matrix(mass)
@@ -336,6 +355,8 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
         b0[:, 3:, 3:6] = np.eye(3)
         b0[:, 3:, 6:] = np.asarray(psi, dtype=float).reshape(n_nodes, 3, n)
     b0 = b0.reshape(dpn * n_nodes, 6 + n)
+    if gen.shape[0]:
+        b0 = np.vstack([b0, np.hstack([np.zeros((gen.shape[0], 6)), gen])])
     mb0 = m_fe @ b0
     m0 = b0.T @ mb0
     m0 = 0.5 * (m0 + m0.T)
@@ -344,7 +365,7 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     u_t = np.moveaxis(skew(np.moveaxis(y, 2, 1)), 1, 2).reshape(3 * n_nodes, n * 3)
     if dpn == 6:
         t_rows = (6 * np.arange(n_nodes)[:, None] + np.arange(3)).ravel()
-        mb0_t = mb0[t_rows]
+        mb0_t = mb0[t_rows]  # incl. the coupling to the generalized coordinates
         m_tt = m_fe[t_rows][:, t_rows]
     else:
         mb0_t, m_tt = mb0, m_fe

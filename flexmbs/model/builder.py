@@ -791,7 +791,7 @@ class ModelBuilder:
                     if b.data.is_lumped:
                         w = b.data.mass
                     else:  # Σ_l m_kl of the x-translation block (rotations excluded)
-                        per = b.data.mass.shape[0] // b.data.n_nodes
+                        per = 3 if b.data.mass.shape[0] == 3 * b.data.n_nodes else 6
                         x_dofs = np.arange(b.data.n_nodes) * per
                         w = np.asarray(b.data.mass[x_dofs][:, x_dofs].sum(axis=1)).ravel()
                 elif weights == "uniform":

@@ -524,6 +524,13 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
     modal damping matrix D_ff when damping is nonzero. The file states no units or frame.
     """
     path = Path(path)
+    if data.generalized_shapes is not None:
+        from ...errors import WriteError
+
+        raise WriteError(f"cannot write {str(path)!r}: the mass description has "
+                         f"{data.generalized_shapes.shape[0]} coordinates without a position "
+                         "(a Nastran superelement), which a .fem file does not hold; write "
+                         "the native format (.fmd.h5)")
     system = get_units(units)
     length, mass_u, time_u = system.length, system.mass, system.time
     n_nodes, n = data.n_nodes, data.n_modes

@@ -7,12 +7,14 @@ Layout (documented in ``docs/modal_data_formats.md``)::
     /nodes                (N, 3) float64 [m]
     /node_ids             (N,) int64
     /phi                  (3N, n) [m per unit ξ];   /psi (3N, n) optional [rad per unit ξ]
+    /generalized_shapes   (n_g, n) optional: coordinates without position of the mass
     /M_ff, /K_ff          (n, n)
     /damping_ratio (n,)   or /damping_matrix (n, n)   (absent: zero damping)
     /mode_kinds           (n,) strings;  /constraint_fraction (n,)
     /mass                 attrs kind = "lumped" | "consistent"
         lumped:     /mass/nodal_mass (N,) [kg]
         consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
+                    (3N, 6N, or 6N + n_g with /generalized_shapes)
     /node_sets/set_<k>    int64 node indices (0-based), attrs name = the set's name
     /modal_fields/field_<k>, /stiffening/<case> (n, n)   optional
     /cells/<meshio type>  int64 connectivity (0-based node indices)
@@ -59,6 +61,8 @@ def write_native(data: ModalData, path: Path) -> None:
         f.create_dataset("phi", data=data.phi)
         if data.psi is not None:
             f.create_dataset("psi", data=data.psi)
+        if data.generalized_shapes is not None:
+            f.create_dataset("generalized_shapes", data=data.generalized_shapes)
         f.create_dataset("M_ff", data=data.M_ff)
         f.create_dataset("K_ff", data=data.K_ff)
         if data.damping_ratio is not None:
@@ -130,6 +134,8 @@ def read_native(path: Path, **options) -> ModalData:
                 nodes=f["nodes"][()], phi=f["phi"][()], M_ff=f["M_ff"][()],
                 K_ff=f["K_ff"][()], mass=mass,
                 psi=f["psi"][()] if "psi" in f else None,
+                generalized_shapes=(f["generalized_shapes"][()]
+                                    if "generalized_shapes" in f else None),
                 damping_ratio=f["damping_ratio"][()] if "damping_ratio" in f else None,
                 damping_matrix=f["damping_matrix"][()] if "damping_matrix" in f else None,
                 node_ids=f["node_ids"][()],

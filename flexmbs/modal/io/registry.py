@@ -116,4 +116,4 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
-    from . import mbdyn, nastran, native, vtu  # noqa: F401
+    from . import mbdyn, nastran, nastran_superelement, native, vtu  # noqa: F401

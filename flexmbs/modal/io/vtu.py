@@ -44,6 +44,13 @@ def write_vtu(data: ModalData, path: Path, modes=None) -> None:
     """Write the mesh with mode shapes (optionally only ``modes``, 0-based) and sidecar."""
     import meshio
 
+    if data.generalized_shapes is not None:
+        from ...errors import WriteError
+
+        raise WriteError(f"cannot write {str(path)!r}: the mass description has "
+                         f"{data.generalized_shapes.shape[0]} coordinates without a position "
+                         "(a Nastran superelement), which the VTU format does not hold; "
+                         "write the native format (.fmd.h5)")
     if modes is not None:
         data = data.select(modes)
     cells = [(ctype, conn) for ctype, conn in data.cells.items()]

@@ -1,0 +1,467 @@
+"""Nastran external superelements (EXTSEOUT): a Craig–Bampton body from the punch.
+
+An EXTSEOUT run writes a punch (``.pch``: ``BEGIN SUPER`` section with the boundary
+grids, their coordinate systems, EXTRN/ASET/QSET1/SPOINT, PLOTEL and the DTI TUG1 table
+of the recovered grids), an assembly punch (``.asm``) and the reduced matrices, either as
+an OP4 file (KAA, MAA, optional BAA/K4AA damping, MUG1 displacement recovery) or as DMIG
+entries in the punch (DMIGPCH: KAAX, MAAX, ...). docs/modal_data_formats.md, "Nastran
+external superelements", describes what is read; in short:
+
+* **a-set**: the boundary grids' EXTRN components (each grid's components ascending), and
+  the q-set scalar points (fixed-interface modal coordinates). Two orders are tried:
+  Nastran's internal sort (grids and scalar points together by ID) and boundary grids
+  first, then the scalar points; when they differ, the one whose stiffness is free of
+  force under the rigid motions of the boundary grids is taken (recorded).
+* **body**: the a-set is a Craig–Bampton basis (constraint modes + fixed-interface modes).
+  It is orthonormalised as :func:`~flexmbs.modal.reduction.craig_bampton` does: mean axes
+  (the six rigid modes of (KAA, MAA) found, checked and removed) or a frame attached to
+  boundary grids (their DOFs fixed). Boundary DOFs without mass (zero rows of MAA, e.g.
+  interface rotations) are condensed statically, exact for every finite-frequency mode.
+  M_ff = I (mass normalised), K_ff = diag(ω²).
+* **mass description**: the a-set mass itself, the boundary DOFs turned to the basic
+  system, followed by the q-set coordinates, which carry no position
+  (``ModalData.generalized_shapes``). Exact: total mass, first moment, inertia tensor,
+  S̄, Ī_θf(0), M_ff (everything of M̄ at ξ = 0). Approximate: the ξ-dependent terms (the
+  rotation of the deformation, N_j and Q_ij), in which the interior is represented by the
+  constraint modes' interpolation of the boundary grids' deformation.
+* **nodes**: the boundary grids and the grids recovered through MUG1 (DTI TUG1 rows), in
+  ID order, with their shapes in basic; PLOTEL cards become line cells.
+
+Units: Nastran has none; ``units`` states them (``"SI"`` default) and ``PARAM,WTMASS`` in
+the punch scales the mass. Errors name the file, the card, the ID and the value.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ...errors import FlexmbsError, ReadError
+from ..data import ModalData, ModeKind, ReferenceFrame
+from ..units import get_units
+from .nastran import _import, _quiet_logger
+from .nastran_punch import Punch, check_assembly, dmig_matrix, read_punch
+from .registry import register_format
+
+#: An eigenvalue below this fraction of the seventh counts as a rigid-body mode.
+RIGID_EIG_RTOL = 1e-6
+#: The rigid-body modes must lie in the span of the boundary grids' rigid motions to this
+#: mass-norm residual (the matrices carry ~16 digits; a wrong DOF order gives O(1)).
+RIGID_SPAN_RTOL = 1e-6
+#: Stiffness rows whose force under a rigid motion exceeds this fraction of Σ|K_ij r_j|
+#: mean the a-set order does not fit the matrices.
+RIGID_FORCE_RTOL = 1e-6
+#: Names of the matrices looked for, first found wins.
+NAMES = {"stiffness": ("KAA", "KAAX"), "mass": ("MAA", "MAAX"),
+         "damping": ("BAA", "BAAX", "BXX"), "structural": ("K4AA", "K4AAX", "K4XX")}
+
+
+# ------------------------------------------------------------------------ matrices
+def _read_op4(path: Path, punch: Punch) -> dict[str, np.ndarray]:
+    """Every matrix of the OP4 file as a dense array (1 x 1 zero placeholders dropped)."""
+    if not path.is_file():
+        raise ReadError(f"{punch.path}: the superelement's matrices are neither DMIG entries "
+                        f"in the punch nor in {str(path)!r} (no such OP4 file); give "
+                        "matrices='FILE.op4' (--matrices)")
+    op4 = _import("pyNastran.op4.op4")
+    try:
+        with redirect_stdout(io.StringIO()):
+            raw = op4.read_op4(str(path), precision="double", log=_quiet_logger())
+    except Exception as exc:
+        raise ReadError(f"{path}: could not be read as an OP4 file: {exc}") from None
+    out = {}
+    for name, matrix in raw.items():
+        data = matrix.data
+        arr = data.toarray() if sp.issparse(data) else np.asarray(data, dtype=float)
+        if arr.shape == (1, 1) and arr[0, 0] == 0:
+            continue
+        out[name.upper()] = np.asarray(arr, dtype=float)
+    return out
+
+
+def _matrices(punch: Punch, matrices) -> tuple[dict[str, np.ndarray], str, str]:
+    """(matrices by role, their source, the a-set order chosen) on the a-set."""
+    dmig = {role: next((n for n in names if n in punch.dmig), None)
+            for role, names in NAMES.items()}
+    use_dmig = matrices is None and dmig["stiffness"] and dmig["mass"]
+    layouts = punch.layouts()
+    if use_dmig:
+        labels = layouts[0][1]
+        index = {lab: k for k, lab in enumerate(labels)}
+        found = {role: dmig_matrix(punch, name, index) for role, name in dmig.items()
+                 if name}
+        return found, f"DMIG {dmig['stiffness']}/{dmig['mass']} in {punch.path.name}", \
+            layouts[0][0]
+    op4_path = Path(matrices) if matrices is not None else _beside(punch.path)
+    arrays = _read_op4(op4_path, punch)
+    found = {}
+    for role, names in NAMES.items():
+        name = next((n for n in names if n in arrays), None)
+        if name is None:
+            if role in ("stiffness", "mass"):
+                raise ReadError(f"{op4_path}: no {role} matrix ({' or '.join(names)}); the "
+                                f"file holds {', '.join(sorted(arrays)) or 'no matrix'}")
+            continue
+        found[role] = arrays[name]
+    if "MUG1" in arrays:
+        found["recovery"] = arrays["MUG1"]
+    n = found["stiffness"].shape[0]
+    for role in ("stiffness", "mass", "damping", "structural"):
+        if role in found and found[role].shape != (n, n):
+            raise ReadError(f"{op4_path}: the {role} matrix is {found[role].shape[0]} x "
+                            f"{found[role].shape[1]}; expected {n} x {n} like the stiffness")
+    sizes = {len(lab) for _, lab in layouts}
+    if n not in sizes:
+        raise ReadError(f"{op4_path}: KAA has {n} rows, but no a-set layout of "
+                        f"{punch.path.name} (superelement {punch.seid}) has that size; tried: "
+                        f"{punch.sizes_text()}")
+    return found, str(op4_path), ""
+
+
+def _beside(path: Path) -> Path:
+    """The OP4 file of the same stem beside the punch (``.op4`` in any letter case)."""
+    for candidate in path.parent.iterdir() if path.parent.is_dir() else ():
+        if (candidate.stem.lower() == path.stem.lower()
+                and candidate.suffix.lower() == ".op4"):
+            return candidate
+    return path.with_suffix(".op4")
+
+
+# ---------------------------------------------------------------------------- body
+def _rigid_rows(punch: Punch, labels, length: float = 1.0) -> np.ndarray:
+    """(n_a, 6) the a-set values of the six rigid motions (translations [length], small
+    rotations about the basic origin [rad]), components in each grid's CD axes; zero on
+    the scalar points (the constraint modes carry a rigid boundary motion exactly)."""
+    where = {int(g): k for k, g in enumerate(punch.grid_ids)}
+    out = np.zeros((len(labels), 6))
+    for row, (pid, comp) in enumerate(labels):
+        if comp == 0:
+            continue
+        k = where[pid]
+        axis = punch.frames[k][:, (comp - 1) % 3]
+        if comp <= 3:  # u = v + ω × x  →  axisᵀ u = axisᵀ v + (x × axis)ᵀ ω
+            out[row, :3] = axis
+            out[row, 3:] = np.cross(punch.coords[k] * length, axis)
+        else:
+            out[row, 3:] = axis
+    return out
+
+
+def _force_residual(k_mat: np.ndarray, rigid: np.ndarray) -> float:
+    """Largest ‖K r‖ / ‖|K| |r|‖ over the rigid motions r: 0 when K leaves them
+    force-free, O(1) when the DOF order does not fit the matrix."""
+    num = np.linalg.norm(k_mat @ rigid, axis=0)
+    den = np.maximum(np.linalg.norm(np.abs(k_mat) @ np.abs(rigid), axis=0), 1e-300)
+    return float(np.max(num / den))
+
+
+def _choose_layout(punch: Punch, k_mat: np.ndarray, source: str):
+    """(description, labels, residuals) of the a-set order and displacement-system
+    reading the stiffness fits: the one whose forces under the rigid motions of the
+    boundary grids are smallest. Readings: every CD as punched (blank = basic), and, when
+    some grid has a blank CD and a CP system, blank CD = the grid's CP axes (the
+    se_test_n11 matrices fit only this one: their two grids without CD move in the axes
+    of their CP system). ``punch.frames`` is set to the chosen reading."""
+    as_punched = punch.frames.copy()
+    readings = [("CD as punched (blank = basic)", as_punched)]
+    alt = np.where(punch.blank_cd[:, None, None], punch.cp_frames, as_punched)
+    if not np.array_equal(alt, as_punched):
+        readings.append(("blank CD = the grid's CP axes", alt))
+    tried = []
+    for reading, frames in readings:
+        punch.frames = frames
+        for name, labels in punch.layouts():
+            if len(labels) != k_mat.shape[0]:
+                continue
+            res = _force_residual(k_mat, _rigid_rows(punch, labels))
+            tried.append((res, f"{name}; {reading}", labels, frames))
+    if not tried:
+        raise ReadError(f"{source}: the stiffness has {k_mat.shape[0]} rows, but no a-set "
+                        f"layout of {punch.path.name} has that size; tried: "
+                        f"{punch.sizes_text()}")
+    tried.sort(key=lambda t: t[0])
+    punch.frames = tried[0][3]
+    if tried[0][0] > RIGID_FORCE_RTOL:
+        warnings.warn(f"{source}: no a-set order and displacement-system reading leaves "
+                      f"the stiffness force-free under rigid motion (best "
+                      f"{tried[0][0]:.2e}: {tried[0][1]}); the grids may not belong to these "
+                      "matrices", UserWarning, stacklevel=3)
+    return tried[0][1], tried[0][2], {name: res for res, name, _, _ in tried}
+
+
+def _attach(punch: Punch, attach_set) -> tuple[str, list[int]]:
+    """(set name, grid IDs) the frame is attached to."""
+    if attach_set is None or attach_set == "boundary":
+        return "boundary", sorted(punch.boundary)
+    if isinstance(attach_set, str):
+        raise ReadError(f"{punch.path}: attach_set = {attach_set!r}; give 'boundary' or a "
+                        "list of boundary grid IDs")
+    grids = [int(g) for g in np.atleast_1d(attach_set)]
+    for g in grids:
+        if g not in punch.boundary:
+            raise ReadError(f"{punch.path}: attach_set grid {g} is not a boundary grid "
+                            f"(EXTRN) of superelement {punch.seid}")
+        if punch.boundary[g] != (1, 2, 3, 4, 5, 6):
+            raise ReadError(f"{punch.path}: attach_set grid {g} has only components "
+                            f"{''.join(map(str, punch.boundary[g]))} in the a-set; the frame "
+                            "attaches to grids with all six")
+    return "attach", sorted(set(grids))
+
+
+def _reduce(k_mat, m_mat, fixed: np.ndarray, path: Path):
+    """(T, λ, x, massless, unconnected): the static condensation T (n_a x n_kept) of the
+    free DOFs without mass (zero rows of M; T leaves out DOFs whose rows of K and M are
+    both zero: they take no part in the motion) and the eigenpairs of
+    (Tᵀ K T, Tᵀ M T), ascending, x mass-normalised."""
+    n = k_mat.shape[0]
+    free = np.setdiff1d(np.arange(n), fixed)
+    no_mass = np.max(np.abs(m_mat[free]), axis=1) == 0
+    no_stiffness = np.max(np.abs(k_mat[free]), axis=1) == 0
+    unconnected = free[no_mass & no_stiffness]  # e.g. rotations of grids on solids
+    massless = free[no_mass & ~no_stiffness]
+    kept = np.setdiff1d(free, np.concatenate([massless, unconnected]))
+    t_mat = np.zeros((n, kept.size))
+    t_mat[kept, np.arange(kept.size)] = 1.0
+    if massless.size:
+        try:
+            t_mat[massless] = -sla.solve(k_mat[np.ix_(massless, massless)],
+                                         k_mat[np.ix_(massless, kept)], assume_a="sym")
+        except (np.linalg.LinAlgError, sla.LinAlgWarning):
+            raise ReadError(f"{path}: the stiffness of the {massless.size} massless a-set "
+                            "DOFs is singular; they cannot be condensed") from None
+    k_red = t_mat.T @ k_mat @ t_mat
+    m_red = t_mat.T @ m_mat @ t_mat
+    try:
+        lam, x = sla.eigh(0.5 * (k_red + k_red.T), 0.5 * (m_red + m_red.T))
+    except np.linalg.LinAlgError as exc:
+        raise ReadError(f"{path}: the a-set mass without its zero rows is not positive "
+                        f"definite ({exc})") from None
+    return t_mat, lam, x, massless, unconnected
+
+
+def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
+                              units: str | None = None, reference_frame: str | None = None,
+                              attach_set=None, superelement: int | None = None,
+                              w4: float | None = None) -> ModalData:
+    """A Craig–Bampton body from a Nastran EXTSEOUT punch (module docstring).
+
+    Parameters
+    ----------
+    path : the punch (``.pch``); the assembly punch of the same stem (``.asm``) is checked
+        against it when present.
+    matrices : the OP4 file (default: the punch's stem ``.op4`` beside it, unless the
+        punch holds DMIG KAAX/MAAX entries).
+    units : the unit system of the files (default SI); PARAM,WTMASS scales the mass.
+    reference_frame : ``"mean-axis"`` (default) or ``"attached"`` to ``attach_set``
+        (``"boundary"``, the default: every boundary grid; or a list of grid IDs).
+    superelement : the BEGIN SUPER section (default: the only one).
+    w4 : [rad/s] turns structural damping K4AA into viscous K4AA / w4 (PARAM,W4 in the
+        punch does the same); without it K4AA is not applied (reported).
+
+    Returns
+    -------
+    ModalData
+        Nodes: boundary and MUG1 grids in basic [m]; M_ff = I [kg m²], K_ff = diag(ω²);
+        mass: the a-set mass with the q-set as ``generalized_shapes``.
+    """
+    path = Path(path)
+    punch = read_punch(path, superelement)
+    check_assembly(punch)
+    found, source, _ = _matrices(punch, matrices)
+    k_raw, m_raw = found["stiffness"], found["mass"]
+    order, labels, residuals = _choose_layout(punch, k_raw, source)
+    index = {lab: k for k, lab in enumerate(labels)}
+    system = get_units(units)
+    length = system.length
+    try:
+        wtmass = float(punch.params.get("WTMASS", "1.0").replace("D", "E"))
+    except ValueError:
+        raise ReadError(f"{path}: PARAM,WTMASS = {punch.params['WTMASS']!r} is not a "
+                        "number") from None
+    weight = np.array([1.0 if 1 <= c <= 3 else length for _, c in labels])
+    scale_m = system.mass * wtmass * np.outer(weight, weight)
+    k_mat = system.mass / system.time**2 * np.outer(weight, weight) * k_raw
+    m_mat = scale_m * m_raw
+    for name, mat in (("stiffness", k_mat), ("mass", m_mat)):
+        if np.max(np.abs(mat - mat.T)) > 1e-8 * max(float(np.max(np.abs(mat))), 1e-300):
+            raise ReadError(f"{source}: the {name} matrix is not symmetric")
+    frame = ReferenceFrame(reference_frame or "mean-axis")
+    rigid = _rigid_rows(punch, labels, length)
+    fixed = np.zeros(0, dtype=np.int64)
+    attach_name, attach_grids = None, []
+    if frame is ReferenceFrame.ATTACHED:
+        attach_name, attach_grids = _attach(punch, attach_set)
+        fixed = np.array([index[(g, c)] for g in attach_grids for c in range(1, 7)])
+    elif attach_set is not None:
+        raise ReadError(f"{path}: attach_set applies to reference_frame='attached'")
+    t_mat, lam, x, massless, unconnected = _reduce(k_mat, m_mat, fixed, path)
+    meta_frame = {}
+    n_rigid = 0
+    if frame is ReferenceFrame.MEAN_AXIS:
+        ref = abs(lam[min(6, lam.size - 1)]) or 1.0
+        n_rigid = int(np.sum(np.abs(lam) < RIGID_EIG_RTOL * ref))
+        if n_rigid != 6:
+            raise ReadError(f"{source}: (KAA, MAA) has {n_rigid} rigid-body modes, expected 6 "
+                            "for a free superelement (lowest eigenvalues "
+                            f"{np.array2string(lam[:8], precision=4)}); attach the frame "
+                            "(reference_frame='attached')")
+        vecs = t_mat @ x[:, :6]
+        mr = m_mat @ rigid
+        rest = vecs - rigid @ np.linalg.solve(rigid.T @ mr, mr.T @ vecs)
+        span = float(np.max(np.sqrt(np.einsum("ij,ij->j", rest, m_mat @ rest))))
+        if span > RIGID_SPAN_RTOL:
+            raise ReadError(f"{source}: the six zero-frequency modes are not rigid motions "
+                            f"of the boundary grids (residual {span:.3e}): the grids, their "
+                            "CD systems or the a-set order do not fit the matrices")
+        meta_frame["rigid_span_residual"] = span
+    modes = t_mat @ x[:, n_rigid:]
+    lam = np.clip(lam[n_rigid:], 0.0, None)
+    if frame is ReferenceFrame.MEAN_AXIS:
+        mr = m_mat @ rigid
+        modes = modes - rigid @ np.linalg.solve(rigid.T @ mr, mr.T @ modes)
+    q_rows = np.array([index[(s, 0)] for s in punch.qset], dtype=np.int64)
+    b_rows = np.setdiff1d(np.arange(len(labels)), q_rows)
+    kin_b = np.einsum("ij,ij->j", modes[b_rows], m_mat[np.ix_(b_rows, b_rows)] @ modes[b_rows])
+    kin_q = np.einsum("ij,ij->j", modes[q_rows], m_mat[np.ix_(q_rows, q_rows)] @ modes[q_rows])
+    fraction = np.clip(kin_b / np.maximum(kin_b + kin_q, 1e-300), 0.0, 1.0)
+    nodes_ids, phi, psi, mass, recovery = _node_shapes(punch, labels, index, modes,
+                                                       m_mat, found.get("recovery"), length)
+    damping, damping_note = _damping(found, modes, weight, system, punch, w4)
+    q_only = np.sqrt(np.clip(sla.eigvalsh(k_mat[np.ix_(q_rows, q_rows)],
+                                          m_mat[np.ix_(q_rows, q_rows)]), 0, None)) \
+        if q_rows.size else np.zeros(0)
+    where = {int(g): k for k, g in enumerate(nodes_ids)}
+    sets = {"boundary": np.array([where[g] for g in sorted(punch.boundary)])}
+    if punch.tug1:
+        sets["recovered"] = np.array([where[g] for g in sorted(punch.tug1)])
+    if attach_name and attach_name != "boundary":
+        sets[attach_name] = np.array([where[g] for g in attach_grids])
+    cells = {"line": np.array([[where[a], where[b]] for a, b in punch.lines])} \
+        if punch.lines else {}
+    metadata = {
+        "source": str(path), "format": "nastran-extse", "superelement": punch.seid,
+        "matrices": source, "aset_order": order, "aset_rigid_force_residual": residuals,
+        "n_boundary_dofs": int(b_rows.size), "n_qset": int(q_rows.size),
+        "massless_dofs_condensed": [list(labels[i]) for i in massless],
+        "unconnected_dofs": [list(labels[i]) for i in unconnected],
+        "fixed_interface_frequencies_hz": (q_only / (2 * np.pi)).tolist(),
+        "wtmass": wtmass, "source_units": system.name, "normalization": "mass",
+        "recovery": recovery, "damping": damping_note,
+        "mass_description": "a-set mass: boundary grid DOFs (basic axes) and q-set "
+                            "coordinates without position; M̄(0) exact, the ξ-dependent "
+                            "inertia terms rotate only the boundary grids' deformation",
+        **meta_frame,
+    }
+    try:
+        return ModalData(nodes=punch.coords[[np.searchsorted(punch.grid_ids, g)
+                                             for g in nodes_ids]] * length,
+                         phi=phi, psi=psi, M_ff=np.eye(lam.size), K_ff=np.diag(lam),
+                         mass=mass, generalized_shapes=modes[q_rows],
+                         reference_frame=frame, attach_set=attach_name,
+                         damping_matrix=damping, cells=cells, node_sets=sets,
+                         node_ids=nodes_ids,
+                         mode_kinds=[ModeKind.CONSTRAINT if f > 0.5 else ModeKind.NORMAL
+                                     for f in fraction],
+                         constraint_fraction=fraction, units=system.name, metadata=metadata)
+    except FlexmbsError as exc:
+        raise ReadError(f"{path}: {exc}") from exc
+
+
+def _node_shapes(punch: Punch, labels, index, modes, m_mat, mug1, length):
+    """(node IDs, phi, psi, the (6N + n_q) mass, recovery note): the boundary grids and
+    the MUG1-recovered grids in ID order; each grid's a-set components from the modes,
+    the others from MUG1 (file units undone), all turned from CD to basic."""
+    use_mug1 = mug1 is not None and bool(punch.tug1)
+    ids = sorted(set(punch.boundary) | (set(punch.tug1) if use_mug1 else set()))
+    n_nodes, n = len(ids), modes.shape[1]
+    to_file = np.array([1.0 / length if 1 <= c <= 3 else 1.0 for _, c in labels])
+    cd = np.zeros((n_nodes, 6, n))
+    note = "none: the nodes are the boundary grids"
+    mismatch = 0.0
+    if use_mug1:
+        if mug1.shape[1] != len(labels) or (punch.tug1_shape is not None
+                                            and mug1.shape != punch.tug1_shape):
+            raise ReadError(f"{punch.path}: MUG1 is {mug1.shape[0]} x {mug1.shape[1]}, but "
+                            f"DTI TUG1 states {punch.tug1_shape} and the a-set has "
+                            f"{len(labels)} DOFs")
+        out_scale = np.array([length] * 3 + [1.0] * 3)
+        for k, gid in enumerate(ids):
+            if gid in punch.tug1:
+                row = punch.tug1[gid]
+                if row + 6 > mug1.shape[0]:
+                    raise ReadError(f"{punch.path}: DTI TUG1 puts grid {gid} at MUG1 row "
+                                    f"{row + 1}, beyond its {mug1.shape[0]} rows")
+                cd[k] = out_scale[:, None] * (mug1[row:row + 6] @ (to_file[:, None] * modes))
+        note = f"MUG1 rows of {len(punch.tug1)} grid(s) (DTI TUG1)"
+    scale = max(float(np.max(np.abs(modes))), 1e-300)
+    where = {g: k for k, g in enumerate(ids)}
+    for gid, comps in punch.boundary.items():
+        for c in comps:
+            row = modes[index[(gid, c)]]
+            if use_mug1 and gid in punch.tug1:
+                mismatch = max(mismatch, float(np.max(np.abs(cd[where[gid], c - 1] - row))))
+            cd[where[gid], c - 1] = row
+    if use_mug1:
+        note += f"; at the boundary components MUG1 and the a-set differ by " \
+                f"{mismatch / scale:.2e} of the largest entry"
+    grid_pos = np.searchsorted(punch.grid_ids, ids)
+    frames = punch.frames[grid_pos]
+    phi = np.einsum("kab,kbn->kan", frames, cd[:, :3]).reshape(3 * n_nodes, n)
+    psi = np.einsum("kab,kbn->kan", frames, cd[:, 3:]).reshape(3 * n_nodes, n)
+    n_q = len(punch.qset)
+    rows, cols, vals = [], [], []
+    for j, (pid, c) in enumerate(labels):
+        if c == 0:
+            rows.append(j)
+            cols.append(6 * n_nodes + punch.qset.index(pid))
+            vals.append(1.0)
+            continue
+        k = where[pid]
+        axis = frames[k][:, (c - 1) % 3]
+        base = 6 * k + (0 if c <= 3 else 3)
+        rows += [j] * 3
+        cols += [base, base + 1, base + 2]
+        vals += axis.tolist()
+    select = sp.csr_matrix((vals, (rows, cols)), shape=(len(labels), 6 * n_nodes + n_q))
+    mass = (select.T @ sp.csr_matrix(m_mat) @ select).tocsr()
+    mass.eliminate_zeros()
+    return np.array(ids, dtype=np.int64), phi, psi, 0.5 * (mass + mass.T), note
+
+
+def _damping(found, modes, weight, system, punch: Punch, w4):
+    """(D_ff or None, what was done): viscous BAA projected on the modes; structural K4AA
+    as K4AA / w4 when w4 (or PARAM,W4) is given, else left out with a warning."""
+    scale = system.mass / system.time * np.outer(weight, weight)
+    total = np.zeros((modes.shape[1],) * 2)
+    notes = []
+    if "damping" in found and np.any(found["damping"]):
+        total += modes.T @ (scale * found["damping"]) @ modes
+        notes.append("viscous BAA projected on the modes")
+    if "structural" in found and np.any(found["structural"]):
+        if w4 is None and "W4" in punch.params:
+            w4 = float(punch.params["W4"].replace("D", "E"))
+        if w4:
+            total += modes.T @ (scale * found["structural"] / float(w4)) @ modes
+            notes.append(f"structural K4AA as viscous K4AA / W4, W4 = {w4:g} rad per time "
+                         "unit of the files")
+        else:
+            text = (f"{punch.path}: structural damping K4AA is not applied: a time-domain "
+                    "run needs it as viscous damping; give w4 (rad per time unit) or "
+                    "PARAM,W4")
+            warnings.warn(text, UserWarning, stacklevel=3)
+            notes.append("structural K4AA not applied (no W4)")
+    if not notes:
+        return None, "none (zero damping; the default)"
+    return 0.5 * (total + total.T), "; ".join(notes)
+
+
+register_format("nastran-extse", [".pch"],
+                "Nastran external superelement (EXTSEOUT punch + OP4 or DMIG matrices)",
+                reader=read_nastran_superelement)

@@ -1,0 +1,318 @@
+"""Nastran external superelements (flexmbs.modal.io.nastran_superelement): the real MSC
+Nastran EXTSEOUT output of pyNastran's se_test_n11 model (tests/data/nastran_extse,
+README there) read as a Craig–Bampton body and checked against scipy on the OP4's own
+KAA/MAA (read with pyNastran, not with the reader under test), in a run welded at its
+boundary grids (flexmbs linear), through a DMIG punch derived from the OP4, and on bad
+input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+pytest.importorskip("pyNastran")
+
+from pyNastran.op2.result_objects.matrix import Matrix
+from pyNastran.op4.op4 import read_op4, write_op4
+
+from flexmbs.cli.main import main as cli
+from flexmbs.errors import ReadError
+from flexmbs.modal import read_modal
+from flexmbs.modal.io.nastran_bulk import coordinate_systems, parse_real, read_cards
+
+DATA = Path(__file__).parent / "data" / "nastran_extse"
+PCH = DATA / "se_test_n11.pch"
+OP4 = DATA / "se_test_n11.op4"
+N_B, N_Q = 66, 39  # 11 boundary grids x 6, 39 q-set scalar points (the punch's EXTRN)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """KAA, MAA as pyNastran reads them from the OP4 (dense, double precision: the file
+    declares single precision but writes 16 digits, which pyNastran would round)."""
+    mats = read_op4(str(OP4), precision="double")  # the text holds 16 digits
+    return mats["KAA"].data.toarray(), mats["MAA"].data.toarray()
+
+
+@pytest.fixture(scope="module")
+def free_body():
+    return read_modal(PCH)
+
+
+@pytest.fixture(scope="module")
+def welded_body():
+    return read_modal(PCH, reference_frame="attached")
+
+
+def _fixed_interface_hz(k_aa, m_aa):
+    """Generalized eigenproblem of the q-set partition (the last 39 a-set DOFs)."""
+    lam = sla.eigh(k_aa[N_B:, N_B:], m_aa[N_B:, N_B:], eigvals_only=True)
+    return np.sqrt(lam) / (2 * np.pi)
+
+
+def test_total_mass_from_the_boundary_block(free_body, welded_body, reference):
+    """m = T_Rᵀ M_bb T_R for a rigid translation: all 11 grids move in one set of axes
+    (their CD systems are parallel), so a unit translation along each axis is the ones
+    vector on that component; the three must agree (isotropic) and equal the body's."""
+    _, m_aa = reference
+    masses = []
+    for axis in range(3):
+        t_r = np.zeros(N_B + N_Q)
+        t_r[axis:N_B:6] = 1.0
+        masses.append(t_r @ m_aa @ t_r)
+    np.testing.assert_allclose(masses, masses[0], rtol=1e-8, atol=0)
+    np.testing.assert_allclose(free_body.total_mass, masses[0], rtol=1e-8, atol=0)
+    np.testing.assert_allclose(welded_body.total_mass, masses[0], rtol=1e-8, atol=0)
+    assert 1.0 < masses[0] < 100.0  # SI: the README's 20.1 kg part, not mm-t-s
+
+
+def test_fixed_interface_frequencies(welded_body, reference):
+    """Frame attached to every boundary grid: the body's modes are the q-set's."""
+    expected = _fixed_interface_hz(*reference)
+    assert welded_body.n_modes == N_Q
+    np.testing.assert_allclose(welded_body.frequencies, expected, rtol=1e-8, atol=0)
+    np.testing.assert_allclose(welded_body.metadata["fixed_interface_frequencies_hz"],
+                               expected, rtol=1e-8, atol=0)
+
+
+def test_free_body_frequencies_and_rigid_modes(free_body, reference):
+    """Mean axes: the elastic eigenfrequencies of the whole a-set (rows of zero stiffness
+    and mass left out) with its six rigid modes removed; the modes carry no rigid-body
+    content."""
+    k_aa, m_aa = reference
+    live = np.flatnonzero((np.abs(k_aa).max(axis=1) > 0) | (np.abs(m_aa).max(axis=1) > 0))
+    lam = sla.eigh(k_aa[np.ix_(live, live)], m_aa[np.ix_(live, live)], eigvals_only=True)
+    assert np.all(np.abs(lam[:6]) < 1e-6 * lam[6])
+    expected = np.sqrt(lam[6:]) / (2 * np.pi)
+    np.testing.assert_allclose(free_body.frequencies, expected, rtol=1e-8, atol=0)
+    assert np.max(free_body.invariants.rigid_content()) < 1e-10
+    np.testing.assert_allclose(free_body.M_ff, np.eye(free_body.n_modes), rtol=0, atol=1e-12)
+    # M_ff equals Φᵀ M Φ of the stored (generalized) mass description
+    np.testing.assert_allclose(free_body.invariants.M_ff, free_body.M_ff, rtol=0, atol=1e-10)
+
+
+def test_inertia_is_a_rotation_of_the_boundary_block(free_body, reference):
+    """The inertia about the centre of mass has the same eigenvalues as the one computed
+    from MAA in the grids' own (parallel) axes with the grid positions in system
+    20110001, read here from the punch's GRID cards independently of the reader."""
+    _, m_aa = reference
+    cards = read_cards(PCH)[111]
+    local = {c.integer(0, "ID"): [c.real(2 + a, "X", 0.0) for a in range(3)]
+             for c in cards if c.name == "GRID"}
+    grids = sorted(local)
+    rigid = np.zeros((N_B + N_Q, 6))
+    for k, gid in enumerate(grids):
+        x = np.array(local[gid])
+        for a in range(3):
+            e = np.eye(3)[a]
+            rigid[6 * k + a, a] = 1.0
+            rigid[6 * k + a, 3:] = np.cross(x, e)
+            rigid[6 * k + 3 + a, 3 + a] = 1.0
+    m_rr = rigid.T @ m_aa @ rigid
+    m = m_rr[0, 0]
+    c = np.array([m_rr[2, 4], m_rr[0, 5], m_rr[1, 3]]) / m  # −skew(S) block: S = m c
+    j_origin = m_rr[3:, 3:]
+    j_cm = j_origin - m * (c @ c * np.eye(3) - np.outer(c, c))
+    np.testing.assert_allclose(np.linalg.eigvalsh(free_body.inertia_tensor),
+                               np.linalg.eigvalsh(j_cm), rtol=1e-8, atol=0)
+
+
+def test_welded_run_gives_the_fixed_interface_frequencies(tmp_path, reference, capsys):
+    """A case whose body (frame attached to every boundary grid) is welded to the ground
+    at grid 20110010: flexmbs linear lists the q-set frequencies."""
+    for name in ("se_test_n11.pch", "se_test_n11.op4", "se_test_n11.asm"):
+        shutil.copy(DATA / name, tmp_path / name)
+    case = tmp_path / "welded.toml"
+    case.write_text('''
+title = "se_test_n11 welded at its boundary grids"
+[[bodies]]
+name = "se"
+type = "flexible"
+modal_data = "se_test_n11.pch"
+modal_options = { reference_frame = "attached", matrices = "se_test_n11.op4" }
+[[markers]]
+body = "se"
+name = "root"
+node = 20110010
+[[markers]]
+body = "ground"
+name = "O"
+[[joints]]
+name = "weld"
+type = "fixed"
+i = "ground.O"
+j = "se.root"
+[solver]
+method = "newmark"
+h = 1e-5
+t_end = 1e-4
+''')
+    assert cli(["linear", str(case), "--modes", str(N_Q), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(out["frequencies_hz"], _fixed_interface_hz(*reference),
+                               rtol=1e-8, atol=0)
+
+
+def _dmig_cards(name, matrix, labels):
+    """DMIG in the punch format EXTSEOUT(DMIGPCH) writes: a small-field header (IFO 6
+    symmetric, TIN 2), then per column a large-field ``DMIG*`` line and one ``*`` line
+    per entry of the upper triangle, values in 16 columns with D exponents."""
+    def field(v):
+        return f"{v:16d}" if isinstance(v, int) else f"{v: .9E}".replace("E", "D")
+
+    lines = [f"DMIG    {name:<8s}       0       6       2       0{'':16s}{len(labels):8d}"]
+    for j, (gj, cj) in enumerate(labels):
+        rows = [i for i in range(j + 1) if matrix[i, j] != 0.0]
+        if not rows:
+            continue
+        lines.append(f"DMIG*   {name:<16s}{field(gj)}{field(cj)}")
+        for i in rows:
+            gi, ci = labels[i]
+            lines.append(f"*       {field(gi)}{field(ci)}{field(float(matrix[i, j]))}")
+    return lines
+
+
+def test_dmig_punch_gives_the_op4_body(tmp_path, welded_body, reference):
+    """KAA/MAA written as DMIG KAAX/MAAX into the punch (no OP4 beside it) give the same
+    body as the OP4 route with the same numbers (the DMIG fields hold 10 digits, so the
+    OP4 of the comparison holds the same rounded values): frequencies, modes' inertia
+    terms and mass to 1e-9, free and welded; the welded body's q-set frequencies also
+    match the original 16-digit OP4's to 1e-9 (the free body's lowest modes, which cancel
+    the stiffness's rigid-body forces, lose ~7 digits to the 10-digit rounding)."""
+    k_aa, m_aa = (np.vectorize(lambda v: float(f"{v:.9E}"))(a) for a in reference)
+    grids = sorted({c.integer(0, "ID") for c in read_cards(PCH)[111] if c.name == "GRID"})
+    labels = [(g, c) for g in grids for c in range(1, 7)] + \
+        [(20111101 + k, 0) for k in range(N_Q)]
+    text = PCH.read_text().rstrip("\n").splitlines()
+    text += _dmig_cards("KAAX", k_aa, labels) + _dmig_cards("MAAX", m_aa, labels)
+    punch = tmp_path / "dmig" / "se_test_n11.pch"
+    punch.parent.mkdir()
+    punch.write_text("\n".join(text) + "\n")
+    op4_dir = tmp_path / "op4"
+    op4_dir.mkdir()
+    shutil.copy(PCH, op4_dir / "se_test_n11.pch")
+    write_op4(str(op4_dir / "se_test_n11.op4"), {"KAA": Matrix("KAA", 6, k_aa),
+                                                 "MAA": Matrix("MAA", 6, m_aa)},
+              is_binary=False)
+    for frame in (None, "attached"):
+        dmig = read_modal(punch, reference_frame=frame)
+        body = read_modal(op4_dir / "se_test_n11.pch", reference_frame=frame)
+        assert dmig.metadata["matrices"].startswith("DMIG KAAX/MAAX")
+        np.testing.assert_allclose(dmig.frequencies, body.frequencies, rtol=1e-9, atol=0)
+        np.testing.assert_allclose(dmig.total_mass, body.total_mass, rtol=1e-9, atol=0)
+        scale = np.max(np.abs(body.invariants.M0))
+        np.testing.assert_allclose(np.abs(dmig.invariants.M0), np.abs(body.invariants.M0),
+                                   rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(dmig.frequencies, welded_body.frequencies, rtol=1e-9, atol=0)
+
+
+def test_modes_cli(tmp_path, capsys, free_body):
+    """flexmbs modes FILE.pch finds the OP4 beside it; --matrices names it elsewhere."""
+    assert cli(["modes", str(PCH), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(out["total_mass_kg"], free_body.total_mass, rtol=1e-12)
+    shutil.copy(PCH, tmp_path / "part.pch")
+    assert cli(["modes", str(tmp_path / "part.pch"), "--matrices", str(OP4),
+                "--frame", "attached", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_modes"] == N_Q and out["reference_frame"] == "attached"
+
+
+# ------------------------------------------------------------------------ bulk data
+def test_numbers_and_chained_cylindrical_systems(tmp_path):
+    """Nastran number forms; a cylindrical system on a rotated rectangular one (RID),
+    in small, free and large field; a GRID given in (r, θ, z) lands where the rotation
+    and the polar formula put it."""
+    assert parse_real("7.271236428543-4") == pytest.approx(7.271236428543e-4, rel=1e-15)
+    assert parse_real("1.0+9") == 1e9 and parse_real("-.5D-2") == -0.005
+    assert parse_real(".18") == 0.18 and parse_real("2.") == 2.0
+    deck = tmp_path / "c.pch"
+    deck.write_text(
+        "BEGIN SUPER 5\n"
+        "CORD2R,1,,1.,2.,3.,1.,2.,4.,+\n"            # free field, origin (1,2,3), z up,
+        "+,1.,3.,3.\n"                               # x axis along basic y
+        "CORD2C         2       1      0.      0.      0.      0.      0.      1.\n"
+        "              1.      0.      0.\n"
+        "GRID*                 7               2             2.0            90.0\n"
+        "*                    0.5               2\n")
+    cards = read_cards(deck)[5]
+    systems = coordinate_systems(cards)
+    grid = next(c for c in cards if c.name == "GRID")
+    pos = systems[2].to_basic([grid.real(2 + a, "X") for a in range(3)])
+    # system 1: x = basic y, z = basic z, so y = -basic x; r = 2 at 90° is local +y
+    np.testing.assert_allclose(pos, [1.0 - 2.0, 2.0, 3.5], rtol=0, atol=1e-14)
+
+
+# ------------------------------------------------------------------------ bad input
+def test_punch_without_superelement(tmp_path):
+    bad = tmp_path / "plain.pch"
+    bad.write_text("GRID           1               0.      0.      0.\n")
+    with pytest.raises(ReadError, match=r"plain\.pch.*no BEGIN SUPER section and no EXTRN"):
+        read_modal(bad)
+
+
+def test_extrn_names_undefined_grid(tmp_path):
+    text = PCH.read_text().replace("EXTRN   20110010", "EXTRN   20110099", 1)
+    bad = tmp_path / "se_test_n11.pch"
+    bad.write_text(text)
+    with pytest.raises(ReadError, match=r"se_test_n11\.pch, line \d+: EXTRN: grid 20110099 "
+                                        r"\(components 123456\) is not defined"):
+        read_modal(bad)
+
+
+def test_missing_op4(tmp_path):
+    shutil.copy(PCH, tmp_path / "alone.pch")
+    with pytest.raises(ReadError, match=r"alone\.pch.*alone\.op4.*no such OP4"):
+        read_modal(tmp_path / "alone.pch")
+
+
+def test_op4_of_the_wrong_size(tmp_path, reference):
+    k_aa, m_aa = reference
+    shutil.copy(PCH, tmp_path / "small.pch")
+    write_op4(str(tmp_path / "small.op4"), {"KAA": Matrix("KAA", 6, k_aa[:100, :100]),
+                                            "MAA": Matrix("MAA", 6, m_aa[:100, :100])},
+              is_binary=False)
+    with pytest.raises(ReadError, match=r"small\.op4.*100 rows.*tried: EXTRN components of "
+                                        r"11 boundary grids \(66\) \+ 39 q-set scalar "
+                                        r"points = 105"):
+        read_modal(tmp_path / "small.pch")
+
+
+def test_spinning_free_body_run_and_native_round_trip(tmp_path, capsys, free_body):
+    """The free superelement (6 modes, generalized mass) spinning at 20 rad/s with a
+    deformed start keeps its energy in a run (trapezoidal Newmark, 100 steps), and the
+    native file keeps the generalized mass description bit for bit."""
+    from flexmbs.modal import write_modal
+
+    for name in ("se_test_n11.pch", "se_test_n11.op4"):
+        shutil.copy(DATA / name, tmp_path / name)
+    case = tmp_path / "spin.toml"
+    case.write_text('''
+[[bodies]]
+name = "se"
+type = "flexible"
+modal_data = "se_test_n11.pch"
+modes = 6
+angular_velocity = [0.0, 0.0, 20.0]
+xi = [0.0001, 0, 0, 0, 0, 0]
+[solver]
+method = "newmark"
+h = 1e-4
+t_end = 0.01
+[output]
+file = "spin.res.h5"
+''')
+    assert cli(["run", str(case), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    e0, e1 = out["energy_initial_J"], out["energy_final_J"]
+    assert abs(e1 - e0) < 1e-6 * abs(e0)
+    data = free_body.truncate(6)
+    path = write_modal(data, tmp_path / "se.fmd.h5")
+    back = read_modal(path)
+    np.testing.assert_array_equal(back.generalized_shapes, data.generalized_shapes)
+    np.testing.assert_array_equal(back.invariants.M0, data.invariants.M0)
