@@ -298,7 +298,8 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
     attach_name, attach_grids = None, []
     if frame is ReferenceFrame.ATTACHED:
         attach_name, attach_grids = _attach(punch, attach_set)
-        fixed = np.array([index[(g, c)] for g in attach_grids for c in range(1, 7)])
+        fixed = np.array([index[(g, c)] for g in attach_grids for c in range(1, 7)
+                          if (g, c) in index], dtype=np.int64)
     elif attach_set is not None:
         raise ReadError(f"{path}: attach_set applies to reference_frame='attached'")
     t_mat, lam, x, massless, unconnected = _reduce(k_mat, m_mat, fixed, path)
