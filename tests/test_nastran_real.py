@@ -246,3 +246,12 @@ def test_lumped_grid_mass_of_a_conm2_with_offset_equals_a_particle():
         x = np.concatenate([v, w])
         np.testing.assert_allclose(0.5 * x @ block @ x, energy, rtol=1e-13)
     assert sp.issparse(sp.csr_matrix(block))
+
+
+def test_an_inch_model_read_as_si_is_pointed_to_its_units():
+    """Read without --units, the in-lbf-s beam gets a warning whose hint lists in-lbf-s
+    among the unit systems its numbers fit."""
+    from flexmbs.errors import UnitsWarning
+
+    with pytest.warns(UnitsWarning, match=r"the numbers fit .*in-lbf-s"):
+        read_modal(BEAM_OP2, geometry=BEAM_DAT)

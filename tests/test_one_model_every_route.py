@@ -162,7 +162,7 @@ def test_nastran_superelement_dmig_punch(tmp_path, fe, reference):
     b = fe.node_dofs(root)
     i = np.setdiff1d(np.arange(fe.n_dof), b)
     k, m = fe.stiffness.toarray(), fe.mass.toarray()
-    lam, phi_n = sla.eigh(k[np.ix_(i, i)], m[np.ix_(i, i)])
+    _, phi_n = sla.eigh(k[np.ix_(i, i)], m[np.ix_(i, i)])
     psi = -np.linalg.solve(k[np.ix_(i, i)], k[np.ix_(i, b)])
     basis = np.zeros((fe.n_dof, b.size + i.size))
     basis[b, :b.size] = np.eye(b.size)

@@ -835,6 +835,18 @@ class ModalData:
         }
 
 
+def _units_that_fit(density: float, declared: str) -> str:
+    """The registered unit systems in which the file's numbers would give a plausible mass
+    per cube of the body's size, as a hint (e.g. an inch model read as SI)."""
+    from .units import UNIT_SYSTEMS
+
+    now = get_units(declared)
+    raw = density / now.mass * now.length**3  # the file's own numbers
+    fits = sorted({s.name for s in UNIT_SYSTEMS.values()
+                   if s.name != now.name and 1e-3 <= raw * s.mass / s.length**3 <= 1e5})
+    return (f"; the numbers fit {', '.join(fits)} (--units / units=)" if fits else "")
+
+
 def plausibility_warnings(data: ModalData) -> list[str]:
     """Check magnitudes for unit mistakes; return (and issue) :class:`UnitsWarning` texts.
 
@@ -858,7 +870,8 @@ def plausibility_warnings(data: ModalData) -> list[str]:
         if not 1e-3 <= density <= 1e5:
             found.append(f"mass per cube of the body's size is {density:.3g} kg/m³ (total "
                          f"mass {m:.4g} kg, size {size:.4g} m); lengths or masses look like "
-                         f"they are in other units than declared{hint}")
+                         f"they are in other units than declared{hint}"
+                         + _units_that_fit(density, data.units))
     positive = freqs[freqs > 0]
     if positive.size and (positive.max() > 1e6 or positive.min() < 1e-4):
         found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "
