@@ -246,3 +246,22 @@ def test_massless_rotations_are_condensed_exactly():
     lam = np.sort(lam[np.isfinite(lam)].real)
     lam = lam[lam > 0][:6]
     np.testing.assert_allclose(data.frequencies, np.sqrt(lam) / (2 * np.pi), rtol=1e-8)
+
+
+def test_provenance_names_the_layout_and_the_condensed_points(tmp_path):
+    """The provenance of a reduction from Nastran matrices: the layout, the scalar points
+    condensed, the units as declared."""
+    from flexmbs.modal.provenance import provenance
+
+    fe = _solid()
+    bdf = tmp_path / "bar.bdf"
+    _write_solid_bdf(bdf, fe, np.arange(1, fe.n_nodes + 1))
+    keep = np.setdiff1d(np.arange(fe.n_dof), fe.node_dofs(fe.node_sets["x0"]))
+    _op4(tmp_path / "bar.op4", MAA=fe.mass[keep][:, keep], KAA=fe.stiffness[keep][:, keep])
+    via = read_nastran(f"{tmp_path}/bar.op4:MAA", f"{tmp_path}/bar.op4:KAA", bdf)
+    prov = provenance(clamped_modes(via, "spc", 4))
+    assert prov["mapping"]["layout"].startswith("3 DOF at each grid less the SPC'd")
+    assert prov["mapping"]["dofs_per_node"] == 3
+    assert prov["files"]["geometry"] == str(bdf)
+    assert prov["units"] == {"source": "SI", "stated_by": "declared by the user: the "
+                             "format has no unit system"}

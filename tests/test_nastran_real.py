@@ -255,3 +255,29 @@ def test_an_inch_model_read_as_si_is_pointed_to_its_units():
 
     with pytest.warns(UnitsWarning, match=r"the numbers fit .*in-lbf-s"):
         read_modal(BEAM_OP2, geometry=BEAM_DAT)
+
+
+def test_flexmbs_modes_states_the_provenance_of_the_op2(capsys, beam_op2):
+    """flexmbs modes --json: files, mapping, units declared by the user, the total mass
+    next to Nastran's grid point weight generator, φᵀMφ against M_ff; the text says the
+    same."""
+    import json
+
+    from flexmbs.cli.main import main as cli
+
+    args = ["modes", str(BEAM_OP2), "--geometry", str(BEAM_DAT), "--units", "in-lbf-s"]
+    assert cli([*args, "--json"]) == 0
+    prov = json.loads(capsys.readouterr().out)["provenance"]
+    assert prov["files"] == {"file": str(BEAM_OP2), "geometry": str(BEAM_DAT)}
+    assert prov["units"]["source"] == "in-lbf-s"
+    assert "declared by the user" in prov["units"]["stated_by"]
+    gpwg = next(iter(beam_op2.grid_point_weight.values()))
+    assert prov["mass"]["source_total_kg"] == pytest.approx(
+        gpwg.mass[0] * IN_LBF_S.mass, rel=1e-6)
+    assert prov["mass"]["total_kg"] == pytest.approx(prov["mass"]["source_total_kg"],
+                                                     rel=1e-6)
+    assert prov["mass"]["modal_mass_vs_phi_M_phi_max"] < 1e-6
+    assert prov["mass"]["cards"] == {"CBAR": 9, "CBEAM": 1, "CONM2": 1}
+    assert cli(args) == 0
+    text = capsys.readouterr().out
+    assert "provenance:" in text and "grid point weight generator" in text
