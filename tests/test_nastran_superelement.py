@@ -316,3 +316,26 @@ file = "spin.res.h5"
     back = read_modal(path)
     np.testing.assert_array_equal(back.generalized_shapes, data.generalized_shapes)
     np.testing.assert_array_equal(back.invariants.M0, data.invariants.M0)
+
+
+def test_a_frame_attached_to_a_grid_without_rotations_is_refused():
+    """Grid 20110031 is listed with 123456 but no element stiffens its rotations (empty
+    rows of KAA and MAA): a frame attached to it alone would leave three rigid rotations
+    as near-zero 'elastic' modes, so it is refused."""
+    with pytest.raises(ReadError, match=r"holds 3 of the six rigid motions"):
+        read_modal(PCH, reference_frame="attached", attach_set=[20110031])
+    body = read_modal(PCH, reference_frame="attached", attach_set=[20110010])
+    assert body.frequencies[0] ** 2 > 1e-6 * body.frequencies[6] ** 2  # all elastic
+
+
+def test_wtmass_in_the_punch_is_reported_not_applied(tmp_path, reference):
+    text = PCH.read_text().replace("BEGIN SUPER     111", "BEGIN SUPER     111\n"
+                                   "PARAM,WTMASS,0.5", 1)
+    punch = tmp_path / "se_test_n11.pch"
+    punch.write_text(text)
+    shutil.copy(OP4, tmp_path / "se_test_n11.op4")
+    with pytest.warns(UserWarning, match="WTMASS"):
+        body = read_modal(punch)
+    plain = read_modal(PCH)
+    np.testing.assert_allclose(body.total_mass, plain.total_mass, rtol=1e-14)
+    assert "not applied" in body.metadata["wtmass"]

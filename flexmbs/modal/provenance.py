@@ -34,6 +34,8 @@ DROPPED_KEYS = {
     "mass_incomplete": "mass missing from the matrices",
     "node_sets_with_dropped_nodes": "node sets that lost nodes",
     "constrained_nodes": "nodes constrained in the source (node set 'constrained')",
+    "unconnected_dofs": "a-set DOFs without stiffness or mass (no element stiffens them)",
+    "massless_dofs_condensed": "a-set DOFs without mass, condensed statically",
 }
 
 
@@ -62,6 +64,8 @@ def _files(layers: list[dict]) -> dict[str, str]:
             files.setdefault("file", layer["source"])
         if isinstance(layer.get("geometry"), str):
             files.setdefault("geometry", layer["geometry"])
+        if layer.get("format") == "nastran-extse" and isinstance(layer.get("matrices"), str):
+            files.setdefault("matrices", layer["matrices"])
     return files
 
 
@@ -90,6 +94,11 @@ def provenance(data) -> dict[str, Any]:
                        ("dofs_held_at_zero", nastran.get("dofs_held_at_zero")),
                        ("dof_labels", _find(layers, "dof_labels")),
                        ("reduction", _find(layers, "method")),
+                       ("aset_order", _find(layers, "aset_order")),
+                       ("aset_rigid_force_residual",
+                        _find(layers, "aset_rigid_force_residual")),
+                       ("wtmass", _find(layers, "wtmass")
+                        if isinstance(_find(layers, "wtmass"), str) else None),
                        ("mass_description", data.mass_description),
                        ("mass_source", _find(layers, "mass_source"))):
         if value is not None:

@@ -280,11 +280,14 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
     index = {lab: k for k, lab in enumerate(labels)}
     system = get_units(units)
     length = system.length
-    try:
-        wtmass = float(punch.params.get("WTMASS", "1.0").replace("D", "E"))
-    except ValueError:
-        raise ReadError(f"{path}: PARAM,WTMASS = {punch.params['WTMASS']!r} is not a "
-                        "number") from None
+    # Nastran applies WTMASS when it assembles the mass, so the MAA that EXTSEOUT writes
+    # holds it already; a PARAM,WTMASS in the punch is reported, not applied again
+    wtmass = 1.0
+    wtmass_note = None
+    if "WTMASS" in punch.params:
+        wtmass_note = (f"PARAM,WTMASS,{punch.params['WTMASS']} in the punch is not applied: "
+                       "the a-set mass Nastran wrote already holds it")
+        warnings.warn(f"{path}: {wtmass_note}", UserWarning, stacklevel=2)
     weight = np.array([1.0 if 1 <= c <= 3 else length for _, c in labels])
     scale_m = system.mass * wtmass * np.outer(weight, weight)
     k_mat = system.mass / system.time**2 * np.outer(weight, weight) * k_raw
@@ -303,6 +306,22 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
     elif attach_set is not None:
         raise ReadError(f"{path}: attach_set applies to reference_frame='attached'")
     t_mat, lam, x, massless, unconnected = _reduce(k_mat, m_mat, fixed, path)
+    if lam.size and lam[0] < -RIGID_EIG_RTOL * max(abs(lam[-1]), 1e-300):
+        raise ReadError(f"{source}: (KAA, MAA) has a negative eigenvalue {lam[0]:.4g} "
+                        "rad²/s²: the stiffness is not positive semidefinite")
+    if frame is ReferenceFrame.ATTACHED:
+        empty = np.flatnonzero(~np.any(k_mat != 0, axis=1) & ~np.any(m_mat != 0, axis=1))
+        held = np.setdiff1d(fixed, empty)  # an empty row holds no rigid motion
+        size = max(float(np.ptp(punch.coords, axis=0).max()) * length, 1e-300)
+        basis = rigid[held] * np.r_[np.ones(3), np.full(3, size)]
+        rank = int(np.linalg.matrix_rank(basis, tol=1e-9 * max(np.abs(basis).max(), 1e-300))
+                   ) if held.size else 0
+        if rank < 6:
+            raise ReadError(
+                f"{source}: the frame attached to grids {attach_grids[:6]} holds "
+                f"{rank} of the six rigid motions (the connected components of those grids "
+                f"do not fix the body: e.g. one grid whose rotations no element stiffens, "
+                f"or grids on a line); attach to more grids")
     meta_frame = {}
     n_rigid = 0
     if frame is ReferenceFrame.MEAN_AXIS:
@@ -353,7 +372,8 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
         "massless_dofs_condensed": [list(labels[i]) for i in massless],
         "unconnected_dofs": [list(labels[i]) for i in unconnected],
         "fixed_interface_frequencies_hz": (q_only / (2 * np.pi)).tolist(),
-        "wtmass": wtmass, "source_units": system.name, "normalization": "mass",
+        "wtmass": wtmass_note or "none in the punch", "source_units": system.name,
+        "normalization": "mass",
         "recovery": recovery, "damping": damping_note,
         "mass_description": "a-set mass: boundary grid DOFs (basic axes) and q-set "
                             "coordinates without position; M̄(0) exact, the ξ-dependent "
