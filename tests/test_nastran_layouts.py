@@ -265,3 +265,60 @@ def test_provenance_names_the_layout_and_the_condensed_points(tmp_path):
     assert prov["files"]["geometry"] == str(bdf)
     assert prov["units"] == {"source": "SI", "stated_by": "declared by the user: the "
                              "format has no unit system"}
+
+
+def _two_grids(tmp_path, *, cd=0):
+    model = BDF(debug=None)
+    if cd:
+        model.add_cord2r(cd, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0],
+                         [np.cos(0.5), np.sin(0.5), 0.0])
+    model.add_grid(1, [0.0, 0.0, 0.0], cd=cd)
+    model.add_grid(2, [1.0, 0.0, 0.0], cd=cd)
+    model.add_spc1(1, "123456", [1])
+    path = tmp_path / "two.bdf"
+    model.write_bdf(str(path))
+    return path
+
+
+def test_equal_sized_layouts_are_told_apart_by_the_rigid_motions(tmp_path):
+    """Two grids, one clamped in 123456: six rows fit both 'grid 2 with six DOFs' and
+    'three translations at each grid'. An axial spring along x over the translations is
+    force-free under every rigid motion only in the second; it is taken."""
+    bdf = _two_grids(tmp_path)
+    k = np.zeros((6, 6))
+    k[np.ix_([0, 3], [0, 3])] = 1e4 * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    _op4(tmp_path / "s.op4", M=np.eye(6), K=k)
+    fe = read_nastran(f"{tmp_path}/s.op4:M", f"{tmp_path}/s.op4:K", bdf)
+    assert fe.dofs_per_node == 3
+    assert fe.stiffness[0, 3] == pytest.approx(-1e4, rel=1e-14)
+
+
+def test_equal_sized_layouts_the_stiffness_cannot_tell_apart_are_refused(tmp_path):
+    bdf = _two_grids(tmp_path)
+    _op4(tmp_path / "s.op4", M=np.eye(6), K=np.eye(6))
+    with pytest.raises(ReadError, match=r"fits 2 different DOF layouts .*MGG/KGG"):
+        read_nastran(f"{tmp_path}/s.op4:M", f"{tmp_path}/s.op4:K", bdf)
+
+
+def test_a_partial_constraint_in_a_rotated_system_is_refused(tmp_path):
+    """A grid held in T1 of a CD system turned 0.5 rad about z: the held direction is
+    oblique in basic, which empty rows cannot express; refused naming grid and system."""
+    fe = _solid()
+    model = BDF(debug=None)
+    model.add_cord2r(5, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [np.cos(0.5), np.sin(0.5), 0.0])
+    for g, xyz in enumerate(fe.nodes):
+        model.add_grid(g + 1, [float(v) for v in xyz], cd=5)
+    for e, conn in enumerate(fe.cells["hexahedron"]):
+        model.add_chexa(100 + e, 1, [int(k) + 1 for k in conn])
+    model.add_psolid(1, 1)
+    model.add_mat1(1, STEEL["E"], None, STEEL["nu"], rho=STEEL["rho"])
+    model.add_spc1(1, "123", [int(k) + 1 for k in fe.node_sets["x0"]])
+    tip = [int(k) + 1 for k in fe.node_sets["x1"]]
+    model.add_spc1(1, "1", tip)
+    model.write_bdf(str(tmp_path / "roller.bdf"))
+    held = fe.node_dofs(fe.node_sets["x0"]).tolist() + [3 * (t - 1) for t in tip]
+    keep = np.setdiff1d(np.arange(fe.n_dof), held)
+    _op4(tmp_path / "r.op4", M=fe.mass[keep][:, keep], K=fe.stiffness[keep][:, keep])
+    with pytest.raises(ReadError, match=rf"grid {tip[0]} is held in components 1 of its "
+                                        r"displacement \(CD\) system, which is not aligned"):
+        read_nastran(f"{tmp_path}/r.op4:M", f"{tmp_path}/r.op4:K", tmp_path / "roller.bdf")

@@ -19,6 +19,10 @@ from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
 from .dof_sets import Layout, layouts
 
+#: A layout fits a free stiffness when its rigid motions leave forces below this fraction
+#: of the force scale (round-off is ~1e-15; a wrong DOF order gives 1e-3 and more).
+RIGID_FIT = 1e-8
+
 
 def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
     """``"file.op4:NAME"`` → (file, NAME); a bare file gives NAME None."""
@@ -61,17 +65,47 @@ def read_op4_matrix(spec: str | os.PathLike, what: str = "matrix") -> tuple[sp.c
     return mat, match
 
 
-def _layout_of(n: int, geometry: BdfGeometry, label: str) -> Layout:
-    """The first candidate layout (dof_sets.layouts) with ``n`` DOFs; ReadError listing
-    every layout tried with its size."""
+def _rigid_residual(lay: Layout, geometry: BdfGeometry, k_mat: sp.spmatrix) -> float:
+    """Largest ‖K r‖ / ‖|K| |r|‖ over the six rigid motions r written in ``lay``: about
+    1e-16 when the layout fits a free stiffness, O(1e-3..1) when it does not."""
+    rigid = np.zeros((lay.size, 6))
+    for row in np.flatnonzero(lay.grid >= 0):
+        g, c = lay.grid[row], lay.component[row]
+        axis = geometry.frames[g][:, c % 3]
+        if c < 3:
+            rigid[row, :3] = axis
+            rigid[row, 3:] = np.cross(geometry.coords[g], axis)
+        else:
+            rigid[row, 3:] = axis
+    num = np.linalg.norm(k_mat @ rigid, axis=0)
+    den = np.maximum(np.linalg.norm(abs(k_mat) @ np.abs(rigid), axis=0), 1e-300)
+    return float(np.max(num / den))
+
+
+def _layout_of(n: int, geometry: BdfGeometry, label: str, k_mat=None) -> Layout:
+    """The candidate layout (dof_sets.layouts) with ``n`` DOFs; ReadError listing every
+    layout tried with its size. When several different layouts have that size, the one
+    whose stiffness ``k_mat`` leaves the rigid motions force-free is taken; without a
+    clear one the ambiguity is an error naming them."""
     candidates = layouts(geometry)
-    for lay in candidates:
-        if lay.size == n:
-            return lay
-    tried = "; ".join(f"{lay.name}: {lay.size}" for lay in candidates)
-    raise ReadError(f"{label} has {n} rows, which fits no DOF layout of the "
-                    f"{len(geometry.ids)} grids of {geometry.path.name} (layouts tried, with "
-                    f"their sizes: {tried})")
+    fits = [lay for lay in candidates if lay.size == n]
+    if len(fits) == 1:
+        return fits[0]
+    if not fits:
+        tried = "; ".join(f"{lay.name}: {lay.size}" for lay in candidates)
+        raise ReadError(f"{label} has {n} rows, which fits no DOF layout of the "
+                        f"{len(geometry.ids)} grids of {geometry.path.name} (layouts tried, "
+                        f"with their sizes: {tried})")
+    names = "; ".join(lay.name for lay in fits)
+    if k_mat is not None:
+        ranked = sorted((_rigid_residual(lay, geometry, k_mat), k) for k, lay in
+                        enumerate(fits))
+        if ranked[0][0] < RIGID_FIT and ranked[1][0] > 1e3 * max(ranked[0][0], 1e-300):
+            return fits[ranked[0][1]]
+    raise ReadError(f"{label} has {n} rows, which fits {len(fits)} different DOF layouts of "
+                    f"{geometry.path.name} ({names}) and the stiffness does not tell them "
+                    "apart; write the matrices over the g-set (MGG/KGG), whose layout is "
+                    "unique")
 
 
 def _condense_scalar(mats: list[sp.csr_matrix], lay: Layout, stiffness: int | None,
@@ -101,9 +135,11 @@ def _condense_scalar(mats: list[sp.csr_matrix], lay: Layout, stiffness: int | No
             lu = spla.splu(k[keep_s][:, keep_s].tocsc())
             transfer = sp.csr_matrix(-lu.solve(k[keep_s][:, grid].toarray()))
         except RuntimeError:
-            dropped = points
-            keep_s = keep_s[:0]
-            transfer = sp.csr_matrix((0, grid.size))
+            raise ReadError(f"{label}: the stiffness among the scalar points "
+                            f"{lay.point[keep_s][:8].tolist()} is singular (they can move "
+                            "together without strain energy), so they cannot be condensed; "
+                            "ground them with springs or write the matrices without them"
+                            ) from None
     t = sp.vstack([sp.identity(grid.size, format="csr"), transfer]).tocsr()
     order = np.concatenate([grid, keep_s])
     out = [(t.T @ m[order][:, order] @ t).tocsr() for m in mats]
@@ -113,6 +149,31 @@ def _condense_scalar(mats: list[sp.csr_matrix], lay: Layout, stiffness: int | No
         notes["scalar_points_dropped"] = dropped.tolist()
         notes["why"] = f"no stiffness of their own in {label}"
     return out, notes
+
+
+def _check_partial_constraints(lay: Layout, geometry: BdfGeometry, label: str) -> None:
+    """Refuse a grid that the layout holds in some but not all of its translations (or
+    rotations) when its displacement system is not aligned with basic: the held direction
+    would be oblique in basic, which the FE model (DOFs held at zero by empty rows) cannot
+    express."""
+    grid = lay.grid[lay.grid >= 0]
+    comp = lay.component[lay.grid >= 0]
+    for k in np.unique(grid):
+        axes = geometry.frames[k]
+        aligned = np.allclose(np.abs(axes), np.round(np.abs(axes)), atol=1e-12)
+        if aligned:
+            continue
+        mine = set(comp[grid == k].tolist())
+        for group, what in (({0, 1, 2}, "translations"), ({3, 4, 5}, "rotations")):
+            have = mine & group
+            if have and have != group:
+                held = "".join(str(c + 1) for c in sorted(group - have))
+                raise ReadError(
+                    f"{label}: grid {int(geometry.ids[k])} is held in components {held} of "
+                    f"its displacement (CD) system, which is not aligned with basic; flexmbs "
+                    f"holds DOFs along the basic axes only: write the matrices over the "
+                    f"g-set (MGG/KGG) and clamp whole grids, or use a CD system aligned "
+                    f"with basic for such grids ({what})")
 
 
 def _to_grids(mats: list[sp.csr_matrix], geometry: BdfGeometry, labels: list[str],
@@ -127,7 +188,9 @@ def _to_grids(mats: list[sp.csr_matrix], geometry: BdfGeometry, labels: list[str
         if mat.shape[0] != n:
             raise ReadError(f"{label} has {mat.shape[0]} rows but {labels[0]} has {n}; "
                             "mass and stiffness must be written over the same set")
-    lay = _layout_of(n, geometry, labels[0])
+    lay = _layout_of(n, geometry, labels[0],
+                     None if stiffness is None else mats[stiffness])
+    _check_partial_constraints(lay, geometry, labels[0])
     mats, notes = _condense_scalar(mats, lay, stiffness, labels[0])
     grid = np.flatnonzero(lay.grid >= 0)
     n_grid = len(geometry.ids)
