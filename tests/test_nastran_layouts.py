@@ -322,3 +322,20 @@ def test_a_partial_constraint_in_a_rotated_system_is_refused(tmp_path):
     with pytest.raises(ReadError, match=rf"grid {tip[0]} is held in components 1 of its "
                                         r"displacement \(CD\) system, which is not aligned"):
         read_nastran(f"{tmp_path}/r.op4:M", f"{tmp_path}/r.op4:K", tmp_path / "roller.bdf")
+
+
+def test_rotary_inertia_at_a_node_without_rotations_is_refused(tmp_path):
+    """A solid g-set read with six DOFs per grid (rotations empty): a point mass with
+    rotary inertia at one of its nodes is refused naming the node, a plain mass is not."""
+    from flexmbs.errors import ValidationError
+    from flexmbs.modal.preparation import PointMass, add_point_masses
+
+    fe = _solid()
+    bdf = tmp_path / "bar.bdf"
+    _write_solid_bdf(bdf, fe, np.arange(1, fe.n_nodes + 1), spc=False)
+    _op4(tmp_path / "bar.op4", MGG=_expand_to_six(fe.mass), KGG=_expand_to_six(fe.stiffness))
+    via = read_nastran(f"{tmp_path}/bar.op4:MGG", f"{tmp_path}/bar.op4:KGG", bdf)
+    with pytest.raises(ValidationError, match=r"node 5 has no rotation DOFs"):
+        add_point_masses(via, [PointMass(5, 0.1, (1e-4, 1e-4, 1e-4))])
+    heavier = add_point_masses(via, [PointMass(5, 0.1)])
+    assert heavier.mass.sum() == pytest.approx(via.mass.sum() + 0.3, rel=1e-12)

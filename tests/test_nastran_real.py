@@ -281,3 +281,12 @@ def test_flexmbs_modes_states_the_provenance_of_the_op2(capsys, beam_op2):
     assert cli(args) == 0
     text = capsys.readouterr().out
     assert "provenance:" in text and "grid point weight generator" in text
+
+
+def test_elements_lumped_only_approximately_are_named():
+    """CQUAD8/CTRIA6 with midside grids: Nastran does not split their mass equally, so
+    the grid mass says its inertia is approximate (and names the cards)."""
+    _, notes = grid_mass(read_bdf(DATA / "modes_elements.bdf"))
+    assert "CQUAD8" in notes["approximate"] and "CTRIA6" in notes["approximate"]
+    _, notes = grid_mass(read_bdf(BEAM_DAT))
+    assert "approximate" not in notes

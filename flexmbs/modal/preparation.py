@@ -159,6 +159,14 @@ def add_point_masses(fe: FEModel, masses, *, what: str = "point mass") -> FEMode
                     f"has 3 DOFs per node (translations only, no rotation DOFs to carry "
                     f"it); spread the mass over several nodes instead")
         dofs = fe.node_dofs([index])
+        if inertia is not None and fe.dofs_per_node == 6 and np.any(inertia > 0):
+            absent = np.intersect1d(dofs[3:], fe.inactive_dofs)
+            if absent.size:
+                raise ValidationError(
+                    f"{label}: rotary inertia {inertia.tolist()} cannot be added: node "
+                    f"{int(fe.node_ids[index])} has no rotation DOFs in this model (no "
+                    f"stiffness or mass at them: a solid's node); spread the mass over "
+                    f"several nodes instead")
         add[dofs[:3]] += float(pm.mass)
         if inertia is not None and fe.dofs_per_node == 6:
             add[dofs[3:]] += inertia

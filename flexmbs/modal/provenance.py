@@ -130,8 +130,9 @@ def provenance(data) -> dict[str, Any]:
         mass["cards"] = lumped["cards"]
         if lumped.get("wtmass", 1.0) != 1.0:
             mass["wtmass"] = lumped["wtmass"]
-        if lumped.get("warning"):
-            mass["warning"] = lumped["warning"]
+        notes = [lumped[k] for k in ("warning", "approximate") if lumped.get(k)]
+        if notes:
+            mass["warning"] = "; ".join(notes)
     return {
         "files": _files(layers),
         "mapping": mapping,

@@ -43,6 +43,18 @@ def param_value(model, name: str, default=None):
     return values[0]
 
 
+#: Corner grids of the elements that may have midside grids: with more grids than these,
+#: Nastran's lumped mass is not an equal split among them.
+CORNERS = {"CTETRA": 4, "CHEXA": 8, "CPENTA": 6, "CPYRAM": 5, "CQUAD8": 4, "CTRIA6": 3}
+
+
+def _has_offsets(elem) -> bool:
+    """A CBAR/CBEAM with end offsets (WA, WB) or pin flags moves its mass off the line
+    between its grids."""
+    offsets = [getattr(elem, name, None) for name in ("wa", "wb")]
+    return any(v is not None and np.any(np.asarray(v, dtype=float) != 0) for v in offsets)
+
+
 def _skew(r: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
 
@@ -112,6 +124,7 @@ def grid_mass(geo: BdfGeometry) -> tuple[sp.csr_matrix, dict]:
 
     used: dict[str, int] = {}
     left_out: list[str] = []
+    approximate: set[str] = set()
     for eid, elem in sorted(model.elements.items()):
         if elem.type in MASSLESS:
             continue
@@ -127,6 +140,10 @@ def grid_mass(geo: BdfGeometry) -> tuple[sp.csr_matrix, dict]:
         if not grids or not value:
             continue
         used[elem.type] = used.get(elem.type, 0) + 1
+        if len(grids) > CORNERS.get(elem.type, len(grids)):
+            approximate.add(elem.type)
+        if elem.type in ("CBAR", "CBEAM") and _has_offsets(elem):
+            approximate.add(f"{elem.type} with offsets")
         for g in grids:
             block = np.zeros((6, 6))
             block[:3, :3] = value / len(grids) * np.eye(3)
@@ -168,6 +185,11 @@ def grid_mass(geo: BdfGeometry) -> tuple[sp.csr_matrix, dict]:
         raise ReadError(f"{geo.path}: the elements and point masses weigh nothing; give the "
                         "mass matrix (mass='file.op4:MGG')")
     notes = {"wtmass": wtmass, "cards": used, "left_out": left_out}
+    if approximate:
+        notes["approximate"] = (
+            f"{', '.join(sorted(approximate))}: Nastran lumps these differently from an "
+            "equal split at the grids (midside grids, offsets), so the inertia of the "
+            "description is approximate; give MGG (mass='file.op4:MGG') for the exact mass")
     coupmass = param_value(model, "COUPMASS", -1)
     if coupmass not in (None, -1) and int(coupmass) > 0:
         notes["warning"] = (f"PARAM,COUPMASS,{coupmass}: Nastran used coupled element "
