@@ -33,12 +33,11 @@ import scipy.sparse.linalg as spla
 
 from ..errors import AccuracyWarning, ConvergenceError, ValidationError
 from .data import ModalData, ModeKind, ReferenceFrame, plausibility_warnings
+from .eigen import DENSE_LIMIT, eigen
 from .femodel import FEModel
 
 Normalization = Literal["displacement", "mass"]
 
-#: Below this many DOFs the dense LAPACK solver is faster and more robust than Lanczos.
-DENSE_LIMIT = 600
 #: An eigenvalue below this fraction of the first elastic one counts as a rigid mode.
 RIGID_EIG_RTOL = 1e-6
 #: Rigid modes must lie in the span of the analytic rigid motions to this (M-norm) residual.
@@ -52,62 +51,6 @@ RIGID_CLASSIFY_RTOL = 1e-3
 #: (rigid eigenvalues come out at round-off ~1e-16·max λ; a 40 m, 4 cm bar has λ₁/noise
 #: ~ 5e3, a mechanism's extra zero modes sit at the noise level).
 RIGID_GAP = 100.0
-
-
-# ---------------------------------------------------------------------- eigen solver
-def _eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
-           what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest ``n_eig`` eigenpairs of K x = λ M x nearest ``sigma`` (ascending λ)."""
-    n_dof = k_mat.shape[0]
-    if n_eig <= 0:
-        return np.zeros(0), np.zeros((n_dof, 0))
-    if n_eig > n_dof:
-        raise ValidationError(f"{what}: asked for {n_eig} modes but only {n_dof} DOFs remain")
-    if n_dof <= DENSE_LIMIT or n_eig >= n_dof - 1:
-        lam, vec = _dense_eigen(k_mat, m_mat, what)
-        order = np.argsort(np.abs(lam - sigma))[:n_eig]
-        order = order[np.argsort(lam[order])]
-        return lam[order], vec[:, order]
-    try:
-        lam, vec = spla.eigsh(k_mat.tocsc(), k=n_eig, M=m_mat.tocsc(), sigma=sigma,
-                              which="LM", mode="normal")
-    except RuntimeError as exc:  # singular shift matrix
-        raise ConvergenceError(
-            f"{what}: shift-invert factorisation of K - σM failed at σ = {sigma:.3g} "
-            f"({exc}); the stiffness may be singular (an unconstrained mechanism)"
-        ) from exc
-    except spla.ArpackNoConvergence as exc:
-        raise ConvergenceError(f"{what}: Lanczos did not converge ({exc})") from exc
-    order = np.argsort(lam)
-    return lam[order], vec[:, order]
-
-
-def _dense_eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, what: str
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """All eigenpairs of K x = λ M x, dense. DOFs without mass (rotations of a lumped
-    beam mass, massless interface DOFs) are condensed statically first, which is exact
-    for the eigenproblem: x₀ = −K₀₀⁻¹ K₀ₘ xₘ (their infinite eigenvalues are not
-    returned)."""
-    k = k_mat.toarray()
-    m = m_mat.toarray()
-    massless = np.flatnonzero(~np.any(m != 0.0, axis=1))
-    if massless.size == 0:
-        return sla.eigh(k, m)
-    massed = np.setdiff1d(np.arange(k.shape[0]), massless)
-    k00 = k[np.ix_(massless, massless)]
-    try:
-        transfer = -sla.solve(k00, k[np.ix_(massless, massed)], assume_a="sym")
-    except (sla.LinAlgError, ValueError) as exc:
-        raise ValidationError(
-            f"{what}: {massless.size} DOF(s) without mass have a singular stiffness among "
-            f"themselves (e.g. DOF {int(massless[0])}): they can move without strain energy "
-            f"or kinetic energy ({exc})") from None
-    k_c = k[np.ix_(massed, massed)] + k[np.ix_(massed, massless)] @ transfer
-    lam, vec_m = sla.eigh(0.5 * (k_c + k_c.T), m[np.ix_(massed, massed)])
-    vec = np.zeros((k.shape[0], lam.size))
-    vec[massed] = vec_m
-    vec[massless] = transfer @ vec_m
-    return lam, vec
 
 
 def _normalize(modes: np.ndarray, m_full: sp.spmatrix, fe: FEModel,
@@ -376,7 +319,7 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
     rigid = rigid_body_basis(fe)
     sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * _diag_ratio(fe)
     active = _active(fe)
-    lam, vec_a = _eigen(fe.stiffness[active][:, active], fe.mass[active][:, active],
+    lam, vec_a = eigen(fe.stiffness[active][:, active], fe.mass[active][:, active],
                         n_modes + 6, sigma, "free_free_modes")
     vec = np.zeros((fe.n_dof, lam.size))
     vec[active] = vec_a
@@ -447,7 +390,7 @@ def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = No
     free = np.setdiff1d(_active(fe), fixed)
     k_ff = fe.stiffness[free][:, free]
     m_ff = fe.mass[free][:, free]
-    lam, vec = _eigen(k_ff, m_ff, n_modes, 0.0, "clamped_modes")
+    lam, vec = eigen(k_ff, m_ff, n_modes, 0.0, "clamped_modes")
     if lam[0] <= 1e-9 * max(abs(lam[-1]), 1e-300):
         raise ValidationError(
             f"clamped_modes: the clamped model still has a zero-frequency mode (λ = "
@@ -512,7 +455,7 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     k_mat, m_mat = fe.stiffness.tocsr(), fe.mass.tocsr()
     k_ii = k_mat[i_dofs][:, i_dofs].tocsc()
     m_ii = m_mat[i_dofs][:, i_dofs].tocsc()
-    lam_n, phi_n = _eigen(k_ii, m_ii, n_normal, 0.0, "craig_bampton (fixed-interface modes)")
+    lam_n, phi_n = eigen(k_ii, m_ii, n_normal, 0.0, "craig_bampton (fixed-interface modes)")
     if b_dofs.size:
         try:
             lu = spla.splu(k_ii)
