@@ -353,3 +353,16 @@ def test_missing_package_names_the_extra(tmp_path, monkeypatch):
     for call in (lambda: read_ansys(full, full, cdb), lambda: ansys.read_cdb(cdb)):
         with pytest.raises(FlexmbsError, match=r"pip install 'flexmbs\[ansys\]'"):
             call()
+
+
+@pytest.mark.parametrize("triangle", ["upper", "lower"])
+def test_one_stored_triangle_either_way_gives_the_symmetric_matrix(tmp_path, triangle):
+    from flexmbs.modal.io.ansys_hbmat import _symmetric
+
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((7, 7))
+    full = a + a.T
+    tri = sp.triu(full) if triangle == "upper" else sp.tril(full)
+    coo = sp.coo_matrix(tri)
+    out = _symmetric(coo.row, coo.col, coo.data, 7, tmp_path / "x", "test")
+    assert_allclose(out.toarray(), full, rtol=0, atol=0)
