@@ -248,7 +248,11 @@ def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None]:
             raise ReadError(f"{card.where()} TUG1: record 2 holds {len(words)} values; "
                             "expected TYPE ID COMP ROW quadruples")
         for k in range(0, len(words), 4):
-            kind, gid, ncomp, row = (int(w) for w in words[k:k + 4])
+            try:
+                kind, gid, ncomp, row = (int(w) for w in words[k:k + 4])
+            except ValueError:
+                raise ReadError(f"{card.where()} TUG1: record 2 entry {words[k:k + 4]} is "
+                                "not four integers TYPE ID COMP ROW") from None
             if kind != 1 or ncomp != 6:
                 raise ReadError(f"{card.where()} TUG1: point {gid} has TYPE {kind} with "
                                 f"{ncomp} components; flexmbs recovers grids (TYPE 1, 6)")
