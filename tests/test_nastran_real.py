@@ -290,3 +290,16 @@ def test_elements_lumped_only_approximately_are_named():
     assert "CQUAD8" in notes["approximate"] and "CTRIA6" in notes["approximate"]
     _, notes = grid_mass(read_bdf(BEAM_DAT))
     assert "approximate" not in notes
+
+
+def test_begin_bulk_in_a_file_the_control_section_includes(tmp_path):
+    """A deck whose executive and case control include the file that holds BEGIN BULK
+    (and whose control section includes a DMAP alter): only the bulk data is read."""
+    (tmp_path / "alter.dat").write_text("COMPILE SEMODES\nALTER 'X'\n")
+    (tmp_path / "model.bdf").write_text("BEGIN BULK\nGRID,1,,0.,0.,0.\n"
+                                        "INCLUDE 'more.bdf'\nENDDATA\n")
+    (tmp_path / "more.bdf").write_text("GRID,2,,1.,0.,0.\n")
+    (tmp_path / "job.dat").write_text("SOL 103\nINCLUDE 'alter.dat'\nCEND\nTITLE = t\n"
+                                      "INCLUDE 'model.bdf'\n")
+    geo = read_bdf(tmp_path / "job.dat")
+    assert geo.ids.tolist() == [1, 2]

@@ -6,7 +6,9 @@ statements whose paths are relative to the file that holds them (docs/modal_data
 Nastran). :func:`bulk_text` reads all of these the same way:
 
 * executive and case control (everything up to ``BEGIN BULK``) is skipped, whether or not
-  the file has ``CEND``; a file without ``BEGIN BULK`` is bulk data from its first line;
+  the file has ``CEND``, and also when the ``BEGIN BULK`` sits in a file the control
+  section includes; a file with neither ``BEGIN BULK`` nor ``CEND`` is bulk data from its
+  first line;
 * ``INCLUDE 'path'`` (quoted, possibly split over several lines, as Nastran allows) is
   replaced by that file's lines, the path taken relative to the including file's folder,
   then to the top file's folder; a missing file or an include cycle is an error naming the
@@ -28,6 +30,7 @@ from ....errors import ReadError
 _INCLUDE = re.compile(r"^\s*include\b", re.IGNORECASE)
 _BEGIN_BULK = re.compile(r"^\s*begin[\s,]+bulk\b", re.IGNORECASE)
 _ENDDATA = re.compile(r"^\s*enddata\b", re.IGNORECASE)
+_CEND = re.compile(r"^\s*cend\b", re.IGNORECASE)
 #: Nested INCLUDE depth beyond which a file is taken to include itself.
 MAX_INCLUDE_DEPTH = 40
 
@@ -84,26 +87,28 @@ def bulk_text(path: str | Path) -> tuple[list[str], list[Origin]]:
     """The bulk data of ``path`` with its INCLUDEs expanded, and each line's origin."""
     top = Path(path)
     lines = _read_lines(top, None)
-    has_bulk = any(_BEGIN_BULK.match(line) for line in lines)
+    control = any(_BEGIN_BULK.match(line) or _CEND.match(line) for line in lines)
     out: list[str] = []
     where: list[Origin] = []
-    _append(top, lines, top, out, where, skip_control=has_bulk, chain=(top.resolve(),))
+    _append(top, lines, top, out, where, in_bulk=not control, chain=(top.resolve(),))
     return out, where
 
 
 def _append(path: Path, lines: list[str], top: Path, out: list[str], where: list[Origin],
-            *, skip_control: bool, chain: tuple[Path, ...]) -> bool:
-    """Append the bulk lines of ``path``; True once ENDDATA is reached."""
-    in_bulk = not skip_control
+            *, in_bulk: bool, chain: tuple[Path, ...]) -> tuple[bool, bool]:
+    """Append the bulk lines of ``path``, starting in bulk data or (``in_bulk`` False) in
+    executive or case control, whose lines are skipped up to BEGIN BULK; INCLUDEs are
+    followed in both (an included file may hold the BEGIN BULK). Returns (ENDDATA
+    reached, in bulk data at the end)."""
     k = 0
     while k < len(lines):
         line = lines[k]
-        if not in_bulk:
-            in_bulk = bool(_BEGIN_BULK.match(line))
+        if _ENDDATA.match(line) and in_bulk:
+            return True, in_bulk
+        if not in_bulk and _BEGIN_BULK.match(line):
+            in_bulk = True
             k += 1
             continue
-        if _ENDDATA.match(line):
-            return True
         if _INCLUDE.match(line):
             name, end = _include_target(lines, k, path)
             target = _resolve(name, path, top)
@@ -112,16 +117,19 @@ def _append(path: Path, lines: list[str], top: Path, out: list[str], where: list
                 raise ReadError(f"{path}:{k + 1}: INCLUDE {name!r} includes itself (through "
                                 f"{' -> '.join(p.name for p in chain)})")
             sub = _read_lines(target, origin)
-            sub_has_bulk = any(_BEGIN_BULK.match(s) for s in sub)
-            if _append(target, sub, top, out, where, skip_control=sub_has_bulk,
-                       chain=(*chain, target.resolve())):
-                return True
+            # an included file with its own BEGIN BULK starts in control lines
+            starts_in_bulk = in_bulk and not any(_BEGIN_BULK.match(x) for x in sub)
+            ended, in_bulk = _append(target, sub, top, out, where, in_bulk=starts_in_bulk,
+                                     chain=(*chain, target.resolve()))
+            if ended:
+                return True, in_bulk
             k = end + 1
             continue
-        out.append(line)
-        where.append(Origin(path, k + 1))
+        if in_bulk:
+            out.append(line)
+            where.append(Origin(path, k + 1))
         k += 1
-    return False
+    return False, in_bulk
 
 
 def bulk_error(exc: BaseException, lines: list[str], where: list[Origin],
