@@ -92,7 +92,6 @@ def input_format(mass: str, stiffness: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
-    from ..modal.io import fe_matrices
 
     material = parse_material(args.material)
     kind = args.input_format or input_format(args.mass, args.stiffness)
@@ -116,13 +115,15 @@ def run(args: argparse.Namespace) -> int:
                                   "Nastran bulk data elements are read for the mesh only")
         fe = nastran.read_nastran(args.mass, args.stiffness, args.nodes, units=args.units)
     elif kind == "abaqus":
-        fe = fe_matrices.read_abaqus(args.mass, args.stiffness, args.nodes, units=args.units,
-                                     material=material)
+        from ..modal.io.abaqus import read_abaqus
+
+        fe = read_abaqus(args.mass, args.stiffness, args.nodes, units=args.units,
+                         material=material)
     else:
-        fe = fe_matrices.read_matrix_market(args.mass, args.stiffness, args.nodes,
-                                            units=args.units,
-                                            dofs_per_node=args.dofs_per_node,
-                                            material=material)
+        from ..modal.io.matrix_market import read_matrix_market
+
+        fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
+                                dofs_per_node=args.dofs_per_node, material=material)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     data = reduce_from_args(fe, args)
     data = finish_reduction(data, fe, args, stiffening=args.stiffening)

@@ -72,7 +72,7 @@ from .ansys_hbmat import (
     read_hbmat_pair,
     read_mapping,
 )
-from .fe_matrices import _material_si, to_si
+from .fe_nodes import _material_si, to_si
 
 #: MAPDL's binary file format code of a .full file, and names of the others.
 FULL_FORMAT = 4
