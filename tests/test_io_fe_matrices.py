@@ -481,3 +481,22 @@ def test_abaqus_coordinate_format_equals_the_matrix_input_format(tmp_path):
     ref = clamped_modes(fe, np.isclose(fe.nodes[:, 0], 0.0).nonzero()[0] + 1, 4)
     got = clamped_modes(read, root, 4)
     np.testing.assert_allclose(got.frequencies, ref.frequencies, rtol=1e-10)
+
+
+def test_fe_matrices_reexports_the_split_modules():
+    """fe_matrices re-exports the readers from their format modules (the same objects),
+    so imports from before the split keep working."""
+    from flexmbs.modal.io import abaqus, ansys, fe_matrices, fe_nodes, matrix_market
+
+    homes = {"read_nodes": fe_nodes, "to_si": fe_nodes, "NodeTable": fe_nodes,
+             "ElementBlock": fe_nodes, "INP_SOLIDS": fe_nodes, "_material_si": fe_nodes,
+             "read_matrix_market": matrix_market, "LAYOUT_NULL_RTOL": matrix_market,
+             "LAYOUT_MOVES_RTOL": matrix_market, "read_abaqus": abaqus,
+             "read_abaqus_matrix": abaqus, "read_abaqus_coordinate": abaqus,
+             "write_abaqus_matrix": abaqus, "AbaqusEntries": abaqus,
+             "TRIANGLE_RTOL": abaqus}
+    assert set(fe_matrices.__all__) == set(homes) - {"_material_si"}
+    for name, module in homes.items():
+        assert getattr(fe_matrices, name) is getattr(module, name), name
+    assert ansys.to_si is fe_nodes.to_si
+    assert ansys._material_si is fe_nodes._material_si
