@@ -375,7 +375,7 @@ def rotating_beam():
     from flexmbs.assembly import System
     from flexmbs.integrators import simulate
     from flexmbs.model import ModelBuilder, SpinUp
-    from flexmbs.studies.signals import tip_history
+    from flexmbs.results.histories import tip_history
 
     length, ramp = ROTOR[0], ROTOR[5]
     data = _spin_beam_modes(ROTOR, 4)
@@ -440,7 +440,7 @@ def stiffened_spin_up(problem, beam, omegas, modes=8, h=0.01, t_end=20.0):
     the independent stiffened assumed-modes solution (8 analytic modes): peak and
     largest difference of the in-plane tip deflection in the rotating frame."""
     from flexmbs.integrators import simulate
-    from flexmbs.studies.signals import tip_history
+    from flexmbs.results.histories import tip_history
 
     ramp = beam[5]
     data = _spin_beam_modes(beam, modes, stiffening=True)
@@ -486,7 +486,7 @@ def kane_exact():
     of the peak at 16 elements); rows show flexmbs's peak converged in modes and step
     and the exact peak converged in elements."""
     from flexmbs.integrators import simulate
-    from flexmbs.studies.signals import tip_history
+    from flexmbs.results.histories import tip_history
 
     exact_ref = _exact_reference()
     beam = ROTOR
@@ -542,7 +542,7 @@ def slewing_beam():
     length, area, inertia, young, rho, ramp = SLEWING
     omega_1 = 1.875104**2 * np.sqrt(young * inertia / (rho * area * length**4))
     data = _spin_beam_modes(SLEWING, 8)
-    from flexmbs.studies.signals import tip_history
+    from flexmbs.results.histories import tip_history
 
     start = time.perf_counter()
     res = simulate(_spun_beam_system(data, 4.0, ramp, False), 20.0, 0.01, "newmark")

@@ -14,6 +14,8 @@ import numpy as np
 
 from .._files import atomic_path
 from ..errors import ValidationError, WriteError
+from ..results.histories import tip_history
+from ..results.measures import amplitude_spectrum
 
 FORMATS = (".png", ".svg")
 #: Legends of more series than this go outside the axes, in columns of at most
@@ -154,8 +156,6 @@ def modal(result, body: str):
 def tip_deflection(result, body: str, node: int | None = None):
     """Elastic displacement of the tip node (farthest from the frame origin, or ``node``
     index) in body axes, components and magnitude [mm]."""
-    from ..studies.signals import tip_history
-
     tip, k = tip_history(result, body, node)
     labels = result.bodies[body].get("node_ids")
     label = int(labels[k]) if labels is not None and len(labels) > k else k
@@ -233,16 +233,9 @@ def content_range(freqs, amp, share: float = 1e-3) -> float:
 
 def spectrum(t, signal, *, label: str = "signal", unit: str = "-"):
     """Amplitude spectrum of a signal sampled at times ``t`` (resampled uniformly, mean
-    removed, Hann window; amplitude corrected for the window)."""
-    t = np.asarray(t, dtype=float)
-    x = np.asarray(signal, dtype=float)
-    if t.size < 4:
-        raise ValidationError("a spectrum needs at least 4 samples")
-    grid = np.linspace(t[0], t[-1], t.size)
-    y = np.interp(grid, t, x)
-    window = np.hanning(y.size)
-    amp = 2 * np.abs(np.fft.rfft((y - y.mean()) * window)) / window.sum()
-    freqs = np.fft.rfftfreq(y.size, grid[1] - grid[0])
+    removed, Hann window; amplitude corrected for the window): the figure of
+    :func:`~flexmbs.results.measures.amplitude_spectrum`."""
+    freqs, amp = amplitude_spectrum(t, signal)  # ValidationError below 4 samples
     fig, axes = new_figure(1, sharex=False)
     axes[0].plot(freqs, amp, lw=1.2, label=label)
     axes[0].set_xlim(0.0, content_range(freqs, amp))

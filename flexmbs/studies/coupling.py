@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import write_text
-from .signals import norm_rows, peak, principal_direction, rms
+from ..results.measures import norm_rows, peak, principal_direction, rms
 from .sweep import sweep
 from .tables import to_markdown, write_csv
 

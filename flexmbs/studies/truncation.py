@@ -16,14 +16,8 @@ import numpy as np
 
 from .._files import write_text
 from ..errors import ValidationError
-from .signals import (
-    dominant_frequency,
-    norm_rows,
-    peak,
-    principal_direction,
-    rms,
-    tip_history,
-)
+from ..results.histories import tip_history
+from ..results.measures import dominant_frequency, norm_rows, peak, principal_direction, rms
 from .sweep import RunRecord, sweep
 from .tables import to_markdown, write_csv
 
