@@ -19,9 +19,7 @@ Construction validates everything and raises an error naming the field and value
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from functools import cached_property
 from typing import Any
 
@@ -30,18 +28,18 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._validation import (
-    as_float_array,
-    check_finite,
     check_positive_definite,
-    check_shape,
-    check_symmetric,
 )
-from ..errors import ShapeError, UnitsWarning, ValidationError
+from ..errors import ValidationError
+from .data_checks import MATRIX_SYMMETRY_RTOL, _as_index_array, validated
 from .invariants import InertiaInvariants, compute_invariants
-from .units import get_units
+from .kinds import ModeKind, ReferenceFrame
+from .plausibility import MASS_MISMATCH_WARN, plausibility_warnings
 
-#: Relative symmetry tolerance for M_ff, K_ff and damping (imported files carry ~7 digits).
-MATRIX_SYMMETRY_RTOL = 1e-6
+__all__ = ["ATTACHED_RTOL", "MASS_MISMATCH_ERROR", "MASS_MISMATCH_WARN",
+           "MATRIX_SYMMETRY_RTOL", "MEAN_AXIS_RTOL", "ModalData", "ModeKind",
+           "ReferenceFrame", "plausibility_warnings"]
+
 #: Attached frame: mode-shape rows at the attachment nodes must vanish to this fraction
 #: of the largest mode-shape entry.
 ATTACHED_RTOL = 1e-6
@@ -50,60 +48,9 @@ ATTACHED_RTOL = 1e-6
 #: significant digits ~1e-12; a mode orthogonalised with a richer mass than the one
 #: stored (6-DOF FE mass, point masses stored) O(h²) ~ 1e-5; a leftover rigid mode ~1.
 MEAN_AXIS_RTOL = 1e-3
-#: M_ff is compared with Φᵀ M Φ of the stored mass; above this relative mismatch a
-#: warning explains it, above MASS_MISMATCH_ERROR it is an error (units/normalisation).
-MASS_MISMATCH_WARN = 0.02
+#: M_ff is compared with Φᵀ M Φ of the stored mass; above MASS_MISMATCH_WARN
+#: (plausibility.py) a warning explains it, above this it is an error.
 MASS_MISMATCH_ERROR = 0.5
-
-
-class ReferenceFrame(str, Enum):
-    """How the body frame is tied to the deforming body (docs/modal_front_end.md)."""
-
-    ATTACHED = "attached"
-    """Frame rides on a node set (tangent frame): all modes vanish there."""
-    MEAN_AXIS = "mean-axis"
-    """Free–free modes, M-orthogonal to rigid motion (linearised Buckens/Tisserand)."""
-
-
-class ModeKind(str, Enum):
-    """Origin of a modal coordinate (bookkeeping, reported by ``flexmbs modes``)."""
-
-    NORMAL = "normal"
-    """An eigenmode: free–free, clamped, or Craig–Bampton fixed-interface normal mode."""
-    CONSTRAINT = "constraint"
-    """A Craig–Bampton coordinate dominated by static constraint-mode content."""
-    IMPORTED = "imported"
-    """Read from a file that does not say."""
-    STATIC = "static"
-    """A static-correction mode: the static deflection under a unit load at chosen nodes,
-    mass-orthogonal to the other modes (:func:`flexmbs.modal.stress.static_correction`)."""
-
-
-def _as_index_array(values, name: str) -> np.ndarray:
-    """Integer array of node indices/labels; non-integral floats, bools, strings are errors."""
-    try:
-        arr = np.asarray(values).ravel()
-    except ValueError:
-        raise ValidationError(f"{name} is ragged; expected a flat list of integers") from None
-    if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            return arr.astype(np.int64)
-        raise ValidationError(f"{name} must hold integers; got {arr[:5].tolist()} "
-                              f"(dtype {arr.dtype})")
-    return arr.astype(np.int64)
-
-
-def _mode_kinds(values) -> tuple[ModeKind, ...]:
-    kinds = []
-    for j, value in enumerate(values):
-        try:
-            kinds.append(ModeKind(value))
-        except ValueError:
-            raise ValidationError(
-                f"ModalData.mode_kinds[{j}] = {value!r} is not one of "
-                f"{[k.value for k in ModeKind]}"
-            ) from None
-    return tuple(kinds)
 
 
 def _select_metadata(meta: dict, idx: np.ndarray, history: list) -> dict:
@@ -207,195 +154,10 @@ class ModalData:
         if self._invariants is not None:
             self.__dict__["invariants"] = self._invariants
             set_(self, "_invariants", None)  # never carried into replace() copies
-        nodes = as_float_array(self.nodes, "ModalData.nodes")
-        check_shape(nodes, (None, 3), "ModalData.nodes")
-        check_finite(nodes, "ModalData.nodes")
-        n_nodes = nodes.shape[0]
-        if n_nodes == 0:
-            raise ShapeError("ModalData.nodes is empty; a flexible body needs nodes")
-        phi = as_float_array(self.phi, "ModalData.phi")
-        if phi.ndim == 1:
-            phi = phi[:, None]
-        if phi.ndim != 2 or phi.shape[0] != 3 * n_nodes:
-            raise ShapeError(
-                f"ModalData.phi has shape {phi.shape}; expected ({3 * n_nodes}, n_modes) "
-                f"for {n_nodes} nodes"
-            )
-        check_finite(phi, "ModalData.phi")
-        n = phi.shape[1]
-        mats = {}
-        for name in ("M_ff", "K_ff"):
-            mat = np.atleast_2d(as_float_array(getattr(self, name), f"ModalData.{name}"))
-            if mat.shape != (n, n):
-                raise ShapeError(
-                    f"ModalData.{name} has shape {mat.shape}, but phi has {n} mode(s): "
-                    f"expected ({n}, {n}) (mode count mismatch)"
-                )
-            check_finite(mat, f"ModalData.{name}")
-            check_symmetric(mat, f"ModalData.{name}", rtol=MATRIX_SYMMETRY_RTOL)
-            mats[name] = 0.5 * (mat + mat.T)
-        check_positive_definite(mats["M_ff"], "ModalData.M_ff")
-        check_positive_definite(mats["K_ff"], "ModalData.K_ff", semi=True, rtol=1e-9)
-        psi = None
-        if self.psi is not None:
-            psi = as_float_array(self.psi, "ModalData.psi")
-            if psi.ndim == 1:
-                psi = psi[:, None]
-            if psi.shape != phi.shape:
-                raise ShapeError(f"ModalData.psi has shape {psi.shape}; expected {phi.shape} "
-                                 "(same as phi)")
-            check_finite(psi, "ModalData.psi")
-        gen = None
-        if self.generalized_shapes is not None:
-            gen = np.atleast_2d(as_float_array(self.generalized_shapes,
-                                               "ModalData.generalized_shapes"))
-            if gen.ndim != 2 or gen.shape[1] != n:
-                raise ShapeError(f"ModalData.generalized_shapes has shape {gen.shape}; "
-                                 f"expected (n_coordinates, {n})")
-            check_finite(gen, "ModalData.generalized_shapes")
-            if psi is None:
-                raise ValidationError("ModalData.generalized_shapes needs psi and the 6-DOF "
-                                      "mass of the nodes before the coordinates")
-        mass = self._validated_mass(self.mass, n_nodes, psi is not None,
-                                    0 if gen is None else gen.shape[0])
-        ratio = matrix = None
-        if self.damping_ratio is not None and self.damping_matrix is not None:
-            raise ValidationError("ModalData: give damping_ratio or damping_matrix, not both")
-        if self.damping_ratio is not None:
-            ratio = np.atleast_1d(as_float_array(self.damping_ratio, "ModalData.damping_ratio"))
-            if ratio.size == 1 and n != 1:
-                ratio = np.full(n, float(ratio[0]))
-            check_shape(ratio, (n,), "ModalData.damping_ratio")
-            check_finite(ratio, "ModalData.damping_ratio")
-            if np.any(ratio < 0):
-                k = int(np.argmin(ratio))
-                raise ValidationError(
-                    f"ModalData.damping_ratio[{k}] = {ratio[k]:g} is negative"
-                )
-        if self.damping_matrix is not None:
-            matrix = np.atleast_2d(as_float_array(self.damping_matrix,
-                                                  "ModalData.damping_matrix"))
-            check_shape(matrix, (n, n), "ModalData.damping_matrix")
-            check_finite(matrix, "ModalData.damping_matrix")
-            check_symmetric(matrix, "ModalData.damping_matrix", rtol=MATRIX_SYMMETRY_RTOL)
-            check_positive_definite(matrix, "ModalData.damping_matrix", semi=True, rtol=1e-9)
-        ids = (np.arange(1, n_nodes + 1, dtype=np.int64) if self.node_ids is None
-               else _as_index_array(self.node_ids, "ModalData.node_ids"))
-        check_shape(ids, (n_nodes,), "ModalData.node_ids")
-        if np.unique(ids).size != n_nodes:
-            raise ValidationError("ModalData.node_ids has duplicate labels")
-        sets = {}
-        if not isinstance(self.cells, dict):
-            raise ValidationError(f"ModalData.cells must be a dict cell type -> connectivity, "
-                                  f"got {type(self.cells).__name__}")
-        if not isinstance(self.node_sets, dict):
-            raise ValidationError(f"ModalData.node_sets must be a dict name -> node indices, "
-                                  f"got {type(self.node_sets).__name__}")
-        for key, members in self.node_sets.items():
-            idx = _as_index_array(members, f"ModalData.node_sets[{key!r}]")
-            bad = idx[(idx < 0) | (idx >= n_nodes)]
-            if bad.size:
-                raise ValidationError(
-                    f"ModalData.node_sets[{key!r}] names node index {int(bad[0])}, but the "
-                    f"body has nodes 0..{n_nodes - 1}"
-                )
-            sets[str(key)] = idx
-        cells = {}
-        for ctype, conn in self.cells.items():
-            try:
-                conn = _as_index_array(conn, f"ModalData.cells[{ctype!r}]").reshape(
-                    np.shape(conn))
-            except ValueError as exc:  # ragged lists
-                raise ValidationError(f"ModalData.cells[{ctype!r}] is not a rectangular "
-                                      f"connectivity array: {exc}") from None
-            if conn.size and (conn.min() < 0 or conn.max() >= n_nodes):
-                raise ValidationError(
-                    f"ModalData.cells[{ctype!r}] refers to node index "
-                    f"{int(conn.max() if conn.max() >= n_nodes else conn.min())}; "
-                    f"the body has nodes 0..{n_nodes - 1}"
-                )
-            cells[str(ctype)] = conn
-        try:
-            frame = ReferenceFrame(self.reference_frame)
-        except ValueError:
-            raise ValidationError(
-                f"ModalData.reference_frame {self.reference_frame!r} is not one of "
-                f"{[f.value for f in ReferenceFrame]}"
-            ) from None
-        kinds = (tuple(ModeKind.IMPORTED for _ in range(n)) if self.mode_kinds is None
-                 else _mode_kinds(self.mode_kinds))
-        if len(kinds) != n:
-            raise ShapeError(f"ModalData.mode_kinds has {len(kinds)} entries; expected {n}")
-        frac = (np.zeros(n) if self.constraint_fraction is None
-                else as_float_array(self.constraint_fraction,
-                                    "ModalData.constraint_fraction").ravel())
-        check_shape(frac, (n,), "ModalData.constraint_fraction")
-        check_finite(frac, "ModalData.constraint_fraction")
-        if np.any((frac < 0) | (frac > 1)):
-            k = int(np.flatnonzero((frac < 0) | (frac > 1))[0])
-            raise ValidationError(f"ModalData.constraint_fraction[{k}] = {frac[k]:g} is "
-                                  f"outside 0..1")
-        if not isinstance(self.metadata, dict):
-            raise ValidationError(f"ModalData.metadata must be a dict, got "
-                                  f"{type(self.metadata).__name__}")
-        set_(self, "units", get_units(self.units).name)  # names unknown systems; None = SI
-        per_mode = self.metadata.get("per_mode", {})
-        if not isinstance(per_mode, dict):
-            raise ValidationError("ModalData.metadata['per_mode'] must be a dict of lists "
-                                  "with one entry per mode")
-        for key, values in per_mode.items():
-            if not isinstance(values, (list, tuple)) or len(values) != n:
-                raise ValidationError(
-                    f"ModalData.metadata['per_mode'][{key!r}] must be a list of {n} entries "
-                    f"(one per mode); got {values!r:.60}"
-                )
-        for name, value in (("nodes", nodes), ("phi", phi), ("M_ff", mats["M_ff"]),
-                            ("K_ff", mats["K_ff"]), ("psi", psi), ("mass", mass),
-                            ("damping_ratio", ratio), ("damping_matrix", matrix),
-                            ("node_ids", ids), ("node_sets", sets), ("cells", cells),
-                            ("reference_frame", frame), ("mode_kinds", kinds),
-                            ("constraint_fraction", frac), ("metadata", dict(self.metadata)),
-                            ("generalized_shapes", gen),
-                            ("modal_fields", self._validated_fields(n_nodes, n)),
-                            ("stiffening", self._validated_stiffening(n))):
+        for name, value in validated(self).items():
             set_(self, name, value)
         self._check_reference_frame()
         self._check_mass_consistency()
-
-    def _validated_fields(self, n_nodes: int, n: int) -> dict[str, np.ndarray]:
-        if not isinstance(self.modal_fields, dict):
-            raise ValidationError("ModalData.modal_fields must be a dict name -> (N, c, n) "
-                                  "array")
-        out = {}
-        for key, value in self.modal_fields.items():
-            arr = as_float_array(value, f"ModalData.modal_fields[{key!r}]")
-            if arr.ndim != 3 or arr.shape[0] != n_nodes or arr.shape[2] != n:
-                raise ShapeError(f"ModalData.modal_fields[{key!r}] has shape {arr.shape}; "
-                                 f"expected ({n_nodes}, components, {n})")
-            check_finite(arr, f"ModalData.modal_fields[{key!r}]")
-            out[str(key)] = arr
-        return out
-
-    def _validated_stiffening(self, n: int) -> dict[str, np.ndarray]:
-        from .stiffening import STIFFENING_CASES
-
-        if not isinstance(self.stiffening, dict):
-            raise ValidationError("ModalData.stiffening must be a dict case -> (n, n) array")
-        out = {}
-        for key, value in self.stiffening.items():
-            if key not in STIFFENING_CASES:
-                raise ValidationError(f"ModalData.stiffening: unknown load case {key!r}; the "
-                                      f"cases are {list(STIFFENING_CASES)}")
-            arr = as_float_array(value, f"ModalData.stiffening[{key!r}]")
-            check_shape(arr, (n, n), f"ModalData.stiffening[{key!r}]")
-            check_finite(arr, f"ModalData.stiffening[{key!r}]")
-            check_symmetric(arr, f"ModalData.stiffening[{key!r}]")
-            out[key] = arr
-        if out and len(out) != len(STIFFENING_CASES):
-            missing = [c for c in STIFFENING_CASES if c not in out]
-            raise ValidationError(f"ModalData.stiffening lacks the load case(s) {missing}: "
-                                  f"give all {len(STIFFENING_CASES)} or none")
-        return out
 
     @property
     def has_stiffening(self) -> bool:
@@ -426,65 +188,6 @@ class ModalData:
         return replace(self, stiffening=stiffening_matrices(fe, self),
                        metadata={**self.metadata, "history": history},
                        _invariants=self.invariants)
-
-    @staticmethod
-    def _validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0):
-        if mass is None:
-            raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
-                                  "translational mass matrix, the 6N x 6N mass of 6-DOF "
-                                  "nodes, or lumped nodal masses (N,)")
-        if sp.issparse(mass) or (np.ndim(mass) == 2):
-            mat = sp.csr_matrix(mass, dtype=float)
-            if n_gen and mat.shape != (6 * n_nodes + n_gen,) * 2:
-                raise ShapeError(
-                    f"ModalData.mass has shape {mat.shape}; with {n_gen} generalized "
-                    f"coordinates it must be ({6 * n_nodes + n_gen}, {6 * n_nodes + n_gen}) "
-                    f"(6 DOFs per node of {n_nodes} nodes, then the coordinates)")
-            if not n_gen and mat.shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
-                raise ValidationError(
-                    f"ModalData.mass is {mat.shape[0]} x {mat.shape[1]} (6 DOFs per node) but "
-                    f"psi (rotational mode shapes) is missing; give psi or the 3N x 3N "
-                    f"translational mass"
-                )
-            if not n_gen and mat.shape not in ((3 * n_nodes, 3 * n_nodes),
-                                               (6 * n_nodes, 6 * n_nodes)):
-                raise ShapeError(
-                    f"ModalData.mass has shape {mat.shape}; expected "
-                    f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes), "
-                    f"({6 * n_nodes}, {6 * n_nodes}) (6 DOFs per node, with psi) "
-                    f"or ({n_nodes},) lumped masses"
-                )
-            check_finite(mat, "ModalData.mass")
-            check_symmetric(mat, "ModalData.mass", rtol=1e-8)
-            diag = mat.diagonal()
-            if np.any(diag < 0):
-                k = int(np.argmin(diag))
-                per = mat.shape[0] // n_nodes
-                raise ValidationError(
-                    f"ModalData.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
-                    f"(node index {k // per})"
-                )
-            # necessary for positive semidefiniteness: every 2x2 principal minor ≥ 0
-            coo = mat.tocoo()
-            excess = coo.data**2 - diag[coo.row] * diag[coo.col] * (1 + 1e-9)
-            if np.any(excess > 0):
-                k = int(np.argmax(excess))
-                raise ValidationError(
-                    f"ModalData.mass is not positive semidefinite: entry ({coo.row[k]}, "
-                    f"{coo.col[k]}) = {coo.data[k]:.6g} exceeds sqrt(M_ii M_jj) = "
-                    f"{np.sqrt(diag[coo.row[k]] * diag[coo.col[k]]):.6g}"
-                )
-            return mat
-        arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
-        if arr.shape != (n_nodes,):
-            raise ShapeError(f"ModalData.mass has shape {arr.shape}; expected ({n_nodes},) "
-                             f"lumped masses or a ({3 * n_nodes}, {3 * n_nodes}) matrix")
-        check_finite(arr, "ModalData.mass")
-        if np.any(arr < 0):
-            k = int(np.argmin(arr))
-            raise ValidationError(f"ModalData.mass (lumped) of node index {k} is negative: "
-                                  f"{arr[k]:g} kg")
-        return arr
 
     def _check_reference_frame(self) -> None:
         if self.reference_frame is ReferenceFrame.ATTACHED:
@@ -833,58 +536,3 @@ class ModalData:
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "metadata": self.metadata,
         }
-
-
-def _units_that_fit(density: float, declared: str) -> str:
-    """The registered unit systems in which the file's numbers would give a plausible mass
-    per cube of the body's size, as a hint (e.g. an inch model read as SI)."""
-    from .units import UNIT_SYSTEMS
-
-    now = get_units(declared)
-    raw = density / now.mass * now.length**3  # the file's own numbers
-    fits = sorted({s.name for s in UNIT_SYSTEMS.values()
-                   if s.name != now.name and 1e-3 <= raw * s.mass / s.length**3 <= 1e5})
-    return (f"; the numbers fit {', '.join(fits)} (--units / units=)" if fits else "")
-
-
-def plausibility_warnings(data: ModalData) -> list[str]:
-    """Check magnitudes for unit mistakes; return (and issue) :class:`UnitsWarning` texts.
-
-    Looks at the total mass, the body's size and the frequency range (SI expected).
-    """
-    found = []
-    m = data.total_mass
-    size = float(np.max(np.ptp(data.nodes, axis=0))) if data.n_nodes > 1 else 0.0
-    freqs = data.frequencies
-    hint = f" (declared source units: {data.units})"
-    if not 1e-6 <= m <= 1e7:
-        found.append(f"total mass {m:.4g} kg is outside 1e-6..1e7 kg; were the units "
-                     f"declared correctly?{hint}")
-    if data.n_nodes > 1 and not 1e-4 <= size <= 1e4:
-        found.append(f"body size {size:.4g} m is outside 1e-4..1e4 m; were the length "
-                     f"units declared correctly?{hint}")
-    if data.n_nodes > 1 and size > 0:
-        # mass per cube of the body's largest extent: steel parts are 1e-1..1e4 kg/m³
-        # even when slender; lengths in mm read as m give ~1e-9 of that
-        density = m / size**3
-        if not 1e-3 <= density <= 1e5:
-            found.append(f"mass per cube of the body's size is {density:.3g} kg/m³ (total "
-                         f"mass {m:.4g} kg, size {size:.4g} m); lengths or masses look like "
-                         f"they are in other units than declared{hint}"
-                         + _units_that_fit(density, data.units))
-    positive = freqs[freqs > 0]
-    if positive.size and (positive.max() > 1e6 or positive.min() < 1e-4):
-        found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "
-                     f"implausible for a structure; check units and mode normalisation{hint}")
-    ratio = data.modal_mass_ratio if data.n_modes else np.ones(0)
-    off = np.flatnonzero(np.abs(ratio - 1) > MASS_MISMATCH_WARN)
-    if off.size:
-        shown = ", ".join(f"mode {j + 1}: {ratio[j]:.3g}" for j in off[:5])
-        found.append(f"phiᵀ·mass·phi differs from M_ff by more than "
-                     f"{100 * MASS_MISMATCH_WARN:g} % ({shown}{', ...' if off.size > 5 else ''}"
-                     f"); the mass description lacks inertia the modes move (e.g. rotary "
-                     f"inertia of 6-DOF nodes given point masses) or the data are "
-                     f"inconsistent")
-    for text in found:
-        warnings.warn(text, UnitsWarning, stacklevel=2)
-    return found

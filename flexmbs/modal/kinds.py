@@ -1,0 +1,29 @@
+"""The enumerations of modal data: the reference-frame condition and the kind of each
+modal coordinate (docs/modal_front_end.md)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class ReferenceFrame(str, Enum):
+    """How the body frame is tied to the deforming body (docs/modal_front_end.md)."""
+
+    ATTACHED = "attached"
+    """Frame rides on a node set (tangent frame): all modes vanish there."""
+    MEAN_AXIS = "mean-axis"
+    """Free–free modes, M-orthogonal to rigid motion (linearised Buckens/Tisserand)."""
+
+
+class ModeKind(str, Enum):
+    """Origin of a modal coordinate (bookkeeping, reported by ``flexmbs modes``)."""
+
+    NORMAL = "normal"
+    """An eigenmode: free–free, clamped, or Craig–Bampton fixed-interface normal mode."""
+    CONSTRAINT = "constraint"
+    """A Craig–Bampton coordinate dominated by static constraint-mode content."""
+    IMPORTED = "imported"
+    """Read from a file that does not say."""
+    STATIC = "static"
+    """A static-correction mode: the static deflection under a unit load at chosen nodes,
+    mass-orthogonal to the other modes (:func:`flexmbs.modal.stress.static_correction`)."""
