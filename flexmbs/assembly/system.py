@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
 from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
+from . import model_check
 from .constraints import ConstraintPlan
+from .model_check import DofReport
 
 #: Above this many coordinates Φ_q is returned as scipy.sparse CSR.
 SPARSE_LIMIT = 300
@@ -35,21 +36,6 @@ class _Row:
     eq_names: tuple[str, ...]
     body_i: int  # index into System.bodies, -1 for ground
     body_j: int
-
-
-@dataclass(frozen=True)
-class DofReport:
-    """Model check (like Simpack's): counts, rank, DOF and redundant rows by name."""
-
-    n_coordinates: int
-    n_constraints: int
-    rank: int
-    dof: int
-    redundant: tuple[str, ...]
-    message: str
-    advice: str = ""
-    """With redundant equations: the joint changes (same markers, fewer equations) that
-    were tried on this model and remove them at the same DOF, or why none was found."""
 
 
 class System:
@@ -419,91 +405,14 @@ class System:
 
     # ------------------------------------------------------------------ analysis
     def check(self, q=None, t: float = 0.0) -> DofReport:
-        """DOF = n − rank(Φ_q) by column-pivoted QR of Φ_qᵀ; redundant rows by name.
-
-        Without ``q`` the declared initial state is assembled first (the rank of Φ_q at
-        an inconsistent configuration means little); if that fails, the unassembled state
-        is used and the message says so.
-        """
-        note = ""
-        if q is None:
-            try:
-                q = self.assemble(t=t)
-            except ConvergenceError:
-                q, note = self.q0, " (at the unassembled initial guess: assembly failed)"
-        if self.n_c == 0:
-            return DofReport(self.n_q, 0, 0, self.n_q, (), f"{self.n_q} DOF, no constraints")
-        rank, redundant = self._rank(q, t)
-        dof = self.n_q - rank
-        msg = [f"{self.n_q} coordinates, {self.n_c} constraint equations, rank {rank}: "
-               f"{dof} degree(s) of freedom"]
-        advice = ""
-        if redundant:
-            advice = self.redundancy_advice(q, t, len(redundant))
-            msg.append(f"{len(redundant)} redundant equation(s) (dependent on the others; "
-                       f"the model is over-constrained there): {', '.join(redundant)}; "
-                       f"{advice}")
-        if dof == 0 and not redundant:
-            msg.append("kinematically determined (fully driven)")
-        elif dof > 0:
-            msg.append(f"under-constrained for kinematic analysis: {dof} free motion(s) "
-                       "(add drives, or integrate the dynamics)")
-        return DofReport(self.n_q, self.n_c, rank, dof, redundant, "; ".join(msg) + note,
-                         advice)
-
-    def _rank(self, q, t: float = 0.0) -> tuple[int, tuple[str, ...]]:
-        """rank(Φ_q) at q by column-pivoted QR of Φ_qᵀ, and the rows beyond it by name."""
-        jac = np.asarray(self.jacobian(q, t, sparse=False))
-        _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
-        diag = np.abs(np.diag(r_mat))
-        tol = max(jac.shape) * np.finfo(float).eps * max(diag[0], 1.0) * 1e3
-        rank = int(np.sum(diag > tol))
-        return rank, tuple(self.constraint_names[i] for i in sorted(piv[rank:]))
+        """The model check at q (default: the assembled initial state): DOF, rank and
+        redundant rows by name (:func:`flexmbs.assembly.model_check.check`)."""
+        return model_check.check(self, q, t)
 
     def redundancy_advice(self, q, t: float, n_redundant: int) -> str:
-        """What removes ``n_redundant`` redundant equations at q, tried on this model.
-
-        Candidates change one joint, keeping its markers: to a kind with exactly
-        ``n_redundant`` equations fewer (the rank and so the DOF must stay), or away
-        altogether when it has that many. A candidate counts only when the changed model
-        still satisfies its equations at q and has no redundant equation left. Joints
-        owning redundant rows are tried first; at most :data:`ADVICE_TRIALS` models are
-        built.
-        """
-        from dataclasses import replace
-
-        rank, redundant = self._rank(q, t)
-        owners = {name.split("[", 1)[0] for name in redundant}
-        joints = list(self.model.joints)
-        order = sorted(range(len(joints)), key=lambda k: joints[k].name not in owners)
-        found, trials = [], 0
-        for k in order:
-            joint = joints[k]
-            n_eq = len(JOINT_EQUATIONS[joint.kind])
-            kinds = [kind for kind, eqs in JOINT_EQUATIONS.items()
-                     if len(eqs) == n_eq - n_redundant]
-            if n_eq == n_redundant:
-                kinds.append(None)  # remove the joint
-            for kind in kinds:
-                if trials >= ADVICE_TRIALS or len(found) >= 2:
-                    break
-                trials += 1
-                changed = (joints[:k] + joints[k + 1:] if kind is None else
-                           [*joints[:k], replace(joint, kind=kind), *joints[k + 1:]])
-                other = System(replace(self.model, joints=tuple(changed)))
-                phi = other.phi(q, t)
-                if phi.size and not float(np.max(np.abs(phi))) < 1e-8:
-                    continue  # the new joint's equations do not hold where we are
-                if other._rank(q, t) == (rank, ()):
-                    found.append(_advice_text(joint, kind))
-        if not found:
-            return ("no change of a single joint removes them (tried "
-                    f"{trials}); in a closed loop whose joint axes are parallel (a planar "
-                    "mechanism modelled in 3D) give the closing joint fewer equations: a "
-                    "point-on-line, or a spherical with a universal at another joint")
-        return ("to remove them, " + "; or ".join(found)
-                + f" (checked on this model: same {self.n_q - rank} DOF, no redundant "
-                  f"equation left)")
+        """What removes ``n_redundant`` redundant equations at q
+        (:func:`flexmbs.assembly.model_check.redundancy_advice`)."""
+        return model_check.redundancy_advice(self, q, t, n_redundant)
 
     def violated(self, q, t: float = 0.0, tol: float = 1e-9) -> list[tuple[str, float]]:
         """Constraint groups with max |Φ| above ``tol``: (name, value)."""
@@ -629,31 +538,6 @@ class System:
         if name not in self._body_index:
             raise ModelError(f"unknown body {name!r}; bodies: {list(self._body_index)}")
         return self.slices[self._body_index[name]]
-
-
-#: Models built at most by System.redundancy_advice (each is one small rank test).
-ADVICE_TRIALS = 40
-#: What a joint kind keeps of the relative motion, for the advice.
-_KIND_MEANING = {
-    "spherical": "the marker origins coincide",
-    "revolute": "spherical plus parallel z axes",
-    "cylindrical": "parallel z axes, marker j's origin on marker i's z axis",
-    "prismatic": "cylindrical without the rotation",
-    "universal": "spherical plus perpendicular z axes",
-    "fixed": "no relative motion",
-    "planar": "parallel z axes, marker j's origin in marker i's xy plane",
-    "point-on-line": "marker j's origin on marker i's z axis, rotations free",
-}
-
-
-def _advice_text(joint, kind) -> str:
-    if kind is None:
-        return (f"remove joint {joint.name!r} ({joint.kind}): the other joints already "
-                f"impose its {len(JOINT_EQUATIONS[joint.kind])} equation(s)")
-    return (f"make joint {joint.name!r} ({joint.kind}, "
-            f"{len(JOINT_EQUATIONS[joint.kind])} equations) a {kind} joint on the same "
-            f"markers ({len(JOINT_EQUATIONS[kind])} equations: {_KIND_MEANING[kind]}; "
-            f"i = {joint.marker_i!r}, j = {joint.marker_j!r})")
 
 
 #: Joint equation names "a_s.b_t" that ask axis a of marker s ⟂ axis b of marker t.
