@@ -22,35 +22,17 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexmbsError, ValidationError
+from ..integrators.control import LANDING_RTOL, next_step, sample_due
 
-#: A sample or communication point closer than this fraction of the step to the end of a
-#: step is that step's end (so k steps of h land on t = k h without a sliver step).
-LANDING_RTOL = 1e-9
+__all__ = ["LANDING_RTOL", "Controller", "FmuController", "next_step", "sample_due"]
 
 MISSING_FMPY = ("control FMUs are run with FMPy, an optional extra: "
                 "pip install 'flexmbs[fmu]'")
 
 
-def sample_due(controllers, view) -> None:
-    """Let every controller whose sample time has come sample the model."""
-    for ctrl in controllers:
-        ctrl.sample_if_due(view)
-
-
-def next_step(controllers, view, h: float, target: float) -> tuple[float, float | None]:
-    """Sample the due controllers; then (the step to take towards ``target`` and the next
-    sample time, [s]: h, shortened to land on the nearer of the two, and the time to land
-    on exactly (None when the step ends before it)."""
-    sample_due(controllers, view)
-    stop = min([target, *(c.next_time for c in controllers)])
-    remaining = stop - view.t
-    if remaining >= h * (1.0 - LANDING_RTOL):
-        return h, (stop if remaining <= h * (1.0 + LANDING_RTOL) else None)
-    return remaining, stop
-
-
 class Controller:
-    """A sampled Python control law.
+    """A sampled Python control law (a
+    :class:`~flexmbs.integrators.control.SampledController`).
 
     Parameters
     ----------
