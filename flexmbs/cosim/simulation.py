@@ -45,7 +45,8 @@ class Simulation(ModelView):
                  controllers=(), **solver):
         from ..assembly import System
         from ..cases import load_case
-        from ..cases.loader import Case, case_system
+        from ..cases.case import Case
+        from ..cases.run import case_system
 
         if input_mode not in MODES:
             raise ValidationError(f"input_mode must be one of {MODES}, got {input_mode!r}")
