@@ -96,7 +96,7 @@ class Simulation(ModelView):
 
     # ------------------------------------------------------------------ setup
     def _start(self, settings: dict) -> None:
-        from ..integrators.simulate import METHODS, AlphaIntegrator
+        from ..integrators import METHODS, AlphaIntegrator
 
         settings = dict(settings)
         for key in ("t_end", "output_every", "output_times", "range_limits"):
