@@ -64,6 +64,10 @@ _LAZY = {
     "solid_box": ("flexmbs.modal.fe.solid", "box_mesh"),
 }
 
+#: Tables of case files read by a later stage than flexmbs.cases
+#: (flexmbs.cases.tables): table → the module that registers its reader when imported.
+_CASE_TABLES = {"controllers": "flexmbs.cosim.case_tables"}
+
 
 def __getattr__(name):
     """The lazily loaded part of the top-level API (:data:`_LAZY`)."""

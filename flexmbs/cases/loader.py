@@ -7,29 +7,21 @@ number, got -1``. Relative paths (modal data, outputs) are resolved from the cas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
 from ..model import Constant, ModelBuilder, Polynomial, SpinUp, Table
+from .case import Case, CaseError, CaseKeyError
+from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
+from .tables import read_table
 
 try:  # Python ≥ 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-
-
-class CaseError(ModelError):
-    """A case file is malformed; the message names the file, table, entry and key."""
-
-
-class CaseKeyError(CaseError):
-    """A key that no case can have: unknown in its table, or an override naming a table
-    or entry that is not there (whatever its value; studies refuse it before any run)."""
 
 
 SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
@@ -39,27 +31,6 @@ SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rto
 
 #: [solver] formulation: the constraint level of the step (flexmbs.integrators.Formulation)
 FORMULATIONS = ("auto", "index-3", "stabilized-index-2")
-
-
-@dataclass
-class Case:
-    """A loaded case: the model, solver settings and where results go."""
-
-    path: Path
-    model: Any
-    solver: dict
-    output: Path
-    title: str = ""
-    notes: list = field(default_factory=list)
-    inputs: list = field(default_factory=list)
-    """The files the case reads: the case file and its modal data files."""
-    source: dict = field(default_factory=dict)
-    """What the run was made from, stored with its results: ``path``, ``text`` (the case
-    file as read) and ``overrides`` (dotted keys applied over it)."""
-    controllers: list = field(default_factory=list)
-    """Sampled controllers of ``[[controllers]]`` (docs/cosimulation.md)."""
-    signals: dict = field(default_factory=dict)
-    """The model inputs the controllers drive (name → InputSignal)."""
 
 
 class _Table:
@@ -274,30 +245,9 @@ def load_case(path, overrides: dict | None = None) -> Case:
                    lambda k=k, entry=entry, add=add: add(k, entry))
     case = _finish(path, raw, top, b, inputs)
     case.source = source
-    if raw.get("controllers"):
-        _add_controllers(path, raw["controllers"], case)
+    if raw.get("controllers"):  # read by flexmbs.cosim (flexmbs.cases.tables)
+        read_table(path, "controllers", raw["controllers"], case)
     return case
-
-
-def _add_controllers(path, entries, case) -> None:
-    """[[controllers]]: control FMUs as sampled controllers (docs/cosimulation.md); their
-    outputs are bound to the model's inputs, which the case's model then carries."""
-    from ..cosim.controllers import controllers_from_case
-    from ..cosim.inputs import bind_inputs
-    from ..errors import ValidationError
-
-    if not isinstance(entries, list):
-        raise CaseError(f"{path.name}: controllers must be an array of tables "
-                        "([[controllers]])")
-    try:
-        controllers = controllers_from_case(path, entries)
-        targets = {k: v for c in controllers for k, v in c.targets.items()}
-        case.model, case.signals = bind_inputs(case.model, targets)
-    except ValidationError as exc:
-        raise CaseError(str(exc) if path.name in str(exc) else f"{path.name}: {exc}"
-                        ) from None
-    case.controllers = controllers
-    case.inputs.extend(c.path for c in controllers)
 
 
 def _add_initial(path, b, k, entry):
@@ -679,56 +629,3 @@ def _finish(path, raw, top, b, inputs):
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),
                 list(top.get("notes", [])), inputs)
-
-
-def case_system(case: Case, coupling=None, stiffening=None):
-    """The System of a loaded case with its [solver] coupling and stiffening overrides
-    (or the given ones); a stiffening switch the modal data cannot honour is a CaseError
-    naming it."""
-    from ..assembly import System
-
-    coupling = case.solver.get("coupling") if coupling is None else coupling
-    stiffening = case.solver.get("stiffening") if stiffening is None else stiffening
-    try:
-        return System(case.model, coupling=coupling, stiffening=stiffening)
-    except ModelError as exc:
-        raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
-
-
-def run_case(case: Case, progress=None, **options):
-    """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
-    :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.
-    ``engine="python"``, ``on_compile``)."""
-    from ..integrators import simulate
-
-    solver = {**case.solver, **options}
-    system = case_system(case, solver.pop("coupling", None), solver.pop("stiffening", None))
-    t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
-    method = solver.pop("method")
-    times = solver.pop("output_times", None)
-    if case.controllers:  # [[controllers]]: sampled, driving the bound inputs
-        solver.update(controllers=case.controllers, signals=case.signals)
-        # every step recorded: the energy balance integrates the power of the held
-        # inputs, which jumps at the sample times, over the outputs
-        solver["output_every"] = 1
-    try:
-        result = simulate(system, t_end, h, method, t_out=times, progress=progress,
-                          **solver)
-    except ValidationError as exc:
-        raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
-    except ModelError as exc:
-        raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
-    result.case = dict(case.source)
-    return system, result
-
-
-def _advice(system, message: str) -> str:
-    """The model check's advice on redundant equations, when a run was refused and the
-    refusal does not carry it already ("" otherwise)."""
-    try:
-        report = system.check()
-    except FlexmbsError:
-        return ""
-    if not report.redundant or report.advice in message:
-        return ""
-    return f"; {report.advice}"

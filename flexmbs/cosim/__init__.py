@@ -3,6 +3,7 @@
 (:mod:`flexmbs.cosim.controllers`), and FMU export with pythonfmu
 (:mod:`flexmbs.cosim.fmu_export`)."""
 
+from . import case_tables  # noqa: F401  (registers the [[controllers]] reader)
 from .controllers import Controller, FmuController
 from .inputs import InputSignal
 from .simulation import ModelView, Simulation

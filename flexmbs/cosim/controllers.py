@@ -6,7 +6,8 @@ drive set-points) over [t_k, t_k + Δt].
 * :class:`Controller` — a Python law ``law(t, measured) -> {output: value}``;
 * :class:`FmuController` — a co-simulation FMU (FMI 2) run with FMPy (optional extra
   ``fmu``): its inputs set from the measured values, ``doStep(t_k, Δt)``, its outputs
-  read back. A case file declares one as ``[[controllers]]``.
+  read back. A case file declares one as ``[[controllers]]``
+  (:mod:`flexmbs.cosim.case_tables`).
 
 Both see the model at t_k and act over the next interval, as a digital controller does;
 the same law in both forms gives the same run.
@@ -22,35 +23,17 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexmbsError, ValidationError
+from ..integrators.control import LANDING_RTOL, next_step, sample_due
 
-#: A sample or communication point closer than this fraction of the step to the end of a
-#: step is that step's end (so k steps of h land on t = k h without a sliver step).
-LANDING_RTOL = 1e-9
+__all__ = ["LANDING_RTOL", "Controller", "FmuController", "next_step", "sample_due"]
 
 MISSING_FMPY = ("control FMUs are run with FMPy, an optional extra: "
                 "pip install 'flexmbs[fmu]'")
 
 
-def sample_due(controllers, view) -> None:
-    """Let every controller whose sample time has come sample the model."""
-    for ctrl in controllers:
-        ctrl.sample_if_due(view)
-
-
-def next_step(controllers, view, h: float, target: float) -> tuple[float, float | None]:
-    """Sample the due controllers; then (the step to take towards ``target`` and the next
-    sample time, [s]: h, shortened to land on the nearer of the two, and the time to land
-    on exactly (None when the step ends before it)."""
-    sample_due(controllers, view)
-    stop = min([target, *(c.next_time for c in controllers)])
-    remaining = stop - view.t
-    if remaining >= h * (1.0 - LANDING_RTOL):
-        return h, (stop if remaining <= h * (1.0 + LANDING_RTOL) else None)
-    return remaining, stop
-
-
 class Controller:
-    """A sampled Python control law.
+    """A sampled Python control law (a
+    :class:`~flexmbs.integrators.control.SampledController`).
 
     Parameters
     ----------
@@ -219,32 +202,3 @@ class FmuController(Controller):
     def get_state(self):
         raise FlexmbsError(f"controller {self.name!r}: an FMU controller cannot be rolled "
                            "back (its FMU state is not saved)")
-
-
-def controllers_from_case(path: Path, entries) -> list:
-    """The ``[[controllers]]`` entries of a case file as controllers (docs/case_files.md):
-    ``name``, ``fmu`` (path relative to the case), ``period`` [s], ``inputs`` {FMU
-    input: model output}, ``outputs`` {FMU output: model input target}, ``parameters``."""
-    out = []
-    for k, entry in enumerate(entries or ()):
-        where = f"{path.name}: [[controllers]] #{k}"
-        if not isinstance(entry, dict):
-            raise ValidationError(f"{where} must be a table")
-        allowed = {"name", "fmu", "period", "inputs", "outputs", "parameters"}
-        extra = sorted(set(entry) - allowed)
-        if extra:
-            raise ValidationError(f"{where}: unknown key(s) {extra}; known: {sorted(allowed)}")
-        for key in ("name", "fmu", "period", "outputs"):
-            if key not in entry:
-                raise ValidationError(f"{where}: key {key!r} is required")
-        name = entry["name"]
-        for key in ("inputs", "outputs", "parameters"):
-            if not isinstance(entry.get(key, {}), dict):
-                raise ValidationError(f"{where} ({name!r}): {key} must be a table")
-        try:
-            out.append(FmuController(name, (path.parent / entry["fmu"]).resolve(),
-                                     entry.get("inputs", {}), entry["outputs"],
-                                     entry["period"], entry.get("parameters")))
-        except ValidationError as exc:
-            raise ValidationError(f"{where}: {exc}") from None
-    return out

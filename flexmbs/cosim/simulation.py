@@ -16,68 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexmbsError, ValidationError
-from .controllers import LANDING_RTOL, next_step, sample_due
+from ..integrators.control import LANDING_RTOL, ModelView, next_step, sample_due
 from .inputs import MODES, bind_inputs
-
-
-class ModelView:
-    """What a controller sees of a running model: the time, the named outputs (sensor
-    components and coordinates) at the integrator's current state, and the model's
-    input signals."""
-
-    def __init__(self, system, integ, signals):
-        self.system, self.integ, self.signals = system, integ, signals
-        #: Last output of each joint-angle sensor [rad]: angles are unwrapped from it,
-        #: so that they count turns as the sensors of a run do.
-        self._angle_refs: dict[str, float] = {}
-
-    @property
-    def t(self) -> float:
-        return self.integ.t
-
-    def _sensor_values(self, units: dict | None = None) -> dict[str, float]:
-        """Every sensor component's value at the current time (name, or name.component
-        for sensors with several); their units go into ``units`` when given."""
-        from ..assembly.sensors import sensor_history
-
-        integ, out = self.integ, {}
-        contacts = {c.name: c for c in integ.contacts} or None
-        for sensor in getattr(self.system.model, "sensors", ()):
-            hist = sensor_history(self.system, sensor, np.array([integ.t]), integ.q[None],
-                                  integ.qd[None], integ.qdd[None], integ.lam[None],
-                                  contacts)
-            comps = list(hist.components)
-            for k, comp in enumerate(comps):
-                key = sensor.name if len(comps) == 1 else f"{sensor.name}.{comp}"
-                value = float(hist.values[0, k])
-                if sensor.kind == "joint" and sensor.quantity == "angle":
-                    ref = self._angle_refs.get(key)
-                    if ref is not None:  # the representative nearest the last output
-                        value += 2 * np.pi * np.round((ref - value) / (2 * np.pi))
-                    self._angle_refs[key] = value
-                out[key] = value
-                if units is not None:
-                    units[key] = hist.units
-        return out
-
-    def sensor_units(self) -> dict[str, str]:
-        """The units of every sensor output (name or name.component)."""
-        units: dict[str, str] = {}
-        self._sensor_values(units)
-        return units
-
-    def available_outputs(self) -> list[str]:
-        """Every output name: the sensors' components, then the coordinates."""
-        return [*self._sensor_values().keys(), *self.system.coord_names]
-
-    def outputs(self, names) -> dict[str, float]:
-        """The outputs ``names`` at the current time."""
-        values = self._sensor_values()
-        coords = dict(zip(self.system.coord_names, self.integ.q, strict=True))
-        unknown = [n for n in names if n not in values and n not in coords]
-        if unknown:
-            raise ValidationError(f"unknown output(s) {unknown}")
-        return {n: float(values[n] if n in values else coords[n]) for n in names}
 
 
 class Simulation(ModelView):
@@ -105,7 +45,8 @@ class Simulation(ModelView):
                  controllers=(), **solver):
         from ..assembly import System
         from ..cases import load_case
-        from ..cases.loader import Case, case_system
+        from ..cases.case import Case
+        from ..cases.run import case_system
 
         if input_mode not in MODES:
             raise ValidationError(f"input_mode must be one of {MODES}, got {input_mode!r}")
@@ -155,7 +96,7 @@ class Simulation(ModelView):
 
     # ------------------------------------------------------------------ setup
     def _start(self, settings: dict) -> None:
-        from ..integrators.simulate import METHODS, AlphaIntegrator
+        from ..integrators import METHODS, AlphaIntegrator
 
         settings = dict(settings)
         for key in ("t_end", "output_every", "output_times", "range_limits"):

@@ -20,6 +20,7 @@ from ..contact.events import commit as commit_contacts
 from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
 from ..results import SimulationResult
 from .alpha import AlphaParameters, NewtonMatrix, generalized_alpha, hht, newmark
+from .control import ModelView, next_step
 from .health import (
     INTERRUPTED,
     WARNINGS,
@@ -802,8 +803,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     numerical = NumericalWarnings()
     control = None
     if controllers:
-        from ..cosim.simulation import ModelView
-
         control = (controllers, ModelView(system, integ, signals))
         for ctrl in controllers:
             ctrl.start(control[1])
@@ -943,8 +942,6 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
     "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s])."""
     stepping = 0.0  # [s] in integ.step()
     success, message, diverged, interrupted = True, "completed", False, ""
-    if control is not None:
-        from ..cosim.controllers import next_step
     with StepInterrupts() as interrupts:
         while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
             if interrupts.reason is not None:  # a signal came during the last step

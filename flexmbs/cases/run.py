@@ -1,0 +1,61 @@
+"""Running a loaded case (:func:`run_case`): its System with the [solver] coupling and
+stiffening, and :func:`~flexmbs.integrators.simulate` with its [solver] settings. The
+parsing is :mod:`flexmbs.cases.loader`'s."""
+
+from __future__ import annotations
+
+from ..errors import FlexmbsError, ModelError, ValidationError
+from .case import Case, CaseError
+
+
+def case_system(case: Case, coupling=None, stiffening=None):
+    """The System of a loaded case with its [solver] coupling and stiffening overrides
+    (or the given ones); a stiffening switch the modal data cannot honour is a CaseError
+    naming it."""
+    from ..assembly import System
+
+    coupling = case.solver.get("coupling") if coupling is None else coupling
+    stiffening = case.solver.get("stiffening") if stiffening is None else stiffening
+    try:
+        return System(case.model, coupling=coupling, stiffening=stiffening)
+    except ModelError as exc:
+        raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
+
+
+def run_case(case: Case, progress=None, **options):
+    """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
+    :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.
+    ``engine="python"``, ``on_compile``)."""
+    from ..integrators import simulate
+
+    solver = {**case.solver, **options}
+    system = case_system(case, solver.pop("coupling", None), solver.pop("stiffening", None))
+    t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
+    method = solver.pop("method")
+    times = solver.pop("output_times", None)
+    if case.controllers:  # [[controllers]]: sampled, driving the bound inputs
+        solver.update(controllers=case.controllers, signals=case.signals)
+        # every step recorded: the energy balance integrates the power of the held
+        # inputs, which jumps at the sample times, over the outputs
+        solver["output_every"] = 1
+    try:
+        result = simulate(system, t_end, h, method, t_out=times, progress=progress,
+                          **solver)
+    except ValidationError as exc:
+        raise CaseError(f"{case.path.name}: [solver]: {exc}") from None
+    except ModelError as exc:
+        raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
+    result.case = dict(case.source)
+    return system, result
+
+
+def _advice(system, message: str) -> str:
+    """The model check's advice on redundant equations, when a run was refused and the
+    refusal does not carry it already ("" otherwise)."""
+    try:
+        report = system.check()
+    except FlexmbsError:
+        return ""
+    if not report.redundant or report.advice in message:
+        return ""
+    return f"; {report.advice}"
