@@ -13,8 +13,10 @@ import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
-from ..model import Constant, ModelBuilder, Polynomial, SpinUp, Table
+from ..model import ModelBuilder
 from .case import Case, CaseError, CaseKeyError
+from .contacts import _add_contact
+from .entry import _orientation, _profile, _Table
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
 from .tables import read_table
 
@@ -31,117 +33,6 @@ SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rto
 
 #: [solver] formulation: the constraint level of the step (flexmbs.integrators.Formulation)
 FORMULATIONS = ("auto", "index-3", "stabilized-index-2")
-
-
-class _Table:
-    """Key access for one TOML table entry, with errors naming where it came from."""
-
-    def __init__(self, path: Path, where: str, data: dict, allowed: set[str]):
-        self.path, self.where, self.data = path, where, data
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise CaseKeyError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
-                               f"{sorted(allowed)}")
-
-    def error(self, key, message):
-        return CaseError(f"{self.path.name}: {self.where}: key {key!r} {message}")
-
-    def get(self, key, default=None, *, required=False):
-        if key not in self.data:
-            if required:
-                raise CaseError(f"{self.path.name}: {self.where}: missing key {key!r}")
-            return default
-        return self.data[key]
-
-    def text(self, key, default=None, *, required=False):
-        """A non-empty string (names and references: a name must not be empty or a
-        number, or the entries referring to it go astray)."""
-        value = self.get(key, default, required=required)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"must be a non-empty string, got {value!r}")
-        return value
-
-    def number(self, key, default=None, *, required=False, positive=False):
-        value = self.get(key, default, required=required)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(
-                value):
-            raise self.error(key, f"must be a finite number, got {value!r}")
-        if positive and not value > 0:
-            raise self.error(key, f"must be a positive number, got {value!r}")
-        return float(value)
-
-    def vector(self, key, default=None, *, required=False, size=3):
-        value = self.get(key, default, required=required)
-        if value is None:
-            return None
-        arr = np.asarray(value, dtype=float) if isinstance(value, list) else None
-        if arr is None or arr.shape != (size,) or not np.all(np.isfinite(arr)):
-            raise self.error(key, f"must be a list of {size} numbers, got {value!r}")
-        return arr
-
-
-#: The ways of giving an attitude; an entry may use one of them (axis and angle_deg
-#: together), never two.
-ATTITUDE_KEYS = (("orientation",), ("axis", "angle_deg"), ("z_axis",))
-
-
-def _orientation(t: _Table):
-    """orientation: a 3x3 list, or axis + angle [deg], or z_axis."""
-    given = [keys for keys in ATTITUDE_KEYS if any(k in t.data for k in keys)]
-    if len(given) > 1:
-        first, second = (next(k for k in keys if k in t.data) for keys in given[:2])
-        raise CaseError(f"{t.path.name}: {t.where}: keys {first!r} and {second!r} both give "
-                        f"the attitude; keep one (orientation, axis + angle_deg, or z_axis)")
-    for key, partner in (("axis", "angle_deg"), ("angle_deg", "axis")):
-        if key in t.data and partner not in t.data:
-            raise t.error(key, f"= {t.data[key]!r} needs {partner!r} too (an attitude by "
-                               f"axis and angle gives both)")
-    if "orientation" in t.data:
-        value = t.data["orientation"]
-        arr = np.asarray(value, dtype=float) if isinstance(value, list) else None
-        if arr is None or arr.shape not in ((3, 3), (4,)):
-            raise t.error("orientation", "must be a 3x3 rotation matrix (rows) or 4 Euler "
-                                         f"parameters, got {value!r}")
-        return arr
-    if "axis" in t.data:
-        axis = t.vector("axis", required=True)
-        if not np.linalg.norm(axis) > 0:
-            raise t.error("axis", f"must not be the zero vector, got {t.data['axis']!r}")
-        return axis_angle(axis, np.radians(t.number("angle_deg", required=True)))
-    if "z_axis" in t.data:
-        return t.vector("z_axis")
-    return None
-
-
-def _profile(t: _Table, key: str):
-    value = t.get(key, required=True)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return Constant(float(value))
-    if not isinstance(value, dict):
-        raise t.error(key, f"must be a number or a table with 'type', got {value!r}")
-    sub = _Table(t.path, f"{t.where} {key}", value,
-                 {"type", "coefficients", "omega", "duration", "times", "values", "value"})
-    kind = sub.get("type", required=True)
-    if kind == "constant":
-        return Constant(sub.number("value", required=True))
-    if kind == "polynomial":
-        coeffs = sub.get("coefficients", required=True)
-        try:
-            return Polynomial(coeffs if isinstance(coeffs, (list, tuple)) else (coeffs,))
-        except ValidationError as exc:
-            raise sub.error("coefficients", f"must be a list of one or more finite numbers "
-                            f"(constant term first), got {coeffs!r}") from exc
-    if kind == "spin-up":
-        return SpinUp(sub.number("omega", required=True),
-                      sub.number("duration", required=True, positive=True))
-    if kind == "table":
-        return Table(tuple(sub.get("times", required=True)),
-                     tuple(sub.get("values", required=True)))
-    raise sub.error("type", f"must be constant, polynomial, spin-up or table, got {kind!r}")
 
 
 def _entries(path: Path, raw: dict, key: str) -> list:
@@ -274,71 +165,6 @@ def _add_sensor(path, b, k, entry):
                                                   "contact", "frame") if key in t.data},
                  node=node)
 
-
-LAW_KEYS = {"penalty": {"k", "c"}, "hertz": {"K", "n"}, "hunt-crossley": {"K", "n", "e"},
-            "lankarani-nikravesh": {"K", "n", "e"}, "impulse": {"e", "v_rest"}}
-#: Keys a law cannot do without (the rest have documented defaults).
-LAW_REQUIRED = {"penalty": {"k"}, "hertz": {"K"}, "hunt-crossley": {"K", "e"},
-                "lankarani-nikravesh": {"K", "e"}, "impulse": {"e"}}
-
-
-def _contact_law(t: _Table):
-    from ..contact import NORMAL_LAWS
-
-    value = t.get("law", required=True)
-    if not isinstance(value, dict):
-        raise t.error("law", f"must be a table with 'type', got {value!r}")
-    kind = value.get("type")
-    if kind not in NORMAL_LAWS:
-        raise t.error("law", f"type must be one of {sorted(NORMAL_LAWS)}, got {kind!r}")
-    sub = _Table(t.path, f"{t.where} law", value, {"type"} | LAW_KEYS[kind])
-    for key in sorted(LAW_REQUIRED[kind]):
-        sub.get(key, required=True)
-    args = {k: sub.number(k) for k in LAW_KEYS[kind] if k in value}
-    return NORMAL_LAWS[kind](**args)
-
-
-def _friction(t: _Table):
-    from ..contact import Friction
-
-    value = t.get("friction")
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise t.error("friction", f"must be a table, got {value!r}")
-    keys = {"mu_static", "mu_kinetic", "stribeck_velocity", "v_reg", "model",
-            "stick_stiffness", "stick_damping"}
-    sub = _Table(t.path, f"{t.where} friction", value, keys)
-    args = {k: (sub.get(k) if k == "model" else sub.number(k)) for k in keys if k in value}
-    if "mu_static" not in args:
-        raise sub.error("mu_static", "is required (the friction coefficient)")
-    return Friction(**args)
-
-
-def _add_contact(path, b, k, entry):
-    t = _Table(path, f"[[contacts]] #{k} {entry.get('name', '')!r}", entry,
-               {"name", "type", "a", "b", "radius_a", "radius_b", "law", "friction",
-                "bearing", "journal", "clearance", "journal_radius", "keep_in_plane"})
-    name, kind = t.text("name", required=True), t.get("type", required=True)
-    law, friction = _contact_law(t), _friction(t)
-    if friction is not None and law.impulsive:
-        raise t.error("friction", "does not apply to the impulse law (it has no contact "
-                                  "force to scale the friction with)")
-    keep = t.get("keep_in_plane", True)
-    if not isinstance(keep, bool):
-        raise t.error("keep_in_plane", f"must be true or false, got {keep!r}")
-    if kind == "clearance-revolute":
-        b.add_clearance_revolute(name, t.text("bearing", required=True),
-                                 t.text("journal", required=True),
-                                 clearance=t.number("clearance", required=True, positive=True),
-                                 journal_radius=t.number("journal_radius", required=True,
-                                                         positive=True),
-                                 law=law, friction=friction,
-                                 keep_in_plane=keep)
-    else:
-        b.add_contact(name, kind, t.text("a", required=True), t.text("b", required=True), law,
-                      friction=friction, radius_a=t.number("radius_a", 0.0),
-                      radius_b=t.number("radius_b", 0.0))
 
 
 def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
