@@ -1,0 +1,599 @@
+"""The generalized-α step as an object (docs/theory_integrators.md): Newton on the
+analytic (or finite-difference) tangents on the compiled or the NumPy engine, the
+index-3 or stabilized index-2 formulation, step halving on Newton failure, error
+estimates for adaptive steps, checkpoints and contact events. :func:`simulate` drives it.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from ..assembly.system import System
+from ..assembly.tangents import residual_tangents
+from ..contact.element import OPEN
+from ..contact.events import apply_impulses, contacts_of, onset_fraction
+from ..contact.events import commit as commit_contacts
+from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
+from .alpha import AlphaParameters, NewtonMatrix
+from .reference import accelerations
+
+
+class Tangents(str, Enum):
+    """How the Newton iteration matrix gets K_t = ∂r/∂q and C_t = ∂r/∂q̇."""
+
+    ANALYTIC = "analytic"
+    """Exact derivatives (:mod:`flexmbs.assembly.tangents`); forces given by user
+    callables alone by finite differences."""
+    FD = "fd"
+    """Grouped forward finite differences of the whole residual (for comparison)."""
+
+
+class Formulation(str, Enum):
+    """Which constraint level the multiplier rows of the step enforce
+    (docs/theory_integrators.md, "Stabilized index 2")."""
+
+    AUTO = "auto"
+    """Stabilized index 2 when the method has no numerical damping (γ = ½: the
+    trapezoidal rule, generalized-α with ρ∞ = 1) and the model has constraints, where the
+    index-3 form is weakly unstable; index 3 otherwise."""
+    INDEX3 = "index-3"
+    """Φ(q) = 0 at t_{n+1} (positions exact, velocities drift with the error)."""
+    STABILIZED_INDEX2 = "stabilized-index-2"
+    """Φ_q q̇ + Φ_t = 0 through λ, and Φ(q) = 0 through a position correction (the
+    Gear–Gupta–Leimkuhler form): both levels hold at every step."""
+
+
+def undamped(params: AlphaParameters) -> bool:
+    """Whether the method has no numerical damping (γ = ½: ρ∞ = 1)."""
+    return abs(params.gamma - 0.5) < 1e-12
+
+
+class Engine(str, Enum):
+    """Which implementation evaluates the model and runs the Newton iteration."""
+
+    AUTO = "auto"
+    """Compiled where the model allows it (no contacts, no state-dependent callables),
+    else the NumPy path."""
+    COMPILED = "compiled"
+    """The numba kernels (docs/compiled.md); an error if the model needs the NumPy path."""
+    PYTHON = "python"
+    """The NumPy reference path."""
+
+
+#: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
+#: iterations and an older one in 3–7; rebuilding before a step once the previous one
+#: needed 5 or more was the cheapest of 1 (every step) … 5 and "only on slow
+#: convergence" for the arm and pendulum benchmarks, where a build costs 5–7 residual
+#: evaluations (benchmarks/README.md).
+REFRESH_ABOVE = 4
+
+
+@dataclass
+class StepStats:
+    t: list = field(default_factory=list)
+    h: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)
+
+
+class AlphaIntegrator:
+    """Generalized-α family on the index-3 DAE (see :mod:`flexmbs.integrators.alpha`).
+
+    Parameters
+    ----------
+    system : System
+    params : AlphaParameters
+    h : float
+        Step size [s] (halved on Newton failure, down to ``h_min``, then restored).
+    rtol, atol : float
+        Newton convergence: ‖Δq / (atol + rtol |q|)‖∞ < 1, and max |Φ| < ``phi_tol``.
+    tangents : {"analytic", "fd"}
+        K_t and C_t of the iteration matrix: analytic (default; finite differences only
+        for forces given by user callables) or finite differences of the whole residual.
+    fd_step : float
+        Relative forward-difference step of the finite-difference tangents.
+    refresh_above : int, None or "auto"
+        Modified Newton: the factorised iteration matrix is reused across iterations and
+        steps, rebuilt when convergence slows within a step (correction not halved from
+        the third iteration on), when h changes, and before a step when the previous step
+        needed more than ``refresh_above`` iterations (None: never for that reason).
+        "auto": ``REFRESH_ABOVE`` (4) with analytic tangents, whose build costs a few
+        residual evaluations; None with finite-difference ones, whose build costs dozens.
+    engine : {"auto", "compiled", "python"}
+        Who evaluates the model and runs the Newton iteration (:class:`Engine`,
+        docs/compiled.md); ``engine`` and ``engine_note`` say which ran and why.
+    on_compile : callable, optional
+        Called (no arguments) when loading the compiled kernels takes long, i.e. they
+        are being compiled.
+    formulation : {"auto", "index-3", "stabilized-index-2"}
+        The constraint level of the multiplier rows (:class:`Formulation`); "auto" picks
+        the stabilized index-2 form for undamped methods on constrained models. Choosing
+        "index-3" with an undamped method on a constrained model warns (AccuracyWarning):
+        the velocities drift off the constraints and grow until Newton fails.
+    """
+
+    def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
+                 q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
+                 phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
+                 fd_step: float = 1e-7, error_tol: float | None = None,
+                 h_max: float | None = None, acc_rtol: float = 1e-6,
+                 tangents: str = "analytic", refresh_above: int | str | None = "auto",
+                 contact_tol: float = 1e-6, h_contact: float | None = None,
+                 engine: str = "auto", on_compile=None, formulation: str = "auto"):
+        if not h > 0:
+            raise ValidationError(f"step size h must be positive, got {h}")
+        if error_tol is not None and not error_tol > 0:
+            raise ValidationError(f"error_tol must be positive, got {error_tol}")
+        if h_max is not None and not h_max > 0:
+            raise ValidationError(f"h_max must be positive, got {h_max}")
+        for name, value in (("rtol", rtol), ("atol", atol), ("phi_tol", phi_tol),
+                            ("acc_rtol", acc_rtol)):
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ValidationError(f"{name} must be a positive number, got {value!r}")
+        if h_min is not None and not (np.isfinite(h_min) and 0 < h_min <= h):
+            raise ValidationError(f"h_min must lie in (0, h = {h:g}] s, got {h_min!r}")
+        if not (isinstance(max_iter, int) and max_iter >= 1):
+            raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        try:
+            self.tangents = Tangents(tangents)
+        except ValueError:
+            raise ValidationError(f"tangents must be one of {[m.value for m in Tangents]}, "
+                                  f"got {tangents!r}") from None
+        if refresh_above == "auto":  # by the cost of a build
+            refresh_above = REFRESH_ABOVE if self.tangents is Tangents.ANALYTIC else None
+        if refresh_above is not None and not (isinstance(refresh_above, int)
+                                              and refresh_above >= 1):
+            raise ValidationError(f"refresh_above must be an integer >= 1, None or 'auto', got "
+                                  f"{refresh_above!r}")
+        self.refresh_above = refresh_above
+        if not (np.isfinite(contact_tol) and contact_tol > 0):
+            raise ValidationError(f"contact_tol must be a positive length, got {contact_tol!r}")
+        if h_contact is not None and not (np.isfinite(h_contact) and h_contact > 0):
+            raise ValidationError(f"h_contact must be a positive step, got {h_contact!r}")
+        self.contact_tol, self.h_contact = float(contact_tol), h_contact
+        self.contacts = contacts_of(system)
+        for contact in self.contacts:
+            contact.reset()
+            for name in contact.markers:
+                body = system.marker_info(name)[0]
+                if getattr(body, "coupling", None) is not None and \
+                        body.coupling.value == "one-way":
+                    raise ModelError(
+                        f"contact {contact.name!r} touches flexible body {body.name!r} in "
+                        f"one-way coupling, where the joints and contacts see the "
+                        f"undeformed body but forces excite the modes: the contact could "
+                        f"not see the deflection it loads; use two-way, no-Mrf or rigid")
+        self.onsets_located = 0  # steps shortened to locate a contact onset
+        self.formulation = self._pick_formulation(formulation, params, system)
+        if h_max is not None:
+            h = min(h, h_max)
+        self.system, self.params, self.h = system, params, float(h)
+        self.h_min = h / 1024 if h_min is None else float(h_min)
+        self.rtol, self.atol, self.phi_tol = rtol, atol, phi_tol
+        self.acc_rtol = acc_rtol  # Newton tolerance on q̈ (and so λ), relative
+        self.max_iter, self.fd_step = max_iter, fd_step
+        self.error_tol = error_tol
+        self.h_max = self.h if h_max is None else float(h_max)
+        self.rejected = 0
+        self.t = float(t0)
+        # A run starts from its own initial state: the angle memory of rotational springs
+        # and sensors (System.unwrap) left by an earlier run on this System does not carry
+        # over (the first angle lies in (−π, π]); a restart continues the stored one
+        # (restore), a co-simulation state sets its own (cosim.Simulation.set_state).
+        system._angles.clear()
+        self.q = system.assemble(q0, t=self.t)
+        self.qd = system.project_velocity(self.q, qd0, self.t)
+        self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
+        self.a = self.qdd.copy()
+        self.matrix = NewtonMatrix()
+        self._groups = system.fd_column_groups()  # column groups of the "fd" tangents
+        self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
+        self._matrix_h = None
+        self._refreshes_accepted = 0  # self.refreshes at the last accepted step
+        self.status = "running"
+        self.message = ""
+        self.stats = StepStats()
+        self._select_engine(engine, on_compile)
+
+    @staticmethod
+    def _pick_formulation(value, params: AlphaParameters, system: System) -> Formulation:
+        try:
+            chosen = Formulation(value)
+        except ValueError:
+            raise ValidationError(f"formulation must be one of "
+                                  f"{[m.value for m in Formulation]}, got {value!r}") from None
+        weak = undamped(params) and system.n_c > 0
+        if chosen is Formulation.AUTO:
+            return Formulation.STABILIZED_INDEX2 if weak else Formulation.INDEX3
+        if chosen is Formulation.INDEX3 and weak:
+            warnings.warn(
+                f"{params.name} has no numerical damping, and on the index-3 constraints "
+                f"of this model ({system.n_c} rows) it is weakly unstable: the velocities "
+                f"drift off the constraints and grow until Newton fails (docs/"
+                f"theory_integrators.md); use formulation='stabilized-index-2' (the "
+                f"default for undamped methods) or some damping (rho_inf < 1)",
+                AccuracyWarning, stacklevel=4)
+        return chosen
+
+    def _select_engine(self, engine, on_compile) -> None:
+        """Compiled kernels (docs/compiled.md) where the model allows them, else the NumPy
+        reference path; ``engine_note`` says why the reference path ran."""
+        try:
+            self.engine = Engine(engine)
+        except ValueError:
+            raise ValidationError(f"engine must be one of {[m.value for m in Engine]}, got "
+                                  f"{engine!r}") from None
+        self.compiled, self.engine_note, self.compile_time = None, "", 0.0
+        self._step_buffers = None
+        if self.engine is Engine.PYTHON:
+            self.engine_note = "engine='python' requested"
+            return
+        start = time.perf_counter()  # numba and the kernels: imported once per process
+        from ..compiled.engine import CompiledSystem, jit_disabled
+
+        imports = time.perf_counter() - start
+        from ..compiled.tables import unsupported_reason
+
+        if jit_disabled():
+            reason = "NUMBA_DISABLE_JIT is set"
+        elif self.contacts:
+            reason = f"contact {self.contacts[0].name!r} (contacts run on the NumPy path)"
+        elif self.tangents is not Tangents.ANALYTIC:
+            reason = "finite-difference tangents requested"
+        else:
+            reason = unsupported_reason(self.system)
+        if reason is not None:
+            if self.engine is Engine.COMPILED:
+                raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
+            self.engine, self.engine_note = Engine.PYTHON, reason
+            return
+        from ..compiled import prebuilt
+
+        start = time.perf_counter()
+        build, why = prebuilt.ensure_loaded()
+        imports += time.perf_counter() - start  # linking the prebuilt kernel
+        if build is None and self.engine is Engine.AUTO:
+            from ..compiled import warmup
+
+            if not warmup.is_ready() and warmup.start_background():
+                self.engine, self.engine_note = Engine.PYTHON, (
+                    "the compiled kernels are being built in the background, once per "
+                    f"install (a few minutes; {why}); this run uses the NumPy path")
+                return
+        from ..compiled import codes
+
+        self.engine, self._codes = Engine.COMPILED, codes  # the step kernel's numbers
+        self.compiled = CompiledSystem(self.system, on_compile=on_compile)
+        # importing the engine, linking the prebuilt kernel or else importing numba and
+        # loading (or compiling) its kernels, and the warm-up call
+        self.compile_time = imports + self.compiled.compile_time
+
+    # ----------------------------------------------------------- pieces
+    def _coefficients(self, h):
+        p = self.params
+        bp = (1 - p.alpha_m) / (p.beta * h * h * (1 - p.alpha_f))
+        gp = p.gamma / (p.beta * h)
+        return bp, gp
+
+    def _residual(self, q, qd, qdd, lam, t):
+        """r = M q̈ + Φ_qᵀλ − Q (n_q,)."""
+        return self.system.dynamic_residual(q, qd, qdd, lam, t)[0]
+
+    def _refresh(self, q, qd, qdd, lam, t, bp, gp, h, jac=None):
+        """Build and factor [M + (γ'/β')C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at this state
+        (``jac``: Φ_q there, if already evaluated)."""
+        s = self.system
+        if self.tangents is Tangents.ANALYTIC:
+            k_t, c_t = residual_tangents(s, q, qd, qdd, lam, t, sparse=False,
+                                         fd_step=self.fd_step)
+        else:
+            k_t, c_t = self._fd_tangents(q, qd, qdd, lam, t)
+        if jac is None:
+            jac = s.jacobian(q, t, sparse=False)
+        jac = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
+        m = np.asarray(s.mass_matrix(q, sparse=False))
+        top = m + (gp / bp) * c_t + k_t / bp
+        n_c = jac.shape[0]
+        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
+        self._matrix_h = h  # the step this matrix was built for
+        self.refreshes += 1
+
+    def _fd_tangents(self, q, qd, qdd, lam, t):
+        """K_t, C_t by grouped forward differences of the whole residual."""
+        n, eps = self.system.n_q, self.fd_step
+        base = self._residual(q, qd, qdd, lam, t)
+        k_t = np.zeros((n, n))
+        c_t = np.zeros((n, n))
+        groups = self._groups
+        if groups is None:  # user callables: every column on its own
+            groups = [[(i, np.arange(n))] for i in range(n)]
+        for group in groups:
+            dq = np.zeros(n)
+            for col, _ in group:
+                dq[col] = eps * max(1.0, abs(q[col]))
+            dk = self._residual(q + dq, qd, qdd, lam, t) - base
+            dc = self._residual(q, qd + dq, qdd, lam, t) - base
+            for col, rows in group:
+                k_t[rows, col] = dk[rows] / dq[col]
+                c_t[rows, col] = dc[rows] / dq[col]
+        return k_t, c_t
+
+    def _slow_last_step(self) -> bool:
+        """Whether the last accepted step needed more than ``refresh_above`` iterations."""
+        its = self.stats.iterations
+        return self.refresh_above is not None and bool(its) and its[-1] > self.refresh_above
+
+    # ----------------------------------------------------------- one step
+    def _try_step(self, h):
+        if self.compiled is not None:
+            return self._try_step_compiled(h)
+        p, s = self.params, self.system
+        n = s.n_q
+        bp, gp = self._coefficients(h)
+        t1 = self.t + h
+        qdd1 = self.qdd.copy()
+        a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd - p.alpha_m * self.a) / (1 - p.alpha_m)
+        q1 = self.q + h * self.qd + h * h * ((0.5 - p.beta) * self.a + p.beta * a1)
+        qd1 = self.qd + h * ((1 - p.gamma) * self.a + p.gamma * a1)
+        lam1 = self.lam.copy()
+        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+        last = np.inf
+        floor = 16 * np.finfo(float).eps
+        index2 = self.formulation is Formulation.STABILIZED_INDEX2
+        singular = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
+                    f"iteration matrix? check System.check() for redundant constraints)")
+        for it in range(1, self.max_iter + 1):
+            r, phi, jac = s.dynamic_residual(q1, qd1, qdd1, lam1, t1)
+            if stale:  # Φ_q at this iterate is at hand
+                self._refresh(q1, qd1, qdd1, lam1, t1, bp, gp, h, jac)
+                stale = False
+            if index2:  # multiplier rows: Φ_q Δq̇ = −(Φ_q q̇ + Φ_t) with Δq̇ = γ'Δq
+                phi = (np.asarray(jac @ qd1).ravel() + s.phi_t(q1, t1)) / gp
+            x = self.matrix.solve(-np.concatenate([r / bp, phi]))
+            if not np.all(np.isfinite(x)):
+                return False, self._failure(singular, q1, qd1, qdd1, lam1, t1), it, None
+            dq = x[:n]
+            q1 += dq
+            qd1 += gp * dq
+            qdd1 += bp * dq
+            lam1 += bp * x[n:]
+            # converged when the position AND the acceleration (hence λ, q̇) corrections
+            # are within tolerance: an error ε in q is β'ε in q̈ and λ, so a test on Δq
+            # alone would lose accuracy as h → 0; below the round-off floor of q the
+            # corrections cannot shrink further
+            abs_dq, abs_q = np.abs(dq), np.abs(q1)
+            max_dq = float(abs_dq.max())
+            err_q = float(np.max(abs_dq / (self.atol + self.rtol * abs_q)))
+            err_a = bp * max_dq / (self.acc_rtol * max(1.0, float(np.max(np.abs(qdd1)))))
+            at_floor = max_dq <= floor * max(1.0, float(abs_q.max()))
+            err = max(err_q, 0.0 if at_floor else err_a)
+            if not np.isfinite(err):
+                return False, singular, it, None
+            # Φ at the new iterate only once the correction is small (Φ alone: no
+            # Jacobians); otherwise the next iteration evaluates it with the residual.
+            # Index 2 needs it at every iteration, for the position correction.
+            if err < 1.0 or index2:
+                phi1 = s.phi(q1, t1)
+                if err < 1.0 and float(np.max(np.abs(phi1), initial=0.0)) < self.phi_tol:
+                    a1 = ((1 - p.alpha_f) * qdd1 + p.alpha_f * self.qdd
+                          - p.alpha_m * self.a) / (1 - p.alpha_m)
+                    return True, "", it, (t1, q1, qd1, qdd1, lam1, a1)
+                if index2:  # onto Φ = 0 through the same factors, q alone
+                    dq = self.matrix.solve(np.concatenate([np.zeros(n), -phi1]))[:n]
+                    if not np.all(np.isfinite(dq)):
+                        return False, self._failure(singular, q1, qd1, qdd1, lam1, t1), \
+                            it, None
+                    q1 += dq
+            if it >= 3 and err > 0.5 * last:  # slow: refresh the iteration matrix
+                stale = True
+            last = err
+        return False, self._failure(
+            f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
+            f"(last scaled correction {err:.3g})", q1, qd1, qdd1, lam1, t1), \
+            self.max_iter, None
+
+    def _try_step_compiled(self, h):
+        """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
+        one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
+        models) per matrix refresh."""
+        p, cs, nk = self.params, self.compiled, self._codes
+        work = cs.work
+        t1 = self.t + h
+        if self._step_buffers is None:  # (par, profiles, actuator values), reused
+            index2 = float(self.formulation is Formulation.STABILIZED_INDEX2)
+            self._step_buffers = (np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1,
+                                            self.rtol, self.atol, self.acc_rtol,
+                                            self.phi_tol, index2]), *cs.time_values(t1))
+        par, prof, u = self._step_buffers
+        par[4], par[5] = h, t1
+        cs.time_values_into(t1, prof, u)
+        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+        work.counters[nk.STALE] = int(stale)
+        factors = self.matrix.lu if self.matrix.lu is not None else (
+            cs.placeholder_factors())
+        code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+                         prof, u, factors, True)
+        while code == nk.NEED_FACTOR:
+            factors = cs.factor(work.matrix)
+            self.matrix.lu, self.matrix.age = factors, 0
+            self._matrix_h = h
+            self.refreshes += 1
+            code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+                             prof, u, factors, False)
+        it = int(work.counters[nk.IT])
+        state = (work.q1.copy(), work.qd1.copy(), work.qdd1.copy(), work.lam1.copy())
+        if code == nk.CONVERGED:
+            return True, "", it, (t1, *state, work.a1.copy())
+        if code == nk.MAX_ITER:
+            head = (f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
+                    f"(last scaled correction {work.floats[1]:.3g})")
+        else:
+            head = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
+                    f"iteration matrix? check System.check() for redundant constraints)")
+            if code == nk.NONFINITE_ERROR:
+                return False, head, it, None
+        return False, self._failure(head, *state, t1), it, None
+
+    def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
+        """``head`` plus the diagnostics at the (last finite) Newton iterate."""
+        s = self.system
+        with np.errstate(all="ignore"):
+            worst = s.violated(q1, t1, tol=self.phi_tol)
+            names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
+            residual = float(np.max(np.abs(self._residual(q1, qd1, qdd1, lam1, t1)),
+                                    initial=0.0))
+        return (f"{head}; equilibrium residual {residual:.3g}; constraints above "
+                f"{self.phi_tol:g}: {names}; iteration-matrix condition "
+                f"{self._condition():.2g}")
+
+    def _condition(self) -> float:
+        """1-norm condition estimate of the current factored iteration matrix."""
+        try:
+            if getattr(self.matrix.lu, "sparse", False):  # the matrix SuperLU factored
+                return float(np.linalg.cond(self.compiled.work.matrix, 1))
+            lu = self.matrix.lu[0]
+            upper = np.triu(lu)
+            lower = np.tril(lu, -1) + np.eye(lu.shape[0])
+            mat = lower @ upper
+            return float(np.linalg.cond(mat, 1))
+        except (TypeError, ValueError, np.linalg.LinAlgError):
+            return float("inf")
+
+    def error_estimate(self, a_new, h) -> float:
+        """Scaled local error h²|β − 1/6| ‖a_{n+1} − a_n‖ (Zienkiewicz–Xie) against
+        ``error_tol`` · (1e-3 + |q|); ≤ 1 means acceptable."""
+        est = h * h * abs(self.params.beta - 1.0 / 6.0) * (a_new - self.a)
+        return float(np.max(np.abs(est) / (self.error_tol * (1e-3 + np.abs(self.q)))))
+
+    def step(self) -> tuple[bool, str]:
+        """Advance one step of size h, halving on Newton failure down to ``h_min``.
+
+        With ``error_tol`` set, the local error estimate also rejects a step (retried
+        smaller) and sets the next step size: h ← h · clip(0.9 err^(−1/3), ¼, 2), at most
+        ``h_max``."""
+        h = self.h
+        if self.h_contact is not None and any(c.state.mode != OPEN for c in self.contacts):
+            h = min(h, self.h_contact)  # a contact is closed: resolve it
+        # the angle memory of the accepted state (System.unwrap): every attempt starts from
+        # it, and a failed or interrupted step leaves it (not a diverging iterate's angles)
+        accepted = dict(self.system._angles)
+        try:
+            return self._attempts(h, accepted)
+        except BaseException:  # Ctrl-C inside a step, a failing profile or callable
+            self.system._angles = accepted
+            raise
+
+    def _attempts(self, h, accepted) -> tuple[bool, str]:
+        """The attempts of :meth:`step` from step size ``h`` (``accepted``: the angle
+        memory of the accepted state)."""
+        attempt = 0
+        while True:
+            if attempt:
+                self.system._angles = dict(accepted)
+            attempt += 1
+            ok, message, iters, state = self._try_step(h)
+            if ok and self.contacts:
+                frac = onset_fraction(self.system, self.contacts, self.q, self.qd, state[1],
+                                      state[2], h, self.contact_tol)
+                # locating an onset may take steps below h_min (a Newton-failure floor):
+                # an impact at v covers v·h per step, and contact_tol may be far smaller
+                if frac is not None and h * frac >= 1e-6 * self.h_min:
+                    h *= frac  # retry up to the interpolated onset of the contact
+                    self.onsets_located += 1
+                    continue
+            if ok and self.error_tol is not None:
+                err = self.error_estimate(state[5], h)
+                factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
+                if err > 1.0:
+                    if h * factor < self.h_min:
+                        self.system._angles = accepted
+                        self.status = "failed"
+                        self.message = (f"the local error {err:.3g} × error_tol cannot be met "
+                                        f"at t = {self.t + h:.6g} s even with h_min = "
+                                        f"{self.h_min:g} s")
+                        return False, self.message
+                    h *= factor
+                    self.rejected += 1
+                    continue
+                self.h = min(self.h_max, h * factor)
+            if ok:
+                q0, qd0 = self.q, self.qd
+                self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
+                if self.contacts:
+                    try:
+                        self._after_contact_step(q0, qd0, h)
+                    except FlexmbsError as exc:  # e.g. an impulse contact at rest
+                        self.status, self.message = "failed", str(exc)
+                        return False, self.message
+                self.stats.t.append(self.t)
+                self.stats.h.append(h)
+                self.stats.iterations.append(iters)
+                self._refreshes_accepted = self.refreshes
+                return True, ""
+            h /= 2
+            self.matrix.lu = None
+            if h < self.h_min:
+                self.system._angles = accepted
+                self.status = "failed"
+                self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
+                return False, self.message
+
+
+    # ----------------------------------------------------------- restart points
+    def checkpoint(self) -> dict:
+        """The state after the last accepted step that a continuation needs to take the
+        same steps (:mod:`flexmbs.integrators.checkpoint`): q, q̇, q̈, λ, a, t, h, the
+        iteration matrix in use with its step, unless a step cut short rebuilt it (the
+        continuation then builds a fresh one), and the angle memory of the rotational
+        springs (``System.unwrap``)."""
+        matrix = None
+        if self.matrix.lu is not None and self.refreshes == self._refreshes_accepted:
+            matrix = (self.compiled.work.matrix.copy() if self.compiled is not None
+                      else self.matrix.matrix)
+        return {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "lam": self.lam,
+                "a": self.a, "h": self.h, "matrix": matrix,
+                "matrix_h": self._matrix_h if matrix is not None else None,
+                "refreshes": self.refreshes, "rejected": self.rejected,
+                "formulation": self.formulation.value,
+                "angles": dict(self.system._angles)}
+
+    def restore(self, cp: dict, step_sizes=(), iterations=()) -> None:
+        """Continue from the restart point ``cp`` (of :meth:`checkpoint`); the step
+        sizes and Newton iterations of the steps before it keep the statistics and the
+        rebuild policy where they were."""
+        self.t = float(cp["t"])
+        self.q, self.qd, self.qdd, self.lam, self.a = (
+            np.array(cp[k], dtype=float) for k in ("q", "qd", "qdd", "lam", "a"))
+        self.h = float(cp["h"])
+        self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
+        self.rejected = int(cp["rejected"])
+        # the rotational springs continue their angles (a spring wound past ±π)
+        self.system._angles.update(cp.get("angles") or {})
+        self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
+        self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
+        matrix = cp.get("matrix")
+        self.matrix.lu, self._matrix_h = None, None
+        if matrix is not None:
+            matrix = np.array(matrix, dtype=float)
+            if self.compiled is not None:
+                self.compiled.work.matrix[...] = matrix
+                self.matrix.lu, self.matrix.age = self.compiled.factor(
+                    self.compiled.work.matrix), 0
+            else:
+                self.matrix.factor(matrix)
+            self._matrix_h = float(cp["matrix_h"])
+
+    def _after_contact_step(self, q0, qd0, h) -> None:
+        """Commit contact states and dissipation; apply restitution impulses (then the
+        accelerations and multipliers are those of the new velocities)."""
+        commit_contacts(self.system, self.contacts, q0, qd0, self.q, self.qd, h)
+        qd, lost = apply_impulses(self.system, self.contacts, self.q, self.qd, self.t,
+                                  self.contact_tol)
+        if lost:
+            self.qd = qd
+            self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t)
+            self.a = self.qdd.copy()
