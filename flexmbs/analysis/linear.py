@@ -157,10 +157,14 @@ def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | 
     q = linear.q[None, :] + amplitude * np.real(np.outer(phase, shape))
     zeros_q, zeros_t = np.zeros_like(q), np.zeros(n_t)
     return SimulationResult(
-        t, q, zeros_q, zeros_q, np.zeros((n_t, system.n_c)), zeros_t, zeros_t, zeros_t,
-        zeros_t, zeros_t, zeros_t, np.full(n_t - 1, t[1] - t[0]), np.zeros(n_t - 1, int),
-        tuple(system.coord_names), tuple(system.constraint_names),
-        {"method": "linear mode", "h": float(t[1] - t[0]),
-         "frequency_hz": mode.frequency_hz}, dict(system.coupling), True,
-        f"linear mode at {mode.frequency_hz:.6g} Hz", 0.0, _describe_bodies(system),
-        _describe_model(system))
+        t=t, q=q, qd=zeros_q, qdd=zeros_q, lam=np.zeros((n_t, system.n_c)),
+        kinetic=zeros_t, potential=zeros_t, elastic=zeros_t, nonconservative_work=zeros_t,
+        phi_violation=zeros_t, velocity_violation=zeros_t,
+        h=np.full(n_t - 1, t[1] - t[0]), iterations=np.zeros(n_t - 1, int),
+        coord_names=tuple(system.coord_names),
+        constraint_names=tuple(system.constraint_names),
+        settings={"method": "linear mode", "h": float(t[1] - t[0]),
+                  "frequency_hz": mode.frequency_hz},
+        coupling=dict(system.coupling), success=True,
+        message=f"linear mode at {mode.frequency_hz:.6g} Hz", wall_time=0.0,
+        bodies=_describe_bodies(system), model=_describe_model(system))

@@ -241,14 +241,19 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics,
                               refs)
     return SimulationResult(
-        t, q, qd, qdd_hist, lam_hist, energies[:, 0],
-        energies[:, 1], elastic, work, phi_v, vel_v, np.array(integ.stats.h),
-        np.array(integ.stats.iterations), system.coord_names, system.constraint_names,
-        {"method": params.name, "h": h, **{k: v for k, v in options.items()
-                                          if k not in ("q0", "qd0", "on_compile")}},
-        system.coupling, success, message, time.perf_counter() - start,
-        _describe_bodies(system), _describe_model(system), contacts, statistics,
-        status, [w.as_dict() for w in warns], checkpoint, sensors=sensors)
+        t=t, q=q, qd=qd, qdd=qdd_hist, lam=lam_hist, kinetic=energies[:, 0],
+        potential=energies[:, 1], elastic=elastic, nonconservative_work=work,
+        phi_violation=phi_v, velocity_violation=vel_v, h=np.array(integ.stats.h),
+        iterations=np.array(integ.stats.iterations), coord_names=system.coord_names,
+        constraint_names=system.constraint_names,
+        settings={"method": params.name, "h": h,
+                  **{k: v for k, v in options.items()
+                     if k not in ("q0", "qd0", "on_compile")}},
+        coupling=system.coupling, success=success, message=message,
+        wall_time=time.perf_counter() - start, bodies=_describe_bodies(system),
+        model=_describe_model(system), contacts=contacts, statistics=statistics,
+        status=status, warnings=[w.as_dict() for w in warns], checkpoint=checkpoint,
+        sensors=sensors)
 
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,

@@ -14,7 +14,7 @@ import numpy as np
 COMPLETED = "completed"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SimulationResult:
     """Arrays over the output steps plus what is needed to post-process without the code.
 
