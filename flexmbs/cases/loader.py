@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
+from ..integrators.options import CHOICES, METHOD_OPTIONS, SOLVER_TABLE_KEYS
 from ..model import ModelBuilder
 from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
@@ -24,15 +25,6 @@ try:  # Python ≥ 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-
-
-SOLVER_KEYS = {"method", "h", "t_end", "alpha", "rho_inf", "beta", "gamma", "rtol", "atol",
-               "phi_tol", "max_iter", "h_min", "h_max", "error_tol", "acc_rtol",
-               "output_every", "output_times", "coupling", "tangents", "h_contact",
-               "contact_tol", "engine", "stiffening", "formulation"}
-
-#: [solver] formulation: the constraint level of the step (flexmbs.integrators.Formulation)
-FORMULATIONS = ("auto", "index-3", "stabilized-index-2")
 
 
 def _entries(path: Path, raw: dict, key: str) -> list:
@@ -53,8 +45,6 @@ def _guard(path: Path, where: str, action):
         raise CaseError(f"{path.name}: {where}: {exc}") from None
 
 
-METHOD_KEYS = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
-               "generalized-alpha": {"rho_inf"}}
 
 
 #: First bytes of binary files a user may pass as the case by mistake, with their kind.
@@ -409,20 +399,20 @@ def _finish(path, raw, top, b, inputs):
         model = b.finalize()
     except ModelError as exc:
         raise CaseError(f"{path.name}: {exc}") from None
-    solver_t = _Table(path, "[solver]", raw.get("solver", {}), SOLVER_KEYS)
+    solver_t = _Table(path, "[solver]", raw.get("solver", {}), set(SOLVER_TABLE_KEYS))
     solver = dict(solver_t.data)
     solver.setdefault("method", "generalized-alpha")
     solver_t.number("h", required=True, positive=True)
     solver_t.number("t_end", required=True, positive=True)
     method = solver["method"]
-    if method not in METHOD_KEYS:
-        raise solver_t.error("method", f"must be one of {sorted(METHOD_KEYS)}, got "
+    if method not in METHOD_OPTIONS:
+        raise solver_t.error("method", f"must be one of {sorted(METHOD_OPTIONS)}, got "
                                        f"{method!r}")
-    wrong = sorted({"beta", "gamma", "alpha", "rho_inf"} & set(solver)
-                   - METHOD_KEYS[method])
+    wrong = sorted(set().union(*METHOD_OPTIONS.values()) & set(solver)
+                   - METHOD_OPTIONS[method])
     if wrong:
         raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
-                                       f"{sorted(METHOD_KEYS[method])})")
+                                       f"{sorted(METHOD_OPTIONS[method])})")
     for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
                 "rho_inf", "beta", "gamma"):
         solver_t.number(key)
@@ -433,24 +423,15 @@ def _finish(path, raw, top, b, inputs):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 1):
             raise solver_t.error(key, f"must be an integer >= 1, got {value!r}")
-    coupling = solver.get("coupling")
-    if coupling is not None and coupling not in ("two-way", "one-way", "no-Mrf", "rigid"):
-        raise solver_t.error("coupling", f"must be two-way, one-way, no-Mrf or rigid, got "
-                                         f"{coupling!r}")
     stiffening = solver.get("stiffening")
     if stiffening is not None and not isinstance(stiffening, bool):
         raise solver_t.error("stiffening", f"must be true or false, got {stiffening!r}")
-    tangents = solver.get("tangents")
-    if tangents is not None and tangents not in ("analytic", "fd"):
-        raise solver_t.error("tangents", f"must be 'analytic' or 'fd', got {tangents!r}")
-    engine = solver.get("engine")
-    if engine is not None and engine not in ("auto", "compiled", "python"):
-        raise solver_t.error("engine", f"must be 'auto', 'compiled' or 'python', got "
-                                       f"{engine!r}")
-    formulation = solver.get("formulation")
-    if formulation is not None and formulation not in FORMULATIONS:
-        raise solver_t.error("formulation", f"must be one of {list(FORMULATIONS)}, got "
-                                            f"{formulation!r}")
+    for key in ("coupling", "tangents", "engine", "formulation"):
+        value = solver.get(key)
+        if value is not None and (not isinstance(value, str) or value not in CHOICES[key]):
+            *first, last = CHOICES[key]
+            raise solver_t.error(key, f"must be {', '.join(first)} or {last}, got "
+                                      f"{value!r}")
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),

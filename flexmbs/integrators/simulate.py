@@ -27,6 +27,7 @@ from .health import (
     status_of,
 )
 from .interrupts import StepInterrupts
+from .options import METHOD_OPTIONS, STEP_OPTIONS
 from .output_angles import output_angles
 from .recorder import (
     CONTACT_FIELDS,
@@ -80,11 +81,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         raise ValidationError("a run with controllers cannot be continued from a restart "
                               "point: the controllers' own states are not stored in it; "
                               "run it again from the start")
-    method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
-                   "generalized-alpha": {"rho_inf"}}[method]
-    integ_keys = {"t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min",
-                  "fd_step", "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above",
-                  "contact_tol", "h_contact", "engine", "on_compile", "formulation"}
+    method_keys, integ_keys = METHOD_OPTIONS[method], STEP_OPTIONS
     unknown = set(options) - method_keys - integ_keys
     if unknown:
         raise TypeError(f"simulate(method={method!r}) got unknown option(s) "

@@ -1,0 +1,35 @@
+"""The options of a run, named once: what :func:`~flexmbs.integrators.simulate` takes,
+what a case file's ``[solver]`` table may hold, and the values of the enumerated ones
+(docs/integrators.md, docs/case_files.md). The case reader, ``simulate()`` and the CLI
+take their key lists and choices from here instead of each keeping its own."""
+
+from __future__ import annotations
+
+from ..frame.coupling import Coupling
+from .stepper import Engine, Formulation, Tangents
+
+#: The parameters of each method (the rest of the alpha family's are derived).
+METHOD_OPTIONS: dict[str, frozenset[str]] = {
+    "newmark": frozenset({"beta", "gamma"}),
+    "hht": frozenset({"alpha"}),
+    "generalized-alpha": frozenset({"rho_inf"}),
+}
+#: Options of the step object (AlphaIntegrator) that simulate() passes on.
+STEP_OPTIONS = frozenset({
+    "t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min", "fd_step",
+    "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above", "contact_tol",
+    "h_contact", "engine", "on_compile", "formulation"})
+#: Keys of a case file's [solver] table: the method, the step and end time, the outputs,
+#: the run's coupling and stiffening overrides, and the step options a user sets.
+SOLVER_TABLE_KEYS = frozenset(
+    {"method", "h", "t_end", "output_every", "output_times", "coupling", "stiffening"}
+    | set().union(*METHOD_OPTIONS.values())
+    | (STEP_OPTIONS - {"t0", "q0", "qd0", "fd_step", "refresh_above", "on_compile"}))
+#: The allowed values of the enumerated options.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "method": tuple(METHOD_OPTIONS),
+    "coupling": tuple(m.value for m in Coupling),
+    "tangents": tuple(t.value for t in Tangents),
+    "engine": tuple(e.value for e in Engine),
+    "formulation": tuple(f.value for f in Formulation),
+}
