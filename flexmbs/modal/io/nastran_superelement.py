@@ -33,10 +33,8 @@ the punch scales the mass. Errors name the file, the card, the ID and the value.
 
 from __future__ import annotations
 
-import io
 import os
 import warnings
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +43,10 @@ import scipy.sparse as sp
 
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData, ModeKind, ReferenceFrame
+from ..eigen import dense_eigen
 from ..units import get_units
-from .nastran import _import, _quiet_logger
+from .nastran.dof_sets import force_residual, rigid_rows
+from .nastran.matrices import read_op4_file
 from .nastran_punch import Punch, check_assembly, dmig_matrix, read_punch
 from .registry import register_format
 
@@ -70,12 +70,7 @@ def _read_op4(path: Path, punch: Punch) -> dict[str, np.ndarray]:
         raise ReadError(f"{punch.path}: the superelement's matrices are neither DMIG entries "
                         f"in the punch nor in {str(path)!r} (no such OP4 file); give "
                         "matrices='FILE.op4' (--matrices)")
-    op4 = _import("pyNastran.op4.op4")
-    try:
-        with redirect_stdout(io.StringIO()):
-            raw = op4.read_op4(str(path), precision="double", log=_quiet_logger())
-    except Exception as exc:
-        raise ReadError(f"{path}: could not be read as an OP4 file: {exc}") from None
+    raw = read_op4_file(path, "superelement matrices")
     out = {}
     for name, matrix in raw.items():
         data = matrix.data
@@ -140,26 +135,9 @@ def _rigid_rows(punch: Punch, labels, length: float = 1.0) -> np.ndarray:
     rotations about the basic origin [rad]), components in each grid's CD axes; zero on
     the scalar points (the constraint modes carry a rigid boundary motion exactly)."""
     where = {int(g): k for k, g in enumerate(punch.grid_ids)}
-    out = np.zeros((len(labels), 6))
-    for row, (pid, comp) in enumerate(labels):
-        if comp == 0:
-            continue
-        k = where[pid]
-        axis = punch.frames[k][:, (comp - 1) % 3]
-        if comp <= 3:  # u = v + ω × x  →  axisᵀ u = axisᵀ v + (x × axis)ᵀ ω
-            out[row, :3] = axis
-            out[row, 3:] = np.cross(punch.coords[k] * length, axis)
-        else:
-            out[row, 3:] = axis
-    return out
-
-
-def _force_residual(k_mat: np.ndarray, rigid: np.ndarray) -> float:
-    """Largest ‖K r‖ / ‖|K| |r|‖ over the rigid motions r: 0 when K leaves them
-    force-free, O(1) when the DOF order does not fit the matrix."""
-    num = np.linalg.norm(k_mat @ rigid, axis=0)
-    den = np.maximum(np.linalg.norm(np.abs(k_mat) @ np.abs(rigid), axis=0), 1e-300)
-    return float(np.max(num / den))
+    grid = np.array([where[pid] if comp else -1 for pid, comp in labels], dtype=np.int64)
+    component = np.array([comp - 1 for _, comp in labels], dtype=np.int64)
+    return rigid_rows(punch.coords * length, punch.frames, grid, component)
 
 
 def _choose_layout(punch: Punch, k_mat: np.ndarray, source: str):
@@ -180,7 +158,7 @@ def _choose_layout(punch: Punch, k_mat: np.ndarray, source: str):
         for name, labels in punch.layouts():
             if len(labels) != k_mat.shape[0]:
                 continue
-            res = _force_residual(k_mat, _rigid_rows(punch, labels))
+            res = force_residual(k_mat, _rigid_rows(punch, labels))
             tried.append((res, f"{name}; {reading}", labels, frames))
     if not tried:
         raise ReadError(f"{source}: the stiffness has {k_mat.shape[0]} rows, but no a-set "
@@ -216,34 +194,28 @@ def _attach(punch: Punch, attach_set) -> tuple[str, list[int]]:
 
 
 def _reduce(k_mat, m_mat, fixed: np.ndarray, path: Path):
-    """(T, λ, x, massless, unconnected): the static condensation T (n_a x n_kept) of the
-    free DOFs without mass (zero rows of M; T leaves out DOFs whose rows of K and M are
-    both zero: they take no part in the motion) and the eigenpairs of
-    (Tᵀ K T, Tᵀ M T), ascending, x mass-normalised."""
+    """(vectors, λ, massless, unconnected): the eigenpairs of (KAA, MAA) with the DOFs
+    ``fixed``, ascending, as a-set vectors (n_a x n_kept) mass-normalised; the free DOFs
+    without mass (zero rows of M) condensed statically (modal.eigen.dense_eigen), those
+    whose rows of K and M are both zero left out (they take no part in the motion)."""
     n = k_mat.shape[0]
     free = np.setdiff1d(np.arange(n), fixed)
     no_mass = np.max(np.abs(m_mat[free]), axis=1) == 0
     no_stiffness = np.max(np.abs(k_mat[free]), axis=1) == 0
     unconnected = free[no_mass & no_stiffness]  # e.g. rotations of grids on solids
     massless = free[no_mass & ~no_stiffness]
-    kept = np.setdiff1d(free, np.concatenate([massless, unconnected]))
-    t_mat = np.zeros((n, kept.size))
-    t_mat[kept, np.arange(kept.size)] = 1.0
-    if massless.size:
-        try:
-            t_mat[massless] = -sla.solve(k_mat[np.ix_(massless, massless)],
-                                         k_mat[np.ix_(massless, kept)], assume_a="sym")
-        except (np.linalg.LinAlgError, sla.LinAlgWarning):
-            raise ReadError(f"{path}: the stiffness of the {massless.size} massless a-set "
-                            "DOFs is singular; they cannot be condensed") from None
-    k_red = t_mat.T @ k_mat @ t_mat
-    m_red = t_mat.T @ m_mat @ t_mat
+    active = np.setdiff1d(free, unconnected)
+    sub = np.ix_(active, active)
     try:
-        lam, x = sla.eigh(0.5 * (k_red + k_red.T), 0.5 * (m_red + m_red.T))
-    except np.linalg.LinAlgError as exc:
+        lam, vec = dense_eigen(sp.csr_matrix(0.5 * (k_mat + k_mat.T)[sub]),
+                               sp.csr_matrix(0.5 * (m_mat + m_mat.T)[sub]),
+                               f"{path}: the a-set")
+    except (np.linalg.LinAlgError, sla.LinAlgError) as exc:
         raise ReadError(f"{path}: the a-set mass without its zero rows is not positive "
                         f"definite ({exc})") from None
-    return t_mat, lam, x, massless, unconnected
+    vectors = np.zeros((n, lam.size))
+    vectors[active] = vec
+    return vectors, lam, massless, unconnected
 
 
 def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
@@ -305,7 +277,7 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
                           if (g, c) in index], dtype=np.int64)
     elif attach_set is not None:
         raise ReadError(f"{path}: attach_set applies to reference_frame='attached'")
-    t_mat, lam, x, massless, unconnected = _reduce(k_mat, m_mat, fixed, path)
+    vectors, lam, massless, unconnected = _reduce(k_mat, m_mat, fixed, path)
     if lam.size and lam[0] < -RIGID_EIG_RTOL * max(abs(lam[-1]), 1e-300):
         raise ReadError(f"{source}: (KAA, MAA) has a negative eigenvalue {lam[0]:.4g} "
                         "rad²/s²: the stiffness is not positive semidefinite")
@@ -332,7 +304,7 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
                             "for a free superelement (lowest eigenvalues "
                             f"{np.array2string(lam[:8], precision=4)}); attach the frame "
                             "(reference_frame='attached')")
-        vecs = t_mat @ x[:, :6]
+        vecs = vectors[:, :6]
         mr = m_mat @ rigid
         rest = vecs - rigid @ np.linalg.solve(rigid.T @ mr, mr.T @ vecs)
         span = float(np.max(np.sqrt(np.einsum("ij,ij->j", rest, m_mat @ rest))))
@@ -341,7 +313,7 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
                             f"of the boundary grids (residual {span:.3e}): the grids, their "
                             "CD systems or the a-set order do not fit the matrices")
         meta_frame["rigid_span_residual"] = span
-    modes = t_mat @ x[:, n_rigid:]
+    modes = vectors[:, n_rigid:]
     lam = np.clip(lam[n_rigid:], 0.0, None)
     if frame is ReferenceFrame.MEAN_AXIS:
         mr = m_mat @ rigid

@@ -201,6 +201,16 @@ def _read_bulk(path: Path):
     return model
 
 
+def spc_pairs(card) -> list[tuple]:
+    """(grid ID, components text) of each grid an SPC or SPC1 card constrains; none for
+    other constraint cards (SPCADD, SPCD …)."""
+    if card.type == "SPC1":
+        return [(nid, card.components) for nid in card.node_ids]
+    if card.type == "SPC":
+        return list(zip(card.node_ids, card.components, strict=False))
+    return []
+
+
 def _spc_sets(model, index: dict, path: Path, rotating: np.ndarray
               ) -> dict[int, np.ndarray]:
     """Per SPC set id, the grids it clamps fully (by any mix of SPC and SPC1 cards, with
@@ -211,13 +221,7 @@ def _spc_sets(model, index: dict, path: Path, rotating: np.ndarray
     for sid, cards in sorted(model.spcs.items()):
         comps: dict[int, set] = {}
         for card in cards:
-            if card.type == "SPC1":
-                pairs = [(nid, card.components) for nid in card.node_ids]
-            elif card.type == "SPC":
-                pairs = list(zip(card.node_ids, card.components, strict=False))
-            else:
-                continue
-            for nid, comp in pairs:
+            for nid, comp in spc_pairs(card):
                 if nid not in index:
                     raise ReadError(f"{path}: {card.type} {sid} names grid {nid}, which no "
                                     "GRID card defines")

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .bulk import BdfGeometry, rotating_grids
+from .bulk import BdfGeometry, rotating_grids, spc_pairs
 from .grid_mass import param_value
 
 
@@ -63,13 +63,7 @@ def constrained_components(geo: BdfGeometry) -> dict[int, set[int]]:
     out: dict[int, set[int]] = {}
     for cards in getattr(model, "spcs", {}).values():
         for card in cards:
-            if card.type == "SPC1":
-                pairs = [(nid, card.components) for nid in card.node_ids]
-            elif card.type == "SPC":
-                pairs = list(zip(card.node_ids, card.components, strict=False))
-            else:
-                continue
-            for nid, comp in pairs:
+            for nid, comp in spc_pairs(card):
                 if nid is not None and int(nid) in index:
                     out.setdefault(index[int(nid)], set()).update(_components(comp))
     for nid, k in index.items():
@@ -163,3 +157,30 @@ def layouts(geo: BdfGeometry) -> list[Layout]:
 
 def _points(spoints) -> str:
     return f" and {len(spoints)} scalar point(s)" if spoints else ""
+
+
+def rigid_rows(coords: np.ndarray, frames: np.ndarray, grid: np.ndarray,
+               component: np.ndarray) -> np.ndarray:
+    """(n, 6) the values the six rigid motions (translations along basic x, y, z, then
+    small rotations about the basic axes through the origin [rad]) give the DOFs
+    (``grid`` index, ``component`` 0–5 in that grid's displacement axes ``frames``);
+    rows of scalar points (grid −1) stay zero. ``coords`` [length] in basic:
+    u = v + ω × x, so axisᵀu = axisᵀv + (x × axis)ᵀω."""
+    out = np.zeros((grid.size, 6))
+    for row in np.flatnonzero(grid >= 0):
+        g, c = grid[row], component[row]
+        axis = frames[g][:, c % 3]
+        if c < 3:
+            out[row, :3] = axis
+            out[row, 3:] = np.cross(coords[g], axis)
+        else:
+            out[row, 3:] = axis
+    return out
+
+
+def force_residual(k_mat, rigid: np.ndarray) -> float:
+    """Largest ‖K r‖ / ‖|K| |r|‖ over the rigid motions r (columns of ``rigid``): about
+    1e-16 when the DOF layout fits a free stiffness, O(1e-3..1) when it does not."""
+    num = np.linalg.norm(k_mat @ rigid, axis=0)
+    den = np.maximum(np.linalg.norm(abs(k_mat) @ np.abs(rigid), axis=0), 1e-300)
+    return float(np.max(num / den))

@@ -17,7 +17,7 @@ from ...femodel import FEModel
 from ...units import get_units
 from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
-from .dof_sets import Layout, layouts
+from .dof_sets import Layout, force_residual, layouts, rigid_rows
 
 #: A layout fits a free stiffness when its rigid motions leave forces below this fraction
 #: of the force scale (round-off is ~1e-15; a wrong DOF order gives 1e-3 and more).
@@ -33,18 +33,25 @@ def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
     return Path(text), None
 
 
+def read_op4_file(path: Path, what: str) -> dict:
+    """Every matrix of the OP4 file ``path`` (pyNastran's Matrix objects by name), read in
+    double precision whatever the header declares (pyNastran's default rounds type-1
+    text matrices to float32); ReadError naming ``what`` and the file."""
+    op4 = _import("pyNastran.op4.op4")
+    try:
+        with redirect_stdout(io.StringIO()):
+            return op4.read_op4(str(path), precision="double", log=_quiet_logger())
+    except Exception as exc:
+        raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc}") from None
+
+
 def read_op4_matrix(spec: str | os.PathLike, what: str = "matrix") -> tuple[sp.csr_matrix, str]:
     """The matrix ``NAME`` of ``FILE.op4:NAME`` (the only one when NAME is omitted) as a
     CSR matrix, with its name; ReadError listing the names the file holds."""
     path, name = split_spec(spec)
     if not path.is_file():
         raise ReadError(f"{what}: OP4 file {str(path)!r} not found")
-    op4 = _import("pyNastran.op4.op4")
-    try:
-        with redirect_stdout(io.StringIO()):
-            matrices = op4.read_op4(str(path), precision="double", log=_quiet_logger())
-    except Exception as exc:
-        raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc}") from None
+    matrices = read_op4_file(path, what)
     names = sorted(matrices)
     if not names:
         raise ReadError(f"{what}: {path} holds no matrix")
@@ -65,23 +72,6 @@ def read_op4_matrix(spec: str | os.PathLike, what: str = "matrix") -> tuple[sp.c
     return mat, match
 
 
-def _rigid_residual(lay: Layout, geometry: BdfGeometry, k_mat: sp.spmatrix) -> float:
-    """Largest ‖K r‖ / ‖|K| |r|‖ over the six rigid motions r written in ``lay``: about
-    1e-16 when the layout fits a free stiffness, O(1e-3..1) when it does not."""
-    rigid = np.zeros((lay.size, 6))
-    for row in np.flatnonzero(lay.grid >= 0):
-        g, c = lay.grid[row], lay.component[row]
-        axis = geometry.frames[g][:, c % 3]
-        if c < 3:
-            rigid[row, :3] = axis
-            rigid[row, 3:] = np.cross(geometry.coords[g], axis)
-        else:
-            rigid[row, 3:] = axis
-    num = np.linalg.norm(k_mat @ rigid, axis=0)
-    den = np.maximum(np.linalg.norm(abs(k_mat) @ np.abs(rigid), axis=0), 1e-300)
-    return float(np.max(num / den))
-
-
 def _layout_of(n: int, geometry: BdfGeometry, label: str, k_mat=None) -> Layout:
     """The candidate layout (dof_sets.layouts) with ``n`` DOFs; ReadError listing every
     layout tried with its size. When several different layouts have that size, the one
@@ -98,7 +88,9 @@ def _layout_of(n: int, geometry: BdfGeometry, label: str, k_mat=None) -> Layout:
                         f"with their sizes: {tried})")
     names = "; ".join(lay.name for lay in fits)
     if k_mat is not None:
-        ranked = sorted((_rigid_residual(lay, geometry, k_mat), k) for k, lay in
+        ranked = sorted((force_residual(k_mat, rigid_rows(geometry.coords, geometry.frames,
+                                                            lay.grid, lay.component)), k)
+                        for k, lay in
                         enumerate(fits))
         if ranked[0][0] < RIGID_FIT and ranked[1][0] > 1e3 * max(ranked[0][0], 1e-300):
             return fits[ranked[0][1]]

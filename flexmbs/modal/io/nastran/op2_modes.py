@@ -17,6 +17,7 @@ from ...units import get_units
 from ..registry import register_format
 from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
+from .dof_sets import rigid_rows
 from .grid_mass import grid_mass
 from .matrices import _to_grids, read_op4_matrix
 
@@ -215,16 +216,8 @@ def rigid_mass_about(mass6: sp.spmatrix, coords: np.ndarray, point) -> np.ndarra
     with D the rigid motions of the grids about ``point`` (what Nastran's grid point weight
     generator prints as MO)."""
     n = coords.shape[0]
-    d = np.zeros((6 * n, 6))
-    rel = coords - np.asarray(point, dtype=float)
-    for a in range(3):
-        d[a::6, a] = 1.0
-        omega = np.zeros(3)
-        omega[a] = 1.0
-        trans = np.cross(omega, rel)
-        for c in range(3):
-            d[c::6, 3 + a] = trans[:, c]
-        d[3 + a::6, 3 + a] = 1.0
+    d = rigid_rows(coords - np.asarray(point, dtype=float), np.tile(np.eye(3), (n, 1, 1)),
+                   np.repeat(np.arange(n), 6), np.tile(np.arange(6), n))
     return d.T @ (mass6 @ d)
 
 
