@@ -339,3 +339,52 @@ def test_wtmass_in_the_punch_is_reported_not_applied(tmp_path, reference):
     plain = read_modal(PCH)
     np.testing.assert_allclose(body.total_mass, plain.total_mass, rtol=1e-14)
     assert "not applied" in body.metadata["wtmass"]
+
+
+def _with_matrices(tmp_path, **mats):
+    """The real punch beside an OP4 holding ``mats`` (name → array)."""
+    folder = tmp_path / "se"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(PCH, folder / "se_test_n11.pch")
+    write_op4(str(folder / "se_test_n11.op4"),
+              {name: Matrix(name, 6, value) for name, value in mats.items()}, is_binary=False)
+    return folder / "se_test_n11.pch"
+
+
+def test_viscous_and_structural_damping_matrices(tmp_path, reference):
+    """BAA = a MAA + b KAA (Rayleigh) gives D_ff = a I + b diag(ω²) on the mass-normalised
+    modes; K4AA = g KAA with W4 gives (g/W4) diag(ω²); without W4 K4AA is left out with a
+    warning (a time-domain run needs viscous damping)."""
+    k_aa, m_aa = reference
+    a, b, g, w4 = 3.0, 2e-6, 0.04, 2 * np.pi * 200.0
+    body = read_modal(_with_matrices(tmp_path, KAA=k_aa, MAA=m_aa, BAA=a * m_aa + b * k_aa),
+                      reference_frame="attached")
+    lam = np.diag(body.K_ff)
+    np.testing.assert_allclose(body.damping_matrix, np.diag(a + b * lam), rtol=0,
+                               atol=1e-9 * (a + b * lam.max()))
+    body = read_modal(_with_matrices(tmp_path, KAA=k_aa, MAA=m_aa, K4AA=g * k_aa),
+                      reference_frame="attached", w4=w4)
+    np.testing.assert_allclose(body.damping_matrix, np.diag(g / w4 * lam), rtol=0,
+                               atol=1e-9 * g / w4 * lam.max())
+    with pytest.warns(UserWarning, match="K4AA is not applied"):
+        body = read_modal(_with_matrices(tmp_path, KAA=k_aa, MAA=m_aa, K4AA=g * k_aa),
+                          reference_frame="attached")
+    assert body.damping_matrix is None
+
+
+def test_massless_boundary_rotations_are_condensed(tmp_path, reference):
+    """MAA without the boundary grids' rotational mass (massless interface rotations, as
+    lumped-mass models have): the free body's frequencies equal the finite generalized
+    eigenvalues scipy finds with the singular mass (QZ), rigid ones left out."""
+    k_aa, m_aa = reference
+    rot = np.array([6 * g + c for g in range(N_B // 6) for c in (3, 4, 5)])
+    m_cut = m_aa.copy()
+    m_cut[rot, :] = 0.0
+    m_cut[:, rot] = 0.0
+    body = read_modal(_with_matrices(tmp_path, KAA=k_aa, MAA=m_cut))
+    assert body.metadata["massless_dofs_condensed"]
+    active = np.flatnonzero(np.any(k_aa != 0, axis=1) | np.any(m_cut != 0, axis=1))
+    lam = sla.eig(k_aa[np.ix_(active, active)], m_cut[np.ix_(active, active)], right=False)
+    lam = np.sort(lam[np.isfinite(lam)].real)[6:]
+    np.testing.assert_allclose(body.frequencies, np.sqrt(lam[:body.n_modes]) / (2 * np.pi),
+                               rtol=1e-7)

@@ -41,17 +41,21 @@ def reference(fe):
     return clamped_modes(fe, "x0", N_MODES, normalization="mass")
 
 
-@pytest.fixture(scope="module")
-def reference_without_root_mass(fe):
-    """The direct reduction with the clamped DOFs' mass rows and columns removed: what an
-    a-set (or HBMAT, which leaves constrained equations out) holds."""
+def _without_root_mass(fe):
+    """``fe`` with the clamped DOFs' mass rows and columns removed: what an a-set (or
+    HBMAT, which leaves constrained equations out) holds."""
     from dataclasses import replace
 
     keep = np.ones(fe.n_dof)
     keep[fe.node_dofs(fe.node_sets["x0"])] = 0.0
     mask = sp.diags(keep)
-    return clamped_modes(replace(fe, mass=(mask @ fe.mass @ mask).tocsr()), "x0", N_MODES,
-                         normalization="mass")
+    return replace(fe, mass=(mask @ fe.mass @ mask).tocsr())
+
+
+@pytest.fixture(scope="module")
+def reference_without_root_mass(fe):
+    """The direct reduction of :func:`_without_root_mass`."""
+    return clamped_modes(_without_root_mass(fe), "x0", N_MODES, normalization="mass")
 
 
 def _coupling(data):
@@ -250,3 +254,15 @@ def test_ansys_hbmat(tmp_path, fe, reference, reference_without_root_mass):
     # HBMAT holds no mass at the constrained equations (like an a-set)
     _compare(data, reference, complete_mass=False)
     _compare(data, reference_without_root_mass)
+    # the stiffening matrices from the archive's hexahedra and the given material
+    with_material = read_ansys(tmp_path / "mass.matrix", tmp_path / "stiff.matrix",
+                               tmp_path / "bar.cdb",
+                               material={"E": STEEL["E"], "nu": STEEL["nu"]})
+    ours = clamped_modes(with_material, "constrained", N_MODES,
+                         normalization="mass").with_stiffening(with_material)
+    theirs = reference_without_root_mass.with_stiffening(_without_root_mass(fe))
+    signs = np.sign(np.sum(ours.phi * theirs.phi, axis=0))
+    flip = np.outer(signs, signs)
+    for case, matrix in theirs.stiffening.items():
+        np.testing.assert_allclose(ours.stiffening[case] * flip, matrix, rtol=0,
+                                   atol=1e-9 * np.abs(matrix).max())

@@ -452,6 +452,8 @@ def _damping(found, modes, weight, system, punch: Punch, w4):
             notes.append("structural K4AA not applied (no W4)")
     if not notes:
         return None, "none (zero damping; the default)"
+    if not np.any(total):  # nothing applied: no damping matrix (zero damping)
+        return None, "; ".join(notes)
     return 0.5 * (total + total.T), "; ".join(notes)
 
 
