@@ -29,8 +29,8 @@ from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
 from flexmbs.compiled import engine
 from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
-from flexmbs.compiled.newton import sparse_lu_solve
 from flexmbs.compiled.tables import unsupported_reason
+from flexmbs.engine.newton import sparse_lu_solve
 from flexmbs.errors import ModelError, ValidationError
 from flexmbs.integrators import simulate
 from flexmbs.model import Constant, ModelBuilder, Polynomial, SpinUp
@@ -665,7 +665,7 @@ def test_the_quadratic_velocity_jacobian_is_that_of_the_bilinear_form(seed, nm, 
     """tangents.qbar_jacobian (term by term, O(n)) against the column-by-column product
     B(e_k, w) + B(w, e_k) of tangents.qbar_bilinear and against central differences of
     Q̄(w) = B(w, w), for random M̄, N, qs, w with 0–12 modes, from row 0 or 6."""
-    from flexmbs.compiled.tangents import qbar_bilinear, qbar_jacobian
+    from flexmbs.elements.floating_frame import qbar_bilinear, qbar_jacobian
 
     rng = np.random.default_rng(seed)
     n6 = 6 + nm
@@ -697,7 +697,7 @@ def test_the_quadratic_velocity_jacobian_is_that_of_the_bilinear_form(seed, nm, 
 def test_the_stiffening_quadratic_velocity_jacobian_is_that_of_its_form(seed, nm):
     """stiffening.qbar_pair_jacobian (term by term) against the column-by-column product
     B(e_k, w) + B(w, e_k) of stiffening.qbar_pair, for random ΔM̄, ∂ΔM̄/∂ξ and w."""
-    from flexmbs.compiled.stiffening import qbar_pair, qbar_pair_jacobian
+    from flexmbs.elements.flexible_body.stiffening import qbar_pair, qbar_pair_jacobian
 
     rng = np.random.default_rng(seed)
     n6 = 6 + nm
@@ -719,7 +719,7 @@ def _array_arguments() -> int:
     allocation each, outside the kernels)."""
     from numba.core import types
 
-    from flexmbs.compiled.newton import kernel
+    from flexmbs.engine.newton import kernel
 
     (signature,) = kernel.signatures
     return sum(isinstance(arg, types.Array) for arg in signature)

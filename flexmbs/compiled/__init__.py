@@ -4,7 +4,7 @@ kernels, and the Newton iteration of a step (docs/compiled.md).
 The NumPy path (:mod:`flexmbs.assembly`) stays the reference; ``simulate(...,
 engine="python")`` or ``NUMBA_DISABLE_JIT=1`` runs it.
 
-The kernels are written for numba (:mod:`flexmbs.compiled.newton` and the modules it
+The kernels are written for numba (:mod:`flexmbs.engine.newton` and the modules it
 imports). A run takes them either as the shipped prebuilt machine code
 (:mod:`flexmbs.compiled.prebuilt`, loaded without numba) or from numba, which compiles
 them once per install and caches them on disk. Importing this package does not import
@@ -30,14 +30,26 @@ NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "elf.py", "engine.py", "native.p
                       "prebuilt.py", "tables.py", "warmup.py", "workspace.py")
 
 
+#: The kernel modules outside this package: every element kind's and the engine's
+#: dispatch and Newton iteration (paths relative to the flexmbs package).
+KERNEL_SOURCES_ELSEWHERE = ("elements/**/*.py", "engine/dispatch.py", "engine/newton.py")
+
+
+def kernel_sources() -> list[Path]:
+    """The files whose contents the kernels are compiled from, in a fixed order."""
+    here = Path(__file__).resolve().parent
+    paths = [p for p in sorted(here.glob("*.py")) if p.name not in NOT_KERNEL_SOURCES]
+    for pattern in KERNEL_SOURCES_ELSEWHERE:
+        paths.extend(sorted(here.parent.glob(pattern)))
+    return paths
+
+
 def _kernel_tag() -> str:
     """``kernels-<hash of the kernel modules' sources>``."""
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(here.glob("*.py")):
-        if path.name in NOT_KERNEL_SOURCES:
-            continue
-        digest.update(path.name.encode())
+    for path in kernel_sources():
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return f"kernels-{digest.hexdigest()[:16]}"
 

@@ -4,7 +4,7 @@
 :class:`CompiledSystem` compiles a :class:`~flexmbs.assembly.system.System` once into
 packed arrays (:mod:`flexmbs.compiled.tables`, :mod:`flexmbs.compiled.packing`) and
 offers what the integrator needs: the drive and actuator values of a time level, the
-Newton iteration of a step (:func:`flexmbs.compiled.newton.newton_step`) and, for tests,
+Newton iteration of a step (:func:`flexmbs.engine.newton.newton_step`) and, for tests,
 the residual and the iteration matrix.
 """
 
@@ -61,7 +61,7 @@ class Factors(NamedTuple):
 
 def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
     """(sp_i, sp_x) of a ``scipy.sparse.linalg.splu`` factorisation for
-    :func:`flexmbs.compiled.newton.sparse_lu_solve`."""
+    :func:`flexmbs.engine.newton.sparse_lu_solve`."""
     low, up = lu.L.tocsc(), lu.U.tocsc()
     n = low.shape[0]
     sp_i = np.concatenate([[n, low.nnz, up.nnz], low.indptr, low.indices, up.indptr,
@@ -133,7 +133,7 @@ class CompiledSystem:
             if wait:  # a background compilation is filling the cache: do not compile twice
                 warmup.wait_while_compiling()
                 start = time.perf_counter()
-            from .newton import kernel
+            from ..engine.newton import kernel
 
             self._kernel = kernel
         self._warm_up(on_compile)
@@ -177,7 +177,7 @@ class CompiledSystem:
     def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
               max_iter=1, prof=None, u=None, lu=None, piv=None, start=False, qs=None,
               qds=None, lams=None, profs=None, us=None, refs=None, out=None):
-        """:func:`~flexmbs.compiled.newton.kernel` with placeholders for what ``task``
+        """:func:`~flexmbs.engine.newton.kernel` with placeholders for what ``task``
         does not use (every argument keeps one type, so the kernel compiles once)."""
         d = self._dummy
         return self._kernel(task, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
@@ -213,7 +213,7 @@ class CompiledSystem:
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
                start, sync: bool = True):
-        """One step-kernel call (:func:`~flexmbs.compiled.newton.newton_step`): its code.
+        """One step-kernel call (:func:`~flexmbs.engine.newton.newton_step`): its code.
         The rotational springs' angle memory comes from the System and goes back to it
         (unless ``sync`` is False), so both paths continue the same angles."""
         d, f = self._dummy, factors

@@ -2,7 +2,7 @@
 (docs/compiled.md, "The prebuilt kernel").
 
 A shipped build (:mod:`flexmbs.compiled.prebuilt`) is the relocatable object code of
-the step kernel :func:`flexmbs.compiled.newton.kernel` behind a C entry point
+the step kernel :func:`flexmbs.engine.newton.kernel` behind a C entry point
 
     int64 flexmbs_kernel(void **pointers, int64 *numbers, void **error)
 
@@ -121,7 +121,7 @@ def link(code: bytes, symbol: str):
 
 class NativeKernel:
     """The step kernel from linked machine code, called as
-    :func:`flexmbs.compiled.newton.kernel` (same parameters, same result).
+    :func:`flexmbs.engine.newton.kernel` (same parameters, same result).
 
     ``parameters``: the kernel's parameters in order, as the build recorded them:
     (name, kind, ndim) with kind "f8" or "i8" (a C-contiguous array of ndim dimensions)

@@ -3,7 +3,7 @@
 
 numba takes over a minute to compile the kernels, and importing numba and rebuilding a
 cached kernel takes a third of a second, longer than many runs. Python calls one
-kernel, :func:`flexmbs.compiled.newton.kernel`, whose compiled form holds every kernel
+kernel, :func:`flexmbs.engine.newton.kernel`, whose compiled form holds every kernel
 it calls. So the package ships that compiled form in ``prebuilt/``: relocatable object
 code for a baseline CPU behind a C entry point (:mod:`flexmbs.compiled.native`), with
 a manifest of what it was built from and for. It references the C and maths libraries
@@ -284,9 +284,9 @@ def _compile_object(out: Path) -> None:
     import numpy as np
     from numba import carray, njit, types
 
+    from ..engine.newton import kernel
     from .elf import read_object
     from .native import FAILED
-    from .newton import kernel
     from .warmup import compile_kernels
 
     compile_kernels()

@@ -1,8 +1,8 @@
 """The frame terms shared by the quadratic-velocity forms of the kernels
 (docs/theory_ffrf.md, docs/theory_stiffening.md, docs/compiled.md).
 
-Both Q̄(w) of a flexible body (:func:`flexmbs.compiled.tangents.qbar_bilinear`) and the
-stiffening's Q̄_s(w) (:func:`flexmbs.compiled.stiffening.qbar_pair`) are bilinear forms
+Both Q̄(w) of a flexible body (:func:`flexmbs.elements.floating_frame.qbar_bilinear`) and the
+stiffening's Q̄_s(w) (:func:`flexmbs.elements.flexible_body.stiffening.qbar_pair`) are bilinear forms
 B(w, w) of w = (v̄, ω̄, ξ̇) whose rigid part is
 
     M̄[:, :3] (ω̄ × v̄) − [ω̄ × h_v; ω̄ × h_ω + v̄ × h_v; 0],  (h_v, h_ω) = rows 0–5 of M̄ w,

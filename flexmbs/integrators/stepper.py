@@ -397,7 +397,7 @@ class AlphaIntegrator:
             self.max_iter, None
 
     def _try_step_compiled(self, h):
-        """:meth:`_try_step` in compiled code (:func:`flexmbs.compiled.newton.newton_step`):
+        """:meth:`_try_step` in compiled code (:func:`flexmbs.engine.newton.newton_step`):
         one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
         models) per matrix refresh."""
         p, cs, nk = self.params, self.compiled, self._codes

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
-from .quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
-from .rotations import (
+from ...compiled._jit import njit
+from ...compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
+from ...compiled.rotations import (
     add_ct_times,
     add_ct_x_c,
     d_rot_t_into,
@@ -23,7 +23,7 @@ from .rotations import (
 )
 
 #: coupling codes (tables.COUPLING_CODES)
-_TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))
+_TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 
 
 @njit(cache=True)

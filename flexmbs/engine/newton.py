@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
-from .codes import (
+from ..compiled._jit import njit
+from ..compiled.codes import (
     CONVERGED,
     HAVE_RESIDUAL,
     IT,
@@ -34,10 +34,9 @@ from .codes import (
     TASK_OUTPUTS,
     TASK_STEP,
 )
-from .outputs import outputs_entry, velocity_constraint
-from .packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
-from .residual import dynamic_residual, jacobian_dense, phi_only
-from .tangents import iteration_matrix
+from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
+from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
+from .dispatch import dynamic_residual, iteration_matrix, outputs_entry, phi_only
 
 _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
 _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
@@ -233,7 +232,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_RESIDUAL: r and Φ at (q, q̇, q̈, λ) into the workspace;
     * TASK_MATRIX: the scaled iteration matrix at that state into the workspace, with
       β' = par[0], γ' = par[1];
-    * TASK_OUTPUTS: :func:`flexmbs.compiled.outputs.outputs_entry` of the histories
+    * TASK_OUTPUTS: :func:`flexmbs.engine.dispatch.outputs_entry` of the histories
       qs, qds, lams with profiles profs, actuator values us and the rotational springs'
       angles refs into ``out``.
 

@@ -1,0 +1,1 @@
+"""Joint actuators with a time profile. (docs/compiled.md, "Adding an element kind")."""

@@ -1,0 +1,420 @@
+"""Joints and drives in compiled code: Φ, Φ_qᵀλ, Φ_q, the Hessian of Σ λ_k Φ_k and the
+velocity equations (docs/compiled.md, docs/theory_constraints.md).
+
+Every joint and drive equation is a bilinear form in its two markers' vectors
+V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j) plus a linear part, Φ_e = Σ_ab C_ab v_aᵀv_b
++ Σ_a l_aᵀv_a (:func:`flexmbs.model.joints.constraint_coefficients`), so no joint kind
+has code of its own here: rotation drives update C from θ_d(t), translation drives
+subtract s(t); the Euler-parameter normalization rows pᵀp − 1 and the coordinate drives
+come beside them. The NumPy counterparts: :mod:`flexmbs.assembly.constraints` and
+:func:`flexmbs.assembly.tangents.constraint_hessian`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...compiled._jit import njit
+from ...compiled.packing import (
+    NO,
+    ROWS_I,
+    ROWS_J,
+    T_B_KIND,
+    T_B_NM,
+    T_B_NORM,
+    T_B_START,
+    T_C_COORD,
+    T_C_DRIVE,
+    T_C_ROW,
+    T_E_DRIVE,
+    T_E_KIND,
+    T_E_LIN,
+    T_E_MARK,
+    T_E_NPAIRS,
+    T_E_PAIRS,
+    T_E_ROW,
+    T_J_COL,
+    T_J_ROW,
+    T_K_BASE,
+    T_K_BODY,
+    T_K_SHAPES,
+    W_BASIS,
+    W_COEF,
+    W_HCS,
+    W_HHESS,
+    W_HJAC,
+    W_HV,
+    W_MK_J,
+    W_MK_V,
+    W_OFFSET,
+    W_QCUR,
+    W_ROT,
+    W_S4,
+    W_WGT,
+    YES,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _i1,
+    _i2,
+    _i3,
+)
+from ..markers import _marker_hessian, _scatter_n, marker_vectors
+
+EQ_ROTATION, EQ_TRANSLATION = 1, 2
+
+
+@njit(cache=True)
+def equation_coefficients(F, IN, H, WF, WI, WH, prof):
+    """The time-dependent coefficients at t: C[5, 1] = −sin θ_d, C[5, 2] = cos θ_d of the
+    rotation drives into W_coef and s(t) of the translation drives into W_offset (the
+    joints' C_k are copied into W_coef once, by ``make_workspace``)."""
+    T_e_drive = _i1(IN, H, T_E_DRIVE)
+    T_e_kind = _i1(IN, H, T_E_KIND)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_offset = _f1(WF, WH, W_OFFSET)
+    for e in range(T_e_kind.size):
+        kind = T_e_kind[e]
+        if kind == EQ_ROTATION:
+            th = prof[T_e_drive[e], 0]
+            W_coef[e, 5, 1] = -np.sin(th)
+            W_coef[e, 5, 2] = np.cos(th)
+        elif kind == EQ_TRANSLATION:
+            W_offset[e] = prof[T_e_drive[e], 0]
+
+
+@njit(cache=True)
+def constraint_values(F, IN, H, WF, WI, WH, q, prof, phi):
+    """Φ (n_c,) into ``phi``, with the markers' vectors (no Jacobians)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_basis = _f3(WF, WH, W_BASIS)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_s4 = _f2(WF, WH, W_S4)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    equation_coefficients(F, IN, H, WF, WI, WH, prof)
+    for k in range(T_k_body.size):
+        marker_vectors(
+            T_b_nm,
+            T_b_start,
+            T_k_base,
+            T_k_body,
+            T_k_shapes,
+            W_basis,
+            W_mk_j,
+            W_mk_v,
+            W_rot,
+            W_s4,
+            q,
+            k,
+            NO,
+        )
+    _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
+
+
+@njit(cache=True)
+def _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi):
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_c_coord = _i1(IN, H, T_C_COORD)
+    T_c_drive = _i1(IN, H, T_C_DRIVE)
+    T_c_row = _i1(IN, H, T_C_ROW)
+    T_e_lin = _f3(F, H, T_E_LIN)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_offset = _f1(WF, WH, W_OFFSET)
+    for b in range(T_b_kind.size):
+        s = T_b_start[b] + 3
+        phi[T_b_norm[b]] = (
+            q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3] - 1.0
+        )
+    for c in range(T_c_row.size):
+        phi[T_c_row[c]] = q[T_c_coord[c]] - prof[T_c_drive[c], 0]
+    for e in range(T_e_row.size):
+        ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+        val = -W_offset[e]
+        for p in range(T_e_npairs[e]):  # the nonzero C_ab only; scalar indexing
+            a, b = T_e_pairs[e, p, 0], T_e_pairs[e, p, 1]
+            ka, aa = (ki, a) if a < 4 else (kj, a - 4)
+            kb, bb = (ki, b) if b < 4 else (kj, b - 4)
+            val += W_coef[e, a, b] * (W_mk_v[ka, aa, 0] * W_mk_v[kb, bb, 0]
+                                      + W_mk_v[ka, aa, 1] * W_mk_v[kb, bb, 1]
+                                      + W_mk_v[ka, aa, 2] * W_mk_v[kb, bb, 2])
+        for a in range(8):
+            ka, aa = (ki, a) if a < 4 else (kj, a - 4)
+            val += (T_e_lin[e, a, 0] * W_mk_v[ka, aa, 0] + T_e_lin[e, a, 1] * W_mk_v[ka, aa, 1]
+                    + T_e_lin[e, a, 2] * W_mk_v[ka, aa, 2])
+        phi[T_e_row[e]] = val
+
+
+@njit(cache=True)
+def _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt):
+    """wgt (8, 3) ← (C + Cᵀ) V + l of equation e: ∂Φ_e/∂q = Σ_a wgt_aᵀ J_a (from the
+    nonzero C_ab: wgt_a += C_ab V_b, wgt_b += C_ab V_a)."""
+    ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+    for a in range(8):
+        for c in range(3):
+            wgt[a, c] = T_e_lin[e, a, c]
+    for p in range(T_e_npairs[e]):
+        a, b = T_e_pairs[e, p, 0], T_e_pairs[e, p, 1]
+        cab = W_coef[e, a, b]
+        ka, aa = (ki, a) if a < 4 else (kj, a - 4)
+        kb, bb = (ki, b) if b < 4 else (kj, b - 4)
+        for c in range(3):
+            wgt[a, c] += cab * W_mk_v[kb, bb, c]
+            wgt[b, c] += cab * W_mk_v[ka, aa, c]
+
+
+@njit(cache=True)
+def _add_weighted_jacobian(T_b_nm, T_b_start, T_k_body, W_mk_j, k, wgt, first, scale, out):
+    """out[cols of marker k's body] += scale Σ_a wgt[first + a] · J_k[a] (no-op on ground)."""
+    b = T_k_body[k]
+    if b < 0:
+        return
+    start = T_b_start[b]
+    n = 7 + T_b_nm[b]
+    jac = W_mk_j[k]
+    for a in range(4):  # rows of the weights that are zero (most axes) cost nothing
+        w0, w1, w2 = wgt[first + a, 0], wgt[first + a, 1], wgt[first + a, 2]
+        if w0 == 0.0 and w1 == 0.0 and w2 == 0.0:
+            continue
+        for col in range(n):
+            out[start + col] += scale * (w0 * jac[a, 0, col] + w1 * jac[a, 1, col]
+                                         + w2 * jac[a, 2, col])
+
+
+@njit(cache=True)
+def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
+    """Φ into ``phi`` and r += Φ_qᵀλ (markers with Jacobians into the workspace)."""
+    T_e_lin = _f3(F, H, T_E_LIN)
+    W_coef = _f3(WF, WH, W_COEF)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_base = _f3(F, H, T_K_BASE)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_basis = _f3(WF, WH, W_BASIS)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_s4 = _f2(WF, WH, W_S4)
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_c_coord = _i1(IN, H, T_C_COORD)
+    T_c_row = _i1(IN, H, T_C_ROW)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_wgt = _f2(WF, WH, W_WGT)
+    equation_coefficients(F, IN, H, WF, WI, WH, prof)
+    for k in range(T_k_body.size):
+        marker_vectors(
+            T_b_nm,
+            T_b_start,
+            T_k_base,
+            T_k_body,
+            T_k_shapes,
+            W_basis,
+            W_mk_j,
+            W_mk_v,
+            W_rot,
+            W_s4,
+            q,
+            k,
+            YES,
+        )
+    _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
+    for b in range(T_b_kind.size):
+        s = T_b_start[b] + 3
+        lam_b = lam[T_b_norm[b]]
+        for m in range(4):
+            r[s + m] += 2.0 * q[s + m] * lam_b
+    for c in range(T_c_row.size):
+        r[T_c_coord[c]] += lam[T_c_row[c]]
+    wgt = W_wgt
+    for e in range(T_e_row.size):
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+        lam_e = lam[T_e_row[e]]
+        _add_weighted_jacobian(
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, lam_e, r
+        )
+        _add_weighted_jacobian(
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, lam_e, r
+        )
+
+
+@njit(cache=True)
+def jacobian_dense(F, IN, H, WF, WI, WH, out):
+    """Φ_q (n_c x n_q) into ``out`` from the markers and coefficients of the last
+    :func:`constraints_with_jacobian` call (same q, t)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    T_e_lin = _f3(F, H, T_E_LIN)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_c_coord = _i1(IN, H, T_C_COORD)
+    T_c_row = _i1(IN, H, T_C_ROW)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    W_qcur = _f1(WF, WH, W_QCUR)
+    W_wgt = _f2(WF, WH, W_WGT)
+    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    for k in range(T_j_row.size):  # entries off the pattern are never written: stay 0
+        out[T_j_row[k], T_j_col[k]] = 0.0
+    q_rows = W_qcur
+    for b in range(T_b_kind.size):
+        s = T_b_start[b] + 3
+        for m in range(4):
+            out[T_b_norm[b], s + m] = 2.0 * q_rows[s + m]
+    for c in range(T_c_row.size):
+        out[T_c_row[c], T_c_coord[c]] = 1.0
+    wgt = W_wgt
+    for e in range(T_e_row.size):
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+        row = out[T_e_row[e]]
+        _add_weighted_jacobian(
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, 1.0, row
+        )
+        _add_weighted_jacobian(
+            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, 1.0, row
+        )
+
+
+@njit(cache=True)
+def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
+    """top += scale Σ_k λ_k ∂²Φ_k/∂q² (joints and drives per marker pair, normalization
+    rows 2λ I; coordinate drives are linear). Needs the markers of the residual."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_e_lin = _f3(F, H, T_E_LIN)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
+    csum, sym, lsum, vecs, wgt = hcs[0], hcs[1], hv[0], hv[1], hv[2]
+    hess, jac = _f2(WF, WH, W_HHESS), _f3(WF, WH, W_HJAC)
+    for b in range(T_b_kind.size):
+        s = T_b_start[b] + 3
+        for m in range(4):
+            top[s + m, s + m] += scale * 2.0 * lam[T_b_norm[b]]
+    ne = T_e_row.size
+    e = 0
+    while e < ne:
+        ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+        last = e
+        while last + 1 < ne and T_e_mark[last + 1, 0] == ki and T_e_mark[last + 1, 1] == kj:
+            last += 1
+        for a_ in range(8):
+            for b_ in range(8):
+                csum[a_, b_] = 0.0
+            for c in range(3):
+                lsum[a_, c] = 0.0
+        for eq in range(e, last + 1):
+            lam_e = lam[T_e_row[eq]]
+            for a_ in range(8):
+                for b_ in range(8):
+                    csum[a_, b_] += lam_e * W_coef[eq, a_, b_]
+                for c in range(3):
+                    lsum[a_, c] += lam_e * T_e_lin[eq, a_, c]
+        for a_ in range(8):
+            for b_ in range(8):
+                sym[a_, b_] = csum[a_, b_] + csum[b_, a_]
+        for a_ in range(4):
+            for c in range(3):
+                vecs[a_, c] = W_mk_v[ki, a_, c]
+                vecs[4 + a_, c] = W_mk_v[kj, a_, c]
+        for a_ in range(8):  # wgt = sym vecs + lsum
+            for c in range(3):
+                acc = lsum[a_, c]
+                for b_ in range(8):
+                    acc += sym[a_, b_] * vecs[b_, c]
+                wgt[a_, c] = acc
+        bi, bj = T_k_body[ki], T_k_body[kj]
+        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+        nn = ni + nj
+        for r in range(nn):
+            for c in range(nn):
+                hess[r, c] = 0.0
+        for a_ in range(4):
+            for c in range(3):
+                for r in range(ni):
+                    jac[a_, c, r] = W_mk_j[ki, a_, c, r]
+                for r in range(ni, nn):
+                    jac[a_, c, r] = 0.0
+                for r in range(ni):
+                    jac[4 + a_, c, r] = 0.0
+                for r in range(nj):
+                    jac[4 + a_, c, ni + r] = W_mk_j[kj, a_, c, r]
+        for a_ in range(8):  # hess += sym[a, b] J_aᵀ J_b
+            for b_ in range(8):
+                sab = sym[a_, b_]
+                if sab == 0.0:
+                    continue
+                for r in range(nn):
+                    for c in range(3):
+                        x = sab * jac[a_, c, r]
+                        if x != 0.0:
+                            for s_ in range(nn):
+                                hess[r, s_] += x * jac[b_, c, s_]
+        _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, ROWS_I, hess, np.int64(0))
+        _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, ROWS_J, hess, ni)
+        _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, nn, hess, top, scale)
+        e = last + 1
+
+
+@njit(cache=True)
+def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, jac, vel):
+    """vel = Φ_q q̇ + Φ_t (the velocity constraint of docs/theory_integrators.md,
+    "Stabilized index 2"), with Φ_q in ``jac`` (from :func:`jacobian_dense`) and the
+    marker vectors of the same q in the workspace."""
+    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    for i in range(vel.size):
+        vel[i] = 0.0
+    for p in range(j_row.size):
+        i, j = j_row[p], j_col[p]
+        vel[i] += jac[i, j] * qd[j]
+    _add_phi_t(prof, vel, _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND),
+               _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK), _f3(WF, WH, W_MK_V),
+               _i1(IN, H, T_C_DRIVE))
+
+
+@njit(cache=True)
+def _add_phi_t(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
+    """vel ← vel + Φ_t, Φ_t of the drives (zero on joints and normalization rows)."""
+    for c in range(c_row.size):
+        vel[c_row[c]] -= prof[c_drive[c], 1]
+    for e in range(e_row.size):
+        if e_kind[e] == 0:
+            continue
+        th, th_d = prof[e_drive[e], 0], prof[e_drive[e], 1]
+        if e_kind[e] == EQ_ROTATION:  # −θ̇ x_j·(cos θ x_i + sin θ y_i)
+            ki, kj = e_mark[e, 0], e_mark[e, 1]
+            acc = 0.0
+            for c in range(3):
+                acc += mk_v[kj, 1, c] * (np.cos(th) * mk_v[ki, 1, c] + np.sin(th) * mk_v[ki, 2, c])
+            vel[e_row[e]] -= th_d * acc
+        else:
+            vel[e_row[e]] -= th_d

@@ -1,0 +1,123 @@
+"""How an element kind declares its tables for the compiled engine (docs/compiled.md,
+"Adding an element kind").
+
+A kind's tables are flat arrays, one row per instance (a spring's markers and
+parameters, a flexible body's invariants). It declares their fields — name, buffer and
+shape — and a function that fills them from a :class:`~flexmbs.assembly.system.System`;
+:mod:`flexmbs.elements.registry` collects the declarations into the one named tuple the
+kernels read, and gives each field its header row. Plain Python: the run side builds
+the tables without importing numba.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Buffers of a field: float64 array, int64 array, or a Python int.
+FLOAT, INT, SCALAR = "float", "int", "scalar"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One table field: its name (``s_mark``: header row ``T_S_MARK``), its buffer and
+    its shape and meaning, as the kernels read it."""
+
+    name: str
+    buffer: str
+    doc: str
+
+    def __post_init__(self):
+        if self.buffer not in (FLOAT, INT, SCALAR):
+            raise ValueError(f"field {self.name!r}: buffer {self.buffer!r} is not one of "
+                             f"{FLOAT!r}, {INT!r}, {SCALAR!r}")
+
+
+@dataclass(frozen=True)
+class KindTables:
+    """The table declaration of one element kind.
+
+    ``build(system, context)`` returns the kind's arrays by field name (every field,
+    with zero rows when the model has none of the kind); ``context`` is the
+    :class:`TableContext` of the model being compiled. ``claims(force)`` says whether a
+    force of the model is this kind's, and ``refusal(force)`` why the kernels cannot
+    evaluate it (None: they can), e.g. a state-dependent callable. Kinds that are not
+    forces (bodies, constraints) leave both at their defaults."""
+
+    kind: str
+    fields: tuple[Field, ...]
+    build: Callable[[Any, TableContext], dict[str, Any]]
+    claims: Callable[[Any], bool] = field(default=lambda force: False)
+    refusal: Callable[[Any], str | None] = field(default=lambda force: None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+
+class TableContext:
+    """What the kinds share while one model is compiled: the padded mode count, the
+    flexible-body rows, the markers and the marker pairs that couple two bodies.
+
+    Markers are numbered in the order they are added: the constraint plan's first (its
+    own marker numbering), then those of the force kinds."""
+
+    def __init__(self, system, forces_by_kind: dict[str, list]):
+        self.system = system
+        self.forces_by_kind = forces_by_kind
+        bodies = system.bodies
+        self.modes = [getattr(b, "n_modes", 0) for b in bodies]
+        #: Padded mode count M ≥ 1 of the flexible tables.
+        self.big_m = max([1, *self.modes])
+        #: Body index of each flexible body, in flexible-table row order.
+        self.flexible = [k for k, b in enumerate(bodies) if hasattr(b, "data")]
+        self.marker_body: list[int] = []
+        self.marker_base: list[np.ndarray] = []
+        self.marker_shapes: list[np.ndarray] = []
+        self.marker_psi: list[np.ndarray] = []
+        self.marker_phi: list[np.ndarray] = []
+        #: Marker pairs (i, j) whose bodies a kind couples (the iteration matrix's pattern).
+        self.pairs: list[tuple[int, int]] = []
+
+    def forces(self, kind: str) -> list:
+        """The model's forces of ``kind``, in model order."""
+        return self.forces_by_kind.get(kind, [])
+
+    def add_marker(self, body_index: int, base, shapes, psi=None, phi=None) -> int:
+        """Add a marker (body index, −1 for ground; point and axes ``base`` (4, 3) at ξ = 0
+        in body axes; their ξ-derivatives ``shapes`` (4, 3, n); the rotational and
+        translational shapes ``psi``, ``phi`` (3, n) of its torque and force Jacobians)
+        and return its number."""
+        m = self.big_m
+        pad = np.zeros((4, 3, m))
+        pad[..., :shapes.shape[2]] = shapes
+        ps, ph = np.zeros((3, m)), np.zeros((3, m))
+        if psi is not None:
+            ps[:, :psi.shape[1]] = psi
+        if phi is not None:
+            ph[:, :phi.shape[1]] = phi
+        self.marker_body.append(int(body_index))
+        self.marker_base.append(np.asarray(base, dtype=float))
+        self.marker_shapes.append(pad)
+        self.marker_psi.append(ps)
+        self.marker_phi.append(ph)
+        return len(self.marker_body) - 1
+
+    def load_marker(self, name: str) -> int:
+        """Add the model marker ``name`` ("body.marker") with the shapes of its force and
+        torque Jacobians (what a force applied at it needs) and return its number."""
+        system = self.system
+        body, marker, _ = system.marker_info(name)
+        base, shapes = body.marker_shapes(marker)
+        psi, phi = body.jacobian_shapes(marker)
+        return self.add_marker(system.marker_body_index(name), base, shapes, psi, phi)
+
+    def couple(self, marks) -> np.ndarray:
+        """Record marker pairs (rows (i, j) of ``marks``) whose two bodies a kind couples
+        and return them as an (n, 2) int64 array."""
+        marks = np.asarray(marks, dtype=np.int64).reshape(-1, 2)
+        self.pairs.extend((int(i), int(j)) for i, j in marks)
+        return marks

@@ -1,0 +1,1 @@
+"""Constant point and distributed loads. (docs/compiled.md, "Adding an element kind")."""

@@ -1,0 +1,230 @@
+"""Constant loads in compiled code: point forces and torques at a marker, in global or
+marker axes, and distributed loads on flexible bodies through their integrals Σw, Σw ū0,
+Σw Φ (so their cost does not grow with the FE mesh), with their tangents
+(docs/compiled.md). The NumPy counterparts: :class:`flexmbs.model.forces.PointLoad`
+and :class:`flexmbs.model.forces.DistributedLoad`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...compiled._jit import njit
+from ...compiled.packing import (
+    T_B_MODE,
+    T_B_NM,
+    T_B_START,
+    T_D_BODY,
+    T_D_FIRST,
+    T_D_FRAME,
+    T_D_SHAPES,
+    T_D_TOTAL,
+    T_D_VEC,
+    T_K_BODY,
+    T_L_FRAME,
+    T_L_KIND,
+    T_L_MARK,
+    T_L_VEC,
+    W_BASIS,
+    W_GBAR,
+    W_MK_J,
+    W_MK_V,
+    W_ROT,
+    W_V3D,
+    W_V3E,
+    W_V3F,
+    W_X3,
+    W_X3N,
+    W_X34,
+    W_XBASIS,
+    W_XBLK,
+    W_XP,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _i1,
+)
+from ...compiled.rotations import (
+    conjugate_basis_into,
+    cross_into,
+    d_rot_t_into,
+    d_rotated_into,
+)
+from ..markers import (
+    _add_load_tangent,
+    _add_moment_tangent,
+    _apply_load,
+    _load_jacobian_into,
+    _scatter_n,
+)
+
+TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
+
+
+@njit(cache=True)
+def distributed_loads(F, IN, H, WF, WI, WH, q, r):
+    """r −= Q of the distributed loads: [A W f̄; Ḡᵀ(arm × f̄); (ΣwΦ)ᵀ f̄] with f̄ = F (body
+    axes) or AᵀF (global), arm = Σwū0 + ΣwΦ ξ where the coupling mode shows the
+    deformation (two-way, no-Mrf), and no ξ rows in rigid mode."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_b_mode = _i1(IN, H, T_B_MODE)
+    T_d_body = _i1(IN, H, T_D_BODY)
+    T_d_frame = _i1(IN, H, T_D_FRAME)
+    T_d_vec = _f2(F, H, T_D_VEC)
+    T_d_total = _f1(F, H, T_D_TOTAL)
+    T_d_first = _f2(F, H, T_D_FIRST)
+    T_d_shapes = _f3(F, H, T_D_SHAPES)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    f_bar = _f1(WF, WH, W_V3D)
+    arm = _f1(WF, WH, W_V3E)
+    moment = _f1(WF, WH, W_V3F)
+    for d in range(T_d_body.size):
+        b = T_d_body[d]
+        st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
+        a = W_rot[b]
+        for c in range(3):
+            if T_d_frame[d] == 1:
+                f_bar[c] = T_d_vec[d, c]
+            else:
+                f_bar[c] = (a[0, c] * T_d_vec[d, 0] + a[1, c] * T_d_vec[d, 1]
+                            + a[2, c] * T_d_vec[d, 2])
+        sees = mode in (TWO_WAY, NO_MRF)
+        for c in range(3):
+            arm[c] = T_d_first[d, c]
+            if sees:
+                for j in range(nm):
+                    arm[c] += T_d_shapes[d, c, j] * q[st + 7 + j]
+            r[st + c] -= T_d_total[d] * (a[c, 0] * f_bar[0] + a[c, 1] * f_bar[1]
+                                         + a[c, 2] * f_bar[2])
+        cross_into(arm, f_bar, moment)
+        gb = W_gbar[b]
+        for m in range(4):
+            r[st + 3 + m] -= gb[0, m] * moment[0] + gb[1, m] * moment[1] + gb[2, m] * moment[2]
+        if mode != RIGID:
+            for j in range(nm):
+                r[st + 7 + j] -= (T_d_shapes[d, 0, j] * f_bar[0] + T_d_shapes[d, 1, j] * f_bar[1]
+                                  + T_d_shapes[d, 2, j] * f_bar[2])
+
+
+@njit(cache=True)
+def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
+    """top += k_scale K of the distributed loads, K = −∂Q/∂q (no q̇ dependence)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_b_mode = _i1(IN, H, T_B_MODE)
+    T_d_body = _i1(IN, H, T_D_BODY)
+    T_d_frame = _i1(IN, H, T_D_FRAME)
+    T_d_vec = _f2(F, H, T_D_VEC)
+    T_d_total = _f1(F, H, T_D_TOTAL)
+    T_d_first = _f2(F, H, T_D_FIRST)
+    T_d_shapes = _f3(F, H, T_D_SHAPES)
+    W_basis = _f3(WF, WH, W_BASIS)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
+    basis_c, pc = _f3(WF, WH, W_XBASIS)[0], _f1(WF, WH, W_XP)
+    dq = _f3(WF, WH, W_XBLK)[0]
+    arm, f_bar, df = x3[0], x3[1], x34[0]
+    for d in range(T_d_body.size):
+        b = T_d_body[d]
+        st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
+        n = 7 + nm
+        a = W_rot[b]
+        gb = W_gbar[b]
+        vec = T_d_vec[d]
+        if T_d_frame[d] == 1:  # body axes: f̄ = vec
+            for i in range(3):
+                f_bar[i] = vec[i]
+                for m in range(4):
+                    df[i, m] = 0.0
+        else:  # f̄ = Aᵀ vec and its ∂/∂p
+            for i in range(3):
+                f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
+            conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
+            d_rot_t_into(basis_c, vec, df)
+        sees = mode in (TWO_WAY, NO_MRF)
+        for c in range(3):  # the deformed arm
+            acc = T_d_first[d, c]
+            if sees:
+                for j in range(nm):
+                    acc += T_d_shapes[d, c, j] * q[st + 7 + j]
+            arm[c] = acc
+        for i in range(n):
+            for j in range(n):
+                dq[i, j] = 0.0
+        d_rotated_into(W_basis[b], f_bar, x34[1])
+        total = T_d_total[d]
+        for m in range(4):
+            for i in range(3):  # Σw ∂(A f̄)/∂p
+                dq[i, 3 + m] = total * (x34[1, i, m] + a[i, 0] * df[0, m] + a[i, 1] * df[1, m]
+                                        + a[i, 2] * df[2, m])
+        _add_moment_tangent(gb, arm, f_bar, df, nm, T_d_shapes[d], T_d_shapes[d], sees,
+                            mode != RIGID, dq, np.int64(0), 1.0)
+        _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, dq, top, -k_scale)
+
+
+@njit(cache=True)
+def point_loads(F, IN, H, WF, WI, WH, q, r):
+    """r −= Q of the constant point forces and torques, in global axes or along their
+    marker's axes (:class:`flexmbs.model.forces.PointLoad`)."""
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    T_l_mark = _i1(IN, H, T_L_MARK)
+    T_l_kind = _i1(IN, H, T_L_KIND)
+    T_l_frame = _i1(IN, H, T_L_FRAME)
+    T_l_vec = _f2(F, H, T_L_VEC)
+    vec = _f1(WF, WH, W_V3D)
+    for ld in range(T_l_mark.size):
+        k = T_l_mark[ld]
+        for c in range(3):
+            if T_l_frame[ld] == 1:  # components along the marker's x, y, z axes
+                vec[c] = (W_mk_v[k, 1, c] * T_l_vec[ld, 0] + W_mk_v[k, 2, c] * T_l_vec[ld, 1]
+                          + W_mk_v[k, 3, c] * T_l_vec[ld, 2])
+            else:
+                vec[c] = T_l_vec[ld, c]
+        _apply_load(F, IN, H, WF, WI, WH, k, vec, T_l_kind[ld], 1.0, q, r)
+
+
+@njit(cache=True)
+def point_load_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
+    """top += k_scale K of the constant point loads, K = −∂Q/∂q: the force or torque
+    Jacobian's own q-dependence and, in marker axes, that of the axes (the markers'
+    vectors and Jacobians of the last residual in the workspace)."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    T_l_mark = _i1(IN, H, T_L_MARK)
+    T_l_kind = _i1(IN, H, T_L_KIND)
+    T_l_frame = _i1(IN, H, T_L_FRAME)
+    T_l_vec = _f2(F, H, T_L_VEC)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    jac = x3n[0]
+    blk = _f3(WF, WH, W_XBLK)[0]
+    for ld in range(T_l_mark.size):
+        k = T_l_mark[ld]
+        b = T_k_body[k]
+        if b < 0:
+            continue
+        n = 7 + T_b_nm[b]
+        in_axes = T_l_frame[ld] == 1  # F = Σ_a v_a axis_a(q)
+        for c in range(3):
+            vec[c] = T_l_vec[ld, c]
+            if in_axes:
+                vec[c] = (T_l_vec[ld, 0] * W_mk_v[k, 1, c] + T_l_vec[ld, 1] * W_mk_v[k, 2, c]
+                          + T_l_vec[ld, 2] * W_mk_v[k, 3, c])
+        kind = T_l_kind[ld]
+        _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, jac, np.int64(0))
+        for r in range(n):  # Jacᵀ ∂F/∂q in marker axes
+            for c in range(n):
+                acc = 0.0
+                if in_axes:
+                    for e in range(3):
+                        acc += jac[e, r] * (T_l_vec[ld, 0] * W_mk_j[k, 1, e, c]
+                                            + T_l_vec[ld, 1] * W_mk_j[k, 2, e, c]
+                                            + T_l_vec[ld, 2] * W_mk_j[k, 3, e, c])
+                blk[r, c] = acc
+        _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, blk, np.int64(0), 1.0)
+        _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, blk, top, -k_scale)

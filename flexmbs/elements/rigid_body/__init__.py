@@ -1,0 +1,1 @@
+"""Rigid bodies. (docs/compiled.md, "Adding an element kind")."""

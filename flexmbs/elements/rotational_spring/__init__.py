@@ -1,0 +1,1 @@
+"""Rotational spring–dampers. (docs/compiled.md, "Adding an element kind")."""

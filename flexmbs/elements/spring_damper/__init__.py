@@ -1,0 +1,1 @@
+"""Translational spring–damper–actuators. (docs/compiled.md, "Adding an element kind")."""

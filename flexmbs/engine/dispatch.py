@@ -1,0 +1,304 @@
+"""The dispatch over the element kinds in compiled code (docs/compiled.md).
+
+The entry points the Newton iteration (:mod:`flexmbs.engine.newton`) calls, each a loop
+over the kinds of :mod:`flexmbs.elements` in a fixed order:
+
+* :func:`dynamic_residual` — r = M q̈ + Φ_qᵀλ − Q and Φ: body frames and marker
+  vectors, constraints, rigid and flexible bodies, then the applied forces (actuators,
+  spring–dampers, point loads, distributed loads, rotational spring–dampers);
+* :func:`iteration_matrix` — the scaled iteration matrix M + (γ'/β') C_t + K_t/β' with
+  the same kinds' tangents and the constraint Hessians;
+* :func:`outputs_entry` — energies, the power of the non-conservative forces and the
+  constraint violations over a run's outputs;
+* :func:`phi_only` — Φ alone.
+
+Adding a kind adds one call per entry point here (docs/compiled.md, "Adding an element
+kind").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiled._jit import njit
+from ..compiled.packing import (
+    NO,
+    T_B_FLEX,
+    T_B_KIND,
+    T_B_NM,
+    T_B_START,
+    T_C_DRIVE,
+    T_C_ROW,
+    T_E_DRIVE,
+    T_E_KIND,
+    T_E_MARK,
+    T_E_ROW,
+    T_F_DFF,
+    T_GRAVITY,
+    T_J_COL,
+    T_J_ROW,
+    T_P_COL,
+    T_P_ROW,
+    T_R_IO,
+    T_R_MASS,
+    T_R_OFFSET,
+    T_R_S,
+    T_S_MARK,
+    T_S_PAR,
+    T_T_MARK,
+    T_T_PAR,
+    W_ANGLES,
+    W_GBAR,
+    W_JAC,
+    W_MK_V,
+    W_OCON,
+    W_OVEC,
+    W_QCUR,
+    W_ROT,
+    W_V3A,
+    W_V3B,
+    W_V3C,
+    W_V3D,
+    W_V3E,
+    W_V3F,
+    W_V3G,
+    W_V3H,
+    W_V3I,
+    YES,
+    _f1,
+    _f2,
+    _f3,
+    _i1,
+    _i2,
+)
+from ..elements.actuators.kernels import actuator_loads, actuator_tangents_into
+from ..elements.constraints.kernels import (
+    _add_phi_t,
+    constraint_hessian_into,
+    constraint_values,
+    constraints_with_jacobian,
+    jacobian_dense,
+)
+from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
+from ..elements.loads.kernels import (
+    distributed_loads,
+    distributed_tangents_into,
+    point_load_tangents_into,
+    point_loads,
+)
+from ..elements.markers import body_frames
+from ..elements.rigid_body.kernels import rigid_body_matrices, rigid_energies, rigid_residual
+from ..elements.rotational_spring.kernels import torsion_loads, torsion_state, torsion_tangents_into
+from ..elements.spring_damper.kernels import spring_damper_loads, spring_damper_tangents_into
+
+
+@njit(cache=True)
+def body_energies(F, IN, H, WF, WI, WH, q, qd):
+    """(kinetic, potential) [J] of all bodies at (q, q̇); needs :func:`body_frames`."""
+    b_kind, b_start = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START)
+    gbar = _f3(WF, WH, W_GBAR)
+    kin, pot = 0.0, 0.0
+    for b in range(b_kind.size):
+        st = b_start[b]
+        gb = gbar[b]
+        w0 = gb[0, 0] * qd[st + 3] + gb[0, 1] * qd[st + 4] + gb[0, 2] * qd[st + 5] \
+            + gb[0, 3] * qd[st + 6]
+        w1 = gb[1, 0] * qd[st + 3] + gb[1, 1] * qd[st + 4] + gb[1, 2] * qd[st + 5] \
+            + gb[1, 3] * qd[st + 6]
+        w2 = gb[2, 0] * qd[st + 3] + gb[2, 1] * qd[st + 4] + gb[2, 2] * qd[st + 5] \
+            + gb[2, 3] * qd[st + 6]
+        if b_kind[b] == 0:
+            kin, pot = rigid_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin, pot)
+        else:
+            kin, pot = flexible_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin,
+                                         pot)
+    return kin, pot
+
+
+@njit(cache=True, inline="always")
+def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
+    """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), actuator
+    values ``u`` (na,). Leaves the markers and frames in the workspace for
+    :func:`jacobian_dense`."""
+    T_b_start = _i1(IN, H, T_B_START)
+    T_gravity = _f1(F, H, T_GRAVITY)
+    T_r_io = _f3(F, H, T_R_IO)
+    T_r_mass = _f1(F, H, T_R_MASS)
+    T_r_offset = _i1(IN, H, T_R_OFFSET)
+    T_r_s = _f2(F, H, T_R_S)
+    W_gbar = _f3(WF, WH, W_GBAR)
+    W_rot = _f3(WF, WH, W_ROT)
+    W_v3a = _f1(WF, WH, W_V3A)
+    W_v3b = _f1(WF, WH, W_V3B)
+    W_v3c = _f1(WF, WH, W_V3C)
+    W_v3d = _f1(WF, WH, W_V3D)
+    W_v3e = _f1(WF, WH, W_V3E)
+    W_v3f = _f1(WF, WH, W_V3F)
+    W_v3g = _f1(WF, WH, W_V3G)
+    W_v3h = _f1(WF, WH, W_V3H)
+    W_v3i = _f1(WF, WH, W_V3I)
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    W_qcur = _f1(WF, WH, W_QCUR)
+    for i in range(q.size):
+        r[i] = 0.0
+        W_qcur[i] = q[i]
+    body_frames(F, IN, H, WF, WI, WH, q)
+    constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r)
+    for b in range(T_b_kind.size):
+        if T_b_kind[b] == 0:
+            rigid_residual(
+                T_b_start,
+                T_gravity,
+                T_r_io,
+                T_r_mass,
+                T_r_offset,
+                T_r_s,
+                W_gbar,
+                W_rot,
+                W_v3a,
+                W_v3b,
+                W_v3c,
+                W_v3d,
+                W_v3e,
+                W_v3f,
+                W_v3g,
+                W_v3h,
+                W_v3i,
+                b,
+                q,
+                qd,
+                qdd,
+                r,
+            )
+        else:
+            flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
+    actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
+    spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, YES)
+    point_loads(F, IN, H, WF, WI, WH, q, r)
+    distributed_loads(F, IN, H, WF, WI, WH, q, r)
+    torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
+
+
+@njit(cache=True)
+def phi_only(F, IN, H, WF, WI, WH, q, prof, phi):
+    """Φ at q (frames and marker vectors, no Jacobians)."""
+    body_frames(F, IN, H, WF, WI, WH, q)
+    constraint_values(F, IN, H, WF, WI, WH, q, prof, phi)
+
+
+@njit(cache=True, inline="always")
+def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
+    """out ← [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state of the last residual
+    (its markers, frames and W_jac)."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_p_row, T_p_col = _i1(IN, H, T_P_ROW), _i1(IN, H, T_P_COL)
+    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    W_jac = _f2(WF, WH, W_JAC)
+    n = q.size
+    for k in range(T_p_row.size):  # entries off the pattern are never written: stay 0
+        out[T_p_row[k], T_p_col[k]] = 0.0
+    for b in range(T_b_kind.size):
+        if T_b_kind[b] == 0:
+            m, k, c = rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        else:
+            m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        st = T_b_start[b]
+        nb = m.shape[0]
+        for i in range(nb):
+            for j in range(nb):
+                out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
+    constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
+    actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
+    spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
+    point_load_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+    distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+    torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    for k in range(T_j_row.size):
+        i, j = T_j_row[k], T_j_col[k]
+        out[n + i, j] = W_jac[i, j]
+        out[j, n + i] = W_jac[i, j]
+
+
+@njit(cache=True)
+def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
+    """out[k] = (kinetic, potential, power, max |Φ|, max |Φ_q q̇ − ν|) at output k, from
+    q, q̇ (n_t, n_q), λ (n_t, n_c), the profiles (n_t, n_drives, 3) and actuator values
+    (n_t, n_actuators) at the output times. ``refs`` (n_t, n_springs): the rotational
+    springs' angles at the outputs from the run (their turns; NaN: continue from the
+    previous output)."""
+    n_t, n_q = q.shape
+    n_c = lam.shape[1]
+    b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
+    b_flex = _i1(IN, H, T_B_FLEX)
+    f_dff = _f3(F, H, T_F_DFF)
+    c_row, e_row, e_kind = _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND)
+    e_drive, e_mark = _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK)
+    c_drive = _i1(IN, H, T_C_DRIVE)
+    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    mk_v = _f3(WF, WH, W_MK_V)
+    qcur = _f1(WF, WH, W_QCUR)
+    s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
+    t_mark, t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
+    angles = _f1(WF, WH, W_ANGLES)
+    # the step's buffers, free after the run: nothing allocated
+    ovec, ocon = _f2(WF, WH, W_OVEC), _f2(WF, WH, W_OCON)
+    scratch, loads, phi, vel = ovec[0], ovec[1], ocon[0], ocon[1]
+    jac = _f2(WF, WH, W_JAC)
+    for k in range(n_t):
+        qk, qdk, lk = q[k], qd[k], lam[k]
+        # the normalization rows of jacobian_dense; a loop, as an array copy carries an
+        # overlap check that allocates
+        for i in range(qk.size):
+            qcur[i] = qk[i]
+        body_frames(F, IN, H, WF, WI, WH, qk)
+        scratch[:] = 0.0
+        constraints_with_jacobian(F, IN, H, WF, WI, WH, qk, prof[k], lk, phi, scratch)
+        jacobian_dense(F, IN, H, WF, WI, WH, jac)
+        kin, pot = body_energies(F, IN, H, WF, WI, WH, qk, qdk)
+        vel[:] = 0.0
+        for p in range(j_row.size):  # Φ_q q̇ over the entries of Φ_q's pattern
+            i, j = j_row[p], j_col[p]
+            vel[i] += jac[i, j] * qdk[j]
+        power = 0.0
+        for c in range(c_row.size):  # drives work through their multipliers
+            power -= lk[c_row[c]] * vel[c_row[c]]
+        for e in range(e_row.size):
+            if e_kind[e] != 0:
+                power -= lk[e_row[e]] * vel[e_row[e]]
+        loads[:] = 0.0
+        actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
+        # dampers, spring actuators and point loads (the springs' part has a potential)
+        spring_damper_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
+        point_loads(F, IN, H, WF, WI, WH, qk, loads)
+        distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
+        torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
+        for s in range(t_mark.shape[0]):  # the angle's turns from the run
+            if not np.isnan(refs[k, s]):
+                angles[s] = refs[k, s]
+            angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, YES)
+            pot += 0.5 * t_par[s, 0] * (angle - t_par[s, 2]) ** 2
+        for s in range(s_mark.shape[0]):
+            length = 0.0
+            for c in range(3):
+                length += (mk_v[s_mark[s, 1], 0, c] - mk_v[s_mark[s, 0], 0, c]) ** 2
+            pot += 0.5 * s_par[s, 0] * (np.sqrt(length) - s_par[s, 2]) ** 2
+        for j in range(n_q):
+            power -= qdk[j] * loads[j]
+        for b in range(b_kind.size):
+            if b_kind[b] == 1:
+                st, nm, f = b_start[b], b_nm[b], b_flex[b]
+                for i in range(nm):
+                    for j in range(nm):
+                        power -= qdk[st + 7 + i] * f_dff[f, i, j] * qdk[st + 7 + j]
+        out[k, 0], out[k, 1], out[k, 2] = kin, pot, power
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(phi[i]))
+        out[k, 3] = worst
+        _add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(vel[i]))
+        out[k, 4] = worst
+    return out
