@@ -29,8 +29,8 @@ from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
 from flexmbs.compiled import engine
 from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
-from flexmbs.compiled.tables import unsupported_reason
 from flexmbs.engine.newton import sparse_lu_solve
+from flexmbs.engine.tables import unsupported_reason
 from flexmbs.errors import ModelError, ValidationError
 from flexmbs.integrators import simulate
 from flexmbs.model import Constant, ModelBuilder, Polynomial, SpinUp

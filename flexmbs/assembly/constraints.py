@@ -52,7 +52,7 @@ class ConstraintPlan:
         def slot(full_name):
             if full_name not in slot_of:
                 body, marker, _ = system.marker_info(full_name)
-                k = system._marker_body(full_name)
+                k = system.marker_body_index(full_name)
                 stacks.setdefault(k, []).append(body.marker_shapes(marker))
                 slot_of[full_name] = (k, len(stacks[k]) - 1)
             return slot_of[full_name]

@@ -87,14 +87,14 @@ class System:
 
         for joint in model.joints:
             add(joint.name, "joint", joint, JOINT_EQUATIONS[joint.kind],
-                self._marker_body(joint.marker_i), self._marker_body(joint.marker_j))
+                self.marker_body_index(joint.marker_i), self.marker_body_index(joint.marker_j))
         for drive in model.drives:
             if drive.kind == "coordinate":
                 body = drive.coordinate.split(".", 1)[0]
                 add(drive.name, "coordinate", drive, ("value",), self._body_index[body], -1)
             else:
                 add(drive.name, "drive", drive, ("value",),
-                    self._marker_body(drive.marker_i), self._marker_body(drive.marker_j))
+                    self.marker_body_index(drive.marker_i), self.marker_body_index(drive.marker_j))
         for k, b in enumerate(self.bodies):
             add(f"{b.name}.norm", "norm", None, ("pTp-1",), k, -1)
         self._rows = rows
@@ -148,7 +148,7 @@ class System:
                     and not hasattr(force.actuator, "eval")):
                 return None  # a user callable sees all of q
             refs = [getattr(force, k, None) for k in ("marker_i", "marker_j")]
-            ids = [self._marker_body(r) for r in refs if r is not None]
+            ids = [self.marker_body_index(r) for r in refs if r is not None]
             for a in ids:
                 for b in ids:
                     link(a, b)
@@ -204,9 +204,26 @@ class System:
         return arr
 
     # ------------------------------------------------------------------ helpers
-    def _marker_body(self, full_name: str) -> int:
+    def marker_body_index(self, full_name: str) -> int:
+        """Index in ``bodies`` of the body carrying marker ``full_name`` (−1: ground)."""
         body = self.model.markers[full_name].body
         return self._body_index.get(body, -1)
+
+
+    def body_index(self, name: str) -> int:
+        """Index in ``bodies`` of the body ``name`` (−1: ground)."""
+        return self._body_index.get(name, -1)
+
+    @property
+    def constraint_plan(self):
+        """The joints' and drives' equations as bilinear forms in marker vectors
+        (:class:`flexmbs.assembly.constraints.ConstraintPlan`)."""
+        return self._plan
+
+    @property
+    def constraint_rows(self) -> list:
+        """Every constraint group (joint, drive, normalization) with its rows."""
+        return self._rows
 
     @property
     def coupling(self) -> dict[str, str]:

@@ -80,7 +80,7 @@ else:
     KERNEL_STATE_DIR = _writable_folder(KERNEL_TAG)
     KERNEL_CACHE_DIR = KERNEL_STATE_DIR
 
+from ..engine.tables import unsupported_reason  # noqa: E402
 from .engine import CompiledSystem, jit_disabled  # noqa: E402
-from .tables import unsupported_reason  # noqa: E402
 
 __all__ = ["CompiledSystem", "jit_disabled", "unsupported_reason"]

@@ -2,7 +2,7 @@
 (docs/compiled.md).
 
 :class:`CompiledSystem` compiles a :class:`~flexmbs.assembly.system.System` once into
-packed arrays (:mod:`flexmbs.compiled.tables`, :mod:`flexmbs.compiled.packing`) and
+packed arrays (:mod:`flexmbs.engine.tables`, :mod:`flexmbs.compiled.packing`) and
 offers what the integrator needs: the drive and actuator values of a time level, the
 Newton iteration of a step (:func:`flexmbs.engine.newton.newton_step`) and, for tests,
 the residual and the iteration matrix.
@@ -23,16 +23,16 @@ from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
 from ..assembly.system import _profile_values
-from ..errors import ModelError
-from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP
-from .layout import pack
-from .tables import (
+from ..engine.tables import (
     compile_tables,
     drive_specs,
     time_inputs,
     torsion_springs,
     unsupported_reason,
 )
+from ..errors import ModelError
+from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP
+from .layout import pack
 from .workspace import make_workspace
 
 #: Seconds after which a first kernel call is reported as compiling.
@@ -82,7 +82,7 @@ class CompiledSystem:
     """Packed tables and buffers of ``system`` and the kernel calls (one run).
 
     Raises ModelError naming what the kernels cannot evaluate (see
-    :func:`~flexmbs.compiled.tables.unsupported_reason`). ``sparse``: factor the
+    :func:`~flexmbs.engine.tables.unsupported_reason`). ``sparse``: factor the
     iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on).
     ``prebuilt``: run the shipped prebuilt step kernel if it fits this process
     (:mod:`flexmbs.compiled.prebuilt`, without numba), else numba's (from its cache, or
@@ -351,7 +351,7 @@ class _Placeholders:
 def _matrix_pattern(tables):
     """(rows, cols, indptr, indices) of the iteration matrix's possible nonzeros in CSC
     order: the n_q x n_q block's pattern and Φ_q's below it and, transposed, beside it
-    (:func:`flexmbs.compiled.tables.iteration_pattern`)."""
+    (:func:`flexmbs.engine.tables.iteration_pattern`)."""
     n = tables.n_q
     rows = np.concatenate([tables.p_row, n + tables.j_row, tables.j_col])
     cols = np.concatenate([tables.p_col, tables.j_col, n + tables.j_row])

@@ -1,11 +1,13 @@
 """The layout of the packed model and workspace: which buffer and offset each field of
-:class:`~flexmbs.compiled.tables.Tables` and :class:`~flexmbs.compiled.workspace.Workspace`
-lives at (docs/compiled.md, "Where the arrays come from").
+the model's tables (:class:`flexmbs.elements.registry.Tables`) and of the
+:class:`~flexmbs.compiled.workspace.Workspace` lives at (docs/compiled.md, "Where the
+arrays come from").
 
 :func:`pack` lays the fields of a named tuple into one float and one integer buffer with
-a header; the header-row constants below (model: ``T_*``, workspace: ``W_*``) name the
-rows the kernels read (:mod:`flexmbs.compiled.packing`). Plain NumPy: the run side
-packs with it without importing numba.
+a header. The header row of a field is its index in the tuple: the workspace's are the
+``W_*`` constants below, the tables' come from the element kinds' declarations
+(:func:`flexmbs.elements.registry.header_rows`, ``T_*`` in the kernel modules). Plain
+NumPy: the run side packs with it without importing numba.
 
 Header row k of a tuple: (kind, offset, ndim, shape[0..4]); kind 0 float64 in ``F``,
 1 int64 in ``IN``, 2 a Python int stored at ``IN[offset]``.
@@ -15,77 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tables import Tables
 from .workspace import Workspace
 
-#: Field order of the packed tuples (the header row of a field is its index here).
-TABLE_FIELDS = Tables._fields
+#: Field order of the packed workspace (the header row of a field is its index here).
 WORK_FIELDS = Workspace._fields
 
-# Header rows of every field (model: T_*, workspace: W_*), for the kernels' views.
-T_N_Q = 0
-T_N_C = 1
-T_GRAVITY = 2
-T_B_KIND = 3
-T_B_START = 4
-T_B_NM = 5
-T_B_MODE = 6
-T_B_FLEX = 7
-T_B_NORM = 8
-T_R_MASS = 9
-T_R_IO = 10
-T_R_S = 11
-T_R_OFFSET = 12
-T_F_M0 = 13
-T_F_INV_M0 = 14
-T_F_N = 15
-T_F_Q = 16
-T_F_S = 17
-T_F_MFF = 18
-T_F_KFF = 19
-T_F_DFF = 20
-T_F_MASS = 21
-T_K_BODY = 22
-T_K_BASE = 23
-T_K_SHAPES = 24
-T_K_PSI = 25
-T_K_PHI = 26
-T_E_COEF = 27
-T_E_LIN = 28
-T_E_ROW = 29
-T_E_MARK = 30
-T_E_KIND = 31
-T_E_DRIVE = 32
-T_E_NPAIRS = 33
-T_E_PAIRS = 34
-T_C_ROW = 35
-T_C_COORD = 36
-T_C_DRIVE = 37
-T_A_KIND = 38
-T_A_MARK = 39
-T_P_ROW = 40
-T_P_COL = 41
-T_J_ROW = 42
-T_J_COL = 43
-T_F_STIFF = 44
-T_F_SKA = 45
-T_F_SKD = 46
-T_F_SXC = 47
-T_S_MARK = 48
-T_S_PAR = 49
-T_S_ACT = 50
-T_L_MARK = 51
-T_L_KIND = 52
-T_L_FRAME = 53
-T_L_VEC = 54
-T_D_BODY = 55
-T_D_FRAME = 56
-T_D_VEC = 57
-T_D_TOTAL = 58
-T_D_FIRST = 59
-T_D_SHAPES = 60
-T_T_MARK = 61
-T_T_PAR = 62
+# Header rows of the workspace's fields, for the kernels' views.
 W_ROT = 0
 W_GBAR = 1
 W_GGLOB = 2
@@ -209,15 +146,13 @@ def pack(parts):
 
 def _check_constants() -> None:
     """The header-row constants above follow the tuples' field order."""
-    for prefix, fields in (("T_", TABLE_FIELDS), ("W_", WORK_FIELDS)):
-        for i, name in enumerate(fields):
-            if globals()[prefix + name.upper()] != i:
-                raise AssertionError(f"packing constant {prefix + name.upper()} is stale")
+    for i, name in enumerate(WORK_FIELDS):
+        if globals()["W_" + name.upper()] != i:
+            raise AssertionError(f"packing constant W_{name.upper()} is stale")
 
 
 _check_constants()
 
 #: What the kernel modules take from here (through :mod:`flexmbs.compiled.packing`):
 #: the field orders, the header-row constants and :func:`pack`.
-__all__ = ["TABLE_FIELDS", "WORK_FIELDS", "pack",
-           *(name for name in tuple(globals()) if name[:2] in ("T_", "W_"))]
+__all__ = ["WORK_FIELDS", "pack", *(name for name in tuple(globals()) if name[:2] == "W_")]

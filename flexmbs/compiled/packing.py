@@ -1,4 +1,4 @@
-"""Packing of :class:`~flexmbs.compiled.tables.Tables` and
+"""Packing of the model's tables (:class:`flexmbs.elements.registry.Tables`) and
 :class:`~flexmbs.compiled.workspace.Workspace` into one float and one integer buffer.
 
 Calling a numba function costs a type check and an unboxing per argument; a named tuple

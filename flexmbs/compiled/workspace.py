@@ -6,11 +6,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .tables import Tables
-
 
 class Workspace(NamedTuple):
-    """Scratch and state buffers, sized once from the :class:`Tables`."""
+    """Scratch and state buffers, sized once from the model's tables
+    (:class:`flexmbs.elements.registry.Tables`)."""
 
     rot: np.ndarray  # (nb, 3, 3) A(p)
     gbar: np.ndarray  # (nb, 3, 4) Ḡ(p)
@@ -107,7 +106,7 @@ class Workspace(NamedTuple):
     ocon: np.ndarray  # (2, n_c) Φ, Φ_q q̇
 
 
-def make_workspace(T: Tables) -> Workspace:
+def make_workspace(T) -> Workspace:
     """Zeroed buffers for the model of ``T``."""
     nb, nk, ne = T.b_kind.size, T.k_body.size, T.e_row.size
     big_m = T.f_N.shape[1]

@@ -65,9 +65,12 @@ class TableContext:
     Markers are numbered in the order they are added: the constraint plan's first (its
     own marker numbering), then those of the force kinds."""
 
-    def __init__(self, system, forces_by_kind: dict[str, list]):
+    def __init__(self, system, forces_by_kind: dict[str, list], inputs: list):
         self.system = system
         self.forces_by_kind = forces_by_kind
+        self._inputs = {id(f): k for k, f in enumerate(inputs)}
+        #: The arrays built so far, by field name (later kinds may read earlier ones).
+        self.arrays: dict[str, Any] = {}
         bodies = system.bodies
         self.modes = [getattr(b, "n_modes", 0) for b in bodies]
         #: Padded mode count M ≥ 1 of the flexible tables.
@@ -85,6 +88,10 @@ class TableContext:
     def forces(self, kind: str) -> list:
         """The model's forces of ``kind``, in model order."""
         return self.forces_by_kind.get(kind, [])
+
+    def input_column(self, force) -> int:
+        """The column of ``force``'s time-profile value in the kernels' ``u`` (−1: none)."""
+        return self._inputs.get(id(force), -1)
 
     def add_marker(self, body_index: int, base, shapes, psi=None, phi=None) -> int:
         """Add a marker (body index, −1 for ground; point and axes ``base`` (4, 3) at ξ = 0

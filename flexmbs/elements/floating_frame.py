@@ -12,23 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled._jit import njit
-from ..compiled.packing import (
-    T_F_M0,
-    T_F_MFF,
-    T_F_N,
-    T_F_Q,
-    W_H6,
-    W_NLIN,
-    W_OM3,
-    W_QS,
-    W_V3A,
-    W_V3B,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _f5,
-)
+from ..compiled.packing import W_H6, W_NLIN, W_OM3, W_QS, W_V3A, W_V3B, _f1, _f2, _f3, _f4, _f5
 from ..compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from ..compiled.rotations import (
     add_ct_times,
@@ -38,6 +22,12 @@ from ..compiled.rotations import (
     g_bar_into,
     g_bar_t_jac_rows,
 )
+from .registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_F_M0, T_F_MFF, T_F_N, T_F_Q = header_rows(
+    "f_m0", "f_mff", "f_N", "f_Q")
+
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 

@@ -15,14 +15,6 @@ import numpy as np
 
 from ..compiled._jit import njit
 from ..compiled.packing import (
-    T_B_KIND,
-    T_B_NM,
-    T_B_START,
-    T_K_BASE,
-    T_K_BODY,
-    T_K_PHI,
-    T_K_PSI,
-    T_K_SHAPES,
     W_BASIS,
     W_GBAR,
     W_GGLOB,
@@ -56,6 +48,13 @@ from ..compiled.rotations import (
     g_global_into,
     rotation_into,
 )
+from .registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_KIND, T_B_NM, T_B_START, T_K_BASE, T_K_BODY, T_K_PHI = header_rows(
+    "b_kind", "b_nm", "b_start", "k_base", "k_body", "k_phi")
+T_K_PSI, T_K_SHAPES = header_rows(
+    "k_psi", "k_shapes")
 
 
 @njit(cache=True)

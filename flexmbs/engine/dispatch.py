@@ -23,30 +23,6 @@ import numpy as np
 from ..compiled._jit import njit
 from ..compiled.packing import (
     NO,
-    T_B_FLEX,
-    T_B_KIND,
-    T_B_NM,
-    T_B_START,
-    T_C_DRIVE,
-    T_C_ROW,
-    T_E_DRIVE,
-    T_E_KIND,
-    T_E_MARK,
-    T_E_ROW,
-    T_F_DFF,
-    T_GRAVITY,
-    T_J_COL,
-    T_J_ROW,
-    T_P_COL,
-    T_P_ROW,
-    T_R_IO,
-    T_R_MASS,
-    T_R_OFFSET,
-    T_R_S,
-    T_S_MARK,
-    T_S_PAR,
-    T_T_MARK,
-    T_T_PAR,
     W_ANGLES,
     W_GBAR,
     W_JAC,
@@ -87,9 +63,20 @@ from ..elements.loads.kernels import (
     point_loads,
 )
 from ..elements.markers import body_frames
+from ..elements.registry import header_rows
 from ..elements.rigid_body.kernels import rigid_body_matrices, rigid_energies, rigid_residual
 from ..elements.rotational_spring.kernels import torsion_loads, torsion_state, torsion_tangents_into
 from ..elements.spring_damper.kernels import spring_damper_loads, spring_damper_tangents_into
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_FLEX, T_B_KIND, T_B_NM, T_B_START, T_C_DRIVE, T_C_ROW = header_rows(
+    "b_flex", "b_kind", "b_nm", "b_start", "c_drive", "c_row")
+T_E_DRIVE, T_E_KIND, T_E_MARK, T_E_ROW, T_F_DFF, T_GRAVITY = header_rows(
+    "e_drive", "e_kind", "e_mark", "e_row", "f_dff", "gravity")
+T_J_COL, T_J_ROW, T_P_COL, T_P_ROW, T_R_IO, T_R_MASS = header_rows(
+    "j_col", "j_row", "p_col", "p_row", "r_io", "r_mass")
+T_R_OFFSET, T_R_S, T_S_MARK, T_S_PAR, T_T_MARK, T_T_PAR = header_rows(
+    "r_offset", "r_s", "s_mark", "s_par", "t_mark", "t_par")
 
 
 @njit(cache=True)

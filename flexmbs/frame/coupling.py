@@ -85,7 +85,7 @@ class _FlatInvariants(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def _flat(inv: InertiaInvariants) -> _FlatInvariants:
+def flat_invariants(inv: InertiaInvariants) -> _FlatInvariants:
     """:class:`_FlatInvariants` of ``inv`` (computed once per invariant set)."""
     n = inv.n_modes
     big_n, big_q = np.asarray(inv.N), np.asarray(inv.Q)
@@ -93,6 +93,9 @@ def _flat(inv: InertiaInvariants) -> _FlatInvariants:
                            big_n.transpose(1, 0, 2).reshape(6 + n, 3 * n),
                            (big_q + big_q.transpose(1, 0, 2, 3)).reshape(n, 9 * n),
                            big_q.reshape(n * n, 9))
+
+
+_flat = flat_invariants
 
 
 def _full_mass(inv: InertiaInvariants, m_ff: np.ndarray, xi) -> np.ndarray:

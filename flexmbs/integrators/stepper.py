@@ -236,7 +236,7 @@ class AlphaIntegrator:
         from ..compiled.engine import CompiledSystem, jit_disabled
 
         imports = time.perf_counter() - start
-        from ..compiled.tables import unsupported_reason
+        from ..engine.tables import unsupported_reason
 
         if jit_disabled():
             reason = "NUMBA_DISABLE_JIT is set"

@@ -72,6 +72,10 @@ class Body(Protocol):
         their ξ-derivatives (m = 0 when the marker does not move with ξ), so that
         v_0 = R + A (s_0 + U_0 ξ), v_k = A (s_k + U_k ξ) (:func:`marker_frames_kernel`)."""
 
+    def jacobian_shapes(self, marker: Marker):
+        """(Ψ (3, m), Φ (3, m)): the modal shapes of the marker's torque (angular) and
+        force Jacobians, or (None, None) where the marker does not move with ξ."""
+
     def residual(self, q, qd, qdd, gravity) -> np.ndarray:
         """r_b = M(q) q̈ − (body-internal forces), one pass (Newton residual)."""
 
@@ -199,6 +203,10 @@ class Ground:
         return (np.vstack([marker.position, np.asarray(marker.orientation).T]),
                 np.zeros((4, 3, 0)))
 
+    def jacobian_shapes(self, marker):
+        """(None, None): ground markers do not move."""
+        return None, None
+
     def marker_hessian(self, q, marker, weights):
         return np.zeros((0, 0))
 
@@ -262,8 +270,10 @@ class RigidBody:
         return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
 
     @cached_property
-    def _offset(self) -> bool:
+    def com_offset(self) -> bool:
+        """True when the centre of mass lies off the body-frame origin."""
         return bool(np.any(self.com))
+
 
     @property
     def coord_names(self) -> tuple[str, ...]:
@@ -315,7 +325,7 @@ class RigidBody:
         out = np.zeros((7, 7))
         out[:3, :3] = self.mass * np.eye(3)
         out[3:, 3:] = gb.T @ self.inertia_origin @ gb
-        if self._offset:
+        if self.com_offset:
             m_rp = -rotation_matrix(q[3:7]) @ skew(self.mass * self.com) @ gb
             out[:3, 3:] = m_rp
             out[3:, :3] = m_rp.T
@@ -328,7 +338,7 @@ class RigidBody:
         w = gb @ qd[3:7]
         out = np.zeros(7)
         out[3:] = gb.T @ (-cross3(w, self.inertia_origin @ w))
-        if self._offset:
+        if self.com_offset:
             out[:3] = rotation_matrix(p) @ (-cross3(w, cross3(w, self.mass * self.com)))
         return out
 
@@ -337,7 +347,7 @@ class RigidBody:
         out = self.quadratic_velocity(q, qd)
         g = np.asarray(gravity, dtype=float)
         out[:3] += self.mass * g
-        if self._offset and np.any(g):
+        if self.com_offset and np.any(g):
             p = q[3:7]
             out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
         return out
@@ -357,7 +367,7 @@ class RigidBody:
         moment = i_o @ alpha + cross3(w, i_o @ w)
         out = np.empty(7)
         out[:3] = self.mass * acc
-        if self._offset:
+        if self.com_offset:
             a = rotation_matrix(q[3:7])
             s = self.mass * self.com
             out[:3] += a @ (cross3(w, cross3(w, s)) - cross3(s, alpha))
@@ -400,6 +410,10 @@ class RigidBody:
     def marker_shapes(self, marker):
         """(s (4, 3), U (4, 3, 0)): the marker's point and axes in the body frame."""
         return self._marker_vectors(marker)
+
+    def jacobian_shapes(self, marker):
+        """(None, None): a rigid body has no modal coordinates."""
+        return None, None
 
     def marker_hessian(self, q, marker, weights):
         """∂²/∂q² Σ_k w_kᵀ v_k, v = (R + A s, A x, A y, A z) of the marker (7x7)."""

@@ -297,6 +297,14 @@ class FlexibleBody:
         see the markers at ξ = 0), as ``marker_frame`` defines them."""
         return self._marker_vectors(marker, np.zeros(self.n_modes))
 
+    def jacobian_shapes(self, marker):
+        """(Ψ (3, n), Φ (3, n)) of the marker's torque and force Jacobians; (None, None)
+        in rigid coupling, where the marker does not move with ξ."""
+        if self.coupling is Coupling.RIGID:
+            return None, None
+        modes = self._modes(marker)
+        return modes.psi, modes.phi
+
     def marker_hessian(self, q, marker, weights):
         """∂²/∂q² Σ_k w_kᵀ v_k over the marker's point and axes (``marker_frame``)."""
         vecs, shapes = self._marker_vectors(marker, q[7:])

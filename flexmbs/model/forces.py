@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -125,6 +125,14 @@ class SpringDamperActuator:
     damping: float = 0.0
     free_length: float = 0.0
     actuator: Any = None
+
+    #: The element kind that evaluates it in compiled code (flexmbs.elements).
+    element_kind: ClassVar[str] = "spring_damper"
+
+    @property
+    def actuator_depends_on_state(self) -> bool:
+        """True when the actuator is a callable of the state, not a time profile."""
+        return self.actuator is not None and not isinstance(self.actuator, Profile)
 
     def tension(self, system, q, qd, t):
         """(f [N], unit vector i→j, L [m], L̇ [m/s])."""
@@ -312,6 +320,8 @@ class RotationalSpringDamper:
     damping: float = 0.0
     angle0: float = 0.0
 
+    element_kind: ClassVar[str] = "rotational_spring"
+
     def measured_value(self, system, q, qd, t) -> tuple[float, str]:
         """(torque about z_i on j [N m], "N m"), the angle unwrapped by continuity over
         the successive calls (a key of its own)."""
@@ -368,6 +378,8 @@ class JointActuator:
     function: Callable[[float, ForceState], float]
     kind: str = "torque"
     profile: Profile | None = None
+
+    element_kind: ClassVar[str] = "joint_actuator"
 
     def apply(self, system, q, qd, t, Q):
         if self.kind == "torque":
@@ -471,6 +483,8 @@ class DistributedLoad:
     integrals: tuple
     frame: str = "global"
 
+    element_kind: ClassVar[str] = "distributed_load"
+
     def apply(self, system, q, qd, t, Q):
         from ..frame.rotations import cross3, g_bar, rotation_matrix
 
@@ -549,6 +563,8 @@ class PointLoad:
     value: Any
     kind: str = "force"
     frame: str = "global"
+
+    element_kind: ClassVar[str] = "point_load"
 
     def apply(self, system, q, qd, t, Q):
         body, marker, sl = system.marker_info(self.marker)

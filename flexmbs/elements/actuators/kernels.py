@@ -10,10 +10,6 @@ import numpy as np
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
-    T_A_KIND,
-    T_A_MARK,
-    T_B_NM,
-    T_K_BODY,
     W_MK_J,
     W_MK_V,
     W_V3F,
@@ -28,6 +24,11 @@ from ...compiled.packing import (
     _i2,
 )
 from ..markers import _add_load_tangent, _apply_load, _load_jacobian_into, _scatter_n
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_A_KIND, T_A_MARK, T_B_NM, T_K_BODY = header_rows(
+    "a_kind", "a_mark", "b_nm", "k_body")
 
 
 @njit(cache=True)

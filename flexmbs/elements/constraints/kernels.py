@@ -1,5 +1,5 @@
 """Joints and drives in compiled code: Φ, Φ_qᵀλ, Φ_q, the Hessian of Σ λ_k Φ_k and the
-velocity equations (docs/compiled.md, docs/theory_constraints.md).
+velocity equations (docs/compiled.md, docs/multibody.md).
 
 Every joint and drive equation is a bilinear form in its two markers' vectors
 V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j) plus a linear part, Φ_e = Σ_ab C_ab v_aᵀv_b
@@ -19,25 +19,6 @@ from ...compiled.packing import (
     NO,
     ROWS_I,
     ROWS_J,
-    T_B_KIND,
-    T_B_NM,
-    T_B_NORM,
-    T_B_START,
-    T_C_COORD,
-    T_C_DRIVE,
-    T_C_ROW,
-    T_E_DRIVE,
-    T_E_KIND,
-    T_E_LIN,
-    T_E_MARK,
-    T_E_NPAIRS,
-    T_E_PAIRS,
-    T_E_ROW,
-    T_J_COL,
-    T_J_ROW,
-    T_K_BASE,
-    T_K_BODY,
-    T_K_SHAPES,
     W_BASIS,
     W_COEF,
     W_HCS,
@@ -61,6 +42,16 @@ from ...compiled.packing import (
     _i3,
 )
 from ..markers import _marker_hessian, _scatter_n, marker_vectors
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_KIND, T_B_NM, T_B_NORM, T_B_START, T_C_COORD, T_C_DRIVE = header_rows(
+    "b_kind", "b_nm", "b_norm", "b_start", "c_coord", "c_drive")
+T_C_ROW, T_E_DRIVE, T_E_KIND, T_E_LIN, T_E_MARK, T_E_NPAIRS = header_rows(
+    "c_row", "e_drive", "e_kind", "e_lin", "e_mark", "e_npairs")
+T_E_PAIRS, T_E_ROW, T_J_COL, T_J_ROW, T_K_BASE, T_K_BODY = header_rows(
+    "e_pairs", "e_row", "j_col", "j_row", "k_base", "k_body")
+T_K_SHAPES = header_rows("k_shapes")
 
 EQ_ROTATION, EQ_TRANSLATION = 1, 2
 

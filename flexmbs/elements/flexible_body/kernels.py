@@ -15,24 +15,6 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     NO,
-    T_B_FLEX,
-    T_B_MODE,
-    T_B_NM,
-    T_B_START,
-    T_F_DFF,
-    T_F_INV_M0,
-    T_F_KFF,
-    T_F_M0,
-    T_F_MASS,
-    T_F_MFF,
-    T_F_N,
-    T_F_Q,
-    T_F_S,
-    T_F_SKA,
-    T_F_SKD,
-    T_F_STIFF,
-    T_F_SXC,
-    T_GRAVITY,
     W_BASIS,
     W_FGCOL,
     W_FMAT,
@@ -80,7 +62,17 @@ from ...compiled.rotations import (
     conjugate_basis_into,
 )
 from ..floating_frame import frame_tangents, full_mass, general_qbar, mode_mass
+from ..registry import header_rows
 from .stiffening import body_stiffening, stiffening_energies
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_FLEX, T_B_MODE, T_B_NM, T_B_START, T_F_DFF, T_F_INV_M0 = header_rows(
+    "b_flex", "b_mode", "b_nm", "b_start", "f_dff", "f_inv_m0")
+T_F_KFF, T_F_M0, T_F_MASS, T_F_MFF, T_F_N, T_F_Q = header_rows(
+    "f_kff", "f_m0", "f_mass", "f_mff", "f_N", "f_Q")
+T_F_S, T_F_SKA, T_F_SKD, T_F_STIFF, T_F_SXC, T_GRAVITY = header_rows(
+    "f_S", "f_ska", "f_skd", "f_stiff", "f_sxc", "gravity")
+
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 

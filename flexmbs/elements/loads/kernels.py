@@ -11,20 +11,6 @@ import numpy as np
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
-    T_B_MODE,
-    T_B_NM,
-    T_B_START,
-    T_D_BODY,
-    T_D_FIRST,
-    T_D_FRAME,
-    T_D_SHAPES,
-    T_D_TOTAL,
-    T_D_VEC,
-    T_K_BODY,
-    T_L_FRAME,
-    T_L_KIND,
-    T_L_MARK,
-    T_L_VEC,
     W_BASIS,
     W_GBAR,
     W_MK_J,
@@ -58,6 +44,16 @@ from ..markers import (
     _load_jacobian_into,
     _scatter_n,
 )
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_MODE, T_B_NM, T_B_START, T_D_BODY, T_D_FIRST, T_D_FRAME = header_rows(
+    "b_mode", "b_nm", "b_start", "d_body", "d_first", "d_frame")
+T_D_SHAPES, T_D_TOTAL, T_D_VEC, T_K_BODY, T_L_FRAME, T_L_KIND = header_rows(
+    "d_shapes", "d_total", "d_vec", "k_body", "l_frame", "l_kind")
+T_L_MARK, T_L_VEC = header_rows(
+    "l_mark", "l_vec")
+
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 

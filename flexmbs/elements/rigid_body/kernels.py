@@ -11,13 +11,6 @@ from __future__ import annotations
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
-    T_B_NM,
-    T_B_START,
-    T_GRAVITY,
-    T_R_IO,
-    T_R_MASS,
-    T_R_OFFSET,
-    T_R_S,
     W_BASIS,
     W_GBAR,
     W_R34,
@@ -44,6 +37,12 @@ from ...compiled.rotations import (
     g_bar_t_jac_rows,
 )
 from ..floating_frame import qbar_bilinear, qbar_jacobian
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_NM, T_B_START, T_GRAVITY, T_R_IO, T_R_MASS, T_R_OFFSET = header_rows(
+    "b_nm", "b_start", "gravity", "r_io", "r_mass", "r_offset")
+T_R_S = header_rows("r_s")
 
 
 @njit(cache=True)

@@ -12,12 +12,6 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     NO,
-    T_B_NM,
-    T_B_START,
-    T_K_BODY,
-    T_K_PSI,
-    T_T_MARK,
-    T_T_PAR,
     TORQUE,
     W_ANGLES,
     W_GGLOB,
@@ -41,6 +35,11 @@ from ..markers import (
     _load_jacobian_into,
     _pair_load_tangents,
 )
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_NM, T_B_START, T_K_BODY, T_K_PSI, T_T_MARK, T_T_PAR = header_rows(
+    "b_nm", "b_start", "k_body", "k_psi", "t_mark", "t_par")
 
 
 @njit(cache=True)

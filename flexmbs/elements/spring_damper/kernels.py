@@ -11,12 +11,6 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     FORCE,
-    T_B_NM,
-    T_B_START,
-    T_K_BODY,
-    T_S_ACT,
-    T_S_MARK,
-    T_S_PAR,
     W_MK_J,
     W_MK_V,
     W_V3D,
@@ -38,6 +32,11 @@ from ..markers import (
     _pair_load_tangents,
     _point_jacobian_rate_into,
 )
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_NM, T_B_START, T_K_BODY, T_S_ACT, T_S_MARK, T_S_PAR = header_rows(
+    "b_nm", "b_start", "k_body", "s_act", "s_mark", "s_par")
 
 
 @njit(cache=True)

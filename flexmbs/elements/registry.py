@@ -1,0 +1,71 @@
+"""The registry of element kinds' tables (docs/compiled.md, "Adding an element kind").
+
+:data:`KINDS` lists every kind's :class:`~flexmbs.elements.declaration.KindTables`; their
+fields, in this order, make up :class:`Tables`, the one named tuple the kernels read,
+and :func:`header_rows` gives a kernel module the header row of each field it reads
+(``T_S_MARK, T_S_PAR = header_rows("s_mark", "s_par")``). :data:`BUILD_ORDER` is the
+order the tables are filled in: the constraint plan's markers come first, the force
+kinds add theirs, and the marker table and the iteration matrix's pattern are built
+last, from what the others added. Plain Python, no numba.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import shared_tables
+from .actuators import table as actuators
+from .constraints import table as constraints
+from .flexible_body import table as flexible_body
+from .loads import table as loads
+from .rigid_body import table as rigid_body
+from .rotational_spring import table as rotational_spring
+from .spring_damper import table as spring_damper
+
+#: Every kind's table declaration, in the order of the fields of :class:`Tables`.
+KINDS = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE, flexible_body.TABLE,
+         shared_tables.MARKERS, constraints.TABLE, shared_tables.PATTERN, actuators.TABLE,
+         spring_damper.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
+         rotational_spring.TABLE)
+
+#: The order the tables are built in (see the module docstring).
+BUILD_ORDER = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE,
+               flexible_body.TABLE, constraints.TABLE, actuators.TABLE, spring_damper.TABLE,
+               rotational_spring.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
+               shared_tables.MARKERS, shared_tables.PATTERN)
+
+#: The force kinds: those that claim forces of the model.
+FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
+               loads.DISTRIBUTED_TABLE, rotational_spring.TABLE)
+
+
+def _fields():
+    names = [f.name for kind in KINDS for f in kind.fields]
+    if len(set(names)) != len(names):
+        raise AssertionError(f"two kinds declare the same table field: {sorted(names)}")
+    if set(BUILD_ORDER) != set(KINDS):
+        raise AssertionError("BUILD_ORDER and KINDS list different kinds")
+    return names
+
+
+#: Field names in header-row order.
+TABLE_FIELDS = tuple(_fields())
+
+#: Flat arrays of one System, the fields of every kind (see each kind's declaration).
+Tables = NamedTuple("Tables", [(name, int if f.buffer == "scalar" else np.ndarray)
+                               for kind in KINDS for f in kind.fields
+                               for name in (f.name,)])
+
+_ROW = {name: k for k, name in enumerate(TABLE_FIELDS)}
+
+
+def header_rows(*names: str):
+    """The header rows of the table fields ``names`` (an int for one name, else a
+    tuple), for a kernel module's constants."""
+    try:
+        rows = tuple(_ROW[name] for name in names)
+    except KeyError as exc:
+        raise KeyError(f"no element kind declares the table field {exc.args[0]!r}") from None
+    return rows[0] if len(rows) == 1 else rows
