@@ -28,6 +28,7 @@ from flexmbs.assembly.tangents import residual_tangents
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
 from flexmbs.compiled import engine
+from flexmbs.compiled.codes import step_parameters
 from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
 from flexmbs.engine.newton import sparse_lu_solve
 from flexmbs.engine.tables import unsupported_reason
@@ -794,7 +795,8 @@ def assert_iterations_allocate_nothing(system, seed):
     factors = cs.factor(matrix)
     prof, u = cs.time_values(h)
     for index2 in (0.0, 1.0):  # index 3, and stabilized index 2 (its Φ_q q̇ rows)
-        par = np.array([0.0, 0.0, 0.25, 0.5, h, h, 1e-14, 1e-16, 1e-14, 1e-16, index2])
+        par = step_parameters(beta=0.25, gamma=0.5, h=h, t1=h, rtol=1e-14, atol=1e-16,
+                              acc_rtol=1e-14, phi_tol=1e-16, index2=index2)
         cs.work.counters[STALE] = 0
         count, code = allocations(cs.newton, q, qd, qdd, a, lam, par, 2, prof, u, factors,
                                   True)

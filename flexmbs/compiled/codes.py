@@ -10,3 +10,26 @@ IT, STALE, HAVE_RESIDUAL = 0, 1, 2
 
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
 TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
+
+#: Slots of the step parameters ``par`` that the step kernel reads: one meaning each,
+#: under every task. α_m, α_f, β, γ of the generalized-α method; the step h [s] and
+#: t_{n+1} [s]; the Newton tolerances (relative and absolute on Δq, relative on β'Δq)
+#: and that on max |Φ|; 1.0 for the stabilized index-2 form (docs/theory_integrators.md);
+#: β' and γ' of an iteration matrix asked for alone (TASK_MATRIX).
+(P_ALPHA_M, P_ALPHA_F, P_BETA, P_GAMMA, P_H, P_T1, P_RTOL, P_ATOL, P_ACC_RTOL, P_PHI_TOL,
+ P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME) = range(13)
+STEP_PARAMETERS = 13
+
+
+def step_parameters(**values: float):
+    """``par`` with the named slots set (``alpha_m=…, h=…``; the names of the ``P_*``
+    slots in lower case), the others zero."""
+    import numpy as np
+
+    par = np.zeros(STEP_PARAMETERS)
+    for name, value in values.items():
+        try:
+            par[globals()["P_" + name.upper()]] = value
+        except KeyError:
+            raise TypeError(f"no step parameter {name!r}") from None
+    return par

@@ -31,7 +31,7 @@ from ..engine.tables import (
     unsupported_reason,
 )
 from ..errors import ModelError
-from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP
+from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP, step_parameters
 from .layout import pack
 from .workspace import make_workspace
 
@@ -208,7 +208,7 @@ class CompiledSystem:
         self.load_angles(self.system._angles)  # read, not moved (as the NumPy tangents)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
-                   par=np.array([bp, gp] + [0.0] * 9), prof=prof, u=u)
+                   par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
         return self.work.matrix.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
@@ -326,7 +326,8 @@ class CompiledSystem:
         n = self.n_q + self.n_c
         factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,
                           self._dummy.sp_x, 0)
-        par = np.array([0.0, 0.0, 0.25, 0.5, 1e-3, 1e-3, 1e-8, 1e-10, 1e-6, 1e-10, 0.0])
+        par = step_parameters(beta=0.25, gamma=0.5, h=1e-3, t1=1e-3, rtol=1e-8, atol=1e-10,
+                              acc_rtol=1e-6, phi_tol=1e-10)
         try:
             prof, u = self.time_values(0.0)
         except ModelError:  # a profile undefined at t = 0: the run will say so
@@ -339,7 +340,7 @@ class _Placeholders:
     """Arrays of the right kind for the kernel arguments a task does not use."""
 
     def __init__(self, n_q, n_c, n_d, n_a):
-        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), np.zeros(11)
+        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), step_parameters()
         self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
         self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)
         self.sp_i, self.sp_x = np.zeros(0, dtype=np.int64), np.zeros(0)

@@ -441,36 +441,21 @@ def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, ni, nj, jac, vec, g_
 
 
 @njit(cache=True)
-def _add_generalized_load(
-    T_b_nm,
-    T_b_start,
-    T_k_base,
-    T_k_body,
-    T_k_phi,
-    T_k_psi,
-    T_k_shapes,
-    W_gbar,
-    W_gglob,
-    W_rot,
-    W_v3g,
-    W_v3h,
-    W_v3i,
-    k,
-    vec,
-    kind,
-    scale,
-    q,
-    r,
-):
+def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
     """r[body of marker k] −= scale · Jacᵀ vec (Jac: angular_jac for a torque, kind 0,
     force_jac for a force, kind 1); r holds −Q."""
+    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
+    T_k_base, T_k_body = _f3(F, H, T_K_BASE), _i1(IN, H, T_K_BODY)
+    T_k_phi, T_k_psi = _f3(F, H, T_K_PHI), _f3(F, H, T_K_PSI)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_gbar, W_gglob, W_rot = _f3(WF, WH, W_GBAR), _f3(WF, WH, W_GGLOB), _f3(WF, WH, W_ROT)
     b = T_k_body[k]
     if b < 0:
         return
     st = T_b_start[b]
     nm = T_b_nm[b]
     a = W_rot[b]
-    loc = W_v3g  # Aᵀ vec
+    loc = _f1(WF, WH, W_V3G)  # Aᵀ vec
     for c in range(3):
         loc[c] = a[0, c] * vec[0] + a[1, c] * vec[1] + a[2, c] * vec[2]
     if kind == 0:  # [0, Gᵀ T, Ψᵀ Aᵀ T]
@@ -483,7 +468,7 @@ def _add_generalized_load(
             )
         return
     # [F, Ḡᵀ(u × F̄), Φᵀ F̄] with u the lever arm of the marker (deformed where seen)
-    arm, uf = W_v3h, W_v3i
+    arm, uf = _f1(WF, WH, W_V3H), _f1(WF, WH, W_V3I)
     for c in range(3):
         acc = T_k_base[k, 0, c]
         for j in range(nm):
@@ -498,30 +483,3 @@ def _add_generalized_load(
         r[st + 7 + j] -= scale * (
             T_k_phi[k, 0, j] * loc[0] + T_k_phi[k, 1, j] * loc[1] + T_k_phi[k, 2, j] * loc[2]
         )
-
-
-@njit(cache=True)
-def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
-    """r −= scale · Jac_kᵀ vec for marker k (:func:`_add_generalized_load` with the
-    views it needs taken here)."""
-    _add_generalized_load(
-        _i1(IN, H, T_B_NM),
-        _i1(IN, H, T_B_START),
-        _f3(F, H, T_K_BASE),
-        _i1(IN, H, T_K_BODY),
-        _f3(F, H, T_K_PHI),
-        _f3(F, H, T_K_PSI),
-        _f4(F, H, T_K_SHAPES),
-        _f3(WF, WH, W_GBAR),
-        _f3(WF, WH, W_GGLOB),
-        _f3(WF, WH, W_ROT),
-        _f1(WF, WH, W_V3G),
-        _f1(WF, WH, W_V3H),
-        _f1(WF, WH, W_V3I),
-        k,
-        vec,
-        kind,
-        scale,
-        q,
-        r,
-    )

@@ -30,16 +30,6 @@ from ..compiled.packing import (
     W_OCON,
     W_OVEC,
     W_QCUR,
-    W_ROT,
-    W_V3A,
-    W_V3B,
-    W_V3C,
-    W_V3D,
-    W_V3E,
-    W_V3F,
-    W_V3G,
-    W_V3H,
-    W_V3I,
     YES,
     _f1,
     _f2,
@@ -71,12 +61,11 @@ from ..elements.spring_damper.kernels import spring_damper_loads, spring_damper_
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_FLEX, T_B_KIND, T_B_NM, T_B_START, T_C_DRIVE, T_C_ROW = header_rows(
     "b_flex", "b_kind", "b_nm", "b_start", "c_drive", "c_row")
-T_E_DRIVE, T_E_KIND, T_E_MARK, T_E_ROW, T_F_DFF, T_GRAVITY = header_rows(
-    "e_drive", "e_kind", "e_mark", "e_row", "f_dff", "gravity")
-T_J_COL, T_J_ROW, T_P_COL, T_P_ROW, T_R_IO, T_R_MASS = header_rows(
-    "j_col", "j_row", "p_col", "p_row", "r_io", "r_mass")
-T_R_OFFSET, T_R_S, T_S_MARK, T_S_PAR, T_T_MARK, T_T_PAR = header_rows(
-    "r_offset", "r_s", "s_mark", "s_par", "t_mark", "t_par")
+T_E_DRIVE, T_E_KIND, T_E_MARK, T_E_ROW, T_F_DFF, T_J_COL = header_rows(
+    "e_drive", "e_kind", "e_mark", "e_row", "f_dff", "j_col")
+T_J_ROW, T_P_COL, T_P_ROW, T_S_MARK, T_S_PAR, T_T_MARK = header_rows(
+    "j_row", "p_col", "p_row", "s_mark", "s_par", "t_mark")
+T_T_PAR = header_rows("t_par")
 
 
 @njit(cache=True)
@@ -107,23 +96,6 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), actuator
     values ``u`` (na,). Leaves the markers and frames in the workspace for
     :func:`jacobian_dense`."""
-    T_b_start = _i1(IN, H, T_B_START)
-    T_gravity = _f1(F, H, T_GRAVITY)
-    T_r_io = _f3(F, H, T_R_IO)
-    T_r_mass = _f1(F, H, T_R_MASS)
-    T_r_offset = _i1(IN, H, T_R_OFFSET)
-    T_r_s = _f2(F, H, T_R_S)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_v3a = _f1(WF, WH, W_V3A)
-    W_v3b = _f1(WF, WH, W_V3B)
-    W_v3c = _f1(WF, WH, W_V3C)
-    W_v3d = _f1(WF, WH, W_V3D)
-    W_v3e = _f1(WF, WH, W_V3E)
-    W_v3f = _f1(WF, WH, W_V3F)
-    W_v3g = _f1(WF, WH, W_V3G)
-    W_v3h = _f1(WF, WH, W_V3H)
-    W_v3i = _f1(WF, WH, W_V3I)
     T_b_kind = _i1(IN, H, T_B_KIND)
     W_qcur = _f1(WF, WH, W_QCUR)
     for i in range(q.size):
@@ -133,30 +105,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r)
     for b in range(T_b_kind.size):
         if T_b_kind[b] == 0:
-            rigid_residual(
-                T_b_start,
-                T_gravity,
-                T_r_io,
-                T_r_mass,
-                T_r_offset,
-                T_r_s,
-                W_gbar,
-                W_rot,
-                W_v3a,
-                W_v3b,
-                W_v3c,
-                W_v3d,
-                W_v3e,
-                W_v3f,
-                W_v3g,
-                W_v3h,
-                W_v3i,
-                b,
-                q,
-                qd,
-                qdd,
-                r,
-            )
+            rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
         else:
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)

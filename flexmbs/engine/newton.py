@@ -29,6 +29,18 @@ from ..compiled.codes import (
     NEED_FACTOR,
     NONFINITE_ERROR,
     NONFINITE_SOLVE,
+    P_ACC_RTOL,
+    P_ALPHA_F,
+    P_ALPHA_M,
+    P_ATOL,
+    P_BETA,
+    P_BETA_PRIME,
+    P_GAMMA,
+    P_GAMMA_PRIME,
+    P_H,
+    P_INDEX2,
+    P_PHI_TOL,
+    P_RTOL,
     STALE,
     TASK_MATRIX,
     TASK_OUTPUTS,
@@ -121,20 +133,22 @@ def _solve(lu, piv, sp_i, sp_x, x, tmp):
 @njit(cache=True, inline="always")
 def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
                 piv, sp_i, sp_x, start):
-    """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[5].
+    """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[P_T1].
 
-    ``par`` = (α_m, α_f, β, γ, h, t_{n+1}, rtol, atol, acc_rtol, phi_tol, index 2);
+    ``par``: the step parameters, in the named slots of :mod:`flexmbs.compiled.codes`;
     the iterate lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence);
     counters[STALE] = 1 asks for a new iteration matrix at the next residual. The
     factors: dense (``lu``, ``piv``) when ``sp_i`` is empty, else sparse
     (:func:`sparse_lu_solve`).
 
-    With par[10] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
+    With par[P_INDEX2] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
     rows enforce the velocity constraint Φ_q q̇ + Φ_t = 0, and each iteration ends with
     a position correction onto Φ = 0 through the same factors (q only)."""
-    am, af, beta, gamma, h = par[0], par[1], par[2], par[3], par[4]
-    rtol, atol, acc_rtol, phi_tol = par[6], par[7], par[8], par[9]
-    index2 = par[10] == 1.0
+    am, af, beta, gamma = par[P_ALPHA_M], par[P_ALPHA_F], par[P_BETA], par[P_GAMMA]
+    h = par[P_H]
+    rtol, atol = par[P_RTOL], par[P_ATOL]
+    acc_rtol, phi_tol = par[P_ACC_RTOL], par[P_PHI_TOL]
+    index2 = par[P_INDEX2] == 1.0
     bp = (1 - am) / (beta * h * h * (1 - af))
     gp = gamma / (beta * h)
     n, n_c = q.size, lam.size
@@ -231,7 +245,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_STEP: :func:`newton_step` (its return code);
     * TASK_RESIDUAL: r and Φ at (q, q̇, q̈, λ) into the workspace;
     * TASK_MATRIX: the scaled iteration matrix at that state into the workspace, with
-      β' = par[0], γ' = par[1];
+      β' = par[P_BETA_PRIME], γ' = par[P_GAMMA_PRIME];
     * TASK_OUTPUTS: :func:`flexmbs.engine.dispatch.outputs_entry` of the histories
       qs, qds, lams with profiles profs, actuator values us and the rotational springs'
       angles refs into ``out``.
@@ -258,6 +272,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
     if task == TASK_MATRIX:
         jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
-        iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, par[0], par[1],
+        iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, par[P_BETA_PRIME],
+                         par[P_GAMMA_PRIME],
                          _f2(WF, WH, _MATRIX))
     return CONVERGED

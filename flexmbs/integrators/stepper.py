@@ -15,6 +15,7 @@ import numpy as np
 
 from ..assembly.system import System
 from ..assembly.tangents import residual_tangents
+from ..compiled.codes import P_H, P_T1, step_parameters
 from ..contact.element import OPEN
 from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
@@ -405,11 +406,13 @@ class AlphaIntegrator:
         t1 = self.t + h
         if self._step_buffers is None:  # (par, profiles, actuator values), reused
             index2 = float(self.formulation is Formulation.STABILIZED_INDEX2)
-            self._step_buffers = (np.array([p.alpha_m, p.alpha_f, p.beta, p.gamma, h, t1,
-                                            self.rtol, self.atol, self.acc_rtol,
-                                            self.phi_tol, index2]), *cs.time_values(t1))
+            par = step_parameters(alpha_m=p.alpha_m, alpha_f=p.alpha_f, beta=p.beta,
+                                  gamma=p.gamma, rtol=self.rtol, atol=self.atol,
+                                  acc_rtol=self.acc_rtol, phi_tol=self.phi_tol,
+                                  index2=index2)
+            self._step_buffers = (par, *cs.time_values(t1))
         par, prof, u = self._step_buffers
-        par[4], par[5] = h, t1
+        par[P_H], par[P_T1] = h, t1
         cs.time_values_into(t1, prof, u)
         stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         work.counters[nk.STALE] = int(stale)

@@ -22,6 +22,15 @@ from ...compiled.packing import (
     W_RP4,
     W_RPC,
     W_RVEC,
+    W_V3A,
+    W_V3B,
+    W_V3C,
+    W_V3D,
+    W_V3E,
+    W_V3F,
+    W_V3G,
+    W_V3H,
+    W_V3I,
     _f1,
     _f2,
     _f3,
@@ -46,37 +55,19 @@ T_R_S = header_rows("r_s")
 
 
 @njit(cache=True)
-def rigid_residual(
-    T_b_start,
-    T_gravity,
-    T_r_io,
-    T_r_mass,
-    T_r_offset,
-    T_r_s,
-    W_gbar,
-    W_rot,
-    W_v3a,
-    W_v3b,
-    W_v3c,
-    W_v3d,
-    W_v3e,
-    W_v3f,
-    W_v3g,
-    W_v3h,
-    W_v3i,
-    b,
-    q,
-    qd,
-    qdd,
-    r,
-):
+def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     """r[body b] += M q̈ − Q_v − Q_g of a rigid body (RigidBody.residual):
-    r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × α̅), r_p = Ḡᵀ(I_O α̅ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g))."""
-    st = T_b_start[b]
-    gb = W_gbar[b]
-    io = T_r_io[b]
-    w, alpha, acc = W_v3a, W_v3b, W_v3c
-    iw, moment, tmp = W_v3d, W_v3e, W_v3f
+    r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × α̅), r_p = Ḡᵀ(I_O α̅ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g)).
+    Scratch: nine 3-vectors of the workspace, named by what they hold."""
+    T_gravity = _f1(F, H, T_GRAVITY)
+    T_r_mass, T_r_s = _f1(F, H, T_R_MASS), _f2(F, H, T_R_S)
+    T_r_offset = _i1(IN, H, T_R_OFFSET)
+    W_rot = _f3(WF, WH, W_ROT)
+    st = _i1(IN, H, T_B_START)[b]
+    gb = _f3(WF, WH, W_GBAR)[b]
+    io = _f3(F, H, T_R_IO)[b]
+    w, alpha, acc = _f1(WF, WH, W_V3A), _f1(WF, WH, W_V3B), _f1(WF, WH, W_V3C)
+    iw, moment, tmp = _f1(WF, WH, W_V3D), _f1(WF, WH, W_V3E), _f1(WF, WH, W_V3F)
     for c in range(3):
         w[c] = (
             gb[c, 0] * qd[st + 3]
@@ -100,7 +91,7 @@ def rigid_residual(
     if T_r_offset[b]:
         a = W_rot[b]
         s = T_r_s[b]
-        ws, wws, sa = W_v3g, W_v3h, W_v3i
+        ws, wws, sa = _f1(WF, WH, W_V3G), _f1(WF, WH, W_V3H), _f1(WF, WH, W_V3I)
         cross_into(w, s, ws)
         cross_into(w, ws, wws)
         cross_into(s, alpha, sa)
