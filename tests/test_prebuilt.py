@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs.compiled import KERNEL_TAG, native, prebuilt
+from flexmbs.compiled import kernel_tag, native, prebuilt
 from flexmbs.compiled.elf import read_object
 
 TESTS = Path(__file__).resolve().parent
@@ -40,7 +40,7 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
     """A build of the current kernel sources is shipped, intact (its checksum), for the
     baseline CPU, defining its entry point and importing what its manifest lists: C and
     maths library functions only (no allocator: the build cannot allocate)."""
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, ("no prebuilt kernel of the current kernel sources: run "
                     "`python -m flexmbs.compiled.prebuilt` after changing a kernel")
     for build in builds:
@@ -264,7 +264,7 @@ def _ship(folder: Path, code: bytes | None = None, compress: bool = True,
     blob = zlib.compress(code) if compress else code
     parameters = [["task", "scalar", 0], ["x", "f8", 1], ["max_iter", "scalar", 0],
                   ["start", "scalar", 0]]
-    entry = {"file": "kernel-test.o.z", "tag": KERNEL_TAG, "abi": native.ABI,
+    entry = {"file": "kernel-test.o.z", "tag": kernel_tag(), "abi": native.ABI,
              "triple": prebuilt.platform_triple(), "cpu": "x86-64",
              "features": ["sse2"], "entry": prebuilt.ENTRY, "parameters": parameters,
              "imports": [], "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
@@ -283,7 +283,7 @@ def test_a_build_that_fits_loads_and_runs(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("changes", "named"), [
-    ({"tag": "kernels-0000000000000000"}, KERNEL_TAG),
+    ({"tag": "kernels-0000000000000000"}, kernel_tag()),
     ({"triple": "riscv64-unknown-linux-gnu"}, "riscv64-unknown-linux-gnu"),
     ({"features": ["sse2", "no-such-feature"]}, "no-such-feature"),
 ])
@@ -408,7 +408,7 @@ def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
     (flexmbs.compiled.elf), with the reason."""
     import struct
 
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     if not builds:
         pytest.skip("no prebuilt kernel of these sources")
     code = bytearray(_shipped(builds[0]))
@@ -552,7 +552,7 @@ def test_ensure_compiled_compiles_unless_the_prebuilt_kernel_loads(tmp_path, mon
     (damaged) leaves it to compile, as no build at all does."""
     from flexmbs.compiled import warmup
 
-    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
+    monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
     compiled = []
     monkeypatch.setattr(warmup, "compile_kernels", lambda: compiled.append(1))
     monkeypatch.setattr(prebuilt, "ensure_loaded",
