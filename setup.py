@@ -21,10 +21,7 @@ import struct
 import sysconfig
 from pathlib import Path
 
-from setuptools import setup
-from setuptools.command.bdist_wheel import bdist_wheel
-from setuptools.command.build_py import build_py
-
+#: The prebuilt kernel's folder, in the sources and in the build's tree.
 PREBUILT = Path("flexmbs", "compiled", "prebuilt")
 MANIFEST = "manifest.json"
 
@@ -53,50 +50,63 @@ def carried_builds(manifest: dict, triple: str | None) -> list[dict]:
 
 def _manifest() -> dict:
     try:
-        return json.loads((PREBUILT / MANIFEST).read_text())
+        return json.loads((Path(__file__).resolve().parent / PREBUILT / MANIFEST).read_text())
     except (OSError, ValueError):
         return {"builds": []}
 
 
-class BuildPy(build_py):
-    """Keeps only the prebuilt builds this platform runs, and a manifest of them; none
-    (not even the manifest) elsewhere."""
-
-    def run(self):
-        super().run()
-        folder = Path(self.build_lib, PREBUILT)
-        if not folder.is_dir():
-            return
-        manifest = _manifest()
-        kept = carried_builds(manifest, host_triple())
-        wanted = {build["file"] for build in kept}
-        for path in folder.iterdir():
-            if path.name != MANIFEST and path.name not in wanted:
-                path.unlink()
-        if kept:
-            (folder / MANIFEST).write_text(
-                json.dumps({**manifest, "builds": kept}, indent=1, sort_keys=True) + "\n")
-        else:
-            (folder / MANIFEST).unlink(missing_ok=True)
+def carries_prebuilt() -> bool:
+    """Whether a wheel built here carries a prebuilt kernel."""
+    return bool(carried_builds(_manifest(), host_triple()))
 
 
-class BdistWheel(bdist_wheel):
-    """``py3-none-<platform>`` when the wheel carries a prebuilt kernel, else
-    ``py3-none-any``."""
+def main() -> None:
+    """setup() with the commands above (setuptools is imported here only, so that the
+    tests can read this file's functions without it)."""
+    from setuptools import Distribution, setup
+    from setuptools.command.bdist_wheel import bdist_wheel
+    from setuptools.command.build_py import build_py
 
-    def finalize_options(self):
-        super().finalize_options()
-        self._platform = WHEEL_PLATFORMS.get(host_triple())
-        if self._platform is not None and carried_builds(_manifest(), host_triple()):
-            self.root_is_pure = False
-        else:
-            self._platform = None
+    class BuildPy(build_py):
+        """Keeps only the prebuilt builds this platform runs, and a manifest of them; none
+        (not even the manifest) elsewhere."""
 
-    def get_tag(self):
-        if self._platform is None:
-            return super().get_tag()
-        return "py3", "none", self._platform
+        def run(self):
+            super().run()
+            folder = Path(self.build_lib, PREBUILT)
+            if not folder.is_dir():
+                return
+            manifest = _manifest()
+            kept = carried_builds(manifest, host_triple())
+            wanted = {build["file"] for build in kept}
+            for path in folder.iterdir():
+                if path.name != MANIFEST and path.name not in wanted:
+                    path.unlink()
+            if kept:
+                carried = {**manifest, "builds": kept}
+                (folder / MANIFEST).write_text(
+                    json.dumps(carried, indent=1, sort_keys=True) + "\n")
+            else:
+                (folder / MANIFEST).unlink(missing_ok=True)
+
+    class PlatformDistribution(Distribution):
+        """Machine code aboard: installed as platform code (the wheel's root is platlib)."""
+
+        def has_ext_modules(self):
+            return carries_prebuilt()
+
+    class BdistWheel(bdist_wheel):
+        """``py3-none-<platform>`` when the wheel carries a prebuilt kernel, else
+        ``py3-none-any``."""
+
+        def get_tag(self):
+            if not carries_prebuilt():
+                return super().get_tag()
+            return "py3", "none", WHEEL_PLATFORMS[host_triple()]
+
+    setup(distclass=PlatformDistribution,
+          cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})
 
 
 if __name__ == "__main__":
-    setup(cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})
+    main()
