@@ -604,10 +604,11 @@ def test_the_shipped_kernel_was_built_with_the_pinned_toolchain():
                           "flexmbs.compiled.prebuilt`")
 
 
-def _evaluations(compiled, kernel, states) -> list[np.ndarray]:
+def _evaluations(compiled, kernel, states, angles) -> list[np.ndarray]:
     """Residual, Φ, iteration matrices and outputs of ``compiled`` at ``states``, with
-    ``kernel`` as its step kernel (the springs' angle memory reset before each)."""
-    system, angles = compiled.system, dict(compiled.system._angles)
+    ``kernel`` as its step kernel (the springs' angle memory set to ``angles`` before
+    each state)."""
+    system = compiled.system
     compiled._kernel = kernel
     out = []
     for q, qd, qdd, lam, t, bp, gp in states:
@@ -661,8 +662,9 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
                    rng.standard_normal(system.n_c), rng.uniform(0, 2),
                    10.0 ** rng.uniform(2, 7), 10.0 ** rng.uniform(1, 4)) for _ in range(3)]
         compiled = CompiledSystem(system)
-        for a, b in zip(_evaluations(compiled, shipped.twin(), states),
-                        _evaluations(compiled, fresh.twin(), states), strict=True):
+        angles = dict(system._angles)
+        for a, b in zip(_evaluations(compiled, shipped.twin(), states, angles),
+                        _evaluations(compiled, fresh.twin(), states, angles), strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"model {seed}: the shipped object "
                                           "and the one the sources build differ: run "
                                           "`python -m flexmbs.compiled.prebuilt`")
