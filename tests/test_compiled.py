@@ -27,7 +27,7 @@ from flexmbs.assembly import System
 from flexmbs.assembly.tangents import residual_tangents
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
-from flexmbs.compiled import engine
+from flexmbs.compiled import engine, kernel_tag
 from flexmbs.compiled.codes import step_parameters
 from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
 from flexmbs.engine.newton import sparse_lu_solve
@@ -460,7 +460,7 @@ def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
 
     monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
     monkeypatch.setattr(prebuilt, "_loaded", None)  # as if this process had not loaded it
-    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))
     assert not warmup.is_ready()
     first = _run("seed_pendulum.toml", "auto", 0.01)
     assert first.statistics["engine"] == "python"
@@ -482,11 +482,11 @@ def test_a_ready_mark_counts_only_for_this_numba_python_and_cpu(tmp_path, monkey
 
     from flexmbs.compiled import prebuilt, warmup
 
-    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))
     monkeypatch.setattr(prebuilt, "_loaded", None)  # as after compiling here
     warmup.mark_ready()
     assert warmup.is_ready()
-    ready = tmp_path / f"{warmup.KERNEL_TAG}.ready"
+    ready = tmp_path / f"{kernel_tag()}.ready"
     mark = json.loads(ready.read_text())
     for key, other in (("numba", "0.1.0"), ("python", [2, 7]), ("cpu", "i386"),
                        ("features", "+nothing")):
@@ -501,8 +501,8 @@ def test_an_abandoned_compilation_lock_does_not_count(tmp_path, monkeypatch):
 
     from flexmbs.compiled import warmup
 
-    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))
-    lock = tmp_path / f"{warmup.KERNEL_TAG}.lock"
+    monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))
+    lock = tmp_path / f"{kernel_tag()}.lock"
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "started": 0.0}))  # no such process
     assert not warmup.compiling()
     lock.write_text("not json")

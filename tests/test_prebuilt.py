@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs.compiled import KERNEL_TAG, native, prebuilt
+from flexmbs.compiled import kernel_tag, native, prebuilt
 from flexmbs.compiled.elf import read_object
 
 TESTS = Path(__file__).resolve().parent
@@ -40,7 +40,7 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
     """A build of the current kernel sources is shipped, intact (its checksum), for the
     baseline CPU, defining its entry point and importing what its manifest lists: C and
     maths library functions only (no allocator: the build cannot allocate)."""
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, ("no prebuilt kernel of the current kernel sources: run "
                     "`python -m flexmbs.compiled.prebuilt` after changing a kernel")
     for build in builds:
@@ -264,7 +264,7 @@ def _ship(folder: Path, code: bytes | None = None, compress: bool = True,
     blob = zlib.compress(code) if compress else code
     parameters = [["task", "scalar", 0], ["x", "f8", 1], ["max_iter", "scalar", 0],
                   ["start", "scalar", 0]]
-    entry = {"file": "kernel-test.o.z", "tag": KERNEL_TAG, "abi": native.ABI,
+    entry = {"file": "kernel-test.o.z", "tag": kernel_tag(), "abi": native.ABI,
              "triple": prebuilt.platform_triple(), "cpu": "x86-64",
              "features": ["sse2"], "entry": prebuilt.ENTRY, "parameters": parameters,
              "imports": [], "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
@@ -283,7 +283,7 @@ def test_a_build_that_fits_loads_and_runs(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("changes", "named"), [
-    ({"tag": "kernels-0000000000000000"}, KERNEL_TAG),
+    ({"tag": "kernels-0000000000000000"}, kernel_tag()),
     ({"triple": "riscv64-unknown-linux-gnu"}, "riscv64-unknown-linux-gnu"),
     ({"features": ["sse2", "no-such-feature"]}, "no-such-feature"),
 ])
@@ -408,7 +408,7 @@ def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
     (flexmbs.compiled.elf), with the reason."""
     import struct
 
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == KERNEL_TAG]
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     if not builds:
         pytest.skip("no prebuilt kernel of these sources")
     code = bytearray(_shipped(builds[0]))
@@ -552,7 +552,7 @@ def test_ensure_compiled_compiles_unless_the_prebuilt_kernel_loads(tmp_path, mon
     (damaged) leaves it to compile, as no build at all does."""
     from flexmbs.compiled import warmup
 
-    monkeypatch.setattr(warmup, "KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
+    monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
     compiled = []
     monkeypatch.setattr(warmup, "compile_kernels", lambda: compiled.append(1))
     monkeypatch.setattr(prebuilt, "ensure_loaded",
@@ -562,3 +562,242 @@ def test_ensure_compiled_compiles_unless_the_prebuilt_kernel_loads(tmp_path, mon
     monkeypatch.setattr(prebuilt, "ensure_loaded", lambda: ({"cpu": "x86-64"}, ""))
     warmup.ensure_compiled()
     assert compiled == [1]
+
+
+# ------------------------------------------------------------------ rebuilt from the sources
+ROOT = TESTS.parent
+
+
+def pinned_toolchain() -> dict[str, str]:
+    """numba and llvmlite as the test extra pins them (pyproject.toml): the toolchain the
+    shipped kernel is built with."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["test"]
+    pins = dict(re.fullmatch(r"(numba|llvmlite)==(\S+)", spec).groups() for spec in extra
+                if re.fullmatch(r"(numba|llvmlite)==(\S+)", spec))
+    assert set(pins) == {"numba", "llvmlite"}, f"the test extra pins {pins}"
+    return pins
+
+
+def _shipped_build_here() -> dict:
+    """The shipped build for this platform, failing if it is not that of the sources."""
+    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
+    assert builds, (f"the shipped prebuilt kernel is not that of the kernel sources "
+                    f"({kernel_tag()}): run `python -m flexmbs.compiled.prebuilt`")
+    here = [b for b in builds if b["triple"] == prebuilt.platform_triple()]
+    if not here:
+        pytest.skip(f"no shipped build for {prebuilt.platform_triple()}")
+    return here[0]
+
+
+def test_the_shipped_kernel_was_built_with_the_pinned_toolchain():
+    build = _shipped_build_here()
+    pins = pinned_toolchain()
+    made = {name: build["built_with"][name] for name in pins}
+    assert made == pins, (f"the shipped prebuilt kernel was built with {made}, the test "
+                          f"extra pins {pins}: move them together and run `python -m "
+                          "flexmbs.compiled.prebuilt`")
+
+
+def _evaluations(compiled, kernel, states, angles) -> list[np.ndarray]:
+    """Residual, Φ, iteration matrices and outputs of ``compiled`` at ``states``, with
+    ``kernel`` as its step kernel (the springs' angle memory set to ``angles`` before
+    each state)."""
+    system = compiled.system
+    compiled._kernel = kernel
+    out = []
+    for q, qd, qdd, lam, t, bp, gp in states:
+        system._angles.clear()
+        system._angles.update(angles)
+        out.extend(compiled.residual(q, qd, qdd, lam, t))
+        out.append(compiled.iteration_matrix(q, qd, qdd, lam, t, 1.0, 1.0))
+        out.append(compiled.iteration_matrix(q, qd, qdd, lam, t, bp, gp))
+        times = np.array([t, t + 0.5])
+        out.append(compiled.outputs(times, np.array([q, q]), np.array([qd, -qd]),
+                                    np.array([lam, lam])))
+    return out
+
+
+@pytest.mark.slow
+def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
+    """Rebuilt from the sources with the pinned toolchain into a temporary folder (the
+    shipped one untouched; about 1.5 minutes): the shipped object and the rebuilt one give
+    bit-identical residuals, iteration matrices and outputs at random states of random
+    models, and, the build being deterministic (two builds, and the shipped one, are the
+    same bytes), the same object code when built with the shipped one's toolchain."""
+    import llvmlite
+    import numba
+    from test_compiled import random_chain, random_model
+
+    from flexmbs.compiled import CompiledSystem
+
+    build = _shipped_build_here()  # fails at once, before building, on stale sources
+    pins = pinned_toolchain()
+    installed = {"numba": numba.__version__, "llvmlite": llvmlite.__version__}
+    if installed != pins:
+        pytest.skip(f"rebuilding needs the pinned toolchain {pins}, installed: {installed} "
+                    "(pip install -e '.[test]')")
+    rebuilt = prebuilt.build(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {rebuilt["file"], prebuilt.MANIFEST}
+    assert rebuilt["tag"] == build["tag"] and rebuilt["file"] == build["file"]
+    for key in ("parameters", "imports", "entry", "abi", "cpu", "features", "triple"):
+        assert rebuilt[key] == build[key], key
+    same_toolchain = all(rebuilt["built_with"][k] == build["built_with"][k]
+                         for k in ("numba", "llvmlite", "python"))
+    if same_toolchain:
+        assert zlib.decompress((tmp_path / rebuilt["file"]).read_bytes()) == _shipped(build), (
+            "the rebuilt object code differs from the shipped one: run `python -m "
+            "flexmbs.compiled.prebuilt`")
+        assert rebuilt["sha256"] == build["sha256"]
+    shipped, fresh = prebuilt.load(build), prebuilt.load(rebuilt, tmp_path)
+    for seed, system in [*((s, random_model(s)) for s in (1, 4, 9)), (3, random_chain(3))]:
+        rng = np.random.default_rng(seed)
+        states = [(system.q0 + 0.3 * rng.standard_normal(system.n_q),
+                   rng.standard_normal(system.n_q), rng.standard_normal(system.n_q),
+                   rng.standard_normal(system.n_c), rng.uniform(0, 2),
+                   10.0 ** rng.uniform(2, 7), 10.0 ** rng.uniform(1, 4)) for _ in range(3)]
+        compiled = CompiledSystem(system)
+        angles = dict(system._angles)
+        for a, b in zip(_evaluations(compiled, shipped.twin(), states, angles),
+                        _evaluations(compiled, fresh.twin(), states, angles), strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"model {seed}: the shipped object "
+                                          "and the one the sources build differ: run "
+                                          "`python -m flexmbs.compiled.prebuilt`")
+
+
+# ------------------------------------------------------------------ importing
+_IMPORT = """
+import sys
+import flexmbs
+import flexmbs.compiled
+from flexmbs.compiled import engine, prebuilt, warmup
+compiled = flexmbs.compiled
+print(compiled.kernel_tag.cache_info().currsize, compiled._kernel_folders.cache_info().currsize,
+      "numba" in sys.modules)
+"""
+
+
+def _folders(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*") if p.is_dir()}
+
+
+def test_importing_flexmbs_reads_no_kernel_source_and_creates_no_folder(tmp_path):
+    """docs/compiled.md: the kernels' source hash and their folders are worked out when
+    a run first needs kernels. A fresh process importing flexmbs, its compiled engine,
+    the loader and the background compilation, with HOME in an empty folder: the hash
+    was not computed, no kernel folder was worked out, numba was not imported, and no
+    folder appeared in HOME or in the package."""
+    home = tmp_path / "home"
+    home.mkdir()
+    package = ROOT / "flexmbs"
+    before = _folders(package)
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("NUMBA_", "FLEXMBS_"))}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+               PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _IMPORT], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["0", "0", "False"], done.stdout
+    assert not list(home.iterdir())
+    assert _folders(package) == before
+
+
+def test_the_kernel_sources_are_listed_once_and_include_the_elements():
+    """The hash covers the kernel modules of compiled/ and every module under elements/
+    (the element kinds' kernels), and nothing the kernels are not compiled from."""
+    from flexmbs import compiled
+
+    names = {p.relative_to(ROOT / "flexmbs").as_posix() for p in compiled.kernel_sources()}
+    assert {"compiled/newton.py", "compiled/residual.py", "compiled/layout.py",
+            "elements/__init__.py"} <= names
+    assert {f"elements/{p.relative_to(ROOT / 'flexmbs' / 'elements').as_posix()}"
+            for p in (ROOT / "flexmbs" / "elements").rglob("*.py")} <= names
+    assert not {f"compiled/{name}" for name in compiled.NOT_KERNEL_SOURCES} & names
+    assert compiled.kernel_tag() == compiled.KERNEL_TAG  # the former constant, lazily
+
+
+# ------------------------------------------------------------------ the wheel
+def _setup_module():
+    """setup.py's functions (its setup() call runs only as the build's script)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("flexmbs_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build_wheel(tmp_path: Path, triple: str | None = None) -> tuple[str, set[str], dict]:
+    """A wheel of a copy of the sources (the shipped builds' triple replaced by
+    ``triple``, if given): (its tag, its prebuilt files, its manifest or {})."""
+    import shutil
+    import zipfile
+
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "flexmbs", source / "flexmbs",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if triple is not None:
+        manifest = source / "flexmbs" / "compiled" / "prebuilt" / prebuilt.MANIFEST
+        data = json.loads(manifest.read_text())
+        for build in data["builds"]:
+            build["triple"] = triple
+        manifest.write_text(json.dumps(data))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
+                           "-q", "-w", str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (wheel,) = (tmp_path / "out").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = next(n for n in names if n.endswith(".dist-info/WHEEL"))
+        fields = dict(line.split(": ", 1) for line in
+                      archive.read(info).decode().splitlines() if ": " in line)
+        files = {n for n in names if n.startswith("flexmbs/compiled/prebuilt/")}
+        listed = f"flexmbs/compiled/prebuilt/{prebuilt.MANIFEST}"
+        manifest = json.loads(archive.read(listed)) if listed in names else {}
+    assert wheel.name.endswith(f"-{fields['Tag']}.whl")
+    assert fields["Root-Is-Purelib"] == ("false" if files else "true")
+    return fields["Tag"], files, manifest
+
+
+def test_the_wheel_is_tagged_for_the_platform_of_the_kernel_it_carries(tmp_path):
+    """docs/compiled.md, "Which wheel": built where a shipped build runs, the wheel carries
+    it and is tagged py3-none-<that platform>, never py3-none-any."""
+    setup = _setup_module()
+    triple = setup.host_triple()
+    shipped = [b for b in prebuilt._manifest()["builds"] if b["triple"] == triple]
+    if triple is None or not shipped:
+        pytest.skip("no shipped prebuilt kernel for the platform this test runs on")
+    tag, files, manifest = _build_wheel(tmp_path)
+    assert tag == f"py3-none-{setup.WHEEL_PLATFORMS[triple]}"
+    prefix = "flexmbs/compiled/prebuilt/"
+    assert files == {prefix + prebuilt.MANIFEST, *(prefix + b["file"] for b in shipped)}
+    assert manifest["builds"] == shipped
+
+
+def test_a_wheel_built_where_no_shipped_kernel_runs_is_pure_and_carries_none(tmp_path):
+    """Built on a platform no shipped build runs on (here: the builds relabelled for
+    riscv64), the wheel is py3-none-any and carries no prebuilt kernel."""
+    if _setup_module().host_triple() == "riscv64-unknown-linux-gnu":
+        pytest.skip("this host is riscv64")
+    tag, files, manifest = _build_wheel(tmp_path, triple="riscv64-unknown-linux-gnu")
+    assert tag == "py3-none-any"
+    assert files == set()
+    assert manifest == {}
+
+
+def test_every_shipped_build_has_a_wheel_platform():
+    """A build of a new platform needs its wheel tag in setup.py's WHEEL_PLATFORMS."""
+    setup = _setup_module()
+    for build in prebuilt._manifest()["builds"]:
+        assert build["triple"] in setup.WHEEL_PLATFORMS, build["triple"]
+    assert setup.carried_builds({"builds": [{"triple": "x"}]}, None) == []

@@ -8,56 +8,70 @@ The kernels are written for numba (:mod:`flexmbs.engine.newton` and the modules 
 imports). A run takes them either as the shipped prebuilt machine code
 (:mod:`flexmbs.compiled.prebuilt`, loaded without numba) or from numba, which compiles
 them once per install and caches them on disk. Importing this package does not import
-numba.
+numba, reads no kernel source and creates no folder: the kernels' source hash
+(:func:`kernel_tag`) and their folders (:func:`kernel_state_dir`,
+:func:`kernel_cache_dir`) are worked out when a run first needs kernels.
 
 Kernel cache: numba reuses a cached kernel when its own source file is unchanged, but
 the kernels fold the packing layout (:mod:`flexmbs.compiled.layout`) in as constants.
 So, unless ``NUMBA_CACHE_DIR`` is set, the kernels are cached in a folder named by a
-hash of this package's kernel sources (:mod:`flexmbs.compiled._jit`): a changed layout
-can never meet a stale kernel.
+hash of the kernel sources (:func:`kernel_sources`, :mod:`flexmbs.compiled._jit`): a
+changed layout can never meet a stale kernel.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
 
-#: Modules without kernel code: not part of the kernels' source hash (the layouts of
-#: tables.py and workspace.py reach the kernels through layout.py, whose constants are
-#: checked against them at import).
+#: This package's folder and the one the element kinds' kernels live in.
+_HERE = Path(__file__).resolve().parent
+_ELEMENTS = _HERE.parent / "elements"
+
+#: Modules of this package without kernel code: not part of the kernels' source hash
+#: (the layouts of tables.py and workspace.py reach the kernels through layout.py, whose
+#: constants are checked against them at import).
 NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "elf.py", "engine.py", "native.py",
                       "prebuilt.py", "tables.py", "warmup.py", "workspace.py")
 
 
-#: The kernel modules outside this package: every element kind's and the engine's
-#: dispatch and Newton iteration (paths relative to the flexmbs package).
-KERNEL_SOURCES_ELSEWHERE = ("elements/**/*.py", "engine/dispatch.py", "engine/newton.py")
-
-
 def kernel_sources() -> list[Path]:
-    """The files whose contents the kernels are compiled from, in a fixed order."""
-    here = Path(__file__).resolve().parent
-    paths = [p for p in sorted(here.glob("*.py")) if p.name not in NOT_KERNEL_SOURCES]
-    for pattern in KERNEL_SOURCES_ELSEWHERE:
-        paths.extend(sorted(here.parent.glob(pattern)))
-    return paths
+    """The files the kernels are compiled from, in the order they are hashed: the one
+    list of them (:func:`kernel_tag`, the prebuilt kernel's manifest and numba's cache
+    folder all follow it).
+
+    - every ``*.py`` of ``flexmbs/compiled/`` except :data:`NOT_KERNEL_SOURCES`;
+    - every ``*.py`` under ``flexmbs/elements/``, at any depth (the element kinds'
+      kernels, docs/compiled.md);
+    - the engine's dispatch over the kinds and its Newton iteration
+      (``flexmbs/engine/dispatch.py``, ``newton.py``).
+    """
+    compiled = [path for path in sorted(_HERE.glob("*.py"))
+                if path.name not in NOT_KERNEL_SOURCES]
+    engine = [_HERE.parent / "engine" / name for name in ("dispatch.py", "newton.py")]
+    return compiled + sorted(_ELEMENTS.rglob("*.py")) + engine
 
 
-def _kernel_tag() -> str:
-    """``kernels-<hash of the kernel modules' sources>``."""
-    package = Path(__file__).resolve().parent.parent
+@functools.cache
+def kernel_tag() -> str:
+    """``kernels-<hash of the kernel sources>`` (:func:`kernel_sources`: each file's path
+    below ``flexmbs/`` and its bytes). Read once per process, when a run first needs
+    kernels."""
+    root = _HERE.parent
     digest = hashlib.sha256()
     for path in kernel_sources():
-        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
         digest.update(path.read_bytes())
     return f"kernels-{digest.hexdigest()[:16]}"
 
 
 def _writable_folder(tag: str) -> str | None:
-    """A writable folder named ``tag`` beside the package, else in ~/.cache/flexmbs."""
-    here = Path(__file__).resolve().parent
-    for base in (here / "__pycache__", Path.home() / ".cache" / "flexmbs"):
+    """A writable folder named ``tag`` beside the package, else in ~/.cache/flexmbs
+    (created here)."""
+    for base in (_HERE / "__pycache__", Path.home() / ".cache" / "flexmbs"):
         folder = base / tag
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -70,17 +84,44 @@ def _writable_folder(tag: str) -> str | None:
     return None
 
 
-KERNEL_TAG = _kernel_tag()
-if os.environ.get("NUMBA_CACHE_DIR"):
-    #: Where the background compilation keeps its ready/lock files.
-    KERNEL_STATE_DIR = _writable_folder("state")
-    #: Where numba caches the kernels (None: where NUMBA_CACHE_DIR says).
-    KERNEL_CACHE_DIR = None
-else:
-    KERNEL_STATE_DIR = _writable_folder(KERNEL_TAG)
-    KERNEL_CACHE_DIR = KERNEL_STATE_DIR
+@functools.cache
+def _kernel_folders() -> tuple[str | None, str | None]:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return _writable_folder("state"), None
+    folder = _writable_folder(kernel_tag())
+    return folder, folder
+
+
+def kernel_state_dir() -> str | None:
+    """Where the background compilation keeps its ready, lock and log files
+    (:mod:`flexmbs.compiled.warmup`): the kernel cache folder, or, under
+    ``NUMBA_CACHE_DIR``, a folder ``state`` beside the package or in ~/.cache/flexmbs;
+    None if no such folder is writable. Created on the first call."""
+    return _kernel_folders()[0]
+
+
+def kernel_cache_dir() -> str | None:
+    """Where numba caches the kernels: a folder named by :func:`kernel_tag` beside the
+    package, else in ~/.cache/flexmbs (None: where ``NUMBA_CACHE_DIR`` says, or nowhere
+    writable). Created on the first call, when the kernel modules are imported
+    (:mod:`flexmbs.compiled._jit`)."""
+    return _kernel_folders()[1]
+
+
+#: The former constants, now worked out on first access (``from flexmbs.compiled import
+#: KERNEL_TAG`` still works).
+_LAZY = {"KERNEL_TAG": kernel_tag, "KERNEL_STATE_DIR": kernel_state_dir,
+         "KERNEL_CACHE_DIR": kernel_cache_dir}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return _LAZY[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 from ..engine.tables import unsupported_reason  # noqa: E402
 from .engine import CompiledSystem, jit_disabled  # noqa: E402
 
-__all__ = ["CompiledSystem", "jit_disabled", "unsupported_reason"]
+__all__ = ["CompiledSystem", "jit_disabled", "kernel_cache_dir", "kernel_sources",
+           "kernel_state_dir", "kernel_tag", "unsupported_reason"]

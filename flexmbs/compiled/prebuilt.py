@@ -32,7 +32,7 @@ import warnings
 import zlib
 from pathlib import Path
 
-from . import KERNEL_TAG
+from . import kernel_tag
 
 #: Where the shipped builds and their manifest live.
 PREBUILT_DIR = Path(__file__).resolve().parent / "prebuilt"
@@ -96,9 +96,10 @@ def find(folder: Path | None = None) -> tuple[dict | None, str]:
         return None, off
     from .native import ABI
 
-    builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == KERNEL_TAG]
+    tag = kernel_tag()
+    builds = [b for b in _manifest(folder)["builds"] if b.get("tag") == tag]
     if not builds:
-        return None, f"no prebuilt kernel of these sources ({KERNEL_TAG})"
+        return None, f"no prebuilt kernel of these sources ({tag})"
     builds = [b for b in builds if b.get("abi") == ABI]
     if not builds:
         return None, f"no prebuilt kernel of this loader's entry-point version ({ABI})"
@@ -353,9 +354,9 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                        env=env, check=True)
         blob = zlib.compress(out.read_bytes(), 9)
         described = json.loads(out.with_suffix(".json").read_text())
-    triple = platform_triple()
-    name = f"kernel-{KERNEL_TAG.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
-    entry = {"file": name, "tag": KERNEL_TAG, "abi": ABI, "triple": triple, "cpu": cpu,
+    triple, tag = platform_triple(), kernel_tag()
+    name = f"kernel-{tag.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
+    entry = {"file": name, "tag": tag, "abi": ABI, "triple": triple, "cpu": cpu,
              "features": list(features), "entry": ENTRY, **described,
              "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob),
              "built_with": {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
@@ -363,7 +364,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                             "date": time.strftime("%Y-%m-%d")}}
     _write_atomic(folder / name, blob)
     manifest = _manifest(folder)
-    kept = [b for b in manifest["builds"] if b.get("tag") == KERNEL_TAG
+    kept = [b for b in manifest["builds"] if b.get("tag") == tag
             and (b.get("triple"), b.get("cpu")) != (triple, cpu)]
     manifest["builds"] = [*kept, entry]
     _write_atomic(folder / MANIFEST,

@@ -1,28 +1,79 @@
 """Compiling the kernels once per install, in the background (docs/compiled.md).
 
 Compiling the kernels takes minutes; loading them from numba's cache afterwards takes
-a fraction of a second. So the first ``engine="auto"`` run does not wait: it starts
-``python -m flexmbs.compiled.warmup`` as a detached process and runs on the NumPy path
-(and says so); runs after that process has finished load the cached kernels.
-``engine="compiled"`` waits for a running compilation, or compiles in-process.
+a fraction of a second. So, where no shipped prebuilt kernel fits, the first
+``engine="auto"`` run does not wait: it starts ``python -m flexmbs.compiled.warmup``
+as a child process, says so (a log message naming its process id and
+:data:`SETTING`), and runs on the NumPy path; runs after that process has finished
+load the cached kernels. ``engine="compiled"`` waits for a running compilation, or
+compiles in-process.
+
+The setting ``FLEXMBS_BACKGROUND_COMPILE`` (:class:`Background`) chooses what an
+automatic run does: ``detached`` (the default: the compilation goes on when the
+process that started it exits, and that process says so as it exits), ``attached``
+(the compilation ends with the process that started it), ``wait`` (compile in the
+foreground) or ``off`` (never compile for an automatic run: the NumPy path).
 
 State files beside the kernel cache, named by the kernels' source hash: ``<tag>.ready``
 once the kernels are in the cache, ``<tag>.lock`` (process id, start time) while a
-process compiles them. A lock whose process is gone, or older than
-:data:`STALE_AFTER`, does not count.
+process compiles them, ``<tag>.log`` its output. A lock whose process is gone, or older
+than :data:`STALE_AFTER`, does not count.
 """
 
 from __future__ import annotations
 
 import atexit
+import enum
 import json
+import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from . import KERNEL_STATE_DIR, KERNEL_TAG
+from ..errors import ValidationError
+from . import kernel_state_dir, kernel_tag
+
+_log = logging.getLogger(__name__)
+
+#: The environment variable that chooses what an automatic run does without kernels.
+SETTING = "FLEXMBS_BACKGROUND_COMPILE"
+
+
+class Background(enum.Enum):
+    """What an ``engine="auto"`` run does when no prebuilt kernel fits and numba's
+    kernels are not compiled yet (the setting ``FLEXMBS_BACKGROUND_COMPILE``)."""
+
+    #: compile in a child process that goes on if this process exits first (saying so
+    #: at exit, with its process id): what a short ``flexmbs run`` needs; this run takes
+    #: the NumPy path
+    DETACHED = "detached"
+    #: compile in a child process that ends with this process (terminated at exit; it
+    #: also stops by itself when this process is gone): for Dask workers and interactive
+    #: sessions that must leave nothing behind; this run takes the NumPy path
+    ATTACHED = "attached"
+    #: compile in this process before the run (as ``engine="compiled"`` does)
+    WAIT = "wait"
+    #: compile nothing: automatic runs take the NumPy path until the kernels are
+    #: compiled otherwise (``engine="compiled"``, ``python -m flexmbs.compiled.warmup``)
+    OFF = "off"
+
+
+def background_mode() -> Background:
+    """The setting ``FLEXMBS_BACKGROUND_COMPILE`` (default ``detached``; ``0``, ``no``
+    and ``false`` mean ``off``). Raises ValidationError naming the setting and its
+    choices on any other value."""
+    value = os.environ.get(SETTING, "").strip().lower() or Background.DETACHED.value
+    value = {"0": "off", "no": "off", "false": "off"}.get(value, value)
+    try:
+        return Background(value)
+    except ValueError:
+        choices = ", ".join(mode.value for mode in Background)
+        raise ValidationError(f"{SETTING}={os.environ.get(SETTING)!r}: expected one of "
+                              f"{choices}") from None
+
 
 #: A compilation lock older than this [s] is considered abandoned.
 STALE_AFTER = 1800.0
@@ -30,15 +81,15 @@ STALE_AFTER = 1800.0
 
 def _state_dir() -> str | None:
     """Where the ready and lock files live (a compiling child inherits its parent's)."""
-    return os.environ.get("FLEXMBS_KERNEL_STATE_DIR") or KERNEL_STATE_DIR
+    return os.environ.get("FLEXMBS_KERNEL_STATE_DIR") or kernel_state_dir()
 
 
 def _paths() -> tuple[Path, Path] | None:
     state = _state_dir()
     if state is None:
         return None
-    folder = Path(state)
-    return folder / f"{KERNEL_TAG}.ready", folder / f"{KERNEL_TAG}.lock"
+    folder, tag = Path(state), kernel_tag()
+    return folder / f"{tag}.ready", folder / f"{tag}.lock"
 
 
 def _host() -> dict:
@@ -101,21 +152,54 @@ def _remove_other_versions(folder: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-#: The compiling processes this process started (polled, so they never linger as zombies).
-_children: dict[int, subprocess.Popen] = {}
+#: The compiling processes this process started, and whether each is attached (polled,
+#: so they never linger as zombies).
+_children: dict[int, tuple[subprocess.Popen, bool]] = {}
+
+#: How long an attached compilation may take to stop at exit before it is killed [s].
+STOP_TIMEOUT = 5.0
 
 
 @atexit.register
-def _leave_children_running() -> None:
-    """The compiling process outlives this one on purpose: no "still running" warning."""
-    for proc in _children.values():
-        if proc.poll() is None:
-            proc.returncode = 0
+def _at_exit() -> None:
+    """Stop the attached compilations still running; say which detached ones go on."""
+    for pid, (proc, attached) in list(_children.items()):
+        if proc.poll() is not None:
+            continue
+        if attached:
+            _stop(proc)
+        else:
+            _log.warning("flexmbs: the kernel compilation (pid %d) goes on after this "
+                         "process exits and ends by itself when done (%s=attached ties it "
+                         "to the process that starts it)", pid, SETTING)
+            proc.returncode = 0  # on purpose: no "still running" warning
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate an attached compilation and remove its lock."""
+    proc.terminate()
+    try:
+        proc.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    paths = _paths()
+    if paths is not None:
+        _release_lock(paths[1], proc.pid)
+
+
+def _release_lock(lock: Path, pid: int) -> None:
+    """Remove ``lock`` if process ``pid`` holds it."""
+    try:
+        if int(json.loads(lock.read_text()).get("pid", -1)) == pid:
+            lock.unlink(missing_ok=True)
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
 
 
 def _alive(pid: int) -> bool:
     if pid in _children:
-        return _children[pid].poll() is None
+        return _children[pid][0].poll() is None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -127,46 +211,93 @@ def _alive(pid: int) -> bool:
 
 def compiling() -> bool:
     """Whether another process is compiling the kernels now."""
-    paths = _paths()
-    if paths is None or not paths[1].exists():
-        return False
-    try:
-        info = json.loads(paths[1].read_text())
-        pid, started = int(info["pid"]), float(info["started"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return _alive(pid) and time.time() - started < STALE_AFTER
+    return _running_pid() is not None
 
 
-def start_background() -> bool:
-    """Start the detached compiling process unless one runs; True if one runs now."""
+def _compile_command() -> list[str]:
+    """The compiling process's command (a hook: tests put a stand-in here)."""
+    return [sys.executable, "-m", "flexmbs.compiled.warmup"]
+
+
+def start_background(attached: bool = False) -> int | None:
+    """Start the compiling process unless one runs: the process id of the one that runs
+    now (None if none could start). ``attached``: it ends with this process (terminated
+    at exit, and it stops by itself when this process is gone); else it goes on, and
+    this process says so at exit. Logs a notice naming the process, its log file and
+    :data:`SETTING` when it starts one."""
     paths = _paths()
     if paths is None:
-        return False
-    if compiling():
-        return True
+        return None
+    running = _running_pid()
+    if running is not None:
+        return running
     lock = paths[1]
     try:
         lock.unlink(missing_ok=True)  # abandoned
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except OSError:
-        return compiling()
-    log = open(lock.with_suffix(".log"), "w")  # noqa: SIM115 (handed to the child)
+        return _running_pid()
+    log_path = lock.with_suffix(".log")
+    log = open(log_path, "w")  # noqa: SIM115 (handed to the child)
+    env = {**os.environ, "FLEXMBS_KERNEL_STATE_DIR": _state_dir()}
+    if attached:
+        env[_PARENT] = str(os.getpid())
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "flexmbs.compiled.warmup"],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True,
-                                env={**os.environ, "FLEXMBS_KERNEL_STATE_DIR": _state_dir()})
+        # detached: a session of its own, so that the terminal's Ctrl-C, meant for this
+        # process, does not end it; attached: this process's group, which it ends with
+        proc = subprocess.Popen(_compile_command(), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=log, start_new_session=not attached, env=env)
     except OSError:
         os.close(fd)
         lock.unlink(missing_ok=True)
-        return False
+        return None
     finally:
         log.close()
-    _children[proc.pid] = proc
+    _children[proc.pid] = (proc, attached)
     with os.fdopen(fd, "w") as handle:
         handle.write(json.dumps({"pid": proc.pid, "started": time.time()}))
-    return True
+    ends = ("ends with this process" if attached
+            else "goes on if this process exits first")
+    _log.warning("flexmbs: compiling the kernels with numba in the background, once per "
+                 "install (pid %d, a minute or two; it %s; log %s); until it is done, "
+                 "automatic runs take the NumPy path. %s=wait compiles in the "
+                 "foreground instead, =off never, =attached|detached ties it to this "
+                 "process or not", proc.pid, ends, log_path, SETTING)
+    return proc.pid
+
+
+def _running_pid() -> int | None:
+    """The process id of the process compiling the kernels now, or None."""
+    paths = _paths()
+    if paths is None or not paths[1].exists():
+        return None
+    try:
+        info = json.loads(paths[1].read_text())
+        pid, started = int(info["pid"]), float(info["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if _alive(pid) and time.time() - started < STALE_AFTER else None
+
+
+def automatic_run_note(why: str) -> str | None:
+    """For an ``engine="auto"`` run that has no prebuilt kernel (``why`` says why): None
+    if it takes numba's kernels now (they are compiled, or :data:`SETTING` says
+    ``wait``, or no compilation could start), else why it takes the NumPy path (a
+    background compilation runs, or the setting says ``off``)."""
+    if is_ready():
+        return None
+    mode = background_mode()
+    if mode is Background.WAIT:
+        return None
+    if mode is Background.OFF:
+        return (f"numba's kernels are not compiled and {SETTING}=off ({why}); this run "
+                "uses the NumPy path")
+    pid = start_background(attached=mode is Background.ATTACHED)
+    if pid is None:
+        return None
+    return (f"the compiled kernels are being built in the background, once per install "
+            f"(pid {pid}, a few minutes; {why}; {SETTING}={mode.value}); this run uses "
+            "the NumPy path")
 
 
 def wait_while_compiling(timeout: float = STALE_AFTER, poll: float = 0.5) -> None:
@@ -208,18 +339,37 @@ def compile_kernels() -> None:
     mark_ready()
 
 
+#: Set in an attached compiling process's environment: the process id it ends with.
+_PARENT = "FLEXMBS_COMPILE_PARENT"
+
+
+def _end_with_parent(parent: int, poll: float = 0.5) -> None:
+    """In an attached compiling process: exit as soon as process ``parent`` is gone
+    (this process is then adopted by another), even if it was killed without its exit
+    handlers running."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll)
+        paths = _paths()
+        if paths is not None:
+            _release_lock(paths[1], os.getpid())
+        os._exit(3)
+
+    if os.getppid() != parent:
+        watch()
+    threading.Thread(target=watch, name="flexmbs-parent-watch", daemon=True).start()
+
+
 def main() -> int:
     paths = _paths()
+    parent = os.environ.get(_PARENT)
+    if parent:
+        _end_with_parent(int(parent))
     try:
         compile_kernels()
     finally:
         if paths is not None:
-            try:
-                info = json.loads(paths[1].read_text())
-                if int(info.get("pid", -1)) == os.getpid():
-                    paths[1].unlink(missing_ok=True)
-            except (OSError, ValueError):
-                pass
+            _release_lock(paths[1], os.getpid())
     return 0
 
 

@@ -260,10 +260,11 @@ class AlphaIntegrator:
         if build is None and self.engine is Engine.AUTO:
             from ..compiled import warmup
 
-            if not warmup.is_ready() and warmup.start_background():
-                self.engine, self.engine_note = Engine.PYTHON, (
-                    "the compiled kernels are being built in the background, once per "
-                    f"install (a few minutes; {why}); this run uses the NumPy path")
+            # compiled, being compiled in the background, or to be compiled now: as
+            # FLEXMBS_BACKGROUND_COMPILE says (docs/compiled.md)
+            note = warmup.automatic_run_note(why)
+            if note is not None:
+                self.engine, self.engine_note = Engine.PYTHON, note
                 return
         from ..compiled import codes
 
