@@ -2,7 +2,7 @@
 for that platform (docs/compiled.md, "Which wheel").
 
 Everything else about the package is in pyproject.toml. The prebuilt step kernel
-(``flexmbs/compiled/prebuilt/``) is machine code for one platform, so a wheel that
+(``flexmbs/engine/prebuilt/``) is machine code for one platform, so a wheel that
 carries it cannot claim ``py3-none-any``:
 
 - built on a platform a shipped build runs on (:data:`WHEEL_PLATFORMS`; today x86_64
@@ -22,7 +22,7 @@ import sysconfig
 from pathlib import Path
 
 #: The prebuilt kernel's folder, in the sources and in the build's tree.
-PREBUILT = Path("flexmbs", "compiled", "prebuilt")
+PREBUILT = Path("flexmbs", "engine", "prebuilt")
 MANIFEST = "manifest.json"
 
 #: LLVM's triple of a shipped build → the wheel platform tag of the hosts it runs on.

@@ -27,9 +27,10 @@ from flexmbs.assembly import System
 from flexmbs.assembly.tangents import residual_tangents
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
-from flexmbs.compiled import engine, kernel_tag
+from flexmbs.compiled import kernel_tag
 from flexmbs.compiled.codes import step_parameters
-from flexmbs.compiled.engine import CompiledSystem, _matrix_pattern
+from flexmbs.engine import compiled_system as engine
+from flexmbs.engine.compiled_system import CompiledSystem, _matrix_pattern
 from flexmbs.engine.newton import sparse_lu_solve
 from flexmbs.engine.tables import unsupported_reason
 from flexmbs.errors import ModelError, ValidationError
@@ -48,9 +49,9 @@ MODES = ("two-way", "one-way", "rigid", "no-Mrf")
 @pytest.fixture(params=["prebuilt", "numba"])
 def kernels(request, monkeypatch):
     """Runs a test with each source of the compiled kernels: the shipped prebuilt
-    machine code (flexmbs.compiled.prebuilt; skipped where it does not fit) and numba's
+    machine code (flexmbs.engine.prebuilt; skipped where it does not fit) and numba's
     compilation of the kernel sources (FLEXMBS_PREBUILT=0)."""
-    from flexmbs.compiled import prebuilt
+    from flexmbs.engine import prebuilt
 
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
     if request.param == "numba":
@@ -407,7 +408,7 @@ def test_kernels_run_as_plain_python_under_disable_jit(tmp_path):
     code = (f"import numpy as np, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
             "from test_compiled import random_model, assert_same_evaluations; "
             "[assert_same_evaluations(random_model(s), np.random.default_rng(s)) "
-            "for s in (3, 17)]; from flexmbs.compiled import warmup; "
+            "for s in (3, 17)]; from flexmbs.engine import warmup; "
             "warmup.mark_ready(); print('same')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "NUMBA_DISABLE_JIT": "1",
@@ -456,7 +457,7 @@ def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
     """Without the kernels in the cache, an auto run starts the compiling process and
     runs on the NumPy path, saying so; once that process is done, auto runs compile.
     (Without the shipped prebuilt kernel: test_prebuilt covers runs that load it.)"""
-    from flexmbs.compiled import prebuilt, warmup
+    from flexmbs.engine import prebuilt, warmup
 
     monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
     monkeypatch.setattr(prebuilt, "_loaded", None)  # as if this process had not loaded it
@@ -480,7 +481,7 @@ def test_a_ready_mark_counts_only_for_this_numba_python_and_cpu(tmp_path, monkey
     without that record does not count, and the kernels are loaded or compiled anew."""
     import json
 
-    from flexmbs.compiled import prebuilt, warmup
+    from flexmbs.engine import prebuilt, warmup
 
     monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))
     monkeypatch.setattr(prebuilt, "_loaded", None)  # as after compiling here
@@ -499,7 +500,7 @@ def test_a_ready_mark_counts_only_for_this_numba_python_and_cpu(tmp_path, monkey
 def test_an_abandoned_compilation_lock_does_not_count(tmp_path, monkeypatch):
     import json
 
-    from flexmbs.compiled import warmup
+    from flexmbs.engine import warmup
 
     monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))
     lock = tmp_path / f"{kernel_tag()}.lock"

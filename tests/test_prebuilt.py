@@ -1,8 +1,8 @@
 """The shipped prebuilt step kernel (docs/compiled.md, "The prebuilt kernel").
 
 The package carries the step kernel as machine code for a baseline CPU behind a C entry
-point (flexmbs.compiled.native). These tests check that the shipped build is that of
-the kernel sources (a change to a kernel needs ``python -m flexmbs.compiled.prebuilt``)
+point (flexmbs.engine.native). These tests check that the shipped build is that of
+the kernel sources (a change to a kernel needs ``python -m flexmbs.engine.prebuilt``)
 and imports nothing but the C and maths libraries; that a fresh process runs every
 shipped case on it without importing numba or compiling anything, with the NumPy
 path's trajectories; that the entry point's tables carry each argument where the code
@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs.compiled import kernel_tag, native, prebuilt
-from flexmbs.compiled.elf import read_object
+from flexmbs.compiled import kernel_tag
+from flexmbs.engine import native, prebuilt
+from flexmbs.engine.elf import read_object
 
 TESTS = Path(__file__).resolve().parent
 
@@ -42,7 +43,7 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
     maths library functions only (no allocator: the build cannot allocate)."""
     builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, ("no prebuilt kernel of the current kernel sources: run "
-                    "`python -m flexmbs.compiled.prebuilt` after changing a kernel")
+                    "`python -m flexmbs.engine.prebuilt` after changing a kernel")
     for build in builds:
         blob = (prebuilt.PREBUILT_DIR / build["file"]).read_bytes()
         assert hashlib.sha256(blob).hexdigest() == build["sha256"]
@@ -405,7 +406,7 @@ def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
     """Corruptions of the shipped object that make LLVM's linker abort or crash the
     process, or link an entry point that is no code (each found in a review of the
     loader, in a subprocess), are refused by the loader's checks
-    (flexmbs.compiled.elf), with the reason."""
+    (flexmbs.engine.elf), with the reason."""
     import struct
 
     builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
@@ -491,7 +492,7 @@ def test_a_kernel_caller_lets_go_of_the_output_histories():
     result does."""
     from test_compiled import random_chain
 
-    from flexmbs.compiled import CompiledSystem
+    from flexmbs.engine.compiled_system import CompiledSystem
 
     if prebuilt.ensure_loaded()[0] is None:
         pytest.skip(f"no prebuilt kernel for this process: {prebuilt.ensure_loaded()[1]}")
@@ -550,7 +551,7 @@ def test_ensure_compiled_compiles_unless_the_prebuilt_kernel_loads(tmp_path, mon
     """Scripts that time the compiled engine call warmup.ensure_compiled(): it returns at
     once only when the prebuilt kernel actually loads; a listed build that fails to load
     (damaged) leaves it to compile, as no build at all does."""
-    from flexmbs.compiled import warmup
+    from flexmbs.engine import warmup
 
     monkeypatch.setenv("FLEXMBS_KERNEL_STATE_DIR", str(tmp_path))  # nothing ready here
     compiled = []
@@ -588,7 +589,7 @@ def _shipped_build_here() -> dict:
     """The shipped build for this platform, failing if it is not that of the sources."""
     builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, (f"the shipped prebuilt kernel is not that of the kernel sources "
-                    f"({kernel_tag()}): run `python -m flexmbs.compiled.prebuilt`")
+                    f"({kernel_tag()}): run `python -m flexmbs.engine.prebuilt`")
     here = [b for b in builds if b["triple"] == prebuilt.platform_triple()]
     if not here:
         pytest.skip(f"no shipped build for {prebuilt.platform_triple()}")
@@ -601,7 +602,7 @@ def test_the_shipped_kernel_was_built_with_the_pinned_toolchain():
     made = {name: build["built_with"][name] for name in pins}
     assert made == pins, (f"the shipped prebuilt kernel was built with {made}, the test "
                           f"extra pins {pins}: move them together and run `python -m "
-                          "flexmbs.compiled.prebuilt`")
+                          "flexmbs.engine.prebuilt`")
 
 
 def _evaluations(compiled, kernel, states, angles) -> list[np.ndarray]:
@@ -634,7 +635,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
     import numba
     from test_compiled import random_chain, random_model
 
-    from flexmbs.compiled import CompiledSystem
+    from flexmbs.engine.compiled_system import CompiledSystem
 
     build = _shipped_build_here()  # fails at once, before building, on stale sources
     pins = pinned_toolchain()
@@ -652,7 +653,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
     if same_toolchain:
         assert zlib.decompress((tmp_path / rebuilt["file"]).read_bytes()) == _shipped(build), (
             "the rebuilt object code differs from the shipped one: run `python -m "
-            "flexmbs.compiled.prebuilt`")
+            "flexmbs.engine.prebuilt`")
         assert rebuilt["sha256"] == build["sha256"]
     shipped, fresh = prebuilt.load(build), prebuilt.load(rebuilt, tmp_path)
     for seed, system in [*((s, random_model(s)) for s in (1, 4, 9)), (3, random_chain(3))]:
@@ -667,7 +668,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
                         _evaluations(compiled, fresh.twin(), states, angles), strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"model {seed}: the shipped object "
                                           "and the one the sources build differ: run "
-                                          "`python -m flexmbs.compiled.prebuilt`")
+                                          "`python -m flexmbs.engine.prebuilt`")
 
 
 # ------------------------------------------------------------------ importing
@@ -675,7 +676,8 @@ _IMPORT = """
 import sys
 import flexmbs
 import flexmbs.compiled
-from flexmbs.compiled import engine, prebuilt, warmup
+from flexmbs.engine import compiled_system as engine
+from flexmbs.engine import prebuilt, warmup
 compiled = flexmbs.compiled
 print(compiled.kernel_tag.cache_info().currsize, compiled._kernel_folders.cache_info().currsize,
       "numba" in sys.modules)
@@ -761,8 +763,8 @@ def _build_wheel(tmp_path: Path, triple: str | None = None) -> tuple[str, set[st
         info = next(n for n in names if n.endswith(".dist-info/WHEEL"))
         fields = dict(line.split(": ", 1) for line in
                       archive.read(info).decode().splitlines() if ": " in line)
-        files = {n for n in names if n.startswith("flexmbs/compiled/prebuilt/")}
-        listed = f"flexmbs/compiled/prebuilt/{prebuilt.MANIFEST}"
+        files = {n for n in names if n.startswith("flexmbs/engine/prebuilt/")}
+        listed = f"flexmbs/engine/prebuilt/{prebuilt.MANIFEST}"
         manifest = json.loads(archive.read(listed)) if listed in names else {}
     assert wheel.name.endswith(f"-{fields['Tag']}.whl")
     assert fields["Root-Is-Purelib"] == ("false" if files else "true")
@@ -779,7 +781,7 @@ def test_the_wheel_is_tagged_for_the_platform_of_the_kernel_it_carries(tmp_path)
         pytest.skip("no shipped prebuilt kernel for the platform this test runs on")
     tag, files, manifest = _build_wheel(tmp_path)
     assert tag == f"py3-none-{setup.WHEEL_PLATFORMS[triple]}"
-    prefix = "flexmbs/compiled/prebuilt/"
+    prefix = "flexmbs/engine/prebuilt/"
     assert files == {prefix + prebuilt.MANIFEST, *(prefix + b["file"] for b in shipped)}
     assert manifest["builds"] == shipped
 

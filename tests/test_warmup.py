@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from flexmbs.cases import load_case, run_case
-from flexmbs.compiled import prebuilt, warmup
+from flexmbs.engine import prebuilt, warmup
 from flexmbs.errors import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_the_setting_is_read_and_checked(monkeypatch):
 def test_an_automatic_run_starts_the_compilation_and_says_so(no_kernels, caplog):
     """The default: the run takes the NumPy path; its note and a logged notice name the
     compiling process and the setting; a second run finds it running and starts none."""
-    with caplog.at_level(logging.WARNING, logger="flexmbs.compiled.warmup"):
+    with caplog.at_level(logging.WARNING, logger="flexmbs.engine.warmup"):
         first = _auto_run()
     assert first.statistics["engine"] == "python"
     (pid,) = (p for p in warmup._children if warmup._children[p][0].poll() is None)
@@ -105,7 +105,7 @@ def test_off_compiles_nothing_and_wait_compiles_in_the_foreground(no_kernels, mo
 
 _PARENT = """
 import sys, time
-from flexmbs.compiled import warmup
+from flexmbs.engine import warmup
 warmup._compile_command = lambda: {command!r}
 pid = warmup.start_background(attached={attached})
 print(pid, flush=True)
@@ -114,7 +114,7 @@ if {hold}:
 """
 
 #: The compiling process's own code, its compilation replaced by a sleep.
-COMPILER = [sys.executable, "-c", "import time; from flexmbs.compiled import warmup; "
+COMPILER = [sys.executable, "-c", "import time; from flexmbs.engine import warmup; "
             "warmup.compile_kernels = lambda: time.sleep(120); warmup.main()"]
 
 

@@ -1,12 +1,18 @@
-"""Compiled evaluation layer: the model as flat arrays, fused residual and tangent
-kernels, and the Newton iteration of a step (docs/compiled.md).
+"""The compiled engine's buffer toolkit (docs/compiled.md): the packing of tables and
+workspace into flat buffers (:mod:`~flexmbs.compiled.layout`,
+:mod:`~flexmbs.compiled.packing`, :mod:`~flexmbs.compiled.workspace`), the rotation and
+quadratic-velocity helpers, the numbers the kernels and Python exchange
+(:mod:`~flexmbs.compiled.codes`), and where numba keeps the kernels.
 
-The NumPy path (:mod:`flexmbs.assembly`) stays the reference; ``simulate(...,
-engine="python")`` or ``NUMBA_DISABLE_JIT=1`` runs it.
+The kernels themselves live with their element kinds (:mod:`flexmbs.elements`) and in
+the engine stage (:mod:`flexmbs.engine`: the dispatch over kinds, the Newton
+iteration, :class:`~flexmbs.engine.compiled_system.CompiledSystem` and the kernels'
+loading). The NumPy path (:mod:`flexmbs.assembly`) stays the reference;
+``simulate(..., engine="python")`` or ``NUMBA_DISABLE_JIT=1`` runs it.
 
 The kernels are written for numba (:mod:`flexmbs.engine.newton` and the modules it
 imports). A run takes them either as the shipped prebuilt machine code
-(:mod:`flexmbs.compiled.prebuilt`, loaded without numba) or from numba, which compiles
+(:mod:`flexmbs.engine.prebuilt`, loaded without numba) or from numba, which compiles
 them once per install and caches them on disk. Importing this package does not import
 numba, reads no kernel source and creates no folder: the kernels' source hash
 (:func:`kernel_tag`) and their folders (:func:`kernel_state_dir`,
@@ -31,10 +37,9 @@ _HERE = Path(__file__).resolve().parent
 _ELEMENTS = _HERE.parent / "elements"
 
 #: Modules of this package without kernel code: not part of the kernels' source hash
-#: (the layouts of tables.py and workspace.py reach the kernels through layout.py, whose
-#: constants are checked against them at import).
-NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "elf.py", "engine.py", "native.py",
-                      "prebuilt.py", "tables.py", "warmup.py", "workspace.py")
+#: (the layout of workspace.py reaches the kernels through layout.py, whose constants
+#: are checked against it at import).
+NOT_KERNEL_SOURCES = ("__init__.py", "_jit.py", "workspace.py")
 
 
 def kernel_sources() -> list[Path]:
@@ -94,7 +99,7 @@ def _kernel_folders() -> tuple[str | None, str | None]:
 
 def kernel_state_dir() -> str | None:
     """Where the background compilation keeps its ready, lock and log files
-    (:mod:`flexmbs.compiled.warmup`): the kernel cache folder, or, under
+    (:mod:`flexmbs.engine.warmup`): the kernel cache folder, or, under
     ``NUMBA_CACHE_DIR``, a folder ``state`` beside the package or in ~/.cache/flexmbs;
     None if no such folder is writable. Created on the first call."""
     return _kernel_folders()[0]
@@ -120,8 +125,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-from ..engine.tables import unsupported_reason  # noqa: E402
-from .engine import CompiledSystem, jit_disabled  # noqa: E402
-
-__all__ = ["CompiledSystem", "jit_disabled", "kernel_cache_dir", "kernel_sources",
-           "kernel_state_dir", "kernel_tag", "unsupported_reason"]
+__all__ = ["kernel_cache_dir", "kernel_sources", "kernel_state_dir", "kernel_tag"]

@@ -81,7 +81,7 @@ def lu_solve(lu, piv, b):
 def sparse_lu_solve(sp_i, sp_x, b, tmp):
     """b ← x with Pr A Pc = L U (SuperLU factors, L unit lower, U upper, both CSC;
     Pr b puts b[i] at row perm_r[i], x[i] = y[perm_c[i]]), packed by
-    :func:`flexmbs.compiled.engine.pack_sparse_factors`: ``sp_i`` = (n, nnz L, nnz U,
+    :func:`flexmbs.engine.compiled_system.pack_sparse_factors`: ``sp_i`` = (n, nnz L, nnz U,
     L indptr, L indices, U indptr, U indices, perm_r, perm_c), ``sp_x`` = (L data,
     U data). O(nnz), in place; ``tmp`` (≥ n) is scratch."""
     n, n_l, n_u = sp_i[0], sp_i[1], sp_i[2]

@@ -234,7 +234,7 @@ class AlphaIntegrator:
             self.engine_note = "engine='python' requested"
             return
         start = time.perf_counter()  # numba and the kernels: imported once per process
-        from ..compiled.engine import CompiledSystem, jit_disabled
+        from ..engine.compiled_system import CompiledSystem, jit_disabled
 
         imports = time.perf_counter() - start
         from ..engine.tables import unsupported_reason
@@ -252,13 +252,13 @@ class AlphaIntegrator:
                 raise ValidationError(f"engine='compiled' cannot run this model: {reason}")
             self.engine, self.engine_note = Engine.PYTHON, reason
             return
-        from ..compiled import prebuilt
+        from ..engine import prebuilt
 
         start = time.perf_counter()
         build, why = prebuilt.ensure_loaded()
         imports += time.perf_counter() - start  # linking the prebuilt kernel
         if build is None and self.engine is Engine.AUTO:
-            from ..compiled import warmup
+            from ..engine import warmup
 
             # compiled, being compiled in the background, or to be compiled now: as
             # FLEXMBS_BACKGROUND_COMPILE says (docs/compiled.md)

@@ -23,17 +23,17 @@ from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
 from ..assembly.system import _profile_values
-from ..engine.tables import (
+from ..compiled.codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP, step_parameters
+from ..compiled.layout import pack
+from ..compiled.workspace import make_workspace
+from ..errors import ModelError
+from .tables import (
     compile_tables,
     drive_specs,
     time_inputs,
     torsion_springs,
     unsupported_reason,
 )
-from ..errors import ModelError
-from .codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP, step_parameters
-from .layout import pack
-from .workspace import make_workspace
 
 #: Seconds after which a first kernel call is reported as compiling.
 COMPILE_NOTICE_AFTER = 2.0
@@ -85,7 +85,7 @@ class CompiledSystem:
     :func:`~flexmbs.engine.tables.unsupported_reason`). ``sparse``: factor the
     iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on).
     ``prebuilt``: run the shipped prebuilt step kernel if it fits this process
-    (:mod:`flexmbs.compiled.prebuilt`, without numba), else numba's (from its cache, or
+    (:mod:`flexmbs.engine.prebuilt`, without numba), else numba's (from its cache, or
     compiled now); ``kernels`` says which ran."""
 
     def __init__(self, system, on_compile=None, wait: bool = True,
@@ -119,7 +119,7 @@ class CompiledSystem:
         native = shipped.step_kernel() if prebuilt else None
         if native is not None:
             #: where the step kernel came from: "prebuilt for <cpu>" (shipped machine
-            #: code, :mod:`flexmbs.compiled.prebuilt`) or "compiled for this machine"
+            #: code, :mod:`flexmbs.engine.prebuilt`) or "compiled for this machine"
             #: (numba's, from its cache or compiled now)
             self.kernels = f"prebuilt for {shipped.loaded()['cpu']}"
             self._kernel = native
@@ -133,7 +133,7 @@ class CompiledSystem:
             if wait:  # a background compilation is filling the cache: do not compile twice
                 warmup.wait_while_compiling()
                 start = time.perf_counter()
-            from ..engine.newton import kernel
+            from .newton import kernel
 
             self._kernel = kernel
         self._warm_up(on_compile)

@@ -2,7 +2,7 @@
 
 Compiling the kernels takes minutes; loading them from numba's cache afterwards takes
 a fraction of a second. So, where no shipped prebuilt kernel fits, the first
-``engine="auto"`` run does not wait: it starts ``python -m flexmbs.compiled.warmup``
+``engine="auto"`` run does not wait: it starts ``python -m flexmbs.engine.warmup``
 as a child process, says so (a log message naming its process id and
 :data:`SETTING`), and runs on the NumPy path; runs after that process has finished
 load the cached kernels. ``engine="compiled"`` waits for a running compilation, or
@@ -33,8 +33,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..compiled import kernel_state_dir, kernel_tag
 from ..errors import ValidationError
-from . import kernel_state_dir, kernel_tag
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Background(enum.Enum):
     #: compile in this process before the run (as ``engine="compiled"`` does)
     WAIT = "wait"
     #: compile nothing: automatic runs take the NumPy path until the kernels are
-    #: compiled otherwise (``engine="compiled"``, ``python -m flexmbs.compiled.warmup``)
+    #: compiled otherwise (``engine="compiled"``, ``python -m flexmbs.engine.warmup``)
     OFF = "off"
 
 
@@ -216,7 +216,7 @@ def compiling() -> bool:
 
 def _compile_command() -> list[str]:
     """The compiling process's command (a hook: tests put a stand-in here)."""
-    return [sys.executable, "-m", "flexmbs.compiled.warmup"]
+    return [sys.executable, "-m", "flexmbs.engine.warmup"]
 
 
 def start_background(attached: bool = False) -> int | None:
@@ -309,7 +309,7 @@ def wait_while_compiling(timeout: float = STALE_AFTER, poll: float = 0.5) -> Non
 
 def ensure_compiled() -> None:
     """Block until the kernels are ready: the shipped prebuilt kernel if it fits this
-    process (:mod:`flexmbs.compiled.prebuilt`), else numba's in the cache (waiting for a
+    process (:mod:`flexmbs.engine.prebuilt`), else numba's in the cache (waiting for a
     running compilation, or compiling here); for benchmarks and scripts that must time
     the compiled engine."""
     from . import prebuilt
@@ -326,7 +326,7 @@ def compile_kernels() -> None:
     cache) on a small model, and record them as ready."""
     from ..assembly import System
     from ..model import ModelBuilder, SpinUp
-    from .engine import CompiledSystem
+    from .compiled_system import CompiledSystem
 
     b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_rigid_body("link", 1.0, [0.01, 0.01, 0.01])

@@ -1,7 +1,7 @@
 """The prebuilt step kernel as plain machine code, called without numba
 (docs/compiled.md, "The prebuilt kernel").
 
-A shipped build (:mod:`flexmbs.compiled.prebuilt`) is the relocatable object code of
+A shipped build (:mod:`flexmbs.engine.prebuilt`) is the relocatable object code of
 the step kernel :func:`flexmbs.engine.newton.kernel` behind a C entry point
 
     int64 flexmbs_kernel(void **pointers, int64 *numbers, void **error)
@@ -32,7 +32,7 @@ import numpy as np
 from .elf import ObjectError, read_object
 
 #: Version of the entry point's convention (:data:`SCALARS`, :data:`FAILED`, the tables,
-#: and the entry point :mod:`flexmbs.compiled.prebuilt` builds); a build records the
+#: and the entry point :mod:`flexmbs.engine.prebuilt` builds); a build records the
 #: version it follows, and one of another version is refused. Raise it with any change.
 ABI = 1
 

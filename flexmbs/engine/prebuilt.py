@@ -5,14 +5,14 @@ numba takes over a minute to compile the kernels, and importing numba and rebuil
 cached kernel takes a third of a second, longer than many runs. Python calls one
 kernel, :func:`flexmbs.engine.newton.kernel`, whose compiled form holds every kernel
 it calls. So the package ships that compiled form in ``prebuilt/``: relocatable object
-code for a baseline CPU behind a C entry point (:mod:`flexmbs.compiled.native`), with
+code for a baseline CPU behind a C entry point (:mod:`flexmbs.engine.native`), with
 a manifest of what it was built from and for. It references the C and maths libraries
 only, so llvmlite links it into a process in a few tens of milliseconds, and the run
 never imports numba. A process on another platform, or whose kernel sources differ
 from the build's, takes the kernels from numba (compiled once per install, in the
-background for automatic runs: :mod:`flexmbs.compiled.warmup`).
+background for automatic runs: :mod:`flexmbs.engine.warmup`).
 
-``python -m flexmbs.compiled.prebuilt`` rebuilds the shipped kernel for this platform
+``python -m flexmbs.engine.prebuilt`` rebuilds the shipped kernel for this platform
 after a change to the kernel sources (a test checks that the shipped build is that of
 the sources). ``FLEXMBS_PREBUILT=0`` (or ``false``, ``no``, ``off``) switches it off.
 """
@@ -32,14 +32,14 @@ import warnings
 import zlib
 from pathlib import Path
 
-from . import kernel_tag
+from ..compiled import kernel_tag
 
 #: Where the shipped builds and their manifest live.
 PREBUILT_DIR = Path(__file__).resolve().parent / "prebuilt"
 MANIFEST = "manifest.json"
 FORMAT = 2
 
-#: The C entry point of a build (:mod:`flexmbs.compiled.native`).
+#: The C entry point of a build (:mod:`flexmbs.engine.native`).
 ENTRY = "flexmbs_kernel"
 
 #: Baseline CPU per architecture (LLVM's name) and the instruction-set features (LLVM's
@@ -135,7 +135,7 @@ def failure() -> str | None:
 
 def step_kernel():
     """A caller of the prebuilt step kernel with tables of its own (a
-    :class:`~flexmbs.compiled.native.NativeKernel`), the kernel loaded on first use, or
+    :class:`~flexmbs.engine.native.NativeKernel`), the kernel loaded on first use, or
     None (then :func:`ensure_loaded` says why)."""
     build, _ = ensure_loaded()
     return None if build is None else _loaded[1].twin()
@@ -173,7 +173,7 @@ def _ensure_loaded() -> tuple[dict | None, str]:
 
 
 def load(build: dict, folder: Path | None = None):
-    """The :class:`~flexmbs.compiled.native.NativeKernel` of ``build`` (a manifest entry
+    """The :class:`~flexmbs.engine.native.NativeKernel` of ``build`` (a manifest entry
     of ``folder``, default :data:`PREBUILT_DIR`). Raises RuntimeError naming the file
     and what is wrong with it."""
     from .native import NativeKernel, link
@@ -215,7 +215,7 @@ def _parameters(kernel) -> list[tuple[str, str, int]]:
 
 def _entry_source(parameters) -> str:
     """Source of ``entry(pointers, numbers)``: the step kernel's arguments rebuilt from
-    the tables the C entry point takes (:mod:`flexmbs.compiled.native`)."""
+    the tables the C entry point takes (:mod:`flexmbs.engine.native`)."""
     from .native import SCALARS
 
     args, pointer, slot = [], 0, len(SCALARS)
@@ -264,7 +264,7 @@ declare void @llvm.trap()
 
 def check_imports(imports: list[str]) -> None:
     """Raise RuntimeError if a build's code imports anything beyond the C and maths
-    library functions the loader resolves (:data:`~flexmbs.compiled.native.C_LIBRARY`):
+    library functions the loader resolves (:data:`~flexmbs.engine.native.C_LIBRARY`):
     numba's runtime or Python's C API would need numba in the process, and an
     allocation or an exception message in a kernel is what brings them in."""
     from .native import C_LIBRARY
@@ -285,9 +285,9 @@ def _compile_object(out: Path) -> None:
     import numpy as np
     from numba import carray, njit, types
 
-    from ..engine.newton import kernel
     from .elf import read_object
     from .native import FAILED
+    from .newton import kernel
     from .warmup import compile_kernels
 
     compile_kernels()
@@ -349,7 +349,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                "FLEXMBS_PREBUILT": "0", "NUMBA_DISABLE_JIT": "0"}
         subprocess.run([sys.executable, "-c",
                         "import sys; from pathlib import Path; "
-                        "from flexmbs.compiled.prebuilt import _compile_object; "
+                        "from flexmbs.engine.prebuilt import _compile_object; "
                         "_compile_object(Path(sys.argv[1]))", str(out)],
                        env=env, check=True)
         blob = zlib.compress(out.read_bytes(), 9)
@@ -388,7 +388,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m flexmbs.compiled.prebuilt",
+        prog="python -m flexmbs.engine.prebuilt",
         description="Rebuild the shipped step kernel for this platform's baseline CPU "
                     "(after a change to the kernel sources; takes a few minutes).")
     parser.add_argument("--folder", type=Path, default=PREBUILT_DIR,
