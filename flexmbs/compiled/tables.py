@@ -168,6 +168,8 @@ def _force_reason(system) -> str | None:
     for force in system.model.forces:
         if isinstance(force, RotationalSpringDamper):
             continue
+        if type(force).__name__ == "Bushing":  # NumPy reference only, for now
+            return f"bushing {force.name!r} (no compiled kernel yet; it runs on the NumPy path)"
         if isinstance(force, Contact):
             return f"contact {force.name!r}"
         if isinstance(force, JointActuator):
