@@ -410,6 +410,11 @@ BUSHING_KEYS = ("rotational_stiffness", "rotational_damping", "preload_force",
 def _add_bushing(b, t, name):
     """A bushing: i, j and the 3-vectors stiffness, damping, rotational_stiffness,
     rotational_damping (≥ 0) and preload_force, preload_torque (zeros when missing)."""
+    extra = sorted(set(t.data) - {"name", "type", "i", "j", "stiffness", "damping",
+                                  *BUSHING_KEYS})
+    if extra:
+        raise t.error(extra[0], "does not apply to type 'bushing' (its keys: name, i, j, "
+                                "stiffness, damping, " + ", ".join(BUSHING_KEYS) + ")")
     values = {}
     for key in ("stiffness", "damping", *BUSHING_KEYS):
         value = t.get(key, [0.0, 0.0, 0.0])
