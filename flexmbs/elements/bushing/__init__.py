@@ -5,9 +5,9 @@ element 43 (docs/multibody.md, "Bushings").
 The deformation e = [d; θ] of marker j relative to marker i, along marker i's axes,
 is d = A_iᵀ(r_j − r_i) [m] and θ = ½ vee(A_iᵀA_j − A_jᵀA_i) [-] (= sin φ · n for a
 rotation φ about n); the load s = K e + C ė − f0 acts on marker j as the force −s[:3]
-[N] and the torque −s[3:] [N m] (marker i's axes), with the reaction on marker i. The
-generalized force is Q = −(∂e/∂q)ᵀ s: the bushing is conservative apart from its
-dampers, with the potential ½ eᵀ K e − f0ᵀ e.
+(in N) and the torque −s[3:] (in N m) along marker i's axes, with the reaction on
+marker i. The generalized force is Q = −(∂e/∂q)ᵀ s: the bushing is conservative apart
+from its dampers, with the potential ½ eᵀ K e − f0ᵀ e.
 
 :class:`Bushing` is the declaration (what the user writes, validated) with the methods
 the NumPy assembly calls (``apply``, ``tangents``, ``measured_value``, ``potential``,
@@ -64,6 +64,9 @@ def _three(name: str, key: str, value) -> np.ndarray:
 class Bushing:
     """Six-component linear spring–damper between markers i and j.
 
+    For each 3-vector a single number stands for all three axes. Bad values raise a
+    :class:`~flexmbs.errors.ModelError` naming the bushing, the field and the value.
+
     Parameters
     ----------
     name : str
@@ -82,9 +85,6 @@ class Bushing:
     preload_force, preload_torque : 3-vector
         The force [N] and torque [N m] that the bushing exerts on marker j at zero
         deflection, along marker i's axes.
-
-    A single number stands for all three axes. Bad values raise a
-    :class:`~flexmbs.errors.ModelError` naming the bushing, the field and the value.
     """
 
     name: str
@@ -150,8 +150,8 @@ class Bushing:
                 reference.gradient(vecs, jac) @ local_qd)
 
     def load(self, system, q, qd) -> np.ndarray:
-        """s (6,) = K e + C ė − f0 [N, N m]: the bushing acts on marker j with −s[:3] [N]
-        and −s[3:] [N m] along marker i's axes."""
+        """s (6,) = K e + C ė − f0 [N, N m]: the bushing acts on marker j with −s[:3] (in
+        N) and −s[3:] (in N m) along marker i's axes."""
         e, e_dot = self.deformation(system, q, qd)
         return reference.loads(e, e_dot, self.stiffness6, self.damping6, self.preload6)
 

@@ -98,7 +98,7 @@ def loads(e, e_dot, stiffness, damping, preload) -> np.ndarray:
     """s (6,) = K e + C ė − f0 [N, N m]: K = diag(stiffness) [N/m ×3, N m/rad ×3],
     C = diag(damping) [N s/m ×3, N m s/rad ×3], f0 = preload (the force and torque on
     marker j at zero deflection, along marker i's axes). The bushing acts on marker j
-    with the force −s[:3] [N] and torque −s[3:] [N m], marker i's axes."""
+    with the force −s[:3] (in N) and the torque −s[3:] (in N m) along marker i's axes."""
     return (np.asarray(stiffness) * e + np.asarray(damping) * e_dot
             - np.asarray(preload))
 
