@@ -51,6 +51,7 @@ _LAZY = {
     "JointActuator": ("flexmbs.model.forces", "JointActuator"),
     "PointLoad": ("flexmbs.model.forces", "PointLoad"),
     "DistributedLoad": ("flexmbs.model.forces", "DistributedLoad"),
+    "Bushing": ("flexmbs.model", "Bushing"),
     "Sensor": ("flexmbs.model.sensors", "Sensor"),
     "System": ("flexmbs.assembly", "System"),
     "simulate": ("flexmbs.integrators", "simulate"),

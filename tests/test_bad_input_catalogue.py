@@ -345,6 +345,16 @@ bad("force/point-force-frame", "frame must be 'global' or 'marker'", "'local'")(
 bad("force/stiffness-text", "'stiffness'", "'stiff'")(
     lambda w: w.run(add(PENDULUM, FORCE + "type = 'spring-damper'\ni = 'ground.O'\n"
                                           "j = 'bob.O'\nstiffness = 'stiff'")))
+BUSHING = FORCE + "type = 'bushing'\ni = 'ground.O'\nj = 'bob.O'\n"
+bad("force/bushing-stiffness-two-numbers", "'f'", "'stiffness'", "3 numbers", "[1.0, 2.0]")(
+    lambda w: w.run(add(PENDULUM, BUSHING + "stiffness = [1.0, 2.0]")))
+bad("force/bushing-negative-damping", "'f'", "'rotational_damping'", "non-negative",
+    "[0.0, -1.0, 0.0]")(
+    lambda w: w.run(add(PENDULUM, BUSHING + "rotational_damping = [0.0, -1.0, 0.0]")))
+bad("force/bushing-nan-preload", "'f'", "'preload_force'", "finite", "nan")(
+    lambda w: w.run(add(PENDULUM, BUSHING + "preload_force = [0.0, nan, 0.0]")))
+bad("force/bushing-spring-key", "'f'", "'free_length'", "does not apply to type 'bushing'")(
+    lambda w: w.run(add(PENDULUM, BUSHING + "free_length = 0.1")))
 
 # --- solver and output tables
 bad("solver/missing-h", "missing key 'h'")(

@@ -178,15 +178,18 @@ def _reaction(system, sensor, t, q, qd, qdd, lam, contacts):
 
 
 def _force(system, sensor, t, q, qd, refs):
+    """A force's ``value``, or the ``force``/``torque`` components of a bushing (its
+    ``measured_value`` for that quantity)."""
     force = next(f for f in system.model.forces if f.name == sensor.target)
     values, units = [], "-"
     turns = refs.get(force.name)
+    extra = {} if sensor.quantity == "value" else {"quantity": sensor.quantity}
     for k in range(len(t)):
         if turns is not None:  # the sensor's own angle memory, set to the run's angle
             system._angles[f"@sensor:{force.name}"] = float(turns[k])
-        value, units = force.measured_value(system, q[k], qd[k], float(t[k]))
+        value, units = force.measured_value(system, q[k], qd[k], float(t[k]), **extra)
         values.append(value)
-    return np.array(values), units, ("value",)
+    return np.array(values), units, _table(sensor)[1]
 
 
 def _energy(system, sensor, t, q, qd, qdd, lam, contacts):

@@ -360,8 +360,13 @@ def _add_drive(path, b, k, entry):
 def _add_force(path, b, k, entry):
     t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
-                "free_length", "angle0", "value", "frame", "weights", "actuator"})
+                "free_length", "angle0", "value", "frame", "weights", "actuator",
+                *BUSHING_KEYS})
     name, kind = t.text("name", required=True), t.get("type", required=True)
+    if kind != "bushing":
+        misplaced = sorted(set(BUSHING_KEYS) & set(t.data))
+        if misplaced:
+            raise t.error(misplaced[0], f"belongs to type 'bushing', not {kind!r}")
     if kind == "spring-damper":
         b.add_spring_damper(name, t.text("i", required=True), t.text("j", required=True),
                             stiffness=t.number("stiffness", 0.0),
@@ -375,6 +380,8 @@ def _add_force(path, b, k, entry):
                                        stiffness=t.number("stiffness", 0.0),
                                        damping=t.number("damping", 0.0),
                                        angle0=t.number("angle0", 0.0))
+    elif kind == "bushing":
+        _add_bushing(b, t, name)
     elif kind in ("joint-torque", "joint-force"):
         prof = _profile(t, "value")
         b.add_joint_actuator(name, t.text("i", required=True), t.text("j", required=True),
@@ -390,8 +397,38 @@ def _add_force(path, b, k, entry):
                                frame=t.get("frame", "global"))
     else:
         raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
-                              f"joint-torque, joint-force, point-force, point-torque or "
-                              f"distributed; got {kind!r}")
+                              f"bushing, joint-torque, joint-force, point-force, "
+                              f"point-torque or distributed; got {kind!r}")
+
+
+#: Keys of a [[forces]] entry of type "bushing" besides name, type, i, j (stiffness and
+#: damping are shared with the spring–dampers).
+BUSHING_KEYS = ("rotational_stiffness", "rotational_damping", "preload_force",
+                "preload_torque")
+
+
+def _add_bushing(b, t, name):
+    """A bushing: i, j and the 3-vectors stiffness, damping, rotational_stiffness,
+    rotational_damping (≥ 0) and preload_force, preload_torque (zeros when missing)."""
+    extra = sorted(set(t.data) - {"name", "type", "i", "j", "stiffness", "damping",
+                                  *BUSHING_KEYS})
+    if extra:
+        raise t.error(extra[0], "does not apply to type 'bushing' (its keys: name, i, j, "
+                                "stiffness, damping, " + ", ".join(BUSHING_KEYS) + ")")
+    values = {}
+    for key in ("stiffness", "damping", *BUSHING_KEYS):
+        value = t.get(key, [0.0, 0.0, 0.0])
+        arr = np.asarray(value, dtype=float) if isinstance(value, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) else None
+        if arr is None or arr.shape != (3,):
+            raise t.error(key, f"must be a list of 3 numbers (x, y, z of marker i's axes), "
+                               f"got {value!r}")
+        if not np.all(np.isfinite(arr)):
+            raise t.error(key, f"must be finite, got {value!r}")
+        if key not in ("preload_force", "preload_torque") and np.any(arr < 0):
+            raise t.error(key, f"must be non-negative, got {value!r}")
+        values[key] = arr
+    b.add_bushing(name, t.text("i", required=True), t.text("j", required=True), **values)
 
 
 def _finish(path, raw, top, b, inputs):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..elements.bushing import Bushing
 from ..errors import ModelError
 from ..frame.rotations import g_global, quaternion_from_matrix
 from .bodies import Ground, RigidBody
@@ -316,6 +317,26 @@ class ModelBuilder:
         self._forces.append(RotationalSpringDamper(
             name, marker_i, marker_j, self._number(who, "stiffness", stiffness),
             self._number(who, "damping", damping), self._number(who, "angle0", angle0)))
+        return name
+
+    def add_bushing(self, name, marker_i, marker_j, *, stiffness=0.0, damping=0.0,
+                    rotational_stiffness=0.0, rotational_damping=0.0,
+                    preload_force=(0.0, 0.0, 0.0), preload_torque=(0.0, 0.0, 0.0)):
+        """Six-component spring–damper between two marker frames
+        (:class:`~flexmbs.elements.bushing.Bushing`, docs/multibody.md "Bushings"): per
+        axis of marker i, stiffness [N/m], damping [N s/m], rotational_stiffness
+        [N m/rad], rotational_damping [N m s/rad] (3-vectors ≥ 0, or one number for all
+        three), and the preload_force [N] and preload_torque [N m] that it exerts on
+        marker j at zero deflection."""
+        try:
+            bushing = Bushing(name, marker_i, marker_j, stiffness=stiffness,
+                              damping=damping, rotational_stiffness=rotational_stiffness,
+                              rotational_damping=rotational_damping,
+                              preload_force=preload_force, preload_torque=preload_torque)
+        except ModelError as exc:
+            self._problems.append(str(exc))
+            return name
+        self._forces.append(bushing)
         return name
 
     def add_joint_actuator(self, name, marker_i, marker_j, function, kind="torque"):

@@ -287,5 +287,11 @@ def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
                 problems.append(f"{who}: force {target!r} "
                                 f"({type(forces[target]).__name__}) has no single "
                                 f"value to record")
+            elif sensor.quantity in QUANTITIES[kind]:
+                fits = tuple(getattr(forces[target], "sensor_quantities", ("value",)))
+                if sensor.quantity not in fits:
+                    problems.append(f"{who}: force {target!r} "
+                                    f"({type(forces[target]).__name__}) records "
+                                    f"{', '.join(fits)}, not {sensor.quantity!r}")
         elif kind == "contact" and not isinstance(forces.get(target), Contact):
             problems.append(f"{who}: unknown contact {target!r}")

@@ -25,7 +25,9 @@ reaction   force [N], torque [N m] that the joint applies to     ``joint``, ``fr
            ``frame="joint"`` components along marker i's
            axes, ``"global"`` global
 force      value: spring–damper tension [N], rotational         ``force``
-           spring–damper torque [N m], joint actuator value
+           spring–damper torque [N m], joint actuator value;
+           force [N], torque [N m] of a bushing: the load on
+           its marker j, x, y, z along its marker i's axes
 energy     kinetic, potential (gravity and elastic) of a body   ``body``
            [J]
 modal      coordinates ξ of a flexible body                     ``body``
@@ -52,7 +54,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, tuple[str, ...] | None]]] = {
               "displacement": ("m", ("displacement",)),
               "displacement_rate": ("m/s", ("displacement_rate",))},
     "reaction": {"force": ("N", XYZ), "torque": ("N m", XYZ)},
-    "force": {"value": (None, ("value",))},
+    "force": {"value": (None, ("value",)), "force": ("N", XYZ), "torque": ("N m", XYZ)},
     "energy": {"kinetic": ("J", ("kinetic",)), "potential": ("J", ("potential",))},
     "modal": {"coordinates": ("-", None)},
     "contact": {q: (u, (q,)) for q, u in (("gap", "m"), ("penetration", "m"),
