@@ -117,12 +117,13 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     return compiled
 
 
-def random_model(seed: int):
+def random_model(seed: int, bushings: bool = True):
     """Ground, 1–3 rigid bodies and 0–2 flexible bodies (1–5 modes, random coupling, mass
     description, centre of mass, geometric stiffening or not), joints of random kinds
     between random markers (any pair: redundancy does not matter for evaluations), drives
     of every kind, joint actuators with time profiles, spring–damper–actuators,
-    constant point loads and distributed loads, rotational spring–dampers; random
+    constant point loads and distributed loads, rotational spring–dampers, bushings
+    (drawn last, so ``bushings=False`` gives the same model without them); random
     gravity."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(gravity=tuple(rng.normal(size=3) * rng.integers(0, 2)))
@@ -202,6 +203,13 @@ def random_model(seed: int):
         b.add_rotational_spring_damper(f"t{k}", mi, mj, stiffness=rng.uniform(0, 20),
                                        damping=rng.uniform(0, 2) * rng.integers(0, 2),
                                        angle0=rng.normal())
+    for k in range(int(rng.integers(0, 3)) if bushings else 0):
+        mi, mj = pair()
+        b.add_bushing(f"u{k}", mi, mj, stiffness=rng.uniform(0, 50, 3),
+                      damping=rng.uniform(0, 5, 3) * rng.integers(0, 2),
+                      rotational_stiffness=rng.uniform(0, 20, 3),
+                      rotational_damping=rng.uniform(0, 2, 3) * rng.integers(0, 2),
+                      preload_force=rng.normal(size=3), preload_torque=rng.normal(size=3))
     return System(b.finalize())
 
 
@@ -573,7 +581,8 @@ def random_chain(seed: int):
     with geometric stiffening), each joined to ground or an earlier body by a random
     joint kind at a random point with coinciding marker frames (consistent from the
     start, never redundant), with random spring–dampers (translational and rotational),
-    joint actuators with time profiles, point loads, distributed loads, initial
+    bushings to ground, joint actuators with time profiles, point loads, distributed
+    loads, initial
     velocities and gravity: a model that runs (``random_model`` draws arbitrary joints,
     for evaluations only)."""
     from flexmbs.frame.rotations import axis_angle, rotation_matrix
@@ -633,6 +642,16 @@ def random_chain(seed: int):
     for name in flexible:
         if rng.integers(0, 2):
             b.add_distributed_load(f"d{name}", name, rng.normal(size=3))
+    for k in range(int(rng.integers(0, 3))):  # bushings to ground at a body's point
+        body = names[int(rng.integers(1, len(names)))]
+        where = rng.normal(scale=0.3, size=3)
+        frame = rotation_matrix(axis_angle(rng.normal(size=3) + 0.1, rng.uniform(-3, 3)))
+        mount = b.add_marker("ground", f"mount{k}", where, frame, frame="global")
+        seat = b.add_marker(body, f"seat{k}", where, frame, frame="global")
+        b.add_bushing(f"u{k}", mount, seat, stiffness=rng.uniform(0, 40, 3),
+                      damping=rng.uniform(0, 2, 3), rotational_stiffness=rng.uniform(0, 5, 3),
+                      rotational_damping=rng.uniform(0, 0.5, 3),
+                      preload_force=rng.normal(size=3), preload_torque=0.1 * rng.normal(size=3))
     return System(b.finalize())
 
 

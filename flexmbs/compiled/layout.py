@@ -108,6 +108,11 @@ W_XBASIS = 81
 W_XP = 82
 W_OVEC = 83
 W_OCON = 84
+W_BU_VEC = 85
+W_BU_E = 86
+W_BU_GRAD = 87
+W_BU_RATE = 88
+W_BU_BLK = 89
 
 
 def pack(parts):

@@ -104,6 +104,12 @@ class Workspace(NamedTuple):
     # the outputs' scratch (outputs.outputs_entry, after the run)
     ovec: np.ndarray  # (2, n_q) Φ_qᵀλ, the loads
     ocon: np.ndarray  # (2, n_c) Φ, Φ_q q̇
+    # the bushings' scratch (elements.bushing.kernels), N = 2(7+M)
+    bu_vec: np.ndarray  # (3, 8, 3) the markers' vectors V, their rates J q̇, the weights
+    bu_e: np.ndarray  # (3, 6) the deformation e, its rate ė, the load s
+    bu_grad: np.ndarray  # (2, 6, N) ∇e and ∂ė/∂q over both markers' bodies
+    bu_rate: np.ndarray  # (8, 3, N) ∂(J_a q̇)/∂q of the eight vectors
+    bu_blk: np.ndarray  # (2, N, N) the K and C blocks of a bushing
 
 
 def make_workspace(T) -> Workspace:
@@ -137,4 +143,7 @@ def make_workspace(T) -> Workspace:
         np.zeros((3, (7 + big_m) ** 2)),
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((6, 3, 2 * (7 + big_m))),
         np.zeros((4, 3)), np.zeros((3, 3, 4)), np.zeros((2, 3, 12)), np.zeros(4),
-        np.zeros((2, n_q)), np.zeros((2, n_c)))
+        np.zeros((2, n_q)), np.zeros((2, n_c)),
+        np.zeros((3, 8, 3)), np.zeros((3, 6)), np.zeros((2, 6, 2 * (7 + big_m))),
+        np.zeros((8, 3, 2 * (7 + big_m))),
+        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))))

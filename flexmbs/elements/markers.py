@@ -15,12 +15,20 @@ import numpy as np
 
 from ..compiled._jit import njit
 from ..compiled.packing import (
+    ROWS_I,
+    ROWS_J,
     W_BASIS,
     W_GBAR,
     W_GGLOB,
     W_HBASIS,
+    W_HCS,
+    W_HHESS,
+    W_HJAC,
     W_HSW,
     W_HUNIT,
+    W_HV,
+    W_MK_J,
+    W_MK_V,
     W_ROT,
     W_V3G,
     W_V3H,
@@ -49,6 +57,9 @@ from ..compiled.rotations import (
     rotation_into,
 )
 from .registry import header_rows
+
+#: Index of a marker's point among its four vectors (point, x, y, z); non-literal.
+POINT = np.int64(0)
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_KIND, T_B_NM, T_B_START, T_K_BASE, T_K_BODY, T_K_PHI = header_rows(
@@ -355,9 +366,16 @@ def _add_moment_tangent(gb, arm, f_bar, df, nm, arm_shapes, row_shapes, arm_move
 
 @njit(cache=True)
 def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
-    """out[:, col0:col0+7+n_b] ← sign ∂(J q̇)/∂q of marker k's point, J = ∂(R + A s₀(ξ))/∂q:
-    p columns ∂(A s₀)/∂p at ṗ plus ∂(A U₀ ξ̇)/∂p, ξ columns Ȧ U₀
-    (bodies.marker_jac_rate_kernel)."""
+    """out[:, col0:col0+7+n_b] ← sign ∂(J q̇)/∂q of marker k's point
+    (:func:`_vector_jacobian_rate_into` of vector 0)."""
+    _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, POINT, q, qd, out, col0, sign)
+
+
+@njit(cache=True)
+def _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, a, q, qd, out, col0, sign):
+    """out[:, col0:col0+7+n_b] ← sign ∂(J_a q̇)/∂q of marker k's vector a (0 the point,
+    1–3 the axes), J_a = ∂(δ_a0 R + A s_a(ξ))/∂q: p columns ∂(A s_a)/∂p at ṗ plus
+    ∂(A U_a ξ̇)/∂p, ξ columns Ȧ U_a (bodies.marker_jac_rate_kernel)."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_k_base = _f3(F, H, T_K_BASE)
@@ -369,8 +387,12 @@ def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
     nm, st = T_b_nm[b], T_b_start[b]
     basis = W_basis[b]
     arm, arm_rate = x3[0], x3[2]
-    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
-    _modal_rate_into(T_k_shapes[k, 0], nm, qd, st, arm_rate)  # U₀ ξ̇
+    for c in range(3):  # s_a(ξ) (_lever_arm_into for the point)
+        acc = T_k_base[k, a, c]
+        for j in range(nm):
+            acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
+        arm[c] = acc
+    _modal_rate_into(T_k_shapes[k, a], nm, qd, st, arm_rate)  # U_a ξ̇
     d_rotated_basis_into(qd[st + 3:st + 7], basis_pd)
     d_rotated_into(basis_pd, arm, x34[1])
     d_rotated_into(basis, arm_rate, x34[2])
@@ -380,7 +402,7 @@ def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
         for m in range(4):
             out[i, col0 + 3 + m] = sign * (x34[1, i, m] + x34[2, i, m])
     for j in range(nm):  # ∂(A U_j)/∂p ṗ
-        s0, s1, s2 = T_k_shapes[k, 0, 0, j], T_k_shapes[k, 0, 1, j], T_k_shapes[k, 0, 2, j]
+        s0, s1, s2 = T_k_shapes[k, a, 0, j], T_k_shapes[k, a, 1, j], T_k_shapes[k, a, 2, j]
         for i in range(3):
             acc = 0.0
             for m in range(4):
@@ -483,3 +505,81 @@ def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
         r[st + 7 + j] -= scale * (
             T_k_phi[k, 0, j] * loc[0] + T_k_phi[k, 1, j] * loc[1] + T_k_phi[k, 2, j] * loc[2]
         )
+
+
+@njit(cache=True)
+def bilinear_hessian_into(F, IN, H, WF, WI, WH, ki, kj, q, top, scale):
+    """top += scale ∂²/∂q² (Σ_ab C_ab v_aᵀv_b + Σ_a l_aᵀv_a) over markers ki and kj's
+    vectors V = (r_i, x_i, y_i, z_i, r_j, x_j, y_j, z_j), with C (8, 8) and l (8, 3) given
+    in the workspace (``hcs[0]``, ``hv[0]``): Σ_ab (C + Cᵀ)_ab J_aᵀ J_b plus the markers'
+    Hessians with the weights (C + Cᵀ) V + l. The Hessian of any bilinear form in two
+    markers' vectors (joints and drives, bushings). Needs the markers of the residual."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
+    csum, sym, lsum, vecs, wgt = hcs[0], hcs[1], hv[0], hv[1], hv[2]
+    hess, jac = _f2(WF, WH, W_HHESS), _f3(WF, WH, W_HJAC)
+    for a_ in range(8):
+        for b_ in range(8):
+            sym[a_, b_] = csum[a_, b_] + csum[b_, a_]
+    for a_ in range(4):
+        for c in range(3):
+            vecs[a_, c] = W_mk_v[ki, a_, c]
+            vecs[4 + a_, c] = W_mk_v[kj, a_, c]
+    for a_ in range(8):  # wgt = sym vecs + lsum
+        for c in range(3):
+            acc = lsum[a_, c]
+            for b_ in range(8):
+                acc += sym[a_, b_] * vecs[b_, c]
+            wgt[a_, c] = acc
+    bi, bj = T_k_body[ki], T_k_body[kj]
+    ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+    nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+    nn = ni + nj
+    for r in range(nn):
+        for c in range(nn):
+            hess[r, c] = 0.0
+    for a_ in range(4):
+        for c in range(3):
+            for r in range(ni):
+                jac[a_, c, r] = W_mk_j[ki, a_, c, r]
+            for r in range(ni, nn):
+                jac[a_, c, r] = 0.0
+            for r in range(ni):
+                jac[4 + a_, c, r] = 0.0
+            for r in range(nj):
+                jac[4 + a_, c, ni + r] = W_mk_j[kj, a_, c, r]
+    for a_ in range(8):  # hess += sym[a, b] J_aᵀ J_b
+        for b_ in range(8):
+            sab = sym[a_, b_]
+            if sab == 0.0:
+                continue
+            for r in range(nn):
+                for c in range(3):
+                    x = sab * jac[a_, c, r]
+                    if x != 0.0:
+                        for s_ in range(nn):
+                            hess[r, s_] += x * jac[b_, c, s_]
+    _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, ROWS_I, hess, np.int64(0))
+    _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, ROWS_J, hess, ni)
+    _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, nn, hess, top, scale)
+
+
+@njit(cache=True)
+def add_weighted_jacobian(T_b_nm, T_b_start, T_k_body, W_mk_j, k, wgt, first, scale, out):
+    """out[cols of marker k's body] += scale Σ_a wgt[first + a] · J_k[a] (no-op on ground)."""
+    b = T_k_body[k]
+    if b < 0:
+        return
+    start = T_b_start[b]
+    n = 7 + T_b_nm[b]
+    jac = W_mk_j[k]
+    for a in range(4):  # rows of the weights that are zero (most axes) cost nothing
+        w0, w1, w2 = wgt[first + a, 0], wgt[first + a, 1], wgt[first + a, 2]
+        if w0 == 0.0 and w1 == 0.0 and w2 == 0.0:
+            continue
+        for col in range(n):
+            out[start + col] += scale * (w0 * jac[a, 0, col] + w1 * jac[a, 1, col]
+                                         + w2 * jac[a, 2, col])

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import shared_tables
 from .actuators import table as actuators
+from .bushing import table as bushing
 from .constraints import table as constraints
 from .flexible_body import table as flexible_body
 from .loads import table as loads
@@ -28,17 +29,17 @@ from .spring_damper import table as spring_damper
 KINDS = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE, flexible_body.TABLE,
          shared_tables.MARKERS, constraints.TABLE, shared_tables.PATTERN, actuators.TABLE,
          spring_damper.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-         rotational_spring.TABLE)
+         rotational_spring.TABLE, bushing.TABLE)
 
 #: The order the tables are built in (see the module docstring).
 BUILD_ORDER = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE,
                flexible_body.TABLE, constraints.TABLE, actuators.TABLE, spring_damper.TABLE,
                rotational_spring.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-               shared_tables.MARKERS, shared_tables.PATTERN)
+               bushing.TABLE, shared_tables.MARKERS, shared_tables.PATTERN)
 
 #: The force kinds: those that claim forces of the model.
 FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
-               loads.DISTRIBUTED_TABLE, rotational_spring.TABLE)
+               loads.DISTRIBUTED_TABLE, rotational_spring.TABLE, bushing.TABLE)
 
 
 def _fields():

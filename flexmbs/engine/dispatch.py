@@ -5,7 +5,7 @@ over the kinds of :mod:`flexmbs.elements` in a fixed order:
 
 * :func:`dynamic_residual` — r = M q̈ + Φ_qᵀλ − Q and Φ: body frames and marker
   vectors, constraints, rigid and flexible bodies, then the applied forces (actuators,
-  spring–dampers, point loads, distributed loads, rotational spring–dampers);
+  spring–dampers, point loads, distributed loads, rotational spring–dampers, bushings);
 * :func:`iteration_matrix` — the scaled iteration matrix M + (γ'/β') C_t + K_t/β' with
   the same kinds' tangents and the constraint Hessians;
 * :func:`outputs_entry` — energies, the power of the non-conservative forces and the
@@ -38,6 +38,11 @@ from ..compiled.packing import (
     _i2,
 )
 from ..elements.actuators.kernels import actuator_loads, actuator_tangents_into
+from ..elements.bushing.kernels import (
+    bushing_loads,
+    bushing_potential,
+    bushing_tangents_into,
+)
 from ..elements.constraints.kernels import (
     _add_phi_t,
     constraint_hessian_into,
@@ -113,6 +118,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     point_loads(F, IN, H, WF, WI, WH, q, r)
     distributed_loads(F, IN, H, WF, WI, WH, q, r)
     torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
+    bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
 
 
 @njit(cache=True)
@@ -150,6 +156,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     point_load_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
     distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
     torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
@@ -209,6 +216,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
         point_loads(F, IN, H, WF, WI, WH, qk, loads)
         distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
         torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
+        bushing_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO)  # dampers
         for s in range(t_mark.shape[0]):  # the angle's turns from the run
             if not np.isnan(refs[k, s]):
                 angles[s] = refs[k, s]
@@ -219,6 +227,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
             for c in range(3):
                 length += (mk_v[s_mark[s, 1], 0, c] - mk_v[s_mark[s, 0], 0, c]) ** 2
             pot += 0.5 * s_par[s, 0] * (np.sqrt(length) - s_par[s, 2]) ** 2
+        pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
         for j in range(n_q):
             power -= qdk[j] * loads[j]
         for b in range(b_kind.size):

@@ -18,6 +18,7 @@ the plain array functions of :mod:`flexmbs.elements.bushing.reference`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -99,6 +100,9 @@ class Bushing:
 
     #: The quantities of a force sensor on a bushing (``SENSOR_QUANTITIES``).
     sensor_quantities = tuple(SENSOR_QUANTITIES)
+
+    #: The element kind that evaluates it in compiled code (docs/compiled.md).
+    element_kind: ClassVar[str] = "bushing"
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():

@@ -22,8 +22,6 @@ from ...compiled.packing import (
     W_BASIS,
     W_COEF,
     W_HCS,
-    W_HHESS,
-    W_HJAC,
     W_HV,
     W_MK_J,
     W_MK_V,
@@ -41,7 +39,7 @@ from ...compiled.packing import (
     _i2,
     _i3,
 )
-from ..markers import _marker_hessian, _scatter_n, marker_vectors
+from ..markers import add_weighted_jacobian, bilinear_hessian_into, marker_vectors
 from ..registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
@@ -167,24 +165,6 @@ def _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, 
 
 
 @njit(cache=True)
-def _add_weighted_jacobian(T_b_nm, T_b_start, T_k_body, W_mk_j, k, wgt, first, scale, out):
-    """out[cols of marker k's body] += scale Σ_a wgt[first + a] · J_k[a] (no-op on ground)."""
-    b = T_k_body[k]
-    if b < 0:
-        return
-    start = T_b_start[b]
-    n = 7 + T_b_nm[b]
-    jac = W_mk_j[k]
-    for a in range(4):  # rows of the weights that are zero (most axes) cost nothing
-        w0, w1, w2 = wgt[first + a, 0], wgt[first + a, 1], wgt[first + a, 2]
-        if w0 == 0.0 and w1 == 0.0 and w2 == 0.0:
-            continue
-        for col in range(n):
-            out[start + col] += scale * (w0 * jac[a, 0, col] + w1 * jac[a, 1, col]
-                                         + w2 * jac[a, 2, col])
-
-
-@njit(cache=True)
 def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     """Φ into ``phi`` and r += Φ_qᵀλ (markers with Jacobians into the workspace)."""
     T_e_lin = _f3(F, H, T_E_LIN)
@@ -237,10 +217,10 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     for e in range(T_e_row.size):
         _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         lam_e = lam[T_e_row[e]]
-        _add_weighted_jacobian(
+        add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, lam_e, r
         )
-        _add_weighted_jacobian(
+        add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, lam_e, r
         )
 
@@ -280,10 +260,10 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
     for e in range(T_e_row.size):
         _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         row = out[T_e_row[e]]
-        _add_weighted_jacobian(
+        add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, 1.0, row
         )
-        _add_weighted_jacobian(
+        add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, 1.0, row
         )
 
@@ -293,19 +273,14 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
     """top += scale Σ_k λ_k ∂²Φ_k/∂q² (joints and drives per marker pair, normalization
     rows 2λ I; coordinate drives are linear). Needs the markers of the residual."""
     T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_nm = _i1(IN, H, T_B_NM)
     T_b_norm = _i1(IN, H, T_B_NORM)
     T_b_start = _i1(IN, H, T_B_START)
     T_e_lin = _f3(F, H, T_E_LIN)
     T_e_mark = _i2(IN, H, T_E_MARK)
     T_e_row = _i1(IN, H, T_E_ROW)
-    T_k_body = _i1(IN, H, T_K_BODY)
     W_coef = _f3(WF, WH, W_COEF)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
     hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
-    csum, sym, lsum, vecs, wgt = hcs[0], hcs[1], hv[0], hv[1], hv[2]
-    hess, jac = _f2(WF, WH, W_HHESS), _f3(WF, WH, W_HJAC)
+    csum, lsum = hcs[0], hv[0]  # Σ λ C and Σ λ l of a marker pair's equations
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3
         for m in range(4):
@@ -329,50 +304,7 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
                     csum[a_, b_] += lam_e * W_coef[eq, a_, b_]
                 for c in range(3):
                     lsum[a_, c] += lam_e * T_e_lin[eq, a_, c]
-        for a_ in range(8):
-            for b_ in range(8):
-                sym[a_, b_] = csum[a_, b_] + csum[b_, a_]
-        for a_ in range(4):
-            for c in range(3):
-                vecs[a_, c] = W_mk_v[ki, a_, c]
-                vecs[4 + a_, c] = W_mk_v[kj, a_, c]
-        for a_ in range(8):  # wgt = sym vecs + lsum
-            for c in range(3):
-                acc = lsum[a_, c]
-                for b_ in range(8):
-                    acc += sym[a_, b_] * vecs[b_, c]
-                wgt[a_, c] = acc
-        bi, bj = T_k_body[ki], T_k_body[kj]
-        ni = 7 + T_b_nm[bi] if bi >= 0 else 0
-        nj = 7 + T_b_nm[bj] if bj >= 0 else 0
-        nn = ni + nj
-        for r in range(nn):
-            for c in range(nn):
-                hess[r, c] = 0.0
-        for a_ in range(4):
-            for c in range(3):
-                for r in range(ni):
-                    jac[a_, c, r] = W_mk_j[ki, a_, c, r]
-                for r in range(ni, nn):
-                    jac[a_, c, r] = 0.0
-                for r in range(ni):
-                    jac[4 + a_, c, r] = 0.0
-                for r in range(nj):
-                    jac[4 + a_, c, ni + r] = W_mk_j[kj, a_, c, r]
-        for a_ in range(8):  # hess += sym[a, b] J_aᵀ J_b
-            for b_ in range(8):
-                sab = sym[a_, b_]
-                if sab == 0.0:
-                    continue
-                for r in range(nn):
-                    for c in range(3):
-                        x = sab * jac[a_, c, r]
-                        if x != 0.0:
-                            for s_ in range(nn):
-                                hess[r, s_] += x * jac[b_, c, s_]
-        _marker_hessian(F, IN, H, WF, WI, WH, ki, q, wgt, ROWS_I, hess, np.int64(0))
-        _marker_hessian(F, IN, H, WF, WI, WH, kj, q, wgt, ROWS_J, hess, ni)
-        _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, nn, hess, top, scale)
+        bilinear_hessian_into(F, IN, H, WF, WI, WH, ki, kj, q, top, scale)
         e = last + 1
 
 
