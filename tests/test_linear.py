@@ -15,6 +15,7 @@ from flexmbs.assembly import System
 from flexmbs.cases import load_case
 from flexmbs.cli.main import main
 from flexmbs.integrators.reference import accelerations
+from flexmbs.modal.stiffening import with_stiffening
 from flexmbs.model import ModelBuilder, Polynomial
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ def _spinning_beam(omega):
                        Material(E=7e10, nu=0.3, rho=3000.0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        data = clamped_modes(fe, "root", 12).with_stiffening(fe)
+        data = with_stiffening(clamped_modes(fe, "root", 12), fe)
     b = ModelBuilder()
     b.add_flexible_body("beam", data)
     b.add_marker("beam", "root", node=1)

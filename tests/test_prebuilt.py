@@ -711,13 +711,15 @@ def test_importing_flexmbs_reads_no_kernel_source_and_creates_no_folder(tmp_path
 
 
 def test_the_kernel_sources_are_listed_once_and_include_the_elements():
-    """The hash covers the kernel modules of compiled/ and every module under elements/
-    (the element kinds' kernels), and nothing the kernels are not compiled from."""
+    """The hash covers the kernel modules of compiled/, every module under elements/
+    (the element kinds' kernels and tables) and the engine's dispatch and Newton
+    iteration, and nothing the kernels are not compiled from."""
     from flexmbs import compiled
 
     names = {p.relative_to(ROOT / "flexmbs").as_posix() for p in compiled.kernel_sources()}
-    assert {"compiled/newton.py", "compiled/residual.py", "compiled/layout.py",
-            "elements/__init__.py"} <= names
+    assert {"engine/newton.py", "engine/dispatch.py", "compiled/layout.py",
+            "elements/__init__.py", "elements/registry.py"} <= names
+    assert not {"engine/compiled_system.py", "engine/prebuilt.py"} & names
     assert {f"elements/{p.relative_to(ROOT / 'flexmbs' / 'elements').as_posix()}"
             for p in (ROOT / "flexmbs" / "elements").rglob("*.py")} <= names
     assert not {f"compiled/{name}" for name in compiled.NOT_KERNEL_SOURCES} & names
@@ -748,7 +750,7 @@ def _build_wheel(tmp_path: Path, triple: str | None = None) -> tuple[str, set[st
     shutil.copytree(ROOT / "flexmbs", source / "flexmbs",
                     ignore=shutil.ignore_patterns("__pycache__"))
     if triple is not None:
-        manifest = source / "flexmbs" / "compiled" / "prebuilt" / prebuilt.MANIFEST
+        manifest = source / "flexmbs" / "engine" / "prebuilt" / prebuilt.MANIFEST
         data = json.loads(manifest.read_text())
         for build in data["builds"]:
             build["triple"] = triple

@@ -25,7 +25,7 @@ from flexmbs.frame.rotations import g_bar, rotation_matrix
 from flexmbs.integrators import simulate
 from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
 from flexmbs.modal.reduction import clamped_modes
-from flexmbs.modal.stiffening import STIFFENING_CASES, effective_stiffness
+from flexmbs.modal.stiffening import STIFFENING_CASES, effective_stiffness, with_stiffening
 from flexmbs.model import ModelBuilder
 
 AXES = "xyz"
@@ -170,7 +170,7 @@ def spinning_beam(stiffening):
     """A free steel beam (1 m, 20 × 10 mm, 4 clamped modes of its root frame) spinning
     at 30 rad/s about z and 5 rad/s about x, its first mode excited; no gravity."""
     fe = straight_beam(1.0, 20, BeamSection.rectangle(0.02, 0.01), Material.steel())
-    data = clamped_modes(fe, "root", 4).with_stiffening(fe)
+    data = with_stiffening(clamped_modes(fe, "root", 4), fe)
     b = ModelBuilder()
     b.add_flexible_body("beam", data, angular_velocity=(5.0, 0.0, 30.0),
                         xi=[0.02, 0, 0, 0], stiffening=stiffening)

@@ -26,6 +26,8 @@ from flexmbs.modal import clamped_modes, read_modal
 from flexmbs.modal.fe import solid_elements as se
 from flexmbs.modal.fe.solid import box_mesh
 from flexmbs.modal.io.fe_matrices import read_matrix_market
+from flexmbs.modal.stiffening import with_stiffening
+from flexmbs.modal.stress import with_stress
 
 HEX = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                 [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], float)
@@ -130,7 +132,7 @@ def test_stiffening_from_files_equals_the_built_in_solid(box, tmp_path):
     """The box in mm-t-s files (coordinates in mm, M in t, K in N/mm, E in MPa), reduced
     and stiffened by flexmbs reduce, against the built-in hexahedral FE's own path."""
     from_files = _reduce_box_files(box, tmp_path, 6, "--stiffening")
-    built_in = clamped_modes(box, "x0", 6).with_stiffening(box)
+    built_in = with_stiffening(clamped_modes(box, "x0", 6), box)
     np.testing.assert_allclose(from_files.frequencies, built_in.frequencies, rtol=1e-8)
     assert set(from_files.stiffening) == set(built_in.stiffening)
     # modes may differ in sign: compare Φᵀ K_G Φ through the sign of each mode
@@ -149,7 +151,7 @@ def test_a_spun_box_is_stiffer_in_bending(box, tmp_path):
     _write_matrices(tmp_path, box)
     fe = read_matrix_market(tmp_path / "M.mtx", tmp_path / "K.mtx", tmp_path / "box.inp",
                             material={"E": STEEL["E"], "nu": 0.3})
-    data = clamped_modes(fe, "root", 4).with_stiffening(fe)
+    data = with_stiffening(clamped_modes(fe, "root", 4), fe)
     k_w = data.stiffening["ww_zz"]
     assert np.all(np.linalg.eigvalsh(k_w + k_w.T) >= -1e-9 * np.abs(k_w).max())
     assert np.trace(k_w) > 0
@@ -162,7 +164,7 @@ def test_elements_are_read_from_the_inp_with_continuation_lines(box, tmp_path):
     np.testing.assert_array_equal(fe.cells["hexahedron"], box.cells["hexahedron"])
     assert fe.metadata["skipped_elements"] == {"S4R": 1}
     with pytest.raises(ValidationError, match=r"elements that were not read \(\{'S4R': 1\}\)"):
-        clamped_modes(fe, "root", 2).with_stiffening(fe)
+        with_stiffening(clamped_modes(fe, "root", 2), fe)
 
 
 def _first_element(new):
@@ -197,11 +199,11 @@ def test_stiffening_without_elements_or_material_says_what_is_missing(box, tmp_p
     bare = read_matrix_market(tmp_path / "M.mtx", tmp_path / "K.mtx", csv)
     x0 = np.flatnonzero(np.isclose(box.nodes[:, 0], 0.0)) + 1
     with pytest.raises(ValidationError, match="no element information"):
-        clamped_modes(bare, x0, 2).with_stiffening(bare)
+        with_stiffening(clamped_modes(bare, x0, 2), bare)
     no_material = read_matrix_market(tmp_path / "M.mtx", tmp_path / "K.mtx",
                                      tmp_path / "box.inp")
     with pytest.raises(ValidationError, match="has elements but no material"):
-        clamped_modes(no_material, "root", 2).with_stiffening(no_material)
+        with_stiffening(clamped_modes(no_material, "root", 2), no_material)
     with pytest.raises(ValidationError, match=r"material nu must lie in \(-1, 0.5\); got 0.5"):
         read_matrix_market(tmp_path / "M.mtx", tmp_path / "K.mtx", tmp_path / "box.inp",
                            material={"E": 1e9, "nu": 0.5})
@@ -226,7 +228,7 @@ def test_stress_modes_from_files_equal_the_built_in_solid(box, tmp_path):
     """flexmbs reduce --stress on the box's C3D8 elements from an .inp (mm-t-s): the same
     nodal stresses per mode as the built-in hexahedral FE's own path."""
     from_files = _reduce_box_files(box, tmp_path, 4, "--stress")
-    built_in = clamped_modes(box, "x0", 4).with_stress(box)
+    built_in = with_stress(clamped_modes(box, "x0", 4), box)
     sign = np.sign(np.sum(from_files.phi * built_in.phi, axis=0))
     expected = built_in.modal_fields["stress"]
     np.testing.assert_allclose(from_files.modal_fields["stress"] * sign, expected,

@@ -20,7 +20,7 @@ from flexmbs.errors import ValidationError
 from flexmbs.modal import clamped_modes, read_modal, write_modal
 from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
 from flexmbs.modal.fe.solid import box_mesh
-from flexmbs.modal.stress import fibre_points, von_mises
+from flexmbs.modal.stress import fibre_points, static_correction, von_mises, with_stress
 from flexmbs.results import SimulationResult
 from flexmbs.results.stress import field_history, stress_report
 
@@ -46,11 +46,11 @@ def test_root_stress_under_a_tip_load_converges_with_modes_and_static_correction
     exact = P * L * (HEIGHT / 2) / SECTION.Iy  # σ = M c / I at the root
     errors = []
     for n in (2, 4, 8, 16):
-        data = clamped_modes(beam_fe, "root", n).with_stress(beam_fe)
+        data = with_stress(clamped_modes(beam_fe, "root", n), beam_fe)
         sigma = data.modal_fields["fibre_stress"][0] @ _tip_static(data, beam_fe)
         errors.append(abs(np.max(np.abs(sigma)) / exact - 1))
-        corrected = (clamped_modes(beam_fe, "root", n)
-                     .with_static_correction(beam_fe, "tip").with_stress(beam_fe))
+        corrected = with_stress(
+            static_correction(clamped_modes(beam_fe, "root", n), beam_fe, "tip"), beam_fe)
         sigma = corrected.modal_fields["fibre_stress"][0] @ _tip_static(corrected, beam_fe)
         # the static deflection is in the basis: the FE's exact cubic solution
         assert np.max(np.abs(sigma)) == pytest.approx(exact, rel=2e-8)
@@ -59,8 +59,8 @@ def test_root_stress_under_a_tip_load_converges_with_modes_and_static_correction
 
 
 def test_section_forces_along_a_cantilever_follow_statics(beam_fe):
-    data = (clamped_modes(beam_fe, "root", 4).with_static_correction(beam_fe, "tip")
-            .with_stress(beam_fe))
+    data = with_stress(
+        static_correction(clamped_modes(beam_fe, "root", 4), beam_fe, "tip"), beam_fe)
     forces = data.modal_fields["section_forces"] @ _tip_static(data, beam_fe)
     x = beam_fe.nodes[:, 0]
     scale = P * L
@@ -78,8 +78,8 @@ def test_section_forces_along_a_cantilever_follow_statics(beam_fe):
 
 
 def test_a_lateral_load_stresses_the_y_fibres(beam_fe):
-    data = (clamped_modes(beam_fe, "root", 4).with_static_correction(beam_fe, "tip")
-            .with_stress(beam_fe))
+    data = with_stress(
+        static_correction(clamped_modes(beam_fe, "root", 4), beam_fe, "tip"), beam_fe)
     fibre = data.modal_fields["fibre_stress"][0] @ _tip_static(data, beam_fe, (0.0, P, 0.0))
     # bending in the stiff x–y plane: σ = M_z y / I_z = P L (b/2) / I_z at the root
     assert np.max(np.abs(fibre)) == pytest.approx(P * L * (WIDTH / 2) / SECTION.Iz, rel=1e-7)
@@ -116,7 +116,7 @@ def test_gravity_sag_root_stress_of_a_run(tmp_path, beam_fe):
     finals = []
     for n in (4, 8):
         modal = tmp_path / f"beam{n}.fmd.h5"
-        write_modal(clamped_modes(beam_fe, "root", n).with_stress(beam_fe), modal)
+        write_modal(with_stress(clamped_modes(beam_fe, "root", n), beam_fe), modal)
         _, res = run_case(_sag_case(modal))
         res.save(tmp_path / "sag.res.h5")
         back = SimulationResult.load(tmp_path / "sag.res.h5")
@@ -131,7 +131,7 @@ def test_gravity_sag_root_stress_of_a_run(tmp_path, beam_fe):
 
 def test_stress_cli_reports_peak_time_node_and_hot_spots(tmp_path, beam_fe, capsys):
     modal = tmp_path / "beam8.fmd.h5"
-    write_modal(clamped_modes(beam_fe, "root", 8).with_stress(beam_fe), modal)
+    write_modal(with_stress(clamped_modes(beam_fe, "root", 8), beam_fe), modal)
     _, res = run_case(_sag_case(modal))
     res.save(tmp_path / "sag.res.h5")
     capsys.readouterr()
@@ -164,7 +164,7 @@ def test_results_without_stress_modes_say_how_to_get_them(tmp_path, capsys):
 
 def test_the_results_file_carries_the_fields_for_any_reader(tmp_path, beam_fe):
     modal = tmp_path / "beam4.fmd.h5"
-    write_modal(clamped_modes(beam_fe, "root", 4).with_stress(beam_fe), modal)
+    write_modal(with_stress(clamped_modes(beam_fe, "root", 4), beam_fe), modal)
     _, res = run_case(_sag_case(modal, 0.05))
     res.save(tmp_path / "sag.res.h5")
     with h5py.File(tmp_path / "sag.res.h5", "r") as f:  # h5py alone
@@ -184,8 +184,7 @@ def test_solid_hex_beam_in_bending_against_beam_theory():
     errors = []
     for nx in (40, 80):
         fe = box_mesh(length, side, side, nx, 2, 4, E=2.1e11, nu=0.0, rho=7850.0)
-        data = (clamped_modes(fe, "x0", 4).with_static_correction(fe, "x1", "3")
-                .with_stress(fe))
+        data = with_stress(static_correction(clamped_modes(fe, "x0", 4), fe, "x1", "3"), fe)
         face = fe.node_sets["x1"]
         force = np.zeros((fe.n_nodes, 3))
         force[face, 2] = load / len(face)
@@ -219,20 +218,20 @@ def test_bad_stress_requests_are_named(beam_fe, tmp_path):
     data = clamped_modes(beam_fe, "root", 2)
     with pytest.raises(ValidationError, match=r"static correction: nodes 'nose' is not a "
                                               r"node set"):
-        data.with_static_correction(beam_fe, "nose")
+        static_correction(data, beam_fe, "nose")
     with pytest.raises(ValidationError, match=r"components '7' must be digits 1..6"):
-        data.with_static_correction(beam_fe, "tip", "7")
+        static_correction(data, beam_fe, "tip", "7")
     other = straight_beam(L, 10, SECTION, STEEL)
     with pytest.raises(ValidationError, match=r"the FE model has 11 nodes but the modal "
                                               r"data 41"):
-        data.with_stress(other)
+        with_stress(data, other)
     with pytest.raises(ValidationError, match="no von Mises stress for field 'temperature'"):
         von_mises("temperature", np.zeros(3))
 
 
 def test_static_correction_keeps_the_modes_and_round_trips(beam_fe, tmp_path):
     data = clamped_modes(beam_fe, "root", 4)
-    corrected = data.with_static_correction(beam_fe, "tip").with_stress(beam_fe)
+    corrected = with_stress(static_correction(data, beam_fe, "tip"), beam_fe)
     np.testing.assert_allclose(corrected.frequencies[:4], data.frequencies, rtol=1e-12)
     np.testing.assert_array_equal(corrected.phi[:, :4], data.phi)
     assert [k.value for k in corrected.mode_kinds] == ["normal"] * 4 + ["static"] * 3
@@ -259,7 +258,7 @@ def test_animations_and_exports_colour_by_stress(tmp_path, beam_fe):
     from flexmbs.post.export import export
 
     modal = tmp_path / "beam4.fmd.h5"
-    write_modal(clamped_modes(beam_fe, "root", 4).with_stress(beam_fe), modal)
+    write_modal(with_stress(clamped_modes(beam_fe, "root", 4), beam_fe), modal)
     _, res = run_case(_sag_case(modal, 0.2))
     info = frame_info(res, field="stress", frames=5)
     vm = np.max(np.abs(field_history(res, "beam", "fibre_stress")), axis=2)
@@ -294,8 +293,9 @@ def test_a_flexible_body_gives_its_von_mises_stress_at_a_state(beam_fe):
     from flexmbs.errors import ModelError
     from flexmbs.model import ModelBuilder
 
-    data = (clamped_modes(beam_fe, "root", 4).with_static_correction(beam_fe, "tip")
-            .with_stress(beam_fe))
+    data = with_stress(
+
+        static_correction(clamped_modes(beam_fe, "root", 4), beam_fe, "tip"), beam_fe)
     b = ModelBuilder()
     b.add_flexible_body("beam", data)
     body = b.finalize().bodies["beam"]
@@ -317,7 +317,7 @@ def test_static_correction_of_craig_bampton_coordinates_keeps_their_coupling(bea
 
     cb = craig_bampton(beam_fe, "tip", 4, attach="root")
     middle = int(beam_fe.node_ids[20])
-    corrected = cb.with_static_correction(beam_fe, [middle])
+    corrected = static_correction(cb, beam_fe, [middle])
     v = mode_vectors(beam_fe, corrected)
     k = v.T @ (beam_fe.stiffness @ v)
     scale = np.max(np.abs(k))
@@ -330,4 +330,4 @@ def test_static_correction_of_craig_bampton_coordinates_keeps_their_coupling(bea
 def test_static_correction_at_a_held_node_is_refused_by_name(beam_fe):
     with pytest.raises(ValidationError, match=r"unit loads at 'root' deflect the body in "
                                               r"nothing"):
-        clamped_modes(beam_fe, "root", 2).with_static_correction(beam_fe, "root")
+        static_correction(clamped_modes(beam_fe, "root", 2), beam_fe, "root")

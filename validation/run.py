@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import trapezoid
 
+from flexmbs.modal.stiffening import with_stiffening
+from flexmbs.modal.stress import static_correction, with_stress
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # slider_crank_reference
 
@@ -358,7 +361,7 @@ def _spin_beam_modes(beam, modes, stiffening=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         data = craig_bampton(fe, "root", modes, attach="root")
-    return data.with_stiffening(fe) if stiffening else data
+    return with_stiffening(data, fe) if stiffening else data
 
 
 def rotating_beam():
@@ -833,7 +836,7 @@ def rotating_cantilever_frequencies():
     fe = straight_beam(length, 40, BeamSection(A=area, Iy=inertia, Iz=100 * inertia,
                                                J=200 * inertia),
                        Material(E=young, nu=0.3, rho=rho))
-    data = clamped_modes(fe, "root", 10).with_stiffening(fe)
+    data = with_stiffening(clamped_modes(fe, "root", 10), fe)
     shapes = np.abs(np.asarray(data.phi).reshape(-1, 3, data.n_modes)).max(axis=0)
     flap = [j for j in range(data.n_modes) if shapes[2, j] > 10 * shapes[1, j]][:6]
     keep = np.ix_(flap, flap)
@@ -867,10 +870,10 @@ def solid_spin_stiffening():
 
     start = time.perf_counter()
     solid_fe = box_mesh(1.0, 0.04, 0.02, 40, 2, 2, E=210e9, nu=0.3, rho=7850.0)
-    solid = clamped_modes(solid_fe, "x0", 4).with_stiffening(solid_fe)
+    solid = with_stiffening(clamped_modes(solid_fe, "x0", 4), solid_fe)
     beam_fe = straight_beam(1.0, 40, BeamSection.rectangle(0.04, 0.02),
                             Material(E=210e9, nu=0.3, rho=7850.0))
-    beam = clamped_modes(beam_fe, "root", 4).with_stiffening(beam_fe)
+    beam = with_stiffening(clamped_modes(beam_fe, "root", 4), beam_fe)
     seconds = time.perf_counter() - start
 
     def ratio(data, factor):
@@ -955,7 +958,7 @@ def static_and_linear():
                                                                         rho=rho))
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")
-        data = clamped_modes(fe, "root", 12).with_stiffening(fe)
+        data = with_stiffening(clamped_modes(fe, "root", 12), fe)
     unit = np.sqrt(young * inertia / (rho * area * length**4))
     tip_rows = data.phi.reshape(data.n_nodes, 3, -1)[-1]
     for lam, flap in ((1.0, 3.6816), (2.0, 4.1373)):
@@ -1009,8 +1012,8 @@ def stresses():
         start = time.perf_counter()
         data = clamped_modes(fe, "root", n)
         if correct:
-            data = data.with_static_correction(fe, "tip")
-        data = data.with_stress(fe)
+            data = static_correction(data, fe, "tip")
+        data = with_stress(data, fe)
         xi = np.linalg.solve(data.K_ff, data.phi.reshape(-1, 3, data.n_modes)[tip].T
                              @ np.array([0.0, 0.0, load]))
         value = float(np.max(np.abs(data.modal_fields["fibre_stress"][0] @ xi)))
@@ -1023,7 +1026,7 @@ def stresses():
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         modal = Path(folder) / "beam8.fmd.h5"
-        write_modal(clamped_modes(fe, "root", 8).with_stress(fe), modal)
+        write_modal(with_stress(clamped_modes(fe, "root", 8), fe), modal)
         # the shipped released cantilever, settling from rest under gravity instead
         _, result = run_case(load_case(ROOT / "cases" / "cantilever_release.toml", {
             "model.gravity": [0.0, 0.0, -9.81], "bodies.beam.modal_data": str(modal),
@@ -1039,8 +1042,7 @@ def stresses():
     start = time.perf_counter()
     side, tip_load = 0.1, 100.0
     box = box_mesh(1.0, side, side, 80, 2, 4, E=2.1e11, nu=0.0, rho=7850.0)
-    data = (clamped_modes(box, "x0", 4).with_static_correction(box, "x1", "3")
-            .with_stress(box))
+    data = with_stress(static_correction(clamped_modes(box, "x0", 4), box, "x1", "3"), box)
     face = box.node_sets["x1"]
     force = np.zeros((box.n_nodes, 3))
     force[face, 2] = tip_load / len(face)

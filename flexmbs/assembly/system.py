@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
+from ..model.drives import drive_values
 from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
 from . import model_check
 from .constraints import ConstraintPlan
@@ -204,6 +205,12 @@ class System:
         return arr
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def sparse_default(self) -> bool:
+        """Whether Φ_q, M and the tangents are CSR by default (more than SPARSE_LIMIT
+        coordinates) rather than dense."""
+        return self.n_q > SPARSE_LIMIT
+
     def marker_body_index(self, full_name: str) -> int:
         """Index in ``bodies`` of the body carrying marker ``full_name`` (−1: ground)."""
         body = self.model.markers[full_name].body
@@ -267,7 +274,7 @@ class System:
         if row.kind == "coordinate":
             drive = row.spec
             k = self.coord_names.index(drive.coordinate)
-            s, s_d, s_dd = _profile_values(drive, t)
+            s, s_d, s_dd = drive_values(drive, t)
             sl = self.slices[row.body_i]
             jac = np.zeros((1, sl.stop - sl.start))
             jac[0, k - sl.start] = 1.0
@@ -279,7 +286,7 @@ class System:
         if row.kind == "joint":
             phi, ji, jj, phi_t, gamma = joint_equations(spec.kind, mi, mj, vel)
         else:
-            values = _profile_values(spec, t)
+            values = drive_values(spec, t)
             phi, ji, jj, phi_t, gamma = drive_equations(spec.kind, mi, mj, vel,
                                                         _Fixed(values), t)
         blocks = []
@@ -295,7 +302,7 @@ class System:
     def _constraints(self, q, t: float, jac: bool):
         """Φ (n_c,) and, with ``jac``, the values of Φ_q in the order of the fixed sparsity
         pattern (``_jac_rows``, ``_jac_cols``); see :mod:`flexmbs.assembly.constraints`."""
-        return self._plan.evaluate(q, t, jac, _profile_values)
+        return self._plan.evaluate(q, t, jac, drive_values)
 
     def _assemble_jacobian(self, values, sparse: bool):
         if not sparse:
@@ -339,14 +346,14 @@ class System:
 
     def phi_t(self, q, t: float = 0.0) -> np.ndarray:
         """∂Φ/∂t (n_c,)."""
-        return self._plan.time_derivative(self._check_q(q), t, _profile_values)
+        return self._plan.time_derivative(self._check_q(q), t, drive_values)
 
     def violations(self, q, qd, t: float = 0.0) -> tuple[float, float]:
         """(max |Φ|, max |Φ_q q̇ − ν|) from one evaluation of the constraints."""
         q, qd = self._check_q(q), self._check_q(qd, "qd")
         phi, values = self._constraints(q, t, jac=True)
         jac = self._assemble_jacobian(values, self.n_q > SPARSE_LIMIT)
-        vel = np.asarray(jac @ qd).ravel() + self._plan.time_derivative(q, t, _profile_values)
+        vel = np.asarray(jac @ qd).ravel() + self._plan.time_derivative(q, t, drive_values)
         return (float(np.max(np.abs(phi), initial=0.0)),
                 float(np.max(np.abs(vel), initial=0.0)))
 
@@ -519,7 +526,7 @@ class System:
             if row.kind == "drive" and row.spec.kind == "rotation":
                 mi = self._state(row.spec.marker_i, q)
                 mj = self._state(row.spec.marker_j, q)
-                th = _profile_values(row.spec, t)[0]
+                th = drive_values(row.spec, t)[0]
                 cos = mj.axes[0] @ (np.cos(th) * mi.axes[0] + np.sin(th) * mi.axes[1])
                 if cos < 0:
                     raise ConvergenceError(
@@ -571,17 +578,3 @@ class _Fixed:
 
     def eval(self, t):
         return self.values
-
-
-def _profile_values(drive, t: float) -> tuple[float, float, float]:
-    """(s, ṡ, s̈) of a drive's profile at t; a failing or malformed profile names the drive."""
-    try:
-        values = drive.profile.eval(t)
-        s, s_d, s_dd = (float(v) for v in values)
-    except Exception as exc:
-        raise ModelError(f"drive {drive.name!r}: its profile failed at t = {t:g}: "
-                         f"{type(exc).__name__}: {exc}") from exc
-    if not np.all(np.isfinite([s, s_d, s_dd])):
-        raise ModelError(f"drive {drive.name!r}: its profile returned non-finite values "
-                         f"({s}, {s_d}, {s_dd}) at t = {t:g}")
-    return s, s_d, s_dd

@@ -24,16 +24,21 @@ of degree ≤ 2 in ξ), in global components and the global coordinate order of 
   actuator only the callable's scalar value, through the exact joint angle or
   displacement, its rate and the torque or force Jacobians (``callable_tangents``).
 
-Dense (n_q x n_q) arrays below ``SPARSE_LIMIT`` coordinates, CSR above.
+Dense (n_q x n_q) arrays below ``assembly.system.SPARSE_LIMIT`` coordinates, CSR above.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
+from ..model.drives import drive_values
 from ..model.joints import constraint_coefficients
-from .system import SPARSE_LIMIT, System, _profile_values
+
+if TYPE_CHECKING:
+    from .system import System
 
 
 class _Blocks:
@@ -70,7 +75,7 @@ def constraint_hessian(system: System, row, q, lam, t) -> tuple[np.ndarray, np.n
     """(idx, H) with H = ∂²(Σ_k λ_k Φ_k)/∂q² of one joint or drive group on the
     coordinates ``idx`` (body i's, then body j's)."""
     spec = row.spec
-    theta = _profile_values(spec, t) if row.kind == "drive" else None
+    theta = drive_values(spec, t) if row.kind == "drive" else None
     coef, lin = constraint_coefficients(spec.kind, lam[row.rows], theta)
     sym = coef + coef.T
     bi, mi, sli = system.marker_info(spec.marker_i)
@@ -141,7 +146,7 @@ def residual_tangents(system: System, q, qd, qdd, lam, t: float = 0.0, *, sparse
     t : float
         Time [s].
     sparse : bool, optional
-        CSR output; default above ``SPARSE_LIMIT`` coordinates.
+        CSR output; default above ``assembly.system.SPARSE_LIMIT`` coordinates.
     fd_step : float
         Relative forward-difference step for forces given by user callables.
 
@@ -153,7 +158,7 @@ def residual_tangents(system: System, q, qd, qdd, lam, t: float = 0.0, *, sparse
     qd = system._check_q(qd, "qd")
     qdd = system._check_q(qdd, "qdd")
     lam = np.asarray(lam, dtype=float)
-    sparse = system.n_q > SPARSE_LIMIT if sparse is None else sparse
+    sparse = system.sparse_default if sparse is None else sparse
     k_acc, c_acc = _Blocks(system.n_q), _Blocks(system.n_q)
     g = system.model.gravity
     for body, sl in zip(system.bodies, system.slices, strict=True):

@@ -292,7 +292,7 @@ def _add_body(path, b, k, entry, read_modal, inputs):
         if stiffening and not data.has_stiffening:
             raise t.error("stiffening", f"is true but {file.name} carries no stiffening "
                                         f"matrices (make the modal data with flexmbs beam, "
-                                        f"or ModalData.with_stiffening)")
+                                        f"or flexmbs.modal.stiffening.with_stiffening)")
         b.add_flexible_body(t.text("name", required=True), data,
                             coupling=t.get("coupling", "two-way"),
                             xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,

@@ -10,6 +10,8 @@ from ..errors import ValidationError
 from ..modal import clamped_modes, craig_bampton, free_free_modes, write_modal
 from ..modal.node_selection import KINDS, parse_spec, with_node_sets
 from ..modal.preparation import PointMass, add_point_masses, scale
+from ..modal.stiffening import with_stiffening
+from ..modal.stress import static_correction, with_stress
 from ._common import emit_json, parse_nodes
 
 #: Options whose value may be a geometric spec instead of labels or a set name, and the
@@ -204,12 +206,12 @@ def finish_reduction(data, fe, args: argparse.Namespace, *, stiffening: bool):
     """Static correction (first: it adds modes), then stiffening and stress modes."""
     if args.static_correction:
         nodes, _, comps = args.static_correction.partition(":")
-        data = data.with_static_correction(
+        data = static_correction(data,
             fe, parse_nodes(nodes, "--static-correction"), comps or "123")
     if stiffening:
-        data = data.with_stiffening(fe)
+        data = with_stiffening(data, fe)
     if args.stress:
-        data = data.with_stress(fe)
+        data = with_stress(data, fe)
     return data
 
 

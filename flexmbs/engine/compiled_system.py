@@ -22,11 +22,11 @@ import scipy.sparse as sp
 from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
-from ..assembly.system import _profile_values
 from ..compiled.codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP, step_parameters
 from ..compiled.layout import pack
 from ..compiled.workspace import make_workspace
 from ..errors import ModelError
+from ..model.drives import drive_values
 from .tables import (
     compile_tables,
     drive_specs,
@@ -157,10 +157,10 @@ class CompiledSystem:
                 s, s_d, s_dd = drive.profile.eval(t)
                 prof[k, 0], prof[k, 1], prof[k, 2] = s, s_d, s_dd
             except Exception:
-                prof[k] = _profile_values(drive, t)  # raises the ModelError naming it
+                prof[k] = drive_values(drive, t)  # raises the ModelError naming it
             if not (math.isfinite(prof[k, 0]) and math.isfinite(prof[k, 1])
                     and math.isfinite(prof[k, 2])):
-                _profile_values(drive, t)
+                drive_values(drive, t)
         for k, profile in enumerate(self._input_profiles):
             try:
                 u[k] = profile.eval(t)[0]

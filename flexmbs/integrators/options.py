@@ -5,8 +5,47 @@ take their key lists and choices from here instead of each keeping its own."""
 
 from __future__ import annotations
 
+from enum import Enum
+
 from ..frame.coupling import Coupling
-from .stepper import Engine, Formulation, Tangents
+
+
+class Tangents(str, Enum):
+    """How the Newton iteration matrix gets K_t = ∂r/∂q and C_t = ∂r/∂q̇."""
+
+    ANALYTIC = "analytic"
+    """Exact derivatives (:mod:`flexmbs.assembly.tangents`); forces given by user
+    callables alone by finite differences."""
+    FD = "fd"
+    """Grouped forward finite differences of the whole residual (for comparison)."""
+
+
+class Formulation(str, Enum):
+    """Which constraint level the multiplier rows of the step enforce
+    (docs/theory_integrators.md, "Stabilized index 2")."""
+
+    AUTO = "auto"
+    """Stabilized index 2 when the method has no numerical damping (γ = ½: the
+    trapezoidal rule, generalized-α with ρ∞ = 1) and the model has constraints, where the
+    index-3 form is weakly unstable; index 3 otherwise."""
+    INDEX3 = "index-3"
+    """Φ(q) = 0 at t_{n+1} (positions exact, velocities drift with the error)."""
+    STABILIZED_INDEX2 = "stabilized-index-2"
+    """Φ_q q̇ + Φ_t = 0 through λ, and Φ(q) = 0 through a position correction (the
+    Gear–Gupta–Leimkuhler form): both levels hold at every step."""
+
+
+class Engine(str, Enum):
+    """Which implementation evaluates the model and runs the Newton iteration."""
+
+    AUTO = "auto"
+    """Compiled where the model allows it (no contacts, no state-dependent callables),
+    else the NumPy path."""
+    COMPILED = "compiled"
+    """The numba kernels (docs/compiled.md); an error if the model needs the NumPy path."""
+    PYTHON = "python"
+    """The NumPy reference path."""
+
 
 #: The parameters of each method (the rest of the alpha family's are derived).
 METHOD_OPTIONS: dict[str, frozenset[str]] = {

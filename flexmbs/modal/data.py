@@ -164,31 +164,6 @@ class ModalData:
         """Whether the geometric-stiffening matrices are present."""
         return bool(self.stiffening)
 
-    def with_stress(self, fe) -> ModalData:
-        """A copy with the stress modes of ``fe`` (the FE model these modes were reduced
-        from) as modal fields (:func:`flexmbs.modal.stress.with_stress`, docs/stress.md)."""
-        from .stress import with_stress
-
-        return with_stress(self, fe)
-
-    def with_static_correction(self, fe, nodes, components: str = "123") -> ModalData:
-        """A copy with static-correction modes for unit loads at ``nodes``
-        (:func:`flexmbs.modal.stress.static_correction`)."""
-        from .stress import static_correction
-
-        return static_correction(self, fe, nodes, components)
-
-    def with_stiffening(self, fe) -> ModalData:
-        """A copy with the geometric-stiffening matrices of the unit load cases computed
-        from ``fe``, the FE model these modes were reduced from
-        (:func:`flexmbs.modal.stiffening.stiffening_matrices`)."""
-        from .stiffening import stiffening_matrices
-
-        history = [*self.metadata.get("history", []), "with_stiffening()"]
-        return replace(self, stiffening=stiffening_matrices(fe, self),
-                       metadata={**self.metadata, "history": history},
-                       _invariants=self.invariants)
-
     def _check_reference_frame(self) -> None:
         if self.reference_frame is ReferenceFrame.ATTACHED:
             if self.attach_set is None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
+from ..modal.stiffening import with_stiffening
+from ..modal.stress import with_stress
 from .data import ModalData, ModeKind, ReferenceFrame
 from .fe.beam import BeamSection, Material, straight_beam
 from .reduction import craig_bampton
@@ -36,7 +38,7 @@ def steel_cantilever(n_elements: int = 80, n_modes: int = 20) -> ModalData:
     the body frame, so it has no constraint modes: the coordinates are the clamped modes.
     """
     fe = straight_beam(1.0, n_elements, BeamSection.rectangle(0.02, 0.01), Material.steel())
-    data = craig_bampton(fe, "root", n_modes, attach="root").with_stress(fe)
+    data = with_stress(craig_bampton(fe, "root", n_modes, attach="root"), fe)
     meta = dict(data.metadata)
     meta["description"] = (
         "steel cantilever 1 m, rectangle 20 mm x 10 mm (width along y, height along z), "
@@ -72,9 +74,9 @@ def arm_steel_beam(stiffening: bool = False) -> ModalData:
     width, height = ARM_BEAM_SECTION
     fe = straight_beam(ARM_BEAM_LENGTH, ARM_BEAM_ELEMENTS, BeamSection.rectangle(width, height),
                        Material.steel())
-    data = craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root").with_stress(fe)
+    data = with_stress(craig_bampton(fe, "root", ARM_BEAM_MODES, attach="root"), fe)
     if stiffening:
-        data = data.with_stiffening(fe)
+        data = with_stiffening(data, fe)
     meta = dict(data.metadata)
     meta["description"] = (
         f"steel beam {ARM_BEAM_LENGTH} m, rectangle {width * 1e3:g} mm (y, in the arm's "
@@ -105,7 +107,7 @@ def kane_beam(n_elements: int = 40, n_modes: int = 8) -> ModalData:
     fe = straight_beam(length, n_elements, BeamSection(A=area, Iy=100 * inertia, Iz=inertia,
                                                        J=2 * inertia),
                        Material(E=young, nu=0.3, rho=rho))
-    data = craig_bampton(fe, "root", n_modes, attach="root").with_stiffening(fe)
+    data = with_stiffening(craig_bampton(fe, "root", n_modes, attach="root"), fe)
     meta = dict(data.metadata)
     meta["description"] = (
         "Kane, Ryan and Banerjee's spin-up beam: 10 m, A 4e-4 m^2, in-plane I 2e-7 m^4, "

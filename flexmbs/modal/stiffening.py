@@ -164,6 +164,18 @@ def mode_vectors(fe, data) -> np.ndarray:
     return np.concatenate([phi, psi], axis=1).reshape(-1, n)
 
 
+def with_stiffening(data, fe):
+    """A copy of ``data`` with the geometric-stiffening matrices of the unit load cases
+    computed from ``fe``, the FE model its modes were reduced from
+    (:func:`stiffening_matrices`, docs/theory_stiffening.md)."""
+    from dataclasses import replace
+
+    history = [*data.metadata.get("history", []), "with_stiffening()"]
+    return replace(data, stiffening=stiffening_matrices(fe, data),
+                   metadata={**data.metadata, "history": history},
+                   _invariants=data.invariants)
+
+
 def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarray]:
     """Φᵀ K_G Φ of each unit load case (name → (n_m, n_m)) for the modal data ``data``
     reduced from the FE model ``fe`` (same nodes): with the frame attached at
@@ -178,7 +190,7 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
 
     Raises ValidationError naming what is missing: element information, the material,
     cell types without stresses, or the rotational shapes."""
-    from .data import ReferenceFrame
+    from .kinds import ReferenceFrame
 
     beam, solid = _is_builtin_beam(fe), _is_builtin_solid(fe)
     elements = None if (beam or solid) else solid_elements_of(fe)

@@ -219,7 +219,7 @@ def static_correction(data, fe, nodes, components: str = "123"):
     The new ones are marked ``static`` in ``mode_kinds``.
     Stiffening matrices and modal fields are dropped (recompute them on the result).
     """
-    from .data import ModeKind, ReferenceFrame
+    from .kinds import ModeKind, ReferenceFrame
     from .stiffening import _attached_solver, _inertia_relief_solver, mode_vectors
 
     comps = sorted({int(c) for c in str(components) if c.strip()} or {0})

@@ -201,8 +201,8 @@ class ModelBuilder:
             stiff = False
         elif stiff and not data.has_stiffening:
             problems.append(f"{what}: stiffening is on but its modal data carry no "
-                            f"stiffening matrices (ModalData.with_stiffening(fe), or "
-                            f"flexmbs beam)")
+                            f"stiffening matrices (flexmbs.modal.stiffening."
+                            f"with_stiffening(data, fe), or flexmbs beam)")
             stiff = False
         n = data.n_modes
         if n == 0:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ..errors import ValidationError
+from ..errors import ModelError, ValidationError
 
 
 class Profile:
@@ -149,3 +149,18 @@ def as_profile(spec) -> Profile:
         return UserProfile(*spec)
     raise ValidationError(f"a drive profile must be a Profile, a number, or three callables "
                           f"(s, ds/dt, d2s/dt2); got {spec!r}")
+
+
+def drive_values(drive, t: float) -> tuple[float, float, float]:
+    """(s, ṡ, s̈) of a drive's profile at t (the drive's units); a failing or malformed
+    profile raises a ModelError naming the drive."""
+    try:
+        values = drive.profile.eval(t)
+        s, s_d, s_dd = (float(v) for v in values)
+    except Exception as exc:
+        raise ModelError(f"drive {drive.name!r}: its profile failed at t = {t:g}: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    if not np.all(np.isfinite([s, s_d, s_dd])):
+        raise ModelError(f"drive {drive.name!r}: its profile returned non-finite values "
+                         f"({s}, {s_d}, {s_dd}) at t = {t:g}")
+    return s, s_d, s_dd

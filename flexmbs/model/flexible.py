@@ -153,7 +153,8 @@ class FlexibleBody:
         if self.stiffening and not self.data.has_stiffening:
             raise ModelError(f"flexible body {self.name!r}: stiffening is on but its modal "
                              f"data carry no stiffening matrices (compute them with "
-                             f"ModalData.with_stiffening(fe), or flexmbs beam)")
+                             f"flexmbs.modal.stiffening.with_stiffening(data, fe), or "
+                             f"flexmbs beam)")
 
     @property
     def n_modes(self) -> int:

@@ -172,7 +172,7 @@ def read_matrix_market(mass: str | os.PathLike, stiffness: str | os.PathLike,
         Isotropic material ``{"E": ..., "nu": ...}`` of the solid elements (E in the
         files' stress unit), stored as ``metadata["material"]`` (SI): with the
         ``*ELEMENT`` blocks of an ``.inp`` node file it lets
-        :meth:`ModalData.with_stiffening` compute geometric stiffening.
+        :func:`flexmbs.modal.stiffening.with_stiffening` compute geometric stiffening.
     """
     get_units(units)  # an unknown unit system is the caller's error, raised before reading
     mass_path, stiff_path = Path(mass), Path(stiffness)
