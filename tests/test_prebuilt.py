@@ -2,7 +2,7 @@
 
 The package carries the step kernel as machine code for a baseline CPU behind a C entry
 point (flexmbs.engine.native). These tests check that the shipped build is that of
-the kernel sources (a change to a kernel needs ``python -m flexmbs.engine.prebuilt``)
+the kernel sources (a change to a kernel needs ``python -m flexmbs.engine.prebuilt_build``)
 and imports nothing but the C and maths libraries; that a fresh process runs every
 shipped case on it without importing numba or compiling anything, with the NumPy
 path's trajectories; that the entry point's tables carry each argument where the code
@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from flexmbs.compiled import kernel_tag
-from flexmbs.engine import native, prebuilt
+from flexmbs.engine import native, prebuilt, prebuilt_build
 from flexmbs.engine.elf import read_object
 
 TESTS = Path(__file__).resolve().parent
@@ -41,9 +41,9 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
     """A build of the current kernel sources is shipped, intact (its checksum), for the
     baseline CPU, defining its entry point and importing what its manifest lists: C and
     maths library functions only (no allocator: the build cannot allocate)."""
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
+    builds = [b for b in prebuilt.read_manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, ("no prebuilt kernel of the current kernel sources: run "
-                    "`python -m flexmbs.engine.prebuilt` after changing a kernel")
+                    "`python -m flexmbs.engine.prebuilt_build` after changing a kernel")
     for build in builds:
         blob = (prebuilt.PREBUILT_DIR / build["file"]).read_bytes()
         assert hashlib.sha256(blob).hexdigest() == build["sha256"]
@@ -56,7 +56,7 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
         assert set(imports) <= native.C_LIBRARY  # no allocator among them
         assert build["abi"] == native.ABI
     files = {p.name for p in prebuilt.PREBUILT_DIR.iterdir()} - {prebuilt.MANIFEST}
-    assert files == {b["file"] for b in prebuilt._manifest()["builds"]}  # no strays
+    assert files == {b["file"] for b in prebuilt.read_manifest()["builds"]}  # no strays
 
 
 _FRESH_PROCESS = """
@@ -409,7 +409,7 @@ def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
     (flexmbs.engine.elf), with the reason."""
     import struct
 
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
+    builds = [b for b in prebuilt.read_manifest()["builds"] if b["tag"] == kernel_tag()]
     if not builds:
         pytest.skip("no prebuilt kernel of these sources")
     code = bytearray(_shipped(builds[0]))
@@ -422,11 +422,11 @@ def test_a_malformed_object_is_refused_before_llvm_links_it(what, value, named):
 
 
 def test_the_build_refuses_code_that_imports_numba_or_python():
-    prebuilt.check_imports(["atan2", "memset", "sincos"])
+    prebuilt_build.check_imports(["atan2", "memset", "sincos"])
     for name in ("NRT_MemInfo_alloc", "numba_do_raise", "PyErr_SetString",
                  "_numba_hashsecret_siphash_k0", "malloc"):
         with pytest.raises(RuntimeError, match=name):
-            prebuilt.check_imports(["atan2", name])
+            prebuilt_build.check_imports(["atan2", name])
 
 
 def test_a_build_of_another_entry_point_version_is_refused(tmp_path, monkeypatch):
@@ -587,9 +587,9 @@ def pinned_toolchain() -> dict[str, str]:
 
 def _shipped_build_here() -> dict:
     """The shipped build for this platform, failing if it is not that of the sources."""
-    builds = [b for b in prebuilt._manifest()["builds"] if b["tag"] == kernel_tag()]
+    builds = [b for b in prebuilt.read_manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, (f"the shipped prebuilt kernel is not that of the kernel sources "
-                    f"({kernel_tag()}): run `python -m flexmbs.engine.prebuilt`")
+                    f"({kernel_tag()}): run `python -m flexmbs.engine.prebuilt_build`")
     here = [b for b in builds if b["triple"] == prebuilt.platform_triple()]
     if not here:
         pytest.skip(f"no shipped build for {prebuilt.platform_triple()}")
@@ -643,7 +643,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
     if installed != pins:
         pytest.skip(f"rebuilding needs the pinned toolchain {pins}, installed: {installed} "
                     "(pip install -e '.[test]')")
-    rebuilt = prebuilt.build(tmp_path)
+    rebuilt = prebuilt_build.build(tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {rebuilt["file"], prebuilt.MANIFEST}
     assert rebuilt["tag"] == build["tag"] and rebuilt["file"] == build["file"]
     for key in ("parameters", "imports", "entry", "abi", "cpu", "features", "triple"):
@@ -668,7 +668,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
                         _evaluations(compiled, fresh.twin(), states, angles), strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"model {seed}: the shipped object "
                                           "and the one the sources build differ: run "
-                                          "`python -m flexmbs.engine.prebuilt`")
+                                          "`python -m flexmbs.engine.prebuilt_build`")
 
 
 # ------------------------------------------------------------------ importing
@@ -778,7 +778,7 @@ def test_the_wheel_is_tagged_for_the_platform_of_the_kernel_it_carries(tmp_path)
     it and is tagged py3-none-<that platform>, never py3-none-any."""
     setup = _setup_module()
     triple = setup.host_triple()
-    shipped = [b for b in prebuilt._manifest()["builds"] if b["triple"] == triple]
+    shipped = [b for b in prebuilt.read_manifest()["builds"] if b["triple"] == triple]
     if triple is None or not shipped:
         pytest.skip("no shipped prebuilt kernel for the platform this test runs on")
     tag, files, manifest = _build_wheel(tmp_path)
@@ -802,6 +802,6 @@ def test_a_wheel_built_where_no_shipped_kernel_runs_is_pure_and_carries_none(tmp
 def test_every_shipped_build_has_a_wheel_platform():
     """A build of a new platform needs its wheel tag in setup.py's WHEEL_PLATFORMS."""
     setup = _setup_module()
-    for build in prebuilt._manifest()["builds"]:
+    for build in prebuilt.read_manifest()["builds"]:
         assert build["triple"] in setup.WHEEL_PLATFORMS, build["triple"]
     assert setup.carried_builds({"builds": [{"triple": "x"}]}, None) == []

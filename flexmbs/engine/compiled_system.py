@@ -86,10 +86,11 @@ class CompiledSystem:
     iteration matrix with SuperLU (default: from order :data:`SPARSE_FROM` on).
     ``prebuilt``: run the shipped prebuilt step kernel if it fits this process
     (:mod:`flexmbs.engine.prebuilt`, without numba), else numba's (from its cache, or
-    compiled now); ``kernels`` says which ran."""
+    compiled now); ``kernels`` says which ran. Waiting for a background compilation
+    and marking the kernels ready are the caller's (:mod:`flexmbs.engine.warmup`)."""
 
-    def __init__(self, system, on_compile=None, wait: bool = True,
-                 sparse: bool | None = None, prebuilt: bool = True):
+    def __init__(self, system, on_compile=None, sparse: bool | None = None,
+                 prebuilt: bool = True):
         reason = unsupported_reason(system)
         if reason is not None:
             raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
@@ -124,22 +125,15 @@ class CompiledSystem:
             self.kernels = f"prebuilt for {shipped.loaded()['cpu']}"
             self._kernel = native
         else:
-            from . import warmup
-
             self.kernels = "compiled for this machine"
             if (prebuilt and shipped.switched_off() is None
                     and shipped.failure() is not None):  # a damaged install: say so
                 self.kernels += f" (the prebuilt kernel failed: {shipped.failure()})"
-            if wait:  # a background compilation is filling the cache: do not compile twice
-                warmup.wait_while_compiling()
-                start = time.perf_counter()
             from .newton import kernel
 
             self._kernel = kernel
         self._warm_up(on_compile)
         self.compile_time = time.perf_counter() - start
-        if native is None:
-            warmup.mark_ready()
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:

@@ -335,7 +335,7 @@ def compile_kernels() -> None:
     b.add_revolute("pin", "ground.O", "link.O")
     b.add_drive("spin", "rotation", SpinUp(1.0, 1.0), marker_i="ground.O",
                 marker_j="link.O")
-    CompiledSystem(System(b.finalize()), wait=False, prebuilt=False)
+    CompiledSystem(System(b.finalize()), prebuilt=False)
     mark_ready()
 
 

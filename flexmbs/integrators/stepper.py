@@ -232,7 +232,13 @@ class AlphaIntegrator:
         from ..compiled import codes
 
         self.engine, self._codes = Engine.COMPILED, codes  # the step kernel's numbers
+        if build is None:  # numba's kernels: a background compilation may be filling the
+            from ..engine import warmup  # cache; do not compile them twice
+
+            warmup.wait_while_compiling()
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
+        if build is None:
+            warmup.mark_ready()
         # importing the engine, linking the prebuilt kernel or else importing numba and
         # loading (or compiling) its kernels, and the warm-up call
         self.compile_time = imports + self.compiled.compile_time

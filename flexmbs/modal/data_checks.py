@@ -20,7 +20,7 @@ from .._validation import (
     check_symmetric,
 )
 from ..errors import ShapeError, ValidationError
-from .kinds import ModeKind, ReferenceFrame
+from .kinds import STIFFENING_CASES, ModeKind, ReferenceFrame
 from .units import get_units
 
 #: Relative symmetry tolerance for M_ff, K_ff and damping (imported files carry ~7 digits).
@@ -233,7 +233,6 @@ def validated_modal_fields(fields, n_nodes: int, n: int) -> dict[str, np.ndarray
 
 def validated_stiffening(stiffening, n: int) -> dict[str, np.ndarray]:
     """ModalData.stiffening checked: all twelve unit load cases or none, (n, n) symmetric."""
-    from .stiffening import STIFFENING_CASES
 
     if not isinstance(stiffening, dict):
         raise ValidationError("ModalData.stiffening must be a dict case -> (n, n) array")

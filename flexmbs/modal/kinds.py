@@ -27,3 +27,10 @@ class ModeKind(str, Enum):
     STATIC = "static"
     """A static-correction mode: the static deflection under a unit load at chosen nodes,
     mass-orthogonal to the other modes (:func:`flexmbs.modal.stress.static_correction`)."""
+
+
+#: The unit load cases of the geometric-stiffening matrices (docs/theory_stiffening.md):
+#: six products ω_iω_j (i ≤ j), three frame accelerations a_k (gravity enters as
+#: a − g), three angular accelerations ω̇_k.
+STIFFENING_CASES = ("ww_xx", "ww_yy", "ww_zz", "ww_xy", "ww_xz", "ww_yz",
+                    "a_x", "a_y", "a_z", "dw_x", "dw_y", "dw_z")

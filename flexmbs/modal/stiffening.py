@@ -33,13 +33,10 @@ import scipy.sparse.linalg as spla
 
 from ..errors import ValidationError
 from .fe import solid_elements
+from .kinds import STIFFENING_CASES
 
 _AXES = "xyz"
 
-#: The unit load cases: six products ω_iω_j (i ≤ j), three frame accelerations a_k
-#: (gravity enters as a − g), three angular accelerations ω̇_k.
-STIFFENING_CASES = ("ww_xx", "ww_yy", "ww_zz", "ww_xy", "ww_xz", "ww_yz",
-                    "a_x", "a_y", "a_z", "dw_x", "dw_y", "dw_z")
 
 
 def _unit_fields() -> dict[str, tuple[np.ndarray, np.ndarray]]:
