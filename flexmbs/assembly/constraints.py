@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.bodies import marker_frames_kernel
+from ..elements.marker_kinematics import marker_frames_kernel
 from ..model.joints import constraint_coefficients
 
 

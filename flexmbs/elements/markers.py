@@ -289,7 +289,7 @@ def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
 @njit(cache=True)
 def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
     """out[r0:, r0:] += scale ∂(Jacᵀ vec)/∂q ((7+n_b) square) for a fixed global vec, Jac
-    of ``kind`` of marker k (bodies.force_jac_tangent_kernel /
+    of ``kind`` of marker k (marker_kinematics.force_jac_tangent_kernel /
     angular_jac_tangent_kernel)."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
@@ -375,7 +375,7 @@ def _point_jacobian_rate_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
 def _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, a, q, qd, out, col0, sign):
     """out[:, col0:col0+7+n_b] ← sign ∂(J_a q̇)/∂q of marker k's vector a (0 the point,
     1–3 the axes), J_a = ∂(δ_a0 R + A s_a(ξ))/∂q: p columns ∂(A s_a)/∂p at ṗ plus
-    ∂(A U_a ξ̇)/∂p, ξ columns Ȧ U_a (bodies.marker_jac_rate_kernel)."""
+    ∂(A U_a ξ̇)/∂p, ξ columns Ȧ U_a (marker_kinematics.marker_jac_rate_kernel)."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_k_base = _f3(F, H, T_K_BASE)
@@ -415,7 +415,7 @@ def _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, a, q, qd, out, col0, sig
 def _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign):
     """out[:, col0:col0+7+n_b] ← sign ∂(Ω q̇)/∂q of marker k, ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ)
     (as G(p) ṗ = −G(ṗ) p) plus ∂(A Ψ ξ̇)/∂p in the p columns, zero elsewhere
-    (bodies.angular_rate_jac_kernel)."""
+    (marker_kinematics.angular_rate_jac_kernel)."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_k_body = _i1(IN, H, T_K_BODY)

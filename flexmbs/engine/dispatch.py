@@ -18,12 +18,9 @@ kind").
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..compiled._jit import njit
 from ..compiled.packing import (
     NO,
-    W_ANGLES,
     W_GBAR,
     W_JAC,
     W_MK_V,
@@ -60,17 +57,24 @@ from ..elements.loads.kernels import (
 from ..elements.markers import body_frames
 from ..elements.registry import header_rows
 from ..elements.rigid_body.kernels import rigid_body_matrices, rigid_energies, rigid_residual
-from ..elements.rotational_spring.kernels import torsion_loads, torsion_state, torsion_tangents_into
-from ..elements.spring_damper.kernels import spring_damper_loads, spring_damper_tangents_into
+from ..elements.rotational_spring.kernels import (
+    torsion_loads,
+    torsion_potential,
+    torsion_tangents_into,
+)
+from ..elements.spring_damper.kernels import (
+    spring_damper_loads,
+    spring_damper_potential,
+    spring_damper_tangents_into,
+)
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_FLEX, T_B_KIND, T_B_NM, T_B_START, T_C_DRIVE, T_C_ROW = header_rows(
     "b_flex", "b_kind", "b_nm", "b_start", "c_drive", "c_row")
 T_E_DRIVE, T_E_KIND, T_E_MARK, T_E_ROW, T_F_DFF, T_J_COL = header_rows(
     "e_drive", "e_kind", "e_mark", "e_row", "f_dff", "j_col")
-T_J_ROW, T_P_COL, T_P_ROW, T_S_MARK, T_S_PAR, T_T_MARK = header_rows(
-    "j_row", "p_col", "p_row", "s_mark", "s_par", "t_mark")
-T_T_PAR = header_rows("t_par")
+T_J_ROW, T_P_COL, T_P_ROW = header_rows(
+    "j_row", "p_col", "p_row")
 
 
 @njit(cache=True)
@@ -181,9 +185,6 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     mk_v = _f3(WF, WH, W_MK_V)
     qcur = _f1(WF, WH, W_QCUR)
-    s_mark, s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
-    t_mark, t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
-    angles = _f1(WF, WH, W_ANGLES)
     # the step's buffers, free after the run: nothing allocated
     ovec, ocon = _f2(WF, WH, W_OVEC), _f2(WF, WH, W_OCON)
     scratch, loads, phi, vel = ovec[0], ovec[1], ocon[0], ocon[1]
@@ -217,16 +218,8 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
         distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
         torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
         bushing_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO)  # dampers
-        for s in range(t_mark.shape[0]):  # the angle's turns from the run
-            if not np.isnan(refs[k, s]):
-                angles[s] = refs[k, s]
-            angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qdk, YES)
-            pot += 0.5 * t_par[s, 0] * (angle - t_par[s, 2]) ** 2
-        for s in range(s_mark.shape[0]):
-            length = 0.0
-            for c in range(3):
-                length += (mk_v[s_mark[s, 1], 0, c] - mk_v[s_mark[s, 0], 0, c]) ** 2
-            pot += 0.5 * s_par[s, 0] * (np.sqrt(length) - s_par[s, 2]) ** 2
+        pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)
+        pot = spring_damper_potential(F, IN, H, WF, WI, WH, pot)
         pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
         for j in range(n_q):
             power -= qdk[j] * loads[j]

@@ -15,21 +15,23 @@ from typing import Protocol
 
 import numpy as np
 
+from ..elements.marker_kinematics import (
+    angular_jac_tangent_kernel,
+    angular_rate_jac_kernel,
+    force_jac_tangent_kernel,
+    marker_hessian_kernel,
+    marker_jac_rate_kernel,
+)
+from ..elements.rigid_body import reference as rigid_reference
 from ..frame.coupling import Coupling, FrameInertia, frame_tangents
 from ..frame.rotations import (
     cross3,
     d_rotated,
-    d_rotated_basis,
     d_rotated_batch,
     d_rotated_transpose,
     g_bar,
-    g_bar_t_jac,
     g_global,
-    g_global_t_jac,
-    rotated_hessian,
-    rotated_mixed,
     rotation_matrix,
-    rotation_rate,
     skew,
 )
 from .markers import Marker
@@ -93,96 +95,6 @@ class Body(Protocol):
 
     def angular_rate_jac(self, q, qd, marker: Marker) -> np.ndarray:
         """∂(angular_jac(q) q̇)/∂q (3, n)."""
-
-
-# --------------------------------------------------------------------------- tangent kernels
-# Shared by rigid and flexible bodies. A marker carries four vectors v_k (point, x, y, z
-# axes) v_0 = R + A(p) s_0(ξ), v_k = A(p) s_k(ξ), with s_k(ξ) = vecs_k + U_k ξ linear in ξ
-# (U = 0 on rigid bodies and in one-way/rigid coupling), docs/theory_ffrf.md §8.
-
-_EYE3 = np.eye(3)  # read-only identity (the R columns of marker point Jacobians)
-_EYE3.flags.writeable = False
-
-
-def marker_frames_kernel(q, base, shapes, n: int, jac: bool = True):
-    """Global points and axes of k markers of one body and their exact Jacobians.
-
-    With s = base + shapes ξ (body frame, (k, 4, 3): point, x, y, z axes),
-    v_0 = R + A(p) s_0 and v_a = A(p) s_a; ∂v/∂p = d_rotated(p, s) (linear in s, one
-    shared basis), ∂v/∂ξ = A U (docs/theory_ffrf.md §8). Returns V (k, 4, 3) and J (k, 4, 3, n)
-    (the ``marker_frame`` values and Jacobians of every marker at once; J None without
-    ``jac``).
-    """
-    k = base.shape[0]
-    p = q[3:7]
-    a = rotation_matrix(p)
-    m = shapes.shape[3]
-    s = base + shapes @ q[7:7 + m] if m else base
-    vecs = s @ a.T
-    vecs[:, 0] += q[:3]
-    if not jac:
-        return vecs, None
-    jac = np.zeros((k, 4, 3, n))
-    jac[:, 0, :, :3] = _EYE3
-    jac[..., 3:7] = (s.reshape(-1, 3) @ d_rotated_basis(p)).reshape(k, 4, 3, 4)
-    if m:
-        jac[..., 7:7 + m] = a @ shapes
-    return vecs, jac
-
-
-def marker_hessian_kernel(n, p, vecs, shapes, weights) -> np.ndarray:
-    """∂²/∂q² Σ_k w_kᵀ v_k: pp block from A quadratic in p, pξ blocks from ∂A/∂p linear in
-    s; R enters linearly and ξ–ξ terms vanish (docs/theory_ffrf.md §1, §8)."""
-    out = np.zeros((n, n))
-    out[3:7, 3:7] = rotated_hessian(vecs, weights)
-    if shapes.shape[2]:
-        mixed = rotated_mixed(p, shapes, weights)
-        out[3:7, 7:] = mixed
-        out[7:, 3:7] = mixed.T
-    return out
-
-
-def marker_jac_rate_kernel(n, p, pd, xid, vecs, shapes) -> np.ndarray:
-    """J̇ (4, 3, n): p columns d_rotated(ṗ, s) + d_rotated(p, U ξ̇), ξ columns Ȧ U."""
-    out = np.zeros((4, 3, n))
-    out[:, :, 3:7] = d_rotated_batch(pd, vecs)
-    if shapes.shape[2]:
-        out[:, :, 3:7] += d_rotated_batch(p, shapes @ xid)
-        out[:, :, 7:] = rotation_rate(p, pd) @ shapes
-    return out
-
-
-def force_jac_tangent_kernel(n, p, arm, force, phi=None, arm_shapes=None) -> np.ndarray:
-    """∂/∂q of [F; Ḡᵀ(ū × F̄); Φᵀ F̄], F̄ = AᵀF (docs/theory_ffrf.md §7): the p rows vary with Ḡ and
-    F̄, and with ξ through ū = ū0 + ``arm_shapes`` ξ; the ξ rows (``phi``) with F̄."""
-    out = np.zeros((n, n))
-    f_bar = rotation_matrix(p).T @ force
-    df = d_rotated_transpose(p, force)
-    gb = g_bar(p)
-    out[3:7, 3:7] = g_bar_t_jac(cross3(arm, f_bar)) + gb.T @ (skew(arm) @ df)
-    if phi is not None:
-        out[7:, 3:7] = phi.T @ df
-    if arm_shapes is not None:
-        out[3:7, 7:] = gb.T @ (-skew(f_bar) @ arm_shapes)
-    return out
-
-
-def angular_jac_tangent_kernel(n, p, torque, psi=None) -> np.ndarray:
-    """∂/∂q of [0; Gᵀ T; Ψᵀ Aᵀ T] (docs/theory_ffrf.md §7)."""
-    out = np.zeros((n, n))
-    out[3:7, 3:7] = g_global_t_jac(torque)
-    if psi is not None:
-        out[7:, 3:7] = psi.T @ d_rotated_transpose(p, torque)
-    return out
-
-
-def angular_rate_jac_kernel(n, p, pd, xid=None, psi=None) -> np.ndarray:
-    """∂/∂q of ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ) (G(p)ṗ = −G(ṗ)p) and ∂(A Ψ ξ̇)/∂p."""
-    out = np.zeros((3, n))
-    out[:, 3:7] = -g_global(pd)
-    if psi is not None:
-        out[:, 3:7] += d_rotated(p, psi @ xid)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,49 +243,26 @@ class RigidBody:
             out[3:, :3] = m_rp.T
         return out
 
+    @property
+    def first_moment(self):
+        """S = m c [kg m], or None when the centre of mass is the body-frame origin."""
+        return self.mass * np.asarray(self.com, dtype=float) if self.com_offset else None
+
     def quadratic_velocity(self, q, qd):
-        """Q_v = [A(−ω̄ × (ω̄ × S)); Ḡᵀ(−ω̄ × I_O ω̄)], S = m c (docs/theory_ffrf.md §6)."""
-        p = q[3:7]
-        gb = g_bar(p)
-        w = gb @ qd[3:7]
-        out = np.zeros(7)
-        out[3:] = gb.T @ (-cross3(w, self.inertia_origin @ w))
-        if self.com_offset:
-            out[:3] = rotation_matrix(p) @ (-cross3(w, cross3(w, self.mass * self.com)))
-        return out
+        """Q_v (:func:`flexmbs.elements.rigid_body.reference.quadratic_velocity`)."""
+        return rigid_reference.quadratic_velocity(q, qd, self.inertia_origin,
+                                                  self.first_moment)
 
     def generalized_forces(self, q, qd, t, gravity):
         """Q_v + gravity [N, N m]: [m g; Ḡᵀ(S × ḡ)] (docs/theory_ffrf.md §7)."""
-        out = self.quadratic_velocity(q, qd)
-        g = np.asarray(gravity, dtype=float)
-        out[:3] += self.mass * g
-        if self.com_offset and np.any(g):
-            p = q[3:7]
-            out[3:] += g_bar(p).T @ cross3(self.mass * self.com, rotation_matrix(p).T @ g)
-        return out
+        return (self.quadratic_velocity(q, qd)
+                + rigid_reference.gravity_force(q, self.mass, self.first_moment, gravity))
 
     def residual(self, q, qd, qdd, gravity):
-        """r_b = M q̈ − Q_v − Q_g with one Ḡ(p) (and A(p) for a CoM offset), without
-        forming M (the same terms as :meth:`mass_matrix`, :meth:`generalized_forces`):
-
-            r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × Ḡp̈)
-            r_p = Ḡᵀ(I_O Ḡp̈ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g)),    ω̄ = Ḡṗ, S = m c.
-        """
-        gb = g_bar(q[3:7])
-        w = gb @ qd[3:7]
-        alpha = gb @ qdd[3:7]
-        i_o = self.inertia_origin
-        acc = qdd[:3] - np.asarray(gravity, dtype=float)
-        moment = i_o @ alpha + cross3(w, i_o @ w)
-        out = np.empty(7)
-        out[:3] = self.mass * acc
-        if self.com_offset:
-            a = rotation_matrix(q[3:7])
-            s = self.mass * self.com
-            out[:3] += a @ (cross3(w, cross3(w, s)) - cross3(s, alpha))
-            moment += cross3(s, a.T @ acc)
-        out[3:] = gb.T @ moment
-        return out
+        """r_b = M q̈ − Q_v − Q_g without forming M
+        (:func:`flexmbs.elements.rigid_body.reference.residual`)."""
+        return rigid_reference.residual(q, qd, qdd, gravity, self.mass, self.inertia_origin,
+                                        self.first_moment)
 
     # ----------------------------------------------------------- Newton tangents
     @cached_property

@@ -15,6 +15,13 @@ from functools import cached_property
 
 import numpy as np
 
+from ..elements.marker_kinematics import (
+    angular_jac_tangent_kernel,
+    angular_rate_jac_kernel,
+    force_jac_tangent_kernel,
+    marker_hessian_kernel,
+    marker_jac_rate_kernel,
+)
 from ..errors import ModelError
 from ..frame.coupling import (
     Coupling,
@@ -33,13 +40,6 @@ from ..frame.rotations import (
     skew,
 )
 from ..modal.data import ModalData
-from .bodies import (
-    angular_jac_tangent_kernel,
-    angular_rate_jac_kernel,
-    force_jac_tangent_kernel,
-    marker_hessian_kernel,
-    marker_jac_rate_kernel,
-)
 from .markers import Marker
 
 

@@ -16,6 +16,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..elements.loads.reference import force_jacobian as distributed_force_jacobian
+from ..elements.loads.reference import generalized_force as distributed_force
+from ..elements.marker_pairs import (
+    MarkerPair,
+    pair_load_tangent,
+    rotation_partials,
+    translation_partials,
+)
+from ..elements.rotational_spring.reference import relative_angle
+from ..elements.rotational_spring.reference import torque as spring_torque
+from ..elements.spring_damper.reference import line as spring_line
+from ..elements.spring_damper.reference import load_derivatives as spring_load_derivatives
+from ..elements.spring_damper.reference import spring_force
 from ..errors import ModelError
 from .drives import Profile
 
@@ -70,45 +83,6 @@ def _scalar(force, value, what) -> float:
 # columns), or None when its value comes from a user callable: then
 # flexmbs.assembly.tangents differentiates that force alone by finite differences.
 
-class _Pair:
-    """Two markers' bodies, coordinates, frames and Jacobians; local columns i then j."""
-
-    def __init__(self, system, marker_i, marker_j, q, qd):
-        self.bi, self.mi, self.sli = system.marker_info(marker_i)
-        self.bj, self.mj, self.slj = system.marker_info(marker_j)
-        self.qi, self.qj = q[self.sli], q[self.slj]
-        self.qdi, self.qdj = qd[self.sli], qd[self.slj]
-        self.ri, self.axi, self.ji, _ = self.bi.marker_frame(self.qi, self.mi)
-        self.rj, self.axj, self.jj, _ = self.bj.marker_frame(self.qj, self.mj)
-        self.ni, self.nj = self.ji.shape[2], self.jj.shape[2]
-        self.idx = np.concatenate([np.arange(self.sli.start, self.sli.stop),
-                                   np.arange(self.slj.start, self.slj.stop)]).astype(np.int64)
-
-    def both(self, on_i, on_j):
-        """[on_i, on_j] side by side: (m, n_i + n_j)."""
-        return np.concatenate([on_i, on_j], axis=-1)
-
-    def only_i(self, block):
-        return self.both(block, np.zeros((*block.shape[:-1], self.nj)))
-
-    def only_j(self, block):
-        return self.both(np.zeros((*block.shape[:-1], self.ni)), block)
-
-
-def _pair_load_tangent(pair, vec, dvec_dq, dvec_dqd, kind):
-    """K, C of Q = [−Jac_iᵀ v; Jac_jᵀ v] (reaction on i) with v(q, q̇) and its derivatives;
-    Jac = force_jac (``"force"``) or angular_jac (``"torque"``)."""
-    name = "angular_jac" if kind == "torque" else "force_jac"
-    jac_i = getattr(pair.bi, name)(pair.qi, pair.mi)
-    jac_j = getattr(pair.bj, name)(pair.qj, pair.mj)
-    tan_i = getattr(pair.bi, name + "_tangent")(pair.qi, pair.mi, vec)
-    tan_j = getattr(pair.bj, name + "_tangent")(pair.qj, pair.mj, vec)
-    dq = np.vstack([-(jac_i.T @ dvec_dq) - pair.only_i(tan_i),
-                    jac_j.T @ dvec_dq + pair.only_j(tan_j)])
-    dqd = np.vstack([-(jac_i.T @ dvec_dqd), jac_j.T @ dvec_dqd])
-    return -dq, -dqd
-
-
 @dataclass(frozen=True, eq=False)
 class SpringDamperActuator:
     """Translational spring–damper–actuator between markers i and j.
@@ -138,16 +112,8 @@ class SpringDamperActuator:
         """(f [N], unit vector i→j, L [m], L̇ [m/s])."""
         _bi, _mi, _, ri, _, ji, qdi = _frames(system, self.marker_i, q, qd)
         _bj, _mj, _, rj, _, jj, qdj = _frames(system, self.marker_j, q, qd)
-        d = rj - ri
-        length = float(np.linalg.norm(d))
-        rate_vec = jj[0] @ qdj - ji[0] @ qdi
-        if length == 0.0:
-            u = np.zeros(3)
-            rate = 0.0
-        else:
-            u = d / length
-            rate = float(u @ rate_vec)
-        f = self.stiffness * (length - self.free_length) + self.damping * rate
+        length, u, rate = spring_line(rj - ri, jj[0] @ qdj - ji[0] @ qdi)
+        f = spring_force(length, rate, self.stiffness, self.damping, self.free_length)
         if isinstance(self.actuator, Profile):
             f += self.actuator.eval(t)[0]
         elif callable(self.actuator):
@@ -172,30 +138,25 @@ class SpringDamperActuator:
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂(q, q̇) for constant or Profile actuators (None for a callable).
 
-        With d = r_j − r_i, u = d/L, Ḋ = J_j q̇_j − J_i q̇_i: ∂u = (I − uuᵀ)/L ∂d,
-        ∂L̇/∂q = Ḋᵀ∂u + uᵀ[−J̇_i, J̇_j] (J̇ = ∂(J q̇)/∂q), ∂L̇/∂q̇ = uᵀ[−J_i, J_j],
-        ∂f = k uᵀ∂d + c ∂L̇; the generalized force [J_iᵀ; −J_jᵀ](f u) with the
-        multiplier-consistent force Jacobians (docs/theory_ffrf.md §7) adds ∂(Jᵀ g)/∂q at g = f u.
+        ∂(f u) from :func:`flexmbs.elements.spring_damper.reference.load_derivatives`;
+        the generalized force [J_iᵀ; −J_jᵀ](f u) with the multiplier-consistent force
+        Jacobians (docs/theory_ffrf.md §7) adds ∂(Jᵀ g)/∂q at g = f u.
         """
         if self.actuator is not None and not isinstance(self.actuator, Profile):
             return None
         f, u, length, _ = self.tension(system, q, qd, t)
-        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
         if length == 0.0:
             return None  # the line of action is undefined: finite differences decide
         d_dq = pair.both(-pair.ji[0], pair.jj[0])
         rates_i = pair.bi.marker_jac_rate(pair.qi, pair.qdi, pair.mi)[0]
         rates_j = pair.bj.marker_jac_rate(pair.qj, pair.qdj, pair.mj)[0]
         d_dot = pair.jj[0] @ pair.qdj - pair.ji[0] @ pair.qdi
-        du = (np.eye(3) - np.outer(u, u)) / length @ d_dq
-        rate_dq = d_dot @ du + u @ pair.both(-rates_i, rates_j)
-        rate_dqd = u @ d_dq
-        f_dq = self.stiffness * (u @ d_dq) + self.damping * rate_dq
-        f_dqd = self.damping * rate_dqd
-        g_dq = np.outer(u, f_dq) + f * du
-        g_dqd = np.outer(u, f_dqd)
+        g_dq, g_dqd = spring_load_derivatives(u, length, f, d_dq, d_dot,
+                                              pair.both(-rates_i, rates_j), self.stiffness,
+                                              self.damping)
         # Q = [J_iᵀ g; −J_jᵀ g] is _pair_load_tangent's form with v = −g
-        k, c = _pair_load_tangent(pair, -f * u, -g_dq, -g_dqd, "force")
+        k, c = pair_load_tangent(pair, -f * u, -g_dq, -g_dqd, "force")
         return pair.idx, k, c
 
     def measured_value(self, system, q, qd, t) -> tuple[float, str]:
@@ -235,8 +196,8 @@ def _rotation_state(system, marker_i, marker_j, q, qd, key=None):
     bj, mj, slj = system.marker_info(marker_j)
     ai = bi.marker_frame(q[sli], mi, None, jac=False)[1]
     aj = bj.marker_frame(q[slj], mj, None, jac=False)[1]
-    xi, yi, zi, xj = ai[:, 0], ai[:, 1], ai[:, 2], aj[:, 0]
-    angle = float(np.arctan2(xj @ yi, xj @ xi))
+    zi = ai[:, 2]
+    angle = relative_angle(ai[:, 0], ai[:, 1], aj[:, 0])
     if key is not None:
         angle = system.unwrap(key, angle)
     om_i, om_j = bi.angular_jac(q[sli], mi), bj.angular_jac(q[slj], mj)
@@ -256,48 +217,6 @@ def _apply_torque_pair(system, marker_i, marker_j, torque, om_i, om_j, Q):
     """Q += [−Ω_iᵀ T; Ω_jᵀ T] with the angular Jacobians already at hand."""
     _add(Q, system.marker_info(marker_j)[2], om_j.T @ torque)
     _add(Q, system.marker_info(marker_i)[2], om_i.T @ (-torque))
-
-
-def _rotation_partials(system, pair, key):
-    """θ (unwrapped for ``key``, not stored), θ̇, z_i and ∂θ/∂q, ∂θ̇/∂q, ∂θ̇/∂q̇, ∂z_i/∂q
-    (local columns of ``pair``) of the relative rotation about z_i.
-
-    θ = atan2(x_j·y_i, x_j·x_i), so ∂θ = (c ∂s − s ∂c)/(s² + c²) through the marker
-    axis Jacobians; θ̇ = z_iᵀ(Ω_j q̇_j − Ω_i q̇_i) with Ω = angular_jac gives
-    ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j].
-    """
-    xi_, yi_, zi = pair.axi[:, 0], pair.axi[:, 1], pair.axi[:, 2]
-    xj = pair.axj[:, 0]
-    sn, cs = float(xj @ yi_), float(xj @ xi_)
-    angle = system.unwrap(key, float(np.arctan2(sn, cs)), store=False)
-    ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
-    dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
-    angle_dq = (cs * ds - sn * dc) / (sn * sn + cs * cs)
-    om_i = pair.bi.angular_jac(pair.qi, pair.mi)
-    om_j = pair.bj.angular_jac(pair.qj, pair.mj)
-    w_rel = om_j @ pair.qdj - om_i @ pair.qdi
-    rate = float(zi @ w_rel)
-    dz = pair.only_i(pair.ji[3])
-    rate_dq = w_rel @ dz + zi @ pair.both(
-        -pair.bi.angular_rate_jac(pair.qi, pair.qdi, pair.mi),
-        pair.bj.angular_rate_jac(pair.qj, pair.qdj, pair.mj))
-    rate_dqd = zi @ pair.both(-om_i, om_j)
-    return angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz
-
-
-def _translation_partials(pair):
-    """s = z_iᵀd, ṡ = z_iᵀḋ (d = r_j − r_i), z_i and ∂s/∂q, ∂ṡ/∂q, ∂ṡ/∂q̇, ∂z_i/∂q (local
-    columns of ``pair``), with J̇ = ∂(J q̇)/∂q of the marker points (``marker_jac_rate``)."""
-    zi = pair.axi[:, 2]
-    d = pair.rj - pair.ri
-    d_dq = pair.both(-pair.ji[0], pair.jj[0])
-    dz = pair.only_i(pair.ji[3])
-    d_dot = pair.jj[0] @ pair.qdj - pair.ji[0] @ pair.qdi
-    rates_i = pair.bi.marker_jac_rate(pair.qi, pair.qdi, pair.mi)[0]
-    rates_j = pair.bj.marker_jac_rate(pair.qj, pair.qdj, pair.mj)[0]
-    rate_dq = d_dot @ dz + zi @ pair.both(-rates_i, rates_j)
-    return (float(zi @ d), float(zi @ d_dot), zi, d @ dz + zi @ d_dq, rate_dq, zi @ d_dq,
-            dz)
 
 
 def _apply_pair(system, marker_i, marker_j, vec, q, Q, kind):
@@ -327,24 +246,24 @@ class RotationalSpringDamper:
         the successive calls (a key of its own)."""
         angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
                                            key=f"@sensor:{self.name}")
-        return -self.stiffness * (angle - self.angle0) - self.damping * rate, "N m"
+        return spring_torque(angle, rate, self.stiffness, self.damping, self.angle0), "N m"
 
     def apply(self, system, q, qd, t, Q):
         angle, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i, self.marker_j,
                                                       q, qd, key=self.name)
-        torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
+        torque = spring_torque(angle, rate, self.stiffness, self.damping, self.angle0)
         _apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
 
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂(q, q̇) of the torque τ z_i on j (reaction on i), with θ, θ̇ and
         their derivatives from :func:`_rotation_partials`."""
-        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
-        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = _rotation_partials(
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
+        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = rotation_partials(
             system, pair, self.name)
-        torque = -self.stiffness * (angle - self.angle0) - self.damping * rate
+        torque = spring_torque(angle, rate, self.stiffness, self.damping, self.angle0)
         t_dq = -self.stiffness * angle_dq - self.damping * rate_dq
         t_dqd = -self.damping * rate_dqd
-        k, c = _pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
+        k, c = pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
                                   np.outer(zi, t_dqd), "torque")
         return pair.idx, k, c
 
@@ -423,11 +342,11 @@ class JointActuator:
         with the joint coordinate s (angle or displacement), its rate and the generalized
         force Q = [−J_iᵀ; J_jᵀ](u z_i) differentiated exactly (J = angular_jac for a
         torque, force_jac for a force). 2 n_q + 3 calls of the callable, no kinematics."""
-        pair = _Pair(system, self.marker_i, self.marker_j, q, qd)
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
         if self.kind == "torque":
-            parts = _rotation_partials(system, pair, self.name)
+            parts = rotation_partials(system, pair, self.name)
         else:
-            parts = _translation_partials(pair)
+            parts = translation_partials(pair)
         value, rate, zi, value_dq, rate_dq, rate_dqd, dz = parts
         n = q.size
         u = self._value(t, q, qd, value, rate)
@@ -485,9 +404,14 @@ class DistributedLoad:
 
     element_kind: ClassVar[str] = "distributed_load"
 
-    def apply(self, system, q, qd, t, Q):
-        from ..frame.rotations import cross3, g_bar, rotation_matrix
+    def _coupling(self, system) -> tuple[bool, bool]:
+        """(the lever arms deform, rigid coupling) of the loaded body."""
+        from ..frame.coupling import Coupling
 
+        mode = system.bodies[system.body_index(self.body)].coupling
+        return mode in (Coupling.TWO_WAY, Coupling.NO_MRF), mode is Coupling.RIGID
+
+    def apply(self, system, q, qd, t, Q):
         sl = system.require_body(self.body)
         qb = q[sl]
         raw = (_call(self, self.value, t, ForceState(t, q, qd), "function")
@@ -496,60 +420,21 @@ class DistributedLoad:
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise ModelError(f"DistributedLoad {self.name!r}: the load must be 3 finite "
                              f"numbers, got {raw!r}")
-        from ..frame.coupling import Coupling
-
-        mode = system.bodies[system._body_index[self.body]].coupling
-        p, xi = qb[3:7], qb[7:]
-        a = rotation_matrix(p)
-        f_bar = vec if self.frame == "body" else a.T @ vec
-        total, first, shapes = self.integrals
-        out = np.zeros(sl.stop - sl.start)
-        out[:3] = a @ (total * f_bar)
-        arm = first + shapes @ xi if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else first
-        out[3:7] = g_bar(p).T @ cross3(arm, f_bar)  # one-way/rigid: undeformed arms
-        if mode is not Coupling.RIGID:
-            out[7:] = shapes.T @ f_bar
-        Q[sl] += out
+        sees, rigid = self._coupling(system)
+        Q[sl] += distributed_force(qb[3:7], qb[7:], vec, self.frame == "body",
+                                   self.integrals, sees, rigid)
 
     def tangents(self, system, q, qd, t):
-        """Exact −∂Q/∂q of a constant load (None for a callable): f̄ = F or AᵀF (∂f̄/∂p =
-        ∂(AᵀF)/∂p), R rows ∂(A W f̄)/∂p, p rows ∂(Ḡᵀ(arm × f̄)) with arm = Σwū0 + ΣwΦ ξ,
-        ξ rows (ΣwΦ)ᵀ ∂f̄/∂p. No q̇ dependence."""
+        """Exact −∂Q/∂q of a constant load (None for a callable;
+        :func:`flexmbs.elements.loads.reference.force_jacobian`). No q̇ dependence."""
         if callable(self.value):
             return None
-        from ..frame.coupling import Coupling
-        from ..frame.rotations import (
-            cross3,
-            d_rotated,
-            d_rotated_transpose,
-            g_bar,
-            g_bar_t_jac,
-            rotation_matrix,
-            skew,
-        )
-
         sl = system.require_body(self.body)
         qb = q[sl]
-        mode = system.bodies[system._body_index[self.body]].coupling
-        vec = np.asarray(self.value, dtype=float)
-        p, xi = qb[3:7], qb[7:]
-        a = rotation_matrix(p)
-        gb = g_bar(p)
-        if self.frame == "body":
-            f_bar, df = vec, np.zeros((3, 4))
-        else:
-            f_bar, df = a.T @ vec, d_rotated_transpose(p, vec)
-        total, first, shapes = self.integrals
-        sees = mode in (Coupling.TWO_WAY, Coupling.NO_MRF)
-        arm = first + shapes @ xi if sees else first
+        sees, rigid = self._coupling(system)
+        dq = distributed_force_jacobian(qb[3:7], qb[7:], np.asarray(self.value, dtype=float),
+                                        self.frame == "body", self.integrals, sees, rigid)
         n = sl.stop - sl.start
-        dq = np.zeros((n, n))
-        dq[:3, 3:7] = total * (d_rotated(p, f_bar) + a @ df)
-        dq[3:7, 3:7] = g_bar_t_jac(cross3(arm, f_bar)) + gb.T @ (skew(arm) @ df)
-        if sees:
-            dq[3:7, 7:] = gb.T @ (-skew(f_bar) @ shapes)
-        if mode is not Coupling.RIGID:
-            dq[7:, 3:7] = shapes.T @ df
         return np.arange(sl.start, sl.stop), -dq, np.zeros((n, n))
 
 

@@ -22,6 +22,7 @@ from ...compiled.packing import (
     W_V3E,
     W_X3,
     W_X3N,
+    YES,
     _f1,
     _f2,
     _f3,
@@ -182,3 +183,19 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
             vec[e] = torque * z_i[e]
         _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, ni, nj, jac, vec, g_dq,
                             g_dqd, q, top, k_scale, c_scale)
+
+
+@njit(cache=True)
+def torsion_potential(F, IN, H, WF, WI, WH, qd, refs, pot):
+    """pot plus the rotational springs' potential Σ ½ k (θ − θ0)² [J] at an output, each
+    angle taking its turns from ``refs`` (the angle the run recorded; NaN: continue from
+    the previous output), from the markers of the residual in the workspace."""
+    T_t_mark, T_t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
+    angles = _f1(WF, WH, W_ANGLES)
+    for s in range(T_t_mark.shape[0]):  # the angle's turns from the run
+        if not np.isnan(refs[s]):
+            angles[s] = refs[s]
+        angle, _ = torsion_state(F, IN, H, WF, WI, WH, s, qd, YES)
+        pot += 0.5 * T_t_par[s, 0] * (angle - T_t_par[s, 2]) ** 2
+    return pot
+

@@ -162,3 +162,18 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
         vec[0], vec[1], vec[2] = -force * u0, -force * u1, -force * u2
         _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE, ni, nj, jac, vec, g_dq,
                             g_dqd, q, top, k_scale, c_scale)
+
+
+@njit(cache=True)
+def spring_damper_potential(F, IN, H, WF, WI, WH, pot):
+    """pot plus the springs' potential Σ ½ k (L − L0)² [J] (markers of the residual in the
+    workspace)."""
+    T_s_mark, T_s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
+    mk_v = _f3(WF, WH, W_MK_V)
+    for s in range(T_s_mark.shape[0]):
+        length = 0.0
+        for c in range(3):
+            length += (mk_v[T_s_mark[s, 1], 0, c] - mk_v[T_s_mark[s, 0], 0, c]) ** 2
+        pot += 0.5 * T_s_par[s, 0] * (np.sqrt(length) - T_s_par[s, 2]) ** 2
+    return pot
+
