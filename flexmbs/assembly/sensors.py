@@ -186,7 +186,7 @@ def _force(system, sensor, t, q, qd, refs):
     extra = {} if sensor.quantity == "value" else {"quantity": sensor.quantity}
     for k in range(len(t)):
         if turns is not None:  # the sensor's own angle memory, set to the run's angle
-            system._angles[f"@sensor:{force.name}"] = float(turns[k])
+            system.angle_memory[f"@sensor:{force.name}"] = float(turns[k])
         value, units = force.measured_value(system, q[k], qd[k], float(t[k]), **extra)
         values.append(value)
     return np.array(values), units, _table(sensor)[1]

@@ -206,6 +206,17 @@ class System:
 
     # ------------------------------------------------------------------ helpers
     @property
+    def angle_memory(self) -> dict[str, float]:
+        """The last unwrapped angle [rad] of every continued angle (rotational springs,
+        joint actuators, sensors; :meth:`unwrap`), by key: the state a run, a restart
+        point and the compiled engine hand over."""
+        return self._angles
+
+    @angle_memory.setter
+    def angle_memory(self, angles: dict[str, float]) -> None:
+        self._angles = dict(angles)
+
+    @property
     def sparse_default(self) -> bool:
         """Whether Φ_q, M and the tangents are CSR by default (more than SPARSE_LIMIT
         coordinates) rather than dense."""

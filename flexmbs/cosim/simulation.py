@@ -147,7 +147,7 @@ class Simulation(ModelView):
                 "signals": {n: s.state() for n, s in self.signals.items()},
                 "controllers": [c.get_state() for c in self.controllers],
                 "contacts": [copy.deepcopy(c.state) for c in integ.contacts],
-                "angles": dict(self.system._angles), "angle_refs": dict(self._angle_refs)}
+                "angles": dict(self.system.angle_memory), "angle_refs": dict(self._angle_refs)}
 
     def set_state(self, state: dict) -> None:
         """Return to a state of :meth:`get_state`."""
@@ -160,7 +160,7 @@ class Simulation(ModelView):
                 ctrl.set_state(value)
             for contact, value in zip(self.integ.contacts, state["contacts"], strict=True):
                 contact.state = copy.deepcopy(value)
-            self.system._angles = dict(state["angles"])
+            self.system.angle_memory = state["angles"]
             self._angle_refs = dict(state["angle_refs"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValidationError(f"set_state: not a state of this simulation ({exc})"

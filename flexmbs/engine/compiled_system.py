@@ -189,17 +189,17 @@ class CompiledSystem:
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
         prof, u = self.time_values(t)
-        self.load_angles(self.system._angles)
+        self.load_angles(self.system.angle_memory)
         self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
                                     for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    prof=prof, u=u)
-        self.store_angles(self.system._angles)  # as the NumPy residual does
+        self.store_angles(self.system.angle_memory)  # as the NumPy residual does
         return self.work.r.copy(), self.work.phi.copy()
 
     def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
         """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
         prof, u = self.time_values(t)
-        self.load_angles(self.system._angles)  # read, not moved (as the NumPy tangents)
+        self.load_angles(self.system.angle_memory)  # read, not moved (as the NumPy tangents)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
@@ -212,18 +212,18 @@ class CompiledSystem:
         (unless ``sync`` is False), so both paths continue the same angles."""
         d, f = self._dummy, factors
         if sync and self.torsion_names:
-            self.load_angles(self.system._angles)
+            self.load_angles(self.system.angle_memory)
         code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
                             self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
                             f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us,
                             d.refs, d.out)
         if sync and self.torsion_names:
-            self.store_angles(self.system._angles)
+            self.store_angles(self.system.angle_memory)
         return code
 
     def load_angles(self, angles: dict) -> None:
         """The workspace's angle memory of the rotational springs from ``angles``
-        ({name: last angle [rad]}, as ``System._angles``; absent: no memory)."""
+        ({name: last angle [rad]}, as ``System.angle_memory``; absent: no memory)."""
         for s, name in enumerate(self.torsion_names):
             self.work.angles[s] = angles.get(name, np.nan)
 

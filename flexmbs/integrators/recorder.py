@@ -108,11 +108,11 @@ def _output_quantities(system, integ, rec, derived, refs):
         energies, viol = outs[:, :2], outs[:, 3:]
         derived["power"] = list(outs[:, 2])
     else:
-        after_run, system._angles = system._angles, {}
+        after_run, system.angle_memory = system.angle_memory, {}
         try:
             energies = np.empty((t.size, 2))
             for k in range(t.size):
-                system._angles.update({name: float(v[k]) for name, v in refs.items()})
+                system.angle_memory.update({name: float(v[k]) for name, v in refs.items()})
                 energies[k] = system.energy(q[k], qd[k])
             viol = np.array([system.violations(a, b, tt)
                              for a, b, tt in zip(q, qd, t, strict=True)])
@@ -120,7 +120,7 @@ def _output_quantities(system, integ, rec, derived, refs):
                 derived["power"] = [system.nonconservative_power(a, b, c, float(tt))
                                     for a, b, c, tt in zip(q, qd, lam_hist, t, strict=True)]
         finally:
-            system._angles = after_run
+            system.angle_memory = after_run
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
     power = np.array(derived["power"])

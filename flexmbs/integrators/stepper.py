@@ -148,7 +148,7 @@ class AlphaIntegrator:
         # and sensors (System.unwrap) left by an earlier run on this System does not carry
         # over (the first angle lies in (−π, π]); a restart continues the stored one
         # (restore), a co-simulation state sets its own (cosim.Simulation.set_state).
-        system._angles.clear()
+        system.angle_memory.clear()
         self.q = system.assemble(q0, t=self.t)
         self.qd = system.project_velocity(self.q, qd0, self.t)
         self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
@@ -453,11 +453,11 @@ class AlphaIntegrator:
             h = min(h, self.h_contact)  # a contact is closed: resolve it
         # the angle memory of the accepted state (System.unwrap): every attempt starts from
         # it, and a failed or interrupted step leaves it (not a diverging iterate's angles)
-        accepted = dict(self.system._angles)
+        accepted = dict(self.system.angle_memory)
         try:
             return self._attempts(h, accepted)
         except BaseException:  # Ctrl-C inside a step, a failing profile or callable
-            self.system._angles = accepted
+            self.system.angle_memory = accepted
             raise
 
     def _attempts(self, h, accepted) -> tuple[bool, str]:
@@ -466,7 +466,7 @@ class AlphaIntegrator:
         attempt = 0
         while True:
             if attempt:
-                self.system._angles = dict(accepted)
+                self.system.angle_memory = dict(accepted)
             attempt += 1
             ok, message, iters, state = self._try_step(h)
             if ok and self.contacts:
@@ -483,7 +483,7 @@ class AlphaIntegrator:
                 factor = min(2.0, max(0.25, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
                 if err > 1.0:
                     if h * factor < self.h_min:
-                        self.system._angles = accepted
+                        self.system.angle_memory = accepted
                         self.status = "failed"
                         self.message = (f"the local error {err:.3g} × error_tol cannot be met "
                                         f"at t = {self.t + h:.6g} s even with h_min = "
@@ -510,7 +510,7 @@ class AlphaIntegrator:
             h /= 2
             self.matrix.lu = None
             if h < self.h_min:
-                self.system._angles = accepted
+                self.system.angle_memory = accepted
                 self.status = "failed"
                 self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
                 return False, self.message
@@ -532,7 +532,7 @@ class AlphaIntegrator:
                 "matrix_h": self._matrix_h if matrix is not None else None,
                 "refreshes": self.refreshes, "rejected": self.rejected,
                 "formulation": self.formulation.value,
-                "angles": dict(self.system._angles)}
+                "angles": dict(self.system.angle_memory)}
 
     def restore(self, cp: dict, step_sizes=(), iterations=()) -> None:
         """Continue from the restart point ``cp`` (of :meth:`checkpoint`); the step
@@ -545,7 +545,7 @@ class AlphaIntegrator:
         self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
         self.rejected = int(cp["rejected"])
         # the rotational springs continue their angles (a spring wound past ±π)
-        self.system._angles.update(cp.get("angles") or {})
+        self.system.angle_memory.update(cp.get("angles") or {})
         self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
         self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
         matrix = cp.get("matrix")
