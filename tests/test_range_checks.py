@@ -258,3 +258,38 @@ def test_floating_point_warnings_in_the_steps_are_gathered_into_one_run_warning(
     # only the consistent initial state, computed before the run, forwards its own
     assert categories.count(RuntimeWarning) <= 1 and UserWarning in categories
     assert AccuracyWarning not in categories
+
+
+class _Modes:
+    """A stand-in flexible body: random mode shapes over ``n_nodes`` nodes."""
+
+    def __init__(self, rng, n_nodes, n_modes):
+        from types import SimpleNamespace
+
+        self.name, self.n_modes, self.stiffening = "b", n_modes, False
+        self.data = SimpleNamespace(nodes=rng.normal(size=(n_nodes, 3)),
+                                    phi=rng.normal(size=(3 * n_nodes, n_modes)),
+                                    frequencies=np.arange(1.0, n_modes + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_nodes=st.integers(1, 300), n_modes=st.integers(1, 8),
+       n_t=st.integers(1, 80), level=st.floats(0.0, 1.5))
+def test_the_bounded_deflection_peak_is_the_exact_one(seed, n_nodes, n_modes, n_t, level):
+    """The peak deflection of the range checks, found from the modal bound with exact
+    values only where it reaches the limit, equals the brute-force maximum over every
+    node and output whenever that exceeds the limit (and is None otherwise); the bound
+    is never below the exact value."""
+    rng = np.random.default_rng(seed)
+    body = BodyRange(_Modes(rng, n_nodes, n_modes), 0)
+    xi = rng.normal(size=(n_t, n_modes)) * rng.uniform(0.01, 1.0, size=(n_t, 1))
+    u = np.linalg.norm(np.einsum("scm,tm->tsc", body.rows, xi), axis=2).max(axis=1)
+    assert np.all(body.bound(xi) >= u * (1 - 1e-12))
+    limit = level * float(u.max())
+    peak = body.peak(xi, limit)
+    if u.max() > limit:
+        k, value = peak
+        assert value == pytest.approx(u.max(), rel=1e-12) and u[k] == pytest.approx(value)
+        assert body.exceeds(xi[k], limit) == pytest.approx(value, rel=1e-12)
+    else:
+        assert peak is None and body.exceeds(xi[int(np.argmax(u))], limit) is None
