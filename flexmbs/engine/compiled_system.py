@@ -244,8 +244,8 @@ class CompiledSystem:
         n_t = len(t)
         prof = np.zeros((n_t, len(self.drives), 3))
         u = np.zeros((n_t, len(self.actuators)))
-        for k, tk in enumerate(t):
-            prof[k], u[k] = self.time_values(float(tk))
+        for k, tk in enumerate(t):  # into the rows: no arrays per output
+            self.time_values_into(float(tk), prof[k], u[k])
         out = np.zeros((n_t, 5))
         self.load_angles({})
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None

@@ -138,7 +138,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         power of a model without contacts, come after the run from the outputs. The angle
         memory (System.unwrap) is kept with every output: the turns of the forces' angles
         for the energies and sensors after the run (output_angles)."""
-        memory.append(dict(system.angle_memory))
+        angles = system.angle_memory
+        memory.append(dict(angles) if angles else {})
         if not integ.contacts:
             return
         q_k, qd_k = rec["q"][-1], rec["qd"][-1]
