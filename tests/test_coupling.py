@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flexmbs.frame.coupling import Coupling, generalized_mass, quadratic_velocity
+from flexmbs.elements.floating_frame_reference import generalized_mass, quadratic_velocity
+from flexmbs.frame.coupling import Coupling
 from flexmbs.frame.rotations import g_bar, rotation_matrix
 from flexmbs.modal.invariants import compute_invariants
 

@@ -17,15 +17,10 @@ from test_joints_fd import KINDS, two_body_model
 import flexmbs.assembly.tangents as tangents_module
 from flexmbs.assembly import System
 from flexmbs.assembly.tangents import residual_tangents
+from flexmbs.elements.floating_frame_reference import _mode_qbar, _qs, frame_inertia, qbar_bilinear
 from flexmbs.errors import ValidationError
 from flexmbs.frame import rotations as rot
-from flexmbs.frame.coupling import (
-    Coupling,
-    _mode_qbar,
-    _qs,
-    frame_inertia,
-    qbar_bilinear,
-)
+from flexmbs.frame.coupling import Coupling
 from flexmbs.integrators import simulate
 from flexmbs.integrators.alpha import generalized_alpha
 from flexmbs.integrators.simulate import AlphaIntegrator

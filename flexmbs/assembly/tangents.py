@@ -12,7 +12,7 @@ of degree ≤ 2 in ξ), in global components and the global coordinate order of 
 
 * bodies: ``body.residual_tangents`` (mass term, quadratic velocity vector, gravity,
   K_ff ξ + D_ff ξ̇ — one C-form kernel for rigid and flexible bodies in every coupling
-  mode, :func:`flexmbs.frame.coupling.frame_tangents`);
+  mode, :func:`flexmbs.elements.floating_frame_reference.frame_tangents`);
 * constraints: Σ λ_k Φ_k of a joint or drive is a bilinear plus linear form in the eight
   marker vectors (:func:`flexmbs.model.joints.constraint_coefficients`); its Hessian is
   Σ_a H_a(w_a) + Σ_ab (C + Cᵀ)_ab J_aᵀ J_b with the marker Hessians

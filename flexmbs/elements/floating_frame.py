@@ -4,7 +4,7 @@
 M̄(ξ) from the invariants (two-way, and per coupling mode), Q̄ of the quasi-velocities
 as a bilinear form and its Jacobian, ∂(M̄ y)/∂ξ, and the C-form tangent kernel
 ``frame_tangents`` of M q̈ − Q_v − Q_g, whose n = 0 case is the rigid body's — the
-counterpart of :func:`flexmbs.frame.coupling.frame_tangents`.
+counterpart of :func:`flexmbs.elements.floating_frame_reference.frame_tangents`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..elements.floating_frame_reference import FrameInertia, frame_tangents
 from ..elements.marker_kinematics import (
     angular_jac_tangent_kernel,
     angular_rate_jac_kernel,
@@ -23,7 +24,7 @@ from ..elements.marker_kinematics import (
     marker_jac_rate_kernel,
 )
 from ..elements.rigid_body import reference as rigid_reference
-from ..frame.coupling import Coupling, FrameInertia, frame_tangents
+from ..frame.coupling import Coupling
 from ..frame.rotations import (
     cross3,
     d_rotated,
@@ -277,9 +278,10 @@ class RigidBody:
                             np.zeros((0, 0, 3, 3)), Coupling.TWO_WAY)
 
     def residual_tangents(self, q, qd, qdd, gravity):
-        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g (docs/theory_ffrf.md §5–7 with no modes): the
-        C-form kernel :func:`~flexmbs.frame.coupling.frame_tangents`. Its Q̄ (§9 form) equals
-        the closed form of :meth:`quadratic_velocity` (Jacobi identity).
+        """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g (docs/theory_ffrf.md §5–7 with no
+        modes): the C-form kernel
+        :func:`~flexmbs.elements.floating_frame_reference.frame_tangents`. Its Q̄ (§9
+        form) equals the closed form of :meth:`quadratic_velocity` (Jacobi identity).
 
         One difference from the C-form: this body uses M_RR = m I and the gravity force
         m g directly, where the kernel has A (m I) Aᵀ (equal on ‖p‖ = 1 only), so the

@@ -15,6 +15,13 @@ from functools import cached_property
 
 import numpy as np
 
+from ..elements.floating_frame_reference import (
+    body_residual,
+    frame_inertia,
+    frame_tangents,
+    generalized_mass,
+    quadratic_velocity,
+)
 from ..elements.marker_kinematics import (
     angular_jac_tangent_kernel,
     angular_rate_jac_kernel,
@@ -23,14 +30,7 @@ from ..elements.marker_kinematics import (
     marker_jac_rate_kernel,
 )
 from ..errors import ModelError
-from ..frame.coupling import (
-    Coupling,
-    body_residual,
-    frame_inertia,
-    frame_tangents,
-    generalized_mass,
-    quadratic_velocity,
-)
+from ..frame.coupling import Coupling
 from ..frame.rotations import (
     cross3,
     d_rotated_batch,
@@ -162,10 +162,12 @@ class FlexibleBody:
 
     @cached_property
     def _stiff(self):
-        """The body's :class:`~flexmbs.frame.stiffening.StiffeningTerms`, or None."""
+        """The body's stiffening terms
+        (:class:`~flexmbs.elements.flexible_body.stiffening_reference.StiffeningTerms`),
+        or None."""
         if not self.stiffening:
             return None
-        from ..frame.stiffening import StiffeningTerms
+        from ..elements.flexible_body.stiffening_reference import StiffeningTerms
 
         return StiffeningTerms(self.data.stiffening)
 
@@ -269,7 +271,7 @@ class FlexibleBody:
     def residual_tangents(self, q, qd, qdd, gravity):
         """(K, C) = ∂/∂(q, q̇) of M(q) q̈ − Q_v − Q_g + [0; 0; K_ff ξ + D_ff ξ̇] in this body's
         coupling mode (docs/theory_ffrf.md §3, §5–7, §9), from
-        :func:`~flexmbs.frame.coupling.frame_tangents`
+        :func:`~flexmbs.elements.floating_frame_reference.frame_tangents`
         (exact: A quadratic, Ḡ linear in p, M̄ quadratic in ξ), O(n_m³) per call."""
         xi = q[7:]
         fi = frame_inertia(self.data.invariants, self.data.M_ff, xi, self.coupling)
@@ -288,7 +290,8 @@ class FlexibleBody:
 
     def _stiffening_tangents(self, q, qd, qdd, gravity):
         """∂/∂(q, q̇) of the stiffening part of the residual
-        (:meth:`~flexmbs.frame.stiffening.StiffeningTerms.tangents`, closed form)."""
+        (:meth:`~flexmbs.elements.flexible_body.stiffening_reference.StiffeningTerms.
+        tangents`, closed form)."""
         return self._stiff.tangents(q[3:7], q[7:], qd[:3], qd[3:7], qd[7:], qdd, gravity,
                                     self.coupling)
 
@@ -369,7 +372,7 @@ class FlexibleBody:
         m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
                              self.coupling)
         if self._stiff is not None:
-            from ..frame.coupling import _c_matrix
+            from ..elements.floating_frame_reference import _c_matrix
 
             c = _c_matrix(q[3:7], self.n_modes)
             m += c.T @ self._stiff.mode_mass(self._stiff.delta_mass(q[7:]), self.coupling) @ c
@@ -404,7 +407,8 @@ class FlexibleBody:
 
     def residual(self, q, qd, qdd, gravity):
         """r_b = M q̈ − (Q_v + gravity − K_ff ξ − D_ff ξ̇) in one pass
-        (:func:`~flexmbs.frame.coupling.body_residual`: one M̄(ξ), no (7+n)² products)."""
+        (:func:`~flexmbs.elements.floating_frame_reference.body_residual`: one M̄(ξ), no
+        (7+n)² products)."""
         xi, xid = q[7:], qd[7:]
         out = body_residual(self.data.invariants, self.data.M_ff, q[3:7], xi, qd[:3],
                             qd[3:7], xid, qdd, gravity, self.coupling)
@@ -441,7 +445,7 @@ class FlexibleBody:
     def momenta(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
         """Linear momentum P = A h_R and angular momentum about the global origin
         H_O = R × P + A h_θ, with h = M̄ w of the two-way mass (docs/theory_ffrf.md §6)."""
-        from ..frame.coupling import body_mass
+        from ..elements.floating_frame_reference import body_mass
 
         p = q[3:7]
         a = rotation_matrix(p)

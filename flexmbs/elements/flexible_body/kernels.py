@@ -4,7 +4,7 @@ and the energies (docs/theory_ffrf.md, docs/compiled.md).
 M̄(ξ) from the invariants, Q̄ of the quasi-velocities, gravity through the first-moment
 rows and K_ff ξ + D_ff ξ̇, with the geometric stiffening terms of
 :mod:`flexmbs.elements.flexible_body.stiffening` where the body has them — the
-counterparts of :func:`flexmbs.frame.coupling.body_residual` and
+counterparts of :func:`flexmbs.elements.floating_frame_reference.body_residual` and
 :class:`flexmbs.model.flexible.FlexibleBody`.
 """
 

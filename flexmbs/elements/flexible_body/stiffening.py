@@ -1,5 +1,6 @@
 """Geometric stiffening of a flexible body in compiled code (docs/theory_stiffening.md,
-docs/compiled.md): the kernels' copy of :class:`flexmbs.frame.stiffening.StiffeningTerms`.
+docs/compiled.md): the kernels' copy of
+:class:`flexmbs.elements.flexible_body.stiffening_reference.StiffeningTerms`.
 
 Per stiffened body the tables hold ``ka`` = [K_{a_x}, K_{a_y}, K_{a_z}], ``kd`` =
 [K_{ω̇_x}, …] (3, M, M) and ``xc`` (3, 3, M, M) with Ξ_ab(ξ) = ξᵀ xc[a, b] ξ. The mass

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...frame.coupling import flat_invariants
-from ...frame.stiffening import StiffeningTerms
+from ...elements.flexible_body.stiffening_reference import StiffeningTerms
+from ...elements.floating_frame_reference import flat_invariants
 from ..declaration import FLOAT, INT, Field, KindTables
 
 

@@ -17,7 +17,7 @@ mass increment ΔM̄(ξ) in the quasi-velocities w = [v̄, ω̄, ξ̇],
 
 (Ξ_aa = ξᵀK_{ω_aω_a}ξ, Ξ_ab = ½ ξᵀK_{ω_aω_b}ξ), symmetric, linear in ξ off the θθ and Rθ
 blocks and quadratic in them. Its quadratic-velocity vector follows from the same
-Boltzmann–Hamel form as the body's own (:func:`flexmbs.frame.coupling._general_qbar`),
+Boltzmann–Hamel form as the body's own (:func:`flexmbs.elements.floating_frame_reference._general_qbar`),
 applied to ΔM̄. The elastic rows of the result are K_eff − K_ff applied to ξ, with
 K_eff = K_ff + K_ω(ω̄) + Σ (ā − ḡ)_k K_{a_k} + Σ ω̄̇_k K_{ω̇_k} (ā the frame origin's
 acceleration in body axes), and the frame rows carry the matching reactions: the model
@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .coupling import Coupling, quasi_rate_dp
-from .rotations import cross3, g_bar, rotation_matrix, skew
+from ...frame.coupling import Coupling
+from ...frame.rotations import cross3, g_bar, rotation_matrix, skew
+from ..floating_frame_reference import quasi_rate_dp
 
 _PAIRS = ((0, 0, "ww_xx"), (1, 1, "ww_yy"), (2, 2, "ww_zz"), (0, 1, "ww_xy"),
           (0, 2, "ww_xz"), (1, 2, "ww_yz"))
@@ -91,7 +92,7 @@ class StiffeningTerms:
 
     def qbar(self, w, xi, xid, dm=None, ddm=None) -> np.ndarray:
         """Q̄_s (6+n) at quasi-velocities w: the Boltzmann–Hamel form of
-        :func:`flexmbs.frame.coupling._general_qbar` for the mass ΔM̄(ξ),
+        :func:`flexmbs.elements.floating_frame_reference._general_qbar` for the mass ΔM̄(ξ),
 
             Q̄ = −Ṁ̄ w − [ω̄ × h_R; ω̄ × h_θ + v̄ × h_R; −½ (wᵀ ∂_jM̄ w)_j] + M̄_{:,R}(ω̄ × v̄),
 
@@ -104,7 +105,7 @@ class StiffeningTerms:
     # ------------------------------------------------------------------ body level
     def mode_mass(self, dm: np.ndarray, mode: Coupling) -> np.ndarray:
         """ΔM̄ as the coupling ``mode`` uses it (the same blocks as
-        :func:`flexmbs.frame.coupling._mode_mass` keeps of M̄; ΔM̄(0) = 0)."""
+        :func:`flexmbs.elements.floating_frame_reference._mode_mass` keeps of M̄; ΔM̄(0) = 0)."""
         if mode is Coupling.TWO_WAY:
             return dm
         out = dm.copy()
@@ -119,7 +120,7 @@ class StiffeningTerms:
 
     def residual(self, p, xi, rd, pd, xid, acc, gravity, mode: Coupling) -> np.ndarray:
         """The body residual's stiffening part Cᵀ (ΔM̄ C q̈ − Q̄_s − ΔM̄_{:,R} ḡ) (7+n),
-        rows as :func:`flexmbs.frame.coupling.body_residual` (coupling ``mode``: two-way
+        rows as :func:`flexmbs.elements.floating_frame_reference.body_residual` (coupling ``mode``: two-way
         and no-Mrf keep every row of Q̄_s and gravity, one-way the elastic rows, rigid
         none)."""
         n = self.n
@@ -166,7 +167,7 @@ class StiffeningTerms:
         (ΔM̄, ∂ΔM̄), so ∂Q̄_s/∂w follows from the polarized form and ∂Q̄_s/∂ξ_j from
         the pair (∂_jΔM̄, ∂_j∂ΔM̄); the p-derivatives use ∂(Aᵀx)/∂p, Ḡ(p)x = −Ḡ(x)p
         and ∂(Ḡᵀx)/∂p. R enters nowhere."""
-        from .rotations import d_rotated, d_rotated_transpose, g_bar_t_jac
+        from ...frame.rotations import d_rotated, d_rotated_transpose, g_bar_t_jac
 
         n = self.n
         size = 7 + n
