@@ -18,7 +18,8 @@ mass increment ΔM̄(ξ) in the quasi-velocities w = [v̄, ω̄, ξ̇],
 (Ξ_aa = ξᵀK_{ω_aω_a}ξ, Ξ_ab = ½ ξᵀK_{ω_aω_b}ξ), symmetric, linear in ξ off the θθ and Rθ
 blocks and quadratic in them. Its quadratic-velocity vector follows from the same
 Boltzmann–Hamel form as the body's own
-(:func:`flexmbs.elements.floating_frame_reference._general_qbar`), applied to ΔM̄. The elastic rows of the result are K_eff − K_ff applied to ξ, with
+(:func:`flexmbs.elements.floating_frame_reference._general_qbar`), applied to ΔM̄. The
+elastic rows of the result are K_eff − K_ff applied to ξ, with
 K_eff = K_ff + K_ω(ω̄) + Σ (ā − ḡ)_k K_{a_k} + Σ ω̄̇_k K_{ω̇_k} (ā the frame origin's
 acceleration in body axes), and the frame rows carry the matching reactions: the model
 keeps its energy and momentum balance.
