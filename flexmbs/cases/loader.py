@@ -463,7 +463,7 @@ def _finish(path, raw, top, b, inputs):
     stiffening = solver.get("stiffening")
     if stiffening is not None and not isinstance(stiffening, bool):
         raise solver_t.error("stiffening", f"must be true or false, got {stiffening!r}")
-    for key in ("coupling", "tangents", "engine", "formulation"):
+    for key in ("coupling", "tangents", "engine", "formulation", "newton"):
         value = solver.get(key)
         if value is not None and (not isinstance(value, str) or value not in CHOICES[key]):
             *first, last = CHOICES[key]

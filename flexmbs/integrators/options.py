@@ -47,6 +47,18 @@ class Engine(str, Enum):
     """The NumPy reference path."""
 
 
+#: Newton's convergence tolerances by preset (docs/integrators.md, "Newton tolerances"): a
+#: step has converged when the position correction is below ``atol + rtol |q|`` in every
+#: coordinate [m or rad, dimensionless p and ξ], the acceleration correction β'|Δq| below
+#: ``acc_rtol`` max(1, max |q̈|), and max |Φ| below ``phi_tol``. "default" is the run's
+#: unless a case says otherwise; "converged" tightens all four towards round-off (what
+#: comparisons at equal accuracy need).
+NEWTON_PRESETS: dict[str, dict[str, float]] = {
+    "default": {"rtol": 1e-8, "atol": 1e-10, "acc_rtol": 1e-6, "phi_tol": 1e-10},
+    "converged": {"rtol": 1e-12, "atol": 1e-14, "acc_rtol": 1e-10, "phi_tol": 1e-12},
+}
+NEWTON_TOLERANCES = tuple(NEWTON_PRESETS["default"])
+
 #: The parameters of each method (the rest of the alpha family's are derived).
 METHOD_OPTIONS: dict[str, frozenset[str]] = {
     "newmark": frozenset({"beta", "gamma"}),
@@ -61,7 +73,8 @@ STEP_OPTIONS = frozenset({
 #: Keys of a case file's [solver] table: the method, the step and end time, the outputs,
 #: the run's coupling and stiffening overrides, and the step options a user sets.
 SOLVER_TABLE_KEYS = frozenset(
-    {"method", "h", "t_end", "output_every", "output_times", "coupling", "stiffening"}
+    {"method", "h", "t_end", "output_every", "output_times", "coupling", "stiffening",
+     "newton"}
     | set().union(*METHOD_OPTIONS.values())
     | (STEP_OPTIONS - {"t0", "q0", "qd0", "fd_step", "refresh_above", "on_compile"}))
 #: The allowed values of the enumerated options.
@@ -71,4 +84,5 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "tangents": tuple(t.value for t in Tangents),
     "engine": tuple(e.value for e in Engine),
     "formulation": tuple(f.value for f in Formulation),
+    "newton": tuple(NEWTON_PRESETS),
 }

@@ -27,7 +27,7 @@ from .health import (
     status_of,
 )
 from .interrupts import StepInterrupts
-from .options import METHOD_OPTIONS, STEP_OPTIONS
+from .options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
 from .output_angles import output_angles
 from .recorder import (
     CONTACT_FIELDS,
@@ -60,7 +60,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     """Integrate from the consistent initial state to ``t_end`` with step ``h``.
 
     ``method``: "newmark" (options beta, gamma), "hht" (alpha) or "generalized-alpha"
-    (rho_inf); the remaining options go to :class:`AlphaIntegrator`. Unknown options raise
+    (rho_inf); ``newton``: the preset of Newton's tolerances, "default" or "converged"
+    (:data:`~flexmbs.integrators.options.NEWTON_PRESETS`; rtol, atol, acc_rtol and
+    phi_tol given explicitly win; ``statistics["newton_tolerances"]`` records those that
+    ran); the remaining options go to :class:`AlphaIntegrator`. Unknown options raise
     TypeError naming them. Output: every ``output_every``-th step, or at the times
     ``t_out`` (cubic Hermite interpolation between steps; the step size is not forced).
     ``progress(t, t_end)`` is called after every step. A failure stops the run and returns
@@ -81,6 +84,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         raise ValidationError("a run with controllers cannot be continued from a restart "
                               "point: the controllers' own states are not stored in it; "
                               "run it again from the start")
+    newton = options.pop("newton", "default")
+    if newton not in NEWTON_PRESETS:
+        raise ValidationError(f"newton must be one of {list(NEWTON_PRESETS)}, got "
+                              f"{newton!r}")
+    for key, value in NEWTON_PRESETS[newton].items():  # explicit tolerances win
+        options.setdefault(key, value)
     method_keys, integ_keys = METHOD_OPTIONS[method], STEP_OPTIONS
     unknown = set(options) - method_keys - integ_keys
     if unknown:
@@ -227,6 +236,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         "iterations_per_step": float(iterations.mean()) if iterations.size else 0.0,
         "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
         "stepping_time": float(stepping),
+        "newton_tolerances": {"preset": newton, "rtol": integ.rtol, "atol": integ.atol,
+                              "acc_rtol": integ.acc_rtol, "phi_tol": integ.phi_tol,
+                              "max_iter": integ.max_iter},
         "output_time": float(time.perf_counter() - post_start),
         "setup_time": float(setup_time)}
     if interrupted:

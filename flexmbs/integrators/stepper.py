@@ -20,7 +20,7 @@ from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
 from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
-from .options import Engine, Formulation, Tangents
+from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
 from .reference import accelerations
 
 
@@ -81,10 +81,12 @@ class AlphaIntegrator:
     """
 
     def __init__(self, system: System, params: AlphaParameters, h: float, *, t0: float = 0.0,
-                 q0=None, qd0=None, rtol: float = 1e-8, atol: float = 1e-10,
-                 phi_tol: float = 1e-10, max_iter: int = 12, h_min: float | None = None,
-                 fd_step: float = 1e-7, error_tol: float | None = None,
-                 h_max: float | None = None, acc_rtol: float = 1e-6,
+                 q0=None, qd0=None, rtol: float = NEWTON_PRESETS["default"]["rtol"],
+                 atol: float = NEWTON_PRESETS["default"]["atol"],
+                 phi_tol: float = NEWTON_PRESETS["default"]["phi_tol"], max_iter: int = 12,
+                 h_min: float | None = None, fd_step: float = 1e-7,
+                 error_tol: float | None = None, h_max: float | None = None,
+                 acc_rtol: float = NEWTON_PRESETS["default"]["acc_rtol"],
                  tangents: str = "analytic", refresh_above: int | str | None = "auto",
                  contact_tol: float = 1e-6, h_contact: float | None = None,
                  engine: str = "auto", on_compile=None, formulation: str = "auto"):
