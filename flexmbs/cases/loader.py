@@ -455,7 +455,10 @@ def _finish(path, raw, top, b, inputs):
         solver_t.number(key)
     for key in ("h_contact", "contact_tol"):
         solver_t.number(key, positive=True)
-    for key in ("max_iter", "output_every"):
+    real_time = solver.get("real_time")
+    if real_time is not None and not isinstance(real_time, bool):
+        raise solver_t.error("real_time", f"must be true or false, got {real_time!r}")
+    for key in ("max_iter", "output_every", "real_time_iterations"):
         value = solver_t.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 1):
@@ -463,7 +466,8 @@ def _finish(path, raw, top, b, inputs):
     stiffening = solver.get("stiffening")
     if stiffening is not None and not isinstance(stiffening, bool):
         raise solver_t.error("stiffening", f"must be true or false, got {stiffening!r}")
-    for key in ("coupling", "tangents", "engine", "formulation", "newton"):
+    for key in ("coupling", "tangents", "engine", "formulation", "newton",
+                "real_time_matrix"):
         value = solver.get(key)
         if value is not None and (not isinstance(value, str) or value not in CHOICES[key]):
             *first, last = CHOICES[key]

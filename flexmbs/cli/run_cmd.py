@@ -45,6 +45,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a case key (repeatable), e.g. --set solver.t_end=0.5 "
                         "or --set bodies.beam.modes=4 (docs/case_files.md)")
+    p.add_argument("--real-time", action="store_true",
+                   help="real-time mode: a fixed step, a fixed number of Newton iterations "
+                        "with the iteration matrix rebuilt once per step, no step halving; "
+                        "reports each step's worst and 99th-percentile wall time and the "
+                        "overruns (docs/integrators.md, \"Real-time mode\")")
     p.add_argument("--from-equilibrium", action="store_true",
                    help="start at rest in the static equilibrium of the case "
                         "(flexmbs static) instead of its initial state")
@@ -90,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     engine = {"engine": args.engine} if getattr(args, "engine", None) else {}
+    if getattr(args, "real_time", False):
+        engine["real_time"] = True
     if getattr(args, "from_equilibrium", False):
         if previous:
             raise ValidationError("--from-equilibrium and --restart cannot be combined: a "
@@ -158,6 +165,12 @@ def run(args: argparse.Namespace) -> int:
               f"{summary['real_time_factor']:.3g} ({summary['real_time_factor_loaded']:.3g} "
               f"with the kernels loaded, the steps alone "
               f"{summary['real_time_factor_steps']:.3g})")
+        if st.get("real_time"):
+            print(f"  real-time mode ({st['real_time_iterations']} Newton iterations, matrix "
+                  f"{st['real_time_matrix']}): step wall time p99 "
+                  f"{1e6 * st['step_time_p99_s']:.0f} µs, max {1e6 * st['step_time_max_s']:.0f}"
+                  f" µs; {st['overruns']} overruns (steps longer than h); "
+                  f"{st['bounded_steps']} steps accepted unconverged")
         print(f"  energy {summary['energy_initial_J']:.6g} J → {summary['energy_final_J']:.6g}"
               f" J; max |Φ| = {summary['max_constraint_violation']:.2g}")
         share = f" ({100 * residual / involved:.2g} % of {involved:.4g} J involved)" \

@@ -4,6 +4,9 @@ without importing numba; the kernels fold them in as constants."""
 
 #: Return codes of the step (:func:`flexmbs.engine.newton.newton_step`).
 CONVERGED, NEED_FACTOR, NONFINITE_SOLVE, NONFINITE_ERROR, MAX_ITER = 0, 1, 2, 3, 4
+#: A bounded (real-time) step that ended after its fixed number of iterations without
+#: meeting the tolerances: accepted as it stands (docs/integrators.md, "Real-time mode").
+BOUNDED = 5
 
 #: Workspace counters: iteration, stale matrix, residual at hand.
 IT, STALE, HAVE_RESIDUAL = 0, 1, 2
@@ -15,10 +18,11 @@ TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
 #: under every task. α_m, α_f, β, γ of the generalized-α method; the step h [s] and
 #: t_{n+1} [s]; the Newton tolerances (relative and absolute on Δq, relative on β'Δq)
 #: and that on max |Φ|; 1.0 for the stabilized index-2 form (docs/theory_integrators.md);
-#: β' and γ' of an iteration matrix asked for alone (TASK_MATRIX).
+#: β' and γ' of an iteration matrix asked for alone (TASK_MATRIX); 1.0 for a bounded
+#: real-time step (at most max_iter iterations, then accepted; no refresh asked for).
 (P_ALPHA_M, P_ALPHA_F, P_BETA, P_GAMMA, P_H, P_T1, P_RTOL, P_ATOL, P_ACC_RTOL, P_PHI_TOL,
- P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME) = range(13)
-STEP_PARAMETERS = 13
+ P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME, P_BOUNDED) = range(14)
+STEP_PARAMETERS = 14
 
 
 def step_parameters(**values: float):

@@ -13,7 +13,7 @@ Every kernel takes the packed model (F, IN, H) and workspace (WF, WI, WH) buffer
 :mod:`flexmbs.compiled.packing`. Return codes (:mod:`flexmbs.compiled.codes`):
 ``CONVERGED``, ``NEED_FACTOR`` (the workspace matrix holds the new iteration matrix; call
 again with ``start=False`` after factoring), ``NONFINITE_SOLVE``, ``NONFINITE_ERROR``,
-``MAX_ITER``.
+``MAX_ITER``, ``BOUNDED`` (a real-time step accepted after its fixed iterations).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 
 from ..compiled._jit import njit
 from ..compiled.codes import (
+    BOUNDED,
     CONVERGED,
     HAVE_RESIDUAL,
     IT,
@@ -35,6 +36,7 @@ from ..compiled.codes import (
     P_ATOL,
     P_BETA,
     P_BETA_PRIME,
+    P_BOUNDED,
     P_GAMMA,
     P_GAMMA_PRIME,
     P_H,
@@ -141,6 +143,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
     factors: dense (``lu``, ``piv``) when ``sp_i`` is empty, else sparse
     (:func:`sparse_lu_solve`).
 
+    With par[P_BOUNDED] = 1 (real-time mode, docs/integrators.md) the step takes at most
+    ``max_iter`` iterations and is then accepted as it stands (``BOUNDED``, a1 set), and
+    slow convergence asks for no new matrix.
+
     With par[P_INDEX2] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
     rows enforce the velocity constraint Φ_q q̇ + Φ_t = 0, and each iteration ends with
     a position correction onto Φ = 0 through the same factors (q only)."""
@@ -149,6 +155,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
     rtol, atol = par[P_RTOL], par[P_ATOL]
     acc_rtol, phi_tol = par[P_ACC_RTOL], par[P_PHI_TOL]
     index2 = par[P_INDEX2] == 1.0
+    bounded = par[P_BOUNDED] == 1.0
     bp = (1 - am) / (beta * h * h * (1 - af))
     gp = gamma / (beta * h)
     n, n_c = q.size, lam.size
@@ -230,10 +237,15 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
                     return NONFINITE_SOLVE
                 for i in range(n):
                     q1[i] += x[i]
-        if ctr[IT] >= 3 and err > 0.5 * fl[0]:
+        if ctr[IT] >= 3 and err > 0.5 * fl[0] and not bounded:
             ctr[STALE] = 1
         fl[0] = err
         if ctr[IT] >= max_iter:
+            if bounded:  # a real-time step: accepted after its fixed iterations
+                a1 = _f1(WF, WH, _A1)
+                for i in range(n):
+                    a1[i] = ((1 - af) * qdd1[i] + af * qdd[i] - am * a[i]) / (1 - am)
+                return BOUNDED
             return MAX_ITER
 
 

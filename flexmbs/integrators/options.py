@@ -59,6 +59,10 @@ NEWTON_PRESETS: dict[str, dict[str, float]] = {
 }
 NEWTON_TOLERANCES = tuple(NEWTON_PRESETS["default"])
 
+#: Iteration-matrix policies of real-time mode (docs/integrators.md, "Real-time mode"):
+#: built at the first step and kept, or rebuilt once at the start of every step.
+REAL_TIME_MATRIX = ("frozen", "per-step")
+
 #: The parameters of each method (the rest of the alpha family's are derived).
 METHOD_OPTIONS: dict[str, frozenset[str]] = {
     "newmark": frozenset({"beta", "gamma"}),
@@ -69,7 +73,8 @@ METHOD_OPTIONS: dict[str, frozenset[str]] = {
 STEP_OPTIONS = frozenset({
     "t0", "q0", "qd0", "rtol", "atol", "phi_tol", "max_iter", "h_min", "fd_step",
     "error_tol", "h_max", "acc_rtol", "tangents", "refresh_above", "contact_tol",
-    "h_contact", "engine", "on_compile", "formulation"})
+    "h_contact", "engine", "on_compile", "formulation", "real_time", "real_time_iterations",
+    "real_time_matrix"})
 #: Keys of a case file's [solver] table: the method, the step and end time, the outputs,
 #: the run's coupling and stiffening overrides, and the step options a user sets.
 SOLVER_TABLE_KEYS = frozenset(
@@ -85,4 +90,5 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "engine": tuple(e.value for e in Engine),
     "formulation": tuple(f.value for f in Formulation),
     "newton": tuple(NEWTON_PRESETS),
+    "real_time_matrix": REAL_TIME_MATRIX,
 }

@@ -194,11 +194,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         control = (controllers, ModelView(system, integ, signals))
         for ctrl in controllers:
             ctrl.start(control[1])
+    step_times = (np.full(int(np.ceil((t_end - integ.t) / h)) + 2, np.nan)
+                  if integ.real_time else None)
     with numerical:
         success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
             system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
             record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
-            control)
+            control, step_times)
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
@@ -241,6 +243,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                               "max_iter": integ.max_iter},
         "output_time": float(time.perf_counter() - post_start),
         "setup_time": float(setup_time)}
+    if integ.real_time:
+        statistics.update(_real_time_statistics(integ, step_times, h))
     if interrupted:
         statistics["interrupted_by"] = interrupted
     if cp:
@@ -267,13 +271,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
 
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
-               record, derive, progress, output_every, numerical, k=0, control=None):
+               record, derive, progress, output_every, numerical, k=0, control=None,
+               step_times=None):
     """The steps from integ.t to t_end with outputs, divergence checks, progress and the
     gathering of floating-point warnings, counting steps from ``k``; with ``control``
     (controllers, their view of the model) the controllers sample at their times and
     the steps land on them. Returns (success, message, diverged, interrupted (what by:
-    "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s])."""
+    "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s]).
+    ``step_times``: an array that receives each step's wall time [s] in turn (real-time
+    mode), allocated before the run."""
     stepping = 0.0  # [s] in integ.step()
+    timed = 0  # steps whose wall time is in step_times
     success, message, diverged, interrupted = True, "completed", False, ""
     with StepInterrupts() as interrupts:
         while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
@@ -307,7 +315,11 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                                            f"{type(exc).__name__}: {exc}")
                 break
             finally:
-                stepping += time.perf_counter() - tic
+                elapsed = time.perf_counter() - tic
+                stepping += elapsed
+                if step_times is not None and timed < step_times.size:
+                    step_times[timed] = elapsed
+                    timed += 1
             if not ok:
                 success, message = False, msg
                 break
@@ -347,6 +359,20 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                     interrupted = "Ctrl-C"
                     break
     return success, message, diverged, interrupted, k, next_out, stepping
+
+
+def _real_time_statistics(integ, step_times, h) -> dict:
+    """What a real-time run reports (docs/integrators.md, "Real-time mode"): each step's
+    wall time, worst and 99th percentile [s], the overruns (steps that took longer than
+    h of wall time), and the steps accepted after their fixed iterations without meeting
+    the tolerances."""
+    times = step_times[np.isfinite(step_times)]
+    return {"real_time": True, "real_time_iterations": integ.real_time_iterations,
+            "real_time_matrix": integ.real_time_matrix,
+            "step_time_max_s": float(times.max()) if times.size else 0.0,
+            "step_time_p99_s": float(np.percentile(times, 99)) if times.size else 0.0,
+            "overruns": int(np.count_nonzero(times > h)),
+            "bounded_steps": int(integ.bounded_steps)}
 
 
 def _interrupted_message(t: float, reason: str) -> str:

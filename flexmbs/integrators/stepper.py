@@ -14,13 +14,13 @@ import numpy as np
 
 from ..assembly.system import System
 from ..assembly.tangents import residual_tangents
-from ..compiled.codes import P_H, P_T1, step_parameters
+from ..compiled.codes import P_BOUNDED, P_H, P_T1, step_parameters
 from ..contact.element import OPEN
 from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
 from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
-from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
+from .options import NEWTON_PRESETS, REAL_TIME_MATRIX, Engine, Formulation, Tangents
 from .reference import accelerations
 
 
@@ -89,7 +89,9 @@ class AlphaIntegrator:
                  acc_rtol: float = NEWTON_PRESETS["default"]["acc_rtol"],
                  tangents: str = "analytic", refresh_above: int | str | None = "auto",
                  contact_tol: float = 1e-6, h_contact: float | None = None,
-                 engine: str = "auto", on_compile=None, formulation: str = "auto"):
+                 engine: str = "auto", on_compile=None, formulation: str = "auto",
+                 real_time: bool = False, real_time_iterations: int = 2,
+                 real_time_matrix: str = "per-step"):
         if not h > 0:
             raise ValidationError(f"step size h must be positive, got {h}")
         if error_tol is not None and not error_tol > 0:
@@ -104,6 +106,27 @@ class AlphaIntegrator:
             raise ValidationError(f"h_min must lie in (0, h = {h:g}] s, got {h_min!r}")
         if not (isinstance(max_iter, int) and max_iter >= 1):
             raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        if not isinstance(real_time, bool):
+            raise ValidationError(f"real_time must be true or false, got {real_time!r}")
+        if not (isinstance(real_time_iterations, int) and not isinstance(real_time_iterations,
+                                                                         bool)
+                and 1 <= real_time_iterations <= 50):
+            raise ValidationError(f"real_time_iterations must be an integer in 1..50, got "
+                                  f"{real_time_iterations!r}")
+        if real_time_matrix not in REAL_TIME_MATRIX:
+            raise ValidationError(f"real_time_matrix must be one of {list(REAL_TIME_MATRIX)}, "
+                                  f"got {real_time_matrix!r}")
+        if real_time and error_tol is not None:
+            raise ValidationError("real_time takes a fixed step: error_tol does not apply")
+        #: real-time mode (docs/integrators.md): a fixed step, at most
+        #: ``real_time_iterations`` Newton iterations then accepted, the iteration matrix
+        #: frozen after the first step or rebuilt once per step, no step halving
+        self.real_time = real_time
+        self.real_time_iterations, self.real_time_matrix = (real_time_iterations,
+                                                            real_time_matrix)
+        #: real-time steps accepted after their fixed iterations without meeting the
+        #: tolerances
+        self.bounded_steps = 0
         try:
             self.tangents = Tangents(tangents)
         except ValueError:
@@ -164,6 +187,10 @@ class AlphaIntegrator:
         self.message = ""
         self.stats = StepStats()
         self._select_engine(engine, on_compile)
+        if self.real_time and self.engine is not Engine.COMPILED:
+            raise ValidationError(f"real_time needs the compiled engine, and this run takes "
+                                  f"the NumPy path: {self.engine_note}")
+        self._rt_buffers = None  # the real-time state's two sets of arrays, in turn
 
     @staticmethod
     def _pick_formulation(value, params: AlphaParameters, system: System) -> Formulation:
@@ -386,20 +413,30 @@ class AlphaIntegrator:
         par, prof, u = self._step_buffers
         par[P_H], par[P_T1] = h, t1
         cs.time_values_into(t1, prof, u)
-        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+        if self.real_time:  # bounded: fixed iterations, the matrix frozen or per step
+            par[P_BOUNDED] = 1.0
+            max_iter = self.real_time_iterations
+            stale = (self.matrix.lu is None or self._matrix_h != h
+                     or self.real_time_matrix == "per-step")
+        else:
+            max_iter = self.max_iter
+            stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
         work.counters[nk.STALE] = int(stale)
         factors = self.matrix.lu if self.matrix.lu is not None else (
             cs.placeholder_factors())
-        code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+        code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                          prof, u, factors, True)
         while code == nk.NEED_FACTOR:
             factors = cs.factor(work.matrix)
             self.matrix.lu, self.matrix.age = factors, 0
             self._matrix_h = h
             self.refreshes += 1
-            code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, self.max_iter,
+            code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                              prof, u, factors, False)
         it = int(work.counters[nk.IT])
+        if self.real_time and code in (nk.CONVERGED, nk.BOUNDED):
+            self.bounded_steps += code == nk.BOUNDED
+            return True, "", it, (t1, *self._real_time_state(work))
         state = (work.q1.copy(), work.qd1.copy(), work.qdd1.copy(), work.lam1.copy())
         if code == nk.CONVERGED:
             return True, "", it, (t1, *state, work.a1.copy())
@@ -412,6 +449,20 @@ class AlphaIntegrator:
             if code == nk.NONFINITE_ERROR:
                 return False, head, it, None
         return False, self._failure(head, *state, t1), it, None
+
+    def _real_time_state(self, work):
+        """(q, q̇, q̈, λ, a) of the step just taken, copied into the other of two sets of
+        arrays kept for the run (the integrator's current state is the first set's): a
+        real-time step allocates nothing."""
+        if self._rt_buffers is None:
+            self._rt_buffers = [tuple(np.empty_like(x) for x in (
+                work.q1, work.qd1, work.qdd1, work.lam1, work.a1)) for _ in range(2)]
+        target = self._rt_buffers[0] if self.q is not self._rt_buffers[0][0] else (
+            self._rt_buffers[1])
+        for dest, src in zip(target, (work.q1, work.qd1, work.qdd1, work.lam1, work.a1),
+                             strict=True):
+            np.copyto(dest, src)
+        return target
 
     def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
         """``head`` plus the diagnostics at the (last finite) Newton iterate."""
@@ -509,6 +560,10 @@ class AlphaIntegrator:
                 self.stats.iterations.append(iters)
                 self._refreshes_accepted = self.refreshes
                 return True, ""
+            if self.real_time:  # a fixed step: no halving
+                self.system.angle_memory = accepted
+                self.status, self.message = "failed", message + " (real-time mode: no step halving)"
+                return False, self.message
             h /= 2
             self.matrix.lu = None
             if h < self.h_min:
