@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.assembly import System
 from flexmbs.cases import load_case, run_case
@@ -117,3 +119,28 @@ def test_case_files_and_the_command_line_take_it(tmp_path, capsys):
         load_case(ARM, {"solver.real_time_matrix": "never"})
     with pytest.raises(CaseError, match=r"real_time.*true or false"):
         load_case(ARM, {"solver.real_time": "yes"})
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40))
+def test_the_kernels_own_lu_factors_solve_like_lapack(seed, n):
+    """The real-time step's in-kernel LU (partial pivoting, getrf's form) against
+    scipy: same pivots as LAPACK's getrf and the solve of a random system to 1e-10 of
+    its condition-scaled size."""
+    from scipy.linalg.lapack import dgetrf
+
+    from flexmbs.engine.newton import lu_factor_into, lu_solve
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n, n)) + n * np.eye(n) * rng.uniform(0, 1)
+    b = rng.normal(size=n)
+    lu, piv = np.empty((n, n)), np.empty(n, dtype=np.int64)
+    lu_factor_into(a, lu, piv)
+    ref_lu, ref_piv, info = dgetrf(a)
+    assert info == 0
+    np.testing.assert_array_equal(piv, ref_piv)
+    np.testing.assert_allclose(lu, ref_lu, rtol=0, atol=1e-12 * np.abs(ref_lu).max())
+    x = b.copy()
+    lu_solve(lu, piv, x)
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=0,
+                               atol=1e-10 * np.linalg.cond(a) * np.abs(x).max())

@@ -59,6 +59,36 @@ _JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = (
 
 
 @njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
+def lu_factor_into(matrix, lu, piv):
+    """lu, piv ← the LU factors of ``matrix`` with partial pivoting, in LAPACK getrf's
+    form (what :func:`lu_solve` takes): the step's own factorization of a real-time
+    step, inside the kernel (O(n³), no return to Python). A zero pivot leaves a zero on
+    the diagonal, whose solve is non-finite (the step then fails and says so)."""
+    n = matrix.shape[0]
+    for i in range(n):
+        for j in range(n):
+            lu[i, j] = matrix[i, j]
+    for k in range(n):
+        p, big = k, abs(lu[k, k])
+        for i in range(k + 1, n):
+            if abs(lu[i, k]) > big:
+                p, big = i, abs(lu[i, k])
+        piv[k] = p
+        if p != k:
+            for j in range(n):
+                lu[k, j], lu[p, j] = lu[p, j], lu[k, j]
+        pivot = lu[k, k]
+        if pivot == 0.0:
+            continue
+        for i in range(k + 1, n):
+            f = lu[i, k] / pivot
+            lu[i, k] = f
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    lu[i, j] -= f * lu[k, j]
+
+
+@njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
 def lu_solve(lu, piv, b):
     """b ← x with P L U x = b, from LAPACK getrf factors (``piv`` 0-based: row i was
     interchanged with row piv[i]); O(n²), in place."""
@@ -144,8 +174,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
     (:func:`sparse_lu_solve`).
 
     With par[P_BOUNDED] = 1 (real-time mode, docs/integrators.md) the step takes at most
-    ``max_iter`` iterations and is then accepted as it stands (``BOUNDED``, a1 set), and
-    slow convergence asks for no new matrix.
+    ``max_iter`` iterations and is then accepted as it stands (``BOUNDED``, a1 set),
+    slow convergence asks for no new matrix, and a matrix asked for at the step's start
+    is factored here (:func:`lu_factor_into`) when the caller passes dense factor
+    buffers of the matrix's order.
 
     With par[P_INDEX2] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
     rows enforce the velocity constraint Φ_q q̇ + Φ_t = 0, and each iteration ends with
@@ -186,6 +218,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
                              _f2(WF, WH, _MATRIX))
             ctr[STALE] = 0
             ctr[HAVE_RESIDUAL] = 1
+            if bounded and sp_i.size == 0 and lu.shape[0] == n + n_c:
+                # a real-time step with its own dense factor buffers: factor here
+                lu_factor_into(_f2(WF, WH, _MATRIX), lu, piv)
+                continue
             return NEED_FACTOR
         if index2:  # the multiplier rows: Φ_q Δq̇ = −(Φ_q q̇ + Φ_t), Δq̇ = γ'Δq
             jac = _f2(WF, WH, _JAC)

@@ -191,6 +191,7 @@ class AlphaIntegrator:
             raise ValidationError(f"real_time needs the compiled engine, and this run takes "
                                   f"the NumPy path: {self.engine_note}")
         self._rt_buffers = None  # the real-time state's two sets of arrays, in turn
+        self._rt_factors = None  # the real-time step's dense factor buffers
 
     @staticmethod
     def _pick_formulation(value, params: AlphaParameters, system: System) -> Formulation:
@@ -424,8 +425,19 @@ class AlphaIntegrator:
         work.counters[nk.STALE] = int(stale)
         factors = self.matrix.lu if self.matrix.lu is not None else (
             cs.placeholder_factors())
+        in_kernel = stale and self.real_time and not cs.sparse  # the kernel factors
+        if in_kernel:
+            if self._rt_factors is None:  # the real-time step's own factor buffers
+                n = work.matrix.shape[0]
+                self._rt_factors = cs.placeholder_factors()._replace(
+                    lu=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64))
+            factors = self._rt_factors
         code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                          prof, u, factors, True)
+        if in_kernel and code != nk.NEED_FACTOR:
+            self.matrix.lu, self.matrix.age = factors, 0
+            self._matrix_h = h
+            self.refreshes += 1
         while code == nk.NEED_FACTOR:
             factors = cs.factor(work.matrix)
             self.matrix.lu, self.matrix.age = factors, 0
