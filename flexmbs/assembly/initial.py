@@ -36,7 +36,7 @@ def _drive(item, spec, value, rate, t0):
 
 
 def _joint_value(system, item, spec, q) -> float:
-    from ..model.forces import relative_rotation, relative_translation
+    from ..elements.marker_pairs import relative_rotation, relative_translation
 
     qd = np.zeros_like(q)
     if item.quantity == "angle":

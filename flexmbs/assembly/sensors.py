@@ -125,7 +125,7 @@ def _joint(system, sensor, t, q, qd, qdd, lam, contacts):
     """Joint coordinate and rate; angles unwrapped along the run with the rate: each
     output's angle is the representative nearest to the previous one advanced by the
     trapezoidal rule of the rates (so changes of more than π between outputs count)."""
-    from ..model.forces import relative_rotation, relative_translation
+    from ..elements.marker_pairs import relative_rotation, relative_translation
 
     spec = _joint_spec(system, sensor.target)
     units, comps = _table(sensor)

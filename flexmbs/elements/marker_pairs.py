@@ -1,6 +1,7 @@
-"""Loads between two markers on the NumPy path: the pair's frames and Jacobians, the
-tangent of an action–reaction load, and the partial derivatives of a joint's relative
-angle and displacement (docs/theory_ffrf.md §7, docs/multibody.md).
+"""Loads between two markers on the NumPy path: the pair's frames and Jacobians, a
+joint's relative angle and displacement with their rates and partial derivatives, and
+the application of an action–reaction load and its tangent (docs/theory_ffrf.md §7,
+docs/multibody.md).
 
 The NumPy reference of what :mod:`flexmbs.elements.markers` does in compiled code. It
 reads the bodies through ``System.marker_info`` and the bodies' marker methods
@@ -94,3 +95,67 @@ def translation_partials(pair):
     rate_dq = d_dot @ dz + zi @ pair.both(-rates_i, rates_j)
     return (float(zi @ d), float(zi @ d_dot), zi, d @ dz + zi @ d_dq, rate_dq, zi @ d_dq,
             dz)
+
+
+def marker_state(system, marker_name, q, qd):
+    """Marker frame, its body, the marker and the body's coordinate slice."""
+    body, marker, sl = system.marker_info(marker_name)
+    r, axes, jac, _ = body.marker_frame(q[sl], marker)
+    return body, marker, sl, r, axes, jac, qd[sl]
+
+
+def add_load(Q, sl, vec):
+    """Q[sl] += vec (nothing on ground, whose slice is empty)."""
+    if vec.size:
+        Q[sl] += vec
+
+
+def relative_rotation(system, marker_i, marker_j, q, qd, key=None):
+    """Angle of x_j about z_i and its rate z_iᵀ(ω_j − ω_i).
+
+    The angle is unwrapped by continuity with the previous evaluation for ``key`` (the
+    System remembers it), so multi-turn motions keep counting; without a key it lies in
+    (−π, π].
+    """
+    angle, rate, zi, _, _ = rotation_state(system, marker_i, marker_j, q, qd, key)
+    return angle, rate, zi
+
+
+def rotation_state(system, marker_i, marker_j, q, qd, key=None):
+    """(angle, rate, z_i, Ω_i, Ω_j) of :func:`relative_rotation`, with the marker angular
+    Jacobians Ω = ``angular_jac`` (also the torque Jacobians) evaluated once."""
+    bi, mi, sli = system.marker_info(marker_i)
+    bj, mj, slj = system.marker_info(marker_j)
+    ai = bi.marker_frame(q[sli], mi, None, jac=False)[1]
+    aj = bj.marker_frame(q[slj], mj, None, jac=False)[1]
+    zi = ai[:, 2]
+    angle = relative_angle(ai[:, 0], ai[:, 1], aj[:, 0])
+    if key is not None:
+        angle = system.unwrap(key, angle)
+    om_i, om_j = bi.angular_jac(q[sli], mi), bj.angular_jac(q[slj], mj)
+    omega = om_j @ qd[slj] - om_i @ qd[sli]
+    return angle, float(zi @ omega), zi, om_i, om_j
+
+
+def relative_translation(system, marker_i, marker_j, q, qd):
+    """Displacement z_iᵀ(r_j − r_i) and its rate along z_i."""
+    _, _, _, ri, ai, ji, qdi = marker_state(system, marker_i, q, qd)
+    _, _, _, rj, _, jj, qdj = marker_state(system, marker_j, q, qd)
+    zi = ai[:, 2]
+    return float(zi @ (rj - ri)), float(zi @ (jj[0] @ qdj - ji[0] @ qdi)), zi
+
+
+def apply_torque_pair(system, marker_i, marker_j, torque, om_i, om_j, Q):
+    """Q += [−Ω_iᵀ T; Ω_jᵀ T] with the angular Jacobians already at hand."""
+    add_load(Q, system.marker_info(marker_j)[2], om_j.T @ torque)
+    add_load(Q, system.marker_info(marker_i)[2], om_i.T @ (-torque))
+
+
+def apply_pair(system, marker_i, marker_j, vec, q, Q, kind):
+    """Q += [−Jac_iᵀ v; Jac_jᵀ v]: ``vec`` on marker j with its reaction on marker i
+    (Jac = angular_jac for a torque, force_jac for a force)."""
+    bi, mi, sli = system.marker_info(marker_i)
+    bj, mj, slj = system.marker_info(marker_j)
+    jac = "angular_jac" if kind == "torque" else "force_jac"
+    add_load(Q, slj, getattr(bj, jac)(q[slj], mj).T @ vec)
+    add_load(Q, sli, getattr(bi, jac)(q[sli], mi).T @ (-vec))

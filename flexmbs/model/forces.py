@@ -18,13 +18,20 @@ import numpy as np
 
 from ..elements.loads.reference import force_jacobian as distributed_force_jacobian
 from ..elements.loads.reference import generalized_force as distributed_force
+from ..elements.loads.reference import point_force_jacobian, point_generalized_force
 from ..elements.marker_pairs import (
     MarkerPair,
+    add_load,
+    apply_pair,
+    apply_torque_pair,
+    marker_state,
     pair_load_tangent,
+    relative_rotation,
+    relative_translation,
     rotation_partials,
+    rotation_state,
     translation_partials,
 )
-from ..elements.rotational_spring.reference import relative_angle
 from ..elements.rotational_spring.reference import torque as spring_torque
 from ..elements.spring_damper.reference import line as spring_line
 from ..elements.spring_damper.reference import load_derivatives as spring_load_derivatives
@@ -43,18 +50,6 @@ class ForceState:
     qd: np.ndarray
     value: float | None = None
     rate: float | None = None
-
-
-def _frames(system, marker_name, q, qd):
-    """Marker frame, its body, the marker and the body's coordinate slice."""
-    body, marker, sl = system.marker_info(marker_name)
-    r, axes, jac, _ = body.marker_frame(q[sl], marker)
-    return body, marker, sl, r, axes, jac, qd[sl]
-
-
-def _add(Q, sl, vec):
-    if vec.size:
-        Q[sl] += vec
 
 
 def _call(force, function, t, state, what):
@@ -110,8 +105,8 @@ class SpringDamperActuator:
 
     def tension(self, system, q, qd, t):
         """(f [N], unit vector i→j, L [m], L̇ [m/s])."""
-        _bi, _mi, _, ri, _, ji, qdi = _frames(system, self.marker_i, q, qd)
-        _bj, _mj, _, rj, _, jj, qdj = _frames(system, self.marker_j, q, qd)
+        _bi, _mi, _, ri, _, ji, qdi = marker_state(system, self.marker_i, q, qd)
+        _bj, _mj, _, rj, _, jj, qdj = marker_state(system, self.marker_j, q, qd)
         length, u, rate = spring_line(rj - ri, jj[0] @ qdj - ji[0] @ qdi)
         f = spring_force(length, rate, self.stiffness, self.damping, self.free_length)
         if isinstance(self.actuator, Profile):
@@ -132,8 +127,8 @@ class SpringDamperActuator:
             return
         bi, mi, sli = system.marker_info(self.marker_i)
         bj, mj, slj = system.marker_info(self.marker_j)
-        _add(Q, sli, bi.force_jac(q[sli], mi).T @ (f * u))
-        _add(Q, slj, bj.force_jac(q[slj], mj).T @ (-f * u))
+        add_load(Q, sli, bi.force_jac(q[sli], mi).T @ (f * u))
+        add_load(Q, slj, bj.force_jac(q[slj], mj).T @ (-f * u))
 
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂(q, q̇) for constant or Profile actuators (None for a callable).
@@ -178,55 +173,6 @@ class SpringDamperActuator:
                                     self.damping, self.free_length, self.actuator)
 
 
-def relative_rotation(system, marker_i, marker_j, q, qd, key=None):
-    """Angle of x_j about z_i and its rate z_iᵀ(ω_j − ω_i).
-
-    The angle is unwrapped by continuity with the previous evaluation for ``key`` (the
-    System remembers it), so multi-turn motions keep counting; without a key it lies in
-    (−π, π].
-    """
-    angle, rate, zi, _, _ = _rotation_state(system, marker_i, marker_j, q, qd, key)
-    return angle, rate, zi
-
-
-def _rotation_state(system, marker_i, marker_j, q, qd, key=None):
-    """(angle, rate, z_i, Ω_i, Ω_j) of :func:`relative_rotation`, with the marker angular
-    Jacobians Ω = ``angular_jac`` (also the torque Jacobians) evaluated once."""
-    bi, mi, sli = system.marker_info(marker_i)
-    bj, mj, slj = system.marker_info(marker_j)
-    ai = bi.marker_frame(q[sli], mi, None, jac=False)[1]
-    aj = bj.marker_frame(q[slj], mj, None, jac=False)[1]
-    zi = ai[:, 2]
-    angle = relative_angle(ai[:, 0], ai[:, 1], aj[:, 0])
-    if key is not None:
-        angle = system.unwrap(key, angle)
-    om_i, om_j = bi.angular_jac(q[sli], mi), bj.angular_jac(q[slj], mj)
-    omega = om_j @ qd[slj] - om_i @ qd[sli]
-    return angle, float(zi @ omega), zi, om_i, om_j
-
-
-def relative_translation(system, marker_i, marker_j, q, qd):
-    """Displacement z_iᵀ(r_j − r_i) and its rate along z_i."""
-    _, _, _, ri, ai, ji, qdi = _frames(system, marker_i, q, qd)
-    _, _, _, rj, _, jj, qdj = _frames(system, marker_j, q, qd)
-    zi = ai[:, 2]
-    return float(zi @ (rj - ri)), float(zi @ (jj[0] @ qdj - ji[0] @ qdi)), zi
-
-
-def _apply_torque_pair(system, marker_i, marker_j, torque, om_i, om_j, Q):
-    """Q += [−Ω_iᵀ T; Ω_jᵀ T] with the angular Jacobians already at hand."""
-    _add(Q, system.marker_info(marker_j)[2], om_j.T @ torque)
-    _add(Q, system.marker_info(marker_i)[2], om_i.T @ (-torque))
-
-
-def _apply_pair(system, marker_i, marker_j, vec, q, Q, kind):
-    bi, mi, sli = system.marker_info(marker_i)
-    bj, mj, slj = system.marker_info(marker_j)
-    jac = "angular_jac" if kind == "torque" else "force_jac"
-    _add(Q, slj, getattr(bj, jac)(q[slj], mj).T @ vec)
-    _add(Q, sli, getattr(bi, jac)(q[sli], mi).T @ (-vec))
-
-
 @dataclass(frozen=True, eq=False)
 class RotationalSpringDamper:
     """Torque T = −k (θ − θ0) − c θ̇ about z_i acting on j (reaction on i) [N m]; θ is the
@@ -249,10 +195,10 @@ class RotationalSpringDamper:
         return spring_torque(angle, rate, self.stiffness, self.damping, self.angle0), "N m"
 
     def apply(self, system, q, qd, t, Q):
-        angle, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i, self.marker_j,
+        angle, rate, zi, om_i, om_j = rotation_state(system, self.marker_i, self.marker_j,
                                                       q, qd, key=self.name)
         torque = spring_torque(angle, rate, self.stiffness, self.damping, self.angle0)
-        _apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
+        apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
 
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂(q, q̇) of the torque τ z_i on j (reaction on i), with θ, θ̇ and
@@ -302,16 +248,16 @@ class JointActuator:
 
     def apply(self, system, q, qd, t, Q):
         if self.kind == "torque":
-            value, rate, zi, om_i, om_j = _rotation_state(system, self.marker_i,
+            value, rate, zi, om_i, om_j = rotation_state(system, self.marker_i,
                                                           self.marker_j, q, qd, key=self.name)
         else:
             value, rate, zi = relative_translation(system, self.marker_i, self.marker_j, q,
                                                    qd)
         u = self._value(t, q, qd, value, rate)
         if self.kind == "torque":
-            _apply_torque_pair(system, self.marker_i, self.marker_j, u * zi, om_i, om_j, Q)
+            apply_torque_pair(system, self.marker_i, self.marker_j, u * zi, om_i, om_j, Q)
         else:
-            _apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
+            apply_pair(system, self.marker_i, self.marker_j, u * zi, q, Q, self.kind)
 
     def measured_value(self, system, q, qd, t) -> tuple[float, str]:
         """(torque [N m] or force [N], its units): what a force sensor records."""
@@ -459,29 +405,16 @@ class PointLoad:
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise ModelError(f"PointLoad {self.name!r}: the {self.kind} must be 3 finite "
                              f"numbers, got {raw!r}")
-        if self.frame == "marker":
-            _, axes, _, _ = body.marker_frame(q[sl], marker)
-            vec = axes @ vec
-        jac = body.force_jac(q[sl], marker) if self.kind == "force" else \
-            body.angular_jac(q[sl], marker)
-        _add(Q, sl, jac.T @ vec)
+        add_load(Q, sl, point_generalized_force(body, q[sl], marker, vec, self.kind,
+                                                self.frame == "marker"))
 
     def tangents(self, system, q, qd, t):
-        """Exact −∂Q/∂q of a constant load (None for a callable): Q = Jacᵀ F with
-        F = value (global) or axes·value (marker axes, ∂F = Σ_k value_k ∂a_k)."""
+        """Exact −∂Q/∂q of a constant load (None for a callable;
+        :func:`flexmbs.elements.loads.reference.point_force_jacobian`)."""
         if callable(self.value):
             return None
         body, marker, sl = system.marker_info(self.marker)
-        qb = q[sl]
-        vec = np.asarray(self.value, dtype=float)
         n = sl.stop - sl.start
-        dvec = np.zeros((3, n))
-        if self.frame == "marker":
-            _, axes, jac_m, _ = body.marker_frame(qb, marker)
-            dvec = np.einsum("k,kcq->cq", vec, jac_m[1:])
-            vec = axes @ vec
-        if self.kind == "force":
-            jac, tan = body.force_jac(qb, marker), body.force_jac_tangent(qb, marker, vec)
-        else:
-            jac, tan = body.angular_jac(qb, marker), body.angular_jac_tangent(qb, marker, vec)
-        return np.arange(sl.start, sl.stop), -(tan + jac.T @ dvec), np.zeros((n, n))
+        dq = point_force_jacobian(body, q[sl], marker, np.asarray(self.value, dtype=float),
+                                  self.kind, self.frame == "marker")
+        return np.arange(sl.start, sl.stop), -dq, np.zeros((n, n))

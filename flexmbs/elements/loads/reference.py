@@ -1,8 +1,9 @@
-"""The distributed load's NumPy reference: plain array functions of one flexible body's
-coordinates (docs/multibody.md, docs/theory_ffrf.md §7). The declaration
-(:class:`flexmbs.model.forces.DistributedLoad`) evaluates the load's value and the body's
-coupling mode; the compiled kernels (:mod:`flexmbs.elements.loads.kernels`) evaluate the
-same terms.
+"""The loads' NumPy reference (docs/multibody.md, docs/theory_ffrf.md §7): the point
+load's generalized force through its body's marker Jacobians, and the distributed load's
+as plain array functions of one flexible body's coordinates. The declarations
+(:class:`flexmbs.model.forces.PointLoad`, :class:`~flexmbs.model.forces.DistributedLoad`)
+evaluate the load's value and the body's coupling mode; the compiled kernels
+(:mod:`flexmbs.elements.loads.kernels`) evaluate the same terms.
 
 Node k carries f_k = w_k · F; with the integrals (Σw, Σw ū0 [m], Σw Φ) computed once, the
 generalized force Σ_k J_kᵀ f_k = [A Σw f̄; Ḡᵀ(arm × f̄); (ΣwΦ)ᵀ f̄] with f̄ the load in body
@@ -63,3 +64,31 @@ def force_jacobian(p, xi, vec, in_body_axes, integrals, sees_modes, rigid):
     if not rigid:
         dq[7:, 3:7] = shapes.T @ df
     return dq
+
+
+def point_generalized_force(body, qb, marker, vec, kind, in_marker_axes):
+    """Q_b = Jacᵀ F of a point force (``kind`` "force": the force Jacobian) or torque
+    ("torque": the angular Jacobian) ``vec`` [N or N m] at ``marker`` of ``body`` with
+    coordinates ``qb``; F = vec in global axes, or axes·vec along the marker's axes."""
+    if in_marker_axes:
+        _, axes, _, _ = body.marker_frame(qb, marker)
+        vec = axes @ vec
+    jac = body.force_jac(qb, marker) if kind == "force" else body.angular_jac(qb, marker)
+    return jac.T @ vec
+
+
+def point_force_jacobian(body, qb, marker, vec, kind, in_marker_axes):
+    """∂Q_b/∂q_b (n, n) of :func:`point_generalized_force` at a constant ``vec``: the
+    Jacobian's own q-dependence at fixed F plus Jacᵀ ∂F (∂F = Σ_k vec_k ∂a_k along the
+    marker's axes, 0 in global axes)."""
+    n = qb.size
+    dvec = np.zeros((3, n))
+    if in_marker_axes:
+        _, axes, jac_m, _ = body.marker_frame(qb, marker)
+        dvec = np.einsum("k,kcq->cq", vec, jac_m[1:])
+        vec = axes @ vec
+    if kind == "force":
+        jac, tan = body.force_jac(qb, marker), body.force_jac_tangent(qb, marker, vec)
+    else:
+        jac, tan = body.angular_jac(qb, marker), body.angular_jac_tangent(qb, marker, vec)
+    return tan + jac.T @ dvec
