@@ -81,7 +81,7 @@ def test_a_frozen_matrix_is_built_once_and_the_states_alternate_between_two_buff
     for _ in range(4):
         assert integ.step()[0]
         seen.add(id(integ.q))
-        assert any(integ.q is buf[0] for buf in integ._rt_buffers)
+        assert any(integ.q is buf[0] for buf in integ._rt_buffers.sets)
     assert len(seen) == 2
 
 

@@ -29,6 +29,7 @@ from .health import (
 from .interrupts import StepInterrupts
 from .options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
 from .output_angles import output_angles
+from .real_time import real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
     _describe_bodies,
@@ -244,7 +245,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         "output_time": float(time.perf_counter() - post_start),
         "setup_time": float(setup_time)}
     if integ.real_time:
-        statistics.update(_real_time_statistics(integ, step_times, h))
+        statistics.update(real_time_statistics(integ, step_times, h))
     if interrupted:
         statistics["interrupted_by"] = interrupted
     if cp:
@@ -359,20 +360,6 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                     interrupted = "Ctrl-C"
                     break
     return success, message, diverged, interrupted, k, next_out, stepping
-
-
-def _real_time_statistics(integ, step_times, h) -> dict:
-    """What a real-time run reports (docs/integrators.md, "Real-time mode"): each step's
-    wall time, worst and 99th percentile [s], the overruns (steps that took longer than
-    h of wall time), and the steps accepted after their fixed iterations without meeting
-    the tolerances."""
-    times = step_times[np.isfinite(step_times)]
-    return {"real_time": True, "real_time_iterations": integ.real_time_iterations,
-            "real_time_matrix": integ.real_time_matrix,
-            "step_time_max_s": float(times.max()) if times.size else 0.0,
-            "step_time_p99_s": float(np.percentile(times, 99)) if times.size else 0.0,
-            "overruns": int(np.count_nonzero(times > h)),
-            "bounded_steps": int(integ.bounded_steps)}
 
 
 def _interrupted_message(t: float, reason: str) -> str:

@@ -20,7 +20,9 @@ from ..contact.events import apply_impulses, contacts_of, onset_fraction
 from ..contact.events import commit as commit_contacts
 from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
-from .options import NEWTON_PRESETS, REAL_TIME_MATRIX, Engine, Formulation, Tangents
+from .diagnostics import failure_message
+from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
+from .real_time import StateBuffers, check_real_time
 from .reference import accelerations
 
 
@@ -106,18 +108,7 @@ class AlphaIntegrator:
             raise ValidationError(f"h_min must lie in (0, h = {h:g}] s, got {h_min!r}")
         if not (isinstance(max_iter, int) and max_iter >= 1):
             raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-        if not isinstance(real_time, bool):
-            raise ValidationError(f"real_time must be true or false, got {real_time!r}")
-        if not (isinstance(real_time_iterations, int) and not isinstance(real_time_iterations,
-                                                                         bool)
-                and 1 <= real_time_iterations <= 50):
-            raise ValidationError(f"real_time_iterations must be an integer in 1..50, got "
-                                  f"{real_time_iterations!r}")
-        if real_time_matrix not in REAL_TIME_MATRIX:
-            raise ValidationError(f"real_time_matrix must be one of {list(REAL_TIME_MATRIX)}, "
-                                  f"got {real_time_matrix!r}")
-        if real_time and error_tol is not None:
-            raise ValidationError("real_time takes a fixed step: error_tol does not apply")
+        check_real_time(real_time, real_time_iterations, real_time_matrix, error_tol)
         #: real-time mode (docs/integrators.md): a fixed step, at most
         #: ``real_time_iterations`` Newton iterations then accepted, the iteration matrix
         #: frozen after the first step or rebuilt once per step, no step halving
@@ -190,7 +181,7 @@ class AlphaIntegrator:
         if self.real_time and self.engine is not Engine.COMPILED:
             raise ValidationError(f"real_time needs the compiled engine, and this run takes "
                                   f"the NumPy path: {self.engine_note}")
-        self._rt_buffers = None  # the real-time state's two sets of arrays, in turn
+        self._rt_buffers = StateBuffers()  # the real-time state's two sets, in turn
         self._rt_factors = None  # the real-time step's dense factor buffers
 
     @staticmethod
@@ -448,7 +439,7 @@ class AlphaIntegrator:
         it = int(work.counters[nk.IT])
         if self.real_time and code in (nk.CONVERGED, nk.BOUNDED):
             self.bounded_steps += code == nk.BOUNDED
-            return True, "", it, (t1, *self._real_time_state(work))
+            return True, "", it, (t1, *self._rt_buffers.take(self.q, work))
         state = (work.q1.copy(), work.qd1.copy(), work.qdd1.copy(), work.lam1.copy())
         if code == nk.CONVERGED:
             return True, "", it, (t1, *state, work.a1.copy())
@@ -462,44 +453,10 @@ class AlphaIntegrator:
                 return False, head, it, None
         return False, self._failure(head, *state, t1), it, None
 
-    def _real_time_state(self, work):
-        """(q, q̇, q̈, λ, a) of the step just taken, copied into the other of two sets of
-        arrays kept for the run (the integrator's current state is the first set's): a
-        real-time step allocates nothing."""
-        if self._rt_buffers is None:
-            self._rt_buffers = [tuple(np.empty_like(x) for x in (
-                work.q1, work.qd1, work.qdd1, work.lam1, work.a1)) for _ in range(2)]
-        target = self._rt_buffers[0] if self.q is not self._rt_buffers[0][0] else (
-            self._rt_buffers[1])
-        for dest, src in zip(target, (work.q1, work.qd1, work.qdd1, work.lam1, work.a1),
-                             strict=True):
-            np.copyto(dest, src)
-        return target
-
     def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
-        """``head`` plus the diagnostics at the (last finite) Newton iterate."""
-        s = self.system
-        with np.errstate(all="ignore"):
-            worst = s.violated(q1, t1, tol=self.phi_tol)
-            names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
-            residual = float(np.max(np.abs(self._residual(q1, qd1, qdd1, lam1, t1)),
-                                    initial=0.0))
-        return (f"{head}; equilibrium residual {residual:.3g}; constraints above "
-                f"{self.phi_tol:g}: {names}; iteration-matrix condition "
-                f"{self._condition():.2g}")
-
-    def _condition(self) -> float:
-        """1-norm condition estimate of the current factored iteration matrix."""
-        try:
-            if getattr(self.matrix.lu, "sparse", False):  # the matrix SuperLU factored
-                return float(np.linalg.cond(self.compiled.work.matrix, 1))
-            lu = self.matrix.lu[0]
-            upper = np.triu(lu)
-            lower = np.tril(lu, -1) + np.eye(lu.shape[0])
-            mat = lower @ upper
-            return float(np.linalg.cond(mat, 1))
-        except (TypeError, ValueError, np.linalg.LinAlgError):
-            return float("inf")
+        """``head`` plus the diagnostics at the (last finite) Newton iterate
+        (:func:`flexmbs.integrators.diagnostics.failure_message`)."""
+        return failure_message(self, head, q1, qd1, qdd1, lam1, t1)
 
     def error_estimate(self, a_new, h) -> float:
         """Scaled local error h²|β − 1/6| ‖a_{n+1} − a_n‖ (Zienkiewicz–Xie) against

@@ -1,0 +1,35 @@
+"""What a failed step says about itself: the residual, the violated constraints and the
+condition of the iteration matrix at the last Newton iterate (docs/integrators.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def failure_message(integ, head, q1, qd1, qdd1, lam1, t1) -> str:
+    """``head`` plus the diagnostics of the integrator ``integ`` at the (last finite)
+    Newton iterate: the equilibrium residual, the violated constraints and the
+    iteration matrix's condition."""
+    s = integ.system
+    with np.errstate(all="ignore"):
+        worst = s.violated(q1, t1, tol=integ.phi_tol)
+        names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
+        residual = float(np.max(np.abs(integ._residual(q1, qd1, qdd1, lam1, t1)),
+                                initial=0.0))
+    return (f"{head}; equilibrium residual {residual:.3g}; constraints above "
+            f"{integ.phi_tol:g}: {names}; iteration-matrix condition "
+            f"{condition_estimate(integ):.2g}")
+
+
+def condition_estimate(integ) -> float:
+    """1-norm condition estimate of the current factored iteration matrix."""
+    try:
+        if getattr(integ.matrix.lu, "sparse", False):  # the matrix SuperLU factored
+            return float(np.linalg.cond(integ.compiled.work.matrix, 1))
+        lu = integ.matrix.lu[0]
+        upper = np.triu(lu)
+        lower = np.tril(lu, -1) + np.eye(lu.shape[0])
+        mat = lower @ upper
+        return float(np.linalg.cond(mat, 1))
+    except (TypeError, ValueError, np.linalg.LinAlgError):
+        return float("inf")
