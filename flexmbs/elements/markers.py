@@ -30,6 +30,7 @@ from ..compiled.packing import (
     W_MK_J,
     W_MK_V,
     W_ROT,
+    W_S4,
     W_V3G,
     W_V3H,
     W_V3I,
@@ -87,24 +88,15 @@ def body_frames(F, IN, H, WF, WI, WH, q):
 
 
 @njit(cache=True)
-def marker_vectors(
-    T_b_nm,
-    T_b_start,
-    T_k_base,
-    T_k_body,
-    T_k_shapes,
-    W_basis,
-    W_mk_j,
-    W_mk_v,
-    W_rot,
-    W_s4,
-    q,
-    k,
-    with_jac,
-):
+def marker_vectors(F, IN, H, WF, WI, WH, q, k, with_jac):
     """V (4, 3) of marker k into W_mk_v[k] — v_0 = R + A s_0, v_a = A s_a with
     s = base + shapes ξ — and, with ``with_jac``, J (4, 3, n_b) into W_mk_j[k]
     (∂v/∂R = I for the point, ∂v/∂p = ∂(A s)/∂p, ∂v/∂ξ = A U). Needs :func:`body_frames`."""
+    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
+    T_k_base, T_k_body = _f3(F, H, T_K_BASE), _i1(IN, H, T_K_BODY)
+    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    W_basis, W_mk_j, W_mk_v = _f3(WF, WH, W_BASIS), _f4(WF, WH, W_MK_J), _f3(WF, WH, W_MK_V)
+    W_rot, W_s4 = _f3(WF, WH, W_ROT), _f2(WF, WH, W_S4)
     b = T_k_body[k]
     v = W_mk_v[k]
     if b < 0:
@@ -118,11 +110,7 @@ def marker_vectors(
     basis = W_basis[b]
     s = W_s4
     for a in range(4):
-        for c in range(3):
-            acc = T_k_base[k, a, c]
-            for j in range(nm):
-                acc += T_k_shapes[k, a, c, j] * q[start + 7 + j]
-            s[a, c] = acc
+        _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, start, s[a])
     for a in range(4):
         for c in range(3):
             v[a, c] = rot[c, 0] * s[a, 0] + rot[c, 1] * s[a, 1] + rot[c, 2] * s[a, 2]
@@ -155,6 +143,13 @@ def marker_vectors(
 
 
 @njit(cache=True)
+def all_marker_vectors(F, IN, H, WF, WI, WH, q, with_jac):
+    """:func:`marker_vectors` of every marker (with their Jacobians if ``with_jac``)."""
+    for k in range(_i1(IN, H, T_K_BODY).size):
+        marker_vectors(F, IN, H, WF, WI, WH, q, k, with_jac)
+
+
+@njit(cache=True)
 def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
     """out[lo:, lo:] += ∂²/∂q² Σ_a wgt[first+a]ᵀ v_a(q) of marker k (A quadratic in p;
     p–ξ mixed terms from ∂A/∂p linear in s; R and ξ–ξ terms vanish)."""
@@ -172,11 +167,7 @@ def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
     s, sw = hsw[0], hsw[1]
     unit, basis = _f1(WF, WH, W_HUNIT), _f2(WF, WH, W_HBASIS)
     for a in range(4):
-        for c in range(3):
-            acc = T_k_base[k, a, c]
-            for j in range(nm):
-                acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
-            s[a, c] = acc
+        _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, st, s[a])
     for i in range(3):
         for c in range(3):
             sw[i, c] = (s[0, i] * wgt[first, c] + s[1, i] * wgt[first + 1, c]
@@ -220,13 +211,13 @@ def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
 
 
 @njit(cache=True)
-def _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, out):
-    """out ← the body-frame point of marker k at ξ (deformed where the coupling mode
-    shows it)."""
+def _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, st, out):
+    """out ← s_a(ξ) = base_a + U_a ξ: vector a (0 the point, 1–3 the axes) of marker k in
+    body axes, deformed where the coupling mode shows it."""
     for c in range(3):
-        acc = T_k_base[k, 0, c]
+        acc = T_k_base[k, a, c]
         for j in range(nm):
-            acc += T_k_shapes[k, 0, c, j] * q[st + 7 + j]
+            acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
         out[c] = acc
 
 
@@ -271,7 +262,7 @@ def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
                                         + a[i, 2] * T_k_psi[k, 2, j])
         return
     arm = _f2(WF, WH, W_X3)[0]
-    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
+    _body_vector_into(T_k_base, T_k_shapes, k, POINT, nm, q, st, arm)
     gb = W_gbar[b]
     for i in range(3):
         out[i, col0 + i] = 1.0
@@ -323,7 +314,7 @@ def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
         return
     a = W_rot[b]
     arm, f_bar = x3[0], x3[1]
-    _lever_arm_into(T_k_base, T_k_shapes, k, nm, q, st, arm)
+    _body_vector_into(T_k_base, T_k_shapes, k, POINT, nm, q, st, arm)
     for i in range(3):
         f_bar[i] = a[0, i] * vec[0] + a[1, i] * vec[1] + a[2, i] * vec[2]
     _add_moment_tangent(W_gbar[b], arm, f_bar, df, nm, T_k_shapes[k, 0], T_k_phi[k], YES,
@@ -388,11 +379,7 @@ def _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, a, q, qd, out, col0, sig
     nm, st = T_b_nm[b], T_b_start[b]
     basis = W_basis[b]
     arm, arm_rate = x3[0], x3[2]
-    for c in range(3):  # s_a(ξ) (_lever_arm_into for the point)
-        acc = T_k_base[k, a, c]
-        for j in range(nm):
-            acc += T_k_shapes[k, a, c, j] * q[st + 7 + j]
-        arm[c] = acc
+    _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, st, arm)  # s_a(ξ)
     _modal_rate_into(T_k_shapes[k, a], nm, qd, st, arm_rate)  # U_a ξ̇
     d_rotated_basis_into(qd[st + 3:st + 7], basis_pd)
     d_rotated_into(basis_pd, arm, x34[1])

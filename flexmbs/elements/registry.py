@@ -19,6 +19,7 @@ from . import shared_tables
 from .actuators import table as actuators
 from .bushing import table as bushing
 from .constraints import table as constraints
+from .declaration import SCALAR
 from .flexible_body import table as flexible_body
 from .loads import table as loads
 from .rigid_body import table as rigid_body
@@ -55,9 +56,8 @@ def _fields():
 TABLE_FIELDS = tuple(_fields())
 
 #: Flat arrays of one System, the fields of every kind (see each kind's declaration).
-Tables = NamedTuple("Tables", [(name, int if f.buffer == "scalar" else np.ndarray)
-                               for kind in KINDS for f in kind.fields
-                               for name in (f.name,)])
+Tables = NamedTuple("Tables", [(f.name, int if f.buffer == SCALAR else np.ndarray)
+                               for kind in KINDS for f in kind.fields])
 
 _ROW = {name: k for k, name in enumerate(TABLE_FIELDS)}
 

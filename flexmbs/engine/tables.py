@@ -66,18 +66,19 @@ def torsion_springs(system) -> list:
     return forces_by_kind(system).get("rotational_spring", [])
 
 
-def time_inputs(system) -> list:
+def time_inputs(system, kinds: dict | None = None) -> list:
     """The forces whose value the kernels take as a number per time level (the columns
     of ``u``): the joint actuators, then the spring–damper–actuators with an actuator
-    profile, in model order."""
-    kinds = forces_by_kind(system)
+    profile, in model order (``kinds``: :func:`forces_by_kind`, if at hand)."""
+    kinds = forces_by_kind(system) if kinds is None else kinds
     springs = kinds.get("spring_damper", [])
     return [*kinds.get("joint_actuator", []), *[s for s in springs if s.actuator is not None]]
 
 
 def compile_tables(system) -> Tables:
     """Flat arrays of ``system`` (call :func:`unsupported_reason` first)."""
-    ctx = TableContext(system, forces_by_kind(system), time_inputs(system))
+    kinds = forces_by_kind(system)
+    ctx = TableContext(system, kinds, time_inputs(system, kinds))
     for kind in BUILD_ORDER:
         arrays = kind.build(system, ctx)
         if set(arrays) != set(kind.names):

@@ -19,7 +19,6 @@ from ...compiled.packing import (
     NO,
     ROWS_I,
     ROWS_J,
-    W_BASIS,
     W_COEF,
     W_HCS,
     W_HV,
@@ -27,8 +26,6 @@ from ...compiled.packing import (
     W_MK_V,
     W_OFFSET,
     W_QCUR,
-    W_ROT,
-    W_S4,
     W_WGT,
     YES,
     _f1,
@@ -39,7 +36,7 @@ from ...compiled.packing import (
     _i2,
     _i3,
 )
-from ..markers import add_weighted_jacobian, bilinear_hessian_into, marker_vectors
+from ..markers import add_weighted_jacobian, all_marker_vectors, bilinear_hessian_into
 from ..registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
@@ -47,9 +44,8 @@ T_B_KIND, T_B_NM, T_B_NORM, T_B_START, T_C_COORD, T_C_DRIVE = header_rows(
     "b_kind", "b_nm", "b_norm", "b_start", "c_coord", "c_drive")
 T_C_ROW, T_E_DRIVE, T_E_KIND, T_E_LIN, T_E_MARK, T_E_NPAIRS = header_rows(
     "c_row", "e_drive", "e_kind", "e_lin", "e_mark", "e_npairs")
-T_E_PAIRS, T_E_ROW, T_J_COL, T_J_ROW, T_K_BASE, T_K_BODY = header_rows(
-    "e_pairs", "e_row", "j_col", "j_row", "k_base", "k_body")
-T_K_SHAPES = header_rows("k_shapes")
+T_E_PAIRS, T_E_ROW, T_J_COL, T_J_ROW, T_K_BODY = header_rows(
+    "e_pairs", "e_row", "j_col", "j_row", "k_body")
 
 EQ_ROTATION, EQ_TRANSLATION = 1, 2
 
@@ -76,33 +72,8 @@ def equation_coefficients(F, IN, H, WF, WI, WH, prof):
 @njit(cache=True)
 def constraint_values(F, IN, H, WF, WI, WH, q, prof, phi):
     """Φ (n_c,) into ``phi``, with the markers' vectors (no Jacobians)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_basis = _f3(WF, WH, W_BASIS)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_s4 = _f2(WF, WH, W_S4)
-    T_k_body = _i1(IN, H, T_K_BODY)
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
-    for k in range(T_k_body.size):
-        marker_vectors(
-            T_b_nm,
-            T_b_start,
-            T_k_base,
-            T_k_body,
-            T_k_shapes,
-            W_basis,
-            W_mk_j,
-            W_mk_v,
-            W_rot,
-            W_s4,
-            q,
-            k,
-            NO,
-        )
+    all_marker_vectors(F, IN, H, WF, WI, WH, q, NO)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
 
 
@@ -170,13 +141,8 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     T_e_lin = _f3(F, H, T_E_LIN)
     W_coef = _f3(WF, WH, W_COEF)
     T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_basis = _f3(WF, WH, W_BASIS)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_s4 = _f2(WF, WH, W_S4)
     T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_norm = _i1(IN, H, T_B_NORM)
     T_b_start = _i1(IN, H, T_B_START)
@@ -189,22 +155,7 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     T_k_body = _i1(IN, H, T_K_BODY)
     W_wgt = _f2(WF, WH, W_WGT)
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
-    for k in range(T_k_body.size):
-        marker_vectors(
-            T_b_nm,
-            T_b_start,
-            T_k_base,
-            T_k_body,
-            T_k_shapes,
-            W_basis,
-            W_mk_j,
-            W_mk_v,
-            W_rot,
-            W_s4,
-            q,
-            k,
-            YES,
-        )
+    all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3
