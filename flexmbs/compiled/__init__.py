@@ -51,12 +51,15 @@ def kernel_sources() -> list[Path]:
     - every ``*.py`` under ``flexmbs/elements/``, at any depth (the element kinds'
       kernels, docs/compiled.md);
     - the engine's dispatch over the kinds and its Newton iteration
-      (``flexmbs/engine/dispatch.py``, ``newton.py``).
+      (``flexmbs/engine/dispatch.py``, ``newton.py``);
+    - the contacts' sample and state layout (``flexmbs/contact/sample.py``), whose
+      column numbers the contact kernels fold in.
     """
     compiled = [path for path in sorted(_HERE.glob("*.py"))
                 if path.name not in NOT_KERNEL_SOURCES]
     engine = [_HERE.parent / "engine" / name for name in ("dispatch.py", "newton.py")]
-    return compiled + sorted(_ELEMENTS.rglob("*.py")) + engine
+    layouts = [_HERE.parent / "contact" / "sample.py"]
+    return compiled + sorted(_ELEMENTS.rglob("*.py")) + engine + layouts
 
 
 @functools.cache

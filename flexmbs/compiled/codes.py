@@ -12,7 +12,7 @@ BOUNDED = 5
 IT, STALE, HAVE_RESIDUAL = 0, 1, 2
 
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
-TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS = 0, 1, 2, 3
+TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS = 0, 1, 2, 3, 4
 
 #: Slots of the step parameters ``par`` that the step kernel reads: one meaning each,
 #: under every task. α_m, α_f, β, γ of the generalized-α method; the step h [s] and

@@ -113,6 +113,13 @@ W_BU_E = 86
 W_BU_GRAD = 87
 W_BU_RATE = 88
 W_BU_BLK = 89
+W_CT_STATE = 90
+W_CT_OUT = 91
+W_CT_VEC = 92
+W_CT_JAC = 93
+W_CT_GEN = 94
+W_CT_BLK = 95
+W_CT_Q = 96
 
 
 def pack(parts):

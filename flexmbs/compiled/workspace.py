@@ -6,6 +6,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..contact.sample import N_SAMPLE, N_STATE
+
 
 class Workspace(NamedTuple):
     """Scratch and state buffers, sized once from the model's tables
@@ -110,11 +112,20 @@ class Workspace(NamedTuple):
     bu_grad: np.ndarray  # (2, 6, N) ∇e and ∂ė/∂q over both markers' bodies
     bu_rate: np.ndarray  # (8, 3, N) ∂(J_a q̇)/∂q of the eight vectors
     bu_blk: np.ndarray  # (2, N, N) the K and C blocks of a bushing
+    # the contacts (elements.contact.kernels), N = 2(7+M)
+    ct_state: np.ndarray  # (nct, N_STATE) mode, v⁻ (NaN: none), anchored, anchors, offset
+    ct_out: np.ndarray  # (nct, N_SAMPLE) each contact's sample (flexmbs.contact.sample)
+    ct_vec: np.ndarray  # (4, 3) contact points on A and B, relative velocity, scratch
+    ct_jac: np.ndarray  # (4, 3, N) a marker's force and torque Jacobians, J_cA, J_cB
+    ct_gen: np.ndarray  # (2, N) generalized force of a contact, unperturbed and perturbed
+    ct_blk: np.ndarray  # (2, N, N) the K and C blocks of a contact
+    ct_q: np.ndarray  # (2, n_q) the perturbed q and q̇ of the difference quotients
 
 
 def make_workspace(T) -> Workspace:
     """Zeroed buffers for the model of ``T``."""
     nb, nk, ne = T.b_kind.size, T.k_body.size, T.e_row.size
+    nct = T.ct_mark.shape[0]
     big_m = T.f_N.shape[1]
     n6 = 6 + big_m
     n_q, n_c = T.n_q, T.n_c
@@ -146,4 +157,7 @@ def make_workspace(T) -> Workspace:
         np.zeros((2, n_q)), np.zeros((2, n_c)),
         np.zeros((3, 8, 3)), np.zeros((3, 6)), np.zeros((2, 6, 2 * (7 + big_m))),
         np.zeros((8, 3, 2 * (7 + big_m))),
-        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))))
+        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))),
+        np.full((nct, N_STATE), np.nan), np.zeros((nct, N_SAMPLE)), np.zeros((4, 3)),
+        np.zeros((4, 3, 2 * (7 + big_m))), np.zeros((2, 2 * (7 + big_m))),
+        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((2, n_q)))

@@ -5,19 +5,21 @@ Used like any applied force (``apply``, ``potential``, ``nonconservative``), so 
 act on rigid and flexible bodies and enter the energy balance: the elastic energy of the
 normal law (and of the stick spring) is potential energy, the rest — contact damping and
 friction — is non-conservative work, and the element also accumulates its own dissipated
-energy. The integrator calls :meth:`Contact.commit` after every accepted step, locates
-impact onsets with :meth:`Contact.gap`, and applies impulses for the ``Impulse`` law
-(:mod:`flexmbs.contact.events`).
+energy. The integrator takes a :class:`Sample` of every contact after each accepted
+step (from the NumPy path or the compiled kernels, :mod:`flexmbs.elements.contact`),
+locates impact onsets with them, calls :meth:`Contact.commit`, and applies impulses for
+the ``Impulse`` law (:mod:`flexmbs.contact.events`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .geometry import Kinematics
+from .sample import Sample, sample_row
 
 OPEN, STICK, SLIP = 0, 1, 2
 STATE_NAMES = {OPEN: "open", STICK: "stick", SLIP: "slip"}
@@ -52,6 +54,7 @@ class Contact:
     law: Any
     friction: Any = None
     state: ContactState = field(default_factory=ContactState)
+    element_kind: ClassVar[str] = "contact"
 
     @property
     def markers(self) -> tuple[str, str]:
@@ -141,52 +144,69 @@ class Contact:
 
     def dissipation_power(self, system, q, qd) -> float:
         """Power dissipated by contact damping and friction [W] (≥ 0)."""
+        return self.sample(system, q, qd).dissipation
+
+    # ------------------------------------------------------------------ samples
+    def sample(self, system, q, qd) -> Sample:
+        """The contact at (q, q̇) under its current state (the NumPy path's
+        :class:`Sample`; the compiled engine's comes from its kernels)."""
         kin, f_n, f_el, f_t, f_t_cons = self.forces(system, q, qd)
-        if kin.penetration <= 0 or self.law.impulsive:
-            return 0.0  # (a clipped law still dissipates: its elastic energy is lost)
-        return float(-(f_n - f_el) * kin.v_n - (f_t - f_t_cons) @ kin.v_t)
+        pen = kin.penetration
+        energy = self.law.energy(pen) if pen > 0 else 0.0
+        fr, st = self.friction, self.state
+        stretch2, local_a, local_b, offset = 0.0, _ZERO3, _ZERO3, _ZERO3
+        if fr is not None and fr.model == "stick-slip":
+            if st.anchor is not None:
+                u_t = self._anchored(system, q, kin)
+                stretch2 = float(u_t @ u_t)
+                if st.mode == STICK and pen > 0:
+                    energy += 0.5 * fr.stick_stiffness * stretch2
+            local_a, local_b, offset = self._anchor_here(system, q, kin, f_t)
+        return Sample(sample_row(kin.gap, kin.v_n, kin.v_t, kin.normal, f_n, f_el, f_t,
+                                 f_t_cons, local_a, local_b, offset, stretch2,
+                                 float(energy), self.law.impulsive))
 
     # ------------------------------------------------------------------ state
-    def commit(self, system, q, qd, t) -> None:
-        """Update open/stick/slip after an accepted step (explicit switching)."""
+    def commit(self, sample: Sample) -> None:
+        """Update open/stick/slip after an accepted step from the contact's ``sample`` at
+        the step's end (taken under the state before this update; explicit switching)."""
         st = self.state
         if self.law.impulsive:
             return  # no lasting contact: impacts are impulses (flexmbs.contact.events)
-        kin, f_n, _, f_t, _ = self.forces(system, q, qd)
-        if kin.gap >= 0:
-            self._release_spring(system, q, kin)
+        if sample.gap >= 0:
+            self._release_spring(sample)
             st.mode, st.v_onset = OPEN, None
             return
         if st.mode == OPEN:
-            st.v_onset = max(-kin.v_n, 1e-9)
+            st.v_onset = max(-sample.v_n, 1e-9)
             st.impacts += 1
             st.mode = SLIP
         fr = self.friction
         if fr is None:
             return
-        speed = float(np.linalg.norm(kin.v_t))
+        speed = sample.speed
         if fr.model == "regularized":
             st.mode = STICK if speed < fr.v_reg else SLIP
             return
-        if st.mode == STICK and np.linalg.norm(f_t) > fr.mu_static * f_n:
-            self._release_spring(system, q, kin)
+        if st.mode == STICK and sample.friction > fr.mu_static * sample.f_n:
+            self._release_spring(sample)
             st.mode = SLIP
         elif st.mode == SLIP and speed < fr.v_reg:
             st.mode = STICK
-            st.anchor = self._anchor_here(system, q, kin, f_t)
+            st.anchor = (sample.local_a, sample.local_b, sample.offset)
 
-    def _release_spring(self, system, q, kin) -> None:
+    def _release_spring(self, sample: Sample) -> None:
         """Leaving stick: the stick spring's stored energy ½ k_t |u_t|² leaves the
         potential energy and is booked as dissipated."""
         st = self.state
         if st.anchor is not None and self.friction is not None:
-            u_t = self._anchored(system, q, kin)
-            st.dissipated += 0.5 * self.friction.stick_stiffness * float(u_t @ u_t)
+            st.dissipated += 0.5 * self.friction.stick_stiffness * sample.stretch2
         st.anchor = None
 
     def _anchor_here(self, system, q, kin, f_t):
-        """Stick anchors at the current contact points, with the spring's initial
-        elongation −F_t/k_t so that it takes over the current friction force."""
+        """Stick anchors at the current contact points (in their marker axes), with the
+        spring's initial elongation −F_t/k_t (in marker A's axes) so that it takes over
+        the current friction force."""
         out = []
         axes_a = None
         for name, point in ((self.markers[0], kin.a.c), (self.markers[1], kin.b.c)):
@@ -197,12 +217,8 @@ class Contact:
         out.append(axes_a.T @ (-np.asarray(f_t) / self.friction.stick_stiffness))
         return tuple(out)
 
-    def record(self, system, q, qd) -> dict:
-        """What the results store for this contact at one output time."""
-        kin, f_n, _, f_t, _ = self.forces(system, q, qd)
-        return {"gap": kin.gap, "penetration": kin.penetration, "normal_force": f_n,
-                "tangential_force": float(np.linalg.norm(f_t)), "normal_velocity": kin.v_n,
-                "state": self.state.mode if kin.gap < 0 else OPEN}
+
+_ZERO3 = np.zeros(3)
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ConvergenceError
 from .element import OPEN, Contact
+from .sample import Sample
 
 
 def contacts_of(system) -> list[Contact]:
@@ -17,27 +18,32 @@ def contacts_of(system) -> list[Contact]:
     return [f for f in system.model.forces if isinstance(f, Contact)]
 
 
-def onset_fraction(system, contacts, q0, qd0, q1, qd1, h, tol) -> float | None:
+def samples(system, contacts, q, qd) -> list[Sample]:
+    """Every contact's :class:`~flexmbs.contact.element.Sample` at (q, q̇) under its
+    current state, on the NumPy path (the compiled engine's come from its kernels)."""
+    return [c.sample(system, q, qd) for c in contacts]
+
+
+def onset_fraction(contacts, start, end, h, tol) -> float | None:
     """If a contact that was open at the start of a step penetrates deeper than ``tol``
     at its end — or its gap, interpolated by a cubic Hermite from g and ġ at both ends,
     dips below −tol inside the step (a contact the step would miss) — the fraction of
     the step at which it closes (linear in g; at least 0.05); None when the step is
-    acceptable."""
+    acceptable. ``start``, ``end``: the contacts' samples at both ends of the step."""
     worst = None
-    for c in contacts:
+    for c, k0, k1 in zip(contacts, start, end, strict=True):
         if c.state.mode != OPEN:
             continue
-        k0, k1 = c.kinematics(system, q0, qd0), c.kinematics(system, q1, qd1)
         g0, g1 = k0.gap, k1.gap
         if g0 < -tol:
             continue  # already inside (started so): nothing to locate
+        if min(g0, g1) - _DIP * h * (abs(k0.v_n) + abs(k1.v_n)) >= -tol:
+            continue  # the interpolant cannot dip below −tol (|h10|, |h11| ≤ 4/27)
         if g1 < -tol:
             frac = g0 / (g0 - g1) if g0 > 0 else 0.05
         else:
-            s = np.linspace(0.0, 1.0, 9)[1:-1]
-            h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
-            h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
-            g = h00 * g0 + h10 * h * k0.v_n + h01 * g1 + h11 * h * k1.v_n
+            s = _HERMITE_S
+            g = (_H00 * g0 + _H10 * h * k0.v_n + _H01 * g1 + _H11 * h * k1.v_n)
             if np.min(g) >= -tol:
                 continue
             frac = float(s[np.argmax(g < -tol)]) * 0.9
@@ -46,21 +52,33 @@ def onset_fraction(system, contacts, q0, qd0, q1, qd1, h, tol) -> float | None:
     return worst
 
 
-def commit(system, contacts, q0, qd0, q1, qd1, h) -> None:
-    """After an accepted step: dissipated energy (trapezoidal in the step), then the
-    open/stick/slip switches."""
-    for c in contacts:
-        p0 = c.dissipation_power(system, q0, qd0)
-        p1 = c.dissipation_power(system, q1, qd1)
-        c.state.dissipated += 0.5 * h * (p0 + p1)
-        c.commit(system, q1, qd1, None)
+_DIP = 4.0 / 27.0 * (1.0 + 1e-12)  # the largest |h10(s)|, |h11(s)| on [0, 1]
+_HERMITE_S = np.linspace(0.0, 1.0, 9)[1:-1]
+_H00 = 2 * _HERMITE_S**3 - 3 * _HERMITE_S**2 + 1
+_H10 = _HERMITE_S**3 - 2 * _HERMITE_S**2 + _HERMITE_S
+_H01 = -2 * _HERMITE_S**3 + 3 * _HERMITE_S**2
+_H11 = _HERMITE_S**3 - _HERMITE_S**2
+
+
+def commit(contacts, start, end, h) -> bool:
+    """After an accepted step: dissipated energy (trapezoidal in the step, from the
+    samples at both ends), then the open/stick/slip switches (from the samples at the
+    end, taken under the states before the switch). Whether a state changed."""
+    changed = False
+    for c, k0, k1 in zip(contacts, start, end, strict=True):
+        c.state.dissipated += 0.5 * h * (k0.dissipation + k1.dissipation)
+        mode, v_onset, anchor = c.state.mode, c.state.v_onset, c.state.anchor
+        c.commit(k1)
+        changed = (changed or c.state.mode != mode or c.state.v_onset != v_onset
+                   or c.state.anchor is not anchor)
+    return changed
 
 
 class ContactRest(ConvergenceError):
     """An impulse contact comes to rest (impacts slower than the law's v_rest)."""
 
 
-def apply_impulses(system, contacts, q, qd, t, tol) -> tuple[np.ndarray, dict]:
+def apply_impulses(system, contacts, q, qd, t, tol, found=None) -> tuple[np.ndarray, dict]:
     """Newton's restitution law at the impacts found at (q, q̇): for the ``Impulse``
     contacts with gap ≤ tol that approach (v_n < 0), the velocity jump Δq̇ solves
 
@@ -74,10 +92,13 @@ def apply_impulses(system, contacts, q, qd, t, tol) -> tuple[np.ndarray, dict]:
     P = −(the multiplier) would pull (P < 0) are dropped and the rest solved again.
     Each contact's lost energy is −P (v_n⁻ + v_n⁺)/2 = P |v_n⁻| (1 − e)/2. Returns the
     new q̇ and {name: lost [J]}; raises :class:`ContactRest` when an approach is slower
-    than the law's ``v_rest``."""
+    than the law's ``v_rest``. ``found``: the contacts' samples at (q, q̇), if at hand
+    (only those with gap ≤ tol and v_n < 0 are then evaluated again)."""
     hit = []
-    for c in contacts:
+    for k, c in enumerate(contacts):
         if not c.law.impulsive:
+            continue
+        if found is not None and not (found[k].gap <= tol and found[k].v_n < 0):
             continue
         kin = c.kinematics(system, q, qd)
         if kin.gap <= tol and kin.v_n < 0:

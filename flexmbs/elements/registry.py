@@ -19,6 +19,7 @@ from . import shared_tables
 from .actuators import table as actuators
 from .bushing import table as bushing
 from .constraints import table as constraints
+from .contact import table as contact
 from .declaration import SCALAR
 from .flexible_body import table as flexible_body
 from .loads import table as loads
@@ -30,17 +31,18 @@ from .spring_damper import table as spring_damper
 KINDS = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE, flexible_body.TABLE,
          shared_tables.MARKERS, constraints.TABLE, shared_tables.PATTERN, actuators.TABLE,
          spring_damper.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-         rotational_spring.TABLE, bushing.TABLE)
+         rotational_spring.TABLE, bushing.TABLE, contact.TABLE)
 
 #: The order the tables are built in (see the module docstring).
 BUILD_ORDER = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE,
                flexible_body.TABLE, constraints.TABLE, actuators.TABLE, spring_damper.TABLE,
                rotational_spring.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-               bushing.TABLE, shared_tables.MARKERS, shared_tables.PATTERN)
+               bushing.TABLE, contact.TABLE, shared_tables.MARKERS, shared_tables.PATTERN)
 
 #: The force kinds: those that claim forces of the model.
 FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
-               loads.DISTRIBUTED_TABLE, rotational_spring.TABLE, bushing.TABLE)
+               loads.DISTRIBUTED_TABLE, rotational_spring.TABLE, bushing.TABLE,
+               contact.TABLE)
 
 
 def _fields():

@@ -22,14 +22,23 @@ import scipy.sparse as sp
 from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
-from ..compiled.codes import TASK_MATRIX, TASK_OUTPUTS, TASK_RESIDUAL, TASK_STEP, step_parameters
+from ..compiled.codes import (
+    TASK_CONTACTS,
+    TASK_MATRIX,
+    TASK_OUTPUTS,
+    TASK_RESIDUAL,
+    TASK_STEP,
+    step_parameters,
+)
 from ..compiled.layout import pack
 from ..compiled.workspace import make_workspace
+from ..contact.sample import C_ANCHORED, C_LA, C_LB, C_MODE, C_OFF, C_V_ONSET, samples_of
 from ..errors import ModelError
 from ..model.drives import drive_values
 from .tables import (
     compile_tables,
     drive_specs,
+    forces_by_kind,
     time_inputs,
     torsion_springs,
     unsupported_reason,
@@ -106,6 +115,10 @@ class CompiledSystem:
         #: names of the rotational spring–dampers, whose angle memory (System.unwrap) the
         #: kernels keep in the workspace while they run
         self.torsion_names = [f.name for f in torsion_springs(system)]
+        #: the contacts, in the order of the kernels' table; their states (which change
+        #: between steps) go to the workspace with :meth:`load_contact_states`
+        self.contacts = forces_by_kind(system).get("contact", [])
+        self.load_contact_states(self.contacts)
         self.n_q, self.n_c = system.n_q, system.n_c
         n = self.n_q + self.n_c
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
@@ -190,6 +203,7 @@ class CompiledSystem:
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
         prof, u = self.time_values(t)
         self.load_angles(self.system.angle_memory)
+        self.load_contact_states(self.contacts)
         self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
                                     for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    prof=prof, u=u)
@@ -200,6 +214,7 @@ class CompiledSystem:
         """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
         prof, u = self.time_values(t)
         self.load_angles(self.system.angle_memory)  # read, not moved (as the NumPy tangents)
+        self.load_contact_states(self.contacts)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
@@ -233,6 +248,36 @@ class CompiledSystem:
             if not math.isnan(self.work.angles[s]):
                 angles[name] = float(self.work.angles[s])
 
+    def load_contact_states(self, contacts) -> None:
+        """The workspace's contact states (``ct_state``) from the contacts' states: mode,
+        approach speed at the onset (NaN: none), anchored, the anchors (in the order of
+        the kernels' table, that of ``contacts``: the model's)."""
+        rows = self.work.ct_state
+        for k, c in enumerate(contacts):
+            st, row = c.state, rows[k]
+            row[C_MODE] = st.mode
+            row[C_V_ONSET] = np.nan if st.v_onset is None else st.v_onset
+            if st.anchor is None:
+                row[C_ANCHORED] = 0.0
+            else:
+                row[C_ANCHORED] = 1.0
+                row[C_LA:C_LA + 3], row[C_LB:C_LB + 3], row[C_OFF:C_OFF + 3] = st.anchor
+
+    def contact_samples(self, q, qd, contacts, load: bool = True) -> list:
+        """Every contact's :class:`~flexmbs.contact.sample.Sample` at (q, q̇) under its
+        current state (one kernel call; ``load`` False: the workspace holds the states
+        already, :meth:`load_contact_states`)."""
+        if load:
+            self.load_contact_states(contacts)
+        self._call(TASK_CONTACTS, np.ascontiguousarray(q, dtype=float),
+                   np.ascontiguousarray(qd, dtype=float))
+        return self.step_samples()
+
+    def step_samples(self) -> list:
+        """The contacts' samples the last kernel call left: those at the end of an
+        accepted step (the step kernel takes them), or of :meth:`contact_samples`."""
+        return samples_of(self.work.ct_out)
+
     def outputs(self, t, q, qd, lam, refs=None) -> np.ndarray:
         """(n_t, 5): kinetic and potential energy [J], non-conservative power [W],
         max |Φ| and max |Φ_q q̇ − ν| at every output (``System.energy``,
@@ -240,7 +285,9 @@ class CompiledSystem:
         rotational springs' angles at the outputs from the run, in ``torsion_names``
         order (:func:`flexmbs.integrators.output_angles.output_angles`; None or NaN:
         continued from the previous output, the first in (−π, π]). The System's memory
-        is left alone."""
+        is left alone. The contacts are left out: their stored energy and dissipation
+        depend on their states at each output, and a run takes them from the contacts'
+        samples (:class:`flexmbs.contact.log.ContactLog`)."""
         n_t = len(t)
         prof = np.zeros((n_t, len(self.drives), 3))
         u = np.zeros((n_t, len(self.actuators)))

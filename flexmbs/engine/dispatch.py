@@ -9,7 +9,8 @@ over the kinds of :mod:`flexmbs.elements` in a fixed order:
 * :func:`iteration_matrix` — the scaled iteration matrix M + (γ'/β') C_t + K_t/β' with
   the same kinds' tangents and the constraint Hessians;
 * :func:`outputs_entry` — energies, the power of the non-conservative forces and the
-  constraint violations over a run's outputs;
+  constraint violations over a run's outputs (the contacts' energy and dissipation are
+  the integrator's, from their samples, as their state changes between steps);
 * :func:`phi_only` — Φ alone.
 
 Adding a kind adds one call per entry point here (docs/compiled.md, "Adding an element
@@ -47,6 +48,7 @@ from ..elements.constraints.kernels import (
     constraints_with_jacobian,
     jacobian_dense,
 )
+from ..elements.contact.kernels import contact_loads, contact_tangents_into
 from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
 from ..elements.loads.kernels import (
     distributed_loads,
@@ -123,6 +125,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     distributed_loads(F, IN, H, WF, WI, WH, q, r)
     torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
     bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
+    contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
 
 
 @njit(cache=True)
@@ -161,6 +164,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
     torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]

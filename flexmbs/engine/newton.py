@@ -44,12 +44,14 @@ from ..compiled.codes import (
     P_PHI_TOL,
     P_RTOL,
     STALE,
+    TASK_CONTACTS,
     TASK_MATRIX,
     TASK_OUTPUTS,
     TASK_STEP,
 )
 from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
+from ..elements.contact.kernels import contact_samples
 from .dispatch import dynamic_residual, iteration_matrix, outputs_entry, phi_only
 
 _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
@@ -290,13 +292,16 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
            piv, sp_i, sp_x, start, qs, qds, lams, profs, us, refs, out):
     """The one compiled entry point (one entry links and optimizes the kernels once):
 
-    * TASK_STEP: :func:`newton_step` (its return code);
+    * TASK_STEP: :func:`newton_step` (its return code), and on an accepted step every
+      contact's sample at its end into the workspace (``ct_out``);
     * TASK_RESIDUAL: r and Φ at (q, q̇, q̈, λ) into the workspace;
     * TASK_MATRIX: the scaled iteration matrix at that state into the workspace, with
       β' = par[P_BETA_PRIME], γ' = par[P_GAMMA_PRIME];
     * TASK_OUTPUTS: :func:`flexmbs.engine.dispatch.outputs_entry` of the histories
       qs, qds, lams with profiles profs, actuator values us and the rotational springs'
-      angles refs into ``out``.
+      angles refs into ``out``;
+    * TASK_CONTACTS: every contact's sample at (q, q̇) into the workspace
+      (:func:`flexmbs.elements.contact.kernels.contact_samples`).
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -308,13 +313,19 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     prof, u, lu, piv = borrowed(prof), borrowed(u), borrowed(lu), borrowed(piv)
     sp_i, sp_x = borrowed(sp_i), borrowed(sp_x)
     if task == TASK_STEP:
-        return newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
+        code = newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
                            u, lu, piv, sp_i, sp_x, start)
+        if code in (CONVERGED, BOUNDED):  # the contacts at the step's end
+            contact_samples(F, IN, H, WF, WI, WH, _f1(WF, WH, _Q1), _f1(WF, WH, _QD1))
+        return code
     if task == TASK_OUTPUTS:
         qs, qds, lams, profs, us = (borrowed(qs), borrowed(qds), borrowed(lams),
                                     borrowed(profs), borrowed(us))
         refs, out = borrowed(refs), borrowed(out)
         outputs_entry(F, IN, H, WF, WI, WH, qs, qds, lams, profs, us, refs, out)
+        return CONVERGED
+    if task == TASK_CONTACTS:
+        contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
     r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)

@@ -27,8 +27,6 @@ def _force_reason(system) -> str | None:
     for force in system.model.forces:
         kind = _claimant(force)
         if kind is None:
-            if type(force).__name__ == "Contact":
-                return f"contact {force.name!r}"
             return f"force {force.name!r} ({type(force).__name__})"
         reason = kind.refusal(force)
         if reason is not None:
@@ -38,7 +36,7 @@ def _force_reason(system) -> str | None:
 
 def unsupported_reason(system) -> str | None:
     """Why the kernels cannot evaluate ``system`` (None: they can): a force no element
-    kind claims (contacts, for now), a force whose value is a state-dependent callable,
+    kind claims, a force whose value is a state-dependent callable,
     or flexible data without the general invariant set."""
     reason = _force_reason(system)
     if reason is not None:

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ..assembly.system import System
+from ..contact.log import ContactLog
 from ..errors import ModelError, ValidationError
 from ..results import SimulationResult
 from .alpha import generalized_alpha, hht, newmark
@@ -139,13 +140,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     memory: list = []  # the angle memory at each output (None: not known)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
-    derived = {k: [] for k in ("energy", "power", "contact_power", "dissipated")}
-    contact_rec = {c.name: {k: [] for k in CONTACT_FIELDS} for c in integ.contacts}
+    derived = {k: [] for k in ("energy", "power")}
+    contact_log = ContactLog(integ.contacts)  # the contacts' samples and states per output
 
-    def derive():
+    def derive(at_state: bool = False):
         """Contact quantities of the newest output (they depend on the contacts' states
-        at that time, and so does the power of a model with contacts); energies, and the
-        power of a model without contacts, come after the run from the outputs. The angle
+        at that time, and so does the power of a model with contacts on the NumPy path);
+        energies, and the power otherwise, come after the run from the outputs. The angle
         memory (System.unwrap) is kept with every output: the turns of the forces' angles
         for the energies and sensors after the run (output_angles)."""
         angles = system.angle_memory
@@ -153,22 +154,15 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if not integ.contacts:
             return
         q_k, qd_k = rec["q"][-1], rec["qd"][-1]
-        if integ.contacts:
+        contact_log.add(integ.contact_samples(q_k, qd_k, at_state))
+        if integ.compiled is None:  # (the kernels' outputs give the rest after the run)
             derived["power"].append(system.nonconservative_power(
                 q_k, qd_k, rec["lam"][-1], float(rec["t"][-1])))
-        derived["contact_power"].append(-sum(c.dissipation_power(system, q_k, qd_k)
-                                             for c in integ.contacts))
-        derived["dissipated"].append(sum(c.state.dissipated for c in integ.contacts))
-        for c in integ.contacts:
-            values = c.record(system, q_k, qd_k)
-            values["dissipated"] = c.state.dissipated
-            for key in CONTACT_FIELDS:
-                contact_rec[c.name][key].append(values[key])
 
     def record():
         for key in rec:
             rec[key].append(np.array(getattr(integ, key)))  # a copy (np.copy, faster)
-        derive()
+        derive(at_state=True)
 
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
     next_out = 0
@@ -183,7 +177,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
             record()
             rec["t"][-1] = np.array(outputs[next_out])
-            if integ.contacts:
+            if integ.contacts and integ.compiled is None:
                 derived["power"][-1] = system.nonconservative_power(
                     rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
             next_out += 1
@@ -209,6 +203,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if numerical.count and not success:
         message = f"{message}; before it: {numerical.sentence()}"
     post_start = time.perf_counter()
+    derived.update(contact_log.totals())
     with numerical:
         refs = output_angles(system, np.array(rec["t"]), np.array(rec["q"]),
                              np.array(rec["qd"]), memory)
@@ -250,8 +245,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         statistics["interrupted_by"] = interrupted
     if cp:
         statistics["restarts"] = [*earlier.get("restarts", []), float(cp["t"])]
-    contacts = {c.name: {**{k: np.array(v) for k, v in contact_rec[c.name].items()},
-                         "impacts": int(c.state.impacts)} for c in integ.contacts}
+    contacts = contact_log.records()
     qdd_hist = np.array(rec["qdd"]).reshape(q.shape)
     sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics,
                               refs)

@@ -15,11 +15,9 @@ import numpy as np
 from ..assembly.system import System
 from ..assembly.tangents import residual_tangents
 from ..compiled.codes import P_BOUNDED, P_H, P_T1, step_parameters
-from ..contact.element import OPEN
-from ..contact.events import apply_impulses, contacts_of, onset_fraction
-from ..contact.events import commit as commit_contacts
-from ..errors import AccuracyWarning, FlexmbsError, ModelError, ValidationError
+from ..errors import AccuracyWarning, FlexmbsError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
+from .contact_steps import ContactSteps
 from .diagnostics import failure_message
 from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
 from .real_time import StateBuffers, check_real_time
@@ -130,24 +128,8 @@ class AlphaIntegrator:
             raise ValidationError(f"refresh_above must be an integer >= 1, None or 'auto', got "
                                   f"{refresh_above!r}")
         self.refresh_above = refresh_above
-        if not (np.isfinite(contact_tol) and contact_tol > 0):
-            raise ValidationError(f"contact_tol must be a positive length, got {contact_tol!r}")
-        if h_contact is not None and not (np.isfinite(h_contact) and h_contact > 0):
-            raise ValidationError(f"h_contact must be a positive step, got {h_contact!r}")
-        self.contact_tol, self.h_contact = float(contact_tol), h_contact
-        self.contacts = contacts_of(system)
-        for contact in self.contacts:
-            contact.reset()
-            for name in contact.markers:
-                body = system.marker_info(name)[0]
-                if getattr(body, "coupling", None) is not None and \
-                        body.coupling.value == "one-way":
-                    raise ModelError(
-                        f"contact {contact.name!r} touches flexible body {body.name!r} in "
-                        f"one-way coupling, where the joints and contacts see the "
-                        f"undeformed body but forces excite the modes: the contact could "
-                        f"not see the deflection it loads; use two-way, no-Mrf or rigid")
-        self.onsets_located = 0  # steps shortened to locate a contact onset
+        self.contact_steps = ContactSteps(system, contact_tol, h_contact)
+        self.contacts = self.contact_steps.contacts
         self.formulation = self._pick_formulation(formulation, params, system)
         if h_max is not None:
             h = min(h, h_max)
@@ -225,8 +207,6 @@ class AlphaIntegrator:
 
         if jit_disabled():
             reason = "NUMBA_DISABLE_JIT is set"
-        elif self.contacts:
-            reason = f"contact {self.contacts[0].name!r} (contacts run on the NumPy path)"
         elif self.tangents is not Tangents.ANALYTIC:
             reason = "finite-difference tangents requested"
         else:
@@ -258,6 +238,7 @@ class AlphaIntegrator:
 
             warmup.wait_while_compiling()
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
+        self.contact_steps.compiled = self.compiled
         if build is None:
             warmup.mark_ready()
         # importing the engine, linking the prebuilt kernel or else importing numba and
@@ -471,8 +452,8 @@ class AlphaIntegrator:
         smaller) and sets the next step size: h ← h · clip(0.9 err^(−1/3), ¼, 2), at most
         ``h_max``."""
         h = self.h
-        if self.h_contact is not None and any(c.state.mode != OPEN for c in self.contacts):
-            h = min(h, self.h_contact)  # a contact is closed: resolve it
+        if self.contacts:  # a contact is closed: resolve it
+            h = self.contact_steps.step_size(h)
         # the angle memory of the accepted state (System.unwrap): every attempt starts from
         # it, and a failed or interrupted step leaves it (not a diverging iterate's angles)
         accepted = dict(self.system.angle_memory)
@@ -492,13 +473,13 @@ class AlphaIntegrator:
             attempt += 1
             ok, message, iters, state = self._try_step(h)
             if ok and self.contacts:
-                frac = onset_fraction(self.system, self.contacts, self.q, self.qd, state[1],
-                                      state[2], h, self.contact_tol)
+                end = self.contact_steps.end_samples(state[1], state[2])
+                frac = self.contact_steps.onset(self.q, self.qd, end, h)
                 # locating an onset may take steps below h_min (a Newton-failure floor):
                 # an impact at v covers v·h per step, and contact_tol may be far smaller
                 if frac is not None and h * frac >= 1e-6 * self.h_min:
                     h *= frac  # retry up to the interpolated onset of the contact
-                    self.onsets_located += 1
+                    self.contact_steps.onsets_located += 1
                     continue
             if ok and self.error_tol is not None:
                 err = self.error_estimate(state[5], h)
@@ -516,11 +497,10 @@ class AlphaIntegrator:
                     continue
                 self.h = min(self.h_max, h * factor)
             if ok:
-                q0, qd0 = self.q, self.qd
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
                 if self.contacts:
                     try:
-                        self._after_contact_step(q0, qd0, h)
+                        self._after_contact_step(h, end)
                     except FlexmbsError as exc:  # e.g. an impulse contact at rest
                         self.status, self.message = "failed", str(exc)
                         return False, self.message
@@ -565,6 +545,7 @@ class AlphaIntegrator:
         sizes and Newton iterations of the steps before it keep the statistics and the
         rebuild policy where they were."""
         self.t = float(cp["t"])
+        self.contact_steps.start = None
         self.q, self.qd, self.qdd, self.lam, self.a = (
             np.array(cp[k], dtype=float) for k in ("q", "qd", "qdd", "lam", "a"))
         self.h = float(cp["h"])
@@ -586,13 +567,20 @@ class AlphaIntegrator:
                 self.matrix.factor(matrix)
             self._matrix_h = float(cp["matrix_h"])
 
-    def _after_contact_step(self, q0, qd0, h) -> None:
-        """Commit contact states and dissipation; apply restitution impulses (then the
+    @property
+    def onsets_located(self) -> int:
+        """Steps shortened to locate a contact's onset."""
+        return self.contact_steps.onsets_located
+
+    def contact_samples(self, q, qd, at_state: bool = False) -> list:
+        """The contacts' samples at (q, q̇) (:meth:`ContactSteps.samples`)."""
+        return self.contact_steps.samples(q, qd, at_state)
+
+    def _after_contact_step(self, h, end) -> None:
+        """The contacts' switches and impulses after an accepted step (then the
         accelerations and multipliers are those of the new velocities)."""
-        commit_contacts(self.system, self.contacts, q0, qd0, self.q, self.qd, h)
-        qd, lost = apply_impulses(self.system, self.contacts, self.q, self.qd, self.t,
-                                  self.contact_tol)
-        if lost:
+        qd = self.contact_steps.after_step(self.q, self.qd, self.t, h, end)
+        if qd is not None:
             self.qd = qd
             self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t)
             self.a = self.qdd.copy()

@@ -1,0 +1,66 @@
+"""What a run keeps of its contacts at the outputs (docs/contact.md, "Results"): each
+contact's sample, mode and dissipated energy per output, turned into the result
+records and the energy balance's totals in one vectorized pass after the run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .element import OPEN
+from .sample import N_SAMPLE, S_DISSIPATION, S_ENERGY, S_FN, S_FT, S_GAP, S_VN
+
+#: What the results hold per contact and output time.
+CONTACT_FIELDS = ("gap", "penetration", "normal_force", "tangential_force",
+                  "normal_velocity", "state", "dissipated")
+
+
+class ContactLog:
+    """The contacts' samples (:class:`~flexmbs.contact.sample.Sample`), modes and
+    dissipated energies [J] at every output."""
+
+    def __init__(self, contacts):
+        self.contacts = list(contacts)
+        self._rows: list = []
+        self._modes: list = []
+        self._dissipated: list = []
+
+    def add(self, samples) -> None:
+        """Keep the contacts' ``samples`` at a new output with their states now."""
+        self._rows.append([s.row for s in samples])
+        self._modes.append([c.state.mode for c in self.contacts])
+        self._dissipated.append([c.state.dissipated for c in self.contacts])
+
+    def _arrays(self):
+        n_c = len(self.contacts)
+        rows = np.array(self._rows, dtype=float).reshape(-1, n_c, N_SAMPLE)
+        modes = np.array(self._modes, dtype=np.int64).reshape(-1, n_c)
+        dissipated = np.array(self._dissipated, dtype=float).reshape(-1, n_c)
+        return rows, modes, dissipated
+
+    def totals(self) -> dict:
+        """Over all contacts per output: ``contact_power`` (minus the dissipated power
+        [W]), ``contact_energy`` (stored [J]) and ``dissipated`` (cumulative [J]); empty
+        without contacts."""
+        if not self.contacts:
+            return {}
+        rows, _, dissipated = self._arrays()
+        return {"contact_power": -rows[:, :, S_DISSIPATION].sum(axis=1),
+                "contact_energy": rows[:, :, S_ENERGY].sum(axis=1),
+                "dissipated": dissipated.sum(axis=1)}
+
+    def records(self) -> dict:
+        """{contact: {field: (n_out,) array, "impacts": int}} (:data:`CONTACT_FIELDS`)."""
+        if not self.contacts:
+            return {}
+        rows, modes, dissipated = self._arrays()
+        out = {}
+        for k, c in enumerate(self.contacts):
+            gap = rows[:, k, S_GAP]
+            out[c.name] = {
+                "gap": gap, "penetration": np.maximum(0.0, -gap),
+                "normal_force": rows[:, k, S_FN],
+                "tangential_force": np.linalg.norm(rows[:, k, S_FT:S_FT + 3], axis=1),
+                "normal_velocity": rows[:, k, S_VN],
+                "state": np.where(gap < 0, modes[:, k], OPEN),
+                "dissipated": dissipated[:, k], "impacts": int(c.state.impacts)}
+        return out
