@@ -60,6 +60,77 @@ def _describe_bodies(system: System) -> dict:
     return out
 
 
+class Recording:
+    """The recorded outputs (t, q, q̇, q̈, λ) in rows of arrays allocated for the outputs
+    expected (grown by doubling when a run takes more), so an output costs one copy
+    into each array and the histories need no stacking after the run.
+    ``recording["q"]`` is the filled rows (a view: ``[-1]`` is the newest output)."""
+
+    KEYS = ("t", "q", "qd", "qdd", "lam")
+
+    #: the largest first allocation [bytes] (a longer run grows its arrays)
+    FIRST_BYTES = 1 << 28
+
+    def __init__(self, n_q: int, n_c: int, capacity: int):
+        capacity = max(min(int(capacity), self.FIRST_BYTES // (8 * (3 * n_q + n_c + 1))), 1)
+        self.n = 0
+        self.t = np.empty(capacity)
+        self.q, self.qd, self.qdd = (np.empty((capacity, n_q)) for _ in range(3))
+        self.lam = np.empty((capacity, n_c))
+
+    def add(self, t, q, qd, qdd, lam) -> None:
+        """Record one output (copied)."""
+        n = self.n
+        if n == self.t.shape[0]:
+            self._grow(2 * n)
+        self.t[n] = t
+        self.q[n] = q
+        self.qd[n] = qd
+        self.qdd[n] = qdd
+        self.lam[n] = lam
+        self.n = n + 1
+
+    def extend(self, t, q, qd, qdd, lam) -> None:
+        """Record the outputs of stacked histories (a restart's), copied."""
+        m = len(t)
+        if self.n + m > self.t.shape[0]:
+            self._grow(self.n + m + self.t.shape[0])
+        for key, rows in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):
+            getattr(self, key)[self.n:self.n + m] = np.asarray(rows, dtype=float).reshape(
+                (m, *getattr(self, key).shape[1:]))
+        self.n += m
+
+    def _grow(self, capacity: int) -> None:
+        for key in self.KEYS:
+            old = getattr(self, key)
+            new = np.empty((capacity, *old.shape[1:]))
+            new[:self.n] = old[:self.n]
+            setattr(self, key, new)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return getattr(self, key)[:self.n]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def histories(self) -> tuple[np.ndarray, ...]:
+        """(t, q, q̇, q̈, λ) of the outputs, trimmed to their own arrays when the
+        allocation was much larger than the run needed."""
+        if 4 * self.n >= 3 * self.t.shape[0]:
+            return tuple(self[key] for key in self.KEYS)
+        return tuple(self[key].copy() for key in self.KEYS)
+
+
+def expected_outputs(t0: float, t_end: float, h: float, output_every: int,
+                     outputs) -> int:
+    """Rows to allocate for a run's outputs: the output times given, or a fixed-step
+    run's outputs (a run that steps smaller, adaptive or at contacts, grows them)."""
+    if outputs is not None:
+        return outputs.size + 1
+    steps = int(np.ceil((t_end - t0) / h)) if h > 0 else 0
+    return steps // output_every + 3
+
+
 def _hermite(t0, t1, y0, y1, d0, d1, t):
     """Cubic Hermite interpolation of y (with derivatives d) at t in [t0, t1]."""
     h = t1 - t0
@@ -92,21 +163,20 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     return out
 
 
-def _output_quantities(system, integ, rec, derived, refs):
+def _output_quantities(system, integ, histories, derived, refs):
     """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
-    [J] at the recorded outputs, after the run (one kernel call on the compiled path).
+    [J] at the recorded outputs ``histories`` (t, q, q̇, λ), after the run (one kernel
+    call on the compiled path).
     ``refs`` ({force: (n_t,) angle}, :func:`output_angles`) give each rotational
     spring's turns at every output, so a spring wound several turns has its potential
     however far apart the outputs; the System's memory is left as the run left it."""
-    t = np.array(rec["t"])
-    q, qd = np.array(rec["q"]), np.array(rec["qd"])
-    lam_hist = np.array(rec["lam"])
+    t, q, qd, lam_hist = histories
     if integ.compiled is not None:  # one kernel call for every output
         names = integ.compiled.torsion_names
         outs = integ.compiled.outputs(t, q, qd, lam_hist, np.column_stack(
             [refs[n] for n in names]) if names else np.zeros((t.size, 0)))
         energies, viol = outs[:, :2], outs[:, 3:]
-        derived["power"] = list(outs[:, 2])
+        derived["power"] = outs[:, 2]
     else:
         after_run, system.angle_memory = system.angle_memory, {}
         try:
@@ -123,7 +193,7 @@ def _output_quantities(system, integ, rec, derived, refs):
             system.angle_memory = after_run
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
-    power = np.array(derived["power"])
+    power = np.asarray(derived["power"], dtype=float)
     work = np.zeros(t.size)
     if integ.contacts:
         power = power - np.array(derived["contact_power"])
