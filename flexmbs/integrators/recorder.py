@@ -146,11 +146,11 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     ``refs``: the forces' angles at the outputs (:func:`output_angles`)."""
     from ..assembly.sensors import sensor_history
 
-    out = {}
+    out, shared = {}, {}
     for sensor in getattr(system.model, "sensors", ()):
         try:
             hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts,
-                                  angle_refs=refs)
+                                  angle_refs=refs, shared=shared)
             values, units, comps = hist.values, hist.units, list(hist.components)
         except Exception as exc:  # keep the run: say which sensor failed and why
             statistics.setdefault("sensor_errors", {})[sensor.name] = (
