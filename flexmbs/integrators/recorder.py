@@ -61,74 +61,45 @@ def _describe_bodies(system: System) -> dict:
 
 
 class Recording:
-    """The recorded outputs (t, q, q̇, q̈, λ) in rows of arrays allocated for the outputs
-    expected (grown by doubling when a run takes more), so an output costs one copy
-    into each array and the histories need no stacking after the run.
-    ``recording["q"]`` is the filled rows (a view: ``[-1]`` is the newest output)."""
+    """The recorded outputs (t, q, q̇, q̈, λ): references to the integrator's state arrays,
+    which it replaces at every step (never writes into), stacked once after the run.
+    ``copy``: copy them instead (real-time mode, whose steps write into two alternating
+    sets of arrays). ``recording["q"]`` is the list of outputs (``[-1]``: the newest)."""
 
     KEYS = ("t", "q", "qd", "qdd", "lam")
 
-    #: the largest first allocation [bytes] (a longer run grows its arrays)
-    FIRST_BYTES = 1 << 28
-
-    def __init__(self, n_q: int, n_c: int, capacity: int):
-        capacity = max(min(int(capacity), self.FIRST_BYTES // (8 * (3 * n_q + n_c + 1))), 1)
-        self.n = 0
-        self.t = np.empty(capacity)
-        self.q, self.qd, self.qdd = (np.empty((capacity, n_q)) for _ in range(3))
-        self.lam = np.empty((capacity, n_c))
+    def __init__(self, n_q: int, n_c: int, copy: bool = False):
+        self.n_q, self.n_c, self.copy = n_q, n_c, copy
+        self.t, self.q, self.qd, self.qdd, self.lam = [], [], [], [], []
 
     def add(self, t, q, qd, qdd, lam) -> None:
-        """Record one output (copied)."""
-        n = self.n
-        if n == self.t.shape[0]:
-            self._grow(2 * n)
-        self.t[n] = t
-        self.q[n] = q
-        self.qd[n] = qd
-        self.qdd[n] = qdd
-        self.lam[n] = lam
-        self.n = n + 1
+        """Record one output."""
+        if self.copy:
+            q, qd, qdd, lam = q.copy(), qd.copy(), qdd.copy(), lam.copy()
+        self.t.append(t)
+        self.q.append(q)
+        self.qd.append(qd)
+        self.qdd.append(qdd)
+        self.lam.append(lam)
 
     def extend(self, t, q, qd, qdd, lam) -> None:
-        """Record the outputs of stacked histories (a restart's), copied."""
-        m = len(t)
-        if self.n + m > self.t.shape[0]:
-            self._grow(self.n + m + self.t.shape[0])
+        """Record the outputs of stacked histories (a restart's: rows of its arrays)."""
         for key, rows in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):
-            getattr(self, key)[self.n:self.n + m] = np.asarray(rows, dtype=float).reshape(
-                (m, *getattr(self, key).shape[1:]))
-        self.n += m
+            getattr(self, key).extend(np.asarray(rows, dtype=float))
 
-    def _grow(self, capacity: int) -> None:
-        for key in self.KEYS:
-            old = getattr(self, key)
-            new = np.empty((capacity, *old.shape[1:]))
-            new[:self.n] = old[:self.n]
-            setattr(self, key, new)
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        return getattr(self, key)[:self.n]
+    def __getitem__(self, key: str) -> list:
+        return getattr(self, key)
 
     def __len__(self) -> int:
-        return self.n
+        return len(self.t)
 
     def histories(self) -> tuple[np.ndarray, ...]:
-        """(t, q, q̇, q̈, λ) of the outputs, trimmed to their own arrays when the
-        allocation was much larger than the run needed."""
-        if 4 * self.n >= 3 * self.t.shape[0]:
-            return tuple(self[key] for key in self.KEYS)
-        return tuple(self[key].copy() for key in self.KEYS)
-
-
-def expected_outputs(t0: float, t_end: float, h: float, output_every: int,
-                     outputs) -> int:
-    """Rows to allocate for a run's outputs: the output times given, or a fixed-step
-    run's outputs (a run that steps smaller, adaptive or at contacts, grows them)."""
-    if outputs is not None:
-        return outputs.size + 1
-    steps = int(np.ceil((t_end - t0) / h)) if h > 0 else 0
-    return steps // output_every + 3
+        """(t (n_t,), q, q̇, q̈ (n_t, n_q), λ (n_t, n_c)) of the outputs, new arrays."""
+        n = len(self.t)
+        return (np.array(self.t, dtype=float).reshape(n),
+                *(np.array(getattr(self, key), dtype=float).reshape(n, self.n_q)
+                  for key in ("q", "qd", "qdd")),
+                np.array(self.lam, dtype=float).reshape(n, self.n_c))
 
 
 def _hermite(t0, t1, y0, y1, d0, d1, t):

@@ -38,7 +38,6 @@ from .recorder import (
     _hermite,
     _output_quantities,
     _sensor_records,
-    expected_outputs,
 )
 from .stepper import (
     REFRESH_ABOVE,
@@ -138,8 +137,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"{', '.join(report.redundant)}; the integrator needs independent equations: "
             f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
-    rec = Recording(system.n_q, system.n_c,
-                    expected_outputs(integ.t, t_end, h, output_every, outputs))
+    rec = Recording(system.n_q, system.n_c, copy=integ.real_time)
     memory: list = []  # the angle memory at each output (None: not known)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
@@ -170,7 +168,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 contact_rec[c.name][key].append(values[key])
 
     def record():
-        rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)  # copies
+        rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         derive()
 
     next_out = 0
