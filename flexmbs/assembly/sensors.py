@@ -17,6 +17,7 @@ on body i and carried over: F_j = −F_i, T_j = −T_i + (r_j − r_i) × F_i.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,13 +55,18 @@ def sensor_histories(system, t, q, qd, qdd, lam, contacts=None) -> dict[str, Sen
 
 
 def sensor_history(system, sensor, t, q, qd, qdd, lam, contacts=None,
-                   angle_refs=None) -> SensorHistory:
+                   angle_refs=None, shared=None) -> SensorHistory:
     """One sensor's :class:`SensorHistory` (arguments as :func:`sensor_histories`);
     ``angle_refs`` ({force name: (n_t,) angle [rad]}, the run's angles at the outputs,
     :func:`flexmbs.integrators.output_angles.output_angles`) give a force sensor on a
-    rotational spring or torque actuator the turns of its angle at every output."""
+    rotational spring or torque actuator the turns of its angle at every output.
+    ``shared``: a dict kept over the sensors of one history, where a joint's coordinate
+    and rate histories are computed once for both of its sensors."""
     if sensor.kind == "force":
         values, units, comps = _force(system, sensor, t, q, qd, angle_refs or {})
+    elif sensor.kind == "joint":
+        values, units, comps = _joint(system, sensor, t, q, qd, qdd, lam, contacts,
+                                      shared)
     else:
         values, units, comps = _EVALUATORS[sensor.kind](system, sensor, t, q, qd, qdd, lam,
                                                         contacts or {})
@@ -82,7 +88,10 @@ def _marker(system, sensor, t, q, qd, qdd, lam, contacts, name=None):
             rows.append(body.angular_jac(qb, marker) @ qdb if sl.stop > sl.start
                         else np.zeros(3))
             continue
-        r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
+        if sensor.quantity in ("position", "orientation"):  # no Jacobians needed
+            r, axes, jac, quad = body.marker_frame(qb, marker, None, jac=False)
+        else:
+            r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
         if sensor.quantity == "position":
             rows.append(r)
         elif sensor.quantity == "orientation":
@@ -121,26 +130,36 @@ def _as_marker_sensor(sensor):
     return Sensor(sensor.name, "marker", sensor.quantity, sensor.target)
 
 
-def _joint(system, sensor, t, q, qd, qdd, lam, contacts):
+def _joint(system, sensor, t, q, qd, qdd, lam, contacts, shared=None):
     """Joint coordinate and rate; angles unwrapped along the run with the rate: each
     output's angle is the representative nearest to the previous one advanced by the
-    trapezoidal rule of the rates (so changes of more than π between outputs count)."""
+    trapezoidal rule of the rates (so changes of more than π between outputs count).
+    ``shared``: see :func:`sensor_history`."""
     from ..elements.marker_pairs import relative_rotation, relative_translation
 
     spec = _joint_spec(system, sensor.target)
     units, comps = _table(sensor)
     angular = sensor.quantity.startswith("angle")
+    key = ("joint", spec.name, angular)
+    if shared is not None and key in shared:
+        values, rates = shared[key]
+        return (rates if sensor.quantity.endswith("rate") else values), units, comps
     values, rates = np.empty(len(t)), np.empty(len(t))
+    turn = 2 * math.pi
     for k in range(len(t)):
         if angular:
             values[k], rates[k], _ = relative_rotation(system, spec.marker_i, spec.marker_j,
                                                        q[k], qd[k])
             if k:
                 guess = values[k - 1] + 0.5 * (rates[k] + rates[k - 1]) * (t[k] - t[k - 1])
-                values[k] += 2 * np.pi * np.round((guess - values[k]) / (2 * np.pi))
+                whole = (guess - values[k]) / turn
+                # np.round's turns in scalar maths (half to even; non-finite kept)
+                values[k] += turn * (round(whole) if math.isfinite(whole) else whole)
         else:
             values[k], rates[k], _ = relative_translation(system, spec.marker_i,
                                                           spec.marker_j, q[k], qd[k])
+    if shared is not None:
+        shared[key] = (values, rates)
     return (rates if sensor.quantity.endswith("rate") else values), units, comps
 
 

@@ -180,6 +180,28 @@ class CompiledSystem:
                                  f"{self.actuators[k].name!r}: its profile returned "
                                  f"{u[k]} at t = {t:g}")
 
+    def time_values_many(self, times) -> tuple[np.ndarray, np.ndarray]:
+        """(profiles (n_t, n_drives, 3), u (n_t, n_actuators)) at every time of ``times``
+        (the outputs after a run): each profile evaluated over the array at once
+        (``Profile.eval_many``); a failure or a non-finite value is looked at again
+        time by time, which raises :meth:`time_values`'s ModelError naming it."""
+        times = np.asarray(times, dtype=float)
+        n_t = times.size
+        prof = np.zeros((n_t, len(self.drives), 3))
+        u = np.zeros((n_t, len(self.actuators)))
+        try:
+            for k, drive in enumerate(self.drives):
+                prof[:, k] = _many(drive.profile, times)
+            for k, profile in enumerate(self._input_profiles):
+                u[:, k] = _many(profile, times)[:, 0]
+            good = bool(np.isfinite(prof).all() and np.isfinite(u).all())
+        except Exception:
+            good = False
+        if not good:
+            for k, tk in enumerate(times):  # into the rows: no arrays per output
+                self.time_values_into(float(tk), prof[k], u[k])
+        return prof, u
+
     # ----------------------------------------------------------- kernels
     def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
               max_iter=1, prof=None, u=None, lu=None, piv=None, start=False, qs=None,
@@ -289,10 +311,7 @@ class CompiledSystem:
         depend on their states at each output, and a run takes them from the contacts'
         samples (:class:`flexmbs.contact.log.ContactLog`)."""
         n_t = len(t)
-        prof = np.zeros((n_t, len(self.drives), 3))
-        u = np.zeros((n_t, len(self.actuators)))
-        for k, tk in enumerate(t):  # into the rows: no arrays per output
-            self.time_values_into(float(tk), prof[k], u[k])
+        prof, u = self.time_values_many(t)
         out = np.zeros((n_t, 5))
         self.load_angles({})
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
@@ -375,6 +394,16 @@ class CompiledSystem:
             prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
         self.work.counters[1] = 0
         self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True, sync=False)
+
+
+def _many(profile, times: np.ndarray) -> np.ndarray:
+    """(n_t, 3) values of a drive's or an actuator's profile at ``times``: its
+    ``eval_many`` (a Profile's), else ``eval`` time by time (any object with ``eval``)."""
+    many = getattr(profile, "eval_many", None)
+    if many is not None:
+        return many(times)
+    return np.array([profile.eval(float(tk)) for tk in times], dtype=float).reshape(
+        times.size, -1)
 
 
 class _Placeholders:

@@ -57,6 +57,48 @@ def _describe_bodies(system: System) -> dict:
     return out
 
 
+class Recording:
+    """The recorded outputs (t, q, q̇, q̈, λ): references to the integrator's state arrays,
+    which it replaces at every step (never writes into), stacked once after the run.
+    ``copy``: copy them instead (real-time mode, whose steps write into two alternating
+    sets of arrays). ``recording["q"]`` is the list of outputs (``[-1]``: the newest)."""
+
+    KEYS = ("t", "q", "qd", "qdd", "lam")
+
+    def __init__(self, n_q: int, n_c: int, copy: bool = False):
+        self.n_q, self.n_c, self.copy = n_q, n_c, copy
+        self.t, self.q, self.qd, self.qdd, self.lam = [], [], [], [], []
+
+    def add(self, t, q, qd, qdd, lam) -> None:
+        """Record one output."""
+        if self.copy:
+            q, qd, qdd, lam = q.copy(), qd.copy(), qdd.copy(), lam.copy()
+        self.t.append(t)
+        self.q.append(q)
+        self.qd.append(qd)
+        self.qdd.append(qdd)
+        self.lam.append(lam)
+
+    def extend(self, t, q, qd, qdd, lam) -> None:
+        """Record the outputs of stacked histories (a restart's: rows of its arrays)."""
+        for key, rows in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):
+            getattr(self, key).extend(np.asarray(rows, dtype=float))
+
+    def __getitem__(self, key: str) -> list:
+        return getattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def histories(self) -> tuple[np.ndarray, ...]:
+        """(t (n_t,), q, q̇, q̈ (n_t, n_q), λ (n_t, n_c)) of the outputs, new arrays."""
+        n = len(self.t)
+        return (np.array(self.t, dtype=float).reshape(n),
+                *(np.array(getattr(self, key), dtype=float).reshape(n, self.n_q)
+                  for key in ("q", "qd", "qdd")),
+                np.array(self.lam, dtype=float).reshape(n, self.n_c))
+
+
 def _hermite(t0, t1, y0, y1, d0, d1, t):
     """Cubic Hermite interpolation of y (with derivatives d) at t in [t0, t1]."""
     h = t1 - t0
@@ -72,11 +114,11 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     ``refs``: the forces' angles at the outputs (:func:`output_angles`)."""
     from ..assembly.sensors import sensor_history
 
-    out = {}
+    out, shared = {}, {}
     for sensor in getattr(system.model, "sensors", ()):
         try:
             hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts,
-                                  angle_refs=refs)
+                                  angle_refs=refs, shared=shared)
             values, units, comps = hist.values, hist.units, list(hist.components)
         except Exception as exc:  # keep the run: say which sensor failed and why
             statistics.setdefault("sensor_errors", {})[sensor.name] = (
@@ -89,21 +131,20 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     return out
 
 
-def _output_quantities(system, integ, rec, derived, refs):
+def _output_quantities(system, integ, histories, derived, refs):
     """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
-    [J] at the recorded outputs, after the run (one kernel call on the compiled path).
+    [J] at the recorded outputs ``histories`` (t, q, q̇, λ), after the run (one kernel
+    call on the compiled path).
     ``refs`` ({force: (n_t,) angle}, :func:`output_angles`) give each rotational
     spring's turns at every output, so a spring wound several turns has its potential
     however far apart the outputs; the System's memory is left as the run left it."""
-    t = np.array(rec["t"])
-    q, qd = np.array(rec["q"]), np.array(rec["qd"])
-    lam_hist = np.array(rec["lam"])
+    t, q, qd, lam_hist = histories
     if integ.compiled is not None:  # one kernel call for every output
         names = integ.compiled.torsion_names
         outs = integ.compiled.outputs(t, q, qd, lam_hist, np.column_stack(
             [refs[n] for n in names]) if names else np.zeros((t.size, 0)))
         energies, viol = outs[:, :2], outs[:, 3:]
-        derived["power"] = list(outs[:, 2])
+        derived["power"] = outs[:, 2]
     else:
         after_run, system.angle_memory = system.angle_memory, {}
         try:
@@ -120,7 +161,7 @@ def _output_quantities(system, integ, rec, derived, refs):
             system.angle_memory = after_run
     # contacts' dissipation is integrated step by step (it lasts a few steps), the rest
     # trapezoidally over the outputs
-    power = np.array(derived["power"])
+    power = np.asarray(derived["power"], dtype=float)
     work = np.zeros(t.size)
     if integ.contacts:
         if integ.compiled is None:

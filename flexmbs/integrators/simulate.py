@@ -33,6 +33,7 @@ from .output_angles import output_angles
 from .real_time import real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
+    Recording,
     _describe_bodies,
     _describe_model,
     _hermite,
@@ -136,7 +137,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"the model has {len(report.redundant)} redundant constraint equation(s): "
             f"{', '.join(report.redundant)}; the integrator needs independent equations: "
             f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
-    rec = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+    outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
+    rec = Recording(system.n_q, system.n_c, copy=integ.real_time)
     memory: list = []  # the angle memory at each output (None: not known)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
@@ -160,16 +162,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 q_k, qd_k, rec["lam"][-1], float(rec["t"][-1])))
 
     def record():
-        for key in rec:
-            rec[key].append(np.array(getattr(integ, key)))  # a copy (np.copy, faster)
+        rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         derive(at_state=True)
 
-    outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
     next_out = 0
     if cp:  # the history so far, then on from the restart point
-        for key in rec:
-            rec[key] = list(np.asarray(getattr(restart, key)))
-        memory.extend([None] * len(rec["t"]))
+        rec.extend(*(getattr(restart, key) for key in Recording.KEYS))
+        memory.extend([None] * len(rec))
         next_out = cp["next_output"]
     elif outputs is None:
         record()
@@ -205,12 +204,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     post_start = time.perf_counter()
     derived.update(contact_log.totals())
     with numerical:
-        refs = output_angles(system, np.array(rec["t"]), np.array(rec["q"]),
-                             np.array(rec["qd"]), memory)
-        energies, viol, work = _output_quantities(system, integ, rec, derived, refs)
-    t = np.array(rec["t"])
-    q, qd = np.array(rec["q"]), np.array(rec["qd"])
-    lam_hist = np.array(rec["lam"])
+        t, q, qd, qdd_hist, lam_hist = rec.histories()
+        refs = output_angles(system, t, q, qd, memory)
+        energies, viol, work = _output_quantities(system, integ, (t, q, qd, lam_hist),
+                                                  derived, refs)
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
@@ -246,7 +243,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if cp:
         statistics["restarts"] = [*earlier.get("restarts", []), float(cp["t"])]
     contacts = contact_log.records()
-    qdd_hist = np.array(rec["qdd"]).reshape(q.shape)
     sensors = _sensor_records(system, t, q, qd, qdd_hist, lam_hist, contacts, statistics,
                               refs)
     return SimulationResult(
@@ -339,11 +335,9 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                 while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
                     tt = outputs[next_out]
                     w = (tt - t0) / (integ.t - t0)
-                    rec["t"].append(np.array(tt))
-                    rec["q"].append(_hermite(t0, integ.t, q0, integ.q, qd0, integ.qd, tt))
-                    rec["qd"].append(_hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt))
-                    rec["qdd"].append((1 - w) * qdd0 + w * integ.qdd)
-                    rec["lam"].append((1 - w) * lam0 + w * integ.lam)
+                    rec.add(tt, _hermite(t0, integ.t, q0, integ.q, qd0, integ.qd, tt),
+                            _hermite(t0, integ.t, qd0, integ.qd, qdd0, integ.qdd, tt),
+                            (1 - w) * qdd0 + w * integ.qdd, (1 - w) * lam0 + w * integ.lam)
                     derive()
                     next_out += 1
             if progress is not None:

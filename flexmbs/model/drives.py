@@ -19,6 +19,11 @@ class Profile:
     def eval(self, t: float) -> tuple[float, float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def eval_many(self, t: np.ndarray) -> np.ndarray:
+        """(n, 3): (s, ṡ, s̈) at each of the times ``t`` (n,), the values :meth:`eval`
+        gives one by one (the kinds below evaluate them over the array at once)."""
+        return np.array([self.eval(float(tk)) for tk in t], dtype=float).reshape(-1, 3)
+
 
 @dataclass(frozen=True)
 class Constant(Profile):
@@ -28,6 +33,11 @@ class Constant(Profile):
 
     def eval(self, t):
         return float(self.value), 0.0, 0.0
+
+    def eval_many(self, t):
+        out = np.zeros((len(t), 3))
+        out[:, 0] = float(self.value)
+        return out
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,15 @@ class Polynomial(Profile):
             ds = ds * t + s
             s = s * t + c
         return s, ds, dds
+
+    def eval_many(self, t):
+        t = np.asarray(t, dtype=float)
+        s, ds, dds = np.zeros_like(t), np.zeros_like(t), np.zeros_like(t)
+        for c in reversed(self.coefficients):  # eval's operations, over the array
+            dds = dds * t + 2.0 * ds
+            ds = ds * t + s
+            s = s * t + c
+        return np.stack([s, ds, dds], axis=1)
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,21 @@ class SpinUp(Profile):
         omega = big_w / T * (t - math.sin(k * t) / k)
         alpha = big_w / T * (1 - cos_kt)
         return theta, omega, alpha
+
+    def eval_many(self, t):
+        t = np.asarray(t, dtype=float)
+        big_w, T = self.omega, self.duration
+        k = 2 * math.pi / T
+        cos_kt = np.cos(k * t)  # eval's operations, over the array
+        out = np.stack([big_w / T * (t * t / 2 + (cos_kt - 1) / k**2),
+                        big_w / T * (t - np.sin(k * t) / k), big_w / T * (1 - cos_kt)],
+                       axis=1)
+        held = t >= T
+        if held.any():
+            out[held] = np.stack([big_w * T / 2 + big_w * (t[held] - T),
+                                  np.full(int(held.sum()), big_w),
+                                  np.zeros(int(held.sum()))], axis=1)
+        return out
 
 
 @dataclass(frozen=True)
@@ -125,6 +159,17 @@ class Table(Profile):
         d = t - breaks[i]
         return (((c3 * d + c2) * d + c1) * d + c0, (3.0 * c3 * d + 2.0 * c2) * d + c1,
                 6.0 * c3 * d + 2.0 * c2)
+
+    def eval_many(self, t):
+        t = np.asarray(t, dtype=float)
+        breaks = np.asarray(self._breaks)
+        if self.bc_type == "periodic":
+            t = breaks[0] + (t - breaks[0]) % (breaks[-1] - breaks[0])
+        i = np.clip(np.searchsorted(breaks, t, side="right") - 1, 0, breaks.size - 2)
+        c3, c2, c1, c0 = np.asarray(self._pieces)[i].T  # eval's operations, over the array
+        d = t - breaks[i]
+        return np.stack([((c3 * d + c2) * d + c1) * d + c0,
+                         (3.0 * c3 * d + 2.0 * c2) * d + c1, 6.0 * c3 * d + 2.0 * c2], axis=1)
 
 
 @dataclass(frozen=True)
