@@ -87,7 +87,11 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+# exudyn_beam.py, beside this script (on sys.path when it runs): Exudyn's side of the
+# model, whose constants its standalone script shares
+import exudyn_beam
 import numpy as np
+from exudyn_beam import GRAVITY, OMEGA, RAMP, RHO_INF, SAMPLE
 
 #: Beam: lengths [m], elements, material (SI).
 LX, LY, LZ = 1.0, 0.02, 0.01
@@ -96,14 +100,8 @@ YOUNG, POISSON, DENSITY = 2.1e11, 0.3, 7850.0
 #: Clamped face centred on the origin: the frame origin is the face centre.
 ORIGIN = (0.0, -LY / 2, -LZ / 2)
 TIP = (LX, 0.0, 0.0)
-#: Spin-up (Kane, Ryan and Banerjee 1987): final rate [rad/s], ramp duration [s].
-OMEGA, RAMP = 2.0, 1.0
-GRAVITY = 9.81
-RHO_INF = 0.9
 END_TIME = {"spin": 2.0, "drop": 1.0}
 QUICK_END_TIME = {"spin": 1.0, "drop": 0.5}
-#: Sampling period of the tip histories that are compared [s].
-SAMPLE = 1e-3
 CASES = ("spin", "drop")
 
 
@@ -127,14 +125,6 @@ def build_mesh() -> Mesh:
     # M = M_s (x) I3: the x rows' sums are the nodal masses (gravity's consistent load)
     node_mass = np.asarray(fe.mass.sum(axis=1)).ravel()[0::3]
     return Mesh(fe, clamp, tip, node_mass)
-
-
-def spin_angle(t: float) -> float:
-    """theta(t) of the spin-up: omega = Omega/T (t - T/(2 pi) sin(2 pi t/T)) for t < T."""
-    if t >= RAMP:
-        return OMEGA * RAMP / 2 + OMEGA * (t - RAMP)
-    k = 2 * math.pi / RAMP
-    return OMEGA / RAMP * (t * t / 2 + (math.cos(k * t) - 1) / (k * k))
 
 
 def rotation_angle(case: str, a: np.ndarray) -> float:
@@ -331,84 +321,26 @@ class ExudynModel:
         self.models = {}
 
     def model(self, case: str, gravity: str = "nodal"):
-        """(SystemContainer, mbs, handles) of ``case``; ``gravity`` "nodal" (mass-weighted
-        super-element marker and m g) or "lmp" (AddObjectFFRFreducedOrder's own)."""
+        """(SystemContainer, mbs, handles) of ``case``, assembled; ``gravity`` "nodal"
+        (mass-weighted super-element marker and m g) or "lmp" (AddObjectFFRFreducedOrder's
+        own): :func:`exudyn_beam.build_model`."""
         key = (case, gravity)
-        if key in self.models:
-            return self.models[key]
-        exu = self.exu
-        import exudyn.itemInterface as eii
-
-        sc = exu.SystemContainer()
-        mbs = sc.AddSystem()
-        g_vec = [0.0, 0.0, -GRAVITY]
-        builtin = case == "drop" and gravity == "lmp"
-        body = self.cms.AddObjectFFRFreducedOrder(
-            mbs, positionRef=[0.0, 0.0, 0.0], initialVelocity=[0.0, 0.0, 0.0],
-            initialAngularVelocity=[0.0, 0.0, 0.0],
-            gravity=g_vec if builtin else [0.0, 0.0, 0.0])
-        ground = mbs.AddObject(eii.ObjectGround())
-        m_ground = mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=ground,
-                                                     localPosition=[0.0, 0.0, 0.0]))
-        m_frame = mbs.AddMarker(eii.MarkerNodeRigid(nodeNumber=body["nRigidBody"]))
-        if case == "spin":
-            def offset(mbs, t, item, parameters):
-                return [0.0, 0.0, 0.0, 0.0, 0.0, spin_angle(t)]
-
-            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
-                                                 constrainedAxes=[1, 1, 1, 1, 1, 1],
-                                                 offsetUserFunction=offset))
-        else:
-            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
-                                                 constrainedAxes=[1, 1, 1, 1, 0, 1]))
-            if not builtin:
-                mass = self.mesh.node_mass
-                marker = mbs.AddMarker(eii.MarkerSuperElementPosition(
-                    bodyNumber=body["oFFRFreducedOrder"],
-                    meshNodeNumbers=list(range(mass.size)),
-                    weightingFactors=list(mass / mass.sum())))
-                mbs.AddLoad(eii.LoadForceVector(
-                    markerNumber=marker, loadVector=[0.0, 0.0, -GRAVITY * mass.sum()]))
-        sensor = mbs.AddSensor(eii.SensorNode(
-            nodeNumber=body["nGenericODE2"], storeInternal=True, writeToFile=False,
-            outputVariableType=exu.OutputVariableType.Coordinates))
-        mbs.Assemble()
-        self.models[key] = (sc, mbs, {**body, "sensor": sensor})
+        if key not in self.models:
+            sc, mbs, handles = exudyn_beam.build_model(self.exu, self.cms, case, gravity,
+                                                       self.mesh.node_mass)
+            mbs.Assemble()
+            self.models[key] = (sc, mbs, handles)
         return self.models[key]
 
-    def settings(self, t_end: float, h: float, record: bool):
-        exu = self.exu
-        ss = exu.SimulationSettings()
-        ti = ss.timeIntegration
-        ti.startTime = 0.0
-        ti.endTime = t_end
-        ti.numberOfSteps = round(t_end / h)
-        ti.adaptiveStep = False
-        if hasattr(ti, "automaticStepSize"):
-            ti.automaticStepSize = False
-        ti.verboseMode = 0
-        ti.newton.useModifiedNewton = not self.full_newton
-        ga = ti.generalizedAlpha
-        ga.spectralRadius = RHO_INF
-        ga.useIndex2Constraints = False
-        ga.useNewmark = False
-        ga.computeInitialAccelerations = True
-        period = 0.5 * h  # every step while recording
-        if hasattr(ss, "solution"):  # 1.13 layout
-            ss.solution.file.write = False
-            ss.solution.sensors.active = record
-            ss.solution.sensors.writePeriod = period
-        else:
-            ss.solutionSettings.writeSolutionToFile = False
-            ss.solutionSettings.sensorsStoreAndWriteFiles = record
-            ss.solutionSettings.sensorsWritePeriod = period
-        return ss
+    def settings(self, t_end: float, h: float, record: bool, newton: str = "default"):
+        return exudyn_beam.settings(self.exu, t_end, h, record=record, rho_inf=RHO_INF,
+                                    full_newton=self.full_newton, newton=newton)
 
     def run(self, case: str, t_end: float, h: float, *, record: bool,
-            gravity: str = "nodal") -> ExuRun:
+            gravity: str = "nodal", newton: str = "default") -> ExuRun:
         exu = self.exu
         _, mbs, handles = self.model(case, gravity)
-        ss = self.settings(t_end, h, record)
+        ss = self.settings(t_end, h, record, newton)
         solver = exu.MainSolverImplicitSecondOrder()
         w0 = time.perf_counter()
         ok = solver.InitializeSolver(mbs, ss)
