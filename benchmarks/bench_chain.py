@@ -315,6 +315,44 @@ def format_result(r: Result) -> str:
             f"{_fmt(r.tip_max_diff_m, '.1e', 9)} {_fmt(r.tip_max_diff_rel, '.1e', 8)}")
 
 
+def compare_switch(args, flex: FlexChain, compiled_system, log) -> int:
+    """flexmbs's stepping per step with each switch order of --compare-sparse-from:
+    one warm-up run per order, then --repeats rounds over the orders; best kept."""
+    orders = args.compare_sparse_from
+    log("flexmbs only: µs per step of the stepping (best of the rounds) with the sparse "
+        "factorisation from the given matrix orders on; factorisations in brackets")
+    log(f"{'N':>4} {'n':>5} " + " ".join(f"{'from ' + str(o):>22}" for o in orders))
+    rows = []
+    for n in args.n:
+        t_end = args.t_end_for.get(n, args.t_end)
+        runs = {o: [] for o in orders}
+        for round_ in range(args.repeats + 1):  # round 0: warm-up
+            for o in orders:
+                compiled_system.SPARSE_FROM = o
+                r = flex.run(n, t_end, record=False)
+                if round_ > 0:
+                    runs[o].append(r)
+        first = runs[orders[0]][-1]
+        size = first["n_q"] + first["n_c"]
+        cells = []
+        for o in orders:
+            best = 1e6 * _best(runs[o], "step_s")
+            kind = "sparse" if size >= o else "dense"
+            cells.append(f"{best:>10.1f} ({kind}, {runs[o][-1]['factorizations']})")
+        rows.append({"n": n, "order": size, "t_end": t_end,
+                     "step_us": {str(o): 1e6 * _best(runs[o], "step_s") for o in orders},
+                     "step_us_runs": {str(o): [1e6 * r["step_s"] for r in runs[o]]
+                                      for o in orders}})
+        log(f"{n:>4} {size:>5} " + " ".join(f"{c:>22}" for c in cells))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"settings": {"orders": orders, "repeats": args.repeats,
+                                              "flexmbs_rev": _git_rev()},
+                                 "rows": rows}, indent=1) + "\n")
+        log(f"results written to {args.json}")
+    return 0
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", default="1,4,16,64,256", help="chain lengths, e.g. 1,4,16")
@@ -328,9 +366,15 @@ def parse_args(argv=None):
     p.add_argument("--flexmbs-only", action="store_true", help="leave Exudyn out")
     p.add_argument("--sparse-from", type=int, default=None, metavar="ORDER",
                    help="flexmbs: factor sparse from this matrix order on (this process)")
+    p.add_argument("--compare-sparse-from", default=None, metavar="A,B,...",
+                   help="flexmbs only: stepping per step with each of these switch orders, "
+                        "interleaved (e.g. 0,1000000000: sparse against dense)")
     p.add_argument("--json", default=None, metavar="PATH", help="also write JSON to PATH")
     args = p.parse_args(argv)
     args.n = [int(v) for v in args.n.split(",") if v.strip()]
+    if args.compare_sparse_from is not None:
+        args.compare_sparse_from = [int(float(v)) for v in args.compare_sparse_from.split(",")
+                                    if v.strip()]
     args.t_end_for = {int(k): float(v) for k, v in
                       (item.split("=") for item in args.t_end_for.split(",") if item.strip())}
     if args.repeats < 1:
@@ -362,6 +406,8 @@ def main(argv=None) -> int:
            f"solver, {args.exudyn_gravity} gravity, modified Newton"))
     mesh = build_mesh()
     flex = FlexChain(mesh)
+    if args.compare_sparse_from:
+        return compare_switch(args, flex, compiled_system, log)
     exu_chain = (None if exu is None
                  else ExuChain(exu, mesh, args.exudyn_solver, args.exudyn_gravity))
     log(HEADER)
