@@ -8,7 +8,22 @@ Run::
 
 Options: ``--only spin|drop``, ``--modes 4,8,16``, ``--h 1e-4,1e-3``, ``--repeats 3``,
 ``--cpu`` (table in process CPU time), ``--json [PATH]`` (stdout without PATH),
-``--no-lmp``, ``--exudyn-fast`` (exudynCPPfast), ``--exudyn-full-newton``.
+``--no-lmp``, ``--exudyn-fast`` (exudynCPPfast), ``--exudyn-full-newton``,
+``--whole`` and ``--whole-dir DIR``, ``--equal-accuracy`` (below).
+
+``--whole`` adds whole runs, timed as a user waits, against Exudyn with the gravity its
+users run (built-in for the drop): in this process flexmbs's ``load_case`` +
+``run_case`` of a case file (on the modal data written with ``write_modal``) against
+``exudyn_beam.solve`` (load the FEMinterface file with its modes, build, Assemble,
+SolveDynamic); as new processes ``flexmbs run CASE`` against ``python exudyn_beam.py``
+(wall time). Outputs every 1 ms in both. ``--equal-accuracy`` adds flexmbs with
+``newton="converged"`` against Exudyn with its defaults, and each code's deviation of
+the tip from its own converged answer (flexmbs: every tolerance ten times tighter than
+"converged"; Exudyn: Newton tolerances 1e-12/1e-14). Both print a table of their own
+after the main one and go into the JSON (``whole``, ``equal`` of each row)::
+
+    python benchmarks/bench_vs_exudyn.py --whole --equal-accuracy \
+        --json benchmarks/results/exudyn_whole.json
 
 Exudyn (``pip install exudyn``) is a benchmark-only dependency; without it the script
 says so and prints the flexmbs figures alone.
