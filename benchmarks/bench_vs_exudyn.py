@@ -700,7 +700,7 @@ def whole_row(row: Row, whole: WholeRuns, flex_model, exu_model, repeats: int,
     out = {"exudyn_gravity": "built-in" if case == "drop" else "none",
            "output_every": max(1, round(SAMPLE / h)), "case_file": os.path.basename(path)}
     f_in, f_cli, e_in, e_cli, f_stats = [], [], [], [], []
-    e_ok = True
+    f_ok, e_ok = bool(res0.success), True
     exu = None if exu_model is None else exu_model.exu
     if exu is not None:
         _, mbs, handles, _, ok = whole.exudyn_in_process(exu, case, n, h, t_end, gravity)
@@ -718,6 +718,7 @@ def whole_row(row: Row, whole: WholeRuns, flex_model, exu_model, repeats: int,
         wall, res = whole.flexmbs_in_process(path)
         f_in.append(wall)
         f_stats.append(res.statistics)
+        f_ok = f_ok and bool(res.success)
         if exu is not None:
             wall, _, _, _, ok = whole.exudyn_in_process(exu, case, n, h, t_end, gravity)
             e_in.append(wall)
@@ -733,7 +734,7 @@ def whole_row(row: Row, whole: WholeRuns, flex_model, exu_model, repeats: int,
         "flexmbs_statistics": {k: stats.get(k) for k in (
             "stepping_time", "compile_time", "output_time", "setup_time", "steps",
             "newton_iterations", "factorizations") if k in stats},
-        "flexmbs_success": bool(res0.success),
+        "flexmbs_success": f_ok,
     })
     step_part = row.lmp if case == "drop" else row.exu
     out["flexmbs_step_us"] = row.flex["us_per_step"]
