@@ -8,7 +8,22 @@ Run::
 
 Options: ``--only spin|drop``, ``--modes 4,8,16``, ``--h 1e-4,1e-3``, ``--repeats 3``,
 ``--cpu`` (table in process CPU time), ``--json [PATH]`` (stdout without PATH),
-``--no-lmp``, ``--exudyn-fast`` (exudynCPPfast), ``--exudyn-full-newton``.
+``--no-lmp``, ``--exudyn-fast`` (exudynCPPfast), ``--exudyn-full-newton``,
+``--whole`` and ``--whole-dir DIR``, ``--equal-accuracy`` (below).
+
+``--whole`` adds whole runs, timed as a user waits, against Exudyn with the gravity its
+users run (built-in for the drop): in this process flexmbs's ``load_case`` +
+``run_case`` of a case file (on the modal data written with ``write_modal``) against
+``exudyn_beam.solve`` (load the FEMinterface file with its modes, build, Assemble,
+SolveDynamic); as new processes ``flexmbs run CASE`` against ``python exudyn_beam.py``
+(wall time). Outputs every 1 ms in both. ``--equal-accuracy`` adds flexmbs with
+``newton="converged"`` against Exudyn with its defaults, and each code's deviation of
+the tip from its own converged answer (flexmbs: every tolerance ten times tighter than
+"converged"; Exudyn: Newton tolerances 1e-12/1e-14). Both print a table of their own
+after the main one and go into the JSON (``whole``, ``equal`` of each row)::
+
+    python benchmarks/bench_vs_exudyn.py --whole --equal-accuracy \
+        --json benchmarks/results/exudyn_whole.json
 
 Exudyn (``pip install exudyn``) is a benchmark-only dependency; without it the script
 says so and prints the flexmbs figures alone.
@@ -83,11 +98,16 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
 
+# exudyn_beam.py, beside this script (on sys.path when it runs): Exudyn's side of the
+# model, whose constants its standalone script shares
+import exudyn_beam
 import numpy as np
+from exudyn_beam import GRAVITY, OMEGA, RAMP, RHO_INF, SAMPLE
 
 #: Beam: lengths [m], elements, material (SI).
 LX, LY, LZ = 1.0, 0.02, 0.01
@@ -96,14 +116,8 @@ YOUNG, POISSON, DENSITY = 2.1e11, 0.3, 7850.0
 #: Clamped face centred on the origin: the frame origin is the face centre.
 ORIGIN = (0.0, -LY / 2, -LZ / 2)
 TIP = (LX, 0.0, 0.0)
-#: Spin-up (Kane, Ryan and Banerjee 1987): final rate [rad/s], ramp duration [s].
-OMEGA, RAMP = 2.0, 1.0
-GRAVITY = 9.81
-RHO_INF = 0.9
 END_TIME = {"spin": 2.0, "drop": 1.0}
 QUICK_END_TIME = {"spin": 1.0, "drop": 0.5}
-#: Sampling period of the tip histories that are compared [s].
-SAMPLE = 1e-3
 CASES = ("spin", "drop")
 
 
@@ -127,14 +141,6 @@ def build_mesh() -> Mesh:
     # M = M_s (x) I3: the x rows' sums are the nodal masses (gravity's consistent load)
     node_mass = np.asarray(fe.mass.sum(axis=1)).ravel()[0::3]
     return Mesh(fe, clamp, tip, node_mass)
-
-
-def spin_angle(t: float) -> float:
-    """theta(t) of the spin-up: omega = Omega/T (t - T/(2 pi) sin(2 pi t/T)) for t < T."""
-    if t >= RAMP:
-        return OMEGA * RAMP / 2 + OMEGA * (t - RAMP)
-    k = 2 * math.pi / RAMP
-    return OMEGA / RAMP * (t * t / 2 + (math.cos(k * t) - 1) / (k * k))
 
 
 def rotation_angle(case: str, a: np.ndarray) -> float:
@@ -238,7 +244,8 @@ class FlexmbsModel:
         return self.systems[case]
 
     def run(self, case: str, t_end: float, h: float, *, record: bool,
-            clock: bool) -> FlexRun:
+            clock: bool, newton: str | dict = "default") -> FlexRun:
+        """One run; ``newton``: a preset of NEWTON_PRESETS or a dict of tolerances."""
         from flexmbs.frame.rotations import rotation_matrix
         from flexmbs.integrators.simulate import simulate
 
@@ -246,9 +253,10 @@ class FlexmbsModel:
         n_steps = round(t_end / h)
         every = max(1, round(SAMPLE / h)) if record else n_steps
         timer = _StepClock() if clock else None
+        tolerances = {"newton": newton} if isinstance(newton, str) else dict(newton)
         start = time.perf_counter()
         res = simulate(system, t_end, h, "generalized-alpha", rho_inf=RHO_INF,
-                       output_every=every, progress=timer)
+                       output_every=every, progress=timer, **tolerances)
         wall_total = time.perf_counter() - start
         stats = getattr(res, "statistics", None)
         stats = stats if isinstance(stats, dict) else {}
@@ -331,84 +339,26 @@ class ExudynModel:
         self.models = {}
 
     def model(self, case: str, gravity: str = "nodal"):
-        """(SystemContainer, mbs, handles) of ``case``; ``gravity`` "nodal" (mass-weighted
-        super-element marker and m g) or "lmp" (AddObjectFFRFreducedOrder's own)."""
+        """(SystemContainer, mbs, handles) of ``case``, assembled; ``gravity`` "nodal"
+        (mass-weighted super-element marker and m g) or "lmp" (AddObjectFFRFreducedOrder's
+        own): :func:`exudyn_beam.build_model`."""
         key = (case, gravity)
-        if key in self.models:
-            return self.models[key]
-        exu = self.exu
-        import exudyn.itemInterface as eii
-
-        sc = exu.SystemContainer()
-        mbs = sc.AddSystem()
-        g_vec = [0.0, 0.0, -GRAVITY]
-        builtin = case == "drop" and gravity == "lmp"
-        body = self.cms.AddObjectFFRFreducedOrder(
-            mbs, positionRef=[0.0, 0.0, 0.0], initialVelocity=[0.0, 0.0, 0.0],
-            initialAngularVelocity=[0.0, 0.0, 0.0],
-            gravity=g_vec if builtin else [0.0, 0.0, 0.0])
-        ground = mbs.AddObject(eii.ObjectGround())
-        m_ground = mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=ground,
-                                                     localPosition=[0.0, 0.0, 0.0]))
-        m_frame = mbs.AddMarker(eii.MarkerNodeRigid(nodeNumber=body["nRigidBody"]))
-        if case == "spin":
-            def offset(mbs, t, item, parameters):
-                return [0.0, 0.0, 0.0, 0.0, 0.0, spin_angle(t)]
-
-            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
-                                                 constrainedAxes=[1, 1, 1, 1, 1, 1],
-                                                 offsetUserFunction=offset))
-        else:
-            mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=[m_ground, m_frame],
-                                                 constrainedAxes=[1, 1, 1, 1, 0, 1]))
-            if not builtin:
-                mass = self.mesh.node_mass
-                marker = mbs.AddMarker(eii.MarkerSuperElementPosition(
-                    bodyNumber=body["oFFRFreducedOrder"],
-                    meshNodeNumbers=list(range(mass.size)),
-                    weightingFactors=list(mass / mass.sum())))
-                mbs.AddLoad(eii.LoadForceVector(
-                    markerNumber=marker, loadVector=[0.0, 0.0, -GRAVITY * mass.sum()]))
-        sensor = mbs.AddSensor(eii.SensorNode(
-            nodeNumber=body["nGenericODE2"], storeInternal=True, writeToFile=False,
-            outputVariableType=exu.OutputVariableType.Coordinates))
-        mbs.Assemble()
-        self.models[key] = (sc, mbs, {**body, "sensor": sensor})
+        if key not in self.models:
+            sc, mbs, handles = exudyn_beam.build_model(self.exu, self.cms, case, gravity,
+                                                       self.mesh.node_mass)
+            mbs.Assemble()
+            self.models[key] = (sc, mbs, handles)
         return self.models[key]
 
-    def settings(self, t_end: float, h: float, record: bool):
-        exu = self.exu
-        ss = exu.SimulationSettings()
-        ti = ss.timeIntegration
-        ti.startTime = 0.0
-        ti.endTime = t_end
-        ti.numberOfSteps = round(t_end / h)
-        ti.adaptiveStep = False
-        if hasattr(ti, "automaticStepSize"):
-            ti.automaticStepSize = False
-        ti.verboseMode = 0
-        ti.newton.useModifiedNewton = not self.full_newton
-        ga = ti.generalizedAlpha
-        ga.spectralRadius = RHO_INF
-        ga.useIndex2Constraints = False
-        ga.useNewmark = False
-        ga.computeInitialAccelerations = True
-        period = 0.5 * h  # every step while recording
-        if hasattr(ss, "solution"):  # 1.13 layout
-            ss.solution.file.write = False
-            ss.solution.sensors.active = record
-            ss.solution.sensors.writePeriod = period
-        else:
-            ss.solutionSettings.writeSolutionToFile = False
-            ss.solutionSettings.sensorsStoreAndWriteFiles = record
-            ss.solutionSettings.sensorsWritePeriod = period
-        return ss
+    def settings(self, t_end: float, h: float, record: bool, newton: str = "default"):
+        return exudyn_beam.settings(self.exu, t_end, h, record=record, rho_inf=RHO_INF,
+                                    full_newton=self.full_newton, newton=newton)
 
     def run(self, case: str, t_end: float, h: float, *, record: bool,
-            gravity: str = "nodal") -> ExuRun:
+            gravity: str = "nodal", newton: str = "default") -> ExuRun:
         exu = self.exu
         _, mbs, handles = self.model(case, gravity)
-        ss = self.settings(t_end, h, record)
+        ss = self.settings(t_end, h, record, newton)
         solver = exu.MainSolverImplicitSecondOrder()
         w0 = time.perf_counter()
         ok = solver.InitializeSolver(mbs, ss)
@@ -459,6 +409,8 @@ class Row:
     tip_peak_flexmbs: float | None = None
     tip_peak_exudyn: float | None = None
     angle_end_diff: float | None = None
+    whole: dict = field(default_factory=dict)  # --whole
+    equal: dict = field(default_factory=dict)  # --equal-accuracy
 
 
 def _best(runs, key):
@@ -466,7 +418,21 @@ def _best(runs, key):
     return min(vals) if vals else None
 
 
-def bench_row(case, n, h, t_end, flex_model, exu_model, repeats, lmp, log) -> Row:
+#: flexmbs's own converged answer: every tolerance ten times tighter than the
+#: "converged" preset (as docs/integrators.md measures the presets' deviations)
+FLEXMBS_REFERENCE = {"rtol": 1e-13, "atol": 1e-15, "acc_rtol": 1e-11, "phi_tol": 1e-13}
+
+
+def user_gravity(case: str) -> str:
+    """The Exudyn gravity of what its users run: built-in ("lmp") for the drop."""
+    return "lmp" if case == "drop" else "nodal"
+
+
+def bench_row(case, n, h, t_end, flex_model, exu_model, repeats, lmp, log,
+              equal: bool = False) -> Row:
+    """One row: warm-up runs (the accuracy histories), then ``repeats`` rounds of timed
+    runs alternating between the codes. ``equal``: also flexmbs with newton="converged"
+    in each round, and the references of both codes (their own converged answers)."""
     row = Row(case, n, h, t_end, round(t_end / h))
     # warm-up runs: also the accuracy histories (flexmbs: numba compilation)
     f0 = flex_model.run(case, t_end, h, record=True, clock=False)
@@ -478,9 +444,14 @@ def bench_row(case, n, h, t_end, flex_model, exu_model, repeats, lmp, log) -> Ro
         e0 = exu_model.run(case, t_end, h, record=True)
         if case == "drop" and lmp:
             l0 = exu_model.run(case, t_end, h, record=True, gravity="lmp")
-    flex_runs, exu_runs, lmp_runs = [], [], []
+    flex_runs, exu_runs, lmp_runs, conv_runs = [], [], [], []
+    if equal:
+        fc0 = flex_model.run(case, t_end, h, record=True, clock=False, newton="converged")
     for _ in range(repeats):
         flex_runs.append(flex_model.run(case, t_end, h, record=False, clock=not has_stats))
+        if equal:
+            conv_runs.append(flex_model.run(case, t_end, h, record=False,
+                                            clock=not has_stats, newton="converged"))
         if exu_model is not None:
             exu_runs.append(exu_model.run(case, t_end, h, record=False))
             if l0 is not None:
@@ -520,7 +491,263 @@ def bench_row(case, n, h, t_end, flex_model, exu_model, repeats, lmp, log) -> Ro
             "factorizations": lmp_runs[-1].jacobians,
             "tip_diff_vs_flexmbs": diff,
         }
+    if equal:
+        row.equal = equal_accuracy(case, h, t_end, flex_model, exu_model, f0, fc0,
+                                   conv_runs, {"nodal": e0, "lmp": l0}, row)
     return row
+
+
+def equal_accuracy(case, h, t_end, flex_model, exu_model, f0, fc0, conv_runs, exu_default,
+                   row) -> dict:
+    """flexmbs with newton="converged" against Exudyn with its defaults (built-in gravity
+    for the drop), and each code's deviation from its own converged answer: flexmbs's
+    with every tolerance ten times tighter than "converged" (FLEXMBS_REFERENCE),
+    Exudyn's with relative/absolute Newton tolerances 1e-12/1e-14. Deviations: max_t
+    |Δ tip elastic displacement| / peak, as the main table's."""
+    ref = flex_model.run(case, t_end, h, record=True, clock=False, newton=FLEXMBS_REFERENCE)
+    out = {
+        "flexmbs_converged_us_per_step": 1e6 * _best(conv_runs, "step_wall"),
+        "flexmbs_converged_newton_per_step": conv_runs[-1].newton / conv_runs[-1].steps,
+        "flexmbs_converged_factorizations": conv_runs[-1].factorizations,
+        "flexmbs_default_dev": tip_difference(ref.t, ref.tip, f0.t, f0.tip, h)[0],
+        "flexmbs_converged_dev": tip_difference(ref.t, ref.tip, fc0.t, fc0.tip, h)[0],
+        "flexmbs_reference": FLEXMBS_REFERENCE,
+        "success": all(r.success for r in [fc0, ref, *conv_runs]),
+    }
+    gravity = user_gravity(case)
+    e_def = exu_default.get(gravity)
+    if exu_model is None or e_def is None:
+        return out
+    e_ref = exu_model.run(case, t_end, h, record=True, gravity=gravity, newton="converged")
+    part = row.lmp if gravity == "lmp" else row.exu
+    out.update({
+        "exudyn_gravity": "built-in" if gravity == "lmp" else "nodal (none: spin)",
+        "exudyn_default_us_per_step": part["us_per_step"],
+        "exudyn_default_newton_per_step": part["newton_per_step"],
+        "exudyn_default_dev": tip_difference(e_ref.t, e_ref.tip, e_def.t, e_def.tip, h)[0],
+        "exudyn_reference_tolerances": exudyn_beam.NEWTON_TOLERANCES["converged"],
+        "exudyn_reference_success": e_ref.success,
+        "converged_vs_converged": tip_difference(e_ref.t, e_ref.tip, fc0.t, fc0.tip, h)[0],
+    })
+    out["ratio"] = out["flexmbs_converged_us_per_step"] / out["exudyn_default_us_per_step"]
+    return out
+
+
+# ------------------------------------------------------------------------ whole runs
+CASE_TOML = {
+    "spin": """title = "bench_vs_exudyn: spin-up, {n} clamped modes"
+
+[[bodies]]
+name = "beam"
+type = "flexible"
+modal_data = "{fmd}"
+
+[[markers]]
+body = "ground"
+name = "O"
+
+[[markers]]
+body = "beam"
+name = "root"
+node_set = "x0"
+
+[[joints]]
+name = "hub"
+type = "revolute"
+i = "ground.O"
+j = "beam.root"
+
+[[drives]]
+name = "spin"
+type = "rotation"
+i = "ground.O"
+j = "beam.root"
+profile = {{ type = "spin-up", omega = {omega!r}, duration = {ramp!r} }}
+""",
+    "drop": """title = "bench_vs_exudyn: drop, {n} clamped modes"
+
+[model]
+gravity = [0.0, 0.0, {minus_g!r}]
+
+[[bodies]]
+name = "beam"
+type = "flexible"
+modal_data = "{fmd}"
+
+[[markers]]
+body = "ground"
+name = "O"
+z_axis = [0.0, 1.0, 0.0]
+
+[[markers]]
+body = "beam"
+name = "root"
+node_set = "x0"
+z_axis = [0.0, 1.0, 0.0]
+
+[[joints]]
+name = "hinge"
+type = "revolute"
+i = "ground.O"
+j = "beam.root"
+""",
+}
+SOLVER_TOML = """
+[solver]
+method = "generalized-alpha"
+rho_inf = {rho_inf!r}
+h = {h!r}
+t_end = {t_end!r}
+output_every = {every}
+
+[output]
+file = "{out}"
+"""
+
+
+class WholeRuns:
+    """The --whole columns: the same model as a user runs it. flexmbs: a case file on
+    the modal data written with ``write_modal`` (``load_case`` + ``run_case`` in this
+    process; ``flexmbs run CASE`` as a subprocess). Exudyn: ``exudyn_beam.py`` on an
+    FEMinterface file with the same clamped modes (``exudyn_beam.solve`` in this
+    process: load, build, Assemble, SolveDynamic; the script as a subprocess). Outputs
+    every SAMPLE in both: flexmbs's output_every (the CLI writes its results file),
+    Exudyn's sensor (in this process) or its solution file (the script)."""
+
+    def __init__(self, folder: str, flex_models: dict, exu_models: dict):
+        import flexmbs
+
+        self.folder = os.path.abspath(folder)
+        os.makedirs(self.folder, exist_ok=True)
+        self.fmd, self.fem = {}, {}
+        for n, model in flex_models.items():
+            self.fmd[n] = os.path.join(self.folder, f"beam{n}.fmd.h5")
+            flexmbs.write_modal(model.data, self.fmd[n])
+            if exu_models.get(n) is not None:
+                base = os.path.join(self.folder, f"beam{n}")
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exu_models[n].fem.SaveToFile(base)
+                self.fem[n] = next(base + ext for ext in (".npy", ".npz", "")
+                                   if os.path.isfile(base + ext))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(flexmbs.__file__)))
+        path = os.environ.get("PYTHONPATH")
+        self.env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+        script = os.path.join(os.path.dirname(sys.executable), "flexmbs")
+        self.flexmbs_cmd = ([script] if os.path.isfile(script) else
+                            [sys.executable, "-c", "import sys; from flexmbs.cli.main "
+                             "import main; sys.exit(main())"])
+        self.exudyn_script = os.path.abspath(exudyn_beam.__file__)
+
+    def case_file(self, case: str, n: int, h: float, t_end: float) -> str:
+        name = f"{case}{n}_h{h:g}"
+        path = os.path.join(self.folder, name + ".toml")
+        text = CASE_TOML[case].format(n=n, fmd=os.path.basename(self.fmd[n]), omega=OMEGA,
+                                      ramp=RAMP, minus_g=-GRAVITY)
+        text += SOLVER_TOML.format(rho_inf=RHO_INF, h=h, t_end=t_end,
+                                   every=max(1, round(SAMPLE / h)), out=name + ".res.h5")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return path
+
+    @staticmethod
+    def flexmbs_in_process(path: str):
+        """(wall [s], result) of load_case + run_case."""
+        from flexmbs.cases import load_case, run_case
+
+        start = time.perf_counter()
+        _, result = run_case(load_case(path))
+        return time.perf_counter() - start, result
+
+    def exudyn_in_process(self, exu, case, n, h, t_end, gravity):
+        """(wall [s], mbs, handles, solver, success) of exudyn_beam.solve."""
+        start = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            mbs, handles, solver, ok = exudyn_beam.solve(exu, self.fem[n], case, t_end, h,
+                                                         gravity=gravity)
+        return time.perf_counter() - start, mbs, handles, solver, ok
+
+    def _timed(self, cmd: list) -> float:
+        start = time.perf_counter()
+        done = subprocess.run(cmd, cwd=self.folder, env=self.env, capture_output=True,
+                              text=True)
+        wall = time.perf_counter() - start
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n"
+                               f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return wall
+
+    def flexmbs_cli(self, path: str) -> float:
+        """Wall time [s] of ``flexmbs run CASE --quiet`` (writes its results file)."""
+        return self._timed([*self.flexmbs_cmd, "run", path, "--quiet"])
+
+    def exudyn_cli(self, case, n, h, t_end, gravity) -> float:
+        """Wall time [s] of ``python exudyn_beam.py`` (writes its solution file)."""
+        out = os.path.join(self.folder, f"exudyn_{case}{n}_h{h:g}.txt")
+        return self._timed([sys.executable, self.exudyn_script, self.fem[n], case,
+                            "--h", repr(h), "--t-end", repr(t_end), "--gravity", gravity,
+                            "--solution", out])
+
+
+def whole_row(row: Row, whole: WholeRuns, flex_model, exu_model, repeats: int,
+              log) -> None:
+    """--whole: in-process and CLI whole runs of both codes, interleaved, best of
+    ``repeats`` after a warm-up of the in-process runs; Exudyn with the gravity its
+    users run (built-in for the drop). Fills ``row.whole``."""
+    case, n, h, t_end = row.case, row.modes, row.h, row.t_end
+    gravity = "builtin"  # the drop's; the spin has no gravity
+    path = whole.case_file(case, n, h, t_end)
+    _, res0 = whole.flexmbs_in_process(path)  # warm-up
+    out = {"exudyn_gravity": "built-in" if case == "drop" else "none",
+           "output_every": max(1, round(SAMPLE / h)), "case_file": os.path.basename(path)}
+    f_in, f_cli, e_in, e_cli, f_stats = [], [], [], [], []
+    f_ok, e_ok = bool(res0.success), True
+    exu = None if exu_model is None else exu_model.exu
+    if exu is not None:
+        _, mbs, handles, _, ok = whole.exudyn_in_process(exu, case, n, h, t_end, gravity)
+        e_ok = ok
+        data = np.asarray(mbs.GetSensorStoredData(handles["sensor"]))
+        tip_f = res0.modal_coordinates("beam") @ flex_model.tip_rows.T
+        try:  # the whole runs' own outputs: flexmbs's against Exudyn's sensor
+            out["tip_diff_vs_exudyn"] = tip_difference(
+                data[:, 0], data[:, 1:] @ exu_model.psi_tip.T, np.asarray(res0.t), tip_f,
+                h)[0]
+        except RuntimeError as exc:  # no common sampling times
+            log(f"  whole runs' tip histories not compared: {exc}")
+            out["tip_diff_vs_exudyn"] = None
+    for _ in range(repeats):
+        wall, res = whole.flexmbs_in_process(path)
+        f_in.append(wall)
+        f_stats.append(res.statistics)
+        f_ok = f_ok and bool(res.success)
+        if exu is not None:
+            wall, _, _, _, ok = whole.exudyn_in_process(exu, case, n, h, t_end, gravity)
+            e_in.append(wall)
+            e_ok = e_ok and ok
+        f_cli.append(whole.flexmbs_cli(path))
+        if exu is not None:
+            e_cli.append(whole.exudyn_cli(case, n, h, t_end, gravity))
+    best = int(np.argmin(f_in))
+    stats = f_stats[best]
+    out.update({
+        "flexmbs_s": min(f_in), "flexmbs_cli_s": min(f_cli),
+        "flexmbs_runs_s": f_in, "flexmbs_cli_runs_s": f_cli,
+        "flexmbs_statistics": {k: stats.get(k) for k in (
+            "stepping_time", "compile_time", "output_time", "setup_time", "steps",
+            "newton_iterations", "factorizations") if k in stats},
+        "flexmbs_success": f_ok,
+    })
+    step_part = row.lmp if case == "drop" else row.exu
+    out["flexmbs_step_us"] = row.flex["us_per_step"]
+    if exu is not None:
+        out.update({"exudyn_s": min(e_in), "exudyn_cli_s": min(e_cli),
+                    "exudyn_runs_s": e_in, "exudyn_cli_runs_s": e_cli,
+                    "exudyn_success": e_ok,
+                    "exudyn_step_us": step_part.get("us_per_step") if step_part else None})
+        out["ratio"] = out["flexmbs_s"] / out["exudyn_s"]
+        out["cli_ratio"] = out["flexmbs_cli_s"] / out["exudyn_cli_s"]
+        if out["exudyn_step_us"]:
+            out["step_ratio"] = out["flexmbs_step_us"] / out["exudyn_step_us"]
+    row.whole = out
 
 
 def _fmt(value, spec, width):
@@ -560,6 +787,46 @@ def format_row(r: Row, cpu: bool = False) -> str:
             f"{_fmt(lm.get('tip_diff_vs_flexmbs'), '.1e', 8)}")
 
 
+WHOLE_HEADER = (
+    f"{'case':<5} {'n':>3} {'h':>6} | {'stepping [µs/step]':^22} | "
+    f"{'whole run in process [s]':^24} | {'command, new process [s]':^24} | "
+    f"{'Δtip/peak vs E':>14}\n"
+    f"{'':<5} {'':>3} {'':>6} | {'flexmbs':>7} {'Exudyn':>7} {'f/E':>5} | "
+    f"{'flexmbs':>7} {'Exudyn':>7} {'f/E':>6} | {'flexmbs':>7} {'Exudyn':>7} {'f/E':>6} | "
+    f"{'user':>6} {'nodal':>7}")
+
+
+def format_whole(r: Row) -> str:
+    w = r.whole
+    return (f"{r.case:<5} {r.modes:>3} {r.h:>6.0e} | {_fmt(w.get('flexmbs_step_us'), '.1f', 7)} "
+            f"{_fmt(w.get('exudyn_step_us'), '.1f', 7)} {_fmt(w.get('step_ratio'), '.2f', 5)} | "
+            f"{_fmt(w.get('flexmbs_s'), '.3f', 7)} {_fmt(w.get('exudyn_s'), '.3f', 7)} "
+            f"{_fmt(w.get('ratio'), '.2f', 6)} | {_fmt(w.get('flexmbs_cli_s'), '.3f', 7)} "
+            f"{_fmt(w.get('exudyn_cli_s'), '.3f', 7)} {_fmt(w.get('cli_ratio'), '.2f', 6)} | "
+            f"{_fmt(w.get('tip_diff_vs_exudyn'), '.1e', 6)} {_fmt(r.tip_diff, '.1e', 7)}")
+
+
+EQUAL_HEADER = (
+    f"{'case':<5} {'n':>3} {'h':>6} | {'flexmbs converged':^18} | {'Exudyn defaults':^18} | "
+    f"{'f/E':>5} | {'deviation from own converged':^29} | {'f conv':>7}\n"
+    f"{'':<5} {'':>3} {'':>6} | {'µs/step':>8} {'it/step':>9} | {'µs/step':>8} "
+    f"{'it/step':>9} | {'':>5} | {'f default':>9} {'f conv':>9} {'E default':>9} | "
+    f"{'vs E conv':>7}")
+
+
+def format_equal(r: Row) -> str:
+    q = r.equal
+    return (f"{r.case:<5} {r.modes:>3} {r.h:>6.0e} | "
+            f"{_fmt(q.get('flexmbs_converged_us_per_step'), '.1f', 8)} "
+            f"{_fmt(q.get('flexmbs_converged_newton_per_step'), '.2f', 9)} | "
+            f"{_fmt(q.get('exudyn_default_us_per_step'), '.1f', 8)} "
+            f"{_fmt(q.get('exudyn_default_newton_per_step'), '.2f', 9)} | "
+            f"{_fmt(q.get('ratio'), '.2f', 5)} | {_fmt(q.get('flexmbs_default_dev'), '.1e', 9)} "
+            f"{_fmt(q.get('flexmbs_converged_dev'), '.1e', 9)} "
+            f"{_fmt(q.get('exudyn_default_dev'), '.1e', 9)} | "
+            f"{_fmt(q.get('converged_vs_converged'), '.1e', 7)}")
+
+
 def _git_rev() -> str:
     try:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -594,6 +861,18 @@ def parse_args(argv=None):
                    help="load exudynCPPfast (no range checks, AVX2) instead of exudynCPP")
     p.add_argument("--exudyn-full-newton", action="store_true",
                    help="Exudyn with full Newton (default: its modified Newton)")
+    p.add_argument("--whole", action="store_true",
+                   help="also whole runs, against Exudyn with its built-in gravity for the "
+                        "drop: load_case + run_case against build + Assemble + "
+                        "SolveDynamic in this process, and `flexmbs run CASE` against "
+                        "benchmarks/exudyn_beam.py as new processes (wall time)")
+    p.add_argument("--whole-dir", default=None, metavar="DIR",
+                   help="folder for --whole's case, modal data and result files "
+                        "(default: a temporary folder, removed afterwards)")
+    p.add_argument("--equal-accuracy", action="store_true",
+                   help="also flexmbs with newton='converged' against Exudyn with its "
+                        "defaults, with each code's deviation from its own converged "
+                        "answer")
     args = p.parse_args(argv)
     args.modes = [int(v) for v in _floats(args.modes)]
     args.h = _floats(args.h) if args.h else ([1e-3] if args.quick else [1e-4, 1e-3])
@@ -613,6 +892,11 @@ def ensure_kernels() -> None:
 
 
 def main(argv=None) -> int:
+    with contextlib.ExitStack() as cleanup:
+        return _main(argv, cleanup)
+
+
+def _main(argv, cleanup: contextlib.ExitStack) -> int:
     args = parse_args(argv)
     ensure_kernels()
     out = sys.stderr if args.json == "-" else sys.stdout
@@ -677,13 +961,42 @@ def main(argv=None) -> int:
         "built-in gravity")
     log(HEADER)
     log(UNITS)
+    whole = None
+    if args.whole:
+        if args.whole_dir is None:
+            tmp = tempfile.TemporaryDirectory(prefix="bench_whole_")
+            cleanup.callback(tmp.cleanup)
+            args.whole_dir = tmp.name
+        whole = WholeRuns(args.whole_dir, flex_models, exu_models)
     for case in args.cases:
         for h in args.h:
             for n in args.modes:
                 row = bench_row(case, n, h, ends[case], flex_models[n], exu_models[n],
-                                args.repeats, not args.no_lmp, log)
+                                args.repeats, args.whole or not args.no_lmp, log,
+                                equal=args.equal_accuracy)
+                if whole is not None:
+                    whole_row(row, whole, flex_models[n], exu_models[n], args.repeats, log)
                 rows.append(row)
                 log(format_row(row, args.cpu))
+    if whole is not None:
+        log("\nwhole runs (best of the timed runs, interleaved): stepping as above; in "
+            "process: flexmbs load_case + run_case, Exudyn load + build + Assemble + "
+            "SolveDynamic;\nnew process: `flexmbs run CASE` (results file) and "
+            "`python exudyn_beam.py` (solution file), wall time; outputs every "
+            f"{SAMPLE:g} s;\nExudyn with the gravity its users run (built-in: LMP) for the "
+            "drop; Δtip vs E: user = the whole runs' own outputs, nodal = the accuracy "
+            "reference above")
+        log(WHOLE_HEADER)
+        for r in rows:
+            log(format_whole(r))
+    if args.equal_accuracy:
+        log("\nequal accuracy: flexmbs with newton='converged' against Exudyn with its "
+            "defaults (built-in gravity for the drop), µs per step of the stepping;\n"
+            "deviation: max_t |Δtip| / peak from the code's own converged answer (flexmbs: "
+            "tolerances 10x tighter than 'converged'; Exudyn: rtol/atol 1e-12/1e-14)")
+        log(EQUAL_HEADER)
+        for r in rows:
+            log(format_equal(r))
     engines = sorted({r.flex["engine"] for r in rows})
     sources = sorted({r.flex["timing_source"] for r in rows})
     compile_times = [r.flex["compile_time_s"] for r in rows if r.flex["compile_time_s"]]
@@ -699,7 +1012,11 @@ def main(argv=None) -> int:
         if worst is not None:
             log(f"largest difference of the final frame rotation angle: {worst:.1e} rad")
     bad = [f"{r.case} n={r.modes} h={r.h:g}" for r in rows
-           if not r.flex["success"] or (r.exu and not r.exu["success"])]
+           if not r.flex["success"] or (r.exu and not r.exu["success"])
+           or not r.whole.get("flexmbs_success", True)
+           or not r.whole.get("exudyn_success", True)
+           or not r.equal.get("success", True)
+           or not r.equal.get("exudyn_reference_success", True)]
     if bad:
         log("FAILED runs: " + "; ".join(bad))
     if args.json is not None:
@@ -714,7 +1031,10 @@ def main(argv=None) -> int:
                          "exudyn": None if exu is None else exu.__version__,
                          "exudyn_fast": args.exudyn_fast,
                          "exudyn_newton": "full" if args.exudyn_full_newton else "modified",
-                         "flexmbs_rev": _git_rev(), "cpu_count": os.cpu_count()},
+                         "flexmbs_rev": _git_rev(), "cpu_count": os.cpu_count(),
+                         "whole": args.whole, "equal_accuracy": args.equal_accuracy,
+                         "flexmbs_reference_tolerances": FLEXMBS_REFERENCE,
+                         "exudyn_newton_tolerances": exudyn_beam.NEWTON_TOLERANCES},
             "frequencies": {str(n): v for n, v in freq.items()},
             "rows": [vars(r) for r in rows],
         }

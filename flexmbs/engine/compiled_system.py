@@ -48,8 +48,11 @@ from .tables import (
 COMPILE_NOTICE_AFTER = 2.0
 
 #: Iteration matrices of this order and above are factored sparse (SuperLU), smaller ones
-#: dense (LAPACK getrf): measured crossover of factor-plus-solves, docs/compiled.md.
-SPARSE_FROM = 200
+#: dense (LAPACK getrf): the crossover of the steps measured on chains of flexible beams
+#: (between orders 136 and 170, one BLAS thread), below the orders (about 160) from which
+#: a multithreaded BLAS's getrf slowed the steps tenfold on a loaded machine
+#: (docs/compiled.md, "Factorisation: dense or sparse"; benchmarks/bench_chain.py).
+SPARSE_FROM = 150
 
 
 class Factors(NamedTuple):
