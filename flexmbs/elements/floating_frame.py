@@ -12,7 +12,30 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled._jit import njit
-from ..compiled.packing import W_H6, W_NLIN, W_OM3, W_QS, W_V3A, W_V3B, _f1, _f2, _f3, _f4, _f5
+from ..compiled.packing import (
+    W_BASIS,
+    W_FGCOL,
+    W_FMAT,
+    W_FMODES,
+    W_FP4,
+    W_FVEC,
+    W_GBAR,
+    W_H6,
+    W_NLIN,
+    W_OM3,
+    W_QS,
+    W_R34,
+    W_RBASIS,
+    W_ROT,
+    W_V3A,
+    W_V3B,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _f5,
+    _i1,
+)
 from ..compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from ..compiled.rotations import (
     add_ct_times,
@@ -25,8 +48,10 @@ from ..compiled.rotations import (
 from .registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
-T_F_M0, T_F_MFF, T_F_N, T_F_Q = header_rows(
-    "f_m0", "f_mff", "f_N", "f_Q")
+T_B_FLEX, T_B_MODE, T_B_NM, T_B_START, T_F_INV_M0, T_F_M0 = header_rows(
+    "b_flex", "b_mode", "b_nm", "b_start", "f_inv_m0", "f_m0")
+T_F_MFF, T_F_N, T_F_Q, T_GRAVITY = header_rows(
+    "f_mff", "f_N", "f_Q", "gravity")
 
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
@@ -271,17 +296,32 @@ def mass_dxi_into(big_n, qs, nm, y, mode, out):
 
 
 @njit(cache=True)
-def frame_tangents(mbar_mass, mbar_full, mbar_rigid, gcol, big_n, big_q, qs, nm, mode, a,
-                   gb, basis, basis_c, xi, rd, pd, xid, acc, g, vec, mats, modes, p4, r34,
-                   k, c):
-    """(k, c) ← (K, C) of r_b = M q̈ − Q_v − Q_g, the C-form of coupling.frame_tangents,
-    written into the given buffers (the workspace's: nothing allocated).
+def frame_tangents(F, IN, H, WF, WI, WH, b, q, qd, qdd, k, c):
+    """(k, c) ← (K, C) of flexible body b's r_b = M q̈ − Q_v − Q_g at (q, q̇, q̈), the
+    C-form of the reference's frame_tangents, written into the given (7+nm)x(7+nm)
+    buffers (the workspace's: nothing allocated).
 
-    ``mbar_*`` and ``gcol`` are read in their first 6+nm rows and columns, ``big_n``,
-    ``big_q`` (the invariants N, Q) in their first nm modes; ``a``, ``gb``, ``basis`` are
-    A, Ḡ and the basis of ∂(A s)/∂p at p, ``basis_c`` that of the conjugate p*. Scratch:
-    ``qs`` (M, 3, 3), ``vec`` rows 0–6, ``mats`` 3–4, ``modes`` 0–3, ``p4`` and ``r34``;
-    ``k`` and ``c`` are (7+nm)x(7+nm)."""
+    Reads what :func:`flexmbs.elements.flexible_body.kernels.body_matrices` leaves in the
+    workspace: the tangents' M̄ (``fmat[2]``), the full M̄ (``fmat[0]``) and the gravity
+    columns (``fgcol``) in their first 6+nm rows and columns, the conjugate basis
+    (``rbasis``); the body's frames (A, Ḡ, the basis of ∂(A s)/∂p) and its invariants
+    M̄(0), N, Q from the tables. Scratch: ``qs`` (M, 3, 3), ``fvec`` rows 0–6,
+    ``fmat`` 3–4, ``fmodes`` 0–3, ``fp4`` and ``r34``."""
+    st, nm = _i1(IN, H, T_B_START)[b], _i1(IN, H, T_B_NM)[b]
+    f, mode = _i1(IN, H, T_B_FLEX)[b], _i1(IN, H, T_B_MODE)[b]
+    mats = _f3(WF, WH, W_FMAT)
+    mbar_mass, mbar_full = mats[2], mats[0]
+    mbar_rigid, gcol = _f3(F, H, T_F_INV_M0)[f], _f2(WF, WH, W_FGCOL)
+    big_n, big_q = _f4(F, H, T_F_N)[f], _f5(F, H, T_F_Q)[f]
+    qs = _f3(WF, WH, W_QS)
+    a, gb = _f3(WF, WH, W_ROT)[b], _f3(WF, WH, W_GBAR)[b]
+    basis, basis_c = _f3(WF, WH, W_BASIS)[b], _f2(WF, WH, W_RBASIS)
+    n_b = 7 + nm
+    xi, rd, pd = q[st + 7:st + n_b], qd[st:st + 3], qd[st + 3:st + 7]
+    xid, acc = qd[st + 7:st + n_b], qdd[st:st + n_b]
+    g = _f1(F, H, T_GRAVITY)
+    vec, modes = _f2(WF, WH, W_FVEC), _f3(WF, WH, W_FMODES)
+    p4, r34 = _f3(WF, WH, W_FP4), _f3(WF, WH, W_R34)
     n6 = 6 + nm
     n = 7 + nm
     y, w, qbar, b1, ov, z, gbv = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]

@@ -424,19 +424,22 @@ def _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign)
 
 
 @njit(cache=True)
-def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, ni, nj, q, top, k_scale,
-                        c_scale):
+def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of a load g on marker j with its reaction on marker
     i, Q = [−Jac_iᵀ g; Jac_jᵀ g] (Jac of ``kind``: jac[:, :ni] marker i's, jac[:, ni:n]
-    marker j's, n_i = 0 or n_j = 0 on the ground): K = −∂Q/∂q, C = −∂Q/∂q̇ from g at the
+    marker j's, with n_i, n_j the bodies' column counts, 0 on the ground):
+    K = −∂Q/∂q, C = −∂Q/∂q̇ from g at the
     state and ∂g/∂q, ∂g/∂q̇ (3, n) over both bodies' columns, plus the Jacobians' own
     q-dependence at fixed g (marker_pairs.pair_load_tangent). The caller leaves them in
     the load tangents' scratch: jac = x3n[0], g = x3[3], ∂g/∂q = x3n[4], ∂g/∂q̇ = x3n[5]."""
     x3n = _f3(WF, WH, W_X3N)
     jac, vec, g_dq, g_dqd = x3n[0], _f2(WF, WH, W_X3)[3], x3n[4], x3n[5]
-    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_body, T_b_nm = _i1(IN, H, T_K_BODY), _i1(IN, H, T_B_NM)
     blocks = _f3(WF, WH, W_XBLK)
     k_blk, c_blk = blocks[0], blocks[1]
+    bi, bj = T_k_body[ki], T_k_body[kj]
+    ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+    nj = 7 + T_b_nm[bj] if bj >= 0 else 0
     n = ni + nj
     for r in range(n):
         sign = 1.0 if r < ni else -1.0

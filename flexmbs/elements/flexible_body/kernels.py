@@ -15,32 +15,19 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     NO,
-    W_BASIS,
     W_FGCOL,
     W_FMAT,
-    W_FMKC,
-    W_FMODES,
-    W_FP4,
     W_FULL,
     W_FVEC,
     W_GBAR,
     W_MASS,
     W_Q6,
     W_QR6,
-    W_QS,
-    W_R34,
     W_RBASIS,
     W_RIGID,
     W_ROT,
     W_RPC,
-    W_S34,
-    W_SD2,
-    W_SDDM,
     W_SDM,
-    W_SDMM,
-    W_SMAT,
-    W_SMODES,
-    W_SP4,
     W_SVEC,
     W_V3A,
     W_W6,
@@ -54,7 +41,6 @@ from ...compiled.packing import (
     _f4,
     _f5,
     _i1,
-    _view,
 )
 from ...compiled.quadratic_velocity import row_dot
 from ...compiled.rotations import (
@@ -63,7 +49,7 @@ from ...compiled.rotations import (
 )
 from ..floating_frame import frame_tangents, full_mass, general_qbar, mode_mass
 from ..registry import header_rows
-from .stiffening import body_stiffening, stiffening_energies
+from .stiffening import body_stiffening, mkc_views, stiffening_energies
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_FLEX, T_B_MODE, T_B_NM, T_B_START, T_F_DFF, T_F_INV_M0 = header_rows(
@@ -189,14 +175,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         r[st + 7 + i] += acc
     if _i1(IN, H, T_F_STIFF)[f]:
         n = 7 + nm
-        sdm = _f2(WF, WH, W_SDM)  # (m, k, c: not used without the tangents)
-        basis = _f2(WF, WH, W_RBASIS)  # the tangents' bases: not read here
-        body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, basis, basis, q[st:st + n], qd[st:st + n],
-                        qdd[st:st + n], T_gravity, r[st:st + n], NO, sdm, sdm, sdm, sdm,
-                        _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC),
-                        _f3(WF, WH, W_SMAT), _f3(WF, WH, W_SD2), _f2(WF, WH, W_SMODES),
-                        _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34))
+        body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r[st:st + n], NO)
 
 
 @njit(cache=True)
@@ -209,32 +188,22 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_f_inv_m0 = _f3(F, H, T_F_INV_M0)
-    T_f_N = _f4(F, H, T_F_N)
-    T_f_Q = _f5(F, H, T_F_Q)
     T_f_S = _f3(F, H, T_F_S)
     T_f_dff = _f3(F, H, T_F_DFF)
     T_f_kff = _f3(F, H, T_F_KFF)
-    T_gravity = _f1(F, H, T_GRAVITY)
-    W_basis = _f3(WF, WH, W_BASIS)
     W_gbar = _f3(WF, WH, W_GBAR)
     W_rot = _f3(WF, WH, W_ROT)
-    mats, modes, p4 = _f3(WF, WH, W_FMAT), _f3(WF, WH, W_FMODES), _f3(WF, WH, W_FP4)
-    gcol, vec, mkc = _f2(WF, WH, W_FGCOL), _f2(WF, WH, W_FVEC), _f2(WF, WH, W_FMKC)
-    basis_c, pc, r34 = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC), _f3(WF, WH, W_R34)
+    mats, gcol, vec = _f3(WF, WH, W_FMAT), _f2(WF, WH, W_FGCOL), _f2(WF, WH, W_FVEC)
+    basis_c, pc = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC)
     st = T_b_start[b]
     nm = T_b_nm[b]
     n = 7 + nm
     n6 = 6 + nm
-    a, gb, basis = W_rot[b], W_gbar[b], W_basis[b]
-    g = T_gravity
+    a, gb = W_rot[b], W_gbar[b]
     f = T_b_flex[b]
     mode = T_b_mode[b]
     full, mbar_mode, tmass, tmp = mats[0], mats[1], mats[2], mats[5]
-    # M, K, C as n x n views of the rows of mkc (reshape would carry an error path)
-    row0, width = WH[W_FMKC, 1], mkc.shape[1]
-    m = _view(WF, row0, (n, n))
-    k = _view(WF, row0 + width, (n, n))
-    c = _view(WF, row0 + 2 * width, (n, n))
+    m, k, c = mkc_views(WF, WH, n)
     full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
     mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mbar_mode)
     # the mass of the tangents (coupling.frame_inertia: rigid blocks from the invariant M0)
@@ -255,10 +224,7 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
             else:
                 gcol[i, j] = T_f_S[f, j, i - 6] if mode != RIGID else 0.0
     conjugate_basis_into(q[st + 3:st + 7], pc, basis_c)
-    frame_tangents(tmass, full, m0, gcol, T_f_N[f], T_f_Q[f], _f3(WF, WH, W_QS), nm, mode,
-                   a, gb, basis, basis_c, q[st + 7:st + n], qd[st:st + 3],
-                   qd[st + 3:st + 7], qd[st + 7:st + n], qdd[st:st + n], g, vec, mats,
-                   modes, p4, r34, k, c)
+    frame_tangents(F, IN, H, WF, WI, WH, b, q, qd, qdd, k, c)
     for i in range(nm):
         for j in range(nm):
             k[7 + i, 7 + j] += T_f_kff[f, i, j]
@@ -271,12 +237,7 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
         r_tmp = vec[7, :n]
         for i in range(n):
             r_tmp[i] = 0.0
-        body_stiffening(_f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f],
-                        mode, nm, a, gb, basis, basis_c, q[st:st + n], qd[st:st + n],
-                        qdd[st:st + n], g, r_tmp, YES, m, k, c,
-                        _f2(WF, WH, W_SDM), _f3(WF, WH, W_SDDM), _f2(WF, WH, W_SDMM),
-                        _f2(WF, WH, W_SVEC), _f3(WF, WH, W_SMAT), _f3(WF, WH, W_SD2),
-                        _f2(WF, WH, W_SMODES), _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34))
+        body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r_tmp, YES)
     return m, k, c
 
 

@@ -13,6 +13,29 @@ from __future__ import annotations
 import numpy as np
 
 from ...compiled._jit import njit
+from ...compiled.packing import (
+    W_BASIS,
+    W_FMKC,
+    W_GBAR,
+    W_RBASIS,
+    W_ROT,
+    W_S34,
+    W_SD2,
+    W_SDDM,
+    W_SDM,
+    W_SDMM,
+    W_SMAT,
+    W_SMODES,
+    W_SP4,
+    W_SVEC,
+    _f1,
+    _f2,
+    _f3,
+    _f4,
+    _f5,
+    _i1,
+    _view,
+)
 from ...compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from ...compiled.rotations import (
     add_ct_times,
@@ -22,6 +45,13 @@ from ...compiled.rotations import (
     g_bar_into,
     g_bar_t_jac_rows,
 )
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_FLEX, T_B_MODE, T_B_NM, T_B_START, T_F_SKA, T_F_SKD = header_rows(
+    "b_flex", "b_mode", "b_nm", "b_start", "f_ska", "f_skd")
+T_F_SXC, T_GRAVITY = header_rows(
+    "f_sxc", "gravity")
 
 #: coupling codes (tables.COUPLING_CODES)
 _TWO_WAY, _ONE_WAY, _RIGID, _NO_MRF = (np.int64(code) for code in range(4))  # non-literal
@@ -174,16 +204,37 @@ def _mode_rows(mat, nm, mode):
 
 
 @njit(cache=True)
-def body_stiffening(ka, kd, xc, mode, nm, a, gb, basis, basis_c, qb, qdb, qddb, g, r,
-                    tangents, m, k, c, dm, ddm, dm_m, vec, smat, sd2, smodes, sp4, s34):
-    """r (7+nm) += the body's stiffening residual Cᵀ(ΔM̄_m y − Q̄_s − ΔM̄_{:,R} ḡ); with
-    ``tangents`` also m += Cᵀ ΔM̄_m C and (k, c) += ∂/∂(q, q̇) of that residual.
+def mkc_views(WF, WH, n):
+    """(M, K, C) of a flexible body as (n, n) views of the rows of the workspace's
+    ``fmkc`` (reshape would carry an error path)."""
+    row0, width = WH[W_FMKC, 1], _f2(WF, WH, W_FMKC).shape[1]
+    return (_view(WF, row0, (n, n)), _view(WF, row0 + width, (n, n)),
+            _view(WF, row0 + 2 * width, (n, n)))
 
-    ``basis`` and ``basis_c`` are the bases of ∂(A s)/∂p at p and at its conjugate
-    (rotations.d_rotated_basis_into; read by the tangents only). Scratch (the workspace's,
-    sized for the most modes M): ``dm``, ``dm_m`` (6+M, 6+M), ``ddm`` and ``sd2``
-    (max(M, 1), 6+M, 6+M), ``vec`` (6, 6+M), ``smat`` (3, 7+M, 7+M), ``smodes``
-    (6+M, max(M, 1)), ``sp4`` (3, 6+M, 4) and ``s34`` (3, 4): nothing allocated."""
+
+@njit(cache=True)
+def body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r, tangents):
+    """r (7+nm) += flexible body b's stiffening residual Cᵀ(ΔM̄_m y − Q̄_s − ΔM̄_{:,R} ḡ)
+    at (q, q̇, q̈); with ``tangents`` also M += Cᵀ ΔM̄_m C and (K, C) += ∂/∂(q, q̇) of that
+    residual, into the body's matrices in the workspace (:func:`mkc_views`).
+
+    Reads the body's frames (A, Ḡ, the basis of ∂(A s)/∂p) and, for the tangents, the
+    conjugate basis (``rbasis``) from the workspace, the stiffening matrices K_a, K_ω̇
+    and Ξ's coefficients from the tables. Scratch (the workspace's, sized for the most
+    modes M): ``sdm``, ``sdmm`` (6+M, 6+M), ``sddm`` and ``sd2`` (max(M, 1), 6+M, 6+M),
+    ``svec`` (6, 6+M), ``smat`` (3, 7+M, 7+M), ``smodes`` (6+M, max(M, 1)), ``sp4``
+    (3, 6+M, 4) and ``s34`` (3, 4): nothing allocated."""
+    st, nm = _i1(IN, H, T_B_START)[b], _i1(IN, H, T_B_NM)[b]
+    f, mode = _i1(IN, H, T_B_FLEX)[b], _i1(IN, H, T_B_MODE)[b]
+    ka, kd, xc = _f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f]
+    a, gb = _f3(WF, WH, W_ROT)[b], _f3(WF, WH, W_GBAR)[b]
+    basis, basis_c = _f3(WF, WH, W_BASIS)[b], _f2(WF, WH, W_RBASIS)
+    n_b = 7 + nm
+    qb, qdb, qddb = q[st:st + n_b], qd[st:st + n_b], qdd[st:st + n_b]
+    g = _f1(F, H, T_GRAVITY)
+    dm, dm_m, vec = _f2(WF, WH, W_SDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC)
+    ddm, sd2, smat = _f3(WF, WH, W_SDDM), _f3(WF, WH, W_SD2), _f3(WF, WH, W_SMAT)
+    smodes, sp4, s34 = _f2(WF, WH, W_SMODES), _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34)
     if mode == _RIGID:
         return
     n6 = 6 + nm
@@ -219,6 +270,7 @@ def body_stiffening(ka, kd, xc, mode, nm, a, gb, basis, basis_c, qb, qdb, qddb, 
         r[7 + j] += z[6 + j]
     if not tangents:
         return
+    m, k, c = mkc_views(WF, WH, n_b)
     dz_dw, dj, tmp = smat[0], smat[1], smat[2]
     dz_dxi, t1 = smodes, vec[5]
     dy_dp, dw_dp, dz_dp = sp4[0], sp4[1], sp4[2]

@@ -181,8 +181,7 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
                 g_dqd[e, c] = z_i[e] * (-c_t * rate_dqd)
         for e in range(3):
             vec[e] = torque * z_i[e]
-        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, ni, nj, q, top, k_scale,
-                            c_scale)
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, q, top, k_scale, c_scale)
 
 
 @njit(cache=True)

@@ -160,8 +160,7 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
             g_dqd[1, c] = -u1 * f_dqd
             g_dqd[2, c] = -u2 * f_dqd
         vec[0], vec[1], vec[2] = -force * u0, -force * u1, -force * u2
-        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE, ni, nj, q, top, k_scale,
-                            c_scale)
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE, q, top, k_scale, c_scale)
 
 
 @njit(cache=True)
