@@ -154,11 +154,13 @@ def _version() -> str:
     return __version__
 
 
-def load_result(path):
+def read_result(path, result_class):
+    """A result file written by :func:`save_result`, as ``result_class``
+    (:class:`~flexmbs.results.result.SimulationResult`, whose ``load`` and the package's
+    ``load_result`` call this)."""
     import h5py
 
-    from .result import SimulationResult
-
+    SimulationResult = result_class
     path = Path(path)
     if not path.exists():
         raise ReadError(f"result file {str(path)!r} does not exist")

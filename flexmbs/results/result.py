@@ -132,6 +132,11 @@ class SimulationResult:
     @staticmethod
     def load(path) -> SimulationResult:
         """Read a file written by :meth:`save`."""
-        from .io import load_result
+        from .io import read_result
 
-        return load_result(path)
+        return read_result(path, SimulationResult)
+
+
+def load_result(path) -> SimulationResult:
+    """Read a result file written by :meth:`SimulationResult.save`."""
+    return SimulationResult.load(path)

@@ -53,7 +53,6 @@ from ..._files import write_text
 from ...errors import FlexmbsError, ReadError, ValidationError
 from ..data import MEAN_AXIS_RTOL, ModalData, ModeKind, ReferenceFrame
 from ..units import get_units
-from .registry import register_format
 
 #: A node is "at rest" when every mode-shape entry of it is at most this fraction of the
 #: largest entry (separately for translations and rotations).
@@ -591,5 +590,7 @@ def write_mbdyn_fem(data: ModalData, path: str | os.PathLike, *, units: str | No
     write_text(path, "".join(out), "MBDyn modal file")
 
 
-register_format("mbdyn-fem", (".fem",), "MBDyn modal FEM file (ASCII)", read_mbdyn_fem,
+#: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
+#: name, extensions, description, reader, writer.
+MODAL_FORMAT = ("mbdyn-fem", (".fem",), "MBDyn modal FEM file (ASCII)", read_mbdyn_fem,
                 write_mbdyn_fem)

@@ -48,7 +48,6 @@ from ..units import get_units
 from .nastran.dof_sets import force_residual, rigid_rows
 from .nastran.matrices import read_op4_file
 from .nastran_punch import Punch, check_assembly, dmig_matrix, read_punch
-from .registry import register_format
 
 #: An eigenvalue below this fraction of the seventh counts as a rigid-body mode.
 RIGID_EIG_RTOL = 1e-6
@@ -457,6 +456,8 @@ def _damping(found, modes, weight, system, punch: Punch, w4):
     return 0.5 * (total + total.T), "; ".join(notes)
 
 
-register_format("nastran-extse", [".pch"],
+#: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
+#: name, extensions, description, reader, writer.
+MODAL_FORMAT = ("nastran-extse", [".pch"],
                 "Nastran external superelement (EXTSEOUT punch + OP4 or DMIG matrices)",
-                reader=read_nastran_superelement)
+                read_nastran_superelement)

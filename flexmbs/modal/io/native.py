@@ -33,7 +33,6 @@ import scipy.sparse as sp
 from ..._files import atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
-from .registry import register_format
 
 FORMAT_TAG = "flexmbs-modal-data"
 FORMAT_VERSION = 1
@@ -175,5 +174,7 @@ def _json_default(obj):
     return str(obj)
 
 
-register_format("native", (".fmd.h5", ".h5", ".hdf5"),
+#: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
+#: name, extensions, description, reader, writer.
+MODAL_FORMAT = ("native", (".fmd.h5", ".h5", ".hdf5"),
                 "flexmbs native modal data (HDF5, lossless)", read_native, write_native)

@@ -111,9 +111,15 @@ _LOADED = False
 
 
 def _load_builtin() -> None:
-    """Import the built-in format modules (each registers itself)."""
+    """Import the built-in format modules and register the format each declares
+    (``MODAL_FORMAT``); the modules do not import the registry."""
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
-    from . import mbdyn, nastran, nastran_superelement, native, vtu  # noqa: F401
+    from . import mbdyn, nastran_superelement, native, vtu
+    from .nastran import op2_modes
+
+    for module in (mbdyn, op2_modes, nastran_superelement, native, vtu):
+        name, extensions, description, *functions = module.MODAL_FORMAT
+        register_format(name, extensions, description, *functions)

@@ -30,7 +30,6 @@ from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from ..units import get_units
 from .native import _json_default
-from .registry import register_format
 
 SIDECAR_TAG = "flexmbs-modal-sidecar"
 
@@ -180,5 +179,7 @@ def _construct(side_file: Path, kwargs: dict) -> ModalData:
         raise ReadError(f"{side_file}: {exc}") from exc
 
 
-register_format("vtu", (".vtu",), "VTU mesh with phi_<j> point data + .modal.json sidecar",
+#: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
+#: name, extensions, description, reader, writer.
+MODAL_FORMAT = ("vtu", (".vtu",), "VTU mesh with phi_<j> point data + .modal.json sidecar",
                 read_vtu, write_vtu)

@@ -14,7 +14,6 @@ import scipy.sparse as sp
 from ....errors import FlexmbsError, ReadError
 from ...data import ModalData, ReferenceFrame
 from ...units import get_units
-from ..registry import register_format
 from ._pynastran import _import, _quiet_logger
 from .bulk import BdfGeometry, read_bdf
 from .dof_sets import rigid_rows
@@ -279,6 +278,8 @@ def _modes_frame(path: Path, geo: BdfGeometry, shapes: np.ndarray, stated):
     return ReferenceFrame.ATTACHED, "spc"
 
 
-register_format("nastran-op2", [".op2"],
+#: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
+#: name, extensions, description, reader, writer.
+MODAL_FORMAT = ("nastran-op2", [".op2"],
                 "Nastran SOL 103 eigenvectors (OP2 + bulk data geometry, through pyNastran)",
-                reader=read_nastran_modes)
+                read_nastran_modes)
