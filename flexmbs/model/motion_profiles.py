@@ -153,6 +153,7 @@ class PointToPoint(Profile):
             object.__setattr__(self, name, value)
         D = end - start
         object.__setattr__(self, "_T", T)
+        object.__setattr__(self, "_t1", t0 + T)
         object.__setattr__(self, "_t_a", t_a)
         # trapezoid: cruise speed and acceleration (signed as D)
         v_c = D / (T - t_a) if T > 0 else 0.0
@@ -167,7 +168,7 @@ class PointToPoint(Profile):
     @property
     def t_end(self) -> float:
         """The time the move ends and the hold at ``end`` begins."""
-        return self.t0 + self._T
+        return self._t1
 
     @property
     def accel_time(self) -> float:
@@ -175,21 +176,21 @@ class PointToPoint(Profile):
         return self._t_a
 
     def eval(self, t):
-        tau = float(t) - self.t0
-        T = self._T
-        if tau < 0.0:
+        t = float(t)
+        if t < self.t0:
             return self.start, 0.0, 0.0
-        if tau >= T:
+        if t >= self._t1:  # (not tau >= T: the hold begins exactly at t_end)
             return self.end, 0.0, 0.0
+        tau, T = t - self.t0, self._T
         D, shape = self.end - self.start, self.shape
-        if shape == "trapezoidal":
+        if shape == "trapezoidal":  # each piece from its start (right-continuous s̈)
             t_a, acc, v_c = self._t_a, self._acc, self._v_c
             if tau < t_a:
                 return self.start + 0.5 * acc * tau * tau, acc * tau, acc
+            if tau < T - t_a:
+                return self.start + 0.5 * acc * t_a * t_a + v_c * (tau - t_a), v_c, 0.0
             r = T - tau
-            if r < t_a:
-                return self.end - 0.5 * acc * r * r, acc * r, -acc
-            return self.start + 0.5 * acc * t_a * t_a + v_c * (tau - t_a), v_c, 0.0
+            return self.end - 0.5 * acc * r * r, acc * r, -acc
         u = tau / T
         if shape == "cycloidal":
             w = _TWO_PI * u
@@ -201,18 +202,18 @@ class PointToPoint(Profile):
         return self.start + D * f, D * f1 / T, D * f2 / (T * T)
 
     def eval_many(self, t):
-        tau = np.asarray(t, dtype=float).reshape(-1) - self.t0
+        t = np.asarray(t, dtype=float).reshape(-1)
         T, D = self._T, self.end - self.start
-        out = np.zeros((tau.size, 3))
-        out[:, 0] = np.where(tau < 0.0, self.start, self.end)
-        moving = (tau >= 0.0) & (tau < T)
+        out = np.zeros((t.size, 3))
+        out[:, 0] = np.where(t < self.t0, self.start, self.end)
+        moving = (t >= self.t0) & (t < self._t1)
         if not moving.any():
             return out
-        x = tau[moving]
+        x = t[moving] - self.t0
         if self.shape == "trapezoidal":
             t_a, acc, v_c = self._t_a, self._acc, self._v_c
             r = T - x
-            rising, falling = x < t_a, (x >= t_a) & (r < t_a)
+            rising, falling = x < t_a, (x >= t_a) & (x >= T - t_a)
             s = np.where(rising, self.start + 0.5 * acc * x * x,
                          np.where(falling, self.end - 0.5 * acc * r * r,
                                   self.start + 0.5 * acc * t_a * t_a + v_c * (x - t_a)))
