@@ -526,6 +526,21 @@ def test_case_file_profile_errors_name_the_key_and_value(tmp_path, profile, matc
         load_case(write_case(tmp_path, profile))
 
 
+def test_the_documented_profiles_load(tmp_path):
+    """Every ``profile = …`` of docs/case_files.md's "Motion profiles" example loads."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "case_files.md").read_text()
+    block = re.search(r"## Motion profiles.*?```toml\n(.*?)```", text, flags=re.S).group(1)
+    profiles = re.split(r"^profile = ", block, flags=re.M)[1:]
+    assert len(profiles) == 8
+    for profile in profiles:
+        body = "\n".join(line for line in profile.splitlines()
+                         if not line.startswith("#")).split("  #")[0]
+        p = load_case(write_case(tmp_path, body)).model.drives[0].profile
+        assert isinstance(p, (PointToPoint, Sequence))
+
+
 # --------------------------------------------------------------------- driven runs
 def driven_model(rot_profile, slide_profile):
     """A pendulum arm under gravity driven about its hinge, and a slider on an inclined
