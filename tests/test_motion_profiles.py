@@ -227,6 +227,9 @@ def test_step5_is_adams_formula_and_the_quintic():
         np.testing.assert_allclose(p.eval(tk), reference(p, tk), rtol=0, atol=1e-12)
     with pytest.raises(ValidationError, match=r"key 'x1' = 0\.1 must be after x0 = 0\.2"):
         Step5(0.2, 0.0, 0.1, 1.0)
+    with pytest.raises(ValidationError, match="Step5: key 'h0' must be a finite number, "
+                                              "got nan"):
+        Step5(0.0, math.nan, 1.0, 1.0)
 
 
 # --------------------------------------------------------------------- trapezoids

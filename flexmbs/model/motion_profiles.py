@@ -240,7 +240,11 @@ def Step5(x0: float, h0: float, x1: float, h1: float) -> PointToPoint:
     x1 = _number("Step5", "x1", x1)
     if not x1 > x0:
         raise ProfileKeyError("Step5", "x1", f"= {x1!r} must be after x0 = {x0!r}")
-    return PointToPoint(h0, h1, x1 - x0, "step5", t0=x0)
+    try:
+        return PointToPoint(h0, h1, x1 - x0, "step5", t0=x0)
+    except ProfileKeyError as exc:  # in Adams' names
+        key = {"start": "h0", "end": "h1"}.get(exc.key, exc.key)
+        raise ProfileKeyError("Step5", key, exc.detail) from None
 
 
 @dataclass(frozen=True)
