@@ -329,6 +329,20 @@ bad("drive/kind-unknown", "'twist'")(
 bad("drive/spin-up-zero-duration", "'duration'", "0")(
     lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'spin-up', omega = 1.0, "
                                           "duration = 0 }")))
+bad("drive/point-to-point-negative-duration", "'duration'", "-0.5")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'point-to-point', start = 0.0, "
+                                          "end = 1.0, duration = -0.5 }")))
+bad("drive/point-to-point-unknown-shape", "'shape'", "'sine'")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'point-to-point', start = 0.0, "
+                                          "end = 1.0, duration = 0.5, shape = 'sine' }")))
+bad("drive/trapezoid-infeasible", "'a_max'", "2.0", "too small")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'trapezoidal', start = 0.0, "
+                                          "end = 1.0, duration = 1.0, a_max = 2.0 }")))
+bad("drive/sequence-move-nan", "moves[1]", "'end'", "nan")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'sequence', start = 0.0, "
+                                          "moves = [{ type = 'dwell', duration = 0.1 }, "
+                                          "{ type = 'quintic', end = nan, duration = 0.5 "
+                                          "}] }")))
 FORCE = "[[forces]]\nname = 'f'\n"
 bad("force/type-unknown", "'type'", "'magnet'")(
     lambda w: w.run(add(PENDULUM, FORCE + "type = 'magnet'")))

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..frame.rotations import axis_angle
-from ..model import Constant, Polynomial, SpinUp, Table
+from ..model import Constant, Dwell, Move, PointToPoint, Polynomial, Sequence, SpinUp, Step5, Table
+from ..model.motion_profiles import SHAPES, ProfileKeyError
 from .case import CaseError, CaseKeyError
 
 
@@ -98,13 +99,31 @@ def _orientation(t: _Table):
     return None
 
 
+#: The keys of a point-to-point move (``type = "point-to-point"`` or a shape's name).
+MOVE_KEYS = {"type", "shape", "start", "end", "duration", "t0", "accel_fraction", "v_max",
+             "a_max"}
+#: Adams' STEP5(t, x0, h0, x1, h1): the other way of giving a ``step5`` move.
+STEP5_KEYS = ("x0", "h0", "x1", "h1")
+#: The keys of one entry of a sequence's ``moves``.
+SEQUENCE_MOVE_KEYS = {"type", "shape", "end", "by", "duration", "accel_fraction", "v_max",
+                      "a_max"}
+PROFILE_TYPES = ("constant, polynomial, spin-up, table, point-to-point (or a shape: "
+                 f"{', '.join(SHAPES)}) or sequence")
+
+
 def _profile(t: _Table, key: str):
     value = t.get(key, required=True)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return Constant(float(value))
     if not isinstance(value, dict):
         raise t.error(key, f"must be a number or a table with 'type', got {value!r}")
-    sub = _Table(t.path, f"{t.where} {key}", value,
+    kind = value.get("type")
+    where = f"{t.where} {key}"
+    if kind == "point-to-point" or kind in SHAPES:
+        return _point_to_point(t.path, where, value)
+    if kind == "sequence":
+        return _sequence(t.path, where, value)
+    sub = _Table(t.path, where, value,
                  {"type", "coefficients", "omega", "duration", "times", "values", "value"})
     kind = sub.get("type", required=True)
     if kind == "constant":
@@ -122,4 +141,79 @@ def _profile(t: _Table, key: str):
     if kind == "table":
         return Table(tuple(sub.get("times", required=True)),
                      tuple(sub.get("values", required=True)))
-    raise sub.error("type", f"must be constant, polynomial, spin-up or table, got {kind!r}")
+    raise sub.error("type", f"must be {PROFILE_TYPES}, got {kind!r}")
+
+
+def _shape(sub: _Table) -> str:
+    """A move's shape: its type when that names one, else its 'shape' (default quintic)."""
+    kind = sub.get("type")
+    if kind in SHAPES:
+        if "shape" in sub.data:
+            raise sub.error("shape", f"= {sub.data['shape']!r} is given by the type already "
+                                     f"({kind!r}); use type = \"point-to-point\" with a "
+                                     f"shape, or the shape as the type")
+        return kind
+    shape = sub.get("shape", SHAPES[0])
+    if shape not in SHAPES:
+        raise sub.error("shape", f"must be one of {', '.join(SHAPES)}; got {shape!r}")
+    return shape
+
+
+def _move_limits(sub: _Table) -> dict:
+    return {k: sub.number(k, positive=True) for k in ("accel_fraction", "v_max", "a_max")}
+
+
+def _point_to_point(path: Path, where: str, value: dict):
+    """type = "point-to-point" (shape = quintic | cycloidal | trapezoidal | step5, quintic
+    by default) or the shape as the type; a step5 may give Adams' x0, h0, x1, h1."""
+    adams = value.get("type") == "step5" and any(k in value for k in STEP5_KEYS)
+    sub = _Table(path, where, value, {"type", *STEP5_KEYS} if adams else MOVE_KEYS)
+    try:
+        if adams:
+            return Step5(*(sub.number(k, required=True) for k in STEP5_KEYS))
+        shape = _shape(sub)
+        return PointToPoint(sub.number("start", required=True),
+                            sub.number("end", required=True),
+                            sub.number("duration", required=shape != "trapezoidal",
+                                       positive=True),
+                            shape, t0=sub.number("t0", 0.0), **_move_limits(sub))
+    except ProfileKeyError as exc:
+        raise sub.error(exc.key, exc.detail) from None
+
+
+def _sequence(path: Path, where: str, value: dict):
+    """type = "sequence": start, t0 (default 0) and moves, a list of move tables (a shape
+    or point-to-point type with end or by, duration…) and dwells ({type = "dwell",
+    duration = …})."""
+    sub = _Table(path, where, value, {"type", "start", "t0", "moves"})
+    entries = sub.get("moves", required=True)
+    if not isinstance(entries, list) or not entries:
+        raise sub.error("moves", f"must be a non-empty list of move and dwell tables, got "
+                                 f"{entries!r}")
+    moves = []
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise sub.error("moves", f"entry {k} must be a table with 'type', got {entry!r}")
+        kind = entry.get("type")
+        if kind == "dwell":
+            m = _Table(path, f"{where} moves[{k}]", entry, {"type", "duration"})
+            moves.append(Dwell(m.number("duration", required=True, positive=True)))
+            continue
+        m = _Table(path, f"{where} moves[{k}]", entry, SEQUENCE_MOVE_KEYS)
+        if kind != "point-to-point" and kind not in SHAPES:
+            raise m.error("type", f"must be dwell, point-to-point or a shape "
+                                  f"({', '.join(SHAPES)}), got {kind!r}")
+        if ("end" in entry) == ("by" in entry):
+            raise m.error("end", "or 'by' must be given, not both (where the move ends, "
+                                 "or how far it goes from where the last one ended)")
+        shape = _shape(m)
+        moves.append(Move(m.number("end"), m.number("duration", required=shape !=
+                                                     "trapezoidal", positive=True),
+                          shape, by=m.number("by"), **_move_limits(m)))
+    try:
+        return Sequence(sub.number("start", required=True), tuple(moves),
+                        t0=sub.number("t0", 0.0))
+    except ProfileKeyError as exc:
+        # the owner "Sequence moves[k]" names the move
+        raise CaseError(f"{path.name}: {where}{exc.owner.removeprefix('Sequence')}: key "
+                        f"{exc.key!r} {exc.detail}") from None

@@ -9,18 +9,24 @@ from .bodies import Ground, RigidBody
 from .builder import Model, ModelBuilder
 from .drives import Constant, Polynomial, Profile, SpinUp, Table, UserProfile
 from .markers import Marker
+from .motion_profiles import Dwell, Move, PointToPoint, Sequence, Step5
 
 __all__ = [
     "Bushing",
     "Constant",
+    "Dwell",
     "Ground",
     "Marker",
     "Model",
     "ModelBuilder",
+    "Move",
+    "PointToPoint",
     "Polynomial",
     "Profile",
     "RigidBody",
+    "Sequence",
     "SpinUp",
+    "Step5",
     "Table",
     "UserProfile",
 ]
