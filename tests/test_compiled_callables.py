@@ -156,13 +156,15 @@ def test_a_raising_callable_stops_the_run_with_the_numpy_paths_message():
 def test_a_load_callable_of_the_wrong_shape_says_so():
     def model():
         system = arm("point")
-        forces = [f if f.name != "push" else replace(f, value=lambda t, s: [1.0, 2.0])
-                  for f in system.model.forces]
+        forces = [f if f.name != "push" else replace(
+            f, value=lambda t, s: [1.0, 2.0] if t > 0.005 else [1.0, 2.0, 0.0])
+            for f in system.model.forces]
         return System(replace(system.model, forces=tuple(forces)))
 
     res = _run(model(), "compiled", t_end=0.01)
     ref = _run(model(), "python", t_end=0.01)
     assert res.message == ref.message and "PointLoad 'push'" in res.message
+    assert "the force must be 3 finite numbers, got [1.0, 2.0]" in res.message
     with pytest.raises(ModelError, match="3 finite numbers"):
         CompiledSystem(model()).residual(*_random_state(model(), np.random.default_rng(0)),
-                                         0.0)
+                                         0.01)

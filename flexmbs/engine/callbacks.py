@@ -59,11 +59,13 @@ class CallableInputs:
         self.calls += len(self.items)
 
     def derivatives_into(self, t, q, qd, u, du) -> None:
-        """Values into ``u`` and their rows du/dq, du/dq̇ into ``du`` (2, n_u, n_q)."""
+        """Values into ``u`` and their rows du/dq, du/dq̇ into ``du`` (2, n_u, n_q): the
+        calls in the NumPy path's order, the value (its residual, which also moves a
+        joint angle's memory) and then the differences (its tangents)."""
         n = q.size
+        self.values_into(t, q, qd, u)
         for force, col, width in self.items:
-            value, d_q, d_qd = force.input_derivatives(self.system, q, qd, t, self.fd_step)
-            u[col:col + width] = value
+            _, d_q, d_qd = force.input_derivatives(self.system, q, qd, t, self.fd_step)
             du[0, col:col + width] = d_q
             du[1, col:col + width] = d_qd
             self.calls += 2 * n + 1 + (2 if width == 1 else 0)
