@@ -168,3 +168,33 @@ def test_a_load_callable_of_the_wrong_shape_says_so():
     with pytest.raises(ModelError, match="3 finite numbers"):
         CompiledSystem(model()).residual(*_random_state(model(), np.random.default_rng(0)),
                                          0.01)
+
+
+def test_the_pattern_holds_the_callables_rows_across_all_of_q():
+    """A body a callable loads has its rows full in the iteration matrix's pattern (the
+    sparse factorisation's nonzeros); the NumPy path's matrix has nothing off it."""
+    from flexmbs.engine.compiled_system import _matrix_pattern
+
+    system = arm(*ALL)
+    cs = CompiledSystem(system, sparse=True)
+    rows, cols, _, _ = _matrix_pattern(cs.tables)
+    on = np.zeros((system.n_q + system.n_c,) * 2, bool)
+    on[rows, cols] = True
+    q, qd, qdd, lam = _random_state(system, np.random.default_rng(3))
+    mat = cs.iteration_matrix(q, qd, qdd, lam, 0.2, 3.0e5, 6.0e2)
+    assert not np.any(mat[~on])
+    k_t, c_t = residual_tangents(system, q, qd, qdd, lam, 0.2, sparse=False)
+    assert not np.any((k_t + c_t)[~on[:system.n_q, :system.n_q]])
+    res = _run(arm(*ALL), "compiled", t_end=0.05)
+    ref = _run(arm(*ALL), "python", t_end=0.05)
+    assert np.array_equal(res.iterations, ref.iterations)
+
+
+def test_statistics_and_outputs_power_on_a_spring_with_a_controller():
+    system = arm("spring")
+    res = _run(system, "compiled", t_end=0.1)
+    cb = res.statistics["callbacks"]
+    assert cb["callables"] == ["pd", "muscle"]
+    # each return evaluates both callables; a matrix rebuild 2 n_q + 3 more calls each
+    n = system.n_q
+    assert cb["calls"] >= 2 * cb["count"] + 2 * (2 * n + 3) * res.statistics["factorizations"]
