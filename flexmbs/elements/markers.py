@@ -18,8 +18,6 @@ from ..compiled.packing import (
     ROWS_I,
     ROWS_J,
     W_BASIS,
-    W_CB_DU,
-    W_CB_G,
     W_GBAR,
     W_GGLOB,
     W_HBASIS,
@@ -196,32 +194,6 @@ def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
                         acc += T_k_shapes[k, a, i, j] * wgt[first + a, c] * basis[i, 4 * c + m]
             out[lo + 3 + m, lo + 7 + j] += acc
             out[lo + 7 + j, lo + 3 + m] += acc
-
-
-@njit(cache=True)
-def _input_load(WF, WH):
-    """The workspace's cb_g zeroed: a kind's −∂Q/∂u of one column of u goes there (its
-    load at a unit input, through :func:`_apply_load`), for :func:`_input_tangent_into`."""
-    g = _f1(WF, WH, W_CB_G)
-    for i in range(g.size):
-        g[i] = 0.0
-    return g
-
-
-@njit(cache=True)
-def _input_tangent_into(WF, WH, col, top, k_scale, c_scale):
-    """top += k_scale g ⊗ du/dq + c_scale g ⊗ du/dq̇ for the state-dependent callable's
-    column ``col`` of u: g = −∂Q/∂u (cb_g, :func:`_input_load`), du/dq and du/dq̇ its
-    derivative rows over all of q (cb_du, written by Python; docs/compiled.md,
-    "Callables"). The rows are those g loads, every column (a callable may read any
-    coordinate)."""
-    g = _f1(WF, WH, W_CB_G)
-    du = _f3(WF, WH, W_CB_DU)
-    for i in range(g.size):
-        gi = g[i]
-        if gi != 0.0:
-            for j in range(g.size):
-                top[i, j] += gi * (k_scale * du[0, col, j] + c_scale * du[1, col, j])
 
 
 @njit(cache=True)

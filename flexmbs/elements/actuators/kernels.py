@@ -25,11 +25,10 @@ from ...compiled.packing import (
     _i1,
     _i2,
 )
+from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
     _add_load_tangent,
     _apply_load,
-    _input_load,
-    _input_tangent_into,
     _load_jacobian_into,
     _scatter_n,
 )
@@ -63,7 +62,7 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale, c_scale):
     """top += scale K + c_scale C of the joint actuators, K = −∂Q/∂q with
     Q = [−Jac_iᵀ; Jac_jᵀ](u z_i): through z_i(q) (marker i's z-axis Jacobian) and the
     Jacobians' own q-dependence, and for a state-dependent callable u through its
-    derivative rows (K and C, :func:`~flexmbs.elements.markers._input_tangent_into`)."""
+    derivative rows (K and C, :func:`~flexmbs.elements.inputs._input_tangent_into`)."""
     T_u_call = _i1(IN, H, T_U_CALL)
     unit = _f2(WF, WH, W_CB_V)[0]
     T_a_kind = _i1(IN, H, T_A_KIND)

@@ -40,12 +40,11 @@ from ...compiled.rotations import (
     d_rot_t_into,
     d_rotated_into,
 )
+from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
     _add_load_tangent,
     _add_moment_tangent,
     _apply_load,
-    _input_load,
-    _input_tangent_into,
     _load_jacobian_into,
     _scatter_n,
 )
@@ -131,7 +130,7 @@ def distributed_loads(F, IN, H, WF, WI, WH, q, u, r):
 def distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of the distributed loads, K = −∂Q/∂q (no q̇
     dependence at a given value); a callable's value adds g ⊗ du/dq and g ⊗ du/dq̇ per
-    component, g = −∂Q/∂u (:func:`~flexmbs.elements.markers._input_tangent_into`)."""
+    component, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
     T_d_col = _i1(IN, H, T_D_COL)
     cb_v = _f2(WF, WH, W_CB_V)
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -228,7 +227,7 @@ def point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale):
     Jacobian's own q-dependence and, in marker axes, that of the axes (the markers'
     vectors and Jacobians of the last residual in the workspace); a callable's value
     adds g ⊗ du/dq and g ⊗ du/dq̇ per component, g = −∂Q/∂u
-    (:func:`~flexmbs.elements.markers._input_tangent_into`)."""
+    (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
     T_l_col = _i1(IN, H, T_L_COL)
     cb_v = _f2(WF, WH, W_CB_V)
     val = cb_v[1]

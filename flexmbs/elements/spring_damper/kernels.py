@@ -27,10 +27,9 @@ from ...compiled.packing import (
     _i1,
     _i2,
 )
+from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
     _apply_load,
-    _input_load,
-    _input_tangent_into,
     _load_jacobian_into,
     _pair_load_tangents,
     _point_jacobian_rate_into,
@@ -114,7 +113,7 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
     """top += k_scale K + c_scale C of the spring–damper–actuators, K = −∂Q/∂q,
     C = −∂Q/∂q̇ (the markers' vectors and Jacobians of the last residual in the
     workspace); an actuator force from a state-dependent callable adds g ⊗ du/dq and
-    g ⊗ du/dq̇, g = −∂Q/∂u (:func:`~flexmbs.elements.markers._input_tangent_into`)."""
+    g ⊗ du/dq̇, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
     T_s_act, T_u_call = _i1(IN, H, T_S_ACT), _i1(IN, H, T_U_CALL)
     along = _f2(WF, WH, W_CB_V)[0]
     T_b_nm = _i1(IN, H, T_B_NM)
