@@ -7,9 +7,17 @@ CONVERGED, NEED_FACTOR, NONFINITE_SOLVE, NONFINITE_ERROR, MAX_ITER = 0, 1, 2, 3,
 #: A bounded (real-time) step that ended after its fixed number of iterations without
 #: meeting the tolerances: accepted as it stands (docs/integrators.md, "Real-time mode").
 BOUNDED = 5
+#: The step stopped at a Newton iterate (q1, q̇1 in the workspace) for the values of the
+#: model's state-dependent callables there (and, with counters[INPUTS] = −2, their
+#: derivative rows du/dq, du/dq̇ for the iteration matrix): Python writes them into the
+#: callables' columns of ``u`` and the workspace's ``cb_du``, sets counters[INPUTS] to
+#: 1 (or 2) and calls again with ``start=False`` (docs/compiled.md, "Callables").
+NEED_INPUTS = 6
 
-#: Workspace counters: iteration, stale matrix, residual at hand.
-IT, STALE, HAVE_RESIDUAL = 0, 1, 2
+#: Workspace counters: iteration, stale matrix, residual at hand, the callables'
+#: inputs at this iterate (−1/−2: asked for, values/with derivatives; 1/2: written; 0:
+#: none pending).
+IT, STALE, HAVE_RESIDUAL, INPUTS = 0, 1, 2, 3
 
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
 TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS = 0, 1, 2, 3, 4

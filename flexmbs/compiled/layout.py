@@ -120,6 +120,9 @@ W_CT_JAC = 93
 W_CT_GEN = 94
 W_CT_BLK = 95
 W_CT_Q = 96
+W_CB_DU = 97
+W_CB_G = 98
+W_CB_V = 99
 
 
 def pack(parts):

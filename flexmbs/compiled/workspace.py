@@ -57,7 +57,7 @@ class Workspace(NamedTuple):
     matrix: np.ndarray  # (n_q + n_c, n_q + n_c) iteration matrix (before factoring)
     jac: np.ndarray  # (n_c, n_q)
     a1: np.ndarray  # (n_q,)
-    counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, resumed
+    counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, inputs
     floats: np.ndarray  # (2,): last scaled correction, current one
     solve: np.ndarray  # (n_q + n_c,) scratch of the sparse triangular solves
     angles: np.ndarray  # (nt,) last angle of each rotational spring–damper [rad], NaN: none
@@ -120,6 +120,10 @@ class Workspace(NamedTuple):
     ct_gen: np.ndarray  # (2, N) generalized force of a contact, unperturbed and perturbed
     ct_blk: np.ndarray  # (2, N, N) the K and C blocks of a contact
     ct_q: np.ndarray  # (2, n_q) the perturbed q and q̇ of the difference quotients
+    # the state-dependent callables (docs/compiled.md, "Callables"), n_u columns of u
+    cb_du: np.ndarray  # (2, n_u, n_q) du/dq, du/dq̇ of each column (callables' only)
+    cb_g: np.ndarray  # (n_q,) −∂Q/∂u of one column (the load per unit input)
+    cb_v: np.ndarray  # (2, 3) a unit input's load vector, a load's value from u
 
 
 def make_workspace(T) -> Workspace:
@@ -160,4 +164,5 @@ def make_workspace(T) -> Workspace:
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))),
         np.full((nct, N_STATE), np.nan), np.zeros((nct, N_SAMPLE)), np.zeros((4, 3)),
         np.zeros((4, 3, 2 * (7 + big_m))), np.zeros((2, 2 * (7 + big_m))),
-        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((2, n_q)))
+        np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((2, n_q)),
+        np.zeros((2, T.u_call.size, n_q)), np.zeros(n_q), np.zeros((2, 3)))

@@ -21,6 +21,22 @@ import numpy as np
 FLOAT, INT, SCALAR = "float", "int", "scalar"
 
 
+def input_is_callable(force) -> bool:
+    """Whether ``force``'s value is a callable of the state, which the compiled engine
+    asks Python for at every Newton iterate (docs/compiled.md, "Callables")."""
+    if getattr(force, "element_kind", None) == "joint_actuator":
+        return getattr(force, "profile", None) is None
+    if getattr(force, "element_kind", None) == "spring_damper":
+        return bool(force.actuator_depends_on_state)
+    return callable(getattr(force, "value", None))
+
+
+def input_width(force) -> int:
+    """Columns of ``u`` a force's value takes: 3 for a load vector, else 1."""
+    return 3 if getattr(force, "element_kind", None) in ("point_load",
+                                                         "distributed_load") else 1
+
+
 @dataclass(frozen=True)
 class Field:
     """One table field: its name (``s_mark``: header row ``T_S_MARK``), its buffer and
@@ -68,7 +84,12 @@ class TableContext:
     def __init__(self, system, forces_by_kind: dict[str, list], inputs: list):
         self.system = system
         self.forces_by_kind = forces_by_kind
-        self._inputs = {id(f): k for k, f in enumerate(inputs)}
+        self._inputs, self.input_state = {}, []
+        for f in inputs:  # the columns of u: one per scalar input, three per load vector
+            self._inputs[id(f)] = len(self.input_state)
+            self.input_state.extend([int(input_is_callable(f))] * input_width(f))
+        #: Bodies whose rows a state-dependent callable's tangents fill across all of q.
+        self.full_rows: set[int] = set()
         #: The arrays built so far, by field name (later kinds may read earlier ones).
         self.arrays: dict[str, Any] = {}
         bodies = system.bodies
@@ -90,8 +111,18 @@ class TableContext:
         return self.forces_by_kind.get(kind, [])
 
     def input_column(self, force) -> int:
-        """The column of ``force``'s time-profile value in the kernels' ``u`` (−1: none)."""
+        """The (first) column of ``force``'s value in the kernels' ``u``: a time profile's
+        or a state-dependent callable's (−1: none)."""
         return self._inputs.get(id(force), -1)
+
+    def callable_rows(self, force, *markers: str) -> None:
+        """Record that ``force`` (at ``markers``) fills its bodies' rows across all of q
+        when its value is a state-dependent callable (the iteration matrix's pattern)."""
+        if input_is_callable(force):
+            for name in markers:
+                b = self.system.marker_body_index(name)
+                if b >= 0:
+                    self.full_rows.add(int(b))
 
     def add_marker(self, body_index: int, base, shapes, psi=None, phi=None) -> int:
         """Add a marker (body index, −1 for ground; point and axes ``base`` (4, 3) at ξ = 0

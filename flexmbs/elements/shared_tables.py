@@ -76,7 +76,7 @@ def _pattern(system, ctx):
                                                              strict=True)]
     pairs = np.array(ctx.pairs, np.int64).reshape(-1, 2)
     top, jac = iteration_pattern(spans, a["k_body"], a["e_row"], a["e_mark"], a["b_norm"],
-                                 a["c_row"], a["c_coord"], pairs)
+                                 a["c_row"], a["c_coord"], pairs, sorted(ctx.full_rows))
     return dict(p_row=top[0], p_col=top[1], j_row=jac[0], j_col=jac[1])
 
 
@@ -89,7 +89,8 @@ PATTERN = KindTables("pattern", (
 ), _pattern)
 
 
-def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_mark):
+def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_mark,
+                      full_rows=()):
     """((rows, cols) of the n_q x n_q block, (rows, cols) of Φ_q): every entry the
     kernels can write, column-major order.
 
@@ -98,7 +99,9 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
     drive and every force kind's marker pair (``a_mark``), the coordinates of its two
     bodies against each other (the constraint Hessians and the force tangents). A row
     of Φ_q holds its two bodies' coordinates (joints and drives), the Euler parameters
-    of one body (normalization) or one coordinate (coordinate drives)."""
+    of one body (normalization) or one coordinate (coordinate drives). The bodies of
+    ``full_rows`` (those a state-dependent callable loads) hold all of q in their rows:
+    a callable may read any coordinate."""
     def coords(b):
         start, size = spans[b]
         return np.arange(start, start + size)
@@ -108,6 +111,7 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
         bi, bj = int(k_body[ki]), int(k_body[kj])
         if bi >= 0 and bj >= 0:
             pairs.update(((bi, bj), (bj, bi)))
+    pairs.update((int(b), c) for b in full_rows for c in range(len(spans)))
     top = [np.stack(np.meshgrid(coords(bi), coords(bj), indexing="ij")).reshape(2, -1)
            for bi, bj in sorted(pairs)]
     jac = []

@@ -23,6 +23,8 @@ from scipy.linalg.lapack import dgetrf
 from scipy.sparse.linalg import splu
 
 from ..compiled.codes import (
+    NEED_INPUTS,
+    P_T1,
     TASK_CONTACTS,
     TASK_MATRIX,
     TASK_OUTPUTS,
@@ -33,8 +35,10 @@ from ..compiled.codes import (
 from ..compiled.layout import pack
 from ..compiled.workspace import make_workspace
 from ..contact.sample import C_ANCHORED, C_LA, C_LB, C_MODE, C_OFF, C_V_ONSET, samples_of
+from ..elements.declaration import input_is_callable, input_width
 from ..errors import ModelError
 from ..model.drives import drive_values
+from .callbacks import CallableInputs
 from .tables import (
     compile_tables,
     drive_specs,
@@ -111,10 +115,20 @@ class CompiledSystem:
         self.F, self.IN, self.H, self.tables = pack(tables)
         self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
         self.drives = drive_specs(system)
-        #: the forces whose values are numbers per time level (the columns of u)
+        #: the forces whose values the kernels read from u, in the order of its columns
+        #: (a load vector's three); a time profile's set per time level, a callable's at
+        #: every Newton iterate (:attr:`callbacks`)
         self.actuators = time_inputs(system)
-        self._input_profiles = [getattr(f, "profile", None) or f.actuator
-                                for f in self.actuators]
+        self._input_profiles, col = [], 0
+        for f in self.actuators:
+            if not input_is_callable(f):  # a time profile
+                profile = getattr(f, "profile", None) or f.actuator
+                self._input_profiles.append((col, f, profile))
+            col += input_width(f)
+        self.n_u = col
+        #: the state-dependent callables: their evaluation and cost (docs/compiled.md,
+        #: "Callables")
+        self.callbacks = CallableInputs(system, self.actuators)
         #: names of the rotational spring–dampers, whose angle memory (System.unwrap) the
         #: kernels keep in the workspace while they run
         self.torsion_names = [f.name for f in torsion_springs(system)]
@@ -127,8 +141,7 @@ class CompiledSystem:
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
         self._pattern = _matrix_pattern(tables) if self.sparse else None
         self.compile_time = 0.0
-        self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives),
-                                    len(self.actuators))
+        self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives), self.n_u)
         from . import prebuilt as shipped
 
         self._step_task = TASK_STEP
@@ -153,9 +166,10 @@ class CompiledSystem:
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(profiles (n_drives, 3): (s, ṡ, s̈) of every drive, u (n_actuators,)) at t; a
-        failing or non-finite profile raises ModelError naming it (new arrays)."""
-        prof, u = np.empty((len(self.drives), 3)), np.empty(len(self.actuators))
+        """(profiles (n_drives, 3): (s, ṡ, s̈) of every drive, u (n_u,)) at t, the
+        callables' columns zero; a failing or non-finite profile raises ModelError
+        naming it (new arrays)."""
+        prof, u = np.empty((len(self.drives), 3)), np.zeros(self.n_u)
         self.time_values_into(t, prof, u)
         return prof, u
 
@@ -171,31 +185,29 @@ class CompiledSystem:
             if not (math.isfinite(prof[k, 0]) and math.isfinite(prof[k, 1])
                     and math.isfinite(prof[k, 2])):
                 drive_values(drive, t)
-        for k, profile in enumerate(self._input_profiles):
+        for k, force, profile in self._input_profiles:
             try:
                 u[k] = profile.eval(t)[0]
             except Exception as exc:
-                raise ModelError(f"{_force_kind(self.actuators[k])} "
-                                 f"{self.actuators[k].name!r}: its profile failed at t = "
-                                 f"{t:g}: {type(exc).__name__}: {exc}") from exc
+                raise ModelError(f"{_force_kind(force)} {force.name!r}: its profile failed "
+                                 f"at t = {t:g}: {type(exc).__name__}: {exc}") from exc
             if not math.isfinite(u[k]):
-                raise ModelError(f"{_force_kind(self.actuators[k])} "
-                                 f"{self.actuators[k].name!r}: its profile returned "
-                                 f"{u[k]} at t = {t:g}")
+                raise ModelError(f"{_force_kind(force)} {force.name!r}: its profile "
+                                 f"returned {u[k]} at t = {t:g}")
 
     def time_values_many(self, times) -> tuple[np.ndarray, np.ndarray]:
-        """(profiles (n_t, n_drives, 3), u (n_t, n_actuators)) at every time of ``times``
+        """(profiles (n_t, n_drives, 3), u (n_t, n_u)) at every time of ``times``
         (the outputs after a run): each profile evaluated over the array at once
         (``Profile.eval_many``); a failure or a non-finite value is looked at again
         time by time, which raises :meth:`time_values`'s ModelError naming it."""
         times = np.asarray(times, dtype=float)
         n_t = times.size
         prof = np.zeros((n_t, len(self.drives), 3))
-        u = np.zeros((n_t, len(self.actuators)))
+        u = np.zeros((n_t, self.n_u))
         try:
             for k, drive in enumerate(self.drives):
                 prof[:, k] = _many(drive.profile, times)
-            for k, profile in enumerate(self._input_profiles):
+            for k, _, profile in self._input_profiles:
                 u[:, k] = _many(profile, times)[:, 0]
             good = bool(np.isfinite(prof).all() and np.isfinite(u).all())
         except Exception:
@@ -227,6 +239,7 @@ class CompiledSystem:
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
         prof, u = self.time_values(t)
+        self.callbacks.fill(t, q, qd, u, self.work, False)
         self.load_angles(self.system.angle_memory)
         self.load_contact_states(self.contacts)
         self._call(TASK_RESIDUAL, *(np.ascontiguousarray(x, dtype=float)
@@ -238,6 +251,7 @@ class CompiledSystem:
     def iteration_matrix(self, q, qd, qdd, lam, t: float, bp: float, gp: float):
         """[M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state (square, n_q + n_c)."""
         prof, u = self.time_values(t)
+        self.callbacks.fill(t, q, qd, u, self.work, True)
         self.load_angles(self.system.angle_memory)  # read, not moved (as the NumPy tangents)
         self.load_contact_states(self.contacts)
         self._call(TASK_MATRIX, *(np.ascontiguousarray(x, dtype=float)
@@ -246,10 +260,12 @@ class CompiledSystem:
         return self.work.matrix.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
-               start, sync: bool = True):
+               start, sync: bool = True, answer: bool = True):
         """One step-kernel call (:func:`~flexmbs.engine.newton.newton_step`): its code.
         The rotational springs' angle memory comes from the System and goes back to it
-        (unless ``sync`` is False), so both paths continue the same angles."""
+        (unless ``sync`` is False), so both paths continue the same angles. The kernel's
+        returns for the state-dependent callables' values (``NEED_INPUTS``) are answered
+        here (:meth:`CallableInputs.answer`; ``answer`` False returns the code)."""
         d, f = self._dummy, factors
         if sync and self.torsion_names:
             self.load_angles(self.system.angle_memory)
@@ -257,6 +273,12 @@ class CompiledSystem:
                             self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
                             f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us,
                             d.refs, d.out)
+        while code == NEED_INPUTS and answer:
+            self.callbacks.answer(float(par[P_T1]), self.work, u)
+            code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
+                                self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu,
+                                f.piv, f.sp_i, f.sp_x, False, d.qs, d.qs, d.lams, d.profs,
+                                d.us, d.refs, d.out)
         if sync and self.torsion_names:
             self.store_angles(self.system.angle_memory)
         return code
@@ -315,6 +337,7 @@ class CompiledSystem:
         samples (:class:`flexmbs.contact.log.ContactLog`)."""
         n_t = len(t)
         prof, u = self.time_values_many(t)
+        self.callbacks.outputs_into(t, q, qd, u)
         out = np.zeros((n_t, 5))
         self.load_angles({})
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
@@ -394,9 +417,10 @@ class CompiledSystem:
         try:
             prof, u = self.time_values(0.0)
         except ModelError:  # a profile undefined at t = 0: the run will say so
-            prof, u = np.zeros((len(self.drives), 3)), np.zeros(len(self.actuators))
+            prof, u = np.zeros((len(self.drives), 3)), np.zeros(self.n_u)
         self.work.counters[1] = 0
-        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True, sync=False)
+        self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True, sync=False,
+                    answer=False)  # the user's callables are not called at a dummy state
 
 
 def _many(profile, times: np.ndarray) -> np.ndarray:
@@ -412,7 +436,7 @@ def _many(profile, times: np.ndarray) -> np.ndarray:
 class _Placeholders:
     """Arrays of the right kind for the kernel arguments a task does not use."""
 
-    def __init__(self, n_q, n_c, n_d, n_a):
+    def __init__(self, n_q, n_c, n_d, n_a):  # n_a: the columns of u
         self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), step_parameters()
         self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
         self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)

@@ -104,9 +104,9 @@ def body_energies(F, IN, H, WF, WI, WH, q, qd):
 
 @njit(cache=True, inline="always")
 def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
-    """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), actuator
-    values ``u`` (na,). Leaves the markers and frames in the workspace for
-    :func:`jacobian_dense`."""
+    """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), the
+    forces' input values ``u`` (n_u,: time profiles' and callables'). Leaves the
+    markers and frames in the workspace for :func:`jacobian_dense`."""
     T_b_kind = _i1(IN, H, T_B_KIND)
     W_qcur = _f1(WF, WH, W_QCUR)
     for i in range(q.size):
@@ -121,8 +121,8 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
     actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
     spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, YES)
-    point_loads(F, IN, H, WF, WI, WH, q, r)
-    distributed_loads(F, IN, H, WF, WI, WH, q, r)
+    point_loads(F, IN, H, WF, WI, WH, q, u, r)
+    distributed_loads(F, IN, H, WF, WI, WH, q, u, r)
     torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
     bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
     contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
@@ -158,10 +158,10 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
             for j in range(nb):
                 out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
-    actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp)
+    actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
     spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
-    point_load_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
-    distributed_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+    point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
+    distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
     torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
@@ -218,8 +218,8 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
         actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
         # dampers, spring actuators and point loads (the springs' part has a potential)
         spring_damper_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
-        point_loads(F, IN, H, WF, WI, WH, qk, loads)
-        distributed_loads(F, IN, H, WF, WI, WH, qk, loads)
+        point_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
+        distributed_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
         torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
         bushing_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO)  # dampers
         pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)

@@ -13,7 +13,10 @@ Every kernel takes the packed model (F, IN, H) and workspace (WF, WI, WH) buffer
 :mod:`flexmbs.compiled.packing`. Return codes (:mod:`flexmbs.compiled.codes`):
 ``CONVERGED``, ``NEED_FACTOR`` (the workspace matrix holds the new iteration matrix; call
 again with ``start=False`` after factoring), ``NONFINITE_SOLVE``, ``NONFINITE_ERROR``,
-``MAX_ITER``, ``BOUNDED`` (a real-time step accepted after its fixed iterations).
+``MAX_ITER``, ``BOUNDED`` (a real-time step accepted after its fixed iterations),
+``NEED_INPUTS`` (the values of the state-dependent callables at the iterate in the
+workspace, and with counters[INPUTS] = −2 their derivative rows; call again with
+``start=False`` once Python has written them: docs/compiled.md, "Callables").
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from ..compiled.codes import (
     BOUNDED,
     CONVERGED,
     HAVE_RESIDUAL,
+    INPUTS,
     IT,
     MAX_ITER,
     NEED_FACTOR,
+    NEED_INPUTS,
     NONFINITE_ERROR,
     NONFINITE_SOLVE,
     P_ACC_RTOL,
@@ -52,7 +57,10 @@ from ..compiled.codes import (
 from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples
+from ..elements.registry import header_rows
 from .dispatch import dynamic_residual, iteration_matrix, outputs_entry, phi_only
+
+T_U_CALL = header_rows("u_call")
 
 _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
 _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
@@ -183,7 +191,13 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
 
     With par[P_INDEX2] = 1 (stabilized index 2, docs/theory_integrators.md) the multiplier
     rows enforce the velocity constraint Φ_q q̇ + Φ_t = 0, and each iteration ends with
-    a position correction onto Φ = 0 through the same factors (q only)."""
+    a position correction onto Φ = 0 through the same factors (q only).
+
+    A model with state-dependent callables (table ``u_call``) stops before each
+    residual with ``NEED_INPUTS`` and counters[INPUTS] = −1, or −2 when the iteration
+    matrix is to be rebuilt at that iterate: Python writes the callables' values into
+    their columns of ``u`` (and their rows du/dq, du/dq̇ into cb_du), sets
+    counters[INPUTS] = 1 (2) and calls again with ``start=False``."""
     am, af, beta, gamma = par[P_ALPHA_M], par[P_ALPHA_F], par[P_BETA], par[P_GAMMA]
     h = par[P_H]
     rtol, atol = par[P_RTOL], par[P_ATOL]
@@ -207,10 +221,19 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             lam1[i] = lam[i]
         ctr[IT] = 0
         ctr[HAVE_RESIDUAL] = 0
+        ctr[INPUTS] = 0
         fl[0] = np.inf
+    u_call = _i1(IN, H, T_U_CALL)
+    callables = False
+    for i in range(u_call.size):
+        callables = callables or u_call[i] == 1
     floor = 16 * np.finfo(np.float64).eps
     while True:
         if ctr[HAVE_RESIDUAL] == 0:
+            if callables and ctr[INPUTS] <= 0:  # the callables' values at this iterate
+                ctr[INPUTS] = -2 if ctr[STALE] == 1 else -1
+                return NEED_INPUTS
+            ctr[INPUTS] = 0
             ctr[IT] += 1
             dynamic_residual(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, prof, u, r, phi)
         ctr[HAVE_RESIDUAL] = 0

@@ -36,8 +36,9 @@ def _force_reason(system) -> str | None:
 
 def unsupported_reason(system) -> str | None:
     """Why the kernels cannot evaluate ``system`` (None: they can): a force no element
-    kind claims, a force whose value is a state-dependent callable,
-    or flexible data without the general invariant set."""
+    kind claims or flexible data without the general invariant set. (Forces whose
+    value is a state-dependent callable run compiled, their values asked of Python at
+    every Newton iterate: docs/compiled.md, "Callables".)"""
     reason = _force_reason(system)
     if reason is not None:
         return reason
@@ -65,12 +66,19 @@ def torsion_springs(system) -> list:
 
 
 def time_inputs(system, kinds: dict | None = None) -> list:
-    """The forces whose value the kernels take as a number per time level (the columns
-    of ``u``): the joint actuators, then the spring–damper–actuators with an actuator
-    profile, in model order (``kinds``: :func:`forces_by_kind`, if at hand)."""
+    """The forces whose value the kernels take as numbers from ``u``, in the order of
+    its columns: the joint actuators, the spring–damper–actuators with an actuator (a
+    time profile or a callable), then the point loads and the distributed loads whose
+    value is a callable (three columns each), in model order within each (``kinds``:
+    :func:`forces_by_kind`, if at hand). A time profile's column is set once per time
+    level; a state-dependent callable's at every Newton iterate (docs/compiled.md,
+    "Callables")."""
     kinds = forces_by_kind(system) if kinds is None else kinds
     springs = kinds.get("spring_damper", [])
-    return [*kinds.get("joint_actuator", []), *[s for s in springs if s.actuator is not None]]
+    loads = [f for kind in ("point_load", "distributed_load") for f in kinds.get(kind, [])
+             if callable(f.value)]
+    return [*kinds.get("joint_actuator", []), *[s for s in springs if s.actuator is not None],
+            *loads]
 
 
 def compile_tables(system) -> Tables:

@@ -236,6 +236,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                               "max_iter": integ.max_iter},
         "output_time": float(time.perf_counter() - post_start),
         "setup_time": float(setup_time)}
+    if integ.compiled is not None and integ.compiled.callbacks:  # docs/compiled.md
+        statistics["callbacks"] = integ.compiled.callbacks.statistics()
     if integ.real_time:
         statistics.update(real_time_statistics(integ, step_times, h))
     if interrupted:

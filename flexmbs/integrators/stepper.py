@@ -238,6 +238,7 @@ class AlphaIntegrator:
 
             warmup.wait_while_compiling()
         self.compiled = CompiledSystem(self.system, on_compile=on_compile)
+        self.compiled.callbacks.fd_step = self.fd_step  # the callables' derivative rows
         self.contact_steps.compiled = self.compiled
         if build is None:
             warmup.mark_ready()

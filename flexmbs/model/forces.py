@@ -72,6 +72,57 @@ def _scalar(force, value, what) -> float:
     return out
 
 
+def _input_differences(function, q, qd, value, rate, idx, partials, fd_step):
+    """(u, du/dq (n_q,), du/dq̇ (n_q,)) of a callable's scalar u = function(q, q̇, s, ṡ)
+    of the state and of a coordinate s with rate ṡ: forward differences over every q and
+    q̇ (a callable may read any coordinate) and over s and ṡ, chained with their exact
+    partials ``partials`` = (∂s/∂q, ∂ṡ/∂q, ∂ṡ/∂q̇) on the coordinates ``idx`` (None: s
+    and ṡ held)."""
+    n = q.size
+    u = function(q, qd, value, rate)
+
+    def slope(x, qq, qqd, vv, rr):
+        return (function(qq, qqd, vv, rr) - u) / x
+
+    du_dq, du_dqd = np.zeros(n), np.zeros(n)
+    for col in range(n):
+        step = fd_step * max(1.0, abs(q[col]))
+        dq = q.copy()
+        dq[col] += step
+        du_dq[col] = slope(step, dq, qd, value, rate)
+        step = fd_step * max(1.0, abs(qd[col]))
+        dqd = qd.copy()
+        dqd[col] += step
+        du_dqd[col] = slope(step, q, dqd, value, rate)
+    if partials is not None:
+        value_dq, rate_dq, rate_dqd = partials
+        step_v = fd_step * max(1.0, abs(value))
+        step_r = fd_step * max(1.0, abs(rate))
+        du_dv = slope(step_v, q, qd, value + step_v, rate)
+        du_dr = slope(step_r, q, qd, value, rate + step_r)
+        np.add.at(du_dq, idx, du_dv * value_dq + du_dr * rate_dq)
+        np.add.at(du_dqd, idx, du_dr * rate_dqd)
+    return u, du_dq, du_dqd
+
+
+def _vector_differences(function, q, qd, fd_step):
+    """(v, ∂v/∂q, ∂v/∂q̇) of a vector callable v = function(q, q̇), forward differences
+    with the steps of :func:`_input_differences`."""
+    n = q.size
+    v = function(q, qd)
+    dv_dq, dv_dqd = np.zeros((v.size, n)), np.zeros((v.size, n))
+    for col in range(n):
+        step = fd_step * max(1.0, abs(q[col]))
+        dq = q.copy()
+        dq[col] += step
+        dv_dq[:, col] = (function(dq, qd) - v) / step
+        step = fd_step * max(1.0, abs(qd[col]))
+        dqd = qd.copy()
+        dqd[col] += step
+        dv_dqd[:, col] = (function(q, dqd) - v) / step
+    return v, dv_dq, dv_dqd
+
+
 # --------------------------------------------------------------------------- tangents
 # ``tangents(system, q, qd, t)`` of a force returns its part of the Newton tangents,
 # (idx, K, C) with K = −∂Q/∂q and C = −∂Q/∂q̇ on the global coordinates ``idx`` (rows and
@@ -112,14 +163,45 @@ class SpringDamperActuator:
         if isinstance(self.actuator, Profile):
             f += self.actuator.eval(t)[0]
         elif callable(self.actuator):
-            f += _scalar(self, _call(self, self.actuator, t,
-                                     ForceState(t, q, qd, length, rate), "actuator"),
-                         "actuator")
+            f += self._actuator_value(t, q, qd, length, rate)
         if length == 0.0 and f != 0.0:
             raise ModelError(f"force {self.name!r}: markers {self.marker_i} and "
                              f"{self.marker_j} coincide while the force is {f:g} N; its "
                              f"line of action is undefined")
         return f, u, length, rate
+
+    def _actuator_value(self, t, q, qd, length, rate) -> float:
+        return _scalar(self, _call(self, self.actuator, t,
+                                   ForceState(t, q, qd, length, rate), "actuator"),
+                       "actuator")
+
+    def input_values(self, system, q, qd, t) -> np.ndarray:
+        """(1,): the actuator callable's force [N] at the state (what the compiled
+        engine's call-back evaluates, docs/compiled.md)."""
+        _bi, _mi, _, ri, _, ji, qdi = marker_state(system, self.marker_i, q, qd)
+        _bj, _mj, _, rj, _, jj, qdj = marker_state(system, self.marker_j, q, qd)
+        length, _, rate = spring_line(rj - ri, jj[0] @ qdj - ji[0] @ qdi)
+        return np.array([self._actuator_value(t, q, qd, length, rate)])
+
+    def input_derivatives(self, system, q, qd, t, fd_step: float = 1e-7):
+        """(u (1,), du/dq (1, n_q), du/dq̇ (1, n_q)) of the actuator callable's force,
+        forward differences over q, q̇ and ``state.value`` = L, ``state.rate`` = L̇,
+        chained with L and L̇'s exact partials (as :meth:`JointActuator.callable_tangents`
+        does): 2 n_q + 3 calls, no kinematics in the loop."""
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
+        d_dot = pair.jj[0] @ pair.qdj - pair.ji[0] @ pair.qdi
+        length, unit, rate = spring_line(pair.rj - pair.ri, d_dot)
+        partials = None
+        if length > 0.0:
+            d_dq = pair.both(-pair.ji[0], pair.jj[0])
+            rates = pair.both(-pair.bi.marker_jac_rate(pair.qi, pair.qdi, pair.mi)[0],
+                              pair.bj.marker_jac_rate(pair.qj, pair.qdj, pair.mj)[0])
+            du = (np.eye(3) - np.outer(unit, unit)) / length @ d_dq
+            partials = (unit @ d_dq, d_dot @ du + unit @ rates, unit @ d_dq)
+        value, du_dq, du_dqd = _input_differences(
+            lambda qq, qqd, vv, rr: self._actuator_value(t, qq, qqd, vv, rr), q, qd,
+            length, rate, pair.idx, partials, fd_step)
+        return np.array([value]), du_dq[None, :], du_dqd[None, :]
 
     def apply(self, system, q, qd, t, Q):
         f, u, _, _ = self.tension(system, q, qd, t)
@@ -278,6 +360,34 @@ class JointActuator:
         :meth:`callable_tangents`)."""
         return None
 
+    def _pair_parts(self, system, q, qd):
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
+        if self.kind == "torque":
+            return pair, rotation_partials(system, pair, self.name)
+        return pair, translation_partials(pair)
+
+    def input_values(self, system, q, qd, t) -> np.ndarray:
+        """(1,): the callable's value at the state, with the joint coordinate and its
+        rate as :meth:`apply` computes them (what the compiled engine's call-back
+        evaluates, docs/compiled.md)."""
+        if self.kind == "torque":
+            value, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                               key=self.name)
+        else:
+            value, rate, _ = relative_translation(system, self.marker_i, self.marker_j, q,
+                                                  qd)
+        return np.array([self._value(t, q, qd, value, rate)])
+
+    def input_derivatives(self, system, q, qd, t, fd_step: float = 1e-7):
+        """(u (1,), du/dq (1, n_q), du/dq̇ (1, n_q)): the callable's value and its total
+        derivatives as :meth:`callable_tangents` takes them."""
+        pair, parts = self._pair_parts(system, q, qd)
+        value, rate, _, value_dq, rate_dq, rate_dqd, _ = parts
+        u, du_dq, du_dqd = _input_differences(
+            lambda qq, qqd, vv, rr: self._value(t, qq, qqd, vv, rr), q, qd, value, rate,
+            pair.idx, (value_dq, rate_dq, rate_dqd), fd_step)
+        return np.array([u]), du_dq[None, :], du_dqd[None, :]
+
     def callable_tangents(self, system, q, qd, t, fd_step: float = 1e-7):
         """(rows, K, C), K = −∂Q/∂q and C = −∂Q/∂q̇ on this force's rows × all of q, with
         only the callable's scalar u differenced (forward, over all of q and q̇ — it may
@@ -288,34 +398,11 @@ class JointActuator:
         with the joint coordinate s (angle or displacement), its rate and the generalized
         force Q = [−J_iᵀ; J_jᵀ](u z_i) differentiated exactly (J = angular_jac for a
         torque, force_jac for a force). 2 n_q + 3 calls of the callable, no kinematics."""
-        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
-        if self.kind == "torque":
-            parts = rotation_partials(system, pair, self.name)
-        else:
-            parts = translation_partials(pair)
+        pair, parts = self._pair_parts(system, q, qd)
         value, rate, zi, value_dq, rate_dq, rate_dqd, dz = parts
-        n = q.size
-        u = self._value(t, q, qd, value, rate)
-
-        def slope(x, qq, qqd, vv, rr):
-            return (self._value(t, qq, qqd, vv, rr) - u) / x
-
-        du_dq, du_dqd = np.zeros(n), np.zeros(n)
-        for col in range(n):
-            step = fd_step * max(1.0, abs(q[col]))
-            dq = q.copy()
-            dq[col] += step
-            du_dq[col] = slope(step, dq, qd, value, rate)
-            step = fd_step * max(1.0, abs(qd[col]))
-            dqd = qd.copy()
-            dqd[col] += step
-            du_dqd[col] = slope(step, q, dqd, value, rate)
-        step_v = fd_step * max(1.0, abs(value))
-        step_r = fd_step * max(1.0, abs(rate))
-        du_dv = slope(step_v, q, qd, value + step_v, rate)
-        du_dr = slope(step_r, q, qd, value, rate + step_r)
-        np.add.at(du_dq, pair.idx, du_dv * value_dq + du_dr * rate_dq)
-        np.add.at(du_dqd, pair.idx, du_dr * rate_dqd)
+        u, du_dq, du_dqd = _input_differences(
+            lambda qq, qqd, vv, rr: self._value(t, qq, qqd, vv, rr), q, qd, value, rate,
+            pair.idx, (value_dq, rate_dq, rate_dqd), fd_step)
         name = "angular_jac" if self.kind == "torque" else "force_jac"
         jac_i = getattr(pair.bi, name)(pair.qi, pair.mi)
         jac_j = getattr(pair.bj, name)(pair.qj, pair.mj)
@@ -360,15 +447,25 @@ class DistributedLoad:
     def apply(self, system, q, qd, t, Q):
         sl = system.require_body(self.body)
         qb = q[sl]
+        vec = self.input_values(system, q, qd, t)
+        sees, rigid = self._coupling(system)
+        Q[sl] += distributed_force(qb[3:7], qb[7:], vec, self.frame == "body",
+                                   self.integrals, sees, rigid)
+
+    def input_values(self, system, q, qd, t) -> np.ndarray:
+        """The load (3,) at the state (its callable's value, checked)."""
         raw = (_call(self, self.value, t, ForceState(t, q, qd), "function")
                if callable(self.value) else self.value)
         vec = np.asarray(raw, dtype=float)
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise ModelError(f"DistributedLoad {self.name!r}: the load must be 3 finite "
                              f"numbers, got {raw!r}")
-        sees, rigid = self._coupling(system)
-        Q[sl] += distributed_force(qb[3:7], qb[7:], vec, self.frame == "body",
-                                   self.integrals, sees, rigid)
+        return vec
+
+    def input_derivatives(self, system, q, qd, t, fd_step: float = 1e-7):
+        """(value (3,), ∂/∂q (3, n_q), ∂/∂q̇ (3, n_q)) by forward differences."""
+        return _vector_differences(lambda qq, qqd: self.input_values(system, qq, qqd, t),
+                                   q, qd, fd_step)
 
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂q of a constant load (None for a callable;
@@ -399,14 +496,24 @@ class PointLoad:
 
     def apply(self, system, q, qd, t, Q):
         body, marker, sl = system.marker_info(self.marker)
+        vec = self.input_values(system, q, qd, t)
+        add_load(Q, sl, point_generalized_force(body, q[sl], marker, vec, self.kind,
+                                                self.frame == "marker"))
+
+    def input_values(self, system, q, qd, t) -> np.ndarray:
+        """The force or torque (3,) at the state (its callable's value, checked)."""
         raw = (_call(self, self.value, t, ForceState(t, q, qd), "function")
                if callable(self.value) else self.value)
         vec = np.asarray(raw, dtype=float)
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise ModelError(f"PointLoad {self.name!r}: the {self.kind} must be 3 finite "
                              f"numbers, got {raw!r}")
-        add_load(Q, sl, point_generalized_force(body, q[sl], marker, vec, self.kind,
-                                                self.frame == "marker"))
+        return vec
+
+    def input_derivatives(self, system, q, qd, t, fd_step: float = 1e-7):
+        """(value (3,), ∂/∂q (3, n_q), ∂/∂q̇ (3, n_q)) by forward differences."""
+        return _vector_differences(lambda qq, qqd: self.input_values(system, qq, qqd, t),
+                                   q, qd, fd_step)
 
     def tangents(self, system, q, qd, t):
         """Exact −∂Q/∂q of a constant load (None for a callable;

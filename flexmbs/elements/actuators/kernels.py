@@ -1,6 +1,7 @@
-"""Joint actuators with a time profile in compiled code: the torque u(t) z_i or force
-u(t) z_i on marker j with its reaction on i, and K = −∂Q/∂q through z_i(q) and the
-torque or force Jacobians (their value does not depend on the state, so C = 0).
+"""Joint actuators in compiled code: the torque u z_i or force u z_i on marker j with its
+reaction on i, and K = −∂Q/∂q through z_i(q) and the torque or force Jacobians; u is a
+time profile's value (C = 0) or a state-dependent callable's, whose derivative rows
+du/dq, du/dq̇ (from Python) add g ⊗ du/dq to K and g ⊗ du/dq̇ to C, g = −∂Q/∂u.
 The NumPy counterpart: :class:`flexmbs.model.forces.JointActuator` (docs/compiled.md).
 """
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
+    W_CB_V,
     W_MK_J,
     W_MK_V,
     W_V3F,
@@ -23,12 +25,18 @@ from ...compiled.packing import (
     _i1,
     _i2,
 )
-from ..markers import _add_load_tangent, _apply_load, _load_jacobian_into, _scatter_n
+from ..inputs import _input_load, _input_tangent_into
+from ..markers import (
+    _add_load_tangent,
+    _apply_load,
+    _load_jacobian_into,
+    _scatter_n,
+)
 from ..registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
-T_A_KIND, T_A_MARK, T_B_NM, T_K_BODY = header_rows(
-    "a_kind", "a_mark", "b_nm", "k_body")
+T_A_KIND, T_A_MARK, T_B_NM, T_K_BODY, T_U_CALL = header_rows(
+    "a_kind", "a_mark", "b_nm", "k_body", "u_call")
 
 
 @njit(cache=True)
@@ -50,10 +58,13 @@ def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
 
 
 @njit(cache=True)
-def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
-    """top += scale K of the time-profile joint actuators, K = −∂Q/∂q with
+def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale, c_scale):
+    """top += scale K + c_scale C of the joint actuators, K = −∂Q/∂q with
     Q = [−Jac_iᵀ; Jac_jᵀ](u z_i): through z_i(q) (marker i's z-axis Jacobian) and the
-    Jacobians' own q-dependence."""
+    Jacobians' own q-dependence, and for a state-dependent callable u through its
+    derivative rows (K and C, :func:`~flexmbs.elements.inputs._input_tangent_into`)."""
+    T_u_call = _i1(IN, H, T_U_CALL)
+    unit = _f2(WF, WH, W_CB_V)[0]
     T_a_kind = _i1(IN, H, T_A_KIND)
     T_a_mark = _i2(IN, H, T_A_MARK)
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -87,3 +98,10 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale):
         if nj:
             _add_load_tangent(F, IN, H, WF, WI, WH, kj, kind, q, vec, dq, ni, 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, dq, top, -scale)
+        if T_u_call[act] == 1:  # g = −∂Q/∂u: the load of u = 1
+            g = _input_load(WF, WH)
+            for c in range(3):
+                unit[c] = W_mk_v[ki, 3, c]
+            _apply_load(F, IN, H, WF, WI, WH, kj, unit, kind, 1.0, q, g)
+            _apply_load(F, IN, H, WF, WI, WH, ki, unit, kind, -1.0, q, g)
+            _input_tangent_into(WF, WH, act, top, scale, c_scale)

@@ -1,8 +1,10 @@
-"""Constant loads in compiled code: point forces and torques at a marker, in global or
-marker axes, and distributed loads on flexible bodies through their integrals Σw, Σw ū0,
-Σw Φ (so their cost does not grow with the FE mesh), with their tangents
-(docs/compiled.md). The NumPy counterparts: :class:`flexmbs.model.forces.PointLoad`
-and :class:`flexmbs.model.forces.DistributedLoad`.
+"""Loads in compiled code: point forces and torques at a marker, in global or marker
+axes, and distributed loads on flexible bodies through their integrals Σw, Σw ū0, Σw Φ
+(so their cost does not grow with the FE mesh), with their tangents (docs/compiled.md).
+A load's value is a constant of the table or, for a callable of the state, three
+columns of ``u`` (Python writes them at every Newton iterate, and their derivative rows
+for the iteration matrix: "Callables"). The NumPy counterparts:
+:class:`flexmbs.model.forces.PointLoad` and :class:`flexmbs.model.forces.DistributedLoad`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     W_BASIS,
+    W_CB_V,
     W_GBAR,
     W_MK_J,
     W_MK_V,
@@ -37,6 +40,7 @@ from ...compiled.rotations import (
     d_rot_t_into,
     d_rotated_into,
 )
+from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
     _add_load_tangent,
     _add_moment_tangent,
@@ -51,24 +55,31 @@ T_B_MODE, T_B_NM, T_B_START, T_D_BODY, T_D_FIRST, T_D_FRAME = header_rows(
     "b_mode", "b_nm", "b_start", "d_body", "d_first", "d_frame")
 T_D_SHAPES, T_D_TOTAL, T_D_VEC, T_K_BODY, T_L_FRAME, T_L_KIND = header_rows(
     "d_shapes", "d_total", "d_vec", "k_body", "l_frame", "l_kind")
-T_L_MARK, T_L_VEC = header_rows(
-    "l_mark", "l_vec")
+T_L_MARK, T_L_VEC, T_L_COL, T_D_COL = header_rows(
+    "l_mark", "l_vec", "l_col", "d_col")
 
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
 
 
 @njit(cache=True)
-def distributed_loads(F, IN, H, WF, WI, WH, q, r):
-    """r −= Q of the distributed loads: [A W f̄; Ḡᵀ(arm × f̄); (ΣwΦ)ᵀ f̄] with f̄ = F (body
-    axes) or AᵀF (global), arm = Σwū0 + ΣwΦ ξ where the coupling mode shows the
-    deformation (two-way, no-Mrf), and no ξ rows in rigid mode."""
+def _value_into(col, table_row, u, out):
+    """out ← a load's value: columns col, col+1, col+2 of u (a callable's), or its
+    table row (a constant's, col < 0)."""
+    for c in range(3):
+        out[c] = u[col + c] if col >= 0 else table_row[c]
+
+
+@njit(cache=True)
+def _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r):
+    """r −= Q of distributed load d with the value ``vec`` (3,): [A W f̄; Ḡᵀ(arm × f̄);
+    (ΣwΦ)ᵀ f̄] with f̄ = vec (body axes) or Aᵀvec (global), arm = Σwū0 + ΣwΦ ξ where the
+    coupling mode shows the deformation (two-way, no-Mrf), and no ξ rows in rigid mode."""
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_b_mode = _i1(IN, H, T_B_MODE)
     T_d_body = _i1(IN, H, T_D_BODY)
     T_d_frame = _i1(IN, H, T_D_FRAME)
-    T_d_vec = _f2(F, H, T_D_VEC)
     T_d_total = _f1(F, H, T_D_TOTAL)
     T_d_first = _f2(F, H, T_D_FIRST)
     T_d_shapes = _f3(F, H, T_D_SHAPES)
@@ -77,37 +88,51 @@ def distributed_loads(F, IN, H, WF, WI, WH, q, r):
     f_bar = _f1(WF, WH, W_V3D)
     arm = _f1(WF, WH, W_V3E)
     moment = _f1(WF, WH, W_V3F)
-    for d in range(T_d_body.size):
-        b = T_d_body[d]
-        st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
-        a = W_rot[b]
-        for c in range(3):
-            if T_d_frame[d] == 1:
-                f_bar[c] = T_d_vec[d, c]
-            else:
-                f_bar[c] = (a[0, c] * T_d_vec[d, 0] + a[1, c] * T_d_vec[d, 1]
-                            + a[2, c] * T_d_vec[d, 2])
-        sees = mode in (TWO_WAY, NO_MRF)
-        for c in range(3):
-            arm[c] = T_d_first[d, c]
-            if sees:
-                for j in range(nm):
-                    arm[c] += T_d_shapes[d, c, j] * q[st + 7 + j]
-            r[st + c] -= T_d_total[d] * (a[c, 0] * f_bar[0] + a[c, 1] * f_bar[1]
-                                         + a[c, 2] * f_bar[2])
-        cross_into(arm, f_bar, moment)
-        gb = W_gbar[b]
-        for m in range(4):
-            r[st + 3 + m] -= gb[0, m] * moment[0] + gb[1, m] * moment[1] + gb[2, m] * moment[2]
-        if mode != RIGID:
+    b = T_d_body[d]
+    st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
+    a = W_rot[b]
+    for c in range(3):
+        if T_d_frame[d] == 1:
+            f_bar[c] = vec[c]
+        else:
+            f_bar[c] = a[0, c] * vec[0] + a[1, c] * vec[1] + a[2, c] * vec[2]
+    sees = mode in (TWO_WAY, NO_MRF)
+    for c in range(3):
+        arm[c] = T_d_first[d, c]
+        if sees:
             for j in range(nm):
-                r[st + 7 + j] -= (T_d_shapes[d, 0, j] * f_bar[0] + T_d_shapes[d, 1, j] * f_bar[1]
-                                  + T_d_shapes[d, 2, j] * f_bar[2])
+                arm[c] += T_d_shapes[d, c, j] * q[st + 7 + j]
+        r[st + c] -= T_d_total[d] * (a[c, 0] * f_bar[0] + a[c, 1] * f_bar[1]
+                                     + a[c, 2] * f_bar[2])
+    cross_into(arm, f_bar, moment)
+    gb = W_gbar[b]
+    for m in range(4):
+        r[st + 3 + m] -= gb[0, m] * moment[0] + gb[1, m] * moment[1] + gb[2, m] * moment[2]
+    if mode != RIGID:
+        for j in range(nm):
+            r[st + 7 + j] -= (T_d_shapes[d, 0, j] * f_bar[0] + T_d_shapes[d, 1, j] * f_bar[1]
+                              + T_d_shapes[d, 2, j] * f_bar[2])
 
 
 @njit(cache=True)
-def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
-    """top += k_scale K of the distributed loads, K = −∂Q/∂q (no q̇ dependence)."""
+def distributed_loads(F, IN, H, WF, WI, WH, q, u, r):
+    """r −= Q of the distributed loads (:func:`_distributed_load`), each with its
+    constant value or its callable's from ``u``."""
+    T_d_col = _i1(IN, H, T_D_COL)
+    T_d_vec = _f2(F, H, T_D_VEC)
+    vec = _f2(WF, WH, W_CB_V)[1]
+    for d in range(T_d_col.size):
+        _value_into(T_d_col[d], T_d_vec[d], u, vec)
+        _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r)
+
+
+@njit(cache=True)
+def distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of the distributed loads, K = −∂Q/∂q (no q̇
+    dependence at a given value); a callable's value adds g ⊗ du/dq and g ⊗ du/dq̇ per
+    component, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
+    T_d_col = _i1(IN, H, T_D_COL)
+    cb_v = _f2(WF, WH, W_CB_V)
     T_b_nm = _i1(IN, H, T_B_NM)
     T_b_start = _i1(IN, H, T_B_START)
     T_b_mode = _i1(IN, H, T_B_MODE)
@@ -130,7 +155,8 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
         n = 7 + nm
         a = W_rot[b]
         gb = W_gbar[b]
-        vec = T_d_vec[d]
+        vec = cb_v[1]
+        _value_into(T_d_col[d], T_d_vec[d], u, vec)
         if T_d_frame[d] == 1:  # body axes: f̄ = vec
             for i in range(3):
                 f_bar[i] = vec[i]
@@ -160,12 +186,23 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
         _add_moment_tangent(gb, arm, f_bar, df, nm, T_d_shapes[d], T_d_shapes[d], sees,
                             mode != RIGID, dq, np.int64(0), 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, dq, top, -k_scale)
+        col = T_d_col[d]
+        if col >= 0:  # g of each component: the load of a unit value
+            for e in range(3):
+                g = _input_load(WF, WH)
+                for c in range(3):
+                    cb_v[0, c] = 1.0 if c == e else 0.0
+                _distributed_load(F, IN, H, WF, WI, WH, d, cb_v[0], q, g)
+                _input_tangent_into(WF, WH, col + e, top, k_scale, c_scale)
 
 
 @njit(cache=True)
-def point_loads(F, IN, H, WF, WI, WH, q, r):
-    """r −= Q of the constant point forces and torques, in global axes or along their
-    marker's axes (:class:`flexmbs.model.forces.PointLoad`)."""
+def point_loads(F, IN, H, WF, WI, WH, q, u, r):
+    """r −= Q of the point forces and torques, in global axes or along their marker's
+    axes (:class:`flexmbs.model.forces.PointLoad`), each with its constant value or its
+    callable's from ``u``."""
+    T_l_col = _i1(IN, H, T_L_COL)
+    val = _f2(WF, WH, W_CB_V)[1]
     W_mk_v = _f3(WF, WH, W_MK_V)
     T_l_mark = _i1(IN, H, T_L_MARK)
     T_l_kind = _i1(IN, H, T_L_KIND)
@@ -174,20 +211,26 @@ def point_loads(F, IN, H, WF, WI, WH, q, r):
     vec = _f1(WF, WH, W_V3D)
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
+        _value_into(T_l_col[ld], T_l_vec[ld], u, val)
         for c in range(3):
             if T_l_frame[ld] == 1:  # components along the marker's x, y, z axes
-                vec[c] = (W_mk_v[k, 1, c] * T_l_vec[ld, 0] + W_mk_v[k, 2, c] * T_l_vec[ld, 1]
-                          + W_mk_v[k, 3, c] * T_l_vec[ld, 2])
+                vec[c] = (W_mk_v[k, 1, c] * val[0] + W_mk_v[k, 2, c] * val[1]
+                          + W_mk_v[k, 3, c] * val[2])
             else:
-                vec[c] = T_l_vec[ld, c]
+                vec[c] = val[c]
         _apply_load(F, IN, H, WF, WI, WH, k, vec, T_l_kind[ld], 1.0, q, r)
 
 
 @njit(cache=True)
-def point_load_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
-    """top += k_scale K of the constant point loads, K = −∂Q/∂q: the force or torque
+def point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale):
+    """top += k_scale K + c_scale C of the point loads, K = −∂Q/∂q: the force or torque
     Jacobian's own q-dependence and, in marker axes, that of the axes (the markers'
-    vectors and Jacobians of the last residual in the workspace)."""
+    vectors and Jacobians of the last residual in the workspace); a callable's value
+    adds g ⊗ du/dq and g ⊗ du/dq̇ per component, g = −∂Q/∂u
+    (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
+    T_l_col = _i1(IN, H, T_L_COL)
+    cb_v = _f2(WF, WH, W_CB_V)
+    val = cb_v[1]
     T_b_nm = _i1(IN, H, T_B_NM)
     T_k_body = _i1(IN, H, T_K_BODY)
     T_l_mark = _i1(IN, H, T_L_MARK)
@@ -206,11 +249,12 @@ def point_load_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
             continue
         n = 7 + T_b_nm[b]
         in_axes = T_l_frame[ld] == 1  # F = Σ_a v_a axis_a(q)
+        _value_into(T_l_col[ld], T_l_vec[ld], u, val)
         for c in range(3):
-            vec[c] = T_l_vec[ld, c]
+            vec[c] = val[c]
             if in_axes:
-                vec[c] = (T_l_vec[ld, 0] * W_mk_v[k, 1, c] + T_l_vec[ld, 1] * W_mk_v[k, 2, c]
-                          + T_l_vec[ld, 2] * W_mk_v[k, 3, c])
+                vec[c] = (val[0] * W_mk_v[k, 1, c] + val[1] * W_mk_v[k, 2, c]
+                          + val[2] * W_mk_v[k, 3, c])
         kind = T_l_kind[ld]
         _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, jac, np.int64(0))
         for r in range(n):  # Jacᵀ ∂F/∂q in marker axes
@@ -218,9 +262,17 @@ def point_load_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
                 acc = 0.0
                 if in_axes:
                     for e in range(3):
-                        acc += jac[e, r] * (T_l_vec[ld, 0] * W_mk_j[k, 1, e, c]
-                                            + T_l_vec[ld, 1] * W_mk_j[k, 2, e, c]
-                                            + T_l_vec[ld, 2] * W_mk_j[k, 3, e, c])
+                        acc += jac[e, r] * (val[0] * W_mk_j[k, 1, e, c]
+                                            + val[1] * W_mk_j[k, 2, e, c]
+                                            + val[2] * W_mk_j[k, 3, e, c])
                 blk[r, c] = acc
         _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, blk, np.int64(0), 1.0)
         _scatter_n(F, IN, H, WF, WI, WH, b, b, n, n, blk, top, -k_scale)
+        col = T_l_col[ld]
+        if col >= 0:  # g of each component: the load of a unit value
+            for e in range(3):
+                g = _input_load(WF, WH)
+                for c in range(3):
+                    cb_v[0, c] = W_mk_v[k, 1 + e, c] if in_axes else (1.0 if c == e else 0.0)
+                _apply_load(F, IN, H, WF, WI, WH, k, cb_v[0], kind, 1.0, q, g)
+                _input_tangent_into(WF, WH, col + e, top, k_scale, c_scale)

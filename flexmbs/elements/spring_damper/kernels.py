@@ -11,6 +11,7 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     FORCE,
+    W_CB_V,
     W_MK_J,
     W_MK_V,
     W_V3D,
@@ -26,6 +27,7 @@ from ...compiled.packing import (
     _i1,
     _i2,
 )
+from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
     _apply_load,
     _load_jacobian_into,
@@ -37,6 +39,7 @@ from ..registry import header_rows
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_NM, T_B_START, T_K_BODY, T_S_ACT, T_S_MARK, T_S_PAR = header_rows(
     "b_nm", "b_start", "k_body", "s_act", "s_mark", "s_par")
+T_U_CALL = header_rows("u_call")
 
 
 @njit(cache=True)
@@ -109,7 +112,10 @@ def spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
 def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of the spring–damper–actuators, K = −∂Q/∂q,
     C = −∂Q/∂q̇ (the markers' vectors and Jacobians of the last residual in the
-    workspace)."""
+    workspace); an actuator force from a state-dependent callable adds g ⊗ du/dq and
+    g ⊗ du/dq̇, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
+    T_s_act, T_u_call = _i1(IN, H, T_S_ACT), _i1(IN, H, T_U_CALL)
+    along = _f2(WF, WH, W_CB_V)[0]
     T_b_nm = _i1(IN, H, T_B_NM)
     T_k_body = _i1(IN, H, T_K_BODY)
     T_s_mark = _i2(IN, H, T_S_MARK)
@@ -161,6 +167,13 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
             g_dqd[2, c] = -u2 * f_dqd
         vec[0], vec[1], vec[2] = -force * u0, -force * u1, -force * u2
         _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, FORCE, q, top, k_scale, c_scale)
+        col = T_s_act[s]
+        if col >= 0 and T_u_call[col] == 1:  # g: the load of a unit actuator force
+            g = _input_load(WF, WH)
+            along[0], along[1], along[2] = u0, u1, u2
+            _apply_load(F, IN, H, WF, WI, WH, ki, along, FORCE, 1.0, q, g)
+            _apply_load(F, IN, H, WF, WI, WH, kj, along, FORCE, -1.0, q, g)
+            _input_tangent_into(WF, WH, col, top, k_scale, c_scale)
 
 
 @njit(cache=True)
