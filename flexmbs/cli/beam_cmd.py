@@ -77,9 +77,12 @@ def _section(args) -> BeamSection:
             spec[key] = value
     missing = [opt for key, opt in SECTION_OPTIONS[kind] if key not in spec]
     if missing:
-        raise ValidationError(f"--section {kind} needs {' and '.join(missing)}"
-                              + (" (or --thickness for both)" if kind in ("i", "channel")
-                                 else ""))
+        needs = [opt for _, opt in SECTION_OPTIONS[kind]]
+        raise ValidationError(f"--section {kind} needs {', '.join(needs[:-1])}"
+                              f"{' and ' if len(needs) > 1 else ''}{needs[-1]}"
+                              + (" (or --thickness for both thicknesses)"
+                                 if kind in ("i", "channel") else "")
+                              + f"; missing {', '.join(missing)}")
     return section_from_spec(spec, f"--section {kind}")
 
 
