@@ -383,3 +383,18 @@ def test_results_carry_and_renders_draw_the_true_outline(tmp_path):
     np.testing.assert_allclose(drawn[:, 0], nodes[corners, 0])
     faces = prism_faces(len(lines), loops, pts)
     assert faces.max() == len(drawn) - 1
+
+
+def test_the_docs_page_runs_and_prints_what_it_says(capsys):
+    import re
+    import tomllib
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "beam_sections.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", page, re.S):
+        exec(compile(block, "beam_sections.md", "exec"), {})
+        printed = capsys.readouterr().out.split()
+        assert printed == re.search(r"# ([\d. ]+)\(", block).group(1).split()
+    for block in re.findall(r"```toml\n(.*?)```", page, re.S):
+        spec = tomllib.loads(block)["bodies"][0]["beam"]
+        assert section_from_spec(spec["section"]) == BeamSection.box(0.03, 0.015, 0.002)

@@ -6,9 +6,13 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
     [[bodies]]
     name = "forearm"
     type = "flexible"
-    beam = { length = 0.5, elements = 40, modes = 6, material = "aluminium",
-             section = { kind = "box", width = 0.03, height = 0.015, wall = 0.002 },
-             static_correction = "tip" }
+
+    [bodies.beam]
+    length = 0.5
+    modes = 6
+    material = "aluminium"
+    section = { kind = "box", width = 0.03, height = 0.015, wall = 0.002 }
+    static_correction = "tip"
 """
 
 from __future__ import annotations
