@@ -387,8 +387,9 @@ def test_results_carry_and_renders_draw_the_true_outline(tmp_path):
 
 def test_the_docs_page_runs_and_prints_what_it_says(capsys):
     import re
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "beam_sections.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", page, re.S):
