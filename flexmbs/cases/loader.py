@@ -255,7 +255,7 @@ def _add_body(path, b, k, entry, read_modal, inputs):
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                "fixed", "stiffening", "geometry", "modal_options"})
+                "fixed", "stiffening", "geometry", "modal_options", "beam"})
     kind = t.get("type", "rigid")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
@@ -268,6 +268,16 @@ def _add_body(path, b, k, entry, read_modal, inputs):
                          np.asarray(inertia, dtype=float),
                          com=t.vector("com", [0, 0, 0]), shape=_geometry(path, t, inputs),
                          **common)
+    elif kind == "flexible" and t.get("beam") is not None:  # a built-in beam
+        from .beam_body import beam_modal_data
+
+        if t.get("modal_data") is not None:
+            raise t.error("beam", "and modal_data are both given; give one of them")
+        try:
+            data = beam_modal_data(t.get("beam"), stiffening=t.get("stiffening") is True)
+        except FlexmbsError as exc:
+            raise t.error("beam", str(exc)) from None
+        _add_flexible(b, t, data, common, "a built-in beam")
     elif kind == "flexible":
         file = (path.parent / t.get("modal_data", required=True)).resolve()
         inputs.append(file)
@@ -279,26 +289,31 @@ def _add_body(path, b, k, entry, read_modal, inputs):
                                            f"{file.name}: {exc}") from None
         except FlexmbsError as exc:
             raise t.error("modal_data", f"could not be read: {exc}") from exc
-        modes = t.get("modes")
-        if modes is not None:
-            if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
-                raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
-            data = data.truncate(modes)
-        if t.get("damping_ratio") is not None:
-            data = data.with_damping(ratio=t.get("damping_ratio"))
-        stiffening = t.get("stiffening")
-        if stiffening is not None and not isinstance(stiffening, bool):
-            raise t.error("stiffening", f"must be true or false, got {stiffening!r}")
-        if stiffening and not data.has_stiffening:
-            raise t.error("stiffening", f"is true but {file.name} carries no stiffening "
-                                        f"matrices (make the modal data with flexmbs beam, "
-                                        f"or flexmbs.modal.stiffening.with_stiffening)")
-        b.add_flexible_body(t.text("name", required=True), data,
-                            coupling=t.get("coupling", "two-way"),
-                            xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,
-                            **common)
+        _add_flexible(b, t, data, common, file.name)
     else:
         raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
+
+
+def _add_flexible(b, t, data, common, what: str) -> None:
+    """Add a flexible body of ``data`` with the entry's modes, damping and stiffening."""
+    modes = t.get("modes")
+    if modes is not None:
+        if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+            raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
+        data = data.truncate(modes)
+    if t.get("damping_ratio") is not None:
+        data = data.with_damping(ratio=t.get("damping_ratio"))
+    stiffening = t.get("stiffening")
+    if stiffening is not None and not isinstance(stiffening, bool):
+        raise t.error("stiffening", f"must be true or false, got {stiffening!r}")
+    if stiffening and not data.has_stiffening:
+        raise t.error("stiffening", f"is true but {what} carries no stiffening "
+                                    f"matrices (make the modal data with flexmbs beam, "
+                                    f"or flexmbs.modal.stiffening.with_stiffening)")
+    b.add_flexible_body(t.text("name", required=True), data,
+                        coupling=t.get("coupling", "two-way"),
+                        xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,
+                        **common)
 
 
 def _add_marker(path, b, k, entry):

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 from ..errors import ValidationError
 from ..modal.fe.beam import BeamSection, Material, straight_beam
+from ..modal.fe.sections import section_from_spec
 from ..modal.io import check_writable
 from ._reduction_args import (
     add_reduction_args,
@@ -25,11 +25,22 @@ MATERIALS = {"steel": Material.steel, "aluminium": Material.aluminium}
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length", type=float, required=True, help="beam length [m]")
     p.add_argument("--elements", type=int, default=40, help="number of elements (default 40)")
-    p.add_argument("--section", choices=["rectangle", "tube", "circle"], default="rectangle")
-    p.add_argument("--width", type=float, help="rectangle: width along local y [m]")
-    p.add_argument("--height", type=float, help="rectangle: height along local z [m]")
+    p.add_argument("--section", type=str.lower, default="rectangle",
+                   choices=["rectangle", "box", "tube", "circle", "i", "channel", "c"],
+                   help="section kind (docs/beam_sections.md): rectangle (--width "
+                        "--height), box = hollow rectangle (--width --height --thickness), "
+                        "tube (--diameter --thickness), circle (--diameter), i = I/H beam "
+                        "and channel = C (--width --height --flange-thickness "
+                        "--web-thickness, or --thickness for both)")
+    p.add_argument("--width", type=float, help="width along local y [m] (rectangle, box; "
+                                               "flange width of i/channel)")
+    p.add_argument("--height", type=float, help="height along local z [m] (rectangle, box, "
+                                                "i, channel)")
     p.add_argument("--diameter", type=float, help="tube/circle: outer diameter [m]")
-    p.add_argument("--thickness", type=float, help="tube: wall thickness [m]")
+    p.add_argument("--thickness", type=float,
+                   help="box/tube: wall thickness [m]; i/channel: flange and web thickness")
+    p.add_argument("--flange-thickness", type=float, help="i/channel: flange thickness [m]")
+    p.add_argument("--web-thickness", type=float, help="i/channel: web thickness [m]")
     p.add_argument("--material", default="steel",
                    help="steel, aluminium, or 'E,nu,rho' in SI (e.g. 70e9,0.33,2700)")
     p.add_argument("--theory", choices=["euler-bernoulli", "timoshenko"],
@@ -43,18 +54,36 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
+#: The options each section kind needs (spec key, option).
+SECTION_OPTIONS = {
+    "rectangle": (("width", "--width"), ("height", "--height")),
+    "box": (("width", "--width"), ("height", "--height"), ("wall", "--thickness")),
+    "tube": (("diameter", "--diameter"), ("wall", "--thickness")),
+    "circle": (("diameter", "--diameter"),),
+    "i": (("width", "--width"), ("height", "--height"),
+          ("flange", "--flange-thickness"), ("web", "--web-thickness")),
+}
+SECTION_OPTIONS["channel"] = SECTION_OPTIONS["i"]
+
+
 def _section(args) -> BeamSection:
-    if args.section == "rectangle":
-        if args.width is None or args.height is None:
-            raise ValidationError("--section rectangle needs --width and --height")
-        return BeamSection.rectangle(args.width, args.height)
-    if args.section == "tube":
-        if args.diameter is None or args.thickness is None:
-            raise ValidationError("--section tube needs --diameter and --thickness")
-        return BeamSection.tube(args.diameter, args.thickness)
-    if args.diameter is None:
-        raise ValidationError("--section circle needs --diameter")
-    return BeamSection.circle(args.diameter)
+    kind = "channel" if args.section == "c" else args.section
+    spec = {"kind": kind}
+    for key, option in SECTION_OPTIONS[kind]:
+        value = getattr(args, option[2:].replace("-", "_"))
+        if value is None and key in ("flange", "web"):
+            value = args.thickness
+        if value is not None:
+            spec[key] = value
+    missing = [opt for key, opt in SECTION_OPTIONS[kind] if key not in spec]
+    if missing:
+        needs = [opt for _, opt in SECTION_OPTIONS[kind]]
+        raise ValidationError(f"--section {kind} needs {', '.join(needs[:-1])}"
+                              f"{' and ' if len(needs) > 1 else ''}{needs[-1]}"
+                              + (" (or --thickness for both thicknesses)"
+                                 if kind in ("i", "channel") else "")
+                              + f"; missing {', '.join(missing)}")
+    return section_from_spec(spec, f"--section {kind}")
 
 
 def _material(text: str) -> Material:
@@ -74,10 +103,5 @@ def run(args: argparse.Namespace) -> int:
                        theory=args.theory)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     data = reduce_from_args(fe, args)
-    if args.section in ("tube", "circle"):  # drawn and stressed on the real circle
-        meta = {**data.metadata, "section_outline_m": {
-            "shape": "circle", "diameter": args.diameter, "width_y": args.diameter,
-            "height_z": args.diameter}}
-        data = replace(data, metadata=meta, _invariants=data.invariants)
     data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)

@@ -45,8 +45,11 @@ def _describe_bodies(system: System) -> dict:
                 info["fields"] = dict(body.data.modal_fields)
             outline = section_outline(body.data.metadata)
             if outline is not None and "line" in body.data.cells:
+                loops = outline["polygon"]
                 info.update(section_size=[outline["width_y"], outline["height_z"]],
-                            section_axes=[outline["y_axis"], outline["z_axis"]])
+                            section_axes=[outline["y_axis"], outline["z_axis"]],
+                            section_polygon=np.concatenate(loops),
+                            section_loops=np.array([len(loop) for loop in loops]))
         elif hasattr(body, "inertia"):  # rigid: what its drawing needs
             info.update(mass=float(body.mass), com=np.asarray(body.com, float),
                         inertia=np.asarray(body.inertia, float))

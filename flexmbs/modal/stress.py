@@ -8,9 +8,10 @@ Each field is an array (N nodes, components, n modes) per unit modal coordinate:
   in the section's axes, from the elements' end forces K_e d_e (the force and moment the
   part beyond the node exerts on the part before it, x along the beam), averaged over
   the node's elements; and ``fibre_stress`` — the normal stress
-  σ = N/A + M_y z/I_y − M_z y/I_z [Pa] at the four corners (y, z) = (∓b/2, ∓h/2) of the
-  section outline (width b along y, height h along z; order (−,−), (+,−), (+,+), (−,+)),
-  or at 16 points of a round section's outer circle;
+  σ = N/A + M_y z/I_y − M_z y/I_z [Pa] at the section's stress points: the corners of
+  the true outline's convex hull (a rectangle's, a box's, an I's or a channel's four
+  outer corners, in the order (−y,−z), (+y,−z), (+y,+z), (−y,+z)), or 16 points of a
+  round section's outer circle (docs/beam_sections.md);
 * solids (the built-in hexahedral box, or hexahedra and tetrahedra of FE files with an
   isotropic material): ``stress`` — σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy [Pa] in the body
   frame, Hooke's law at the elements' Gauss points extrapolated to their corners
@@ -26,6 +27,7 @@ a concentrated load (docs/stress.md).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -33,6 +35,7 @@ import scipy.linalg as sla
 
 from ..errors import ValidationError
 from .fe import solid_elements
+from .fe.sections import CIRCLE_POINTS
 
 #: Components of the fields (their names, for plots, JSON and exports).
 FIELD_COMPONENTS = {
@@ -111,15 +114,14 @@ def beam_section_forces(fe, vectors: np.ndarray) -> np.ndarray:
     return total / np.maximum(count, 1.0)[:, None, None]
 
 
-#: Points taken on a round section's outer circle (the largest stress between two of
-#: them is missed by at most 1 − cos(π/16) ≈ 1.9 %).
-CIRCLE_POINTS = 16
-
-
 def fibre_points(outline: dict) -> np.ndarray:
-    """(k, 2) section points (y, z) [m] where ``fibre_stress`` is taken: a rectangle's
-    four corners (−,−), (+,−), (+,+), (−,+); on a round section (``shape`` circle)
-    :data:`CIRCLE_POINTS` points of the outer circle from +y towards +z."""
+    """(k, 2) section points (y, z) [m] where ``fibre_stress`` is taken: the outline's
+    ``stress_points`` (:func:`~flexmbs.modal.fe.sections.section_outline`: the corners of
+    the true outline's convex hull, or points of a round section's outer circle); for an
+    outline given by its size alone, a rectangle's four corners (−,−), (+,−), (+,+),
+    (−,+), or :data:`CIRCLE_POINTS` points of a circle from +y towards +z."""
+    if outline.get("stress_points") is not None:
+        return np.asarray(outline["stress_points"], dtype=float).reshape(-1, 2)
     if outline.get("shape") == "circle":
         angle = 2 * np.pi * np.arange(CIRCLE_POINTS) / CIRCLE_POINTS
         return 0.5 * float(outline["diameter"]) * np.column_stack([np.cos(angle),
@@ -192,6 +194,14 @@ def stress_fields(fe, data) -> dict[str, np.ndarray]:
         outline = section_outline({"source": fe.metadata,
                                    **{k: v for k, v in data.metadata.items()
                                       if k == "section_outline_m"}})
+        if outline.get("equivalent"):
+            warnings.warn("stress modes: the beam section was given by its constants alone "
+                          "(no outline or stress points), so its fibre stresses are taken "
+                          "at the corners of the equivalent rectangle √(12 I_z/A) × "
+                          "√(12 I_y/A), which is not the true section (a box's are 20 % "
+                          "too high); use BeamSection.box/tube/i_beam/channel or "
+                          "BeamSection.general(..., outline=...) (docs/beam_sections.md)",
+                          stacklevel=3)
         return {"section_forces": forces,
                 "fibre_stress": beam_fibre_stress(fe, forces, outline)}
     if fe.dofs_per_node == 6:

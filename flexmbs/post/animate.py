@@ -34,7 +34,7 @@ from .frames import (
     pose,
 )
 from .render import Scene, check_window_size, unstructured
-from .sections import corner_nodes, prism_faces, swept_points
+from .sections import corner_nodes, prism_faces, section_points, swept_points
 
 FIELDS = ("displacement", "modal", "stress")
 VIDEO_FORMATS = (".gif", ".mp4")
@@ -137,7 +137,8 @@ class ResultAnimation:
             points, colour = self._flexible(body, k0)
             section = self.sections[body.name]
             mesh = (unstructured(points, body.cells) if section is None
-                    else self.scene.pv.PolyData(points, prism_faces(len(section[0]))))
+                    else self.scene.pv.PolyData(points, prism_faces(len(section[0]),
+                                                                    section[2], section[1])))
             self.scene.add(f"flex:{body.name}", mesh, scalars=colour,
                            clim=self.info.clim, scalar_title=self.info.title)
         for name, _, local in self.rigid:
@@ -182,9 +183,9 @@ class ResultAnimation:
         section = self.sections[body.name]
         if section is None:
             return points, colour
-        lines, size, z_body, corners = section
+        lines, outline, _, z_body, corners = section
         a = pose(self.result, body.start, k)[1]
-        return swept_points(points, lines, size, a @ z_body), colour[corners]
+        return swept_points(points, lines, outline, a @ z_body), colour[corners]
 
     def images(self, progress=None):
         """Yield every frame of :attr:`info` (``progress(done, total)`` after each)."""
@@ -259,15 +260,19 @@ def _inertia_box(scene, info):
 
 
 def _beam_section(result, body):
-    """(lines, section size (width y, height z) [m], section z axis in the body frame,
-    the node of each prism corner) of a flexible body drawn as a swept section, or None
-    (a mesh of other cells, or no section outline in the results)."""
+    """(lines, section vertices (k, 2) [m], vertices per loop, section z axis in the body
+    frame, the node of each swept corner) of a flexible body drawn as a swept section,
+    or None (a mesh of other cells, or no section outline in the results). The true
+    outline when the results carry it (``section_polygon``), else the rectangle of
+    ``section_size``."""
     info = result.bodies.get(body.name, {})
     if set(body.cells) != {"line"} or "section_size" not in info:
         return None
     lines = np.asarray(body.cells["line"], dtype=np.int64)
-    return (lines, np.asarray(info["section_size"], dtype=float),
-            np.asarray(info["section_axes"], dtype=float)[1], corner_nodes(lines))
+    pts, loops = section_points(info["section_size"], info.get("section_polygon"),
+                                info.get("section_loops"))
+    return (lines, pts, loops, np.asarray(info["section_axes"], dtype=float)[1],
+            corner_nodes(lines, len(pts)))
 
 
 def _framing_points(info, local):

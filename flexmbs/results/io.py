@@ -20,8 +20,9 @@ Layout::
     /checkpoint       the restart point (flexmbs.integrators.checkpoint)
     /bodies/<k>       attrs name, kind, start, n_coords[, n_modes, coupling];
                       datasets nodes, phi, node_ids, cells/<type>[, section_size,
-                      section_axes, fields/field_<k> (attrs name, units, components:
-                      modal fields such as stress modes, (N, c, n))] for flexible
+                      section_axes, section_polygon, section_loops,
+                      fields/field_<k> (attrs name, units, components: modal
+                      fields such as stress modes, (N, c, n))] for flexible
                       bodies; mass, com, inertia[,
                       shape_points, shape_triangles] for rigid bodies
     /sensors/<name>   (n_t, n_components) values at the output times; attrs units,
@@ -48,10 +49,13 @@ from .checkpoint_io import read_checkpoint, write_checkpoint
 
 FORMAT_TAG = "flexmbs-result"
 #: Per-body datasets and their units: flexible bodies' nodes, shapes, labels and beam
-#: section outline (width along y, height along z; the section's y and z axes in the
-#: body frame); rigid bodies' mass properties and drawing geometry (body frame).
+#: section outline (bounding box: width along y, height along z; the section's y and z
+#: axes in the body frame; the true outline's (y, z) vertices, loop after loop, and the
+#: number of vertices of each loop, outer first then holes); rigid bodies' mass
+#: properties and drawing geometry (body frame).
 BODY_DATASETS = {"nodes": "m", "phi": "m", "node_ids": "-", "section_size": "m",
-                 "section_axes": "-", "mass": "kg", "com": "m", "inertia": "kg m^2",
+                 "section_axes": "-", "section_polygon": "m", "section_loops": "-",
+                 "mass": "kg", "com": "m", "inertia": "kg m^2",
                  "shape_points": "m", "shape_triangles": "-"}
 #: The ``units`` attribute of every dataset (per-coordinate units: ``coord_units``).
 UNITS = {"t": "s", "q": "coord_units", "qd": "coord_units/s", "qdd": "coord_units/s^2",
@@ -136,7 +140,10 @@ def save_result(result, path) -> None:
                     d = fields.create_dataset(f"field_{k}", data=np.asarray(values))
                     d.attrs["name"] = fname
                     d.attrs["units"] = FIELD_UNITS.get(fname, "per unit modal coordinate")
-                    d.attrs["components"] = json.dumps(list(FIELD_COMPONENTS.get(fname, ())))
+                    names = list(FIELD_COMPONENTS.get(fname, ()))
+                    if d.ndim == 3 and names and len(names) != d.shape[1]:
+                        names = [f"point {i}" for i in range(d.shape[1])]  # stress points
+                    d.attrs["components"] = json.dumps(names)
 
         sensors = f.create_group("sensors")
         for name, record in getattr(result, "sensors", {}).items():

@@ -35,15 +35,18 @@ References
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...errors import ValidationError
 from ..femodel import FEModel
+from . import sections
+from .sections import positive as _positive
+from .sections import real as _real
+from .sections import section_outline  # noqa: F401  (re-exported)
 
 __all__ = [
     "BeamSection",
@@ -58,24 +61,6 @@ GENERATOR = "flexmbs.modal.fe.beam"
 
 
 # ---------------------------------------------------------------------- validation
-def _real(value, name: str) -> float:
-    """``value`` as a finite float, or raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValidationError(f"{name} must be a real number, got {value!r}")
-    out = float(value)
-    if not math.isfinite(out):
-        raise ValidationError(f"{name} must be finite, got {out!r}")
-    return out
-
-
-def _positive(value, name: str) -> float:
-    """``value`` as a positive finite float, or raise naming ``name``."""
-    out = _real(value, name)
-    if out <= 0.0:
-        raise ValidationError(f"{name} must be positive, got {out!r}")
-    return out
-
-
 def _vector3(value, name: str) -> np.ndarray:
     """``value`` as a finite float array of shape (3,), or raise naming ``name``."""
     try:
@@ -105,15 +90,17 @@ def _flag(value, name: str) -> bool:
 # ---------------------------------------------------------------------- section, material
 @dataclass(frozen=True)
 class BeamSection:
-    """Cross-section properties of a prismatic beam (SI units, local section axes).
+    """Cross-section of a prismatic beam (SI units, local section axes, origin at the
+    centroid; docs/beam_sections.md).
 
     Attributes
     ----------
     A : float
         Cross-section area [m^2].
     Iy, Iz : float
-        Second moments of area about the local y and z axes through the centroid [m^4].
-        ``Iy`` governs bending in the local x–z plane, ``Iz`` in the local x–y plane.
+        Second moments of area about the local y and z axes through the centroid [m^4]
+        (principal axes). ``Iy`` governs bending in the local x–z plane, ``Iz`` in the
+        local x–y plane.
     J : float
         Saint-Venant torsion constant [m^4] (torsional stiffness is ``G J``).
     Ip : float, optional
@@ -123,11 +110,25 @@ class BeamSection:
         Timoshenko shear correction factors [-] for shear along local y (bending in the
         x–y plane, with ``Iz``) and along local z (x–z plane, with ``Iy``). Used only by
         ``theory="timoshenko"``. Default 5/6.
+    kind : str
+        ``rectangle``, ``box``, ``circle``, ``tube``, ``i``, ``channel`` or ``general``
+        (constants given directly).
+    outline : tuple of loops of (y, z) [m], optional
+        The true section outline (outer loop first, then holes), drawn by renders.
+    stress_points : tuple of (y, z) [m], optional
+        Where the fibre stresses are taken; by default the corners of the outline's
+        convex hull (:func:`~flexmbs.modal.fe.sections.hull_points`).
+    dimensions : tuple of (name, value)
+        The dimensions a built-in kind was made from (recorded in metadata).
 
     Notes
     -----
-    The shear centre is assumed to coincide with the centroid (doubly symmetric
-    sections); warping and bending–torsion coupling are not modelled.
+    The shear centre is assumed to coincide with the centroid; warping and
+    bending–torsion coupling are not modelled (exact for doubly symmetric sections).
+    Build sections with the constructors (:meth:`rectangle`, :meth:`box`, :meth:`circle`,
+    :meth:`tube`, :meth:`i_beam`, :meth:`channel`, :meth:`general`); a section given by
+    its constants alone has no outline and its fibre stresses fall back on the
+    equivalent rectangle √(12 I_z/A) × √(12 I_y/A), with a warning.
     """
 
     A: float
@@ -137,6 +138,10 @@ class BeamSection:
     Ip: float | None = None
     ky: float = 5.0 / 6.0
     kz: float = 5.0 / 6.0
+    kind: str = "general"
+    outline: tuple | None = None
+    stress_points: tuple | None = None
+    dimensions: tuple = ()
 
     def __post_init__(self) -> None:
         values = {}
@@ -146,66 +151,99 @@ class BeamSection:
             values["Ip"] = values["Iy"] + values["Iz"]
         else:
             values["Ip"] = _positive(self.Ip, "BeamSection.Ip")
+        values["kind"] = sections.section_kind(self.kind, "BeamSection.kind")
+        if self.outline is not None:
+            values["outline"] = sections.outline_loops(self.outline, "BeamSection.outline")
+            if values["kind"] == "general":
+                sections.check_outline_centroid(values["outline"], "BeamSection.outline")
+        if self.stress_points is not None:
+            values["stress_points"] = sections._points(self.stress_points,
+                                                       "BeamSection.stress_points", 1)
+        values["dimensions"] = tuple((str(k), _real(v, f"BeamSection.dimensions {k}"))
+                                     for k, v in self.dimensions)
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
+    def fibre_points(self) -> np.ndarray | None:
+        """(k, 2) points (y, z) [m] where fibre stresses are taken: ``stress_points``, or
+        the corners of the outline's convex hull in outline order; None without either."""
+        if self.stress_points is not None:
+            return np.asarray(self.stress_points, dtype=float)
+        if self.outline is not None:
+            return np.asarray(sections.hull_points(self.outline[0]), dtype=float)
+        return None
+
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def rectangle(cls, width_y: float, height_z: float, *, ky: float = 5.0 / 6.0,
-                  kz: float = 5.0 / 6.0) -> BeamSection:
-        """Solid rectangle ``width_y`` [m] along local y by ``height_z`` [m] along local z.
-
-        ``A = b h``, ``Iy = b h^3 / 12``, ``Iz = h b^3 / 12``, ``Ip = Iy + Iz`` and, with
-        ``a = max(b, h)``, ``c = min(b, h)``, the torsion constant (Roark's
-        approximation, within about 0.5 % of the exact series)::
-
-            J = a c^3 (1/3 - 0.21 (c/a) (1 - c^4 / (12 a^4)))
-
-        Shear factors default to 5/6 (Cowper's rectangle value at nu = 0).
-        """
-        b = _positive(width_y, "width_y")
-        h = _positive(height_z, "height_z")
-        a, c = max(b, h), min(b, h)
-        torsion = a * c**3 * (1.0 / 3.0 - 0.21 * (c / a) * (1.0 - c**4 / (12.0 * a**4)))
-        return cls(A=b * h, Iy=b * h**3 / 12.0, Iz=h * b**3 / 12.0, J=torsion, ky=ky, kz=kz)
+    def rectangle(cls, width_y: float, height_z: float, *, ky: float | None = None,
+                  kz: float | None = None, nu: float = 0.0) -> BeamSection:
+        """Solid rectangle ``width_y`` [m] along local y by ``height_z`` [m] along local z
+        (formulas in :func:`flexmbs.modal.fe.sections.rectangle`; J by Roark's
+        approximation, within 0.5 % of the exact series). Shear factors default to
+        Cowper's rectangle value at Poisson's ratio ``nu`` (5/6 at nu = 0)."""
+        return cls(**_given(sections.rectangle(width_y, height_z, nu), ky=ky, kz=kz))
 
     @classmethod
-    def circle(cls, d: float, *, k: float = 6.0 / 7.0) -> BeamSection:
-        """Solid circle of diameter ``d`` [m].
-
-        ``A = pi d^2/4``, ``Iy = Iz = pi d^4/64``, ``J = Ip = pi d^4/32``; shear factor
-        ``k`` (both directions) defaults to 6/7 (Cowper's circle value at nu = 0).
-        """
-        dia = _positive(d, "d")
-        inertia = math.pi * dia**4 / 64.0
-        return cls(A=math.pi * dia**2 / 4.0, Iy=inertia, Iz=inertia, J=2.0 * inertia,
-                   Ip=2.0 * inertia, ky=k, kz=k)
+    def box(cls, width_y: float, height_z: float, wall: float, *, ky: float | None = None,
+            kz: float | None = None) -> BeamSection:
+        """Hollow rectangle (outer ``width_y`` × ``height_z``, uniform ``wall`` [m]); J by
+        Bredt's formula, thin-walled shear factors
+        (:func:`flexmbs.modal.fe.sections.box`)."""
+        return cls(**_given(sections.box(width_y, height_z, wall), ky=ky, kz=kz))
 
     @classmethod
-    def tube(cls, outer_diameter: float, wall_thickness: float, *,
-             k: float | None = None) -> BeamSection:
-        """Circular tube of ``outer_diameter`` D [m] and ``wall_thickness`` t [m].
+    def circle(cls, d: float, *, k: float | None = None, nu: float = 0.0) -> BeamSection:
+        """Solid circle of diameter ``d`` [m]; shear factor ``k`` (both directions)
+        defaults to Cowper's circle value 6 (1 + nu)/(7 + 6 nu) (6/7 at nu = 0)."""
+        return cls(**_given(sections.circle(d, nu), ky=k, kz=k))
 
-        With inner diameter ``d = D - 2t`` (``t = D/2`` gives a solid circle):
-        ``A = pi (D^2 - d^2)/4``, ``Iy = Iz = pi (D^4 - d^4)/64``, ``J = Ip = 2 Iy``.
-        The shear factor ``k`` defaults to Cowper's hollow-circle formula at nu = 0,
-        ``k = 6 (1 + m^2)^2 / (7 (1 + m^2)^2 + 20 m^2)`` with ``m = d / D``, which runs
-        from 6/7 (solid) to 1/2 (thin-walled).
-        """
-        outer = _positive(outer_diameter, "outer_diameter")
-        wall = _positive(wall_thickness, "wall_thickness")
-        if wall > 0.5 * outer:
-            raise ValidationError(
-                f"wall_thickness must be at most outer_diameter/2 = {0.5 * outer!r}, "
-                f"got {wall!r}"
-            )
-        inner = max(outer - 2.0 * wall, 0.0)
-        if k is None:
-            m2 = (inner / outer) ** 2
-            k = 6.0 * (1.0 + m2) ** 2 / (7.0 * (1.0 + m2) ** 2 + 20.0 * m2)
-        inertia = math.pi * (outer**4 - inner**4) / 64.0
-        return cls(A=math.pi * (outer**2 - inner**2) / 4.0, Iy=inertia, Iz=inertia,
-                   J=2.0 * inertia, Ip=2.0 * inertia, ky=k, kz=k)
+    @classmethod
+    def tube(cls, outer_diameter: float, wall_thickness: float, *, k: float | None = None,
+             nu: float = 0.0) -> BeamSection:
+        """Circular tube of ``outer_diameter`` D [m] and ``wall_thickness`` t [m]
+        (``t = D/2`` gives a solid circle); ``k`` defaults to Cowper's hollow-circle
+        value at ``nu`` (:func:`flexmbs.modal.fe.sections.cowper_tube`), from 6/7
+        (solid) to 1/2 (thin-walled) at nu = 0."""
+        return cls(**_given(sections.tube(outer_diameter, wall_thickness, nu), ky=k, kz=k))
+
+    @classmethod
+    def i_beam(cls, width_y: float, height_z: float, flange_thickness: float,
+               web_thickness: float, *, ky: float | None = None,
+               kz: float | None = None) -> BeamSection:
+        """I (H) section: flanges ``width_y`` × ``flange_thickness`` top and bottom, web
+        of ``web_thickness`` along z, overall ``height_z`` [m]
+        (:func:`flexmbs.modal.fe.sections.i_beam`)."""
+        return cls(**_given(sections.i_beam(width_y, height_z, flange_thickness,
+                                            web_thickness), ky=ky, kz=kz))
+
+    @classmethod
+    def channel(cls, width_y: float, height_z: float, flange_thickness: float,
+                web_thickness: float, *, ky: float | None = None,
+                kz: float | None = None) -> BeamSection:
+        """C (channel) section, web at −y, flanges towards +y, origin at the centroid
+        (:func:`flexmbs.modal.fe.sections.channel`; the shear-centre offset is not
+        modelled)."""
+        return cls(**_given(sections.channel(width_y, height_z, flange_thickness,
+                                             web_thickness), ky=ky, kz=kz))
+
+    @classmethod
+    def general(cls, A: float, Iy: float, Iz: float, J: float, *, Ip: float | None = None,
+                ky: float = 5.0 / 6.0, kz: float = 5.0 / 6.0, outline=None,
+                stress_points=None) -> BeamSection:
+        """A section given by its constants (principal centroidal axes) with its
+        ``outline`` (one loop of (y, z) points [m], or loops: outer first, then holes;
+        centroid at the origin) and/or explicit ``stress_points`` (y, z) [m]; one of the
+        two is required so that the fibre stresses sit on the true section."""
+        if outline is None and stress_points is None:
+            raise ValidationError("BeamSection.general needs an outline or stress_points "
+                                  "(the (y, z) points where fibre stresses are taken)")
+        return cls(A=A, Iy=Iy, Iz=Iz, J=J, Ip=Ip, ky=ky, kz=kz, kind="general",
+                   outline=outline, stress_points=stress_points)
+
+
+def _given(props: dict, **factors) -> dict:
+    """``props`` with the shear factors the caller gave (None: keep the kind's own)."""
+    return {**props, **{k: v for k, v in factors.items() if v is not None}}
 
 
 @dataclass(frozen=True)
@@ -522,43 +560,3 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         cells={"line": conn},
         metadata=metadata,
     )
-
-
-def section_outline(metadata: dict) -> dict | None:
-    """The drawn outline of a built-in beam's cross-section, from modal data metadata:
-    ``{"width_y", "height_z"}`` [m] and the section axes ``y_axis``, ``z_axis`` (body
-    frame, unit), or None when the data do not come from a beam.
-
-    An explicit ``metadata["section_outline_m"]`` wins; otherwise the FE metadata of
-    :func:`straight_beam` (``metadata["source"]``) give the rectangle with the section's
-    area and second moments, width √(12 I_z/A) along y and height √(12 I_y/A) along z
-    (exact for a rectangle; a circle of radius r is drawn as a √3 r square). Round
-    sections given as ``{"shape": "circle", "diameter": D}`` (``flexmbs beam --section
-    circle|tube``) keep their shape and diameter (their fibre stresses are taken on the
-    circle, docs/stress.md).
-    """
-    source = metadata.get("source") if isinstance(metadata, dict) else None
-    source = source if isinstance(source, dict) else {}
-    frame = np.asarray(source.get("local_frame", np.eye(3)), dtype=float)
-    if frame.shape != (3, 3):
-        frame = np.eye(3)
-    given = metadata.get("section_outline_m") if isinstance(metadata, dict) else None
-    extra = {}
-    if isinstance(given, dict) and given.get("shape") == "circle" and "diameter" in given:
-        width = height = float(given["diameter"])
-        extra = {"shape": "circle", "diameter": width}
-    elif isinstance(given, dict) and {"width_y", "height_z"} <= set(given):
-        width, height = float(given["width_y"]), float(given["height_z"])
-    elif isinstance(source.get("section"), dict) and source.get("generator") == GENERATOR:
-        sec = source["section"]
-        try:
-            area, iy, iz = float(sec["A"]), float(sec["Iy"]), float(sec["Iz"])
-        except (KeyError, TypeError, ValueError):
-            return None
-        width, height = np.sqrt(12.0 * iz / area), np.sqrt(12.0 * iy / area)
-    else:
-        return None
-    if not (np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0):
-        return None
-    return {"width_y": float(width), "height_z": float(height),
-            "y_axis": frame[1].tolist(), "z_axis": frame[2].tolist(), **extra}

@@ -1,0 +1,94 @@
+"""Flexible bodies declared in a case file as a built-in beam (``beam = {...}`` instead of
+``modal_data``): meshed with :func:`~flexmbs.modal.fe.beam.straight_beam`, reduced to
+clamped modes at the root (frame attached there, as ``flexmbs beam`` does), with
+optional static-correction modes and stress modes (docs/beam_sections.md)::
+
+    [[bodies]]
+    name = "forearm"
+    type = "flexible"
+
+    [bodies.beam]
+    length = 0.5
+    modes = 6
+    material = "aluminium"
+    section = { kind = "box", width = 0.03, height = 0.015, wall = 0.002 }
+    static_correction = "tip"
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+from ..errors import ValidationError
+
+#: Keys of a ``beam`` table: required, then optional with their defaults.
+REQUIRED = ("length", "section", "modes")
+OPTIONAL = {"elements": 40, "material": "steel", "theory": "euler-bernoulli",
+            "static_correction": None, "stress": True, "axis": (1.0, 0.0, 0.0),
+            "up": (0.0, 0.0, 1.0), "rotary_inertia": False}
+
+
+def _material(value):
+    from ..modal.fe.beam import Material
+
+    named = {"steel": Material.steel, "aluminium": Material.aluminium,
+             "aluminum": Material.aluminium}
+    if isinstance(value, str) and value.strip().lower() in named:
+        return named[value.strip().lower()]()
+    if isinstance(value, dict) and set(value) <= {"E", "nu", "rho", "name"} and \
+            {"E", "nu", "rho"} <= set(value):
+        return Material(**value)
+    raise ValidationError(f"beam.material must be 'steel', 'aluminium' or a table "
+                          f"{{E = ..., nu = ..., rho = ...}} (SI), got {value!r}")
+
+
+def beam_modal_data(spec, stiffening: bool = False):
+    """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`);
+    ValidationError naming the key and its value."""
+    from ..modal import clamped_modes
+    from ..modal.fe.beam import straight_beam
+    from ..modal.fe.sections import section_from_spec
+    from ..modal.stiffening import with_stiffening
+    from ..modal.stress import static_correction, with_stress
+
+    if not isinstance(spec, dict):
+        raise ValidationError(f"beam must be a table {{length = ..., section = {{...}}, "
+                              f"modes = ...}}, got {spec!r}")
+    missing = [k for k in REQUIRED if k not in spec]
+    unknown = sorted(set(spec) - set(REQUIRED) - set(OPTIONAL))
+    if missing or unknown:
+        raise ValidationError("beam: " + "; ".join(
+            ([f"missing {missing}"] if missing else [])
+            + ([f"unknown keys {unknown}"] if unknown else []))
+            + f" (keys: {list(REQUIRED) + list(OPTIONAL)})")
+    opt = {**OPTIONAL, **spec}
+    for key in ("modes", "elements"):
+        value = opt[key]
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValidationError(f"beam.{key} must be an integer >= 1, got {value!r}")
+    for key in ("stress", "rotary_inertia"):
+        if not isinstance(opt[key], bool):
+            raise ValidationError(f"beam.{key} must be true or false, got {opt[key]!r}")
+    section = section_from_spec(opt["section"], "beam.section")
+    try:
+        fe = straight_beam(opt["length"], opt["elements"], section, _material(opt["material"]),
+                           axis=opt["axis"], up=opt["up"], theory=opt["theory"],
+                           rotary_inertia=opt["rotary_inertia"])
+    except ValidationError as exc:
+        raise ValidationError(f"beam: {exc}") from None
+    data = clamped_modes(fe, "root", int(opt["modes"]))
+    correction = opt["static_correction"]
+    if correction is not None:
+        if not isinstance(correction, str) or not correction.strip():
+            raise ValidationError(f"beam.static_correction must be a node set and optional "
+                                  f"components such as 'tip' or 'tip:3', got {correction!r}")
+        nodes, _, comps = correction.partition(":")
+        try:
+            data = static_correction(data, fe, nodes.strip(), comps or "123")
+        except ValidationError as exc:
+            raise ValidationError(f"beam.static_correction {correction!r}: {exc}") from None
+    if stiffening:
+        data = with_stiffening(data, fe)
+    if opt["stress"]:
+        data = with_stress(data, fe)
+    return data
