@@ -34,8 +34,9 @@ from flexmbs.cases.loader import case_system
 from flexmbs.cli.main import main as cli
 from flexmbs.errors import FlexmbsError, ValidationError
 from flexmbs.modal import clamped_modes, read_modal
-from flexmbs.modal.fe.beam import BeamSection, Material, section_outline, straight_beam
-from flexmbs.modal.fe.sections import hull_points, polygon_properties, section_from_spec
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+from flexmbs.modal.fe.section_tables import section_from_spec, section_outline
+from flexmbs.modal.fe.sections import hull_points, polygon_properties
 from flexmbs.modal.stress import with_stress
 
 REL = 1e-12

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.errors import FlexmbsError, ValidationError
-from flexmbs.modal.fe.beam import BeamSection, Material, section_outline, straight_beam
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+from flexmbs.modal.fe.section_tables import section_outline
 from flexmbs.model.shapes import read_shape
 from flexmbs.post.export import export
 from flexmbs.post.sections import corner_nodes, node_tangents, prism_faces, swept_points

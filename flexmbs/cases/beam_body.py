@@ -47,7 +47,7 @@ def beam_modal_data(spec, stiffening: bool = False):
     ValidationError naming the key and its value."""
     from ..modal import clamped_modes
     from ..modal.fe.beam import straight_beam
-    from ..modal.fe.sections import section_from_spec
+    from ..modal.fe.section_tables import section_from_spec
     from ..modal.stiffening import with_stiffening
     from ..modal.stress import static_correction, with_stress
 

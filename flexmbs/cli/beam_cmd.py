@@ -7,7 +7,7 @@ import argparse
 
 from ..errors import ValidationError
 from ..modal.fe.beam import BeamSection, Material, straight_beam
-from ..modal.fe.sections import section_from_spec
+from ..modal.fe.section_tables import section_from_spec
 from ..modal.io import check_writable
 from ._reduction_args import (
     add_reduction_args,

@@ -32,7 +32,7 @@ def _describe_bodies(system: System) -> dict:
     """Per body: kind, coordinate range and what post-processing needs so results stand
     on their own: for flexible bodies nodes, shapes, cells, node labels and a beam's
     section outline; for rigid bodies mass, inertia and the drawing geometry."""
-    from ..modal.fe.beam import section_outline
+    from ..modal.fe.section_tables import section_outline
 
     out = {}
     for body, sl in zip(system.bodies, system.slices, strict=True):

@@ -116,7 +116,7 @@ def beam_section_forces(fe, vectors: np.ndarray) -> np.ndarray:
 
 def fibre_points(outline: dict) -> np.ndarray:
     """(k, 2) section points (y, z) [m] where ``fibre_stress`` is taken: the outline's
-    ``stress_points`` (:func:`~flexmbs.modal.fe.sections.section_outline`: the corners of
+    ``stress_points`` (:func:`~flexmbs.modal.fe.section_tables.section_outline`: the corners of
     the true outline's convex hull, or points of a round section's outer circle); for an
     outline given by its size alone, a rectangle's four corners (−,−), (+,−), (+,+),
     (−,+), or :data:`CIRCLE_POINTS` points of a circle from +y towards +z."""
@@ -181,7 +181,7 @@ def solid_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
 def stress_fields(fe, data) -> dict[str, np.ndarray]:
     """The stress modes of ``data`` (modes reduced from ``fe``): beam or solid fields as in
     the module docstring. ValidationError naming what is missing otherwise."""
-    from .fe.beam import section_outline
+    from .fe.section_tables import section_outline
     from .stiffening import _is_builtin_beam, mode_vectors
 
     if fe.n_nodes != data.nodes.shape[0]:

@@ -46,7 +46,6 @@ from ..femodel import FEModel
 from . import sections
 from .sections import positive as _positive
 from .sections import real as _real
-from .sections import section_outline  # noqa: F401  (re-exported)
 
 __all__ = [
     "BeamSection",
