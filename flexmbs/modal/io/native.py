@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from ..._files import atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
-from .registry import register_format
+from .registry import NATIVE_EXTENSIONS, register_format
 
 FORMAT_TAG = "flexmbs-modal-data"
 FORMAT_VERSION = 1
@@ -175,5 +175,5 @@ def _json_default(obj):
     return str(obj)
 
 
-register_format("native", (".fmd.h5", ".h5", ".hdf5"),
+register_format("native", NATIVE_EXTENSIONS,
                 "flexmbs native modal data (HDF5, lossless)", read_native, write_native)

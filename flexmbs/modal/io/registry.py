@@ -28,6 +28,9 @@ class ModalFormat:
 
 FORMATS: dict[str, ModalFormat] = {}
 
+#: The native format's extensions (flexmbs.modal.io.native registers them).
+NATIVE_EXTENSIONS = (".fmd.h5", ".h5", ".hdf5")
+
 
 def register_format(name: str, extensions, description: str, reader=None, writer=None) -> None:
     """Register (or replace) a format; extensions include the dot, e.g. ``".h5"``."""
@@ -36,13 +39,19 @@ def register_format(name: str, extensions, description: str, reader=None, writer
 
 
 def _pick(path: Path, fmt: str | None, need: str) -> ModalFormat:
-    _load_builtin()
+    from . import native  # noqa: F401  (registers itself)
+
+    name = path.name.lower()
+    if not (fmt == "native" or (fmt is None and name.endswith(NATIVE_EXTENSIONS))):
+        # the other built-in formats (none of them reads or writes a NATIVE_EXTENSIONS
+        # name: tests/test_startup.py) and what they import (scipy.io, the Nastran
+        # readers) load only when a file may be theirs
+        _load_builtin()
     if fmt is not None:
         if fmt not in FORMATS:
             raise ReadError(f"unknown modal format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
         chosen = FORMATS[fmt]
     else:
-        name = path.name.lower()
         matches = [f for f in FORMATS.values() if any(name.endswith(e) for e in f.extensions)]
         if not matches:
             known = "; ".join(f"{f.name} ({', '.join(f.extensions)})" for f in FORMATS.values())
