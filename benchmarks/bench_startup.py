@@ -47,7 +47,8 @@ def _once(tree: pathlib.Path, case: str, out: pathlib.Path) -> float:
     cmd = [sys.executable, "-m", "flexmbs.cli.main", "run", str(tree / "cases" / f"{case}.toml"),
            "--quiet", "-o", str(out)]
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    # cwd: not a source tree (``python -m`` puts the working folder first on the path)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out.parent)
     wall = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
