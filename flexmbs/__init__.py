@@ -4,8 +4,8 @@
 (``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.clamped_modes``,
 ``fm.craig_bampton``, ``fm.free_free_modes``), the model (``fm.ModelBuilder`` and the
 bodies, joints, drives, forces and sensors), ``fm.System``, ``fm.simulate``,
-``fm.load_result`` and the case files (``fm.load_case``, ``fm.run_case``). The model and
-solver names load on first use.
+``fm.load_result`` and the case files (``fm.load_case``, ``fm.run_case``). The modal,
+model and solver names load on first use.
 """
 
 from .errors import (
@@ -17,16 +17,6 @@ from .errors import (
     UnitsWarning,
     ValidationError,
 )
-from .modal import (
-    FEModel,
-    ModalData,
-    ReferenceFrame,
-    clamped_modes,
-    craig_bampton,
-    free_free_modes,
-    read_modal,
-    write_modal,
-)
 from .results import SimulationResult, load_result
 
 __version__ = "0.1.0"
@@ -34,6 +24,14 @@ __version__ = "0.1.0"
 #: Names of the top-level API loaded on first use (so that ``import flexmbs`` stays
 #: light): name → (module, attribute).
 _LAZY = {
+    "FEModel": ("flexmbs.modal.femodel", "FEModel"),
+    "ModalData": ("flexmbs.modal.data", "ModalData"),
+    "ReferenceFrame": ("flexmbs.modal.kinds", "ReferenceFrame"),
+    "clamped_modes": ("flexmbs.modal.reduction", "clamped_modes"),
+    "craig_bampton": ("flexmbs.modal.reduction", "craig_bampton"),
+    "free_free_modes": ("flexmbs.modal.reduction", "free_free_modes"),
+    "read_modal": ("flexmbs.modal.io", "read_modal"),
+    "write_modal": ("flexmbs.modal.io", "write_modal"),
     "ModelBuilder": ("flexmbs.model", "ModelBuilder"),
     "Model": ("flexmbs.model", "Model"),
     "RigidBody": ("flexmbs.model", "RigidBody"),

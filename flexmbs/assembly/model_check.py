@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..errors import ConvergenceError
 from ..model.joints import JOINT_EQUATIONS
+from .rank import dense_rank, sparse_rank
 
 
 @dataclass(frozen=True)
@@ -62,13 +62,21 @@ def check(system, q=None, t: float = 0.0) -> DofReport:
                      advice)
 
 def rank_of(system, q, t: float = 0.0) -> tuple[int, tuple[str, ...]]:
-    """rank(Φ_q) at q by column-pivoted QR of Φ_qᵀ, and the rows beyond it by name."""
-    jac = np.asarray(system.jacobian(q, t, sparse=False))
-    _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
-    diag = np.abs(np.diag(r_mat))
-    tol = max(jac.shape) * np.finfo(float).eps * max(diag[0], 1.0) * 1e3
-    rank = int(np.sum(diag > tol))
-    return rank, tuple(system.constraint_names[i] for i in sorted(piv[rank:]))
+    """rank(Φ_q) at q by column-pivoted QR of Φ_qᵀ, and the rows beyond it by name.
+
+    Above :data:`SPARSE_RANK_FROM` coordinates Φ_q is taken sparse and decided block by
+    connected block, with a sparse full-rank check for large blocks
+    (:func:`flexmbs.assembly.rank.sparse_rank`: the same rank and names)."""
+    if system.n_q >= SPARSE_RANK_FROM:
+        rank, rows = sparse_rank(system.jacobian(q, t, sparse=True))
+    else:
+        rank, rows = dense_rank(np.asarray(system.jacobian(q, t, sparse=False)))
+    return rank, tuple(system.constraint_names[i] for i in rows)
+
+
+#: From this many coordinates the model check takes Φ_q sparse (rank.sparse_rank).
+SPARSE_RANK_FROM = 300
+
 
 def redundancy_advice(system, q, t: float, n_redundant: int) -> str:
     """What removes ``n_redundant`` redundant equations at q, tried on this model.

@@ -232,8 +232,6 @@ def _modal_options(path, t: _Table, inputs) -> dict:
     """A flexible body's ``modal_options``: keyword options of the modal data's reader,
     e.g. ``{ geometry = "part.bdf", mass = "part.op4:MGG", units = "mm-t-s" }`` for a
     Nastran OP2 (docs/case_files.md); file options are relative to the case file."""
-    from ..modal.io.nastran import split_spec
-
     options = t.get("modal_options", {})
     if not isinstance(options, dict):
         raise t.error("modal_options", f"must be a table of reader options, got {options!r}")
@@ -242,6 +240,8 @@ def _modal_options(path, t: _Table, inputs) -> dict:
         if key in out:
             if not isinstance(out[key], str):
                 raise t.error("modal_options", f"{key} must be a file name, got {out[key]!r}")
+            from ..modal.io.nastran import split_spec  # the Nastran readers: only here
+
             file, name = split_spec(out[key])
             full = (path.parent / file).resolve()
             inputs.append(full)

@@ -3,46 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import warnings
 
 from .. import __version__
 from ..errors import FlexmbsError
-from . import (
-    animate_cmd,
-    beam_cmd,
-    export_cmd,
-    fmu_cmd,
-    linear_cmd,
-    modes_cmd,
-    plot_cmd,
-    reduce_cmd,
-    run_cmd,
-    snapshot_cmd,
-    static_cmd,
-    stress_cmd,
-    study_cmd,
-)
 
+#: Subcommand → its module (imported when that subcommand runs, or for the full parser).
 SUBCOMMANDS = {
-    "run": run_cmd,
-    "modes": modes_cmd,
-    "reduce": reduce_cmd,
-    "beam": beam_cmd,
-    "study": study_cmd,
-    "animate": animate_cmd,
-    "snapshot": snapshot_cmd,
-    "static": static_cmd,
-    "linear": linear_cmd,
-    "export": export_cmd,
-    "fmu": fmu_cmd,
-    "plot": plot_cmd,
-    "stress": stress_cmd,
+    "run": "run_cmd",
+    "modes": "modes_cmd",
+    "reduce": "reduce_cmd",
+    "beam": "beam_cmd",
+    "study": "study_cmd",
+    "animate": "animate_cmd",
+    "snapshot": "snapshot_cmd",
+    "static": "static_cmd",
+    "linear": "linear_cmd",
+    "export": "export_cmd",
+    "fmu": "fmu_cmd",
+    "plot": "plot_cmd",
+    "stress": "stress_cmd",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand (also used to document the CLI)."""
+def _module(name: str):
+    return importlib.import_module(f"{__package__}.{SUBCOMMANDS[name]}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand (also used to document the CLI).
+
+    With ``only``, the other subcommands are left out, so that their modules (and what
+    they import: the modal front end, the renderer, ...) are not loaded for a run.
+    """
     parser = argparse.ArgumentParser(
         prog="flexmbs",
         description="Flexible multibody dynamics with the floating frame of reference: "
@@ -51,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"flexmbs {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, module in SUBCOMMANDS.items():
+    for name in SUBCOMMANDS if only is None else (only,):
+        module = _module(name)
         p = sub.add_parser(name, help=module.HELP, description=module.__doc__)
         module.add_args(p)
         p.set_defaults(_run=module.run)
@@ -60,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"flexmbs {args.command}: warning: {message}", file=sys.stderr)

@@ -410,8 +410,12 @@ class CompiledSystem:
             q[sl.start + 3] = 1.0
         zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
         n = self.n_q + self.n_c
-        factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,
-                          self._dummy.sp_x, 0)
+        if self.sparse:  # the identity's sparse factors: no dense n x n identity to fill
+            sp_i, sp_x = pack_sparse_factors(splu(sp.identity(n, format="csc")))
+            factors = Factors(self._dummy.lu, self._dummy.piv, sp_i, sp_x, 0)
+        else:
+            factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,
+                              self._dummy.sp_x, 0)
         par = step_parameters(beta=0.25, gamma=0.5, h=1e-3, t1=1e-3, rtol=1e-8, atol=1e-10,
                               acc_rtol=1e-6, phi_tol=1e-10)
         try:

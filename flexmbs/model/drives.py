@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from ..errors import ModelError, ValidationError
 
@@ -138,6 +137,8 @@ class Table(Profile):
         if len(self.values) != t.size:
             raise ValidationError(f"Table.values has {len(self.values)} entries; times has "
                                   f"{t.size}")
+        from scipy.interpolate import CubicSpline  # imported on use: a run may need none
+
         spline = CubicSpline(t, np.asarray(self.values, float), bc_type=self.bc_type)
         object.__setattr__(self, "_spline", spline)
         # the pieces' breakpoints and cubic coefficients as Python floats, for eval

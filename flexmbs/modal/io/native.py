@@ -34,6 +34,10 @@ from ..._files import atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 
+#: The native format's extensions (no other built-in format claims them, so a native
+#: file is read without loading the other formats' modules: tests/test_startup.py).
+NATIVE_EXTENSIONS = (".fmd.h5", ".h5", ".hdf5")
+
 FORMAT_TAG = "flexmbs-modal-data"
 FORMAT_VERSION = 1
 
@@ -176,5 +180,5 @@ def _json_default(obj):
 
 #: This format's entry in flexmbs.modal.io.registry (registered when a format is needed):
 #: name, extensions, description, reader, writer.
-MODAL_FORMAT = ("native", (".fmd.h5", ".h5", ".hdf5"),
+MODAL_FORMAT = ("native", NATIVE_EXTENSIONS,
                 "flexmbs native modal data (HDF5, lossless)", read_native, write_native)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...errors import ReadError, WriteError
 from ..data import ModalData, plausibility_warnings
+from .native import NATIVE_EXTENSIONS
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class ModalFormat:
 FORMATS: dict[str, ModalFormat] = {}
 
 
+
 def register_format(name: str, extensions, description: str, reader=None, writer=None) -> None:
     """Register (or replace) a format; extensions include the dot, e.g. ``".h5"``."""
     FORMATS[name] = ModalFormat(name, tuple(e.lower() for e in extensions), description,
@@ -36,13 +38,18 @@ def register_format(name: str, extensions, description: str, reader=None, writer
 
 
 def _pick(path: Path, fmt: str | None, need: str) -> ModalFormat:
-    _load_builtin()
+    _load_native()
+    name = path.name.lower()
+    if not (fmt == "native" or (fmt is None and name.endswith(NATIVE_EXTENSIONS))):
+        # the other built-in formats (none of them reads or writes a NATIVE_EXTENSIONS
+        # name: tests/test_startup.py) and what they import (scipy.io, the Nastran
+        # readers) load only when a file may be theirs
+        _load_builtin()
     if fmt is not None:
         if fmt not in FORMATS:
             raise ReadError(f"unknown modal format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
         chosen = FORMATS[fmt]
     else:
-        name = path.name.lower()
         matches = [f for f in FORMATS.values() if any(name.endswith(e) for e in f.extensions)]
         if not matches:
             known = "; ".join(f"{f.name} ({', '.join(f.extensions)})" for f in FORMATS.values())
@@ -110,6 +117,20 @@ def write_modal(data: ModalData, path: str | os.PathLike, format: str | None = N
 _LOADED = False
 
 
+def _register(module) -> None:
+    """Register the format a built-in module declares (``MODAL_FORMAT``)."""
+    name, extensions, description, *functions = module.MODAL_FORMAT
+    register_format(name, extensions, description, *functions)
+
+
+def _load_native() -> None:
+    """Register the native format (its module is imported with the registry)."""
+    if "native" not in FORMATS:
+        from . import native
+
+        _register(native)
+
+
 def _load_builtin() -> None:
     """Import the built-in format modules and register the format each declares
     (``MODAL_FORMAT``); the modules do not import the registry."""
@@ -121,5 +142,4 @@ def _load_builtin() -> None:
     from .nastran import op2_modes
 
     for module in (mbdyn, op2_modes, nastran_superelement, native, vtu):
-        name, extensions, description, *functions = module.MODAL_FORMAT
-        register_format(name, extensions, description, *functions)
+        _register(module)
