@@ -73,18 +73,22 @@ T_K_PSI, T_K_SHAPES = header_rows(
 @njit(cache=True)
 def body_frames(F, IN, H, WF, WI, WH, q):
     """A(p), Ḡ(p), G(p) and B(p) of every body into the workspace."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_start = _i1(IN, H, T_B_START)
-    W_basis = _f3(WF, WH, W_BASIS)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_gglob = _f3(WF, WH, W_GGLOB)
-    W_rot = _f3(WF, WH, W_ROT)
-    for b in range(T_b_kind.size):
-        p = q[T_b_start[b] + 3 : T_b_start[b] + 7]
-        rotation_into(p, W_rot[b])
-        g_bar_into(p, W_gbar[b])
-        g_global_into(p, W_gglob[b])
-        d_rotated_basis_into(p, W_basis[b])
+    for b in range(_i1(IN, H, T_B_KIND).size):
+        body_frame(F, IN, H, WF, WI, WH, q, b)
+
+
+@njit(cache=True)
+def body_frame(F, IN, H, WF, WI, WH, q, b):
+    """A(p), Ḡ(p), G(p) and B(p) of body b into the workspace (nothing for ground,
+    b < 0)."""
+    if b < 0:
+        return
+    st = _i1(IN, H, T_B_START)[b]
+    p = q[st + 3:st + 7]
+    rotation_into(p, _f3(WF, WH, W_ROT)[b])
+    g_bar_into(p, _f3(WF, WH, W_GBAR)[b])
+    g_global_into(p, _f3(WF, WH, W_GGLOB)[b])
+    d_rotated_basis_into(p, _f3(WF, WH, W_BASIS)[b])
 
 
 @njit(cache=True)

@@ -24,7 +24,6 @@ import math
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
-    W_BASIS,
     W_CT_BLK,
     W_CT_GEN,
     W_CT_JAC,
@@ -32,20 +31,11 @@ from ...compiled.packing import (
     W_CT_Q,
     W_CT_STATE,
     W_CT_VEC,
-    W_GBAR,
-    W_GGLOB,
     W_MK_V,
-    W_ROT,
     _f2,
     _f3,
     _i1,
     _i2,
-)
-from ...compiled.rotations import (
-    d_rotated_basis_into,
-    g_bar_into,
-    g_global_into,
-    rotation_into,
 )
 from ...contact.sample import (
     C_ANCHORED,
@@ -69,7 +59,7 @@ from ...contact.sample import (
     S_VN,
     S_VT,
 )
-from ..markers import _load_jacobian_into, _scatter_n, marker_vectors
+from ..markers import _load_jacobian_into, _scatter_n, body_frame, marker_vectors
 from ..registry import header_rows
 from .table import (
     HERTZ,
@@ -101,20 +91,6 @@ OPEN, STICK = 0.0, 1.0
 
 #: Relative step of the difference quotients (the NumPy path's ``fd_step``).
 FD_STEP = 1e-7
-
-
-@njit(cache=True)
-def _body_frame(F, IN, H, WF, WI, WH, q, b):
-    """A(p), Ḡ(p), G(p) and B(p) of body b into the workspace (one body of
-    :func:`~flexmbs.elements.markers.body_frames`)."""
-    if b < 0:
-        return
-    st = _i1(IN, H, T_B_START)[b]
-    p = q[st + 3:st + 7]
-    rotation_into(p, _f3(WF, WH, W_ROT)[b])
-    g_bar_into(p, _f3(WF, WH, W_GBAR)[b])
-    g_global_into(p, _f3(WF, WH, W_GGLOB)[b])
-    d_rotated_basis_into(p, _f3(WF, WH, W_BASIS)[b])
 
 
 @njit(cache=True)
@@ -330,7 +306,7 @@ def contact_loads(F, IN, H, WF, WI, WH, q, qd, r):
 def _move(F, IN, H, WF, WI, WH, q, b, ka, kb):
     """The frame of body b and the vectors of markers ka, kb at q (the ones on b)."""
     T_k_body = _i1(IN, H, T_K_BODY)
-    _body_frame(F, IN, H, WF, WI, WH, q, b)
+    body_frame(F, IN, H, WF, WI, WH, q, b)
     if T_k_body[ka] == b:
         marker_vectors(F, IN, H, WF, WI, WH, q, ka, False)
     if T_k_body[kb] == b:
@@ -349,6 +325,8 @@ def contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     g0, g1 = gens[0], gens[1]
     k_blk, c_blk = blocks[0], blocks[1]
     qp, qdp = perturbed[0], perturbed[1]
+    if T_ct_mark.shape[0] == 0:
+        return
     for i in range(q.size):
         qp[i], qdp[i] = q[i], qd[i]
     for c in range(T_ct_mark.shape[0]):
@@ -393,8 +371,8 @@ def contact_samples(F, IN, H, WF, WI, WH, q, qd):
     out, gen = _f2(WF, WH, W_CT_OUT), _f2(WF, WH, W_CT_GEN)[0]
     for c in range(T_ct_mark.shape[0]):
         ka, kb = T_ct_mark[c, 0], T_ct_mark[c, 1]
-        _body_frame(F, IN, H, WF, WI, WH, q, T_k_body[ka])
-        _body_frame(F, IN, H, WF, WI, WH, q, T_k_body[kb])
+        body_frame(F, IN, H, WF, WI, WH, q, T_k_body[ka])
+        body_frame(F, IN, H, WF, WI, WH, q, T_k_body[kb])
         marker_vectors(F, IN, H, WF, WI, WH, q, ka, False)
         marker_vectors(F, IN, H, WF, WI, WH, q, kb, False)
         evaluate(F, IN, H, WF, WI, WH, c, q, qd, out[c], gen)
