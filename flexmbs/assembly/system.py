@@ -353,7 +353,19 @@ class System:
         applied = np.zeros(self.n_q)
         for force in self.model.forces:
             force.apply(self, q, qd, t, applied)
+        for idx, block in self._force_masses(q):
+            r[idx] += block @ qdd[idx]
         return r - applied, phi, jac
+
+    def _force_masses(self, q):
+        """(idx, block) mass terms of forces with an inertia of their own (a servo's
+        rotor, :meth:`flexmbs.model.servos.JointServo.mass_block`)."""
+        out = []
+        for force in self.model.forces:
+            part = force.mass_block(self, q) if hasattr(force, "mass_block") else None
+            if part is not None:
+                out.append(part)
+        return out
 
     def phi_t(self, q, t: float = 0.0) -> np.ndarray:
         """∂Φ/∂t (n_c,)."""
@@ -382,15 +394,24 @@ class System:
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q, sparse: bool | None = None):
-        """Block-diagonal M(q) (n_q x n_q): dense below SPARSE_LIMIT coordinates, CSR above."""
+        """M(q) (n_q x n_q): the bodies' blocks plus the inertia terms of forces that have
+        one (a servo's rotor); dense below SPARSE_LIMIT coordinates, CSR above."""
         sparse = self.n_q > SPARSE_LIMIT if sparse is None else sparse
         blocks = [body.mass_matrix(q[sl]) for body, sl in zip(self.bodies, self.slices,
                                                                strict=True)]
+        extra = self._force_masses(q)
         if sparse:
-            return sp.block_diag(blocks, format="csr") if blocks else sp.csr_matrix((0, 0))
+            out = sp.block_diag(blocks, format="csr") if blocks else sp.csr_matrix((0, 0))
+            for idx, block in extra:
+                rows, cols = np.meshgrid(idx, idx, indexing="ij")
+                out = out + sp.csr_matrix((block.ravel(), (rows.ravel(), cols.ravel())),
+                                          shape=out.shape)
+            return out
         out = np.zeros((self.n_q, self.n_q))
         for block, sl in zip(blocks, self.slices, strict=True):
             out[sl, sl] = block
+        for idx, block in extra:
+            out[np.ix_(idx, idx)] += block
         return out
 
     def forces(self, q, qd, t: float = 0.0) -> np.ndarray:
@@ -436,6 +457,8 @@ class System:
         pot = sum(b.potential_energy(q[s], self.model.gravity)
                   for b, s in zip(self.bodies, self.slices, strict=True))
         pot += sum(f.potential(self, q) for f in self.model.forces if hasattr(f, "potential"))
+        kin += sum(f.kinetic_energy(self, q, qd) for f in self.model.forces
+                   if hasattr(f, "kinetic_energy"))
         return float(kin), float(pot)
 
     # ------------------------------------------------------------------ analysis

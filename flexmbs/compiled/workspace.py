@@ -60,7 +60,8 @@ class Workspace(NamedTuple):
     counters: np.ndarray  # int64 (4,): iteration, stale, residual at hand, inputs
     floats: np.ndarray  # (2,): last scaled correction, current one
     solve: np.ndarray  # (n_q + n_c,) scratch of the sparse triangular solves
-    angles: np.ndarray  # (nt,) last angle of each rotational spring–damper [rad], NaN: none
+    angles: np.ndarray  # (nt + nv,) last angle of each rotational spring–damper, then of
+    # each joint servo [rad], NaN: none
     # geometric stiffening's scratch (stiffening.body_stiffening)
     sdm: np.ndarray  # (6+M, 6+M) ΔM̄
     sdmm: np.ndarray  # (6+M, 6+M) its coupling mode's part
@@ -143,7 +144,7 @@ def make_workspace(T) -> Workspace:
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),
         np.zeros(n_c), np.zeros(n_q + n_c), np.zeros((n_q + n_c, n_q + n_c)),
         np.zeros((n_c, n_q)), np.zeros(n_q), np.zeros(4, np.int64), np.zeros(2),
-        np.zeros(n_q + n_c), np.full(T.t_mark.shape[0], np.nan),
+        np.zeros(n_q + n_c), np.full(T.t_mark.shape[0] + T.v_mark.shape[0], np.nan),
         np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((max(big_m, 1), n6, n6)),
         np.zeros((6, n6)), np.zeros((3, 7 + big_m, 7 + big_m)),
         np.zeros((max(big_m, 1), n6, n6)), np.zeros((n6, max(big_m, 1))),

@@ -22,6 +22,7 @@ from .constraints import table as constraints
 from .contact import table as contact
 from .declaration import SCALAR
 from .flexible_body import table as flexible_body
+from .joint_servo import table as joint_servo
 from .loads import table as loads
 from .rigid_body import table as rigid_body
 from .rotational_spring import table as rotational_spring
@@ -31,18 +32,19 @@ from .spring_damper import table as spring_damper
 KINDS = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE, flexible_body.TABLE,
          shared_tables.MARKERS, constraints.TABLE, shared_tables.PATTERN, actuators.TABLE,
          spring_damper.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-         rotational_spring.TABLE, bushing.TABLE, contact.TABLE)
+         rotational_spring.TABLE, bushing.TABLE, contact.TABLE, joint_servo.TABLE)
 
 #: The order the tables are built in (see the module docstring).
 BUILD_ORDER = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE,
                flexible_body.TABLE, constraints.TABLE, actuators.TABLE, spring_damper.TABLE,
                rotational_spring.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-               bushing.TABLE, contact.TABLE, shared_tables.MARKERS, shared_tables.PATTERN)
+               bushing.TABLE, contact.TABLE, joint_servo.TABLE, shared_tables.MARKERS,
+               shared_tables.PATTERN)
 
 #: The force kinds: those that claim forces of the model.
 FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
                loads.DISTRIBUTED_TABLE, rotational_spring.TABLE, bushing.TABLE,
-               contact.TABLE)
+               contact.TABLE, joint_servo.TABLE)
 
 
 def _fields():

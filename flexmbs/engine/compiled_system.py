@@ -115,6 +115,10 @@ class CompiledSystem:
         self.F, self.IN, self.H, self.tables = pack(tables)
         self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
         self.drives = drive_specs(system)
+        #: the joint servos, whose references (θ_ref, θ̇_ref, offset torque) follow the
+        #: drives' profiles in the time-level rows
+        self.servos = forces_by_kind(system).get("joint_servo", [])
+        self.n_rows = len(self.drives) + len(self.servos)
         #: the forces whose values the kernels read from u, in the order of its columns
         #: (a load vector's three); a time profile's set per time level, a callable's at
         #: every Newton iterate (:attr:`callbacks`)
@@ -141,7 +145,7 @@ class CompiledSystem:
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
         self._pattern = _matrix_pattern(tables) if self.sparse else None
         self.compile_time = 0.0
-        self._dummy = _Placeholders(self.n_q, self.n_c, len(self.drives), self.n_u)
+        self._dummy = _Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
         from . import prebuilt as shipped
 
         self._step_task = TASK_STEP
@@ -169,7 +173,7 @@ class CompiledSystem:
         """(profiles (n_drives, 3): (s, ṡ, s̈) of every drive, u (n_u,)) at t, the
         callables' columns zero; a failing or non-finite profile raises ModelError
         naming it (new arrays)."""
-        prof, u = np.empty((len(self.drives), 3)), np.zeros(self.n_u)
+        prof, u = np.empty((self.n_rows, 3)), np.zeros(self.n_u)
         self.time_values_into(t, prof, u)
         return prof, u
 
@@ -185,6 +189,11 @@ class CompiledSystem:
             if not (math.isfinite(prof[k, 0]) and math.isfinite(prof[k, 1])
                     and math.isfinite(prof[k, 2])):
                 drive_values(drive, t)
+        first = len(self.drives)
+        for k, servo in enumerate(self.servos):  # raises ModelError naming the servo
+            row = prof[first + k]
+            row[0], row[1] = servo.reference_values(t)
+            row[2] = servo.offset(t)
         for k, force, profile in self._input_profiles:
             try:
                 u[k] = profile.eval(t)[0]
@@ -202,13 +211,18 @@ class CompiledSystem:
         time by time, which raises :meth:`time_values`'s ModelError naming it."""
         times = np.asarray(times, dtype=float)
         n_t = times.size
-        prof = np.zeros((n_t, len(self.drives), 3))
+        prof = np.zeros((n_t, self.n_rows, 3))
         u = np.zeros((n_t, self.n_u))
         try:
             for k, drive in enumerate(self.drives):
                 prof[:, k] = _many(drive.profile, times)
             for k, _, profile in self._input_profiles:
                 u[:, k] = _many(profile, times)[:, 0]
+            first = len(self.drives)
+            for k, servo in enumerate(self.servos):
+                prof[:, first + k, :2] = _many(servo.reference, times)[:, :2]
+                prof[:, first + k, 2] = [servo.offset(float(tk)) for tk in times] \
+                    if servo.ki else 0.0
             good = bool(np.isfinite(prof).all() and np.isfinite(u).all())
         except Exception:
             good = False
@@ -421,7 +435,7 @@ class CompiledSystem:
         try:
             prof, u = self.time_values(0.0)
         except ModelError:  # a profile undefined at t = 0: the run will say so
-            prof, u = np.zeros((len(self.drives), 3)), np.zeros(self.n_u)
+            prof, u = np.zeros((self.n_rows, 3)), np.zeros(self.n_u)
         self.work.counters[1] = 0
         self.newton(q, zeros, zeros, zeros, lam, par, 1, prof, u, factors, True, sync=False,
                     answer=False)  # the user's callables are not called at a dummy state

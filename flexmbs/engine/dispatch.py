@@ -5,7 +5,8 @@ over the kinds of :mod:`flexmbs.elements` in a fixed order:
 
 * :func:`dynamic_residual` — r = M q̈ + Φ_qᵀλ − Q and Φ: body frames and marker
   vectors, constraints, rigid and flexible bodies, then the applied forces (actuators,
-  spring–dampers, point loads, distributed loads, rotational spring–dampers, bushings);
+  spring–dampers, point loads, distributed loads, rotational spring–dampers, bushings,
+  contacts, joint servos);
 * :func:`iteration_matrix` — the scaled iteration matrix M + (γ'/β') C_t + K_t/β' with
   the same kinds' tangents and the constraint Hessians;
 * :func:`outputs_entry` — energies, the power of the non-conservative forces and the
@@ -49,6 +50,7 @@ from ..elements.constraints.kernels import (
     jacobian_dense,
 )
 from ..elements.contact.kernels import contact_loads, contact_tangents_into
+from ..elements.joint_servo.kernels import servo_loads, servo_outputs, servo_tangents_into
 from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
 from ..elements.loads.kernels import (
     distributed_loads,
@@ -126,6 +128,7 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
     bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
     contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
+    servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, YES, YES)
 
 
 @njit(cache=True)
@@ -136,7 +139,7 @@ def phi_only(F, IN, H, WF, WI, WH, q, prof, phi):
 
 
 @njit(cache=True, inline="always")
-def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
+def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out):
     """out ← [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state of the last residual
     (its markers, frames and W_jac)."""
     T_b_kind = _i1(IN, H, T_B_KIND)
@@ -165,6 +168,7 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, bp, gp, out):
     torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, out, 1.0 / bp, gp / bp, 1.0)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
@@ -225,6 +229,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
         pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)
         pot = spring_damper_potential(F, IN, H, WF, WI, WH, pot)
         pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
+        kin = servo_outputs(F, IN, H, WF, WI, WH, qk, qdk, prof[k], refs[k], loads, kin)
         for j in range(n_q):
             power -= qdk[j] * loads[j]
         for b in range(b_kind.size):

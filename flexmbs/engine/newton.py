@@ -239,7 +239,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
         ctr[HAVE_RESIDUAL] = 0
         if ctr[STALE] == 1:
             jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
-            iteration_matrix(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, u, bp, gp,
+            iteration_matrix(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, prof, u, bp, gp,
                              _f2(WF, WH, _MATRIX))
             ctr[STALE] = 0
             ctr[HAVE_RESIDUAL] = 1
@@ -354,7 +354,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
     if task == TASK_MATRIX:
         jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
-        iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, u, par[P_BETA_PRIME],
+        iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, par[P_BETA_PRIME],
                          par[P_GAMMA_PRIME],
                          _f2(WF, WH, _MATRIX))
     return CONVERGED

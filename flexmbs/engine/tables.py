@@ -60,9 +60,10 @@ def forces_by_kind(system) -> dict[str, list]:
 
 
 def torsion_springs(system) -> list:
-    """The rotational spring–dampers in the order of the kernels' tables (their angle
-    memories, ``System.unwrap``, follow this order in the workspace)."""
-    return forces_by_kind(system).get("rotational_spring", [])
+    """The forces whose angle memories (``System.unwrap``) the kernels keep in the
+    workspace, in its order: the rotational spring–dampers, then the joint servos."""
+    kinds = forces_by_kind(system)
+    return [*kinds.get("rotational_spring", []), *kinds.get("joint_servo", [])]
 
 
 def time_inputs(system, kinds: dict | None = None) -> list:

@@ -17,15 +17,17 @@ import numpy as np
 
 def angle_forces(system) -> list:
     """The forces of ``system`` whose angle is needed after the run, in model order: the
-    rotational spring–dampers (their potential) and the torque joint actuators that a
+    rotational spring–dampers (their potential), the joint servos (their torque's power)
+    and the torque joint actuators that a
     force sensor reads (the angle the actuator's function is given). The compiled
     kernels keep no angle for actuators, so an actuator nobody reads would cost a
     NumPy evaluation per output for nothing."""
     from ..model.forces import JointActuator, RotationalSpringDamper
+    from ..model.servos import JointServo
 
     read = {s.target for s in getattr(system.model, "sensors", ()) if s.kind == "force"}
     return [f for f in system.model.forces
-            if isinstance(f, RotationalSpringDamper)
+            if isinstance(f, (RotationalSpringDamper, JointServo))
             or (isinstance(f, JointActuator) and f.kind == "torque" and f.name in read)]
 
 

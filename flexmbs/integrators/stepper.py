@@ -147,6 +147,11 @@ class AlphaIntegrator:
         # over (the first angle lies in (−π, π]); a restart continues the stored one
         # (restore), a co-simulation state sets its own (cosim.Simulation.set_state).
         system.angle_memory.clear()
+        #: the joint servos, whose sampled integrals advance with each accepted step
+        self.servos = [f for f in system.model.forces
+                       if getattr(f, "element_kind", None) == "joint_servo"]
+        for servo in self.servos:
+            servo.restart(self.t)
         self.q = system.assemble(q0, t=self.t)
         self.qd = system.project_velocity(self.q, qd0, self.t)
         self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
@@ -505,6 +510,8 @@ class AlphaIntegrator:
                     except FlexmbsError as exc:  # e.g. an impulse contact at rest
                         self.status, self.message = "failed", str(exc)
                         return False, self.message
+                for servo in self.servos:
+                    servo.commit(self.system, self.t, self.q, self.qd, h)
                 self.stats.t.append(self.t)
                 self.stats.h.append(h)
                 self.stats.iterations.append(iters)
@@ -554,6 +561,8 @@ class AlphaIntegrator:
         self.rejected = int(cp["rejected"])
         # the rotational springs continue their angles (a spring wound past ±π)
         self.system.angle_memory.update(cp.get("angles") or {})
+        for servo in self.servos:  # their integrals, kept with the angles
+            servo.restart(self.t, self.system.angle_memory.get(servo.integral_key, 0.0))
         self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
         self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
         matrix = cp.get("matrix")

@@ -37,6 +37,7 @@ from .forces import (
     SpringDamperActuator,
 )
 from .joints import JOINT_EQUATIONS
+from .servos import servo_for_joint
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
     ROTATING_JOINTS,
@@ -354,6 +355,20 @@ class ModelBuilder:
         if not callable(function):
             self._problems.append(f"actuator {name!r}: function must be callable f(t, state)")
         self._forces.append(JointActuator(name, marker_i, marker_j, function, kind, profile))
+        return name
+
+    def add_joint_servo(self, name, joint, *, kp, kd, reference, ki=0.0,
+                        torque_limit=None, motor=None):
+        """PD(+I) servo on the angle of the revolute ``joint`` (declared before it),
+        tracking ``reference`` (a Profile of θ_ref [rad], or a number) through an optional
+        ``motor`` (a :class:`~flexmbs.model.servos.Motor` or {inertia, gear_ratio,
+        efficiency}); gains and ``torque_limit`` [N m] on the motor side (docs/servos.md)."""
+        try:
+            self._forces.append(servo_for_joint(
+                name, self._joints, joint, kp=kp, kd=kd, reference=reference, ki=ki,
+                torque_limit=torque_limit, motor=motor))
+        except ModelError as exc:
+            self._problems.append(str(exc))
         return name
 
     def _point_load(self, name, marker, value, kind, frame):

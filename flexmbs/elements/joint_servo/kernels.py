@@ -1,0 +1,156 @@
+"""Joint servos in compiled code: the torque τ = η n clip(τ_m) − n² J_m θ̈ about z_i on
+marker j with its reaction on i, τ_m = kp n (θ_ref − θ) + kd n (θ̇_ref − θ̇) + b
+(:mod:`flexmbs.elements.joint_servo.reference`, docs/servos.md); θ, θ̇ and their partials
+from :mod:`flexmbs.elements.joint_angle`, the angle memory in the slots after the
+rotational spring–dampers'. θ̈ = (∂θ̇/∂q̇) q̈ + (∂θ̇/∂q) q̇: the rotor's mass term
+n² J_m gᵀg enters the iteration matrix with the bodies' masses. The NumPy counterpart:
+:class:`flexmbs.model.servos.JointServo`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...compiled._jit import njit
+from ...compiled.packing import (
+    NO,
+    TORQUE,
+    W_ANGLES,
+    W_MK_V,
+    W_V3D,
+    W_X3,
+    W_X3N,
+    W_XBLK,
+    YES,
+    _f1,
+    _f2,
+    _f3,
+    _i1,
+    _i2,
+)
+from ..joint_angle import pair_angle_partials, pair_angle_state
+from ..markers import _apply_load, _pair_load_tangents, _scatter_n
+from ..registry import header_rows
+
+#: Header rows of the table fields these kernels read (flexmbs.elements.registry).
+T_B_START, T_K_BODY, T_T_MARK, T_V_MARK, T_V_PAR, T_V_ROW = header_rows(
+    "b_start", "k_body", "t_mark", "v_mark", "v_par", "v_row")
+
+
+@njit(cache=True)
+def _motor_torque(par, ref, ref_rate, offset, angle, rate):
+    """(τ_m [N m], saturated) of the control law (reference.motor_torque)."""
+    ratio = par[2]
+    tau = par[0] * ratio * (ref - angle) + par[1] * ratio * (ref_rate - rate) + offset
+    if tau > par[5]:
+        return par[5], True
+    if tau < -par[5]:
+        return -par[5], True
+    return tau, False
+
+
+@njit(cache=True)
+def _pair_dot(IN, H, ki, kj, ni, n, row, x):
+    """Σ_c row[c] x[global column of c] over the pair's local columns."""
+    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
+    st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
+    st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
+    acc = 0.0
+    for c in range(n):
+        acc += row[c] * x[st_i + c if c < ni else st_j + c]
+    return acc
+
+
+@njit(cache=True)
+def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
+    """r −= Q of the joint servos (the angle stored when ``store``); ``with_inertia``
+    False: the controller's torque alone (the power of the outputs), else with the rotor's
+    inertia torque −n² J_m θ̈. ``prof``: the time-level rows, a servo's at v_row
+    (θ_ref, θ̇_ref, offset torque b)."""
+    T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
+    first = _i2(IN, H, T_T_MARK).shape[0]
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    vec = _f1(WF, WH, W_V3D)
+    rows = _f3(WF, WH, W_X3N)[3]
+    for s in range(T_v_mark.shape[0]):
+        ki, kj = T_v_mark[s, 0], T_v_mark[s, 1]
+        par = T_v_par[s]
+        angle, rate = pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, first + s, qd, store)
+        row = prof[T_v_row[s]]
+        tau_m, _ = _motor_torque(par, row[0], row[1], row[2], angle, rate)
+        torque = par[3] * par[2] * tau_m
+        if with_inertia and par[4] != 0.0:
+            ni, n = pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
+            accel = (_pair_dot(IN, H, ki, kj, ni, n, rows[2], qdd)
+                     + _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd))
+            torque -= par[4] * accel
+        for c in range(3):
+            vec[c] = torque * W_mk_v[ki, 3, c]
+        _apply_load(F, IN, H, WF, WI, WH, kj, vec, TORQUE, 1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, ki, vec, TORQUE, -1.0, q, r)
+
+
+@njit(cache=True)
+def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale,
+                        m_scale):
+    """top += k_scale K + c_scale C + m_scale M of the joint servos: the controller's
+    torque exactly (zero slopes when saturated), the rotor's velocity part through q̇
+    only (−2 n² J_m ∂θ̇/∂q) and its mass term n² J_m gᵀg, g = ∂θ̇/∂q̇, as
+    :meth:`flexmbs.model.servos.JointServo.tangents`. The angle memory is read, not
+    moved."""
+    T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    first = _i2(IN, H, T_T_MARK).shape[0]
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    dz, rows, g_dq, g_dqd = x3n[1], x3n[3], x3n[4], x3n[5]
+    for s in range(T_v_mark.shape[0]):
+        ki, kj = T_v_mark[s, 0], T_v_mark[s, 1]
+        par = T_v_par[s]
+        angle, rate = pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, first + s, qd, NO)
+        ni, n = pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
+        row = prof[T_v_row[s]]
+        tau_m, saturated = _motor_torque(par, row[0], row[1], row[2], angle, rate)
+        torque = par[3] * par[2] * tau_m
+        inertia = par[4]
+        if inertia != 0.0:
+            torque -= inertia * _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd)
+        d_angle, d_rate = 0.0, 0.0
+        if not saturated:
+            d_angle = -par[3] * par[2] * par[2] * par[0]
+            d_rate = -par[3] * par[2] * par[2] * par[1]
+        z_i = W_mk_v[ki, 3]
+        for c in range(n):
+            for e in range(3):  # ∂(τ z_i)/∂q, ∂(τ z_i)/∂q̇
+                g_dq[e, c] = z_i[e] * (d_angle * rows[0, c] + d_rate * rows[1, c]) \
+                    + torque * dz[e, c]
+                g_dqd[e, c] = z_i[e] * (d_rate * rows[2, c] - 2.0 * inertia * rows[1, c])
+        for e in range(3):
+            vec[e] = torque * z_i[e]
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, q, top, k_scale, c_scale)
+        if inertia != 0.0:  # the rows of pair_angle_partials are still in x3n[3]
+            blk = _f3(WF, WH, W_XBLK)[0]
+            for a in range(n):
+                for b in range(n):
+                    blk[a, b] = inertia * rows[2, a] * rows[2, b]
+            _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk, top,
+                       m_scale)
+
+
+@njit(cache=True)
+def servo_outputs(F, IN, H, WF, WI, WH, q, qd, prof, refs, loads, kin):
+    """At an output: loads −= Q of the servos' controller torques (their power) and
+    returns kin plus the rotors' kinetic energy ½ n² J_m θ̇² [J]; each angle takes its
+    turns from ``refs`` (the angles the run recorded, the servos' after the springs';
+    NaN: continue from the previous output)."""
+    T_v_mark, T_v_par = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR)
+    first = _i2(IN, H, T_T_MARK).shape[0]
+    angles = _f1(WF, WH, W_ANGLES)
+    for s in range(T_v_mark.shape[0]):
+        if not np.isnan(refs[first + s]):
+            angles[first + s] = refs[first + s]
+        _, rate = pair_angle_state(F, IN, H, WF, WI, WH, T_v_mark[s, 0], T_v_mark[s, 1],
+                                   first + s, qd, NO)
+        kin += 0.5 * T_v_par[s, 4] * rate * rate
+    servo_loads(F, IN, H, WF, WI, WH, q, qd, qd, prof, loads, YES, NO)
+    return kin

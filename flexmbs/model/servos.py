@@ -1,0 +1,333 @@
+"""Joint servos with motors and gears (docs/servos.md).
+
+A :class:`JointServo` drives a revolute joint's angle θ (the angle of x_j about z_i, as
+the joint and the rotational spring–dampers measure it) towards a reference profile
+θ_ref(t) with a PD law, an optional integral term and a torque limit, through an optional
+:class:`Motor` (rotor inertia J_m, gear ratio n, efficiency η). The control law is in
+:mod:`flexmbs.elements.joint_servo.reference`; the compiled kernels in
+:mod:`flexmbs.elements.joint_servo.kernels` evaluate the same terms.
+
+The rotor's reflected inertia n² J_m acts on the joint's angle: a torque −n² J_m θ̈ about
+z_i. In the equations r = M q̈ + Φ_qᵀλ − Q it is a mass term n² J_m gᵀg (g = ∂θ̇/∂q̇,
+:meth:`JointServo.mass_block`) plus the velocity part of θ̈ in Q. The rotor's spin is
+taken relative to the joint's body i (the usual reflected-inertia model of robot drives);
+the gyroscopic coupling of the rotor with body i's own rotation, of relative size 1/n, is
+left out (docs/servos.md).
+
+The integral term is a sampled one, as a digital controller's: ∫ e_m dt is accumulated at
+each accepted step from the state at its end (rectangle rule) and acts from the next step
+on; it does not grow while the torque saturates (anti-windup by clamping).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..elements.joint_servo.reference import joint_torque, motor_torque, torque_slopes
+from ..elements.marker_pairs import (
+    MarkerPair,
+    apply_torque_pair,
+    pair_load_tangent,
+    relative_rotation,
+    rotation_partials,
+    rotation_state,
+)
+from ..errors import ModelError
+from .drives import Profile
+
+__all__ = ["JointServo", "Motor"]
+
+
+def _number(owner: str, key: str, value, *, positive=False, nonnegative=False,
+            at_most_one=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise ModelError(f"{owner}: {key} must be a number, got {value!r}")
+    out = float(value)
+    if math.isnan(out) or (math.isinf(out) and key != "torque_limit"):
+        raise ModelError(f"{owner}: {key} must be finite, got {value!r}")
+    if positive and not out > 0:
+        raise ModelError(f"{owner}: {key} must be > 0, got {value!r}")
+    if nonnegative and out < 0:
+        raise ModelError(f"{owner}: {key} must be ≥ 0, got {value!r}")
+    if at_most_one and out > 1:
+        raise ModelError(f"{owner}: {key} must be ≤ 1, got {value!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Motor:
+    """A motor rotor and gear between a servo and its joint.
+
+    ``inertia`` J_m [kg m²]: the rotor's (and the gear input's) inertia about its spin
+    axis; ``gear_ratio`` n [-]: motor angle / joint angle (the motor turns n times
+    faster); ``efficiency`` η in (0, 1]: the joint receives η n τ_m (a constant-efficiency
+    gear, whichever way the power flows)."""
+
+    inertia: float = 0.0
+    gear_ratio: float = 1.0
+    efficiency: float = 1.0
+
+    def __post_init__(self):
+        _number("motor", "inertia", self.inertia, nonnegative=True)
+        _number("motor", "gear_ratio", self.gear_ratio, positive=True)
+        _number("motor", "efficiency", self.efficiency, positive=True, at_most_one=True)
+
+    @property
+    def reflected_inertia(self) -> float:
+        """n² J_m [kg m²]: the rotor's inertia seen at the joint."""
+        return float(self.gear_ratio) ** 2 * float(self.inertia)
+
+
+@dataclass(frozen=True, eq=False)
+class JointServo:
+    """PD(+I) servo on the angle of x_j about z_i (a revolute joint's markers i, j), with
+    velocity feed-forward from the reference's rate and a torque limit.
+
+    Parameters
+    ----------
+    name, marker_i, marker_j : str
+        The servo's name and the joint's markers ("body.marker"); the torque acts about
+        z_i on j, its reaction on i.
+    kp, kd : float
+        Gains [N m/rad], [N m s/rad] on the motor angle and rate (on the joint's when
+        there is no motor).
+    reference : Profile
+        θ_ref(t) [rad] of the joint (its value and rate are used).
+    ki : float
+        Integral gain [N m/(rad s)] (sampled integral, module docstring).
+    torque_limit : float
+        |τ_m| ≤ torque_limit [N m] on the motor torque (inf: none).
+    motor : Motor, optional
+        Rotor inertia and gear; None: the servo acts on the joint directly.
+    """
+
+    name: str
+    marker_i: str
+    marker_j: str
+    kp: float
+    kd: float
+    reference: Profile
+    ki: float = 0.0
+    torque_limit: float = math.inf
+    motor: Motor | None = None
+    #: the sampled integral's history: accepted step end times [s] and ∫e_m dt [rad s]
+    _history: tuple[list, list] = field(default_factory=lambda: ([], []), repr=False,
+                                        compare=False)
+
+    element_kind: ClassVar[str] = "joint_servo"
+
+    def __post_init__(self):
+        owner = f"joint servo {self.name!r}"
+        for key in ("kp", "kd", "ki"):
+            _number(owner, key, getattr(self, key), nonnegative=True)
+        _number(owner, "torque_limit", self.torque_limit, positive=True)
+        if not hasattr(self.reference, "eval"):
+            raise ModelError(f"{owner}: reference must be a profile (an object with "
+                             f"eval(t)), got {type(self.reference).__name__}")
+        if self.motor is not None and not isinstance(self.motor, Motor):
+            raise ModelError(f"{owner}: motor must be a Motor, got "
+                             f"{type(self.motor).__name__}")
+
+    # ------------------------------------------------------------ parameters
+    @property
+    def ratio(self) -> float:
+        return 1.0 if self.motor is None else float(self.motor.gear_ratio)
+
+    @property
+    def efficiency(self) -> float:
+        return 1.0 if self.motor is None else float(self.motor.efficiency)
+
+    @property
+    def reflected_inertia(self) -> float:
+        """n² J_m [kg m²] (0 without a motor)."""
+        return 0.0 if self.motor is None else self.motor.reflected_inertia
+
+    @property
+    def limit(self) -> float:
+        return float(self.torque_limit)
+
+    def reference_values(self, t: float) -> tuple[float, float]:
+        """(θ_ref [rad], θ̇_ref [rad/s]) at t; ModelError naming the servo if the profile
+        fails or is not finite."""
+        try:
+            ref, rate, _ = self.reference.eval(t)
+        except Exception as exc:
+            raise ModelError(f"joint servo {self.name!r}: its reference failed at t = "
+                             f"{t:g}: {type(exc).__name__}: {exc}") from exc
+        if not (math.isfinite(ref) and math.isfinite(rate)):
+            raise ModelError(f"joint servo {self.name!r}: its reference returned "
+                             f"({ref}, {rate}) at t = {t:g}")
+        return float(ref), float(rate)
+
+    # ------------------------------------------------------------ the integral
+    def offset(self, t: float) -> float:
+        """b = ki ∫ e_m dt [N m]: the integral term acting at time t (the integral of the
+        last accepted step that ended before t)."""
+        if not self.ki:
+            return 0.0
+        times, values = self._history
+        k = bisect_left(times, t - 1e-12 * max(1.0, abs(t))) - 1
+        return self.ki * (values[k] if k >= 0 else 0.0)
+
+    def commit(self, system, t: float, q, qd, h: float) -> None:
+        """Accumulate the integral over an accepted step of size h ending at t, from the
+        state (q, q̇) there; held while the torque saturates."""
+        if not self.ki:
+            return
+        times, values = self._history
+        while times and times[-1] >= t:  # a step redone after a rollback
+            times.pop()
+            values.pop()
+        angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                           key=f"@servo:{self.name}")
+        ref, ref_rate = self.reference_values(t)
+        last = values[-1] if values else 0.0
+        _, saturated = motor_torque(angle, rate, ref, ref_rate, self.kp, self.kd,
+                                    self.ki * last, self.limit, self.ratio)
+        times.append(float(t))
+        values.append(last if saturated else last + h * self.ratio * (ref - angle))
+        system.angle_memory[self.integral_key] = values[-1]  # a restart point keeps it
+
+    @property
+    def integral_key(self) -> str:
+        """The key of the integral [rad s] in ``System.angle_memory`` (restart points)."""
+        return f"@integral:{self.name}"
+
+    def restart(self, t: float, integral: float = 0.0) -> None:
+        """Forget the history after t (a run continued from there) and start from
+        ``integral`` [rad s]."""
+        times, values = self._history
+        times.clear()
+        values.clear()
+        if integral:
+            times.append(float(t))
+            values.append(float(integral))
+
+    # ------------------------------------------------------------ the torque
+    def _control(self, t, angle, rate):
+        ref, ref_rate = self.reference_values(t)
+        return motor_torque(angle, rate, ref, ref_rate, self.kp, self.kd, self.offset(t),
+                            self.limit, self.ratio)
+
+    def apply(self, system, q, qd, t, Q):
+        """Q += the controller's torque η n τ_m and the velocity part −n² J_m (∂θ̇/∂q) q̇
+        of the rotor's inertia torque, about z_i on j (reaction on i); the part
+        −n² J_m g q̈ is the mass term (:meth:`mass_block`)."""
+        angle, rate, zi, om_i, om_j = rotation_state(system, self.marker_i, self.marker_j,
+                                                      q, qd, key=self.name)
+        tau_m, _ = self._control(t, angle, rate)
+        torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
+        if self.reflected_inertia:
+            pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
+            rate_dq = rotation_partials(system, pair, self.name)[4]
+            torque -= self.reflected_inertia * float(rate_dq @ qd[pair.idx])
+        apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
+
+    def mass_block(self, system, q):
+        """(idx, n² J_m gᵀg) on the joint's coordinates (g = ∂θ̇/∂q̇), or None without a
+        rotor inertia."""
+        if not self.reflected_inertia:
+            return None
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, np.zeros_like(q))
+        g = rotation_partials(system, pair, self.name)[5]
+        return pair.idx, self.reflected_inertia * np.outer(g, g)
+
+    def kinetic_energy(self, system, q, qd) -> float:
+        """½ n² J_m θ̇² [J]: the rotor's."""
+        if not self.reflected_inertia:
+            return 0.0
+        _, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd)
+        return 0.5 * self.reflected_inertia * rate * rate
+
+    def tangents(self, system, q, qd, t):
+        """−∂Q/∂(q, q̇) of :meth:`apply`: the controller's torque exactly (zero slopes when
+        saturated), the rotor's velocity part through ∂/∂q̇ only (2 n² J_m gᵀ ∂θ̇/∂q; its
+        q-derivative, of third order in the marker kinematics, is left out, as is that of
+        the mass term: the iteration matrix only steers Newton)."""
+        pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
+        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = rotation_partials(
+            system, pair, self.name)
+        tau_m, saturated = self._control(t, angle, rate)
+        torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
+        d_angle, d_rate = torque_slopes(saturated, self.kp, self.kd, self.ratio,
+                                        self.efficiency)
+        a = self.reflected_inertia
+        if a:
+            torque -= a * float(rate_dq @ qd[pair.idx])
+        t_dq = d_angle * angle_dq + d_rate * rate_dq
+        t_dqd = d_rate * rate_dqd - 2.0 * a * rate_dq
+        k, c = pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
+                                 np.outer(zi, t_dqd), "torque")
+        return pair.idx, k, c
+
+    def measured_value(self, system, q, qd, t) -> tuple[float, str]:
+        """(the controller's torque on the joint η n τ_m [N m], "N m"): what a force
+        sensor records (without the rotor's inertia torque)."""
+        angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
+                                           key=f"@sensor:{self.name}")
+        tau_m, _ = self._control(t, angle, rate)
+        return joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0), "N m"
+
+    def nonconservative(self):
+        """The controller's part (the rotor inertia is kinetic energy)."""
+        return _ControllerPart(self)
+
+
+@dataclass(frozen=True, eq=False)
+class _ControllerPart:
+    """The servo's controller torque alone (its power enters the energy balance)."""
+
+    servo: JointServo
+
+    @property
+    def name(self):
+        return self.servo.name
+
+    def apply(self, system, q, qd, t, Q):
+        s = self.servo
+        angle, rate, zi, om_i, om_j = rotation_state(system, s.marker_i, s.marker_j, q, qd,
+                                                      key=s.name)
+        tau_m, _ = s._control(t, angle, rate)
+        torque = joint_torque(tau_m, 0.0, s.ratio, s.efficiency, 0.0)
+        apply_torque_pair(system, s.marker_i, s.marker_j, torque * zi, om_i, om_j, Q)
+
+
+
+#: Joint kinds whose relative rotation about z_i a servo can drive.
+SERVO_JOINTS = ("revolute", "cylindrical")
+
+
+def servo_for_joint(name, joints, joint, *, kp, kd, reference, ki=0.0,
+                    torque_limit=math.inf, motor=None) -> JointServo:
+    """A :class:`JointServo` on the joint named ``joint`` among ``joints`` (JointSpecs
+    declared so far): its markers, a number or a Profile as ``reference`` (a number:
+    held), and ``motor`` as a :class:`Motor` or a mapping of its fields. ModelError
+    naming the servo and what is wrong."""
+    from .drives import Constant
+
+    who = f"joint servo {name!r}"
+    spec = next((j for j in joints if j.name == joint), None)
+    if spec is None:
+        raise ModelError(f"{who}: joint {joint!r} is not declared (before the servo); "
+                         f"joints: {[j.name for j in joints]}")
+    if spec.kind not in SERVO_JOINTS:
+        raise ModelError(f"{who}: joint {joint!r} is {spec.kind}; a servo drives the "
+                         f"angle of a {' or '.join(SERVO_JOINTS)} joint")
+    if isinstance(reference, (int, float)) and not isinstance(reference, bool):
+        reference = Constant(float(reference))
+    if isinstance(motor, dict):
+        unknown = sorted(set(motor) - {"inertia", "gear_ratio", "efficiency"})
+        if unknown:
+            raise ModelError(f"{who}: motor has unknown key {unknown[0]!r} (known: inertia, "
+                             f"gear_ratio, efficiency)")
+        try:
+            motor = Motor(**motor)
+        except ModelError as exc:
+            raise ModelError(f"{who}: {exc}") from None
+    return JointServo(name, spec.marker_i, spec.marker_j, kp, kd, reference, ki,
+                      math.inf if torque_limit is None else torque_limit, motor)
