@@ -376,12 +376,12 @@ def _add_force(path, b, k, entry):
     t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
                 "free_length", "angle0", "value", "frame", "weights", "actuator",
-                *BUSHING_KEYS})
+                *BUSHING_KEYS, *SERVO_KEYS})
     name, kind = t.text("name", required=True), t.get("type", required=True)
-    if kind != "bushing":
-        misplaced = sorted(set(BUSHING_KEYS) & set(t.data))
+    for owner, keys in (("bushing", BUSHING_KEYS), ("joint-servo", SERVO_KEYS)):
+        misplaced = sorted(set(keys) & set(t.data)) if kind != owner else []
         if misplaced:
-            raise t.error(misplaced[0], f"belongs to type 'bushing', not {kind!r}")
+            raise t.error(misplaced[0], f"belongs to type {owner!r}, not {kind!r}")
     if kind == "spring-damper":
         b.add_spring_damper(name, t.text("i", required=True), t.text("j", required=True),
                             stiffness=t.number("stiffness", 0.0),
@@ -397,6 +397,8 @@ def _add_force(path, b, k, entry):
                                        angle0=t.number("angle0", 0.0))
     elif kind == "bushing":
         _add_bushing(b, t, name)
+    elif kind == "joint-servo":
+        _add_servo(b, t, name)
     elif kind in ("joint-torque", "joint-force"):
         prof = _profile(t, "value")
         b.add_joint_actuator(name, t.text("i", required=True), t.text("j", required=True),
@@ -412,8 +414,29 @@ def _add_force(path, b, k, entry):
                                frame=t.get("frame", "global"))
     else:
         raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
-                              f"bushing, joint-torque, joint-force, point-force, "
+                              f"bushing, joint-servo, joint-torque, joint-force, point-force, "
                               f"point-torque or distributed; got {kind!r}")
+
+
+#: Keys of a [[forces]] entry of type "joint-servo" besides name and type.
+SERVO_KEYS = ("joint", "kp", "kd", "ki", "reference", "torque_limit", "motor")
+
+
+def _add_servo(b, t, name):
+    """A joint servo (docs/servos.md): joint, kp, kd, reference (a profile table or a
+    number), optional ki, torque_limit and motor = {inertia, gear_ratio, efficiency}."""
+    foreign = sorted(set(t.data) - {"name", "type", *SERVO_KEYS})
+    if foreign:
+        raise t.error(foreign[0], f"does not apply to type 'joint-servo' (its keys: "
+                                  f"{', '.join(SERVO_KEYS)})")
+    motor = t.get("motor")
+    if motor is not None and not isinstance(motor, dict):
+        raise t.error("motor", f"must be a table {{inertia, gear_ratio, efficiency}}, got "
+                               f"{motor!r}")
+    b.add_joint_servo(name, t.text("joint", required=True), kp=t.number("kp", 0.0),
+                      kd=t.number("kd", 0.0), ki=t.number("ki", 0.0),
+                      reference=_profile(t, "reference"),
+                      torque_limit=t.number("torque_limit", positive=True), motor=motor)
 
 
 #: Keys of a [[forces]] entry of type "bushing" besides name, type, i, j (stiffness and

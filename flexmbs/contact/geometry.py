@@ -157,3 +157,24 @@ class JournalBearing:
         cb = rb + self.journal_radius * u
         return _finish(Kinematics(gap, -u, _point(ba, ma, sla, qa, ra, ca),
                                   _point(bb, mb, slb, qb, rb, cb)), qd)
+
+
+def contact_geometry(who: str, kind: str, marker_a: str, marker_b: str, radius_a: float,
+                     radius_b: float):
+    """The geometry of a contact of ``kind`` between two markers (the builder's
+    ``add_contact``, docs/contact.md): sphere-plane, point-plane, sphere-sphere or
+    journal-bearing, radii [m] ≥ 0. ModelError starting with ``who``."""
+    for key, value in (("radius_a", radius_a), ("radius_b", radius_b)):
+        if not (np.isfinite(value) and value >= 0):
+            raise ModelError(f"{who}: {key} must be a length >= 0, got {value!r}")
+    if kind in ("sphere-plane", "point-plane"):
+        return SpherePlane(marker_b, radius_b if kind == "sphere-plane" else 0.0, marker_a)
+    if kind == "sphere-sphere":
+        return SphereSphere(marker_a, radius_a, marker_b, radius_b)
+    if kind == "journal-bearing":
+        if not radius_a > radius_b:
+            raise ModelError(f"{who}: the bearing radius (radius_a = {radius_a}) must "
+                             f"exceed the journal's (radius_b = {radius_b})")
+        return JournalBearing(marker_a, radius_a, marker_b, radius_b)
+    raise ModelError(f"{who}: kind must be sphere-plane, point-plane, sphere-sphere or "
+                     f"journal-bearing, got {kind!r}")

@@ -50,8 +50,8 @@ from ..elements.constraints.kernels import (
     jacobian_dense,
 )
 from ..elements.contact.kernels import contact_loads, contact_tangents_into
-from ..elements.joint_servo.kernels import servo_loads, servo_outputs, servo_tangents_into
 from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
+from ..elements.joint_servo.kernels import servo_loads, servo_outputs, servo_tangents_into
 from ..elements.loads.kernels import (
     distributed_loads,
     distributed_tangents_into,

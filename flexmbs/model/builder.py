@@ -37,7 +37,6 @@ from .forces import (
     SpringDamperActuator,
 )
 from .joints import JOINT_EQUATIONS
-from .servos import servo_for_joint
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
     ROTATING_JOINTS,
@@ -46,6 +45,7 @@ from .sensors import (
     Sensor,
     sensor_problems,
 )
+from .servos import servo_for_joint
 from .specs import DriveSpec, JointInitial, JointSpec, Model
 
 DRIVE_KINDS = ("rotation", "translation", "coordinate")
@@ -492,28 +492,14 @@ class ModelBuilder:
         ``law``: Penalty, Hertz, HuntCrossley, LankaraniNikravesh or Impulse;
         ``friction``: a Friction or None.
         """
-        from ..contact import Contact, JournalBearing, SpherePlane, SphereSphere
+        from ..contact import Contact
+        from ..contact.geometry import contact_geometry
 
         who = f"contact {name!r}"
-        radii = {"radius_a": radius_a, "radius_b": radius_b}
-        for key, value in radii.items():
-            if not (np.isfinite(value) and value >= 0):
-                self._problems.append(f"{who}: {key} must be a length >= 0, got {value!r}")
-                return name
-        if kind in ("sphere-plane", "point-plane"):
-            geometry = SpherePlane(marker_b, radius_b if kind == "sphere-plane" else 0.0,
-                                   marker_a)
-        elif kind == "sphere-sphere":
-            geometry = SphereSphere(marker_a, radius_a, marker_b, radius_b)
-        elif kind == "journal-bearing":
-            if not radius_a > radius_b:
-                self._problems.append(f"{who}: the bearing radius (radius_a = {radius_a}) "
-                                      f"must exceed the journal's (radius_b = {radius_b})")
-                return name
-            geometry = JournalBearing(marker_a, radius_a, marker_b, radius_b)
-        else:
-            self._problems.append(f"{who}: kind must be sphere-plane, point-plane, "
-                                  f"sphere-sphere or journal-bearing, got {kind!r}")
+        try:
+            geometry = contact_geometry(who, kind, marker_a, marker_b, radius_a, radius_b)
+        except ModelError as exc:
+            self._problems.append(str(exc))
             return name
         if not hasattr(law, "force") or not hasattr(law, "energy"):
             self._problems.append(f"{who}: law must be a contact law (flexmbs.contact: "
