@@ -52,6 +52,8 @@ _LAZY = {
     "SpringDamperActuator": ("flexmbs.model.forces", "SpringDamperActuator"),
     "RotationalSpringDamper": ("flexmbs.model.forces", "RotationalSpringDamper"),
     "JointActuator": ("flexmbs.model.forces", "JointActuator"),
+    "JointServo": ("flexmbs.model", "JointServo"),
+    "Motor": ("flexmbs.model", "Motor"),
     "PointLoad": ("flexmbs.model.forces", "PointLoad"),
     "DistributedLoad": ("flexmbs.model.forces", "DistributedLoad"),
     "Bushing": ("flexmbs.model", "Bushing"),

@@ -37,6 +37,7 @@ from flexmbs.integrators import simulate
 from flexmbs.model import Constant, ModelBuilder, Polynomial, SpinUp
 from flexmbs.model.drives import UserProfile
 from flexmbs.model.joints import JOINT_EQUATIONS
+from flexmbs.model.servos import Motor
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 #: Round-off agreement of two implementations of the same sums (relative to the largest
@@ -131,14 +132,15 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     return compiled
 
 
-def random_model(seed: int, bushings: bool = True):
+def random_model(seed: int, bushings: bool = True, servos: bool = True):
     """Ground, 1–3 rigid bodies and 0–2 flexible bodies (1–5 modes, random coupling, mass
     description, centre of mass, geometric stiffening or not), joints of random kinds
     between random markers (any pair: redundancy does not matter for evaluations), drives
     of every kind, joint actuators with time profiles, spring–damper–actuators,
     constant point loads and distributed loads, rotational spring–dampers, bushings
-    (drawn last, so ``bushings=False`` gives the same model without them); random
-    gravity."""
+    and joint servos on revolute joints of their own, with or without a motor and a
+    torque limit (drawn last, so ``bushings=False``, ``servos=False`` give the same model
+    without them); random gravity."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(gravity=tuple(rng.normal(size=3) * rng.integers(0, 2)))
     bodies = ["ground"]
@@ -224,6 +226,14 @@ def random_model(seed: int, bushings: bool = True):
                       rotational_stiffness=rng.uniform(0, 20, 3),
                       rotational_damping=rng.uniform(0, 2, 3) * rng.integers(0, 2),
                       preload_force=rng.normal(size=3), preload_torque=rng.normal(size=3))
+    for k in range(int(rng.integers(0, 3)) if servos else 0):
+        b.add_revolute(f"vj{k}", *pair())
+        motor = (Motor(rng.uniform(0, 1e-3), rng.uniform(1, 50), rng.uniform(0.5, 1))
+                 if rng.integers(0, 2) else None)
+        b.add_joint_servo(f"v{k}", f"vj{k}", kp=rng.uniform(0, 50), kd=rng.uniform(0, 5),
+                          reference=Polynomial((rng.normal(), rng.normal(), rng.normal())),
+                          torque_limit=rng.uniform(0.1, 5) if rng.integers(0, 2) else None,
+                          motor=motor)
     return System(b.finalize())
 
 

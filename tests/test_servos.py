@@ -174,10 +174,8 @@ def test_both_engines_agree_and_the_energy_balance_closes(servo):
     assert runs[1].statistics["engine"] == "python"
     diff = np.max(np.abs(runs[0].sensor("angle") - runs[1].sensor("angle")))
     assert diff < 1e-9
-    for res in runs:
-        balance = res.energy_balance() if hasattr(res, "energy_balance") else None
+    for res in runs:  # "completed with warnings" when the energy balance does not close
         assert res.status == "completed", res.message
-        del balance
 
 
 def test_case_file_joint_servo(tmp_path):
@@ -207,7 +205,8 @@ def test_case_file_joint_servo(tmp_path):
         joint = "shoulder"
         kp = 2.0
         kd = 0.05
-        reference = { type = "point-to-point", start = 0.0, end = 1.5707963267948966, duration = 0.5 }
+        reference = { type = "quintic", start = 0.0, end = 1.5707963267948966, \
+duration = 0.5 }
         motor = { inertia = 1e-4, gear_ratio = 50.0, efficiency = 0.9 }
         [solver]
         t_end = 0.1
@@ -220,10 +219,10 @@ def test_case_file_joint_servo(tmp_path):
     assert servo.reference.eval(0.5)[0] == pytest.approx(math.pi / 2)
     bad = text.replace("gear_ratio = 50.0", "gear_ratio = -50.0")
     path.write_text(bad)
-    with pytest.raises(FlexmbsError, match="servo.*gear_ratio"):
+    with pytest.raises(FlexmbsError, match=r"servo.*gear_ratio"):
         load_case(path)
     path.write_text(text.replace('joint = "shoulder"', 'joint = "elbow"'))
-    with pytest.raises(FlexmbsError, match="servo.*'elbow'"):
+    with pytest.raises(FlexmbsError, match=r"servo.*'elbow'"):
         load_case(path)
     path.write_text(text.replace("kp = 2.0", "kp = 2.0\nstiffness = 3.0"))
     with pytest.raises(FlexmbsError, match="stiffness"):
@@ -231,7 +230,7 @@ def test_case_file_joint_servo(tmp_path):
 
 
 def test_bad_servo_declarations_name_the_servo():
-    with pytest.raises(ModelError, match="servo 's'.*kp"):
+    with pytest.raises(ModelError, match=r"servo 's'.*kp"):
         fm.model.servos.JointServo("s", "a.i", "b.j", kp=-1.0, kd=0.0, reference=MOVE)
     with pytest.raises(ModelError, match="efficiency"):
         Motor(inertia=1.0, gear_ratio=2.0, efficiency=1.5)
@@ -241,5 +240,5 @@ def test_bad_servo_declarations_name_the_servo():
     b.add_marker("link", "P")
     b.add_spherical("ball", "ground.O", "link.P")
     b.add_joint_servo("s", "ball", kp=1.0, kd=1.0, reference=0.0)
-    with pytest.raises(ModelError, match="servo 's'.*spherical"):
+    with pytest.raises(ModelError, match=r"servo 's'.*spherical"):
         b.finalize()

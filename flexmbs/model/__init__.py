@@ -10,15 +10,18 @@ from .builder import Model, ModelBuilder
 from .drives import Constant, Polynomial, Profile, SpinUp, Table, UserProfile
 from .markers import Marker
 from .motion_profiles import Dwell, Move, PointToPoint, Sequence, Step5
+from .servos import JointServo, Motor
 
 __all__ = [
     "Bushing",
     "Constant",
     "Dwell",
     "Ground",
+    "JointServo",
     "Marker",
     "Model",
     "ModelBuilder",
+    "Motor",
     "Move",
     "PointToPoint",
     "Polynomial",
