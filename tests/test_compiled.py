@@ -138,7 +138,7 @@ def random_model(seed: int, bushings: bool = True, servos: bool = True):
     between random markers (any pair: redundancy does not matter for evaluations), drives
     of every kind, joint actuators with time profiles, spring–damper–actuators,
     constant point loads and distributed loads, rotational spring–dampers, bushings
-    and joint servos on revolute joints of their own, with or without a motor and a
+    and joint servos on revolute or prismatic joints of their own, with or without a motor and a
     torque limit (drawn last, so ``bushings=False``, ``servos=False`` give the same model
     without them); random gravity."""
     rng = np.random.default_rng(seed)
@@ -227,7 +227,7 @@ def random_model(seed: int, bushings: bool = True, servos: bool = True):
                       rotational_damping=rng.uniform(0, 2, 3) * rng.integers(0, 2),
                       preload_force=rng.normal(size=3), preload_torque=rng.normal(size=3))
     for k in range(int(rng.integers(0, 3)) if servos else 0):
-        b.add_revolute(f"vj{k}", *pair())
+        b.add_joint(f"vj{k}", ("revolute", "prismatic")[int(rng.integers(0, 2))], *pair())
         motor = (Motor(rng.uniform(0, 1e-3), rng.uniform(1, 50), rng.uniform(0.5, 1))
                  if rng.integers(0, 2) else None)
         b.add_joint_servo(f"v{k}", f"vj{k}", kp=rng.uniform(0, 50), kd=rng.uniform(0, 5),

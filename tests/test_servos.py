@@ -242,3 +242,74 @@ def test_bad_servo_declarations_name_the_servo():
     b.add_joint_servo("s", "ball", kp=1.0, kd=1.0, reference=0.0)
     with pytest.raises(ModelError, match=r"servo 's'.*spherical"):
         b.finalize()
+
+
+def servo_slider(**servo):
+    """A 3 kg slider on a vertical prismatic joint (axis z_i = global y) under gravity,
+    its servo tracking a 0.2 m quintic lift in 0.5 s."""
+    b = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
+    b.add_rigid_body("carriage", mass=3.0, inertia=(0.01, 0.01, 0.01))
+    up = (0.0, 1.0, 0.0)  # the markers' z axis (global y)
+    b.add_marker("ground", "rail", orientation=up)
+    b.add_marker("carriage", "nut", orientation=up)
+    b.add_prismatic("lift", "ground.rail", "carriage.nut")
+    b.add_joint_servo("servo", "lift", reference=PointToPoint(0.0, 0.2, 0.5), **servo)
+    b.add_sensor("height", "joint", "displacement", joint="lift")
+    b.add_sensor("force", "force", "value", force="servo")
+    return fm.System(b.finalize())
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_servo_on_a_prismatic_joint_through_a_ball_screw_follows_its_ode(engine):
+    """(m + n² J_m) s̈ = η n τ_m − m g with n = 2π/lead [rad/m]: to 1e-7 m."""
+    lead = 0.01
+    motor = Motor(inertia=2e-5, gear_ratio=2 * math.pi / lead, efficiency=0.85)
+    kp, kd = 0.05, 2e-4  # N m/rad, N m s/rad on the motor
+    system = servo_slider(kp=kp, kd=kd, motor=motor)
+    res = fm.simulate(system, 0.8, 2e-4 if engine == "auto" else 1e-3, engine=engine,
+                      rho_inf=0.9, newton="converged")
+    assert res.success, res.message
+    n, eta = motor.gear_ratio, motor.efficiency
+    profile = PointToPoint(0.0, 0.2, 0.5)
+
+    def rhs(t, y):
+        ref, ref_rate, _ = profile.eval(t)
+        tau_m = kp * n * (ref - y[0]) + kd * n * (ref_rate - y[1])
+        return [y[1], (eta * n * tau_m - 3.0 * G) / (3.0 + n * n * motor.inertia)]
+
+    exact = solve_ivp(rhs, (0, 0.8), [0.0, 0.0], t_eval=res.t, rtol=1e-12, atol=1e-13,
+                      method="DOP853", max_step=1e-3).y
+    err = np.max(np.abs(res.sensor("height")[:, 0] - exact[0]))
+    assert err < (1e-7 if engine == "auto" else 3e-6), err
+    ref = profile.eval_many(res.t)  # the force the drive train delivers: η n τ_m
+    force = eta * n * (kp * n * (ref[:, 0] - exact[0]) + kd * n * (ref[:, 1] - exact[1]))
+    scale = np.max(np.abs(force))
+    assert np.max(np.abs(res.sensor("force")[:, 0] - force)) < (1e-5 if engine == "auto"
+                                                                else 3e-4) * scale
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), motor=st.booleans())
+def test_prismatic_servo_tangents_equal_finite_differences(seed, motor):
+    rng = np.random.default_rng(seed)
+    system = servo_slider(kp=rng.uniform(1, 300), kd=rng.uniform(0, 10),
+                          motor=Motor(1e-4, rng.uniform(1, 600), rng.uniform(0.5, 1))
+                          if motor else None)
+    servo = system.model.forces[0]
+    q = system.assemble() + 0.1 * rng.standard_normal(system.n_q)
+    qd = np.zeros(system.n_q) if motor else rng.standard_normal(system.n_q)
+    idx, k, c = servo.tangents(system, q, qd, 0.3)
+
+    def force(qq, qqd):
+        out = np.zeros(system.n_q)
+        servo.apply(system, qq, qqd, 0.3, out)
+        return out[idx]
+
+    eps = 1e-6
+    for col, gcol in enumerate(idx):
+        dq = np.zeros(system.n_q)
+        dq[gcol] = eps
+        k_fd = -(force(q + dq, qd) - force(q - dq, qd)) / (2 * eps)
+        c_fd = -(force(q, qd + dq) - force(q, qd - dq)) / (2 * eps)
+        assert np.allclose(k[:, col], k_fd, atol=1e-6 * max(1.0, np.abs(k).max()))
+        assert np.allclose(c[:, col], c_fd, atol=1e-6 * max(1.0, np.abs(c).max()))

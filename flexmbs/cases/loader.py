@@ -419,7 +419,7 @@ def _add_force(path, b, k, entry):
 
 
 #: Keys of a [[forces]] entry of type "joint-servo" besides name and type.
-SERVO_KEYS = ("joint", "kp", "kd", "ki", "reference", "torque_limit", "motor")
+SERVO_KEYS = ("joint", "kp", "kd", "ki", "reference", "torque_limit", "motor", "coordinate")
 
 
 def _add_servo(b, t, name):
@@ -436,7 +436,8 @@ def _add_servo(b, t, name):
     b.add_joint_servo(name, t.text("joint", required=True), kp=t.number("kp", 0.0),
                       kd=t.number("kd", 0.0), ki=t.number("ki", 0.0),
                       reference=_profile(t, "reference"),
-                      torque_limit=t.number("torque_limit", positive=True), motor=motor)
+                      torque_limit=t.number("torque_limit", positive=True), motor=motor,
+                      coordinate=t.text("coordinate"))
 
 
 #: Keys of a [[forces]] entry of type "bushing" besides name, type, i, j (stiffness and

@@ -27,7 +27,8 @@ def angle_forces(system) -> list:
 
     read = {s.target for s in getattr(system.model, "sensors", ()) if s.kind == "force"}
     return [f for f in system.model.forces
-            if isinstance(f, (RotationalSpringDamper, JointServo))
+            if isinstance(f, RotationalSpringDamper)
+            or (isinstance(f, JointServo) and f.kind == "torque")
             or (isinstance(f, JointActuator) and f.kind == "torque" and f.name in read)]
 
 

@@ -145,7 +145,8 @@ def _output_quantities(system, integ, histories, derived, refs):
     if integ.compiled is not None:  # one kernel call for every output
         names = integ.compiled.torsion_names
         outs = integ.compiled.outputs(t, q, qd, lam_hist, np.column_stack(
-            [refs[n] for n in names]) if names else np.zeros((t.size, 0)))
+            [refs.get(n, np.full(t.size, np.nan)) for n in names]) if names
+            else np.zeros((t.size, 0)))
         energies, viol = outs[:, :2], outs[:, 3:]
         derived["power"] = outs[:, 2]
     else:

@@ -358,15 +358,17 @@ class ModelBuilder:
         return name
 
     def add_joint_servo(self, name, joint, *, kp, kd, reference, ki=0.0,
-                        torque_limit=None, motor=None):
-        """PD(+I) servo on the angle of the revolute ``joint`` (declared before it),
-        tracking ``reference`` (a Profile of θ_ref [rad], or a number) through an optional
-        ``motor`` (a :class:`~flexmbs.model.servos.Motor` or {inertia, gear_ratio,
-        efficiency}); gains and ``torque_limit`` [N m] on the motor side (docs/servos.md)."""
+                        torque_limit=None, motor=None, coordinate=None):
+        """PD(+I) servo on the angle of a revolute or the displacement of a prismatic
+        ``joint`` (declared before it; ``coordinate`` picks one of a cylindrical joint's),
+        tracking ``reference`` (a Profile of θ_ref [rad or m], or a number) through an
+        optional ``motor`` (a :class:`~flexmbs.model.servos.Motor` or {inertia,
+        gear_ratio, efficiency}); gains and ``torque_limit`` [N m] on the motor side
+        (docs/servos.md)."""
         try:
             self._forces.append(servo_for_joint(
                 name, self._joints, joint, kp=kp, kd=kd, reference=reference, ki=ki,
-                torque_limit=torque_limit, motor=motor))
+                torque_limit=torque_limit, motor=motor, coordinate=coordinate))
         except ModelError as exc:
             self._problems.append(str(exc))
         return name

@@ -31,11 +31,13 @@ import numpy as np
 from ..elements.joint_servo.reference import joint_torque, motor_torque, torque_slopes
 from ..elements.marker_pairs import (
     MarkerPair,
+    apply_pair,
     apply_torque_pair,
     pair_load_tangent,
-    relative_rotation,
+    relative_translation,
     rotation_partials,
     rotation_state,
+    translation_partials,
 )
 from ..errors import ModelError
 from .drives import Profile
@@ -85,25 +87,30 @@ class Motor:
 
 @dataclass(frozen=True, eq=False)
 class JointServo:
-    """PD(+I) servo on the angle of x_j about z_i (a revolute joint's markers i, j), with
-    velocity feed-forward from the reference's rate and a torque limit.
+    """PD(+I) servo on a joint's coordinate θ, with velocity feed-forward from the
+    reference's rate and a torque limit: the angle of x_j about z_i (``kind="torque"``, a
+    revolute joint's markers i, j) or the displacement z_iᵀ(r_j − r_i) along z_i
+    (``kind="force"``, a prismatic joint's).
 
     Parameters
     ----------
     name, marker_i, marker_j : str
-        The servo's name and the joint's markers ("body.marker"); the torque acts about
-        z_i on j, its reaction on i.
+        The servo's name and the joint's markers ("body.marker"); the torque (force) acts
+        about (along) z_i on j, its reaction on i.
     kp, kd : float
         Gains [N m/rad], [N m s/rad] on the motor angle and rate (on the joint's when
-        there is no motor).
+        there is no motor: [N/m], [N s/m] for a displacement).
     reference : Profile
-        θ_ref(t) [rad] of the joint (its value and rate are used).
+        θ_ref(t) [rad or m] of the joint (its value and rate are used).
     ki : float
         Integral gain [N m/(rad s)] (sampled integral, module docstring).
     torque_limit : float
         |τ_m| ≤ torque_limit [N m] on the motor torque (inf: none).
     motor : Motor, optional
-        Rotor inertia and gear; None: the servo acts on the joint directly.
+        Rotor inertia and gear (for a displacement, ``gear_ratio`` is the motor angle per
+        metre [rad/m], 2π / lead of a screw); None: the servo acts on the joint directly.
+    kind : str
+        "torque" (an angle) or "force" (a displacement).
     """
 
     name: str
@@ -115,6 +122,7 @@ class JointServo:
     ki: float = 0.0
     torque_limit: float = math.inf
     motor: Motor | None = None
+    kind: str = "torque"
     #: the sampled integral's history: accepted step end times [s] and ∫e_m dt [rad s]
     _history: tuple[list, list] = field(default_factory=lambda: ([], []), repr=False,
                                         compare=False)
@@ -129,6 +137,8 @@ class JointServo:
         if not hasattr(self.reference, "eval"):
             raise ModelError(f"{owner}: reference must be a profile (an object with "
                              f"eval(t)), got {type(self.reference).__name__}")
+        if self.kind not in ("torque", "force"):
+            raise ModelError(f"{owner}: kind must be 'torque' or 'force', got {self.kind!r}")
         if self.motor is not None and not isinstance(self.motor, Motor):
             raise ModelError(f"{owner}: motor must be a Motor, got "
                              f"{type(self.motor).__name__}")
@@ -164,6 +174,26 @@ class JointServo:
                              f"({ref}, {rate}) at t = {t:g}")
         return float(ref), float(rate)
 
+    # ------------------------------------------------------------ the coordinate
+    def coordinate(self, system, q, qd, key=None):
+        """(θ [rad or m], θ̇, z_i, apply(load, Q)): the joint's coordinate and rate (an
+        angle continued for ``key``), z_i, and the function adding a load vector on j
+        with its reaction on i to Q."""
+        if self.kind == "torque":
+            angle, rate, zi, om_i, om_j = rotation_state(system, self.marker_i,
+                                                          self.marker_j, q, qd, key=key)
+            return angle, rate, zi, lambda load, Q: apply_torque_pair(
+                system, self.marker_i, self.marker_j, load, om_i, om_j, Q)
+        value, rate, zi = relative_translation(system, self.marker_i, self.marker_j, q, qd)
+        return value, rate, zi, lambda load, Q: apply_pair(
+            system, self.marker_i, self.marker_j, load, q, Q, "force")
+
+    def _partials(self, system, pair):
+        """(θ, θ̇, z_i, ∂θ/∂q, ∂θ̇/∂q, ∂θ̇/∂q̇, ∂z_i/∂q) over the pair's columns."""
+        if self.kind == "torque":
+            return rotation_partials(system, pair, self.name)
+        return translation_partials(pair)
+
     # ------------------------------------------------------------ the integral
     def offset(self, t: float) -> float:
         """b = ki ∫ e_m dt [N m]: the integral term acting at time t (the integral of the
@@ -183,8 +213,7 @@ class JointServo:
         while times and times[-1] >= t:  # a step redone after a rollback
             times.pop()
             values.pop()
-        angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
-                                           key=f"@servo:{self.name}")
+        angle, rate, _, _ = self.coordinate(system, q, qd, key=f"@servo:{self.name}")
         ref, ref_rate = self.reference_values(t)
         last = values[-1] if values else 0.0
         _, saturated = motor_torque(angle, rate, ref, ref_rate, self.kp, self.kd,
@@ -215,18 +244,17 @@ class JointServo:
                             self.limit, self.ratio)
 
     def apply(self, system, q, qd, t, Q):
-        """Q += the controller's torque η n τ_m and the velocity part −n² J_m (∂θ̇/∂q) q̇
-        of the rotor's inertia torque, about z_i on j (reaction on i); the part
-        −n² J_m g q̈ is the mass term (:meth:`mass_block`)."""
-        angle, rate, zi, om_i, om_j = rotation_state(system, self.marker_i, self.marker_j,
-                                                      q, qd, key=self.name)
+        """Q += the controller's torque (force) η n τ_m and the velocity part
+        −n² J_m (∂θ̇/∂q) q̇ of the rotor's inertia torque, about (along) z_i on j (reaction
+        on i); the part −n² J_m g q̈ is the mass term (:meth:`mass_block`)."""
+        angle, rate, zi, add = self.coordinate(system, q, qd, key=self.name)
         tau_m, _ = self._control(t, angle, rate)
         torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
         if self.reflected_inertia:
             pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
-            rate_dq = rotation_partials(system, pair, self.name)[4]
+            rate_dq = self._partials(system, pair)[4]
             torque -= self.reflected_inertia * float(rate_dq @ qd[pair.idx])
-        apply_torque_pair(system, self.marker_i, self.marker_j, torque * zi, om_i, om_j, Q)
+        add(torque * zi, Q)
 
     def mass_block(self, system, q):
         """(idx, n² J_m gᵀg) on the joint's coordinates (g = ∂θ̇/∂q̇), or None without a
@@ -234,14 +262,14 @@ class JointServo:
         if not self.reflected_inertia:
             return None
         pair = MarkerPair(system, self.marker_i, self.marker_j, q, np.zeros_like(q))
-        g = rotation_partials(system, pair, self.name)[5]
+        g = self._partials(system, pair)[5]
         return pair.idx, self.reflected_inertia * np.outer(g, g)
 
     def kinetic_energy(self, system, q, qd) -> float:
         """½ n² J_m θ̇² [J]: the rotor's."""
         if not self.reflected_inertia:
             return 0.0
-        _, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd)
+        _, rate, _, _ = self.coordinate(system, q, qd)
         return 0.5 * self.reflected_inertia * rate * rate
 
     def tangents(self, system, q, qd, t):
@@ -250,8 +278,7 @@ class JointServo:
         q-derivative, of third order in the marker kinematics, is left out, as is that of
         the mass term: the iteration matrix only steers Newton)."""
         pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
-        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = rotation_partials(
-            system, pair, self.name)
+        angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz = self._partials(system, pair)
         tau_m, saturated = self._control(t, angle, rate)
         torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
         d_angle, d_rate = torque_slopes(saturated, self.kp, self.kd, self.ratio,
@@ -262,16 +289,16 @@ class JointServo:
         t_dq = d_angle * angle_dq + d_rate * rate_dq
         t_dqd = d_rate * rate_dqd - 2.0 * a * rate_dq
         k, c = pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
-                                 np.outer(zi, t_dqd), "torque")
+                                 np.outer(zi, t_dqd), self.kind)
         return pair.idx, k, c
 
     def measured_value(self, system, q, qd, t) -> tuple[float, str]:
-        """(the controller's torque on the joint η n τ_m [N m], "N m"): what a force
-        sensor records (without the rotor's inertia torque)."""
-        angle, rate, _ = relative_rotation(system, self.marker_i, self.marker_j, q, qd,
-                                           key=f"@sensor:{self.name}")
+        """(the controller's torque [N m] or force [N] on the joint η n τ_m, its units):
+        what a force sensor records (without the rotor's inertia torque)."""
+        angle, rate, _, _ = self.coordinate(system, q, qd, key=f"@sensor:{self.name}")
         tau_m, _ = self._control(t, angle, rate)
-        return joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0), "N m"
+        return (joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0),
+                "N m" if self.kind == "torque" else "N")
 
     def nonconservative(self):
         """The controller's part (the rotor inertia is kinetic energy)."""
@@ -290,24 +317,24 @@ class _ControllerPart:
 
     def apply(self, system, q, qd, t, Q):
         s = self.servo
-        angle, rate, zi, om_i, om_j = rotation_state(system, s.marker_i, s.marker_j, q, qd,
-                                                      key=s.name)
+        angle, rate, zi, add = s.coordinate(system, q, qd, key=s.name)
         tau_m, _ = s._control(t, angle, rate)
-        torque = joint_torque(tau_m, 0.0, s.ratio, s.efficiency, 0.0)
-        apply_torque_pair(system, s.marker_i, s.marker_j, torque * zi, om_i, om_j, Q)
+        add(joint_torque(tau_m, 0.0, s.ratio, s.efficiency, 0.0) * zi, Q)
 
 
 
-#: Joint kinds whose relative rotation about z_i a servo can drive.
-SERVO_JOINTS = ("revolute", "cylindrical")
+#: The coordinates a servo can drive, by joint kind (the first one by default).
+SERVO_JOINTS = {"revolute": ("angle",), "prismatic": ("displacement",),
+                "cylindrical": ("angle", "displacement")}
 
 
 def servo_for_joint(name, joints, joint, *, kp, kd, reference, ki=0.0,
-                    torque_limit=math.inf, motor=None) -> JointServo:
+                    torque_limit=math.inf, motor=None, coordinate=None) -> JointServo:
     """A :class:`JointServo` on the joint named ``joint`` among ``joints`` (JointSpecs
     declared so far): its markers, a number or a Profile as ``reference`` (a number:
-    held), and ``motor`` as a :class:`Motor` or a mapping of its fields. ModelError
-    naming the servo and what is wrong."""
+    held), ``motor`` as a :class:`Motor` or a mapping of its fields, and ``coordinate``
+    "angle" or "displacement" (default: the joint's, the angle of a cylindrical joint).
+    ModelError naming the servo and what is wrong."""
     from .drives import Constant
 
     who = f"joint servo {name!r}"
@@ -317,7 +344,12 @@ def servo_for_joint(name, joints, joint, *, kp, kd, reference, ki=0.0,
                          f"joints: {[j.name for j in joints]}")
     if spec.kind not in SERVO_JOINTS:
         raise ModelError(f"{who}: joint {joint!r} is {spec.kind}; a servo drives the "
-                         f"angle of a {' or '.join(SERVO_JOINTS)} joint")
+                         f"coordinate of a {', '.join(SERVO_JOINTS)} joint")
+    allowed = SERVO_JOINTS[spec.kind]
+    coordinate = allowed[0] if coordinate is None else coordinate
+    if coordinate not in allowed:
+        raise ModelError(f"{who}: coordinate must be {' or '.join(allowed)} for the "
+                         f"{spec.kind} joint {joint!r}, got {coordinate!r}")
     if isinstance(reference, (int, float)) and not isinstance(reference, bool):
         reference = Constant(float(reference))
     if isinstance(motor, dict):
@@ -330,4 +362,5 @@ def servo_for_joint(name, joints, joint, *, kp, kd, reference, ki=0.0,
         except ModelError as exc:
             raise ModelError(f"{who}: {exc}") from None
     return JointServo(name, spec.marker_i, spec.marker_j, kp, kd, reference, ki,
-                      math.inf if torque_limit is None else torque_limit, motor)
+                      math.inf if torque_limit is None else torque_limit, motor,
+                      "torque" if coordinate == "angle" else "force")

@@ -1,10 +1,11 @@
-"""Joint servos in compiled code: the torque τ = η n clip(τ_m) − n² J_m θ̈ about z_i on
+"""Joint servos in compiled code: the torque (about z_i, on a revolute joint's angle θ) or
+force (along z_i, on a prismatic joint's displacement) τ = η n clip(τ_m) − n² J_m θ̈ on
 marker j with its reaction on i, τ_m = kp n (θ_ref − θ) + kd n (θ̇_ref − θ̇) + b
-(:mod:`flexmbs.elements.joint_servo.reference`, docs/servos.md); θ, θ̇ and their partials
-from :mod:`flexmbs.elements.joint_angle`, the angle memory in the slots after the
-rotational spring–dampers'. θ̈ = (∂θ̇/∂q̇) q̈ + (∂θ̇/∂q) q̇: the rotor's mass term
-n² J_m gᵀg enters the iteration matrix with the bodies' masses. The NumPy counterpart:
-:class:`flexmbs.model.servos.JointServo`.
+(:mod:`flexmbs.elements.joint_servo.reference`, docs/servos.md); the coordinate θ, its rate
+and their partials from :mod:`flexmbs.elements.joint_coordinate`, an angle's memory in the
+slots after the rotational spring–dampers'. θ̈ = (∂θ̇/∂q̇) q̈ + (∂θ̇/∂q) q̇: the rotor's mass
+term n² J_m gᵀg enters the iteration matrix with the bodies' masses. The NumPy
+counterpart: :class:`flexmbs.model.servos.JointServo`.
 """
 
 from __future__ import annotations
@@ -28,13 +29,34 @@ from ...compiled.packing import (
     _i1,
     _i2,
 )
-from ..joint_angle import pair_angle_partials, pair_angle_state
+from ..joint_coordinate import (
+    pair_angle_partials,
+    pair_angle_state,
+    pair_slide_partials,
+    pair_slide_state,
+)
 from ..markers import _apply_load, _pair_load_tangents, _scatter_n
 from ..registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
-T_B_START, T_K_BODY, T_T_MARK, T_V_MARK, T_V_PAR, T_V_ROW = header_rows(
-    "b_start", "k_body", "t_mark", "v_mark", "v_par", "v_row")
+T_B_START, T_K_BODY, T_T_MARK, T_V_KIND, T_V_MARK, T_V_PAR, T_V_ROW = header_rows(
+    "b_start", "k_body", "t_mark", "v_kind", "v_mark", "v_par", "v_row")
+
+
+@njit(cache=True)
+def _coordinate(F, IN, H, WF, WI, WH, kind, ki, kj, slot, qd, store):
+    """(θ, θ̇) of a servo's joint: the angle (kind TORQUE) or the displacement (FORCE)."""
+    if kind == TORQUE:
+        return pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, slot, qd, store)
+    return pair_slide_state(F, IN, H, WF, WI, WH, ki, kj, qd)
+
+
+@njit(cache=True)
+def _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, qd):
+    """(n_i, n) and the partial rows of the servo's coordinate (after _coordinate)."""
+    if kind == TORQUE:
+        return pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
+    return pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
 
 
 @njit(cache=True)
@@ -68,26 +90,27 @@ def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
     inertia torque −n² J_m θ̈. ``prof``: the time-level rows, a servo's at v_row
     (θ_ref, θ̇_ref, offset torque b)."""
     T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
+    T_v_kind = _i1(IN, H, T_V_KIND)
     first = _i2(IN, H, T_T_MARK).shape[0]
     W_mk_v = _f3(WF, WH, W_MK_V)
     vec = _f1(WF, WH, W_V3D)
     rows = _f3(WF, WH, W_X3N)[3]
     for s in range(T_v_mark.shape[0]):
-        ki, kj = T_v_mark[s, 0], T_v_mark[s, 1]
+        ki, kj, kind = T_v_mark[s, 0], T_v_mark[s, 1], T_v_kind[s]
         par = T_v_par[s]
-        angle, rate = pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, first + s, qd, store)
+        angle, rate = _coordinate(F, IN, H, WF, WI, WH, kind, ki, kj, first + s, qd, store)
         row = prof[T_v_row[s]]
         tau_m, _ = _motor_torque(par, row[0], row[1], row[2], angle, rate)
         torque = par[3] * par[2] * tau_m
         if with_inertia and par[4] != 0.0:
-            ni, n = pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
+            ni, n = _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, qd)
             accel = (_pair_dot(IN, H, ki, kj, ni, n, rows[2], qdd)
                      + _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd))
             torque -= par[4] * accel
         for c in range(3):
             vec[c] = torque * W_mk_v[ki, 3, c]
-        _apply_load(F, IN, H, WF, WI, WH, kj, vec, TORQUE, 1.0, q, r)
-        _apply_load(F, IN, H, WF, WI, WH, ki, vec, TORQUE, -1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, kj, vec, kind, 1.0, q, r)
+        _apply_load(F, IN, H, WF, WI, WH, ki, vec, kind, -1.0, q, r)
 
 
 @njit(cache=True)
@@ -99,16 +122,16 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
     :meth:`flexmbs.model.servos.JointServo.tangents`. The angle memory is read, not
     moved."""
     T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
-    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_body, T_v_kind = _i1(IN, H, T_K_BODY), _i1(IN, H, T_V_KIND)
     first = _i2(IN, H, T_T_MARK).shape[0]
     W_mk_v = _f3(WF, WH, W_MK_V)
     x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
     dz, rows, g_dq, g_dqd = x3n[1], x3n[3], x3n[4], x3n[5]
     for s in range(T_v_mark.shape[0]):
-        ki, kj = T_v_mark[s, 0], T_v_mark[s, 1]
+        ki, kj, kind = T_v_mark[s, 0], T_v_mark[s, 1], T_v_kind[s]
         par = T_v_par[s]
-        angle, rate = pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, first + s, qd, NO)
-        ni, n = pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd)
+        angle, rate = _coordinate(F, IN, H, WF, WI, WH, kind, ki, kj, first + s, qd, NO)
+        ni, n = _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, qd)
         row = prof[T_v_row[s]]
         tau_m, saturated = _motor_torque(par, row[0], row[1], row[2], angle, rate)
         torque = par[3] * par[2] * tau_m
@@ -127,7 +150,7 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
                 g_dqd[e, c] = z_i[e] * (d_rate * rows[2, c] - 2.0 * inertia * rows[1, c])
         for e in range(3):
             vec[e] = torque * z_i[e]
-        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, TORQUE, q, top, k_scale, c_scale)
+        _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_scale)
         if inertia != 0.0:  # the rows of pair_angle_partials are still in x3n[3]
             blk = _f3(WF, WH, W_XBLK)[0]
             for a in range(n):
@@ -144,13 +167,14 @@ def servo_outputs(F, IN, H, WF, WI, WH, q, qd, prof, refs, loads, kin):
     turns from ``refs`` (the angles the run recorded, the servos' after the springs';
     NaN: continue from the previous output)."""
     T_v_mark, T_v_par = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR)
+    T_v_kind = _i1(IN, H, T_V_KIND)
     first = _i2(IN, H, T_T_MARK).shape[0]
     angles = _f1(WF, WH, W_ANGLES)
     for s in range(T_v_mark.shape[0]):
         if not np.isnan(refs[first + s]):
             angles[first + s] = refs[first + s]
-        _, rate = pair_angle_state(F, IN, H, WF, WI, WH, T_v_mark[s, 0], T_v_mark[s, 1],
-                                   first + s, qd, NO)
+        _, rate = _coordinate(F, IN, H, WF, WI, WH, T_v_kind[s], T_v_mark[s, 0],
+                              T_v_mark[s, 1], first + s, qd, NO)
         kin += 0.5 * T_v_par[s, 4] * rate * rate
     servo_loads(F, IN, H, WF, WI, WH, q, qd, qd, prof, loads, YES, NO)
     return kin

@@ -25,14 +25,18 @@ def _build(system, ctx):
                          for f in servos])
     v_par = np.array([[f.kp, f.kd, f.ratio, f.efficiency, f.reflected_inertia, f.limit]
                       for f in servos], float).reshape(-1, 6)
-    return dict(v_mark=v_mark, v_par=v_par,
+    return dict(v_kind=np.array([0 if f.kind == "torque" else 1 for f in servos], np.int64),
+                v_mark=v_mark, v_par=v_par,
                 v_row=np.array(servo_rows(system, servos), np.int64))
 
 
 TABLE = KindTables(KIND, (
+    Field("v_kind", INT, "(nv,) 0: the angle of a revolute joint (a torque about z_i), "
+                         "1: the displacement of a prismatic joint (a force along z_i)"),
     Field("v_mark", INT, "(nv, 2) markers i, j"),
-    Field("v_par", FLOAT, "(nv, 6) kp [N m/rad], kd [N m s/rad], gear ratio n, efficiency "
-                          "η, reflected inertia n² J_m [kg m²], torque limit [N m]"),
+    Field("v_par", FLOAT, "(nv, 6) kp [N m/rad or N/m], kd [N m s/rad or N s/m], gear "
+                          "ratio n [rad/rad or rad/m], efficiency η, reflected inertia "
+                          "n² J_m [kg m² or kg], motor torque limit [N m]"),
     Field("v_row", INT, "(nv,) row of the time-level array with (θ_ref, θ̇_ref, offset "
                         "torque)"),
 ), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND)

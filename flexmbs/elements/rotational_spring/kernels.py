@@ -24,7 +24,7 @@ from ...compiled.packing import (
     _f3,
     _i2,
 )
-from ..joint_angle import pair_angle_partials, pair_angle_state
+from ..joint_coordinate import pair_angle_partials, pair_angle_state
 from ..markers import _apply_load, _pair_load_tangents
 from ..registry import header_rows
 
@@ -35,7 +35,7 @@ T_T_MARK, T_T_PAR = header_rows("t_mark", "t_par")
 @njit(cache=True)
 def torsion_state(F, IN, H, WF, WI, WH, s, qd, store):
     """(θ [rad], θ̇ [rad/s]) of rotational spring–damper s
-    (:func:`~flexmbs.elements.joint_angle.pair_angle_state`, its angle memory in slot s;
+    (:func:`~flexmbs.elements.joint_coordinate.pair_angle_state`, its angle memory in slot s;
     ω_j − ω_i into W_V3E). Needs the marker vectors and body frames of the last residual
     in the workspace."""
     T_t_mark = _i2(IN, H, T_T_MARK)

@@ -1,11 +1,14 @@
-"""A revolute joint's angle between two markers in compiled code: θ, θ̇ and their partial
-derivatives, shared by the kinds that act on a joint's angle (rotational spring–dampers,
-joint servos). The NumPy counterpart: :func:`flexmbs.elements.marker_pairs.rotation_partials`
+"""A joint's coordinate between two markers in compiled code, with its rate and their
+partial derivatives, shared by the kinds that act on a joint's coordinate (rotational
+spring–dampers, joint servos). The NumPy counterparts:
+:func:`flexmbs.elements.marker_pairs.rotation_partials` and ``translation_partials``
 (docs/multibody.md, docs/compiled.md).
 
-θ = atan2(x_j·y_i, x_j·x_i), the angle of x_j about z_i, continued from an angle memory
-slot of the workspace (W_ANGLES) as ``System.unwrap`` does; θ̇ = z_iᵀ(ω_j − ω_i) with
-ω = Ω q̇ of the markers.
+* The angle θ = atan2(x_j·y_i, x_j·x_i) of x_j about z_i (revolute joints), continued
+  from an angle memory slot of the workspace (W_ANGLES) as ``System.unwrap`` does;
+  θ̇ = z_iᵀ(ω_j − ω_i) with ω = Ω q̇ of the markers.
+* The displacement s = z_iᵀ(r_j − r_i) along z_i (prismatic joints), ṡ = z_iᵀ(ṙ_j − ṙ_i)
+  with ṙ = J q̇ of the marker points.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 
 from ..compiled._jit import njit
 from ..compiled.packing import (
+    FORCE,
     TORQUE,
     W_ANGLES,
     W_GGLOB,
@@ -27,7 +31,11 @@ from ..compiled.packing import (
     _f4,
     _i1,
 )
-from .markers import _angular_rate_jacobian_into, _load_jacobian_into
+from .markers import (
+    _angular_rate_jacobian_into,
+    _load_jacobian_into,
+    _point_jacobian_rate_into,
+)
 from .registry import header_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
@@ -135,4 +143,82 @@ def pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
         rows[1, c] = (w0 * dz[0, c] + w1 * dz[1, c] + w2 * dz[2, c] + z_i[0] * om_rate[0, c]
                       + z_i[1] * om_rate[1, c] + z_i[2] * om_rate[2, c])
         rows[2, c] = sign * (z_i[0] * jac[0, c] + z_i[1] * jac[1, c] + z_i[2] * jac[2, c])
+    return ni, n
+
+
+@njit(cache=True)
+def pair_slide_state(F, IN, H, WF, WI, WH, ki, kj, qd):
+    """(s [m], ṡ [m/s]) of markers ki, kj: s = z_iᵀ(r_j − r_i), ṡ = z_iᵀ(ṙ_j − ṙ_i) with
+    ṙ = J q̇ of the marker points (ṙ_j − ṙ_i into W_V3E). Needs the marker vectors and
+    their Jacobians of the last residual in the workspace."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    d_dot = _f1(WF, WH, W_V3E)
+    for c in range(3):
+        d_dot[c] = 0.0
+    for k, sign in ((kj, 1.0), (ki, -1.0)):
+        b = T_k_body[k]
+        if b < 0:
+            continue
+        st, nb = T_b_start[b], 7 + T_b_nm[b]
+        for c in range(3):
+            acc = 0.0
+            for col in range(nb):
+                acc += W_mk_j[k, 0, c, col] * qd[st + col]
+            d_dot[c] += sign * acc
+    value, rate = 0.0, 0.0
+    for c in range(3):
+        value += W_mk_v[ki, 3, c] * (W_mk_v[kj, 0, c] - W_mk_v[ki, 0, c])
+        rate += W_mk_v[ki, 3, c] * d_dot[c]
+    return value, rate
+
+
+@njit(cache=True)
+def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
+    """The partial derivatives of s and ṡ over the pair's columns (returns (n_i, n)),
+    after :func:`pair_slide_state` (ṙ_j − ṙ_i in W_V3E). Into x3n: the force Jacobians
+    (x3n[0]), ∂z_i/∂q (x3n[1]), [−∂(J_i q̇_i), ∂(J_j q̇_j)] of the points (x3n[2]) and the
+    rows ∂s/∂q = z_iᵀ[−J_i, J_j] + (r_j − r_i)ᵀ∂z_i, ∂ṡ/∂q = (ṙ_j − ṙ_i)ᵀ∂z_i
+    + z_iᵀ[−∂(J_i q̇_i), ∂(J_j q̇_j)] and ∂ṡ/∂q̇ = z_iᵀ[−J_i, J_j] (x3n[3][0..2])."""
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    x3n = _f3(WF, WH, W_X3N)
+    jac, dz, rates, rows = x3n[0], x3n[1], x3n[2], x3n[3]
+    d_dot = _f1(WF, WH, W_V3E)
+    bi, bj = T_k_body[ki], T_k_body[kj]
+    ni = 7 + T_b_nm[bi] if bi >= 0 else 0
+    nj = 7 + T_b_nm[bj] if bj >= 0 else 0
+    n = ni + nj
+    if ni:
+        _load_jacobian_into(F, IN, H, WF, WI, WH, ki, FORCE, q, jac, np.int64(0))
+        _point_jacobian_rate_into(F, IN, H, WF, WI, WH, ki, q, qd, rates, np.int64(0),
+                                  -1.0)
+    if nj:
+        _load_jacobian_into(F, IN, H, WF, WI, WH, kj, FORCE, q, jac, ni)
+        _point_jacobian_rate_into(F, IN, H, WF, WI, WH, kj, q, qd, rates, ni, 1.0)
+    z_i = W_mk_v[ki, 3]
+    d0 = W_mk_v[kj, 0, 0] - W_mk_v[ki, 0, 0]
+    d1 = W_mk_v[kj, 0, 1] - W_mk_v[ki, 0, 1]
+    d2 = W_mk_v[kj, 0, 2] - W_mk_v[ki, 0, 2]
+    for c in range(n):
+        if c < ni:  # −J_i and ∂z_i through marker i
+            pj = -(z_i[0] * W_mk_j[ki, 0, 0, c] + z_i[1] * W_mk_j[ki, 0, 1, c]
+                   + z_i[2] * W_mk_j[ki, 0, 2, c])
+            for e in range(3):
+                dz[e, c] = W_mk_j[ki, 3, e, c]
+        else:
+            cj = c - ni
+            pj = (z_i[0] * W_mk_j[kj, 0, 0, cj] + z_i[1] * W_mk_j[kj, 0, 1, cj]
+                  + z_i[2] * W_mk_j[kj, 0, 2, cj])
+            for e in range(3):
+                dz[e, c] = 0.0
+        rows[0, c] = pj + d0 * dz[0, c] + d1 * dz[1, c] + d2 * dz[2, c]
+        rows[1, c] = (d_dot[0] * dz[0, c] + d_dot[1] * dz[1, c] + d_dot[2] * dz[2, c]
+                      + z_i[0] * rates[0, c] + z_i[1] * rates[1, c] + z_i[2] * rates[2, c])
+        rows[2, c] = pj
     return ni, n
