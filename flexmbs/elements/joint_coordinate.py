@@ -189,7 +189,8 @@ def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     W_mk_v = _f3(WF, WH, W_MK_V)
     x3n = _f3(WF, WH, W_X3N)
     jac, dz, rates, rows = x3n[0], x3n[1], x3n[2], x3n[3]
-    d_dot = _f1(WF, WH, W_V3E)
+    d_dot = _f1(WF, WH, W_V3E)  # read before the Jacobian helpers use it as scratch
+    v0, v1, v2 = d_dot[0], d_dot[1], d_dot[2]
     bi, bj = T_k_body[ki], T_k_body[kj]
     ni = 7 + T_b_nm[bi] if bi >= 0 else 0
     nj = 7 + T_b_nm[bj] if bj >= 0 else 0
@@ -218,7 +219,7 @@ def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
             for e in range(3):
                 dz[e, c] = 0.0
         rows[0, c] = pj + d0 * dz[0, c] + d1 * dz[1, c] + d2 * dz[2, c]
-        rows[1, c] = (d_dot[0] * dz[0, c] + d_dot[1] * dz[1, c] + d_dot[2] * dz[2, c]
+        rows[1, c] = (v0 * dz[0, c] + v1 * dz[1, c] + v2 * dz[2, c]
                       + z_i[0] * rates[0, c] + z_i[1] * rates[1, c] + z_i[2] * rates[2, c])
         rows[2, c] = pj
     return ni, n

@@ -244,17 +244,17 @@ class JointServo:
                             self.limit, self.ratio)
 
     def apply(self, system, q, qd, t, Q):
-        """Q += the controller's torque (force) η n τ_m and the velocity part
-        −n² J_m (∂θ̇/∂q) q̇ of the rotor's inertia torque, about (along) z_i on j (reaction
-        on i); the part −n² J_m g q̈ is the mass term (:meth:`mass_block`)."""
+        """Q += the controller's torque (force) η n τ_m about (along) z_i on j (reaction on
+        i), and the velocity part −n² J_m ((∂θ̇/∂q) q̇) gᵀ of the rotor's inertia force
+        −n² J_m θ̈ gᵀ (g = ∂θ̇/∂q̇; the part −n² J_m (g q̈) gᵀ is the mass term,
+        :meth:`mass_block`)."""
         angle, rate, zi, add = self.coordinate(system, q, qd, key=self.name)
         tau_m, _ = self._control(t, angle, rate)
-        torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
-        if self.reflected_inertia:
+        add(joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0) * zi, Q)
+        if self.reflected_inertia:  # −n² J_m ((∂θ̇/∂q) q̇) gᵀ, g = ∂θ̇/∂q̇
             pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
-            rate_dq = self._partials(system, pair)[4]
-            torque -= self.reflected_inertia * float(rate_dq @ qd[pair.idx])
-        add(torque * zi, Q)
+            _, _, _, _, rate_dq, g, _ = self._partials(system, pair)
+            Q[pair.idx] -= self.reflected_inertia * float(rate_dq @ qd[pair.idx]) * g
 
     def mass_block(self, system, q):
         """(idx, n² J_m gᵀg) on the joint's coordinates (g = ∂θ̇/∂q̇), or None without a
@@ -274,7 +274,7 @@ class JointServo:
 
     def tangents(self, system, q, qd, t):
         """−∂Q/∂(q, q̇) of :meth:`apply`: the controller's torque exactly (zero slopes when
-        saturated), the rotor's velocity part through ∂/∂q̇ only (2 n² J_m gᵀ ∂θ̇/∂q; its
+        saturated), the rotor's velocity part through q̇ only (2 n² J_m gᵀ ∂θ̇/∂q; its
         q-derivative, of third order in the marker kinematics, is left out, as is that of
         the mass term: the iteration matrix only steers Newton)."""
         pair = MarkerPair(system, self.marker_i, self.marker_j, q, qd)
@@ -283,13 +283,11 @@ class JointServo:
         torque = joint_torque(tau_m, 0.0, self.ratio, self.efficiency, 0.0)
         d_angle, d_rate = torque_slopes(saturated, self.kp, self.kd, self.ratio,
                                         self.efficiency)
-        a = self.reflected_inertia
-        if a:
-            torque -= a * float(rate_dq @ qd[pair.idx])
         t_dq = d_angle * angle_dq + d_rate * rate_dq
-        t_dqd = d_rate * rate_dqd - 2.0 * a * rate_dq
         k, c = pair_load_tangent(pair, torque * zi, np.outer(zi, t_dq) + torque * dz,
-                                 np.outer(zi, t_dqd), self.kind)
+                                 np.outer(zi, d_rate * rate_dqd), self.kind)
+        if self.reflected_inertia:  # the rotor's velocity part, through q̇
+            c += 2.0 * self.reflected_inertia * np.outer(rate_dqd, rate_dq)
         return pair.idx, k, c
 
     def measured_value(self, system, q, qd, t) -> tuple[float, str]:

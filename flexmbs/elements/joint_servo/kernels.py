@@ -84,6 +84,16 @@ def _pair_dot(IN, H, ki, kj, ni, n, row, x):
 
 
 @njit(cache=True)
+def _pair_add(IN, H, ki, kj, ni, n, row, scale, r):
+    """r[global column of c] += scale row[c] over the pair's local columns."""
+    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
+    st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
+    st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
+    for c in range(n):
+        r[st_i + c if c < ni else st_j + c] += scale * row[c]
+
+
+@njit(cache=True)
 def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
     """r −= Q of the joint servos (the angle stored when ``store``); ``with_inertia``
     False: the controller's torque alone (the power of the outputs), else with the rotor's
@@ -102,23 +112,24 @@ def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
         row = prof[T_v_row[s]]
         tau_m, _ = _motor_torque(par, row[0], row[1], row[2], angle, rate)
         torque = par[3] * par[2] * tau_m
-        if with_inertia and par[4] != 0.0:
-            ni, n = _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, qd)
-            accel = (_pair_dot(IN, H, ki, kj, ni, n, rows[2], qdd)
-                     + _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd))
-            torque -= par[4] * accel
         for c in range(3):
             vec[c] = torque * W_mk_v[ki, 3, c]
         _apply_load(F, IN, H, WF, WI, WH, kj, vec, kind, 1.0, q, r)
         _apply_load(F, IN, H, WF, WI, WH, ki, vec, kind, -1.0, q, r)
+        if with_inertia and par[4] != 0.0:  # r += n² J_m θ̈ gᵀ, g = ∂θ̇/∂q̇
+            ni, n = _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, qd)
+            accel = (_pair_dot(IN, H, ki, kj, ni, n, rows[2], qdd)
+                     + _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd))
+            _pair_add(IN, H, ki, kj, ni, n, rows[2], par[4] * accel, r)
 
 
 @njit(cache=True)
 def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale,
                         m_scale):
     """top += k_scale K + c_scale C + m_scale M of the joint servos: the controller's
-    torque exactly (zero slopes when saturated), the rotor's velocity part through q̇
-    only (−2 n² J_m ∂θ̇/∂q) and its mass term n² J_m gᵀg, g = ∂θ̇/∂q̇, as
+    torque exactly (zero slopes when saturated); the rotor's inertia force
+    n² J_m θ̈ gᵀ (g = ∂θ̇/∂q̇) through its mass term n² J_m gᵀg and its q̇-derivative
+    2 n² J_m gᵀ ∂θ̇/∂q (its q-derivative left out), as
     :meth:`flexmbs.model.servos.JointServo.tangents`. The angle memory is read, not
     moved."""
     T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
@@ -136,8 +147,6 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
         tau_m, saturated = _motor_torque(par, row[0], row[1], row[2], angle, rate)
         torque = par[3] * par[2] * tau_m
         inertia = par[4]
-        if inertia != 0.0:
-            torque -= inertia * _pair_dot(IN, H, ki, kj, ni, n, rows[1], qd)
         d_angle, d_rate = 0.0, 0.0
         if not saturated:
             d_angle = -par[3] * par[2] * par[2] * par[0]
@@ -147,17 +156,22 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
             for e in range(3):  # ∂(τ z_i)/∂q, ∂(τ z_i)/∂q̇
                 g_dq[e, c] = z_i[e] * (d_angle * rows[0, c] + d_rate * rows[1, c]) \
                     + torque * dz[e, c]
-                g_dqd[e, c] = z_i[e] * (d_rate * rows[2, c] - 2.0 * inertia * rows[1, c])
+                g_dqd[e, c] = z_i[e] * d_rate * rows[2, c]
         for e in range(3):
             vec[e] = torque * z_i[e]
         _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_scale)
-        if inertia != 0.0:  # the rows of pair_angle_partials are still in x3n[3]
+        if inertia != 0.0:  # the partials' rows are still in x3n[3]
             blk = _f3(WF, WH, W_XBLK)[0]
-            for a in range(n):
+            for a in range(n):  # M: n² J_m g gᵀ
                 for b in range(n):
                     blk[a, b] = inertia * rows[2, a] * rows[2, b]
             _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk, top,
                        m_scale)
+            for a in range(n):  # C: 2 n² J_m g (∂θ̇/∂q)
+                for b in range(n):
+                    blk[a, b] = 2.0 * inertia * rows[2, a] * rows[1, b]
+            _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk, top,
+                       c_scale)
 
 
 @njit(cache=True)
