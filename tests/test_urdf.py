@@ -16,12 +16,12 @@ from scipy.spatial.transform import Rotation
 
 pytest.importorskip("yourdfpy", reason="URDF import needs the optional extra 'urdf'")
 
-from flexmbs.analysis import joint_coordinates, static_equilibrium  # noqa: E402
-from flexmbs.assembly import System  # noqa: E402
-from flexmbs.cases import load_case  # noqa: E402
-from flexmbs.cases.case import CaseError  # noqa: E402
-from flexmbs.cases.urdf_model import load_urdf  # noqa: E402
-from flexmbs.errors import ModelError, ReadError, ValidationError  # noqa: E402
+from flexmbs.analysis import joint_coordinates, static_equilibrium
+from flexmbs.assembly import System
+from flexmbs.cases import load_case
+from flexmbs.cases.case import CaseError
+from flexmbs.cases.urdf_model import load_urdf
+from flexmbs.errors import ModelError, ReadError, ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 ARM = ROOT / "cases" / "urdf" / "two_link_arm.urdf"
@@ -217,7 +217,7 @@ def test_bad_files_and_arguments_are_named(tmp_path):
     with pytest.raises(ReadError, match="not found"):
         load_urdf(tmp_path / "none.urdf")
     (tmp_path / "broken.urdf").write_text("<robot><link name='a'></robot>")
-    with pytest.raises(ReadError, match="broken.urdf is not valid XML"):
+    with pytest.raises(ReadError, match=r"broken\.urdf is not valid XML"):
         load_urdf(tmp_path / "broken.urdf")
     (tmp_path / "arm.xacro").write_text("<robot/>")
     with pytest.raises(ReadError, match="xacro file"):
@@ -229,7 +229,7 @@ def test_bad_files_and_arguments_are_named(tmp_path):
         load_urdf(ARM, base="mobile", visuals=False)
     with pytest.raises(ValidationError, match=r"\['wrist'\] are not links"):
         load_urdf(ARM, flexible={"wrist": {}}, visuals=False)
-    with pytest.raises(ValidationError, match="flexible link 'forearm'.*missing"):
+    with pytest.raises(ValidationError, match=r"flexible link 'forearm'.*missing"):
         load_urdf(ARM, flexible={"forearm": {"modes": 2}}, visuals=False)
 
 
@@ -376,3 +376,32 @@ def _toml(value):
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
     return repr(value).replace("'", '"')
+
+
+def test_docs_page_examples_run(capsys, monkeypatch):
+    """docs/urdf.md: the flexible forearm's mass and sag as the page's hand calculation
+    (ρ A L = 0.2214 kg, w L⁴ / (8 E I) = 0.0873 mm); the UR5 holding torques equal
+    Pinocchio's gravity torques (when pin and example-robot-data are installed)."""
+    import re
+
+    monkeypatch.chdir(ROOT)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "urdf.md").read_text(),
+                        flags=re.S)
+    assert len(blocks) == 2
+    exec(compile(blocks[0], "urdf.md", "exec"), {})
+    assert "forearm 0.2214 kg, tool frame 0.0873 mm below the elbow" in \
+        capsys.readouterr().out
+    pin = pytest.importorskip("pinocchio")
+    from importlib import metadata
+
+    try:
+        metadata.files("example-robot-data")
+    except metadata.PackageNotFoundError:
+        pytest.skip("the UR5 example needs the pip package example-robot-data")
+    namespace: dict = {}
+    exec(compile(blocks[1], "urdf.md", "exec"), namespace)
+    assert " -38.833 -15.337 0.035 " in capsys.readouterr().out
+    pm = pin.buildModelFromUrdf(str(namespace["ur5"]))
+    gravity = pin.computeGeneralizedGravity(pm, pm.createData(),
+                                            np.array([0.0, -1.0, 1.2, 0.0, 0.5, 0.0]))
+    assert_allclose(namespace["holding"], gravity, rtol=1e-12, atol=1e-12)

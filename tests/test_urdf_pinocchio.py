@@ -25,6 +25,8 @@ pytest.importorskip("yourdfpy", reason="URDF import needs the optional extra 'ur
 pin = pytest.importorskip("pinocchio", reason="the Pinocchio comparison needs the pip "
                                               "package 'pin' (test extra)")
 
+from test_urdf import inertial, joint, write  # noqa: E402
+
 from flexmbs.analysis import (  # noqa: E402
     inverse_dynamics,
     joint_accelerations,
@@ -32,7 +34,6 @@ from flexmbs.analysis import (  # noqa: E402
 )
 from flexmbs.assembly import System  # noqa: E402
 from flexmbs.cases.urdf_model import load_urdf  # noqa: E402
-from test_urdf import inertial, joint, write  # noqa: E402
 
 
 def robot_file(name: str) -> Path:
@@ -83,8 +84,8 @@ class Pair:
         return q
 
     def state(self, values, rates):
-        return self.builder.urdf.state(self.system, dict(zip(self.names, values)),
-                                       dict(zip(self.names, rates)))
+        return self.builder.urdf.state(self.system, dict(zip(self.names, values, strict=True)),
+                                       dict(zip(self.names, rates, strict=True)))
 
 
 @pytest.fixture(scope="module", params=sorted(ROBOTS))
@@ -202,8 +203,8 @@ def test_floating_base_accelerations_match_aba_with_a_free_flyer():
         pose = np.eye(4)
         pose[:3, :3] = attitude.matrix()
         pose[:3, 3] = rng.uniform(-1, 1, 3)
-        q, qd = pair.builder.urdf.state(system, dict(zip(pair.names, values)),
-                                        dict(zip(pair.names, rates)), base_pose=pose)
+        q, qd = pair.builder.urdf.state(system, dict(zip(pair.names, values, strict=True)),
+                                        dict(zip(pair.names, rates, strict=True)), base_pose=pose)
         qdd, _ = accelerations(system, q, qd, 0.0)
         ours = joint_coordinates(system, pair.names, q, qd, qdd)[2]
         p = q[sl][3:7]

@@ -9,7 +9,7 @@ A joint's coordinate is the one of its sensors: the angle s of x_j about z_i
 is linear in q̇ (:func:`flexmbs.elements.marker_pairs.rotation_partials`,
 ``translation_partials``), so its acceleration is s̈ = a(q) q̈ + (∂ṡ/∂q) q̇.
 
-Forward dynamics solves the index-1 system [M Φ_qᵀ; Φ_q 0] [q̈; λ] = [Q; γ] at the state
+Forward dynamics solves the index-1 system ``[M Φ_qᵀ; Φ_q 0] [q̈; λ] = [Q; γ]`` at the state
 (:func:`flexmbs.integrators.reference.accelerations`, the consistent initial
 accelerations of every run). Inverse dynamics adds to the model one drive per joint
 (a rotation or translation drive on the joint's markers, s_d(t) = s + ṡ t + ½ s̈_d t²
