@@ -233,12 +233,21 @@ def test_bad_files_and_arguments_are_named(tmp_path):
         load_urdf(ARM, flexible={"forearm": {"modes": 2}}, visuals=False)
 
 
-def test_missing_yourdfpy_names_the_extra(monkeypatch):
+def test_missing_yourdfpy_names_the_extra(monkeypatch, capsys):
+    """The API raises ImportError, a case file a CaseError (exit code 2 from flexmbs run,
+    no traceback), both naming the extra."""
     import sys
+
+    from flexmbs.cli.main import main
 
     monkeypatch.setitem(sys.modules, "yourdfpy", None)
     with pytest.raises(ImportError, match=r"flexmbs\[urdf\]"):
         load_urdf(ARM)
+    with pytest.raises(CaseError, match=r"urdf_arm.toml: \[model\] urdf: .*flexmbs\[urdf\]"):
+        load_case(ROOT / "cases" / "urdf_arm.toml")
+    assert main(["run", str(ROOT / "cases" / "urdf_arm.toml"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'flexmbs[urdf]'" in err and "Traceback" not in err
 
 
 def test_visuals_draw_the_links_in_the_body_frame(tmp_path):

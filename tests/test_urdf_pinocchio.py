@@ -256,3 +256,34 @@ def test_random_chains_match_aba_and_rnea(tmp_path, chain, seed):
     torques = inverse_dynamics(pair.system, pair.names, q, qd, acc)
     expected = pin.rnea(pair.pm, pair.pd, pair.pin_q(values), rates, acc)
     assert relative_error(torques, expected, floor=1.0) < 1e-9  # [N m, N]
+
+
+def test_visual_meshes_of_a_real_robot_are_drawn_in_place():
+    """UR5: every moving link draws its COLLADA visual mesh (read through trimesh, units
+    and node transforms applied, ``package://`` names resolved) in the body frame; its
+    bounding box matches the link's collision STL (read here with meshio, placed by the
+    collision origin) to 2 mm."""
+    import meshio
+
+    from flexmbs.cases.urdf_visuals import resolve_mesh
+
+    path = robot_file(ROBOTS["ur5"])
+    builder = load_urdf(path)
+    assert builder.urdf.skipped_visuals == ()
+    model = builder.finalize()
+    import yourdfpy
+
+    links = {link.name: link for link in yourdfpy.URDF.load(
+        str(path), build_scene_graph=False, load_meshes=False).robot.links}
+    for name, body in model.bodies.items():
+        if name == "ground":
+            continue
+        collision = links[name].collisions[0]
+        mesh = collision.geometry.mesh
+        points = meshio.read(resolve_mesh(mesh.filename, path)).points
+        points = points * (1.0 if mesh.scale is None else mesh.scale)
+        if collision.origin is not None:
+            points = points @ collision.origin[:3, :3].T + collision.origin[:3, 3]
+        bounds = np.vstack([points.min(axis=0), points.max(axis=0)])
+        assert len(body.shape.triangles) > 1000
+        assert_allclose(body.shape.bounds, bounds, rtol=0, atol=2e-3)

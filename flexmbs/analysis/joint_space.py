@@ -78,9 +78,10 @@ def joint_accelerations(system, joints, q, qd, t: float = 0.0) -> np.ndarray:
 def inverse_dynamics(system, joints, q, qd, accelerations, t: float = 0.0) -> np.ndarray:
     """Inverse dynamics: the torques [N m] (revolute) and forces [N] (prismatic) on
     ``joints`` that give them the joint ``accelerations`` at the state (q, q̇, t),
-    besides the model's own forces (module docstring). The joints must leave no other
-    freedom (e.g. every joint of a fixed-base robot), or the answer is the least-norm
-    one of the undetermined system."""
+    besides the model's own forces (module docstring). Coordinates that the listed
+    joints leave free (a floating base, modal coordinates, joints not listed) move as
+    the dynamics says meanwhile. The listed joints must not already be driven (their
+    drives' equations would repeat)."""
     from ..assembly import System
     from ..integrators.reference import accelerations as solve
     from ..model.builder import DriveSpec

@@ -97,5 +97,7 @@ def urdf_builder(path, model_t: _Table, inputs):
                          package_dirs=[path.parent / d for d in dirs])
     except CaseError:
         raise
+    except ImportError as exc:  # the optional extra is missing
+        raise CaseError(f"{path.name}: [model] urdf: {exc}") from None
     except FlexmbsError as exc:
         raise CaseError(f"{path.name}: [model] urdf {model_t.get('urdf')!r}: {exc}") from None

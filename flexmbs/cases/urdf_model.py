@@ -181,11 +181,14 @@ def beam_along_link(robot: Robot, link: str, spec: dict, stiffening: bool = Fals
                                   f"beam's axis and length")
         spec.setdefault("axis", (offset / np.linalg.norm(offset)).tolist())
         spec.setdefault("length", float(np.linalg.norm(offset)))
-    if "up" not in spec:
+    try:
         axis = np.asarray(spec["axis"], dtype=float)
-        axis = axis / np.linalg.norm(axis)
+        norm = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
+    except (TypeError, ValueError):
+        norm = 0.0
+    if "up" not in spec and np.isfinite(norm) and norm > 0:  # else the beam names axis
         spec["up"] = next(e for e in (np.eye(3)[2], np.eye(3)[0], np.eye(3)[1])
-                          if abs(e @ axis) < 0.9).tolist()
+                          if abs(e @ axis) < 0.9 * norm).tolist()
     try:
         return beam_modal_data(spec, stiffening=stiffening)
     except ValidationError as exc:
