@@ -4,7 +4,8 @@
 (``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.clamped_modes``,
 ``fm.craig_bampton``, ``fm.free_free_modes``), the model (``fm.ModelBuilder`` and the
 bodies, joints, drives, forces and sensors), ``fm.System``, ``fm.simulate``,
-``fm.load_result`` and the case files (``fm.load_case``, ``fm.run_case``). The modal,
+``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``) and URDF robots
+(``fm.load_urdf``). The modal,
 model and solver names load on first use.
 """
 
@@ -64,6 +65,7 @@ _LAZY = {
     "Controller": ("flexmbs.cosim", "Controller"),
     "load_case": ("flexmbs.cases", "load_case"),
     "run_case": ("flexmbs.cases", "run_case"),
+    "load_urdf": ("flexmbs.cases.urdf_model", "load_urdf"),
     "straight_beam": ("flexmbs.modal.fe.beam", "straight_beam"),
     "BeamSection": ("flexmbs.modal.fe.beam", "BeamSection"),
     "Material": ("flexmbs.modal.fe.beam", "Material"),

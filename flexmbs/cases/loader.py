@@ -101,12 +101,19 @@ def load_case(path, overrides: dict | None = None) -> Case:
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
                                          "joints", "drives", "forces", "contacts", "sensors",
                                          "initial", "controllers", "solver", "output"})
-    model_t = _Table(path, "[model]", raw.get("model", {}), {"gravity"})
-    b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
+    model = raw.get("model", {})
+    inputs = [path]
+    if isinstance(model, dict) and "urdf" in model:  # a URDF robot (flexmbs.cases.urdf_case)
+        from .urdf_case import URDF_KEYS, urdf_builder
+
+        b = urdf_builder(path, _Table(path, "[model]", model, {"gravity", *URDF_KEYS}),
+                         inputs)
+    else:
+        model_t = _Table(path, "[model]", model, {"gravity", "urdf"})
+        b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
     if not isinstance(top.get("notes", []), list) or not all(
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
-    inputs = [path]
     # the entry tables in order, with the key that names an entry in messages
     sections = (
         ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs)),
