@@ -251,6 +251,12 @@ def _modal_options(path, t: _Table, inputs) -> dict:
 
 def _add_body(path, b, k, entry, read_modal, inputs):
     name = entry.get("name", f"#{k}")
+    if "point_masses" in entry:  # a payload enters the reduction: the beam table's key
+        raise CaseError(f"{path.name}: [[bodies]] #{k} {name!r}: key 'point_masses' "
+                        f"belongs in the body's beam table ([bodies.beam] point_masses = "
+                        f"[...]); modal data files carry theirs from the reduction "
+                        f"(flexmbs reduce/beam --add-mass), or join a rigid body with a "
+                        f"fixed joint (docs/modal_front_end.md, 'Payloads')")
     t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
