@@ -1,12 +1,11 @@
 """flexmbs: flexible multibody dynamics with the floating frame of reference.
 
 ``import flexmbs as fm`` gives the whole workflow: the modal front end
-(``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.clamped_modes``,
-``fm.craig_bampton``, ``fm.free_free_modes``), the model (``fm.ModelBuilder`` and the
-bodies, joints, drives, forces and sensors), ``fm.System``, ``fm.simulate``,
-``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``) and URDF robots
-(``fm.load_urdf``). The modal,
-model and solver names load on first use.
+(``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.add_point_masses``,
+``fm.clamped_modes``, ``fm.craig_bampton``, ``fm.free_free_modes``), the model
+(``fm.ModelBuilder`` and the bodies, joints, drives, forces and sensors), ``fm.System``,
+``fm.simulate``, ``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``)
+and URDF robots (``fm.load_urdf``). The modal, model and solver names load on first use.
 """
 
 from .errors import (
@@ -70,6 +69,8 @@ _LAZY = {
     "BeamSection": ("flexmbs.modal.fe.beam", "BeamSection"),
     "Material": ("flexmbs.modal.fe.beam", "Material"),
     "solid_box": ("flexmbs.modal.fe.solid", "box_mesh"),
+    "PointMass": ("flexmbs.modal.preparation", "PointMass"),
+    "add_point_masses": ("flexmbs.modal.preparation", "add_point_masses"),
 }
 
 #: Tables of case files read by a later stage than flexmbs.cases

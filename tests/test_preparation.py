@@ -543,7 +543,7 @@ BEAM = ["beam", "--length", "1", "--width", "0.02", "--height", "0.01", "--eleme
     (["--add-mass", "99999=1"], ["--add-mass", "99999", "not a node"]),
     (["--add-mass", "3=-1"], ["--add-mass", "'3=-1'", "negative"]),
     (["--add-mass", "3=abc"], ["--add-mass", "'abc' is not a number"]),
-    (["--add-mass", "3=1,2"], ["--add-mass", "'3=1,2'", "NODE=KG,IXX,IYY,IZZ"]),
+    (["--add-mass", "3=1,2"], ["--add-mass", "'3=1,2'", "NODE=KG[,IXX,IYY,IZZ"]),
     (["--add-mass", "3=1,1,-1,1"], ["--add-mass", "inertias must not be negative"]),
     (["--add-mass", "3"], ["--add-mass", "'3'", "expected NODE=KG"]),
     (["--add-mass", "nowhere=1"], ["--add-mass", "'nowhere'", "neither a node label"]),

@@ -12,7 +12,10 @@ on the body of marker j that generalized force is the virtual work of one force 
 marker's point and one torque T, −Φ_q,jᵀλ = J_Fᵀ F + Ω_jᵀ T (J_F the force Jacobian of
 the marker); (F, T) is its solution (least squares over the body's coordinates, exact
 for a joint acting at the marker). When marker j is on the ground the reaction is taken
-on body i and carried over: F_j = −F_i, T_j = −T_i + (r_j − r_i) × F_i.
+on body i and carried over: F_j = −F_i, T_j = −T_i + (r_j − r_i) × F_i. A drive's
+sensor is the same load of its one row, resolved along marker i's z axis: the torque
+(rotation drive) or force (translation drive) the drive applies to the body of marker j
+along the coordinate it drives.
 """
 
 from __future__ import annotations
@@ -167,33 +170,55 @@ def _joint_spec(system, name):
     return next(j for j in system.model.joints if j.name == name)
 
 
-def _reaction(system, sensor, t, q, qd, qdd, lam, contacts):
-    spec = _joint_spec(system, sensor.target)
-    rows = next(r.rows for r in system._rows if r.kind == "joint" and r.name == spec.name)
-    units, comps = _table(sensor)
+def _load_on_j(system, spec, rows, qk, tk, lam_k):
+    """(F, T, axes_i): the load that the constraint rows ``rows`` of ``spec`` (a joint or
+    a drive between markers i and j) apply to the body of marker j, a force F at marker
+    j's point and a torque T (global components), and marker i's axes (columns)."""
     bi, mi, sli = system.marker_info(spec.marker_i)
     bj, mj, slj = system.marker_info(spec.marker_j)
     on_i = slj.stop == slj.start  # marker j on the ground: take it on body i
     body, marker, sl = (bi, mi, sli) if on_i else (bj, mj, slj)
+    jac = system.jacobian(qk, tk, sparse=False)
+    generalized = -(jac[rows, sl].T @ lam_k[rows])
+    basis = np.vstack([body.force_jac(qk[sl], marker), body.angular_jac(qk[sl], marker)]).T
+    sol = np.linalg.lstsq(basis, generalized, rcond=None)[0]  # basis (n_b, 6)
+    force, torque = sol[:3], sol[3:]
+    ri, axes_i = bi.marker_frame(qk[sli], mi, jac=False)[:2]
+    if on_i:  # the reaction on j, about j's point
+        rj = bj.marker_frame(qk[slj], mj, jac=False)[0]
+        force, torque = -force, -torque + np.cross(rj - ri, force)
+    return force, torque, axes_i
+
+
+def _reaction(system, sensor, t, q, qd, qdd, lam, contacts):
+    spec = _joint_spec(system, sensor.target)
+    rows = next(r.rows for r in system._rows if r.kind == "joint" and r.name == spec.name)
+    units, comps = _table(sensor)
     out = []
     for k in range(len(t)):
-        jac = system.jacobian(q[k], float(t[k]), sparse=False)
-        generalized = -(jac[rows, sl].T @ lam[k, rows])
-        force_jac = body.force_jac(q[k, sl], marker)
-        angular_jac = body.angular_jac(q[k, sl], marker)
-        basis = np.vstack([force_jac, angular_jac]).T  # (n_b, 6)
-        sol = np.linalg.lstsq(basis, generalized, rcond=None)[0]
-        force, torque = sol[:3], sol[3:]
-        if on_i:  # the reaction on j, about j's point
-            ri = bi.marker_frame(q[k, sli], mi, jac=False)[0]
-            rj = bj.marker_frame(q[k, slj], mj, jac=False)[0]
-            force, torque = -force, -torque + np.cross(rj - ri, force)
+        force, torque, axes = _load_on_j(system, spec, rows, q[k], float(t[k]), lam[k])
         vec = force if sensor.quantity == "force" else torque
-        if sensor.frame == "joint":
-            axes = bi.marker_frame(q[k, sli], mi, jac=False)[1]
-            vec = axes.T @ vec
-        out.append(vec)
+        out.append(axes.T @ vec if sensor.frame == "joint" else vec)
     return np.array(out), units, comps
+
+
+def _drive(system, sensor, t, q, qd, qdd, lam, contacts):
+    """The generalized force a drive applies along the coordinate it drives, from its
+    multiplier: the torque about marker i's z axis (rotation drive) or the force along it
+    (translation drive) on the body of marker j, i.e. T·z_i or F·z_i of that body's
+    constraint load (:func:`_load_on_j`); for a coordinate drive of x, y or z, the force
+    −λ along that global axis on the body (Φ = q_k − s(t))."""
+    spec = next(d for d in system.model.drives if d.name == sensor.target)
+    row = next(r for r in system._rows
+               if r.name == spec.name and r.kind in ("drive", "coordinate"))
+    units, comps = _table(sensor)
+    if row.kind == "coordinate":
+        return -lam[:, row.rows], units, comps
+    out = np.empty((len(t), 1))
+    for k in range(len(t)):
+        force, torque, axes = _load_on_j(system, spec, row.rows, q[k], float(t[k]), lam[k])
+        out[k, 0] = (torque if spec.kind == "rotation" else force) @ axes[:, 2]
+    return out, units, comps
 
 
 def _force(system, sensor, t, q, qd, refs):
@@ -238,4 +263,5 @@ def _contact(system, sensor, t, q, qd, qdd, lam, contacts):
 
 
 _EVALUATORS = {"marker": _marker, "node": _node, "joint": _joint, "reaction": _reaction,
-               "energy": _energy, "modal": _modal, "contact": _contact}  # force: _force
+               "drive": _drive, "energy": _energy, "modal": _modal,
+               "contact": _contact}  # force: _force

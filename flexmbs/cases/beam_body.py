@@ -13,6 +13,13 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
     material = "aluminium"
     section = { kind = "box", width = 0.03, height = 0.015, wall = 0.002 }
     static_correction = "tip"
+    point_masses = [{ node = "tip", mass = 0.5, inertia = [1e-4, 2e-4, 2e-4] }]
+
+``point_masses`` are payloads added to the FE mass before the reduction, so the modes
+carry them (:func:`~flexmbs.modal.preparation.add_point_masses`): ``node`` a label 1..n+1
+or a one-node set ("root", "tip"), ``mass`` [kg], optional ``inertia`` [kg m²] about the
+payload's centre of mass in the body axes (3 moments, 6 with the products Ixy, Ixz,
+Iyz, or a 3x3) and ``offset`` [m] of that centre from the node.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from ..errors import ValidationError
 REQUIRED = ("length", "section", "modes")
 OPTIONAL = {"elements": 40, "material": "steel", "theory": "euler-bernoulli",
             "static_correction": None, "stress": True, "axis": (1.0, 0.0, 0.0),
-            "up": (0.0, 0.0, 1.0), "rotary_inertia": False}
+            "up": (0.0, 0.0, 1.0), "rotary_inertia": False, "point_masses": ()}
 
 
 def _material(value):
@@ -76,6 +83,7 @@ def beam_modal_data(spec, stiffening: bool = False):
                            rotary_inertia=opt["rotary_inertia"])
     except ValidationError as exc:
         raise ValidationError(f"beam: {exc}") from None
+    fe = _with_point_masses(fe, opt["point_masses"])
     data = clamped_modes(fe, "root", int(opt["modes"]))
     correction = opt["static_correction"]
     if correction is not None:
@@ -92,3 +100,18 @@ def beam_modal_data(spec, stiffening: bool = False):
     if opt["stress"]:
         data = with_stress(data, fe)
     return data
+
+
+def _with_point_masses(fe, entries):
+    """The beam's FE model with the ``point_masses`` entries of its table (a list of
+    tables {node, mass, inertia, offset}); ValidationError naming the entry and value."""
+    from ..modal.preparation import add_point_masses
+
+    if not isinstance(entries, (list, tuple)) or not all(isinstance(e, dict)
+                                                         for e in entries):
+        raise ValidationError(f"beam.point_masses must be a list of tables {{node = ..., "
+                              f"mass = ..., inertia = [...], offset = [...]}}, got "
+                              f"{entries!r}")
+    for k, entry in enumerate(entries, 1):
+        fe = add_point_masses(fe, [entry], what=f"beam.point_masses #{k}")
+    return fe

@@ -149,17 +149,19 @@ def _add_initial(path, b, k, entry):
 
 def _add_sensor(path, b, k, entry):
     """[[sensors]]: name, type (the kind), quantity and the target key of the kind
-    (marker, body with node, joint, force, contact), frame where the kind takes one."""
+    (marker, body with node, joint, drive, force, contact), frame where the kind takes
+    one."""
     t = _Table(path, f"[[sensors]] #{k} {entry.get('name', '')!r}", entry,
-               {"name", "type", "quantity", "marker", "body", "node", "joint", "force",
-                "contact", "frame"})
+               {"name", "type", "quantity", "marker", "body", "node", "joint", "drive",
+                "force", "contact", "frame"})
     kind = t.text("type", required=True)
     node = t.get("node")
     if node is not None and (isinstance(node, bool) or not isinstance(node, int)):
         raise t.error("node", f"must be an integer node label, got {node!r}")
     b.add_sensor(t.text("name", required=True), kind, t.text("quantity", required=True),
-                 **{key: t.text(key) for key in ("marker", "body", "joint", "force",
-                                                  "contact", "frame") if key in t.data},
+                 **{key: t.text(key) for key in ("marker", "body", "joint", "drive",
+                                                  "force", "contact", "frame")
+                    if key in t.data},
                  node=node)
 
 
@@ -258,6 +260,12 @@ def _modal_options(path, t: _Table, inputs) -> dict:
 
 def _add_body(path, b, k, entry, read_modal, inputs):
     name = entry.get("name", f"#{k}")
+    if "point_masses" in entry:  # a payload enters the reduction: the beam table's key
+        raise CaseError(f"{path.name}: [[bodies]] #{k} {name!r}: key 'point_masses' "
+                        f"belongs in the body's beam table ([bodies.beam] point_masses = "
+                        f"[...]); modal data files carry theirs from the reduction "
+                        f"(flexmbs reduce/beam --add-mass), or join a rigid body with a "
+                        f"fixed joint (docs/modal_front_end.md, 'Payloads')")
     t = _Table(path, f"[[bodies]] #{k} {name!r}", entry,
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",

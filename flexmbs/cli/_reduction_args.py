@@ -40,11 +40,14 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
     prep.add_argument("--scale-mass", metavar="FACTOR",
                       help="multiply the FE mass matrix by FACTOR > 0 (before --add-mass)")
     prep.add_argument("--add-mass", action="append", default=[],
-                      metavar="NODE=KG[,IXX,IYY,IZZ]",
-                      help="add a point mass [kg] and optional rotary inertias about the "
-                           "node along the FE axes [kg m^2] at node label NODE (or a "
-                           "one-node set such as 'tip'); rotary inertia needs 6 DOFs per "
-                           "node (repeatable; entries on one node add up)")
+                      metavar="NODE=KG[,IXX,IYY,IZZ[,IXY,IXZ,IYZ]][@DX,DY,DZ]",
+                      help="add a payload at node label NODE (or a one-node set such as "
+                           "'tip'): mass [kg], optional rotary inertia about its centre "
+                           "of mass along the FE axes [kg m^2] (three moments, or six with "
+                           "the products as tensor entries, Ixy = -integral of x y dm), "
+                           "optional offset of its centre of mass from the node [m]; "
+                           "inertia and offset need 6 DOFs per node (repeatable; entries "
+                           "on one node add up)")
     g = p.add_argument_group("reduction (pick one)")
     p.set_defaults(default_clamp=default_clamp)
     g.add_argument("--clamp-nodes",
@@ -89,14 +92,19 @@ def _number(text: str, option: str, entry: str) -> float:
 
 
 def parse_add_mass(text: str) -> PointMass:
-    """``"21=0.5,1e-3,1e-3,2e-3"`` → PointMass(21, 0.5, (1e-3, 1e-3, 2e-3)); ``"tip=0.5"``
-    names a one-node set. ValidationError naming --add-mass and the entry."""
+    """``"21=0.5,1e-3,1e-3,2e-3"`` → PointMass(21, 0.5, (1e-3, 1e-3, 2e-3)); six inertia
+    values add the products (Ixy, Ixz, Iyz); ``"@DX,DY,DZ"`` at the end gives the offset
+    of the centre of mass [m]; ``"tip=0.5"`` names a one-node set. ValidationError
+    naming --add-mass and the entry."""
+    syntax = "NODE=KG[,IXX,IYY,IZZ[,IXY,IXZ,IYZ]][@DX,DY,DZ] (kg, kg m^2, m)"
     node, sep, values = text.partition("=")
     node = node.strip()
+    values, at, where = values.partition("@")
     parts = [v.strip() for v in values.split(",")]
-    if not sep or not node or len(parts) not in (1, 4) or not all(parts):
-        raise ValidationError(f"--add-mass {text!r}: expected NODE=KG or "
-                              f"NODE=KG,IXX,IYY,IZZ (kg, kg m^2)")
+    offset_parts = [v.strip() for v in where.split(",")] if at else []
+    if not sep or not node or len(parts) not in (1, 4, 7) or not all(parts) or (
+            at and (len(offset_parts) != 3 or not all(offset_parts))):
+        raise ValidationError(f"--add-mass {text!r}: expected {syntax}")
     if node.lstrip("+-").isdigit():
         label: int | str = int(node)
     elif node[:1].isdigit() or node[:1] in "+-.":
@@ -105,13 +113,15 @@ def parse_add_mass(text: str) -> PointMass:
     else:
         label = node
     numbers = [_number(v, "--add-mass", text) for v in parts]
-    if not all(np.isfinite(numbers)):
+    offset = [_number(v, "--add-mass", text) for v in offset_parts] or None
+    if not all(np.isfinite([*numbers, *(offset or [])])):
         raise ValidationError(f"--add-mass {text!r}: values must be finite")
     if numbers[0] < 0:
         raise ValidationError(f"--add-mass {text!r}: mass {numbers[0]:g} kg is negative")
-    if any(v < 0 for v in numbers[1:]):
+    if any(v < 0 for v in numbers[1:4]):
         raise ValidationError(f"--add-mass {text!r}: rotary inertias must not be negative")
-    return PointMass(label, numbers[0], tuple(numbers[1:]) if len(numbers) == 4 else None)
+    return PointMass(label, numbers[0], tuple(numbers[1:]) if len(numbers) > 1 else None,
+                     None if offset is None else tuple(offset))
 
 
 def parse_node_set(text: str) -> tuple[str, dict]:

@@ -442,14 +442,16 @@ class ModelBuilder:
 
     # ------------------------------------------------------------------ sensors
     def add_sensor(self, name: str, kind: str, quantity: str, *, marker=None, body=None,
-                   node=None, joint=None, force=None, contact=None, frame=None) -> str:
+                   node=None, joint=None, drive=None, force=None, contact=None,
+                   frame=None) -> str:
         """Record ``quantity`` of ``kind`` at every output (flexmbs.model.sensors, e.g.
-        ``add_sensor("theta", "joint", "angle", joint="shoulder")``); the target is
-        ``marker``, ``body`` (with ``node`` for node sensors), ``joint``, ``force`` or
-        ``contact`` as the kind needs. ``frame``: "body"/"global" for node sensors
-        (default "body"), "joint"/"global" for reactions (default "joint")."""
-        given = {"marker": marker, "body": body, "joint": joint, "force": force,
-                 "contact": contact}
+        ``add_sensor("theta", "joint", "angle", joint="shoulder")``, ``add_sensor("tau",
+        "drive", "torque", drive="motor")``); the target is ``marker``, ``body`` (with
+        ``node`` for node sensors), ``joint``, ``drive``, ``force`` or ``contact`` as the
+        kind needs. ``frame``: "body"/"global" for node sensors (default "body"),
+        "joint"/"global" for reactions (default "joint")."""
+        given = {"marker": marker, "body": body, "joint": joint, "drive": drive,
+                 "force": force, "contact": contact}
         need = TARGET_KEY.get(kind)
         if frame is None and kind in SENSOR_FRAMES:
             frame = SENSOR_FRAMES[kind][1]
@@ -472,7 +474,7 @@ class ModelBuilder:
     def _sensor_problems(self, markers, problems) -> None:
         """Sensors against the model (declarations.sensor_target_problems)."""
         sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
-                               self._forces, problems)
+                               self._forces, problems, drives=self._drives)
 
     def add_point_force(self, name, marker, force, frame="global"):
         """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""

@@ -18,7 +18,13 @@ from .drives import Profile
 from .flexible import FlexibleBody, interface_modes, node_modes, point_modes
 from .forces import DistributedLoad
 from .markers import Marker
-from .sensors import QUANTITIES, ROTATING_JOINTS, SLIDING_JOINTS
+from .sensors import (
+    DRIVE_QUANTITY,
+    FORCE_COORDINATES,
+    QUANTITIES,
+    ROTATING_JOINTS,
+    SLIDING_JOINTS,
+)
 
 
 def _vec3(value, what, problems):
@@ -245,14 +251,16 @@ def distributed_loads(declared, bodies: dict, problems: list[str]) -> list:
 
 
 def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
-                           problems: list[str]) -> None:
-    """Sensors against the model: unique names, targets (markers, bodies, joints, forces,
-    contacts) that exist and have the quantity; problems appended to ``problems``."""
+                           problems: list[str], drives=()) -> None:
+    """Sensors against the model: unique names, targets (markers, bodies, joints, drives,
+    forces, contacts) that exist and have the quantity; problems appended to
+    ``problems``."""
     from ..contact.element import Contact
 
     seen: set[str] = set()
     joints = {j.name: j for j in joints}
     forces = {f.name: f for f in forces}
+    drives = {d.name: d for d in drives}
     for sensor in sensors:
         who = f"sensor {sensor.name!r}"
         if sensor.name in seen:
@@ -280,6 +288,9 @@ def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
                     problems.append(f"{who}: a {spec.kind} joint has no "
                                     f"{sensor.quantity} (joints with one: "
                                     f"{', '.join(fits)})")
+        elif kind == "drive":
+            _drive_sensor_problems(who, sensor.quantity, drives.get(target), target,
+                                   problems)
         elif kind == "force":
             if target not in forces:
                 problems.append(f"{who}: unknown force {target!r}")
@@ -295,3 +306,24 @@ def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
                                     f"{', '.join(fits)}, not {sensor.quantity!r}")
         elif kind == "contact" and not isinstance(forces.get(target), Contact):
             problems.append(f"{who}: unknown contact {target!r}")
+
+
+def _drive_sensor_problems(who: str, quantity: str, drive, name: str,
+                           problems: list[str]) -> None:
+    """A drive sensor's drive: it exists, and records ``quantity`` (rotation drives a
+    torque; translation drives and coordinate drives of x, y, z a force)."""
+    if drive is None:
+        problems.append(f"{who}: unknown drive {name!r}")
+        return
+    if drive.kind == "coordinate":
+        coordinate = str(drive.coordinate).rpartition(".")[2]
+        if coordinate not in FORCE_COORDINATES:
+            problems.append(f"{who}: drive {name!r} prescribes coordinate "
+                            f"{drive.coordinate!r}; drive sensors record rotation drives "
+                            f"(torque), translation drives and coordinate drives of "
+                            f"{', '.join(FORCE_COORDINATES)} (force)")
+            return
+    fits = DRIVE_QUANTITY.get(drive.kind)
+    if fits is not None and quantity in QUANTITIES["drive"] and quantity != fits:
+        problems.append(f"{who}: a {drive.kind} drive records a {fits}, not a "
+                        f"{quantity} (drive {name!r})")

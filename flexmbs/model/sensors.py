@@ -24,6 +24,12 @@ reaction   force [N], torque [N m] that the joint applies to     ``joint``, ``fr
            the body of its marker j, at that marker's point;
            ``frame="joint"`` components along marker i's
            axes, ``"global"`` global
+drive      torque [N m] (rotation drives), force [N]           ``drive``
+           (translation drives; coordinate drives of x, y,
+           z): what the drive applies to the body of its
+           marker j about / along marker i's z axis (global
+           x, y or z for a coordinate drive), from its
+           multiplier
 force      value: spring–damper tension [N], rotational         ``force``
            spring–damper torque [N m], joint actuator value;
            force [N], torque [N m] of a bushing: the load on
@@ -54,6 +60,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, tuple[str, ...] | None]]] = {
               "displacement": ("m", ("displacement",)),
               "displacement_rate": ("m/s", ("displacement_rate",))},
     "reaction": {"force": ("N", XYZ), "torque": ("N m", XYZ)},
+    "drive": {"torque": ("N m", ("torque",)), "force": ("N", ("force",))},
     "force": {"value": (None, ("value",)), "force": ("N", XYZ), "torque": ("N m", XYZ)},
     "energy": {"kinetic": ("J", ("kinetic",)), "potential": ("J", ("potential",))},
     "modal": {"coordinates": ("-", None)},
@@ -64,7 +71,8 @@ QUANTITIES: dict[str, dict[str, tuple[str, tuple[str, ...] | None]]] = {
 
 #: kind → the target key it needs (the name of a marker, body, joint, force or contact).
 TARGET_KEY = {"marker": "marker", "node": "body", "joint": "joint", "reaction": "joint",
-              "force": "force", "energy": "body", "modal": "body", "contact": "contact"}
+              "drive": "drive", "force": "force", "energy": "body", "modal": "body",
+              "contact": "contact"}
 
 #: kind → (allowed frames, default frame); kinds not listed take no frame.
 FRAMES = {"node": (("body", "global"), "body"), "reaction": (("joint", "global"), "joint")}
@@ -73,11 +81,16 @@ FRAMES = {"node": (("body", "global"), "body"), "reaction": (("joint", "global")
 ROTATING_JOINTS = ("revolute", "cylindrical")
 SLIDING_JOINTS = ("prismatic", "cylindrical")
 
+#: Drive kinds → the quantity a drive sensor records on them; coordinate drives record a
+#: force on the coordinates of :data:`FORCE_COORDINATES` only.
+DRIVE_QUANTITY = {"rotation": "torque", "translation": "force", "coordinate": "force"}
+FORCE_COORDINATES = ("x", "y", "z")
+
 
 @dataclass(frozen=True)
 class Sensor:
     """One output request: ``kind`` and ``quantity`` of :data:`QUANTITIES` measured on
-    ``target`` (a marker "body.name", body, joint, force or contact name), with the node
+    ``target`` (a marker "body.name", body, joint, drive, force or contact name), with the node
     label of ``node`` sensors and the frame of ``node`` and ``reaction`` sensors."""
 
     name: str

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from ...errors import ValidationError
 from ..femodel import FEModel
+from ..preparation import add_point_masses
 from . import sections
 from .sections import positive as _positive
 from .sections import real as _real
@@ -484,7 +485,8 @@ def _assemble_chain(elem: np.ndarray, n_nodes: int) -> sp.csr_matrix:
 
 def straight_beam(length: float, n_elements: int, section: BeamSection, material: Material,
                   *, start=(0.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0), up=(0.0, 0.0, 1.0),
-                  theory: str = "euler-bernoulli", rotary_inertia: bool = False) -> FEModel:
+                  theory: str = "euler-bernoulli", rotary_inertia: bool = False,
+                  point_masses=()) -> FEModel:
     """Mesh a straight prismatic beam into equal two-node beam elements.
 
     Parameters
@@ -508,6 +510,10 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         Bending theory, see :func:`beam_element_matrices`.
     rotary_inertia : bool
         Include bending rotary inertia, see :func:`beam_element_matrices`.
+    point_masses : iterable, optional
+        Payloads added to the mass before it is returned (nodes by label 1..n+1 or the
+        sets ``"root"``/``"tip"``; mass [kg], inertia [kg m²], offset [m] in the global
+        (body) axes), as :func:`~flexmbs.modal.preparation.add_point_masses` takes them.
 
     Returns
     -------
@@ -549,7 +555,7 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         "local_frame": rot.tolist(),
         "units": "SI",
     }
-    return FEModel(
+    fe = FEModel(
         nodes=nodes,
         mass=mass,
         stiffness=stiffness,
@@ -559,3 +565,4 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         cells={"line": conn},
         metadata=metadata,
     )
+    return add_point_masses(fe, point_masses, what="straight_beam point mass")
