@@ -61,8 +61,11 @@ ZERO_PADDING = 8
 #: prominence) ...
 MIN_PROMINENCE = 0.5
 #: ... and reaches at least this fraction of the spectrum's largest value above
-#: MIN_PERIODS (the far tail's ripples are not vibrations).
+#: MIN_PERIODS (the far tail's ripples are not vibrations) ...
 MIN_HEIGHT = 1e-2
+#: ... and this fraction (60 dB below) of the largest value of the whole spectrum:
+#: the flank of a drift's main lobe and the window's sidelobes are not vibrations.
+ABOVE_LEAKAGE = 1e-3
 
 
 def dominant_frequency(t, x, min_periods: float = MIN_PERIODS) -> float:
@@ -74,12 +77,13 @@ def dominant_frequency(t, x, min_periods: float = MIN_PERIODS) -> float:
     drift, such as a quasi-static deflection following the rigid motion, leaks only
     into the lowest few lines) on a grid :data:`ZERO_PADDING` times finer than the
     bins. Searched from ``min_periods`` periods per record up, the result is the
-    highest peak that stands out of its surroundings (:data:`MIN_PROMINENCE`,
-    :data:`MIN_HEIGHT`) — never the lower end of the search, where a drift's falling
-    tail is largest — refined by a parabola through the logarithms of the peak and its
-    neighbours. 0 for fewer than 16 samples or a constant signal; NaN when the spectrum
-    has no such peak (a record shorter than ``min_periods`` periods of its vibration,
-    or no vibration at all)."""
+    highest peak that stands out of its surroundings and above the window's leakage
+    (:data:`MIN_PROMINENCE`, :data:`MIN_HEIGHT`, :data:`ABOVE_LEAKAGE`) — never the
+    lower end of the search, where a drift's falling tail is largest — refined by a
+    parabola through the logarithms of the peak and its neighbours. A line is found
+    reliably from about ``min_periods`` + 2 periods in the record. 0 for fewer than 16
+    samples or a constant signal; NaN when the spectrum has no such peak (a record too
+    short for its vibration, or no vibration at all)."""
     from scipy.signal import find_peaks
     from scipy.signal.windows import blackmanharris
 
@@ -99,7 +103,8 @@ def dominant_frequency(t, x, min_periods: float = MIN_PERIODS) -> float:
         return float("nan")
     peaks, props = find_peaks(band, prominence=0.0)
     genuine = ((props["prominences"] >= MIN_PROMINENCE * band[peaks])
-               & (band[peaks] >= MIN_HEIGHT * band.max()))
+               & (band[peaks] >= MIN_HEIGHT * band.max())
+               & (band[peaks] >= ABOVE_LEAKAGE * spec.max()))
     if not np.any(genuine):
         return float("nan")
     peaks = peaks[genuine]
