@@ -141,8 +141,9 @@ class RunComparison:
             time_history(axes[k + 1], [s.t for s in ok.values()],
                          {m: s.modal[body][:, j] for m, s in ok.items()},
                          f"{body} ξ{_subscript(j + 1)} [shape units]",
-                         title=f"ξ{_subscript(j + 1)} of {body}: the mode with the "
-                               f"largest peak over the runs")
+                         title=f"ξ{_subscript(j + 1)} of {body}" + (
+                             "" if noise else ": the mode with the largest peak over the "
+                                              "runs"))
             if noise:
                 axes[k + 1].text(
                     0.5, 0.5, f"every modal amplitude of {body} is at round-off\n"
