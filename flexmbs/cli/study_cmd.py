@@ -7,7 +7,8 @@
   sweep       any case key over a list of values
 
 Runs go to local worker processes (all cores by default) or, with --scheduler, to a Dask
-cluster (optional extra: pip install 'flexmbs[dask]')."""
+cluster (optional extra: pip install 'flexmbs[dask]'). With --from-equilibrium every run
+starts at rest in the static equilibrium of its own variant (docs/studies.md)."""
 
 from __future__ import annotations
 
