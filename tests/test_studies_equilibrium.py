@@ -72,6 +72,15 @@ def test_every_coupling_mode_starts_at_rest_in_its_own_equilibrium():
         assert angles["shoulder"][0] == pytest.approx(shoulder, rel=1e-4)
         assert angles["elbow"][0] == pytest.approx(elbow, rel=1e-4)
     sag = study.records["two-way"].signals.modal["beam"][0]
+    # the beam's own sag: a cantilever under its weight, ρAgL⁴/(8EI) at the tip, EI/ρA
+    # from its first (clamped) frequency ω₁ = 1.8751² √(EI/(ρA L⁴)), tilted by θ₁ + θ₂
+    length = 0.5
+    omega1 = 2 * np.pi * read_modal(ROOT / "modal_data" / "arm_steel_beam.fmd.h5"
+                                    ).frequencies[0]
+    stiffness = (omega1 * length**2 / 1.875104**2) ** 2  # EI/ρA [m⁴/s²]
+    tip = np.linalg.norm(study.records["two-way"].signals.tip["beam"][0])
+    assert tip == pytest.approx(9.81 * length**4 / (8 * stiffness)
+                                * np.cos(shoulder + elbow), rel=2e-3)
     assert abs(sag[0]) > 1e-4  # it did start sagged ...
     np.testing.assert_array_equal(study.records["rigid"].signals.modal["beam"], 0.0)
     # ... and one-way sags as two-way (its frame sees the body undeformed, its modes
