@@ -747,6 +747,10 @@ bad("animate/time-outside", "time 99", "outside the results")(
     lambda w: animate(w, "--time", "99"))
 bad("animate/camera-unknown", "camera 'top'")(
     lambda w: animate(w, "--camera", "top"))
+bad("animate/view-up-unknown", "view up 'sideways'", "-x")(
+    lambda w: animate(w, "--view-up", "sideways"))
+bad("animate/view-up-zero", "view up '0,0,0'", "non-zero vector")(
+    lambda w: animate(w, "--view-up", "0,0,0"))
 bad("animate/mode-out-of-range", "mode must be an integer in 1..4", "9")(
     lambda w: animate(w, "--field", "modal", "--mode", "9"))
 bad("animate/output-extension", "a.avi")(

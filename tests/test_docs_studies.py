@@ -59,7 +59,7 @@ def test_python_examples_print_the_expected_figures(monkeypatch, capsys):
         exec(compile(code, f"{PAGE.name} block {k + 1}", "exec"), namespace)
         out.append(capsys.readouterr().out)
         _same_text(out[-1], shown)
-    coupling, truncation, steps, stiffness, grid, table, energy, parallel = out
+    coupling, equilibrium, truncation, steps, stiffness, grid, table, energy, parallel = out
 
     # coupling: rigid has no modes, no-Mrf leaves the horizontal arm's beam unexcited
     # (M_rf is its only excitation path), two-way's start-up peak is the locked-arm step
@@ -75,6 +75,14 @@ def test_python_examples_print_the_expected_figures(monkeypatch, capsys):
         np.testing.assert_allclose(records["one-way"].signals.joint_angles[joint],
                                    records["rigid"].signals.joint_angles[joint],
                                    rtol=0, atol=1e-8)
+
+    # from equilibrium: one-way is 9.5 % off two-way from the undeformed start and
+    # within 1 % from each mode's rest state; that rest state is the hand statics'
+    # (tests/test_studies_equilibrium.py checks the angles to 1e-4)
+    changes = [float(v) for v in re.findall(rf"one-way peak xi1 ({NUMBER}) %", equilibrium)]
+    assert changes[0] > 5.0 and abs(changes[1]) < 1.0
+    starts = [float(v) for v in re.findall(rf"starts at ({NUMBER}) rad", equilibrium)]
+    assert starts[0] == 0.0 and starts[1] == pytest.approx(-0.02763, abs=5e-5)
 
     # truncation: frequencies are the modal data's, errors fall at every level, 3 modes
     # are within 5 % of the 10-mode reference and the reference's own error is 0

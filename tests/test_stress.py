@@ -6,6 +6,7 @@ von Mises formula against principal stresses."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import h5py
@@ -331,3 +332,40 @@ def test_static_correction_at_a_held_node_is_refused_by_name(beam_fe):
     with pytest.raises(ValidationError, match=r"unit loads at 'root' deflect the body in "
                                               r"nothing"):
         static_correction(clamped_modes(beam_fe, "root", 2), beam_fe, "root")
+
+
+def test_animate_states_the_stress_range_in_mpa_and_displacement_in_mm(tmp_path, beam_fe,
+                                                                       capsys):
+    """flexmbs animate --field stress: the colour bar, the printed range and the JSON
+    give MPa (the von Mises stress of the frames / 1e6), the displacement field mm."""
+    from flexmbs.post.animate import ResultAnimation
+
+    modal = tmp_path / "beam4.fmd.h5"
+    write_modal(with_stress(clamped_modes(beam_fe, "root", 4), beam_fe), modal)
+    _, res = run_case(_sag_case(modal, 0.1))
+    path = tmp_path / "sag.res.h5"
+    res.save(path)
+    vm = np.max(np.abs(field_history(res, "beam", "fibre_stress")), axis=2)
+    for field, units, top in (("stress", "MPa", 1e-6 * vm[-1].max()),
+                              ("displacement", "mm", None)):
+        png = tmp_path / f"{field}.png"
+        assert cli(["animate", str(path), "--field", field, "-o", str(png), "--size",
+                    "160x120"]) == 0
+        text = capsys.readouterr().out
+        _, high, shown = re.search(r"colour range (\S+)–(\S+) (\w+)\)", text).groups()
+        assert shown == units, text
+        assert cli(["animate", str(path), "--field", field, "-o", str(png), "--size",
+                    "160x120", "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["colour_units"] == units
+        assert ("colour_range_mm" in report) == (units == "mm")
+        if top is not None:  # the last frame's largest von Mises stress, in MPa
+            assert report["colour_range"][1] == pytest.approx(top, rel=1e-12)
+            assert float(high) == pytest.approx(top, rel=1e-2)
+        anim = ResultAnimation(res, field=field, frames=1, window_size=(160, 120))
+        try:
+            bar = anim.scene.plotter.scalar_bars
+            title = next(iter(bar.values())).GetTitle()
+        finally:
+            anim.close()
+        assert title == {"stress": "von Mises [MPa]", "displacement": "|u| [mm]"}[field]

@@ -22,14 +22,23 @@ def case_system(case: Case, coupling=None, stiffening=None):
         raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
 
 
-def run_case(case: Case, progress=None, **options):
+def run_case(case: Case, progress=None, *, from_equilibrium: bool = False, **options):
     """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
     :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.
-    ``engine="python"``, ``on_compile``)."""
+    ``engine="python"``, ``on_compile``).
+
+    ``from_equilibrium``: start at rest (q̇ = 0) in the static equilibrium at the case's
+    start time of the very system that is run — with its own coupling mode and
+    stiffening (:func:`equilibrium_start`) — instead of the case's initial state."""
     from ..integrators import simulate
 
     solver = {**case.solver, **options}
     system = case_system(case, solver.pop("coupling", None), solver.pop("stiffening", None))
+    if from_equilibrium:
+        if "restart" in solver or "q0" in solver:
+            raise CaseError(f"{case.path.name}: a start from the static equilibrium cannot "
+                            f"be combined with a restart or a given initial state")
+        solver.update(equilibrium_start(case, system, float(solver.get("t0", 0.0))))
     t_end, h = float(solver.pop("t_end")), float(solver.pop("h"))
     method = solver.pop("method")
     times = solver.pop("output_times", None)
@@ -46,7 +55,32 @@ def run_case(case: Case, progress=None, **options):
     except ModelError as exc:
         raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
     result.case = dict(case.source)
+    if from_equilibrium:  # said in the results file too (settings, JSON)
+        result.settings["start"] = "static equilibrium"
     return system, result
+
+
+def equilibrium_start(case: Case, system, t: float = 0.0) -> dict:
+    """{"q0", "qd0"}: the static equilibrium of ``system`` (the case's System in the
+    coupling mode and stiffening it is run with) at time ``t`` [s] (drives at their
+    values there), at rest.
+
+    A coupling mode changes the equilibrium: one-way and rigid frames see their bodies
+    undeformed, and a rigid body has no modal sag, so each mode starts from its own rest
+    state, not from another mode's (docs/studies.md, "Starting from equilibrium"). A
+    model that has no equilibrium raises ConvergenceError naming the case and the
+    unbalanced coordinates."""
+    import numpy as np
+
+    from ..analysis import static_equilibrium
+    from ..errors import ConvergenceError
+
+    try:
+        rest = static_equilibrium(system, t)
+    except ConvergenceError as exc:
+        raise ConvergenceError(f"{case.path.name}: no start from the static equilibrium: "
+                               f"{exc}") from None
+    return {"q0": rest.q, "qd0": np.zeros_like(rest.q)}
 
 
 def _advice(system, message: str) -> str:

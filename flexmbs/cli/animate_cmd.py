@@ -35,7 +35,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", type=float, help="time of the frame for a .png (default: last)")
     p.add_argument("--camera", default="auto",
                    help="auto (default: a planar motion seen 30° off its plane's normal, "
-                        "else iso), xy, xz, yz, iso, or 'px,py,pz;fx,fy,fz;ux,uy,uz'")
+                        "from above when the model has gravity, else iso; the camera's up "
+                        "is --view-up), xy, xz, yz, iso, or 'px,py,pz;fx,fy,fz;ux,uy,uz'")
+    p.add_argument("--view-up", default="auto",
+                   help="the world's up direction, which the camera keeps up and the floor "
+                        "grid lies across: auto (default: opposite to the model's gravity; "
+                        "z for the grid without gravity), none (as without gravity), x, y, "
+                        "z, -x, -y, -z or 'ux,uy,uz'")
     p.add_argument("--size", default="800x600", help="image size WIDTHxHEIGHT in pixels")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -86,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     result = SimulationResult.load(args.results)
     out = Path(args.output)
     options = dict(scale=args.scale, field=args.field, mode=args.mode, camera=args.camera,
-                   window_size=_size(args.size))
+                   view_up=args.view_up, window_size=_size(args.size))
     if args.frames is not None and args.frames < 1:
         raise ValidationError(f"--frames must be >= 1, got {args.frames}")
     if out.suffix.lower() == ".png":
@@ -98,10 +104,20 @@ def run(args: argparse.Namespace) -> int:
                        progress=lambda d, n: bar(d, n, f"frame {d}/{n}"), **options)
     path = out
     summary = {"results": args.results, "output": str(path), "frames": len(info.indices),
-               "scale": info.scale, "colour_range_mm": list(info.clim)}
+               "scale": info.scale, **colour_range(info)}
     if args.json:
         emit_json(summary)
     else:
         print(f"flexmbs animate: {path} ({summary['frames']} frame(s), deformation × "
-              f"{info.scale:g}, colour range {info.clim[0]:.3g}–{info.clim[1]:.3g} mm)")
+              f"{info.scale:g}, colour range {info.colour_range_text()})")
     return 0
+
+
+def colour_range(info) -> dict:
+    """The JSON entries of a frame's colour range: ``colour_range`` and
+    ``colour_units`` ("mm" or "MPa"), and for displacements also the older
+    ``colour_range_mm``."""
+    out = {"colour_range": list(info.clim), "colour_units": info.units}
+    if info.units == "mm":
+        out["colour_range_mm"] = list(info.clim)
+    return out

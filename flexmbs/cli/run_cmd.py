@@ -101,11 +101,7 @@ def run(args: argparse.Namespace) -> int:
         if previous:
             raise ValidationError("--from-equilibrium and --restart cannot be combined: a "
                                   "restart continues from its own last state")
-        from ..analysis import static_equilibrium
-        from ..cases.loader import case_system
-
-        rest = static_equilibrium(case_system(case))
-        previous = {"q0": rest.q, "qd0": np.zeros_like(rest.q)}
+        engine["from_equilibrium"] = True
     system, result = run_case(case, progress=bar, on_compile=compiling, **engine,
                               **previous)
     bar.close()

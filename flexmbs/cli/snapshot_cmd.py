@@ -20,6 +20,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, help="deformation magnification (default: the "
                                               "largest displacement = 10 %% of the scene)")
     p.add_argument("--camera", default="auto", help="as for flexmbs animate")
+    p.add_argument("--view-up", default="auto",
+                   help="as for flexmbs animate (default: opposite to the model's gravity)")
     p.add_argument("--size", default="800x600", help="size of each frame WIDTHxHEIGHT")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -27,7 +29,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..post.animate import snapshot_strip
     from ..results import SimulationResult
-    from .animate_cmd import _size
+    from .animate_cmd import _size, colour_range
 
     try:
         times = [float(v) for v in args.times.split(",") if v.strip()]
@@ -38,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError("--times is empty")
     result = SimulationResult.load(args.results)
     info = snapshot_strip(result, args.output, times, scale=args.scale, camera=args.camera,
-                          window_size=_size(args.size))
+                          view_up=args.view_up, window_size=_size(args.size))
     summary = {"results": args.results, "output": args.output, "times": times,
-               "scale": info.scale, "colour_range_mm": list(info.clim)}
+               "scale": info.scale, **colour_range(info)}
     if args.json:
         emit_json(summary)
     else:

@@ -7,7 +7,8 @@
   sweep       any case key over a list of values
 
 Runs go to local worker processes (all cores by default) or, with --scheduler, to a Dask
-cluster (optional extra: pip install 'flexmbs[dask]')."""
+cluster (optional extra: pip install 'flexmbs[dask]'). With --from-equilibrium every run
+starts at rest in the static equilibrium of its own variant (docs/studies.md)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
         s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
         s.add_argument("--save-runs", action="store_true",
                        help="also write every run's results file into the output folder")
+        s.add_argument("--from-equilibrium", action="store_true",
+                       help="start every run at rest in the static equilibrium of its own "
+                            "variant (its coupling mode, modes, keys; flexmbs static) "
+                            "instead of the case's initial state")
         s.add_argument("--json", action="store_true", help="machine-readable summary")
         s.add_argument("--quiet", action="store_true", help="no progress bar")
     text = "eigenfrequencies over the constant speeds of one drive (Campbell diagram)"
@@ -156,7 +161,8 @@ def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
     options = dict(workers=args.workers, scheduler=args.scheduler,
                    progress=lambda done, total, label: bar(done, total,
                                                            f"{done}/{total} runs ({label})"),
-                   save_dir=folder if args.save_runs else None)
+                   save_dir=folder if args.save_runs else None,
+                   from_equilibrium=args.from_equilibrium)
     overrides = parse_overrides(args.set)
     if args.study == "coupling":
         modes = [m.strip() for m in args.couplings.split(",") if m.strip()]
@@ -176,7 +182,8 @@ def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
         variants = [(f"{args.key}={v}", {**overrides, args.key: v}) for v in values]
         records = sweep(case, variants, **options)
         study = RunComparison(str(case), {r.label: r for r in records}, None, "run",
-                              f"sweep of {args.key}")
+                              f"sweep of {args.key}",
+                              from_equilibrium=args.from_equilibrium)
     paths = study.write(folder, args.study)
     records = study.records.values() if isinstance(study.records, dict) else study.records
     for rec in records:  # --save-runs: every run's results file
@@ -188,14 +195,17 @@ def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
 
 def _report(args, rows, paths, ok: bool) -> int:
     if args.json:
-        emit_json({"study": args.study, "case": args.case, "success": ok, "rows": rows,
-                   "files": {k: str(v) for k, v in paths.items()}})
+        emit_json({"study": args.study, "case": args.case, "success": ok,
+                   "from_equilibrium": bool(getattr(args, "from_equilibrium", False)),
+                   "rows": rows, "files": {k: str(v) for k, v in paths.items()}})
     else:
         import shutil
 
         from ..studies.tables import compact_table
 
-        print(f"flexmbs study {args.study}: {args.case}")
+        start = (", every run from its own static equilibrium"
+                 if getattr(args, "from_equilibrium", False) else "")
+        print(f"flexmbs study {args.study}: {args.case}{start}")
         text, hidden = compact_table(rows, shutil.get_terminal_size((100, 24)).columns)
         print(text, end="")
         if hidden:

@@ -13,7 +13,8 @@ from ..contact.log import CONTACT_FIELDS  # noqa: F401  (what the results hold p
 
 
 def _describe_model(system: System) -> dict:
-    """Markers (body-frame origin; modal rows of flexible-body markers) and joints."""
+    """Markers (body-frame origin; modal rows of flexible-body markers), joints and the
+    gravity vector [m/s²] (global frame; renders take their up direction from it)."""
     markers = {}
     for full, marker in system.model.markers.items():
         entry = {"body": marker.body, "position": [float(v) for v in marker.position]}
@@ -25,7 +26,8 @@ def _describe_model(system: System) -> dict:
         markers[full] = entry
     joints = [{"name": j.name, "kind": j.kind, "i": j.marker_i, "j": j.marker_j}
               for j in system.model.joints]
-    return {"markers": markers, "joints": joints}
+    gravity = [float(v) for v in np.asarray(system.model.gravity, dtype=float)]
+    return {"markers": markers, "joints": joints, "gravity": gravity}
 
 
 def _describe_bodies(system: System) -> dict:

@@ -33,21 +33,31 @@ from .frames import (
     modal_contributions,
     pose,
 )
-from .render import Scene, check_window_size, unstructured
+from .render import Scene, check_window_size, parse_view_up, unstructured
 from .sections import corner_nodes, prism_faces, section_points, swept_points
 
 FIELDS = ("displacement", "modal", "stress")
 VIDEO_FORMATS = (".gif", ".mp4")
 
 
+#: Units of each field's colour values (and of its colour range).
+FIELD_UNITS = {"displacement": "mm", "modal": "mm", "stress": "MPa"}
+
+
 @dataclass
 class FrameInfo:
-    """What was drawn: output indices, display scale, colour range [mm], field title."""
+    """What was drawn: output indices, display scale, colour range (in ``units``: mm for
+    displacements, MPa for stresses), the colour bar's title."""
 
     indices: list
     scale: float
     clim: tuple
     title: str
+    units: str = "mm"
+
+    def colour_range_text(self) -> str:
+        """The colour range with its units, e.g. "0–12.5 MPa"."""
+        return f"{self.clim[0]:.3g}–{self.clim[1]:.3g} {self.units}"
 
 
 def _marker_position(result, marker: dict, k: int, scale: float = 1.0) -> np.ndarray:
@@ -109,23 +119,27 @@ class ResultAnimation:
     range); :meth:`image` renders output index k, :meth:`images` all frames.
 
     Options: ``scale`` (None: :func:`~flexmbs.post.frames.default_scale`), ``field``
-    ("displacement" or "modal" with ``mode``), ``frames`` (count, evenly spread) or
-    ``every``, ``camera`` (see :func:`~flexmbs.post.render.parse_camera`),
-    ``window_size`` (pixels), ``grid`` (ground grid on/off).
+    ("displacement", "modal" with ``mode``, or "stress"), ``frames`` (count, evenly
+    spread) or ``every``, ``camera`` (see :func:`~flexmbs.post.render.parse_camera`),
+    ``view_up`` (the world's up direction: "auto", the opposite of the model's gravity
+    when the results record one; "none"; an axis name or a vector, see
+    :func:`~flexmbs.post.render.parse_view_up`), ``window_size`` (pixels), ``grid``
+    (ground grid on/off).
     """
 
     def __init__(self, result, *, scale: float | None = None, field: str = "displacement",
                  mode: int = 1, frames: int | None = None, every: int = 1, camera="auto",
-                 window_size=(800, 600), grid: bool = True):
+                 window_size=(800, 600), grid: bool = True, view_up="auto"):
         self.result, self.field, self.mode = result, field, mode
         window_size = check_window_size(window_size)  # before any frame is computed
+        up = parse_view_up(view_up, getattr(result, "model", {}).get("gravity"))
         self.info = frame_info(result, scale=scale, field=field, mode=mode, frames=frames,
                                every=every)
         self.bodies = flexible_bodies(result)
         self.rigid = _rigid_shapes(result)
         self.joints = _joint_markers(result)
         bounds, cloud = _scene_extent(result, self.info)
-        self.scene = Scene(bounds, camera, window_size, grid=grid, points=cloud)
+        self.scene = Scene(bounds, camera, window_size, grid=grid, points=cloud, up=up)
         # enough decimals that consecutive frames' labels differ (GIF writers merge
         # identical frames)
         gaps = np.diff(np.asarray(result.t)[self.info.indices])
@@ -345,7 +359,8 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
                               "the body with --stress (docs/stress.md)")
     title = {"displacement": "|u| [mm]", "stress": "von Mises [MPa]"}.get(
         field, f"|u mode {mode}| [mm]")
-    return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title)
+    return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title,
+                     FIELD_UNITS[field])
 
 
 def _scene_extent(result, info: FrameInfo, limit: int = 4000):

@@ -68,20 +68,118 @@ def unstructured(points, cells: dict):
     return pv.from_meshio(meshio.Mesh(np.asarray(points, dtype=float), blocks))
 
 
-def auto_camera(bounds) -> str | tuple:
+def auto_camera(bounds, up=None) -> str | tuple:
     """The view of ``bounds``: for a planar motion (one extent below 5 % of the largest)
     30° off the plane's normal, so the plane shows nearly in full and still in depth;
-    otherwise "iso"."""
+    otherwise "iso".
+
+    With the world's ``up`` direction (a unit vector, :func:`world_up`) the view is
+    (direction, camera up) with the camera's up along ``up`` as seen from there: a
+    vertical plane is seen from 30° above, a horizontal one from 30° off the vertical,
+    on the side of ``up``; anything else from :func:`iso_view` of ``up``."""
     b = np.asarray(bounds, dtype=float)
     extent = b[1::2] - b[0::2]
     thin = int(np.argmin(extent))
-    if extent[thin] >= 0.05 * np.max(extent):
-        return "iso"
+    planar = extent[thin] < 0.05 * np.max(extent)
+    if up is None:
+        if not planar:
+            return "iso"
+        normal = np.eye(3)[thin]
+        first = np.eye(3)[(thin + 1) % 3]  # the plane's first in-plane axis, tilted towards
+        direction = np.cos(np.radians(30)) * normal - np.sin(np.radians(30)) * first
+        cam_up = np.cross(np.cross(direction, np.eye(3)[(thin + 2) % 3]), direction)
+        return tuple(direction), tuple(cam_up / np.linalg.norm(cam_up))
+    up = _unit(up)
+    if not planar:
+        return iso_view(up)
     normal = np.eye(3)[thin]
-    first = np.eye(3)[(thin + 1) % 3]  # the plane's first in-plane axis, tilted towards
-    direction = np.cos(np.radians(30)) * normal - np.sin(np.radians(30)) * first
-    up = np.cross(np.cross(direction, np.eye(3)[(thin + 2) % 3]), direction)
-    return tuple(direction), tuple(up / np.linalg.norm(up))
+    tilt = np.sin(np.radians(30))
+    if abs(normal @ up) >= np.cos(np.radians(45)):  # a horizontal plane: seen from above
+        normal = normal * np.sign(normal @ up)
+        direction = np.cos(np.radians(30)) * normal - tilt * horizontal_axes(up)[0]
+    else:  # a vertical plane: from its normal's side, 30° above
+        direction = np.cos(np.radians(30)) * normal + tilt * _unit(up - (up @ normal) * normal)
+    return tuple(_unit(direction)), tuple(camera_up(up, direction))
+
+
+def _unit(v) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    return v / np.linalg.norm(v)
+
+
+def world_up(gravity) -> np.ndarray | None:
+    """The world's up direction, −g/|g|, of a gravity vector [m/s²]; None without
+    gravity (None, or a zero vector)."""
+    if gravity is None:
+        return None
+    g = np.asarray(gravity, dtype=float).reshape(-1)
+    if g.size != 3 or not np.all(np.isfinite(g)) or not np.any(g):
+        return None
+    return -g / np.linalg.norm(g)
+
+
+def horizontal_axes(up) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b): unit vectors perpendicular to ``up`` with (a, b, up) right-handed; a is
+    the world axis after ``up``'s nearest one (x for up = z, z for up = y, y for up =
+    x), made perpendicular to ``up``."""
+    up = _unit(up)
+    k = int(np.argmax(np.abs(up)))
+    e = np.eye(3)[(k + 1) % 3]
+    a = _unit(e - (e @ up) * up)
+    return a, np.cross(up, a)
+
+
+def iso_view(up) -> tuple:
+    """(direction, camera up) of the isometric view with ``up`` up: direction a − b +
+    0.8 up in :func:`horizontal_axes` (for up = z, the "iso" camera of :data:`CAMERAS`)."""
+    a, b = horizontal_axes(up)
+    direction = _unit(a - b + 0.8 * _unit(up))
+    return tuple(direction), tuple(camera_up(up, direction))
+
+
+def camera_up(up, direction, fallback=None) -> np.ndarray:
+    """``up`` made perpendicular to the view ``direction`` (unit); ``fallback`` (or the
+    world axis least aligned with the direction) when the two are nearly parallel."""
+    d = _unit(direction)
+    up = _unit(up)
+    if abs(up @ d) > 0.99:
+        up = (_unit(fallback) if fallback is not None
+              else np.eye(3)[int(np.argmin(np.abs(d)))])
+    v = up - (up @ d) * d
+    return v / np.linalg.norm(v)
+
+
+#: Names of --view-up: the world axes and their opposites.
+AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0),
+        "-x": (-1.0, 0.0, 0.0), "-y": (0.0, -1.0, 0.0), "-z": (0.0, 0.0, -1.0)}
+
+
+def parse_view_up(text, gravity=None) -> np.ndarray | None:
+    """The world's up direction of a render: "auto" (default: −g of ``gravity``, None
+    without gravity), "none" (no up: the floor grid under z, the views of a model
+    without gravity), an axis name of :data:`AXES`, or "ux,uy,uz"; a 3-vector is taken
+    as it is. Raises ValidationError naming a value it cannot read."""
+    if text is None or (isinstance(text, str) and text == "auto"):
+        return world_up(gravity)
+    if isinstance(text, str):
+        if text == "none":
+            return None
+        if text in AXES:
+            return np.array(AXES[text])
+        try:
+            values = [float(v) for v in text.split(",")]
+        except ValueError:
+            values = []
+    else:
+        try:
+            values = [float(v) for v in np.asarray(text, dtype=float).reshape(-1)]
+        except (TypeError, ValueError):
+            values = []
+    vector = np.asarray(values, dtype=float)
+    if vector.size != 3 or not np.all(np.isfinite(vector)) or not np.any(vector):
+        raise ValidationError(f"view up {text!r}: use auto, none, one of "
+                              f"{', '.join(AXES)} or a non-zero vector 'ux,uy,uz'")
+    return vector / np.linalg.norm(vector)
 
 
 def parse_camera(text: str | None):
@@ -137,12 +235,19 @@ class Scene:
     ----------
     bounds : (xmin, xmax, ymin, ymax, zmin, zmax) of everything over all frames [m];
         sets the camera and the ground grid once.
-    camera : a name of :data:`CAMERAS` or (position, focal point, view-up).
+    camera : "auto", a name of :data:`CAMERAS`, (direction, camera up), or (position,
+        focal point, view-up).
     window_size : (width, height) [pixels].
+    points : (n, 3) every point the model takes [m] (framing; the grid's level).
+    up : the world's up direction (:func:`world_up`: −g of the model's gravity), or
+        None. With it the ground grid lies across ``up`` under the scene and the
+        camera keeps ``up`` up (:func:`auto_camera`; the named views keep it when they
+        do not look along it); without it the grid lies across z and the views are
+        those of :data:`CAMERAS`.
     """
 
     def __init__(self, bounds, camera="auto", window_size=(800, 600), grid: bool = True,
-                 points=None):
+                 points=None, up=None):
         window_size = check_window_size(window_size)
         pv = _pyvista()
         self.pv = pv
@@ -154,27 +259,31 @@ class Scene:
         center = 0.5 * (lo + hi)
         size = float(max(np.max(hi - lo), 1e-6))
         self.size = size
+        #: the world's up direction (unit vector; None: z for the grid, views as without
+        #: gravity), which the floor grid lies across and the camera keeps up
+        self.up = None if up is None else _unit(up)
         #: side of the ground grid's squares [m] (None without a grid), a round number
         #: that the frame's label states
         self.grid_spacing = None
         if grid:
             spacing = nice_length(0.1 * size)
             count = int(np.ceil(1.2 * size / spacing))
-            plane = pv.Plane(center=(center[0], center[1], lo[2] - 0.02 * size),
-                             direction=(0, 0, 1), i_size=count * spacing,
-                             j_size=count * spacing, i_resolution=count,
-                             j_resolution=count)
-            self.plotter.add_mesh(plane, style="wireframe", color="#c8c8c8", line_width=1)
+            self.plotter.add_mesh(self._floor(pv, b, points, spacing, count),
+                                  style="wireframe", color="#c8c8c8", line_width=1)
             self.grid_spacing = spacing
         camera = parse_camera(camera) if isinstance(camera, str) or camera is None else camera
         if camera == "auto":
-            camera = auto_camera(b)
+            camera = auto_camera(b, self.up)
+        elif camera == "iso" and self.up is not None:
+            camera = iso_view(self.up)
         if isinstance(camera, str) or (len(camera) == 2):
-            direction, up = (np.asarray(v, dtype=float) for v in
-                             (CAMERAS[camera] if isinstance(camera, str) else camera))
+            direction, view_up = (np.asarray(v, dtype=float) for v in
+                                  (CAMERAS[camera] if isinstance(camera, str) else camera))
             direction /= np.linalg.norm(direction)
+            if self.up is not None:  # a named axis view keeps the world's up if it can
+                view_up = camera_up(self.up, direction, fallback=view_up)
             position = center + 2.0 * size * direction
-            self.plotter.camera_position = [tuple(position), tuple(center), tuple(up)]
+            self.plotter.camera_position = [tuple(position), tuple(center), tuple(view_up)]
             # fit the scene's bounds (over all frames) once; the camera then stays put
             self.plotter.renderer.ResetCamera(*[float(v) for v in b])
             self.layout = self._pick_layout(b, points)
@@ -183,6 +292,29 @@ class Scene:
             self.plotter.camera_position = [tuple(v) for v in camera]
             self.layout = "right"
         self._text = None
+
+    def _floor(self, pv, bounds, points, spacing: float, count: int):
+        """The ground grid: ``count`` × ``count`` squares of side ``spacing`` [m] under
+        the scene, across z (no up direction) or across :attr:`up`, its lines along
+        :func:`horizontal_axes`, 2 % of the scene below the lowest point."""
+        lo, hi = bounds[0::2], bounds[1::2]
+        center = 0.5 * (lo + hi)
+        side = count * spacing
+        if self.up is None:
+            return pv.Plane(center=(center[0], center[1], lo[2] - 0.02 * self.size),
+                            direction=(0, 0, 1), i_size=side, j_size=side,
+                            i_resolution=count, j_resolution=count)
+        cloud = (np.asarray(points, dtype=float) if points is not None else
+                 np.array([[x, y, z] for x in bounds[0:2] for y in bounds[2:4]
+                           for z in bounds[4:6]]))
+        level = float(np.min(cloud @ self.up)) - 0.02 * self.size
+        origin = center + (level - center @ self.up) * self.up
+        plane = pv.Plane(center=(0.0, 0.0, 0.0), direction=(0, 0, 1), i_size=side,
+                         j_size=side, i_resolution=count, j_resolution=count)
+        a, b = horizontal_axes(self.up)
+        local = np.asarray(plane.points, dtype=float)
+        plane.points = origin + local[:, :1] * a + local[:, 1:2] * b
+        return plane
 
     def _pick_layout(self, bounds, points) -> str:
         """The layout in which the model's projection (at the current view direction)

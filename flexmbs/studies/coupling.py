@@ -34,6 +34,8 @@ class RunComparison:
     reference: str | None = None
     label_column: str = "run"
     title: str = "runs"
+    from_equilibrium: bool = False
+    """Whether every run started at rest in the static equilibrium of its own variant."""
 
     def rows(self) -> list[dict]:
         """One row per run; lengths in mm, angles in rad, times in s."""
@@ -103,15 +105,17 @@ class RunComparison:
         folder.mkdir(parents=True, exist_ok=True)
         paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
         md = folder / f"{stem}.md"
-        write_text(md, f"# {self.title}: {Path(self.case).name}\n\n" + self.to_markdown(),
-                   "table")
+        write_text(md, f"# {self.title}: {Path(self.case).name}\n\n{start_note(self)}\n\n"
+                   + self.to_markdown(), "table")
         paths["markdown"] = md
         if any(r.signals is not None for r in self.records.values()):
             paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
         return paths
 
     def figure(self):
-        """Tip deflection, ξ₁ and the first joint angle of every run against time."""
+        """Tip deflection, the dominant modal coordinate (:func:`dominant_mode`) and the
+        first joint angle of every run against time; a body whose modal amplitudes are
+        all at round-off says so in its panel."""
         from ..post.plots import new_figure, time_history
 
         ok = {m: r.signals for m, r in self.records.items() if r.signals is not None}
@@ -133,16 +137,68 @@ class RunComparison:
                          {m: 1e3 * s.tip[body] @ direction for m, s in ok.items()},
                          f"{body} tip deflection [mm]",
                          title=f"tip deflection of {body} (along its main direction)")
+            j, largest, noise = dominant_mode(ok.values(), body)
             time_history(axes[k + 1], [s.t for s in ok.values()],
-                         {m: s.modal[body][:, 0] for m, s in ok.items()},
-                         f"{body} ξ₁ [shape units]")
+                         {m: s.modal[body][:, j] for m, s in ok.items()},
+                         f"{body} ξ{_subscript(j + 1)} [shape units]",
+                         title=f"ξ{_subscript(j + 1)} of {body}" + (
+                             "" if noise else ": the mode with the largest peak over the "
+                                              "runs"))
+            if noise:
+                axes[k + 1].text(
+                    0.5, 0.5, f"every modal amplitude of {body} is at round-off\n"
+                    f"(largest |ξ| {largest:.2g}; no displacement reaches "
+                    f"{ROUND_OFF:g} of its size):\nno elastic response in these runs",
+                    transform=axes[k + 1].transAxes, ha="center", va="center",
+                    fontsize=9, bbox={"facecolor": "white", "alpha": 0.85,
+                                      "edgecolor": "#888888"})
             k += 2
         for joint in joints[:1] if joints else []:
             time_history(axes[k], [s.t for s in ok.values()],
                          {m: s.joint_angles[joint] for m, s in ok.items()},
                          f"{joint} angle [rad]")
-        fig.suptitle(f"{self.title}: {Path(self.case).name}", fontsize=11)
+        fig.suptitle(f"{self.title}: {Path(self.case).name}"
+                     + (", from equilibrium" if self.from_equilibrium else ""), fontsize=11)
         return fig
+
+
+#: A deflection below this fraction of a body's size is round-off and solver tolerance,
+#: not a response (double precision resolves 1e-16 of a position; Newton tolerances
+#: leave some 1e-12).
+ROUND_OFF = 1e-10
+
+
+def dominant_mode(signals, body: str) -> tuple[int, float, bool]:
+    """(index j, largest |ξⱼ|, at round-off): the modal coordinate of ``body`` with the
+    largest peak |ξⱼ| over all ``signals`` (the runs' RunSignals), and whether every
+    modal amplitude of the body is at round-off: no mode's largest nodal displacement
+    (|ξⱼ| times RunSignals.shape_peak) reaches :data:`ROUND_OFF` times the body's size
+    (without those, the tip deflection against 1 m)."""
+    signals = [s for s in signals if body in s.modal]
+    if not signals or signals[0].modal[body].shape[1] == 0:
+        return 0, 0.0, True
+    peaks = np.max([np.max(np.abs(s.modal[body]), axis=0, initial=0.0) for s in signals],
+                   axis=0)
+    j = int(np.argmax(peaks))
+    if all(body in s.shape_peak and body in s.size for s in signals):
+        displacement = max(float(np.max(peaks * s.shape_peak[body])) for s in signals)
+        size = max(s.size[body] for s in signals)
+    else:  # signals from elsewhere: the tip only
+        displacement = max(peak(norm_rows(s.tip[body])) for s in signals)
+        size = 1.0
+    return j, float(peaks[j]), bool(displacement <= ROUND_OFF * size)
+
+
+def _subscript(n: int) -> str:
+    return str(n).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
+def start_note(study) -> str:
+    """The sentence a study's Markdown file opens with: where its runs started."""
+    if getattr(study, "from_equilibrium", False):
+        return ("Every run starts at rest in the static equilibrium of its own variant "
+                "(--from-equilibrium).")
+    return "Every run starts from the case's initial state."
 
 
 def _on_grid(t_from, t_to, values):
@@ -159,7 +215,12 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
     """Run ``case_path`` in each coupling mode (with extra ``overrides`` applied to all).
 
     ``sweep_options`` go to :func:`~flexmbs.studies.sweep.sweep` (workers, scheduler,
-    progress, save_dir). Two-way is always run: it is the reference.
+    progress, save_dir, from_equilibrium). Two-way is always run: it is the reference.
+
+    With ``from_equilibrium=True`` each mode's run starts at rest in the static
+    equilibrium of that mode's own equations (one-way and rigid frames see the body
+    undeformed; rigid has no sag), so that no run starts with a transient of its own
+    and the differences are those of the response (docs/studies.md).
     """
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -174,7 +235,8 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
     records = sweep(case_path, variants, **sweep_options)
     labels = [label for label, _ in variants]
     return RunComparison(str(case_path), dict(zip(labels, records, strict=True)), REFERENCE,
-                         "coupling", "coupling study")
+                         "coupling", "coupling study",
+                         bool(sweep_options.get("from_equilibrium", False)))
 
 
 #: Label of the extra run of a case with stiffened bodies: two-way, stiffening off.

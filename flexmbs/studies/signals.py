@@ -37,6 +37,10 @@ class RunSignals:
         (tip node: the node farthest from the body-frame origin, see
         :func:`~flexmbs.results.histories.tip_node`).
     tip_node : {body: int} the node index used.
+    size : {body: float} the largest extent of the body's nodes [m]: the scale against
+        which a deflection counts as round-off.
+    shape_peak : {body: (n_m,)} the largest nodal displacement of each mode shape per
+        unit ξⱼ [m per shape unit]: |ξⱼ| times it is the mode's largest displacement.
     joint_angles : {joint: (n_t,)} relative angle of each revolute joint [rad], the angle
         of x_j about z_i, unwrapped.
     energy_error : (n_t,) T + V − W_nc − (T + V)(t0) [J]: the energy balance residual.
@@ -46,6 +50,8 @@ class RunSignals:
     modal: dict = field(default_factory=dict)
     tip: dict = field(default_factory=dict)
     tip_node: dict = field(default_factory=dict)
+    size: dict = field(default_factory=dict)
+    shape_peak: dict = field(default_factory=dict)
     joint_angles: dict = field(default_factory=dict)
     kinetic: np.ndarray | None = None
     potential: np.ndarray | None = None
@@ -60,6 +66,11 @@ def extract(system, result) -> RunSignals:
         if "phi" in info:
             sig.modal[name] = np.array(result.modal_coordinates(name))
             sig.tip[name], sig.tip_node[name] = tip_history(result, name)
+            nodes = np.asarray(info["nodes"], dtype=float)
+            sig.size[name] = float(np.max(np.ptp(nodes, axis=0))) if nodes.size else 0.0
+            phi = np.asarray(info["phi"], dtype=float)
+            sig.shape_peak[name] = np.max(np.linalg.norm(
+                phi.reshape(-1, 3, phi.shape[1]), axis=1), axis=0)
     sig.joint_angles = revolute_angles(system, result)
     sig.kinetic = np.asarray(result.kinetic)
     sig.potential = np.asarray(result.potential)

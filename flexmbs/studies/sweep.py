@@ -50,8 +50,12 @@ class RunRecord:
 
 
 def run_variant(case_path: str, overrides: dict, label: str = "",
-                save_dir: str | None = None) -> RunRecord:
+                save_dir: str | None = None, from_equilibrium: bool = False) -> RunRecord:
     """Load ``case_path`` with ``overrides``, simulate, and extract the study signals.
+
+    With ``from_equilibrium`` the run starts at rest in the static equilibrium of its
+    own variant (its coupling mode, modes, loads: :func:`~flexmbs.cases.run.run_case`);
+    a variant without an equilibrium gives a failed record that says so.
 
     With ``save_dir`` the full results are also written there as ``<label>.res.h5``.
     Every error of the case or the run is caught into the record (``success=False``, the
@@ -67,7 +71,7 @@ def run_variant(case_path: str, overrides: dict, label: str = "",
     cpu = time.process_time()
     try:
         case = load_case(case_path, overrides)
-        system, result = run_case(case)
+        system, result = run_case(case, from_equilibrium=from_equilibrium)
     except FlexmbsError as exc:
         return RunRecord(label, dict(overrides), False, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug or an unforeseen input: keep the sweep going
@@ -107,7 +111,7 @@ _LIMITS = None
 
 def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | None = None,
           scheduler=None, progress: Callable[[int, int, str], None] | None = None,
-          save_dir=None) -> list[RunRecord]:
+          save_dir=None, from_equilibrium: bool = False) -> list[RunRecord]:
     """Run every variant of ``case_path``; records in the order of ``variants``.
 
     Parameters
@@ -120,6 +124,9 @@ def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | Non
         see the case and modal data files at the same absolute paths).
     progress : called as ``progress(done, total, label)`` after each run.
     save_dir : folder for each run's full results file (optional).
+    from_equilibrium : start every run at rest in the static equilibrium of its own
+        variant instead of the case's initial state (it travels with each run to the
+        worker processes and Dask workers).
     """
     case_path = str(Path(case_path).resolve())
     variants = [(str(label), dict(over)) for label, over in variants]
@@ -141,15 +148,17 @@ def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | Non
         if progress is not None:
             progress(sum(r is not None for r in records), total, record.label)
 
+    from_equilibrium = bool(from_equilibrium)
     if scheduler is not None:
-        _run_dask(case_path, variants, scheduler, save_dir, done)
+        _run_dask(case_path, variants, scheduler, save_dir, done, from_equilibrium)
     else:
         n_workers = min(workers or os.cpu_count() or 1, total)
         if n_workers <= 1:
             for k, (label, over) in enumerate(variants):
-                done(k, run_variant(case_path, over, label, save_dir))
+                done(k, run_variant(case_path, over, label, save_dir, from_equilibrium))
         else:
-            _run_processes(case_path, variants, n_workers, save_dir, done)
+            _run_processes(case_path, variants, n_workers, save_dir, done,
+                           from_equilibrium)
     return records  # type: ignore[return-value]
 
 
@@ -179,7 +188,7 @@ def check_variant_keys(case_path, variants) -> None:
         seen.add(keys)
 
 
-def _run_processes(case_path, variants, n_workers, save_dir, done):
+def _run_processes(case_path, variants, n_workers, save_dir, done, from_equilibrium=False):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -187,7 +196,8 @@ def _run_processes(case_path, variants, n_workers, save_dir, done):
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     with ProcessPoolExecutor(n_workers, mp_context=ctx, initializer=_one_blas_thread) as pool:
-        futures = {pool.submit(run_variant, case_path, over, label, save_dir): k
+        futures = {pool.submit(run_variant, case_path, over, label, save_dir,
+                               from_equilibrium): k
                    for k, (label, over) in enumerate(variants)}
         for fut in as_completed(futures):
             done(futures[fut], fut.result())
@@ -236,7 +246,7 @@ def _probe_scheduler(address) -> None:
                            f"(dask scheduler) or check the address") from None
 
 
-def _run_dask(case_path, variants, scheduler, save_dir, done):
+def _run_dask(case_path, variants, scheduler, save_dir, done, from_equilibrium=False):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -255,7 +265,8 @@ def _run_dask(case_path, variants, scheduler, save_dir, done):
     else:
         client = scheduler
     try:
-        futures = [client.submit(run_variant, case_path, over, label, save_dir, pure=False)
+        futures = [client.submit(run_variant, case_path, over, label, save_dir,
+                                 from_equilibrium, pure=False)
                    for label, over in variants]
         index = {fut.key: k for k, fut in enumerate(futures)}
         for fut in as_completed(futures):

@@ -18,6 +18,7 @@ from .._files import write_text
 from ..errors import ValidationError
 from ..results.histories import tip_history
 from ..results.measures import dominant_frequency, norm_rows, peak, principal_direction, rms
+from .coupling import start_note
 from .sweep import RunRecord, sweep
 from .tables import to_markdown, write_csv
 
@@ -36,6 +37,8 @@ class TruncationStudy:
     reference_tip: np.ndarray | None
     reference_index: int | None = None
     """Position of the reference run in ``records`` (None: a reference file)."""
+    from_equilibrium: bool = False
+    """Whether every level's run started at rest in its own static equilibrium."""
 
     def rows(self) -> list[dict]:
         """One row per level; lengths in mm, frequencies in Hz, energies in J."""
@@ -101,7 +104,8 @@ class TruncationStudy:
         paths = {"csv": write_csv(self.rows(), folder / f"{stem}.csv", self.columns())}
         md = folder / f"{stem}.md"
         write_text(md, f"# Truncation study: {Path(self.case).name}, body {self.body!r}\n\n"
-                   f"Reference: {self.reference_label}\n\n" + self.to_markdown(), "table")
+                   f"Reference: {self.reference_label}\n\n{start_note(self)}\n\n"
+                   + self.to_markdown(), "table")
         paths["markdown"] = md
         if any(r.signals is not None for r in self.records):
             paths["png"] = save_figure(self.figure(), folder / f"{stem}.png")
@@ -129,7 +133,8 @@ class TruncationStudy:
                      {f"{n} mode{'s' if n > 1 else ''}": 1e3 * s.tip[self.body] @ direction
                       for n, s in ok},
                      f"{self.body} tip deflection [mm]")
-        fig.suptitle(f"truncation study: {Path(self.case).name}", fontsize=11)
+        fig.suptitle(f"truncation study: {Path(self.case).name}"
+                     + (", from equilibrium" if self.from_equilibrium else ""), fontsize=11)
         return fig
 
 
@@ -159,7 +164,8 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
     ``reference``: a results file (``.res.h5``) to compare against; by default the largest
     level is the reference. The levels may not exceed the modes the body's data holds
     (the case's own ``modes`` key is replaced). ``sweep_options`` go to
-    :func:`~flexmbs.studies.sweep.sweep`.
+    :func:`~flexmbs.studies.sweep.sweep`; with ``from_equilibrium=True`` each level
+    starts at rest in its own static equilibrium (its sag with its n modes).
     """
     body = _flexible_body(case_path, body, overrides)
     # the case may already truncate: the levels available are those of the data file
@@ -183,7 +189,8 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
         ref_tip = tip_history(result, body)[0]
         ref_t, label = np.asarray(result.t), f"results file {Path(reference).name}"
     return TruncationStudy(str(case_path), body, levels, records, available, label, ref_t,
-                           ref_tip, len(levels) - 1 if reference is None else None)
+                           ref_tip, len(levels) - 1 if reference is None else None,
+                           bool(sweep_options.get("from_equilibrium", False)))
 
 
 def _available_modes(case_path, body, overrides=None) -> np.ndarray:
