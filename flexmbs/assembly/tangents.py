@@ -105,6 +105,61 @@ def _force_rows(system: System, force) -> np.ndarray:
     return np.unique(np.concatenate(idx)) if idx else np.zeros(0, dtype=np.int64)
 
 
+def fd_column_groups(system):
+    """Column groups for finite-difference tangents: a distance-2 colouring of the
+    body graph (bodies linked by a joint, drive or force). Perturbing one local
+    coordinate of every body of a colour at once, each residual row sees at most one
+    perturbed body, so ~(colours × coordinates per body) residuals replace n_q.
+
+    Returns a list of groups; a group is a list of (column, row indices) pairs, the
+    rows being that body's and its neighbours' coordinates. None when a user callable
+    could read any coordinate (then all columns are perturbed one by one).
+    """
+    from ..model.forces import JointActuator, PointLoad, SpringDamperActuator
+
+    n_b = len(system.bodies)
+    links = [set() for _ in range(n_b)]
+
+    def link(a, b):
+        if a >= 0 and b >= 0 and a != b:
+            links[a].add(b)
+            links[b].add(a)
+
+    for row in system._rows:
+        link(row.body_i, row.body_j)
+    for force in system.model.forces:
+        if isinstance(force, JointActuator) or (
+                isinstance(force, PointLoad) and callable(force.value)) or (
+                isinstance(force, SpringDamperActuator) and callable(force.actuator)
+                and not hasattr(force.actuator, "eval")):
+            return None  # a user callable sees all of q
+        refs = [getattr(force, k, None) for k in ("marker_i", "marker_j")]
+        ids = [system.marker_body_index(r) for r in refs if r is not None]
+        for a in ids:
+            for b in ids:
+                link(a, b)
+    colour = [-1] * n_b
+    for b in range(n_b):
+        near = set(links[b])
+        for nb in links[b]:
+            near |= links[nb]
+        used = {colour[x] for x in near if x != b}
+        colour[b] = next(c for c in range(n_b + 1) if c not in used)
+    rows_of = []
+    for b in range(n_b):
+        idx = [np.arange(system.slices[x].start, system.slices[x].stop)
+               for x in sorted({b, *links[b]})]
+        rows_of.append(np.concatenate(idx))
+    groups = []
+    for c in range(max(colour, default=-1) + 1):
+        members = [b for b in range(n_b) if colour[b] == c]
+        width = max(system.bodies[b].n_coords for b in members)
+        for i in range(width):
+            groups.append([(system.slices[b].start + i, rows_of[b]) for b in members
+                           if i < system.bodies[b].n_coords])
+    return groups
+
+
 def force_tangents_fd(system: System, force, q, qd, t, fd_step: float = 1e-7):
     """(rows, K, C) of one force by forward differences of its generalized force over all
     of q and q̇ (a user callable may read any coordinate), restricted to its own rows.
