@@ -20,22 +20,28 @@ class ContactLog:
 
     def __init__(self, contacts):
         self.contacts = list(contacts)
+        # flat lists (one extend per output), turned into arrays once after the run
         self._rows: list = []
         self._modes: list = []
         self._dissipated: list = []
+        self._cache = None
 
     def add(self, samples) -> None:
         """Keep the contacts' ``samples`` at a new output with their states now."""
-        self._rows.append([s.row for s in samples])
-        self._modes.append([c.state.mode for c in self.contacts])
-        self._dissipated.append([c.state.dissipated for c in self.contacts])
+        for s in samples:
+            self._rows.extend(s.row)
+        for c in self.contacts:
+            self._modes.append(c.state.mode)
+            self._dissipated.append(c.state.dissipated)
+        self._cache = None
 
     def _arrays(self):
-        n_c = len(self.contacts)
-        rows = np.array(self._rows, dtype=float).reshape(-1, n_c, N_SAMPLE)
-        modes = np.array(self._modes, dtype=np.int64).reshape(-1, n_c)
-        dissipated = np.array(self._dissipated, dtype=float).reshape(-1, n_c)
-        return rows, modes, dissipated
+        if self._cache is None:
+            n_c = len(self.contacts)
+            self._cache = (np.array(self._rows, dtype=float).reshape(-1, n_c, N_SAMPLE),
+                           np.array(self._modes, dtype=np.int64).reshape(-1, n_c),
+                           np.array(self._dissipated, dtype=float).reshape(-1, n_c))
+        return self._cache
 
     def totals(self) -> dict:
         """Over all contacts per output: ``contact_power`` (minus the dissipated power
