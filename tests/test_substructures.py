@@ -195,7 +195,7 @@ def test_split_parts_add_up_to_the_parent():
         for part in split.parts:
             dofs = (np.searchsorted(fe.node_ids, part.fe.node_ids)[:, None] * 6
                     + np.arange(6)).ravel()
-            p = sp.csr_matrix((getattr(fe, name).shape))
+            p = sp.csr_matrix(getattr(fe, name).shape)
             sub = getattr(part.fe, name).tocoo()
             p = sp.csr_matrix((sub.data, (dofs[sub.row], dofs[sub.col])), shape=p.shape)
             total = total + p

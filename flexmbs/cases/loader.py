@@ -18,8 +18,8 @@ from ..model import ModelBuilder
 from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
 from .entry import _orientation, _profile, _Table
-from .substructured_case import add_part, rewrite, route_marker
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
+from .substructured_case import add_part, rewrite, route_marker
 from .tables import read_table
 
 try:  # Python ≥ 3.11

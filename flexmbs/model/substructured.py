@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import ModelError, ValidationError
 
 
@@ -125,7 +123,3 @@ def substructured_beam(builder, name: str, length: float, elements: int, section
         part.add_marker(builder, "tip", node_set="tip")
     return part
 
-
-def body_names(name: str, k: int) -> tuple[str, ...]:
-    """The body names of a part ``name`` cut into ``k`` substructures."""
-    return tuple(f"{name}_{j + 1}" for j in range(int(np.asarray(k))))
