@@ -16,9 +16,10 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
     point_masses = [{ node = "tip", mass = 0.5, inertia = [1e-4, 2e-4, 2e-4] }]
 
 ``substructures = k`` makes the beam k Craig–Bampton bodies joined at the cuts
-(flexmbs.cases.substructured_case). ``point_masses`` are payloads added to the FE mass before the reduction, so the modes
-carry them (:func:`~flexmbs.modal.preparation.add_point_masses`): ``node`` a label 1..n+1
-or a one-node set ("root", "tip"), ``mass`` [kg], optional ``inertia`` [kg m²] about the
+(flexmbs.cases.substructured_case). ``point_masses`` are payloads added to the FE mass
+before the reduction, so the modes carry them
+(:func:`~flexmbs.modal.preparation.add_point_masses`): ``node`` a label 1..n+1 or a
+one-node set ("root", "tip"), ``mass`` [kg], optional ``inertia`` [kg m²] about the
 payload's centre of mass in the body axes (3 moments, 6 with the products Ixy, Ixz,
 Iyz, or a 3x3) and ``offset`` [m] of that centre from the node.
 """
