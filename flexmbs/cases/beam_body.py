@@ -15,9 +15,11 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
     static_correction = "tip"
     point_masses = [{ node = "tip", mass = 0.5, inertia = [1e-4, 2e-4, 2e-4] }]
 
-``point_masses`` are payloads added to the FE mass before the reduction, so the modes
-carry them (:func:`~flexmbs.modal.preparation.add_point_masses`): ``node`` a label 1..n+1
-or a one-node set ("root", "tip"), ``mass`` [kg], optional ``inertia`` [kg m²] about the
+``substructures = k`` makes the beam k Craig–Bampton bodies joined at the cuts
+(flexmbs.cases.substructured_case). ``point_masses`` are payloads added to the FE mass
+before the reduction, so the modes carry them
+(:func:`~flexmbs.modal.preparation.add_point_masses`): ``node`` a label 1..n+1 or a
+one-node set ("root", "tip"), ``mass`` [kg], optional ``inertia`` [kg m²] about the
 payload's centre of mass in the body axes (3 moments, 6 with the products Ixy, Ixz,
 Iyz, or a 3x3) and ``offset`` [m] of that centre from the node.
 """
@@ -32,7 +34,8 @@ from ..errors import ValidationError
 REQUIRED = ("length", "section", "modes")
 OPTIONAL = {"elements": 40, "material": "steel", "theory": "euler-bernoulli",
             "static_correction": None, "stress": True, "axis": (1.0, 0.0, 0.0),
-            "up": (0.0, 0.0, 1.0), "rotary_inertia": False, "point_masses": ()}
+            "up": (0.0, 0.0, 1.0), "rotary_inertia": False, "point_masses": (),
+            "substructures": 1}
 
 
 def _material(value):
@@ -49,14 +52,10 @@ def _material(value):
                           f"{{E = ..., nu = ..., rho = ...}} (SI), got {value!r}")
 
 
-def beam_modal_data(spec, stiffening: bool = False):
-    """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`);
-    ValidationError naming the key and its value."""
-    from ..modal import clamped_modes
+def _beam_fe(spec):
+    """(FE model, options) of a ``beam`` table; ValidationError naming key and value."""
     from ..modal.fe.beam import straight_beam
     from ..modal.fe.section_tables import section_from_spec
-    from ..modal.stiffening import with_stiffening
-    from ..modal.stress import static_correction, with_stress
 
     if not isinstance(spec, dict):
         raise ValidationError(f"beam must be a table {{length = ..., section = {{...}}, "
@@ -83,7 +82,49 @@ def beam_modal_data(spec, stiffening: bool = False):
                            rotary_inertia=opt["rotary_inertia"])
     except ValidationError as exc:
         raise ValidationError(f"beam: {exc}") from None
-    fe = _with_point_masses(fe, opt["point_masses"])
+    parts = opt["substructures"]
+    if isinstance(parts, bool) or not isinstance(parts, Integral) or parts < 1:
+        raise ValidationError(f"beam.substructures must be an integer >= 1, got {parts!r}")
+    return _with_point_masses(fe, opt["point_masses"]), opt
+
+
+def beam_parts(spec, stiffening: bool = False):
+    """(SplitModel, [ModalData]) of a ``beam`` table with ``substructures = k``: k parts
+    of equal length, each reduced by Craig–Bampton with ``modes`` fixed-interface modes
+    (flexmbs.modal.substructures); ``static_correction`` is refused (the cuts and the
+    tip already carry constraint modes)."""
+    from ..modal.stiffening import with_stiffening
+    from ..modal.stress import with_stress
+    from ..modal.substructures import cuts_along, reduce_parts, split_line_model
+
+    fe, opt = _beam_fe(spec)
+    if opt["static_correction"] is not None:
+        raise ValidationError("beam.static_correction does not apply with substructures: "
+                              "the tip and the cuts carry static constraint modes already")
+    try:
+        split = split_line_model(fe, cuts_along(fe, int(opt["substructures"])))
+    except ValidationError as exc:
+        raise ValidationError(f"beam.substructures = {opt['substructures']!r}: {exc}"
+                              ) from None
+    datas = reduce_parts(split, int(opt["modes"]))
+    out = []
+    for part, data in zip(split.parts, datas, strict=True):
+        data = with_stiffening(data, part.fe) if stiffening else data
+        out.append(with_stress(data, part.fe) if opt["stress"] else data)
+    return split, out
+
+
+def beam_modal_data(spec, stiffening: bool = False):
+    """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`);
+    ValidationError naming the key and its value."""
+    from ..modal import clamped_modes
+    from ..modal.stiffening import with_stiffening
+    from ..modal.stress import static_correction, with_stress
+
+    fe, opt = _beam_fe(spec)
+    if opt["substructures"] != 1:
+        raise ValidationError("beam.substructures > 1 makes several bodies "
+                              "(flexmbs.cases.substructured_case), not one ModalData")
     data = clamped_modes(fe, "root", int(opt["modes"]))
     correction = opt["static_correction"]
     if correction is not None:

@@ -19,6 +19,7 @@ from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
 from .entry import _orientation, _profile, _Table
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
+from .substructured_case import add_part, rewrite, route_marker
 from .tables import read_table
 
 try:  # Python ≥ 3.11
@@ -115,14 +116,15 @@ def load_case(path, overrides: dict | None = None) -> Case:
             isinstance(n, str) for n in top.get("notes", [])):
         raise top.error("notes", "must be a list of strings")
     # the entry tables in order, with the key that names an entry in messages
+    parts: dict = {}  # substructured beams: name → its part and marker aliases
     sections = (
-        ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs)),
-        ("markers", "name", lambda k, e: _add_marker(path, b, k, e)),
-        ("joints", "name", lambda k, e: _add_joint(path, b, k, e)),
-        ("drives", "name", lambda k, e: _add_drive(path, b, k, e)),
-        ("forces", "name", lambda k, e: _add_force(path, b, k, e)),
-        ("contacts", "name", lambda k, e: _add_contact(path, b, k, e)),
-        ("sensors", "name", lambda k, e: _add_sensor(path, b, k, e)),
+        ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs, parts)),
+        ("markers", "name", lambda k, e: _add_marker(path, b, k, route_marker(parts, e))),
+        ("joints", "name", lambda k, e: _add_joint(path, b, k, rewrite(parts, e))),
+        ("drives", "name", lambda k, e: _add_drive(path, b, k, rewrite(parts, e))),
+        ("forces", "name", lambda k, e: _add_force(path, b, k, rewrite(parts, e))),
+        ("contacts", "name", lambda k, e: _add_contact(path, b, k, rewrite(parts, e))),
+        ("sensors", "name", lambda k, e: _add_sensor(path, b, k, rewrite(parts, e))),
         ("initial", "joint", lambda k, e: _add_initial(path, b, k, e)),
     )
     for key, _, _ in sections:
@@ -258,7 +260,7 @@ def _modal_options(path, t: _Table, inputs) -> dict:
     return out
 
 
-def _add_body(path, b, k, entry, read_modal, inputs):
+def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
     name = entry.get("name", f"#{k}")
     if "point_masses" in entry:  # a payload enters the reduction: the beam table's key
         raise CaseError(f"{path.name}: [[bodies]] #{k} {name!r}: key 'point_masses' "
@@ -288,6 +290,12 @@ def _add_body(path, b, k, entry, read_modal, inputs):
 
         if t.get("modal_data") is not None:
             raise t.error("beam", "and modal_data are both given; give one of them")
+        spec = t.get("beam")
+        if isinstance(spec, dict) and spec.get("substructures", 1) != 1:
+            try:  # k bodies joined at the cuts (flexmbs.cases.substructured_case)
+                return add_part(b, t, spec, common, parts)
+            except FlexmbsError as exc:
+                raise t.error("beam", str(exc)) from None
         try:
             data = beam_modal_data(t.get("beam"), stiffening=t.get("stiffening") is True)
         except FlexmbsError as exc:

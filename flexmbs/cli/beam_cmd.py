@@ -50,6 +50,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="compute the geometric-stiffening matrices of the unit load cases "
                         "(default on; free–free modes with inertia relief, "
                         "docs/theory_stiffening.md)")
+    p.add_argument("--substructures", type=int, default=1, metavar="K",
+                   help="cut the beam into K parts of equal length, each reduced by "
+                        "Craig–Bampton (frame at its root end, --modes fixed-interface "
+                        "modes); writes OUTPUT's stem .1 … .K files and a .substructures.json "
+                        "that says how to join them (docs/flexible_bodies.md)")
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -102,6 +107,12 @@ def run(args: argparse.Namespace) -> int:
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
                        theory=args.theory)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
+    if args.substructures != 1:
+        from ._substructures import run_parts
+
+        if args.substructures < 1:
+            raise ValidationError(f"--substructures must be >= 1, got {args.substructures}")
+        return run_parts(fe, args)
     data = reduce_from_args(fe, args)
     data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)
