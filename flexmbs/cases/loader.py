@@ -278,9 +278,13 @@ def _add_body(path, b, k, entry, read_modal, inputs):
                   fixed=tuple(t.get("fixed", [])))
     if kind == "rigid":
         inertia = t.get("inertia", required=True)
+        try:
+            inertia = np.asarray(inertia, dtype=float)
+        except (TypeError, ValueError):
+            raise t.error("inertia", f"must be 3 principal moments or a 3x3 matrix of "
+                                     f"numbers [kg m²], got {inertia!r}") from None
         b.add_rigid_body(t.text("name", required=True),
-                         t.number("mass", required=True, positive=True),
-                         np.asarray(inertia, dtype=float),
+                         t.number("mass", required=True, positive=True), inertia,
                          com=t.vector("com", [0, 0, 0]), shape=_geometry(path, t, inputs),
                          **common)
     elif kind == "flexible" and t.get("beam") is not None:  # a built-in beam
@@ -496,7 +500,7 @@ def _finish(path, raw, top, b, inputs):
     solver_t.number("h", required=True, positive=True)
     solver_t.number("t_end", required=True, positive=True)
     method = solver["method"]
-    if method not in METHOD_OPTIONS:
+    if not isinstance(method, str) or method not in METHOD_OPTIONS:
         raise solver_t.error("method", f"must be one of {sorted(METHOD_OPTIONS)}, got "
                                        f"{method!r}")
     wrong = sorted(set().union(*METHOD_OPTIONS.values()) & set(solver)
