@@ -20,6 +20,8 @@ class _Table:
 
     def __init__(self, path: Path, where: str, data: dict, allowed: set[str]):
         self.path, self.where, self.data = path, where, data
+        if not isinstance(data, dict):
+            raise CaseError(f"{path.name}: {where} must be a table, got {data!r}")
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise CaseKeyError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
