@@ -868,6 +868,48 @@ def _op4_args(w: Work, name: str) -> list[str]:
             "--clamp-nodes", "spc", "--modes", "2", "-o", str(w.root / "op4.fmd.h5")]
 
 
+# --- found by the fuzzer and by hand (issue 36)
+bad("solver/method-is-a-list", "'method'", "['hht']")(
+    lambda w: w.run(sub(PENDULUM, 'method = "generalized-alpha"', "method = ['hht']")))
+bad("solver/h-is-a-table", "'h'", "{'value': 0.001}")(
+    lambda w: w.run(sub(PENDULUM, "h = 1e-3", "h = { value = 0.001 }")))
+bad("contact/radius-huge", "radius_b", "1e+300")(
+    lambda w: w.run(sub(BALL, "radius_b = 0.05", "radius_b = 1e300")))
+bad("contact/hunt-crossley-e-zero", "HuntCrossley", "e = 0.0", "gives 0.488")(
+    lambda w: w.run(sub(BALL, "n = 1.5, e = 0.9 }", "n = 1.5, e = 0.0 }")))
+bad("drive/table-value-nan", "'values'", "nan")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'table', times = [0.0, 1.0], "
+                                          "values = [0.0, nan] }")))
+bad("drive/table-times-not-increasing", "'times'", "[1.0, 0.0]")(
+    lambda w: w.run(add(PENDULUM, DRIVE + "profile = { type = 'table', times = [1.0, 0.0], "
+                                          "values = [0.0, 1.0] }")))
+bad("body/inertia-ragged", "'inertia'", "[[1, 0, 0], [0, 1]]")(
+    lambda w: w.run(sub(PENDULUM, "inertia = [1e-9, 1e-9, 1e-9]",
+                        "inertia = [[1, 0, 0], [0, 1]]")))
+bad("fmu/no-sensors", "no sensors", "pendulum.toml")(
+    lambda w: ["fmu", str(w.cases / "pendulum.toml"), "-o", str(w.root / "p.fmu")])
+bad("plot/modal-without-flexible-body", "no flexible body", "plain.res.h5")(
+    lambda w: ["plot", str(w.root / "plain.res.h5"), "modal", "-o", str(w.root / "p.png")])
+bad("study/coupling-without-flexible-body", "coupling", "no flexible body")(
+    lambda w: ["study", "coupling", str(w.cases / "pendulum.toml"), "-o",
+               str(w.root / "study")])
+
+
+def abaqus_junk(w: Work) -> list[str]:
+    """The Abaqus chain's matrices (tests/data), a junk line in the mass file's 8th line."""
+    data = ROOT / "tests" / "data"
+    lines = (data / "abaqus_chain_MASS1.mtx").read_text().splitlines()
+    lines.insert(7, "this line is junk")
+    mass = w.file("chain_MASS1.mtx", "\n".join(lines) + "\n")
+    stiff = w.file("chain_STIF1.mtx", (data / "abaqus_chain_STIF1.mtx").read_text())
+    inp = w.file("chain.inp", (data / "abaqus_chain.inp").read_text())
+    return ["reduce", "--mass", str(mass), "--stiffness", str(stiff), "--nodes", str(inp),
+            "--modes", "2", "--clamp-nodes", "10", "-o", str(w.root / "chain.fmd.h5")]
+
+
+bad("fe/abaqus-junk-line", "chain_MASS1.mtx, line 8", "'this line is junk'")(abaqus_junk)
+
+
 # ------------------------------------------------------------------------ the test
 def tree_digest(folder: Path) -> dict[str, str]:
     """SHA-256 of every file under ``folder``, by relative path."""

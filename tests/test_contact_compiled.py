@@ -55,7 +55,7 @@ def scene(radii=None):
         ("tip_ball", "sphere-sphere", "ball.c", "beam.tip", Hertz(1e7), None),
         ("bearing", "journal-bearing", "table.hole", "shaft.j",
          LankaraniNikravesh(1e8, 1.5, e=0.7), Friction(0.1, v_reg=1e-3)),
-        ("tip_floor", "sphere-plane", "ground.floor", "beam.tip", HuntCrossley(1e6, 1.5, e=0.5),
+        ("tip_floor", "sphere-plane", "ground.floor", "beam.tip", HuntCrossley(1e6, 1.5, e=0.8),
          Friction(0.4, mu_kinetic=0.3, model="stick-slip", stick_stiffness=1e5,
                   stick_damping=20.0, v_reg=1e-3)),
         ("shaft_floor", "sphere-plane", "ground.floor", "shaft.j", Impulse(0.5), None),

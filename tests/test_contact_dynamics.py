@@ -19,6 +19,7 @@ from flexmbs.contact import (
     LankaraniNikravesh,
     Penalty,
 )
+from flexmbs.contact.laws import achieved_restitution
 from flexmbs.frame.rotations import axis_angle, rotation_matrix
 from flexmbs.integrators import simulate
 from flexmbs.model import ModelBuilder
@@ -103,6 +104,8 @@ def test_ball_rebound_height_follows_the_restitution(law):
         assert h1 == pytest.approx(reference_rebound_height(law), rel=1e-3)
         e_eff = effective_restitution(law)  # the law's own restitution, without gravity
         assert h1 == pytest.approx(e_eff**2 * 0.5, rel=0.01)
+        # what the law's refusal of unreachable e computes, in normalized variables
+        assert achieved_restitution(law.chi, law.n) == pytest.approx(e_eff, rel=1e-4)
         assert h1 == pytest.approx(law.e**2 * 0.5, rel=0.04)
     # contact results: two impacts in 1 s; at the first apex the dissipated energy is the
     # potential energy lost

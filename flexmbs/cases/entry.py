@@ -20,6 +20,8 @@ class _Table:
 
     def __init__(self, path: Path, where: str, data: dict, allowed: set[str]):
         self.path, self.where, self.data = path, where, data
+        if not isinstance(data, dict):
+            raise CaseError(f"{path.name}: {where} must be a table, got {data!r}")
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise CaseKeyError(f"{path.name}: {where}: unknown key(s) {unknown}; allowed: "
@@ -139,8 +141,21 @@ def _profile(t: _Table, key: str):
         return SpinUp(sub.number("omega", required=True),
                       sub.number("duration", required=True, positive=True))
     if kind == "table":
-        return Table(tuple(sub.get("times", required=True)),
-                     tuple(sub.get("values", required=True)))
+        columns = {}
+        for key in ("times", "values"):
+            column = sub.get(key, required=True)
+            if not isinstance(column, list) or len(column) < 2 or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and np.isfinite(v) for v in column):
+                raise sub.error(key, f"must be a list of two or more finite numbers, got "
+                                     f"{column!r}")
+            columns[key] = tuple(float(v) for v in column)
+        if np.any(np.diff(columns["times"]) <= 0):
+            raise sub.error("times", f"must increase strictly, got {list(columns['times'])!r}")
+        if len(columns["times"]) != len(columns["values"]):
+            raise sub.error("values", f"must have one value per time ({len(columns['times'])}"
+                                      f"), got {len(columns['values'])}")
+        return Table(columns["times"], columns["values"])
     raise sub.error("type", f"must be {PROFILE_TYPES}, got {kind!r}")
 
 

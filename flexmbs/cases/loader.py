@@ -7,6 +7,7 @@ number, got -1``. Relative paths (modal data, outputs) are resolved from the cas
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -79,9 +80,45 @@ def read_case_toml(path: Path) -> dict:
                         f"{data[exc.start]:#04x} at line {line}); save it as UTF-8"
                         ) from None
     try:
-        return tomllib.loads(text)
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(f"{path.name}: not valid TOML ({exc})") from None
+    _check_magnitudes(path, raw)
+    return raw
+
+
+def _numbers(t, key):
+    """A list of finite numbers under ``key`` (None when absent); CaseError naming it."""
+    value = t.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in value):
+        raise t.error(key, f"must be a list of finite numbers, got {value!r}")
+    return value
+
+
+#: The magnitudes a finite number of a case file may have (SI units): beyond them a value
+#: is a typing or units slip that would overflow or vanish in the equations.
+MAGNITUDES = (1e-100, 1e100)
+
+
+def _check_magnitudes(path: Path, node, where: str = "") -> None:
+    """CaseError naming the key and the value of the first finite non-zero number whose
+    magnitude lies outside :data:`MAGNITUDES`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _check_magnitudes(path, value, f"{where}.{key}" if where else str(key))
+    elif isinstance(node, list):
+        for k, value in enumerate(node):
+            _check_magnitudes(path, value, f"{where}[{k}]")
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        size = abs(float(node))
+        if math.isfinite(size) and size and not MAGNITUDES[0] <= size <= MAGNITUDES[1]:
+            raise CaseError(f"{path.name}: key {where!r} = {node!r} lies outside the "
+                            f"magnitudes a case file takes ({MAGNITUDES[0]:g} to "
+                            f"{MAGNITUDES[1]:g} in SI units)")
 
 
 def load_case(path, overrides: dict | None = None) -> Case:
@@ -280,9 +317,13 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
                   fixed=tuple(t.get("fixed", [])))
     if kind == "rigid":
         inertia = t.get("inertia", required=True)
+        try:
+            inertia = np.asarray(inertia, dtype=float)
+        except (TypeError, ValueError):
+            raise t.error("inertia", f"must be 3 principal moments or a 3x3 matrix of "
+                                     f"numbers [kg m²], got {inertia!r}") from None
         b.add_rigid_body(t.text("name", required=True),
-                         t.number("mass", required=True, positive=True),
-                         np.asarray(inertia, dtype=float),
+                         t.number("mass", required=True, positive=True), inertia,
                          com=t.vector("com", [0, 0, 0]), shape=_geometry(path, t, inputs),
                          **common)
     elif kind == "flexible" and t.get("beam") is not None:  # a built-in beam
@@ -302,7 +343,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
             raise t.error("beam", str(exc)) from None
         _add_flexible(b, t, data, common, "a built-in beam")
     elif kind == "flexible":
-        file = (path.parent / t.get("modal_data", required=True)).resolve()
+        file = (path.parent / t.text("modal_data", required=True)).resolve()
         inputs.append(file)
         options = _modal_options(path, t, inputs)
         try:
@@ -335,7 +376,8 @@ def _add_flexible(b, t, data, common, what: str) -> None:
                                     f"or flexmbs.modal.stiffening.with_stiffening)")
     b.add_flexible_body(t.text("name", required=True), data,
                         coupling=t.get("coupling", "two-way"),
-                        xi=t.get("xi"), xi_dot=t.get("xi_dot"), stiffening=stiffening,
+                        xi=_numbers(t, "xi"), xi_dot=_numbers(t, "xi_dot"),
+                        stiffening=stiffening,
                         **common)
 
 
@@ -504,7 +546,7 @@ def _finish(path, raw, top, b, inputs):
     solver_t.number("h", required=True, positive=True)
     solver_t.number("t_end", required=True, positive=True)
     method = solver["method"]
-    if method not in METHOD_OPTIONS:
+    if not isinstance(method, str) or method not in METHOD_OPTIONS:
         raise solver_t.error("method", f"must be one of {sorted(METHOD_OPTIONS)}, got "
                                        f"{method!r}")
     wrong = sorted(set().union(*METHOD_OPTIONS.values()) & set(solver)

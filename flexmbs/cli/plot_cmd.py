@@ -6,6 +6,7 @@ coordinate instead."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..errors import ValidationError
 from ._common import emit_json
@@ -27,8 +28,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
-def _body(result, name):
+def _body(result, name, path=None):
     flexible = [k for k, v in result.bodies.items() if "phi" in v]
+    if not flexible:
+        where = f"{Path(path).name}: " if path is not None else ""
+        raise ValidationError(f"{where}the results hold no flexible body, so there are no "
+                              f"modal coordinates to plot (bodies: {sorted(result.bodies)})")
     if name is None:
         if len(flexible) != 1:
             raise ValidationError(f"name the flexible body with --body (flexible bodies: "
@@ -64,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.what == "energy":
         fig = plots.energy(result)
     elif args.what == "modal":
-        fig = plots.modal(result, _body(result, args.body))
+        fig = plots.modal(result, _body(result, args.body, args.results))
     elif args.what == "tip":
-        fig = plots.tip_deflection(result, _body(result, args.body))
+        fig = plots.tip_deflection(result, _body(result, args.body, args.results))
     elif args.what == "constraints":
         fig = plots.constraint_violation(result)
     elif args.what == "steps":

@@ -5,8 +5,9 @@ written in the native format."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from ..errors import ValidationError
+from ..errors import FlexmbsError, ValidationError
 from ..modal.io import check_writable
 from ._reduction_args import (
     add_reduction_args,
@@ -36,7 +37,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    choices=["matrix-market", "abaqus", "nastran", "ansys", "hbmat"],
                    help="matrix file flavour: Matrix Market, Abaqus *MATRIX GENERATE or "
                         "*MATRIX OUTPUT text, or Nastran OP4 with a bulk data file "
-                        "(default: nastran for .op4 matrices, else matrix-market; Nastran "
+                        "(default: nastran for .op4 matrices, abaqus when the mass file's first "
+                        "entry has Abaqus's 5 fields, else matrix-market; Nastran "
                         "needs pip install 'flexmbs[nastran]'), Ansys MAPDL .full with a "
                         "'.cdb' (default for .full matrices; pip install 'flexmbs[ansys]') "
                         "or HBMAT exports with their Fname.mapping files")
@@ -80,14 +82,39 @@ def parse_material(text: str | None) -> dict | None:
 
 def input_format(mass: str, stiffness: str) -> str:
     """``nastran`` when both matrices are OP4 files (``FILE.op4[:NAME]``), ``ansys`` when
-    both are MAPDL ``.full`` files, else the Matrix Market default."""
+    both are MAPDL ``.full`` files, ``abaqus`` when the mass file's first entry reads as
+    an Abaqus matrix entry (row node, DOF, column node, DOF, value: a later bad line is
+    then reported by the Abaqus reader, by line), else the Matrix Market default."""
     from ..modal.io.nastran import split_spec
 
     if all(split_spec(v)[0].suffix.lower() == ".op4" for v in (mass, stiffness)):
         return "nastran"
     if all(str(v).lower().endswith(".full") for v in (mass, stiffness)):
         return "ansys"
+    if _first_entry_is_abaqus(mass):
+        return "abaqus"
     return "matrix-market"
+
+
+def _first_entry_is_abaqus(path) -> bool:
+    """Whether the first line of ``path`` that is not a heading or comment (``*``, ``%``)
+    has the five fields of an Abaqus matrix entry."""
+    from ..modal.io.abaqus import _parse_abaqus_line
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                text = line.strip()
+                if not text or text.startswith(("*", "%")):
+                    continue
+                try:
+                    _parse_abaqus_line(Path(path), lineno, text)
+                except FlexmbsError:
+                    return False
+                return True
+    except OSError:
+        return False
+    return False
 
 
 def run(args: argparse.Namespace) -> int:

@@ -159,14 +159,20 @@ class JournalBearing:
                                   _point(bb, mb, slb, qb, rb, cb)), qd)
 
 
+#: The largest contact radius accepted [m]: beyond it a "radius" is a units mistake, and
+#: penetrations of that size overflow the contact laws.
+MAX_RADIUS = 1e6
+
+
 def contact_geometry(who: str, kind: str, marker_a: str, marker_b: str, radius_a: float,
                      radius_b: float):
     """The geometry of a contact of ``kind`` between two markers (the builder's
     ``add_contact``, docs/contact.md): sphere-plane, point-plane, sphere-sphere or
     journal-bearing, radii [m] ≥ 0. ModelError starting with ``who``."""
     for key, value in (("radius_a", radius_a), ("radius_b", radius_b)):
-        if not (np.isfinite(value) and value >= 0):
-            raise ModelError(f"{who}: {key} must be a length >= 0, got {value!r}")
+        if not (np.isfinite(value) and 0 <= value <= MAX_RADIUS):
+            raise ModelError(f"{who}: {key} must be a length in [0, {MAX_RADIUS:g}] m, got "
+                             f"{value!r}")
     if kind in ("sphere-plane", "point-plane"):
         return SpherePlane(marker_b, radius_b if kind == "sphere-plane" else 0.0, marker_a)
     if kind == "sphere-sphere":

@@ -21,6 +21,7 @@ law                    F_n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -82,6 +83,40 @@ class Hertz:
         return self.K * delta ** (self.n + 1) / (self.n + 1)
 
 
+#: How far the restitution a damped Hertz law actually gives may lie from the e asked
+#: for before the law is refused (docs/contact.md, "Normal laws").
+RESTITUTION_TOLERANCE = 0.1
+
+
+@lru_cache(maxsize=64)
+def achieved_restitution(chi: float, n: float) -> float:
+    """The restitution of one impact under K δⁿ (1 + χ δ̇/v⁻): independent of K, the mass
+    and v⁻ (in the variables δ/δ₀, t/t₀ the impact is δ'' = −δⁿ(1 + χ δ'), δ'(0) = 1);
+    the separation speed, from an integration of that equation (scipy, rtol 1e-10)."""
+    from scipy.integrate import solve_ivp
+
+    def rhs(t, y):
+        return [y[1], -max(0.0, y[0] ** n * (1.0 + chi * y[1])) if y[0] > 0 else 0.0]
+
+    def separation(t, y):
+        return y[0]
+
+    separation.terminal, separation.direction = True, -1
+    sol = solve_ivp(rhs, (0.0, 1e3), [1e-12, 1.0], events=separation, rtol=1e-10,
+                    atol=1e-13, max_step=0.01)
+    return float(-sol.y_events[0][0][1])
+
+
+def _attainable(law, e) -> None:
+    """Refuse an e the law cannot give (it approximates e only near 1), naming both."""
+    got = achieved_restitution(float(law.chi), float(law.n))
+    if abs(got - e) > RESTITUTION_TOLERANCE:
+        raise ValidationError(
+            f"{type(law).__name__}: restitution e = {e!r} is out of this law's reach: its "
+            f"damping gives {got:.3g} (it approximates e only near 1); use e >= 0.7, or "
+            f"the 'impulse' law for Newton's v+ = -e v- exactly")
+
+
 @dataclass(frozen=True)
 class HuntCrossley(Hertz):
     """K δⁿ (1 + χ δ̇/v⁻) with χ = 3(1 − e)/2 (Hunt and Crossley 1975, in the form of
@@ -93,6 +128,7 @@ class HuntCrossley(Hertz):
     def __post_init__(self):
         super().__post_init__()
         _restitution(type(self).__name__, self.e)
+        _attainable(self, self.e)
 
     @property
     def chi(self) -> float:

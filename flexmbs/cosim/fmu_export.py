@@ -70,6 +70,10 @@ def export_fmu(case_path, output, inputs: dict | None = None, outputs=None,
     inputs = dict(inputs or {})
     sim = Simulation(case, inputs=inputs, outputs=outputs, input_mode=input_mode, **solver)
     units = {key: _fmi_unit(u) for key, u in sim.sensor_units().items()}
+    if not sim.output_names and not inputs:
+        raise ValidationError(f"{case.path.name}: no sensors and no --output/--input: the "
+                              "FMU would have no variables (FMI 2.0 needs at least one); add "
+                              "[[sensors]] to the case or name --output coordinates")
     start_outputs = sim.outputs()
     config = {
         "case": None, "input_mode": input_mode,

@@ -18,6 +18,7 @@ from ..errors import ModelError
 from ..frame.rotations import g_global, quaternion_from_matrix
 from .bodies import Ground, RigidBody
 from .declarations import (
+    _floats,
     _marker_node_set,
     _name_problem,
     _orientation,
@@ -137,12 +138,12 @@ class ModelBuilder:
             m = float("nan")
         if not (np.isfinite(m) and m > 0):
             problems.append(f"{what}.mass must be positive, got {mass!r}")
-        inertia_arr = np.asarray(inertia, dtype=float)
+        inertia_arr = _floats(inertia)
         if inertia_arr.shape == (3,):
             inertia_arr = np.diag(inertia_arr)
         if inertia_arr.shape != (3, 3) or not np.all(np.isfinite(inertia_arr)):
             problems.append(f"{what}.inertia must be a finite 3x3 matrix or 3 principal "
-                            f"moments, got shape {inertia_arr.shape}")
+                            f"moments, got {inertia!r}")
             inertia_arr = np.eye(3)
         axes = _orientation(inertia_axes, f"{what}.inertia_axes", problems)
         inertia_arr = axes @ inertia_arr @ axes.T

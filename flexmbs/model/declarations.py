@@ -27,8 +27,17 @@ from .sensors import (
 )
 
 
+def _floats(value) -> np.ndarray:
+    """``value`` as a float array, or an empty (0,) array when it is not one (ragged
+    lists, text, None): the callers then name the field and the value."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return np.zeros(0)
+
+
 def _vec3(value, what, problems):
-    arr = np.asarray(value, dtype=float)
+    arr = _floats(value)
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
         problems.append(f"{what} must be 3 finite numbers, got {value!r}")
         return np.zeros(3)

@@ -227,6 +227,7 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
         from ..errors import ValidationError
 
         raise ValidationError(f"unknown coupling mode(s) {unknown}; use {list(MODES)}")
+    _require_flexible_body(case_path, overrides)
     modes = list(dict.fromkeys([REFERENCE, *modes]))
     variants = [(m, {**(overrides or {}), "solver.coupling": m}) for m in modes]
     if _has_stiffening(case_path, overrides):  # what stiffening changes: two-way without
@@ -241,6 +242,25 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
 
 #: Label of the extra run of a case with stiffened bodies: two-way, stiffening off.
 NO_STIFFENING = "two-way, no stiffening"
+
+
+def _require_flexible_body(case_path, overrides) -> None:
+    """ValidationError when the case has no flexible body: every coupling mode would give
+    the same run. (A case that does not load is left to the runs, which say why.)"""
+    from pathlib import Path
+
+    from ..cases import load_case
+    from ..errors import FlexmbsError, ValidationError
+
+    try:
+        case = load_case(case_path, dict(overrides or {}))
+    except FlexmbsError:
+        return
+    if not any(hasattr(b, "data") for b in case.model.bodies.values()):
+        raise ValidationError(f"{Path(case_path).name}: the coupling study compares the "
+                              f"couplings of flexible bodies, and this case has no flexible "
+                              f"body (bodies: {sorted(case.model.bodies)}); every mode would "
+                              f"give the same run")
 
 
 def _has_stiffening(case_path, overrides) -> bool:

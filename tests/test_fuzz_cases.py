@@ -1,0 +1,178 @@
+"""Fuzzed case files (issue 36): the shipped cases with one random mutation each — a key
+deleted or misspelt, a value replaced by text, a list, a table, NaN, ±inf, zero, a
+negative or a huge number, a list of the wrong length, a name duplicated or a reference
+to nothing — run through the command line in-process. Each either runs (any exit code of
+a run: completed, with warnings, diverged, failed) or is refused with exit 2 and a
+message naming the key or the value; never a traceback, never exit 1, and the case file
+stays as it was.
+
+``FLEXMBS_FUZZ_EXAMPLES`` sets the number of examples (default 150; the long run of the
+closing notes used several thousand).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+tomli_w = pytest.importorskip("tomli_w", reason="the fuzzer writes TOML with tomli-w "
+                              "(test extra)")
+
+from flexmbs.cases.loader import tomllib  # noqa: E402  (tomli on Python 3.10)
+from flexmbs.cli.main import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+#: Cases small enough to run a few steps in milliseconds, covering rigid and flexible
+#: bodies, drives, forces, sensors, contacts and initial conditions.
+FUZZED = ("seed_pendulum.toml", "seed_double_pendulum.toml", "cantilever_release.toml",
+          "ball_drop.toml", "slider_crank_ideal.toml", "arm_beam_pd.toml")
+EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "150"))
+
+
+def _short(data: dict) -> dict:
+    solver = data.setdefault("solver", {})
+    solver["t_end"] = 3 * float(solver.get("h", 1e-3))
+    solver.pop("output_times", None)
+    data.pop("output", None)
+    return data
+
+
+BASES = {name: _short(tomllib.loads((CASES / name).read_text())) for name in FUZZED}
+
+
+def _paths(node, prefix=()):
+    """Every (path, value) of a parsed case: tables, arrays of tables and leaves."""
+    out = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out.append(((*prefix, key), value))
+            out.extend(_paths(value, (*prefix, key)))
+    elif isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        for k, value in enumerate(node):
+            out.extend(_paths(value, (*prefix, k)))
+    return out
+
+
+REPLACEMENTS = ("text", "list", "table", "nan", "inf", "-inf", "zero", "negative", "huge",
+                "tiny", "true", "wrong-length", "nowhere")
+MUTATIONS = ("delete", "misspell", "duplicate", *REPLACEMENTS)
+
+
+def _replacement(kind, old):
+    if kind == "text":
+        return "oops"
+    if kind == "list":
+        return [1, 2]
+    if kind == "table":
+        return {"value": 1}
+    if kind == "nan":
+        return math.nan
+    if kind in ("inf", "-inf"):
+        return math.inf if kind == "inf" else -math.inf
+    if kind == "zero":
+        return 0
+    if kind == "negative":
+        return -abs(old) if isinstance(old, (int, float)) and old else -1.0
+    if kind == "huge":
+        return 1e300
+    if kind == "tiny":
+        return 1e-300
+    if kind == "true":
+        return True
+    if kind == "wrong-length":
+        return [*old, 0.0] if isinstance(old, list) else [0.0, 0.0]
+    return "nowhere.X"
+
+
+def _mutate(data, path, kind):
+    """Apply mutation ``kind`` at ``path``; returns (key named, value given)."""
+    *head, last = path
+    parent = data
+    for step in head:
+        parent = parent[step]
+    old = parent[last]
+    if kind == "delete":
+        del parent[last]
+        return last, None
+    if kind == "misspell" and isinstance(last, str):
+        parent[last + "x"] = parent.pop(last)
+        return last + "x", None
+    if kind == "duplicate":
+        if isinstance(old, list) and old and isinstance(old[0], dict):
+            old.append(dict(old[0]))
+            return last, old[0].get("name")
+        kind = "nowhere"
+    value = _replacement(kind, old)
+    parent[last] = value
+    return last, value
+
+
+def _named(message: str, key, value) -> bool:
+    """Whether a refusal names the key or the value; for a key deleted or misspelt, or an
+    entry renamed, what that breaks is named instead (a deleted [[markers]] array gives
+    "marker 'ground.O' not found", a marker's deleted position redundant equations)."""
+    if isinstance(key, str) and key in message:
+        return True
+    if value is None:  # deleted or misspelt: what its absence breaks (a model check)
+        return message.startswith("flexmbs run: error:")
+    if key == "name":  # a renamed entry: its references name it
+        return "'" in message
+    texts = {repr(value), str(value)}
+    if isinstance(value, float):
+        texts |= {f"{value:g}", "nan" if math.isnan(value) else str(value)}
+    return any(t in message for t in texts)
+
+
+@st.composite
+def mutated_cases(draw):
+    name = draw(st.sampled_from(FUZZED))
+    data = tomllib.loads(tomli_w.dumps(BASES[name]))  # a deep copy
+    paths = _paths(data)
+    path, _ = draw(st.sampled_from(paths))
+    kind = draw(st.sampled_from(MUTATIONS))
+    key, value = _mutate(data, path, kind)
+    return name, data, path, kind, key, value
+
+
+def run_cli(argv) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return int(code or 0), out.getvalue() + err.getvalue()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
+@given(case=mutated_cases())
+def test_a_mutated_case_runs_or_is_refused_by_name(case, tmp_path_factory):
+    name, data, path, kind, key, value = case
+    root = tmp_path_factory.mktemp("fuzz")
+    folder = root / "cases"  # beside modal_data/, as the shipped cases are
+    folder.mkdir()
+    (root / "modal_data").symlink_to(ROOT / "modal_data")
+    for extra in CASES.glob("*.py"):  # a controller script a case may name
+        (folder / extra.name).write_bytes(extra.read_bytes())
+    text = tomli_w.dumps(data)
+    case_file = folder / name
+    case_file.write_text(text)
+    code, output = run_cli(["run", str(case_file), "-o", str(root / "out.res.h5"),
+                            "--quiet"])
+    where = f"{name}: {kind} at {'.'.join(map(str, path))}"
+    assert "Traceback" not in output, f"{where}\n{output}"
+    assert code != 1, f"{where}: exit 1\n{output}"
+    if code == 2:
+        assert _named(output, key, value), f"{where}: the message names neither {key!r} " \
+                                           f"nor {value!r}:\n{output}"
+    assert case_file.read_text() == text, f"{where}: the case file changed"
