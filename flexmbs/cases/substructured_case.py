@@ -44,7 +44,7 @@ def route_marker(parts: dict, entry: dict) -> dict:
     """``entry`` (a [[markers]] table) with its body replaced by the part that holds its
     node; records the alias ``"name.marker"``."""
     body = entry.get("body")
-    if body not in parts:
+    if not isinstance(body, str) or body not in parts:  # (a bad body: the marker says so)
         return entry
     part = parts[body]["part"]
     node, node_set = entry.get("node"), entry.get("node_set")

@@ -96,7 +96,13 @@ def auto_camera(bounds, up=None) -> str | tuple:
     tilt = np.sin(np.radians(30))
     if abs(normal @ up) >= np.cos(np.radians(45)):  # a horizontal plane: seen from above
         normal = normal * np.sign(normal @ up)
-        direction = np.cos(np.radians(30)) * normal - tilt * horizontal_axes(up)[0]
+        slope = up - (up @ normal) * normal  # up's part in the plane (a tilted plane)
+        if np.linalg.norm(slope) > 1e-6:  # tilt away from it: the camera stays below up
+            away = _unit(slope)
+        else:
+            a = horizontal_axes(up)[0]
+            away = _unit(a - (a @ normal) * normal)
+        direction = np.cos(np.radians(30)) * normal - tilt * away
     else:  # a vertical plane: from its normal's side, 30° above
         direction = np.cos(np.radians(30)) * normal + tilt * _unit(up - (up @ normal) * normal)
     return tuple(_unit(direction)), tuple(camera_up(up, direction))
