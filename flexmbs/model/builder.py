@@ -25,6 +25,7 @@ from .declarations import (
     _shape,
     _vec3,
     distributed_loads,
+    initial_problems,
     resolve_markers,
     sensor_target_problems,
 )
@@ -39,8 +40,6 @@ from .forces import (
 from .joints import JOINT_EQUATIONS
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
-    ROTATING_JOINTS,
-    SLIDING_JOINTS,
     TARGET_KEY,
     Sensor,
     sensor_problems,
@@ -423,23 +422,6 @@ class ModelBuilder:
                                           None if rate is None else float(rate)))
         return joint
 
-    def _initial_problems(self, problems) -> None:
-        joints = {j.name: j for j in self._joints}
-        seen = set()
-        for item in self._initial:
-            who = f"initial condition of joint {item.joint!r}"
-            spec = joints.get(item.joint)
-            if spec is None:
-                problems.append(f"{who}: unknown joint (joints: {sorted(joints)})")
-                continue
-            fits = ROTATING_JOINTS if item.quantity == "angle" else SLIDING_JOINTS
-            if spec.kind not in fits:
-                problems.append(f"{who}: a {spec.kind} joint has no {item.quantity} "
-                                f"(joints with one: {', '.join(fits)})")
-            if (item.joint, item.quantity) in seen:
-                problems.append(f"{who}: its {item.quantity} is given twice")
-            seen.add((item.joint, item.quantity))
-
     # ------------------------------------------------------------------ sensors
     def add_sensor(self, name: str, kind: str, quantity: str, *, marker=None, body=None,
                    node=None, joint=None, drive=None, force=None, contact=None,
@@ -470,11 +452,6 @@ class ModelBuilder:
                                   None))
         self._sensors.append(sensor)
         return name
-
-    def _sensor_problems(self, markers, problems) -> None:
-        """Sensors against the model (declarations.sensor_target_problems)."""
-        sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
-                               self._forces, problems, drives=self._drives)
 
     def add_point_force(self, name, marker, force, frame="global"):
         """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""
@@ -586,8 +563,9 @@ class ModelBuilder:
                 if mi is not None and mj is not None and mi.body == mj.body:
                     problems.append(f"drive {drive.name!r} relates two markers of body "
                                     f"{mi.body!r}")
-        self._sensor_problems(markers, problems)
-        self._initial_problems(problems)
+        sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
+                               self._forces, problems, drives=self._drives)
+        initial_problems(self._initial, self._joints, problems)
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))
