@@ -38,6 +38,7 @@ from .forces import (
     SpringDamperActuator,
 )
 from .joints import JOINT_EQUATIONS
+from .nonlinear_beam import beam_markers, declare_beam, rename_markers
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
     TARGET_KEY,
@@ -73,6 +74,7 @@ class ModelBuilder:
     _sensors: list = field(default_factory=list)
     _initial: list = field(default_factory=list)
     _problems: list = field(default_factory=list)
+    _beams: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._bodies["ground"] = Ground()
@@ -225,6 +227,19 @@ class ModelBuilder:
             name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
             np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
             tuple(fixed_idx), stiffening=stiff)
+        return name
+
+    def add_nonlinear_beam(self, name: str, length: float, elements: int, section,
+                           material="steel", **placement) -> str:
+        """A geometrically exact beam of ``elements`` Simo–Reissner elements: node bodies
+        ``name/1`` … ``name/n+1`` and the element force ``name``; ``section`` a
+        BeamSection or section table, ``material`` a Material, "steel", "aluminium" or
+        {E, nu, rho}; ``placement``: position, axis, up, velocity, angular_velocity
+        (:func:`flexmbs.model.nonlinear_beam.declare_beam`, docs/nonlinear_beam.md)."""
+        beam = declare_beam(self._bodies, self._forces, self._problems, name, length,
+                            elements, section, material, **placement)
+        if beam is not None:
+            self._beams[name] = beam
         return name
 
     # ------------------------------------------------------------------ markers
@@ -520,7 +535,9 @@ class ModelBuilder:
         """Validate everything and return the immutable :class:`Model`."""
         problems = list(self._problems)
         gravity = _vec3(self.gravity, "gravity", problems)
-        markers, flex_modes = resolve_markers(self._markers, self._bodies, problems)
+        declared, aliases = beam_markers(self._markers, self._beams, problems)
+        markers, flex_modes = resolve_markers(declared, self._bodies, problems)
+        markers = rename_markers(markers, aliases, problems)
         self._forces.extend(distributed_loads(self._distributed, self._bodies, problems))
         self._distributed.clear()
         names: set[str] = set()
