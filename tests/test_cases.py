@@ -77,7 +77,7 @@ def test_unknown_keys_are_named(tmp_path, extra, pattern):
      r"\[\[bodies\]\] #1 'b': key 'mass' must be a positive number, got -1"),
     (BASE.format(extra="").replace("h = 0.01", ""), r"\[solver\]: missing key 'h'"),
     (BASE.format(extra="").replace('type = "rigid"', 'type = "elastic"'),
-     r"key 'type' must be 'rigid' or 'flexible'"),
+     r"key 'type' must be 'rigid', 'flexible' or 'nonlinear-beam'"),
     (BASE.format(extra="").replace("inertia = [1.0, 1.0, 1.0]",
                                    'type2 = 0\ninertia = [1.0, 1.0, 1.0]'),
      r"unknown key"),

@@ -12,10 +12,13 @@ them by Newton's method on the saddle-point system
 
 with the analytic tangents the integrators use (the elastic stiffness, the load
 Jacobians and the constraint Hessian Σ λ_k ∂²Φ_k/∂q²), a backtracking line search on the
-norm of the scaled residual, and load stepping: gravity is applied in
-:data:`LOAD_STEPS` increments, each equilibrium the start of the next, so that a
-flexible body under its weight converges from its undeformed shape. The other forces
-(springs, applied loads) act in full throughout.
+norm of the scaled residual (or on the length of the next Newton step, which lets a
+geometrically exact beam take its full steps), and load stepping: gravity and the
+constant point forces and torques are applied in :data:`LOAD_STEPS` increments, each
+equilibrium the start of the next (an increment that fails is halved), so that a
+flexible body under its weight or a beam under a large tip load converges from its
+undeformed shape. The other forces (springs, loads given by functions) act in full
+throughout.
 """
 
 from __future__ import annotations
@@ -27,8 +30,16 @@ import scipy.linalg as sla
 
 from ..errors import ConvergenceError
 
-#: Fractions of gravity applied in turn by the load stepping.
+#: A Newton step below this times max(1, max|q|) is round-off: the equilibrium is found
+#: when the residual is below √tol · (load scale) though above tol · (load scale), as it
+#: stays for stiff elements whose forces (EA times the coordinates' round-off) dwarf
+#: the loads.
+ROUND_OFF = 1e-13
+#: Fractions of gravity and of the constant point loads applied in turn by the load
+#: stepping.
 LOAD_STEPS = (0.25, 0.5, 0.75, 1.0)
+#: The smallest load increment: a step that fails is halved down to this.
+MIN_INCREMENT = 1.0 / 256
 
 
 @dataclass(frozen=True)
@@ -50,12 +61,26 @@ class StaticResult:
         return float(self.q[self.coord_names.index(name)])
 
 
+def _constant_loads(system) -> list:
+    """The point forces and torques of constant value (the loads that load stepping
+    scales with gravity)."""
+    from ..model.forces import PointLoad
+
+    return [f for f in system.model.forces
+            if isinstance(f, PointLoad) and not callable(f.value)]
+
+
 def _with_gravity(system, factor: float):
+    """``system`` with gravity and the constant point loads scaled by ``factor``."""
     from ..assembly import System
 
     if factor == 1.0:
         return system
-    model = replace(system.model, gravity=factor * np.asarray(system.model.gravity, float))
+    loads = set(_constant_loads(system))
+    forces = tuple(replace(f, value=factor * np.asarray(f.value, float)) if f in loads
+                   else f for f in system.model.forces)
+    model = replace(system.model, gravity=factor * np.asarray(system.model.gravity, float),
+                    forces=forces)
     return System(model, **system.overrides)
 
 
@@ -65,23 +90,36 @@ def _residuals(system, q, lam, t):
     return np.asarray(r, float), np.asarray(phi, float), np.asarray(jac, float)
 
 
-def _newton(system, q, lam, t, tol, max_iter):
-    """Newton with line search from (q, λ); returns (q, λ, iterations, max|r|, max|Φ|)."""
+def _newton_step(system, q, lam, t, r, phi, jac):
+    """The Newton step (Δq, Δλ) of the saddle-point system at (q, λ)."""
     zero = np.zeros(system.n_q)
+    k_t, _ = system.residual_tangents(q, zero, zero, lam, t, sparse=False)
+    k_t = np.asarray(k_t.toarray() if hasattr(k_t, "toarray") else k_t, float)
+    n_c = phi.size
+    matrix = np.block([[k_t, jac.T], [jac, np.zeros((n_c, n_c))]])
+    rhs = -np.concatenate([r, phi])
+    try:
+        return sla.solve(matrix, rhs, check_finite=True)
+    except (sla.LinAlgError, ValueError):
+        return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+
+
+def _newton(system, q, lam, t, tol, max_iter):
+    """Newton with line search from (q, λ); returns (q, λ, iterations, max|r|, max|Φ|).
+
+    A trial point is taken when it lowers the scaled residual norm, or else when the
+    Newton step from it is shorter in q than the step that led there, ‖Δq_{k+1}‖ ≤
+    (1 − α/4) α‖Δq_k‖ (a natural level function with the new tangent, in the spirit of
+    Deuflhard's monotonicity test): a full step that leaves a stiff term with a large
+    but second-order residual, as a geometrically exact beam's axial force after a
+    finite rotation, is then kept, where the residual norm alone would crawl."""
     n_q = system.n_q
     r, phi, jac = _residuals(system, q, lam, t)
     force_scale = max(1.0, float(np.max(np.abs(r))))
+    step = _newton_step(system, q, lam, t, r, phi, jac)
     for it in range(1, max_iter + 1):
-        k_t, _ = system.residual_tangents(q, zero, zero, lam, t, sparse=False)
-        k_t = np.asarray(k_t.toarray() if hasattr(k_t, "toarray") else k_t, float)
-        n_c = phi.size
-        matrix = np.block([[k_t, jac.T], [jac, np.zeros((n_c, n_c))]])
-        rhs = -np.concatenate([r, phi])
-        try:
-            step = sla.solve(matrix, rhs, check_finite=True)
-        except (sla.LinAlgError, ValueError):
-            step = np.linalg.lstsq(matrix, rhs, rcond=None)[0]
         merit = np.linalg.norm(np.concatenate([r / force_scale, phi]))
+        size = np.linalg.norm(step[:n_q])
         alpha = 1.0
         while True:
             q_new, lam_new = q + alpha * step[:n_q], lam + alpha * step[n_q:]
@@ -89,11 +127,26 @@ def _newton(system, q, lam, t, tol, max_iter):
             new_merit = np.linalg.norm(np.concatenate([r_new / force_scale, phi_new]))
             if np.isfinite(new_merit) and (new_merit < (1 - 1e-4 * alpha) * merit
                                            or alpha < 1e-3):
+                step_new = None
                 break
+            if np.isfinite(new_merit):
+                step_new = _newton_step(system, q_new, lam_new, t, r_new, phi_new, jac_new)
+                if (np.all(np.isfinite(step_new)) and np.linalg.norm(step_new[:n_q])
+                        <= (1.0 - 0.25 * alpha) * alpha * size):
+                    break
             alpha *= 0.5
         q, lam, r, phi, jac = q_new, lam_new, r_new, phi_new, jac_new
-        if (np.max(np.abs(r), initial=0.0) <= tol * force_scale
-                and np.max(np.abs(phi), initial=0.0) <= tol):
+        balanced = np.max(np.abs(r), initial=0.0) <= tol * force_scale
+        if balanced and np.max(np.abs(phi), initial=0.0) <= tol:
+            return q, lam, it, float(np.max(np.abs(r), initial=0.0)), \
+                float(np.max(np.abs(phi), initial=0.0))
+        step = (_newton_step(system, q, lam, t, r, phi, jac) if step_new is None
+                else step_new)
+        if (np.max(np.abs(phi), initial=0.0) <= tol
+                and np.max(np.abs(r), initial=0.0) <= np.sqrt(tol) * force_scale
+                and np.max(np.abs(step[:n_q]), initial=0.0)
+                <= ROUND_OFF * max(1.0, float(np.max(np.abs(q), initial=0.0)))):
+            # the residual sits at its round-off floor (stiff elements: EA·ε·q)
             return q, lam, it, float(np.max(np.abs(r), initial=0.0)), \
                 float(np.max(np.abs(phi), initial=0.0))
     return q, lam, -1, float(np.max(np.abs(r), initial=0.0)), \
@@ -107,13 +160,22 @@ def static_equilibrium(system, t: float = 0.0, q0=None, *, tol: float = 1e-10,
     the coordinates whose forces do not balance and the constraints still violated."""
     q = system.assemble(system.q0 if q0 is None else q0, t=t)
     lam = np.zeros(system.n_c)
-    total = 0
-    steps = tuple(load_steps) if np.any(system.model.gravity) else (1.0,)
-    for factor in steps:
-        stage = _with_gravity(system, float(factor))
-        q, lam, iterations, residual, violation = _newton(stage, q, lam, t, tol, max_iter)
+    total, done = 0, 0.0
+    loaded = np.any(system.model.gravity) or _constant_loads(system)
+    queue = [float(f) for f in load_steps] if loaded else [1.0]
+    while queue:
+        factor = queue[0]
+        stage = _with_gravity(system, factor)
+        q_new, lam_new, iterations, residual, violation = _newton(stage, q, lam, t, tol,
+                                                                  max_iter)
         if iterations < 0:
-            raise ConvergenceError(_failure(stage, q, lam, t, factor, max_iter))
+            if not loaded or factor - done < MIN_INCREMENT:
+                raise ConvergenceError(_failure(stage, q_new, lam_new, t, factor,
+                                                max_iter))
+            queue.insert(0, 0.5 * (done + factor))  # halve the increment
+            continue
+        q, lam, done = q_new, lam_new, factor
+        queue.pop(0)
         total += iterations
     return StaticResult(q, lam, float(t), total, residual, violation, system.coord_names,
                         system.constraint_names)

@@ -133,6 +133,8 @@ def fd_column_groups(system):
                 isinstance(force, SpringDamperActuator) and callable(force.actuator)
                 and not hasattr(force.actuator, "eval")):
             return None  # a user callable sees all of q
+        for a, b in getattr(force, "body_links", ()):  # bodies a force couples directly
+            link(system.body_index(a), system.body_index(b))
         refs = [getattr(force, k, None) for k in ("marker_i", "marker_j")]
         ids = [system.marker_body_index(r) for r in refs if r is not None]
         for a in ids:

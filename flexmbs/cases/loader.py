@@ -298,6 +298,10 @@ def _modal_options(path, t: _Table, inputs) -> dict:
 
 
 def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
+    if entry.get("type") == "nonlinear-beam":
+        from .nonlinear_beam_case import add_nonlinear_beam
+
+        return add_nonlinear_beam(path, b, k, entry)
     name = entry.get("name", f"#{k}")
     if "point_masses" in entry:  # a payload enters the reduction: the beam table's key
         raise CaseError(f"{path.name}: [[bodies]] #{k} {name!r}: key 'point_masses' "
@@ -355,7 +359,8 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
             raise t.error("modal_data", f"could not be read: {exc}") from exc
         _add_flexible(b, t, data, common, file.name)
     else:
-        raise t.error("type", f"must be 'rigid' or 'flexible', got {kind!r}")
+        raise t.error("type", f"must be 'rigid', 'flexible' or 'nonlinear-beam', got "
+                              f"{kind!r}")
 
 
 def _add_flexible(b, t, data, common, what: str) -> None:

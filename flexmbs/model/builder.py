@@ -26,6 +26,7 @@ from .declarations import (
     _shape,
     _vec3,
     distributed_loads,
+    initial_problems,
     resolve_markers,
     sensor_target_problems,
 )
@@ -38,10 +39,9 @@ from .forces import (
     SpringDamperActuator,
 )
 from .joints import JOINT_EQUATIONS
+from .nonlinear_beam import beam_markers, declare_beam, rename_markers
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
-    ROTATING_JOINTS,
-    SLIDING_JOINTS,
     TARGET_KEY,
     Sensor,
     sensor_problems,
@@ -75,6 +75,7 @@ class ModelBuilder:
     _sensors: list = field(default_factory=list)
     _initial: list = field(default_factory=list)
     _problems: list = field(default_factory=list)
+    _beams: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._bodies["ground"] = Ground()
@@ -227,6 +228,19 @@ class ModelBuilder:
             name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
             np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
             tuple(fixed_idx), stiffening=stiff)
+        return name
+
+    def add_nonlinear_beam(self, name: str, length: float, elements: int, section,
+                           material="steel", **placement) -> str:
+        """A geometrically exact beam of ``elements`` Simo–Reissner elements: node bodies
+        ``name/1`` … ``name/n+1`` and the element force ``name``; ``section`` a
+        BeamSection or section table, ``material`` a Material, "steel", "aluminium" or
+        {E, nu, rho}; ``placement``: position, axis, up, velocity, angular_velocity
+        (:func:`flexmbs.model.nonlinear_beam.declare_beam`, docs/nonlinear_beam.md)."""
+        beam = declare_beam(self._bodies, self._forces, self._problems, name, length,
+                            elements, section, material, **placement)
+        if beam is not None:
+            self._beams[name] = beam
         return name
 
     # ------------------------------------------------------------------ markers
@@ -424,23 +438,6 @@ class ModelBuilder:
                                           None if rate is None else float(rate)))
         return joint
 
-    def _initial_problems(self, problems) -> None:
-        joints = {j.name: j for j in self._joints}
-        seen = set()
-        for item in self._initial:
-            who = f"initial condition of joint {item.joint!r}"
-            spec = joints.get(item.joint)
-            if spec is None:
-                problems.append(f"{who}: unknown joint (joints: {sorted(joints)})")
-                continue
-            fits = ROTATING_JOINTS if item.quantity == "angle" else SLIDING_JOINTS
-            if spec.kind not in fits:
-                problems.append(f"{who}: a {spec.kind} joint has no {item.quantity} "
-                                f"(joints with one: {', '.join(fits)})")
-            if (item.joint, item.quantity) in seen:
-                problems.append(f"{who}: its {item.quantity} is given twice")
-            seen.add((item.joint, item.quantity))
-
     # ------------------------------------------------------------------ sensors
     def add_sensor(self, name: str, kind: str, quantity: str, *, marker=None, body=None,
                    node=None, joint=None, drive=None, force=None, contact=None,
@@ -471,11 +468,6 @@ class ModelBuilder:
                                   None))
         self._sensors.append(sensor)
         return name
-
-    def _sensor_problems(self, markers, problems) -> None:
-        """Sensors against the model (declarations.sensor_target_problems)."""
-        sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
-                               self._forces, problems, drives=self._drives)
 
     def add_point_force(self, name, marker, force, frame="global"):
         """Force [N] at a marker: constant 3-vector or f(t, state); global or marker axes."""
@@ -544,7 +536,9 @@ class ModelBuilder:
         """Validate everything and return the immutable :class:`Model`."""
         problems = list(self._problems)
         gravity = _vec3(self.gravity, "gravity", problems)
-        markers, flex_modes = resolve_markers(self._markers, self._bodies, problems)
+        declared, aliases = beam_markers(self._markers, self._beams, problems)
+        markers, flex_modes = resolve_markers(declared, self._bodies, problems)
+        markers = rename_markers(markers, aliases, problems)
         self._forces.extend(distributed_loads(self._distributed, self._bodies, problems))
         self._distributed.clear()
         names: set[str] = set()
@@ -587,8 +581,9 @@ class ModelBuilder:
                 if mi is not None and mj is not None and mi.body == mj.body:
                     problems.append(f"drive {drive.name!r} relates two markers of body "
                                     f"{mi.body!r}")
-        self._sensor_problems(markers, problems)
-        self._initial_problems(problems)
+        sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
+                               self._forces, problems, drives=self._drives)
+        initial_problems(self._initial, self._joints, problems)
         if problems:
             raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
                              + "\n  - ".join(problems))

@@ -336,3 +336,23 @@ def _drive_sensor_problems(who: str, quantity: str, drive, name: str,
     if fits is not None and quantity in QUANTITIES["drive"] and quantity != fits:
         problems.append(f"{who}: a {drive.kind} drive records a {fits}, not a "
                         f"{quantity} (drive {name!r})")
+
+
+def initial_problems(initial, joints, problems: list[str]) -> None:
+    """The initial conditions in joint coordinates against the ``joints``: the joint
+    exists, has the quantity, and gets it once; problems appended to ``problems``."""
+    joints = {j.name: j for j in joints}
+    seen = set()
+    for item in initial:
+        who = f"initial condition of joint {item.joint!r}"
+        spec = joints.get(item.joint)
+        if spec is None:
+            problems.append(f"{who}: unknown joint (joints: {sorted(joints)})")
+            continue
+        fits = ROTATING_JOINTS if item.quantity == "angle" else SLIDING_JOINTS
+        if spec.kind not in fits:
+            problems.append(f"{who}: a {spec.kind} joint has no {item.quantity} "
+                            f"(joints with one: {', '.join(fits)})")
+        if (item.joint, item.quantity) in seen:
+            problems.append(f"{who}: its {item.quantity} is given twice")
+        seen.add((item.joint, item.quantity))

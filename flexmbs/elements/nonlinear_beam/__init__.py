@@ -1,0 +1,107 @@
+"""The geometrically exact beam's elements: the internal force element that joins the
+node bodies of a nonlinear beam (docs/nonlinear_beam.md).
+
+A nonlinear beam is a chain of n + 1 node bodies (rigid-body coordinates [r, p] each,
+carrying the lumped mass and rotary inertia of the beam around them) joined by n
+two-node Simo–Reissner elements; :class:`BeamElements` is the force that stands for
+all n elements of one beam. It has the methods the NumPy assembly calls on a force
+(``apply``, ``tangents``, ``potential``, ``nonconservative``), its numbers coming from
+the array functions of :mod:`flexmbs.elements.nonlinear_beam.reference`.
+
+The compiled kernels of this kind are the next stage: no compiled element kind claims
+:class:`BeamElements`, so the engine's ``unsupported_reason`` names it and a run with a
+nonlinear beam falls back to the NumPy path, with that reason recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from . import reference
+
+__all__ = ["STIFFNESS_NAMES", "BeamElements", "reference"]
+
+#: The section stiffnesses in the order of ``BeamElements.stiffness`` and their units.
+STIFFNESS_NAMES = (("EA", "N"), ("GA_y", "N"), ("GA_z", "N"), ("GJ", "N m^2"),
+                   ("EI_y", "N m^2"), ("EI_z", "N m^2"))
+
+
+@dataclass(frozen=True, eq=False)
+class BeamElements:
+    """The n elements of the nonlinear beam ``name`` between its node bodies.
+
+    Attributes
+    ----------
+    name : str
+        The beam's name (the force's name in the model).
+    nodes : tuple of str
+        The node bodies, root to tip (n + 1 names).
+    lengths : ndarray, shape (n,)
+        Unstressed element lengths [m].
+    stiffness : ndarray, shape (6,)
+        [EA, k_y GA, k_z GA, GJ, EI_y, EI_z] [N, N, N, N m², N m², N m²] along the
+        node frames' axes x (the beam axis), y and z (the section's principal axes).
+    """
+
+    name: str
+    nodes: tuple
+    lengths: np.ndarray
+    stiffness: np.ndarray
+
+    #: The element kind (no compiled kernels yet: the NumPy path evaluates it).
+    element_kind: ClassVar[str] = "nonlinear_beam"
+
+    @property
+    def body_links(self) -> tuple:
+        """The pairs of bodies each element couples (for finite-difference colouring)."""
+        return tuple(zip(self.nodes[:-1], self.nodes[1:], strict=True))
+
+    def _index(self, system) -> np.ndarray:
+        """(n, 14) global coordinate indices of each element's two nodes."""
+        starts = [system.require_body(b).start for b in self.nodes]
+        base = np.asarray(starts)[:, None] + np.arange(7)
+        return np.concatenate([base[:-1], base[1:]], axis=1)
+
+    def _split(self, system, q):
+        idx = self._index(system)
+        qe = q[idx]
+        return idx, qe[:, :7], qe[:, 7:]
+
+    def apply(self, system, q, qd, t, Q):
+        """Q −= ∂U/∂q: the elements' elastic forces on their nodes [N, N m]."""
+        idx, qa, qb = self._split(system, q)
+        np.add.at(Q, idx, -reference.gradient(qa, qb, self.lengths, self.stiffness))
+
+    def tangents(self, system, q, qd, t):
+        """(idx, K = ∂²U/∂q², C = 0) on the beam's node coordinates: the element
+        Hessians by the complex step (:func:`reference.hessian`), exact to round-off."""
+        idx, qa, qb = self._split(system, q)
+        hess = reference.hessian(qa, qb, self.lengths, self.stiffness)
+        nodes = np.unique(idx)
+        local = np.searchsorted(nodes, idx)
+        k = np.zeros((nodes.size, nodes.size))
+        np.add.at(k, (local[:, :, None], local[:, None, :]), hess)
+        return nodes, k, np.zeros_like(k)
+
+    def potential(self, system, q) -> float:
+        """The strain energy Σ U [J]."""
+        _, qa, qb = self._split(system, q)
+        return float(np.sum(reference.energy(qa, qb, self.lengths, self.stiffness)))
+
+    def nonconservative(self):
+        """None: the elements are elastic (no material damping in this stage)."""
+        return None
+
+    def section_forces(self, system, q):
+        """(n (n_el, 3) [N], m (n_el, 3) [N m]): each element's normal and shear forces
+        and torsion and bending moments along its local axes (x the beam axis)."""
+        _, qa, qb = self._split(system, q)
+        return reference.section_forces(qa, qb, self.lengths, self.stiffness)
+
+    def strains(self, system, q):
+        """(Γ (n_el, 3) [-], K (n_el, 3) [1/m]) of every element."""
+        _, qa, qb = self._split(system, q)
+        return reference.strains(qa, qb, self.lengths)
