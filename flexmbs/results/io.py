@@ -187,7 +187,8 @@ def read_result(path, result_class):
             result = _read_result(f, SimulationResult)
             result.source = str(path)
             return result
-        except (KeyError, OSError, ValueError, TypeError) as exc:
+        except (KeyError, OSError, ValueError, TypeError, IndexError, AttributeError,
+                UnicodeDecodeError) as exc:
             raise ReadError(f"{path}: the result file is incomplete or damaged "
                             f"({type(exc).__name__}: {exc})") from None
 
@@ -227,6 +228,10 @@ def _check_structure(f, path) -> None:
     n_t = f["t"].shape[0] if len(f["t"].shape) == 1 else -1
     if n_t < 1:
         raise shape_error("t", f["t"].shape, "(n_t,) with n_t >= 1", "the output times")
+    for name in ("coord_names", "constraint_names"):
+        if len(f[name].shape) != 1:
+            raise shape_error(name, f[name].shape, "(n,)", "one name per coordinate or "
+                              "constraint equation")
     n_q, n_c = f["coord_names"].shape[0], f["constraint_names"].shape[0]
     for name in ("q", "qd", "qdd"):
         if f[name].shape != (n_t, n_q):

@@ -102,6 +102,34 @@ def write_native(data: ModalData, path: Path) -> None:
         seal_hdf5(f)  # last: a file without it was not completed
 
 
+def _checked_csr(path, g) -> sp.csr_matrix:
+    """The CSR mass matrix of group ``g`` (/mass/data, indices, indptr, attrs shape), its
+    structure checked in full: scipy trusts the arrays it is given, and indices out of
+    range or an indptr out of order would crash later operations (a segmentation fault,
+    not an exception). ReadError naming the file and the dataset."""
+    try:
+        shape = tuple(int(v) for v in np.asarray(g.attrs["shape"]).reshape(-1))
+        parts = [np.asarray(g[k][()]) for k in ("data", "indices", "indptr")]
+        if len(shape) != 2 or any(p.ndim != 1 for p in parts) or parts[1].dtype.kind != "i" \
+                or parts[2].dtype.kind != "i" or parts[0].dtype.kind not in "fiu":
+            raise ValueError("data, indices, indptr must be 1-D numbers (indices and "
+                             "indptr integers) and shape two integers")
+        data, indices, indptr = parts
+        if (min(shape) < 0 or indptr.size != shape[0] + 1 or indptr[0] != 0
+                or np.any(np.diff(indptr) < 0) or indptr[-1] != indices.size
+                or data.size != indices.size
+                or (indices.size and not 0 <= indices.min() <= indices.max() < shape[1])):
+            raise ValueError(f"indptr (size {indptr.size}) must rise from 0 to the "
+                             f"{indices.size} indices in [0, {shape[1]}) of a "
+                             f"{shape[0]}-row matrix, one value each")
+        mat = sp.csr_matrix(tuple(parts), shape=shape)
+        mat.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ReadError(f"{path}: /mass (CSR data, indices, indptr, shape) is not a valid "
+                        f"sparse matrix: {exc}") from None
+    return mat
+
+
 def read_native(path: Path, **options) -> ModalData:
     """Read a native file written by :func:`write_native`."""
     if options:
@@ -128,11 +156,8 @@ def read_native(path: Path, **options) -> ModalData:
         verify_hdf5(f, path, "modal data file")
         try:
             g = f["mass"]
-            if g.attrs["kind"] == "lumped":
-                mass = g["nodal_mass"][()]
-            else:
-                mass = sp.csr_matrix((g["data"][()], g["indices"][()], g["indptr"][()]),
-                                     shape=tuple(g.attrs["shape"]))
+            lumped = g.attrs["kind"] == "lumped"
+            mass = g["nodal_mass"][()] if lumped else _checked_csr(path, g)
             kwargs = dict(
                 nodes=f["nodes"][()], phi=f["phi"][()], M_ff=f["M_ff"][()],
                 K_ff=f["K_ff"][()], mass=mass,

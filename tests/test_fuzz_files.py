@@ -1,0 +1,215 @@
+"""Fuzzed data files (issue 36): the shipped modal data files and a short results file
+with one dataset or attribute mutated — deleted, reshaped, given another dtype, filled
+with NaN or ±inf, emptied, or a dimension cut or padded — opened through the command line
+(``flexmbs modes``, ``flexmbs plot``) in-process; and Matrix Market files with a line
+mutated, reduced with ``flexmbs reduce``. Each is either read or refused with exit 2 and
+a message naming the file, never a traceback, never exit 1, and the input stays as it was.
+
+``FLEXMBS_FUZZ_EXAMPLES`` sets the number of examples per test and draws them at random
+(default: 60, the same ones at every run of the suite).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flexmbs.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+MODAL_FILES = ("seed_tip_beam.fmd.h5", "steel_cantilever.fmd.h5")
+EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "60"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                    derandomize="FLEXMBS_FUZZ_EXAMPLES" not in os.environ,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+KINDS = ("delete", "nan", "inf", "transpose", "int-dtype", "text", "empty", "cut", "pad",
+         "scalar", "negative")
+
+
+def run_cli(argv) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return int(code or 0), out.getvalue() + err.getvalue()
+
+
+def _datasets(path) -> list[str]:
+    names = []
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    return sorted(names)
+
+
+def _mutated(data: np.ndarray, kind: str):
+    if kind == "nan":
+        return np.full(data.shape, np.nan) if data.dtype.kind in "fiu" else None
+    if kind == "inf":
+        return np.full(data.shape, np.inf) if data.dtype.kind in "fiu" else None
+    if kind == "transpose":
+        return data.T.copy() if data.ndim == 2 else data[::-1].copy()
+    if kind == "int-dtype":
+        return data.astype(np.int64) if data.dtype.kind == "f" else None
+    if kind == "text":
+        return np.array([b"oops"] * max(1, data.size))
+    if kind == "empty":
+        return np.zeros((0, *data.shape[1:]), dtype=data.dtype)
+    if kind == "cut":
+        return data[:-1].copy() if data.shape and data.shape[0] > 1 else None
+    if kind == "pad":
+        return np.concatenate([data, data[:1]]) if data.shape and data.shape[0] else None
+    if kind == "scalar":
+        return np.array(data.ravel()[0]) if data.size else None
+    if kind == "negative":
+        return -np.abs(data) if data.dtype.kind in "fi" else None
+    raise AssertionError(kind)
+
+
+def _edit(path: Path, name: str, kind: str) -> bool:
+    """Apply the mutation; False when it does not apply to that dataset."""
+    with h5py.File(path, "a") as f:
+        if kind == "delete":
+            del f[name]
+        else:
+            new = _mutated(np.asarray(f[name][()]), kind)
+            if new is None:
+                return False
+            del f[name]
+            f[name] = new
+        if "checksum" in f.attrs:  # as a file written by other tools would have none
+            del f.attrs["checksum"]
+    return True
+
+
+def _digest(folder: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()
+            if p.is_file()}
+
+
+def _assert_read_or_refused(code, output, where, file_name):
+    assert "Traceback" not in output, f"{where}\n{output}"
+    assert code in (0, 2), f"{where}: exit {code}\n{output}"
+    if code == 2:
+        assert file_name in output, f"{where}: the message does not name the file\n{output}"
+
+
+@SETTINGS
+@given(data=st.data())
+def test_a_mutated_modal_data_file_is_read_or_refused(data, tmp_path_factory):
+    name = data.draw(st.sampled_from(MODAL_FILES))
+    folder = tmp_path_factory.mktemp("modal")
+    path = folder / name
+    shutil.copy(ROOT / "modal_data" / name, path)
+    dataset = data.draw(st.sampled_from(_datasets(path)))
+    kind = data.draw(st.sampled_from(KINDS))
+    if not _edit(path, dataset, kind):
+        return
+    before = _digest(folder)
+    code, output = run_cli(["modes", str(path)])
+    _assert_read_or_refused(code, output, f"{name}: {kind} of {dataset}", name)
+    assert _digest(folder) == before, "the input changed or an output was written"
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory):
+    from flexmbs.cases import load_case, run_case
+
+    case = load_case(ROOT / "cases" / "cantilever_release.toml", {"solver.t_end": 0.003})
+    _, result = run_case(case)
+    path = tmp_path_factory.mktemp("results") / "r.res.h5"
+    result.save(path)
+    return path
+
+
+@SETTINGS
+@given(data=st.data())
+def test_a_mutated_results_file_is_read_or_refused(data, results_file, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("res")
+    path = folder / "r.res.h5"
+    shutil.copy(results_file, path)
+    dataset = data.draw(st.sampled_from(_datasets(path)))
+    kind = data.draw(st.sampled_from(KINDS))
+    if not _edit(path, dataset, kind):
+        return
+    what = data.draw(st.sampled_from(["energy", "modal", "constraints"]))
+    before = _digest(folder)
+    out = tmp_path_factory.mktemp("plots") / "p.png"
+    code, output = run_cli(["plot", str(path), what, "-o", str(out)])
+    _assert_read_or_refused(code, output, f"r.res.h5: {kind} of {dataset} ({what})",
+                            "r.res.h5")
+    assert _digest(folder) == before, "the results file changed"
+
+
+LINE_KINDS = ("delete", "junk", "nan", "huge-index", "zero-index", "three-fields",
+              "duplicate", "negative-diagonal")
+
+
+@pytest.fixture(scope="module")
+def matrix_files(tmp_path_factory):
+    import scipy.io
+    import scipy.sparse as sp
+
+    from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+
+    folder = tmp_path_factory.mktemp("fe")
+    beam = straight_beam(1.0, 6, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    scipy.io.mmwrite(str(folder / "M.mtx"), sp.coo_matrix(beam.mass), symmetry="symmetric")
+    scipy.io.mmwrite(str(folder / "K.mtx"), sp.coo_matrix(beam.stiffness),
+                     symmetry="symmetric")
+    np.savetxt(folder / "nodes.csv", np.column_stack([beam.node_ids, beam.nodes]),
+               delimiter=",", header="id,x,y,z", comments="")
+    return folder
+
+
+@SETTINGS
+@given(data=st.data())
+def test_a_mutated_matrix_market_file_is_reduced_or_refused(data, matrix_files,
+                                                            tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mm")
+    for file in matrix_files.iterdir():
+        shutil.copy(file, folder / file.name)
+    target = data.draw(st.sampled_from(["M.mtx", "K.mtx"]))
+    lines = (folder / target).read_text().splitlines()
+    first = next(k for k, line in enumerate(lines) if not line.startswith("%")) + 1
+    k = data.draw(st.integers(first, len(lines) - 1))
+    kind = data.draw(st.sampled_from(LINE_KINDS))
+    fields = lines[k].split()
+    if kind == "delete":
+        del lines[k]
+    elif kind == "junk":
+        lines[k] = "this line is junk"
+    elif kind == "nan":
+        lines[k] = " ".join([*fields[:2], "nan"])
+    elif kind == "huge-index":
+        lines[k] = " ".join(["100000", *fields[1:]])
+    elif kind == "zero-index":
+        lines[k] = " ".join(["0", *fields[1:]])
+    elif kind == "three-fields":
+        lines[k] = " ".join(fields[:2])
+    elif kind == "duplicate":
+        lines.insert(k, lines[k])
+    elif fields[0] == fields[1]:  # a negative diagonal entry
+        lines[k] = " ".join([*fields[:2], "-1e9"])
+    (folder / target).write_text("\n".join(lines) + "\n")
+    out = tmp_path_factory.mktemp("out") / "part.fmd.h5"
+    before = _digest(folder)
+    code, output = run_cli(["reduce", "--mass", str(folder / "M.mtx"), "--stiffness",
+                            str(folder / "K.mtx"), "--nodes", str(folder / "nodes.csv"),
+                            "--clamp-nodes", "1", "--modes", "3", "-o", str(out)])
+    _assert_read_or_refused(code, output, f"{target}: {kind} at line {k + 1}", "")
+    if code == 2:
+        assert target in output or "nodes.csv" in output or "matri" in output, output
+    assert _digest(folder) == before, "an input changed"
