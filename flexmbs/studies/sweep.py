@@ -141,10 +141,11 @@ def sweep(case_path, variants: Sequence[tuple[str, dict]], *, workers: int | Non
         the same case file text, overrides and ``from_equilibrium``; their records are
         read back (``resumed=True``). Needs ``save_dir``.
 
-    A lost worker does not stop the sweep: the runs of a killed local worker process go
-    to a fresh pool (at most :data:`MAX_POOL_RESTARTS` times; after that the unfinished
-    runs get failed records saying so), and Dask reschedules the runs of a dead worker on
-    the others. Each record counts its ``reruns``.
+    A lost worker does not stop the sweep: the runs of a killed local worker process are
+    run again (:data:`MAX_POOL_RESTARTS` times at most, the last time each alone in its
+    own process; a run still lost then gets a failed record saying so), and Dask
+    reschedules the runs of a dead worker on the others. Each record counts its
+    ``reruns``.
     """
     case_path = str(Path(case_path).resolve())
     variants = [(str(label), dict(over)) for label, over in variants]
@@ -223,54 +224,84 @@ def check_variant_keys(case_path, variants) -> None:
         seen.add(keys)
 
 
-#: Fresh process pools a sweep may start after a worker process was lost (killed, out of
-#: memory) before it gives up on the runs still unfinished.
+#: Times a run whose worker process was lost (killed, out of memory) is handed out again.
+#: The first retries go to a fresh shared pool; the last one runs each such run alone in
+#: a process of its own, so that a run that kills its worker every time cannot take the
+#: runs beside it down with it.
 MAX_POOL_RESTARTS = 2
 
 
 def _run_processes(case_path, items, n_workers, save_dir, done, from_equilibrium=False):
     """Run ``items`` ((index, label, overrides)) in a pool of ``n_workers`` processes.
-    A worker process that dies breaks the pool (every unfinished run of it fails with
-    BrokenProcessPool); those runs go to a fresh pool, at most MAX_POOL_RESTARTS times."""
+    A worker process that dies breaks the pool (every unfinished run in it fails with
+    BrokenProcessPool); those runs are handed out again (:data:`MAX_POOL_RESTARTS`)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
 
     # fork where the platform has it: scripts need no ``if __name__ == "__main__"`` guard
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     reruns = {k: 0 for k, _, _ in items}
-    pending, losses = list(items), 0
-    while pending:
-        lost = []
-        with ProcessPoolExecutor(min(n_workers, len(pending)), mp_context=ctx,
-                                 initializer=_one_blas_thread) as pool:
-            futures = {pool.submit(run_variant, case_path, over, label, save_dir,
-                                   from_equilibrium): (k, label, over)
-                       for k, label, over in pending}
-            for fut in as_completed(futures):
-                k, label, over = futures[fut]
-                try:
-                    record = fut.result()
-                except BrokenProcessPool:
-                    lost.append((k, label, over))
-                    continue
-                record.reruns = reruns[k]
-                done(k, record)
+    args = (case_path, save_dir, from_equilibrium, ctx, reruns, done)
+    pending = list(items)
+    for attempt in range(MAX_POOL_RESTARTS + 1):
+        if attempt < MAX_POOL_RESTARTS:
+            lost = _pool_round(pending, min(n_workers, len(pending)), *args)
+        else:  # alone: n_workers one-process pools at a time
+            lost = [item for start in range(0, len(pending), n_workers)
+                    for item in _pool_round(pending[start:start + n_workers], 1, *args,
+                                            alone=True)]
         if not lost:
             return
-        losses += 1
-        lost.sort()
         for k, _, _ in lost:
             reruns[k] += 1
-        if losses > MAX_POOL_RESTARTS:
-            for k, label, over in lost:
-                done(k, RunRecord(label, dict(over), False, (
-                    f"not finished: a worker process died (killed or out of memory) "
-                    f"{losses} times while this run was queued or running; the finished "
-                    f"runs are kept"), reruns=reruns[k] - 1))
-            return
-        pending = lost
+        pending = sorted(lost)
+    for k, label, over in pending:
+        done(k, RunRecord(label, dict(over), False, (
+            f"not finished: its worker process died (killed, or out of memory) each of "
+            f"the {MAX_POOL_RESTARTS + 1} times it was run, the last time alone in its own "
+            f"process; the finished runs are kept"), reruns=reruns[k] - 1))
+
+
+def _pool_round(items, n_workers, case_path, save_dir, from_equilibrium, ctx, reruns, done,
+                alone: bool = False) -> list:
+    """Run ``items`` in fresh process pools (one shared pool of ``n_workers``, or with
+    ``alone`` one pool per run); returns the items whose worker process was lost."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pools = [ProcessPoolExecutor(1 if alone else n_workers, mp_context=ctx,
+                                 initializer=_one_blas_thread)
+             for _ in (items if alone else [None])]
+    lost = []
+    try:
+        futures = {pools[j if alone else 0].submit(run_variant, case_path, over, label,
+                                                   save_dir, from_equilibrium): (k, label, over)
+                   for j, (k, label, over) in enumerate(items)}
+        for fut in as_completed(futures):
+            k, label, over = futures[fut]
+            try:
+                record = fut.result()
+            except BrokenProcessPool:
+                lost.append((k, label, over))
+                _kill_workers(pools[[it[0] for it in items].index(k)] if alone
+                              else pools[0])
+                continue
+            record.reruns = reruns[k]
+            done(k, record)
+    finally:
+        for pool in pools:
+            pool.shutdown()
+    return lost
+
+
+def _kill_workers(pool) -> None:
+    """SIGKILL the surviving worker processes of a broken pool. The pool only sends them
+    SIGTERM, which a running simulation takes as a request to stop on a whole step
+    (:mod:`flexmbs.integrators.interrupts`); its worker would then block writing its
+    result to a pipe no one reads any more, and the pool's shutdown wait for it forever."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
 
 
 #: Seconds to wait for the Dask scheduler's handshake (a running scheduler answers in
