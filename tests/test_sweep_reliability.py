@@ -184,12 +184,12 @@ def test_resume_needs_a_save_folder_and_distinct_file_names(tmp_path):
         sweep(SEED, [("a b", {}), ("a_b", {})], save_dir=tmp_path)
 
 
-finite = st.floats(allow_nan=True, allow_infinity=True, width=64)
+floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
 @settings(max_examples=30, deadline=None)
-@given(t=arrays(np.float64, st.integers(1, 6), elements=finite),
-       modal=arrays(np.float64, (4, 2), elements=finite), node=st.integers(0, 10**6))
+@given(t=arrays(np.float64, st.integers(1, 6), elements=floats),
+       modal=arrays(np.float64, (4, 2), elements=floats), node=st.integers(0, 10**6))
 def test_signals_survive_the_json_record_exactly(t, modal, node):
     sig = RunSignals(t=t, modal={"beam": modal}, tip={"beam": modal[:, :1]},
                      tip_node={"beam": node}, size={"beam": float(t[0])},
