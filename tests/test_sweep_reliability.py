@@ -177,6 +177,18 @@ def test_resume_distrusts_a_replaced_results_file_or_a_broken_record(tmp_path, m
     _same(first, second)
 
 
+def test_an_interrupted_run_is_not_recorded_as_finished(tmp_path):
+    from dataclasses import replace
+
+    from flexmbs.studies.resume import record_path, write_record
+
+    (record,) = sweep(SEED, [("a", {"solver.t_end": 0.02})], workers=1, save_dir=tmp_path)
+    record_path(tmp_path, "a").unlink()
+    assert write_record(tmp_path, replace(record, status="interrupted"), "key") is None
+    assert not record_path(tmp_path, "a").exists()  # so --resume runs it again
+    assert write_record(tmp_path, record, "key") == record_path(tmp_path, "a")
+
+
 def test_resume_needs_a_save_folder_and_distinct_file_names(tmp_path):
     with pytest.raises(ValidationError, match="resume=True needs save_dir"):
         sweep(SEED, _variants(1), resume=True)

@@ -8,7 +8,8 @@ checksum, the record's scalars (success, message, times, steps, ...) and its stu
 signals (:class:`~flexmbs.studies.signals.RunSignals`, floats stored exactly). A run
 counts as finished only when both are there, the key matches and the results file still
 carries the checksum the record names; anything else (a changed case file or override, a
-run killed between the two writes, a replaced results file) runs again.
+run killed between the two writes or interrupted by Ctrl-C, a replaced results file) runs
+again.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from .signals import RunSignals
 RECORD_FORMAT = "flexmbs-sweep-run"
 RECORD_VERSION = 1
 #: Record scalars stored as they are (the rest of RunRecord is rebuilt or derived).
+#: The status of a run stopped by Ctrl-C or SIGTERM: not finished, so never skipped.
+INTERRUPTED = "interrupted"
 _SCALARS = ("success", "message", "wall_time", "cpu_time", "steps", "newton_mean",
-            "settings", "status", "warnings", "reruns")
+            "settings", "status", "warnings")
 #: RunSignals fields that are {name: array}, {name: number} or a plain array.
 _ARRAY_DICTS = ("modal", "tip", "shape_peak", "joint_angles")
 _NUMBER_DICTS = ("tip_node", "size")
@@ -103,9 +106,10 @@ def _signals_from_json(data) -> RunSignals | None:
 
 def write_record(save_dir, record, key: str) -> Path | None:
     """Write ``record``'s (a RunRecord with a results file) JSON record into
-    ``save_dir`` atomically; a record without a results file is not written (such a run
-    never counts as finished: it runs again on resume)."""
-    if not record.result_file:
+    ``save_dir`` atomically. A record without a results file, or of a run interrupted
+    (Ctrl-C, SIGTERM) before its end, is not written: such a run never counts as
+    finished and runs again on resume."""
+    if not record.result_file or record.status == INTERRUPTED:
         return None
     checksum = _result_checksum(record.result_file)
     if checksum is None:
