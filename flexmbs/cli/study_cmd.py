@@ -8,7 +8,9 @@
 
 Runs go to local worker processes (all cores by default) or, with --scheduler, to a Dask
 cluster (optional extra: pip install 'flexmbs[dask]'). With --from-equilibrium every run
-starts at rest in the static equilibrium of its own variant (docs/studies.md)."""
+starts at rest in the static equilibrium of its own variant (docs/studies.md). With
+--resume the runs an earlier study finished in the output folder are read back instead
+of run again; a worker process that dies has its runs run again (docs/studies.md)."""
 
 from __future__ import annotations
 
@@ -59,6 +61,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
         s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
         s.add_argument("--save-runs", action="store_true",
                        help="also write every run's results file into the output folder")
+        s.add_argument("--resume", action="store_true",
+                       help="skip the runs an earlier study already finished in the output "
+                            "folder (same case file text, keys and --from-equilibrium); "
+                            "implies --save-runs")
         s.add_argument("--from-equilibrium", action="store_true",
                        help="start every run at rest in the static equilibrium of its own "
                             "variant (its coupling mode, modes, keys; flexmbs static) "
@@ -161,8 +167,8 @@ def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
     options = dict(workers=args.workers, scheduler=args.scheduler,
                    progress=lambda done, total, label: bar(done, total,
                                                            f"{done}/{total} runs ({label})"),
-                   save_dir=folder if args.save_runs else None,
-                   from_equilibrium=args.from_equilibrium)
+                   save_dir=folder if (args.save_runs or args.resume) else None,
+                   from_equilibrium=args.from_equilibrium, resume=args.resume)
     overrides = parse_overrides(args.set)
     if args.study == "coupling":
         modes = [m.strip() for m in args.couplings.split(",") if m.strip()]
@@ -190,13 +196,18 @@ def _study(args: argparse.Namespace, case: Path, folder: Path) -> int:
         if rec.result_file:
             paths[f"run {rec.label}"] = Path(rec.result_file)
     rows = study.rows()
-    return _report(args, rows, paths, all(r.get("success") for r in rows))
+    runs = {"resumed": sum(r.resumed for r in records),
+            "rerun after a lost worker": sum(r.reruns > 0 for r in records)}
+    return _report(args, rows, paths, all(r.get("success") for r in rows), runs)
 
 
-def _report(args, rows, paths, ok: bool) -> int:
+def _report(args, rows, paths, ok: bool, runs: dict | None = None) -> int:
+    runs = runs or {}
     if args.json:
         emit_json({"study": args.study, "case": args.case, "success": ok,
                    "from_equilibrium": bool(getattr(args, "from_equilibrium", False)),
+                   "resumed_runs": runs.get("resumed", 0),
+                   "rerun_runs": runs.get("rerun after a lost worker", 0),
                    "rows": rows, "files": {k: str(v) for k, v in paths.items()}})
     else:
         import shutil
@@ -213,6 +224,12 @@ def _report(args, rows, paths, ok: bool) -> int:
                   f"{', '.join(hidden[:4])}{', ...' if len(hidden) > 4 else ''})")
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
+        if runs.get("resumed"):
+            print(f"  resumed: {runs['resumed']} of {len(rows)} runs were finished in the "
+                  f"output folder already and were not run again")
+        if runs.get("rerun after a lost worker"):
+            print(f"  LOST WORKER: {runs['rerun after a lost worker']} run(s) were run "
+                  f"again after a worker process died")
         for r in rows:
             label = r.get("coupling", r.get("run", r.get("modes")))
             if not r.get("success"):

@@ -215,7 +215,8 @@ def coupling_study(case_path, *, modes=MODES, overrides: dict | None = None,
     """Run ``case_path`` in each coupling mode (with extra ``overrides`` applied to all).
 
     ``sweep_options`` go to :func:`~flexmbs.studies.sweep.sweep` (workers, scheduler,
-    progress, save_dir, from_equilibrium). Two-way is always run: it is the reference.
+    progress, save_dir, from_equilibrium, resume). Two-way is always run: it is the
+    reference.
 
     With ``from_equilibrium=True`` each mode's run starts at rest in the static
     equilibrium of that mode's own equations (one-way and rigid frames see the body
