@@ -13,8 +13,6 @@ thousand).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import os
 from pathlib import Path
@@ -26,8 +24,9 @@ from hypothesis import strategies as st
 tomli_w = pytest.importorskip("tomli_w", reason="the fuzzer writes TOML with tomli-w "
                               "(test extra)")
 
+from cli_runner import run_cli  # noqa: E402  (tests/cli_runner.py)
+
 from flexmbs.cases.loader import tomllib  # noqa: E402  (tomli on Python 3.10)
-from flexmbs.cli.main import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
@@ -142,15 +141,6 @@ def mutated_cases(draw):
     key, value = _mutate(data, path, kind)
     return name, data, path, kind, key, value
 
-
-def run_cli(argv) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
-    return int(code or 0), out.getvalue() + err.getvalue()
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None,

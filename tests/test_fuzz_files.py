@@ -11,9 +11,7 @@ a message naming the file, never a traceback, never exit 1, and the input stays 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import os
 import shutil
 from pathlib import Path
@@ -21,10 +19,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from cli_runner import run_cli  # tests/cli_runner.py
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from flexmbs.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MODAL_FILES = ("seed_tip_beam.fmd.h5", "steel_cantilever.fmd.h5")
@@ -36,15 +33,6 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
 KINDS = ("delete", "nan", "inf", "transpose", "int-dtype", "text", "empty", "cut", "pad",
          "scalar", "negative")
 
-
-def run_cli(argv) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
-    return int(code or 0), out.getvalue() + err.getvalue()
 
 
 def _datasets(path) -> list[str]:

@@ -67,6 +67,30 @@ class _Table:
             raise self.error(key, f"must be a list of {size} numbers, got {value!r}")
         return arr
 
+    def numbers(self, key):
+        """A list of finite numbers of any length under ``key`` (None when absent)."""
+        value = self.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                for v in value):
+            raise self.error(key, f"must be a list of finite numbers, got {value!r}")
+        return value
+
+
+def modal_options(t: _Table, data):
+    """``data`` (ModalData) truncated to the entry's ``modes`` and with its
+    ``damping_ratio`` (flexible bodies of case files and URDF links alike)."""
+    modes = t.get("modes")
+    if modes is not None:
+        if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+            raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
+        data = data.truncate(modes)
+    if t.get("damping_ratio") is not None:
+        data = data.with_damping(ratio=t.get("damping_ratio"))
+    return data
+
 
 #: The ways of giving an attitude; an entry may use one of them (axis and angle_deg
 #: together), never two.

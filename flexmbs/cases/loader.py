@@ -18,7 +18,7 @@ from ..integrators.options import CHOICES, METHOD_OPTIONS, SOLVER_TABLE_KEYS
 from ..model import ModelBuilder
 from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
-from .entry import _orientation, _profile, _Table
+from .entry import _orientation, _profile, _Table, modal_options
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
 from .substructured_case import add_part, rewrite, route_marker
 from .tables import read_table
@@ -85,18 +85,6 @@ def read_case_toml(path: Path) -> dict:
         raise CaseError(f"{path.name}: not valid TOML ({exc})") from None
     _check_magnitudes(path, raw)
     return raw
-
-
-def _numbers(t, key):
-    """A list of finite numbers under ``key`` (None when absent); CaseError naming it."""
-    value = t.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in value):
-        raise t.error(key, f"must be a list of finite numbers, got {value!r}")
-    return value
 
 
 #: The magnitudes a finite number of a case file may have (SI units): beyond them a value
@@ -365,13 +353,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
 
 def _add_flexible(b, t, data, common, what: str) -> None:
     """Add a flexible body of ``data`` with the entry's modes, damping and stiffening."""
-    modes = t.get("modes")
-    if modes is not None:
-        if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
-            raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
-        data = data.truncate(modes)
-    if t.get("damping_ratio") is not None:
-        data = data.with_damping(ratio=t.get("damping_ratio"))
+    data = modal_options(t, data)
     stiffening = t.get("stiffening")
     if stiffening is not None and not isinstance(stiffening, bool):
         raise t.error("stiffening", f"must be true or false, got {stiffening!r}")
@@ -381,7 +363,7 @@ def _add_flexible(b, t, data, common, what: str) -> None:
                                     f"or flexmbs.modal.stiffening.with_stiffening)")
     b.add_flexible_body(t.text("name", required=True), data,
                         coupling=t.get("coupling", "two-way"),
-                        xi=_numbers(t, "xi"), xi_dot=_numbers(t, "xi_dot"),
+                        xi=t.numbers("xi"), xi_dot=t.numbers("xi_dot"),
                         stiffening=stiffening,
                         **common)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..errors import FlexmbsError
 from .case import CaseError
-from .entry import _Table
+from .entry import _Table, modal_options
 
 #: Keys of [model] besides gravity when it has ``urdf``.
 URDF_KEYS = ("urdf", "base", "merge_fixed", "visuals", "package_dirs", "flexible")
@@ -65,14 +65,7 @@ def _flexible(path, robot_file, table, inputs) -> dict:
         except FlexmbsError as exc:
             key = "beam" if "beam" in entry else "modal_data"
             raise t.error(key, str(exc)) from None
-        modes = t.get("modes")
-        if modes is not None:
-            if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
-                raise t.error("modes", f"must be an integer >= 1, got {modes!r}")
-            data = data.truncate(modes)
-        if t.get("damping_ratio") is not None:
-            data = data.with_damping(ratio=t.number("damping_ratio"))
-        out[link] = data
+        out[link] = modal_options(t, data)
     return out
 
 

@@ -221,8 +221,7 @@ class CompiledSystem:
             first = len(self.drives)
             for k, servo in enumerate(self.servos):
                 prof[:, first + k, :2] = _many(servo.reference, times)[:, :2]
-                prof[:, first + k, 2] = [servo.offset(float(tk)) for tk in times] \
-                    if servo.ki else 0.0
+                prof[:, first + k, 2] = servo.offsets(times)
             good = bool(np.isfinite(prof).all() and np.isfinite(u).all())
         except Exception:
             good = False

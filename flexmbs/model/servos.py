@@ -204,6 +204,15 @@ class JointServo:
         k = bisect_left(times, t - 1e-12 * max(1.0, abs(t))) - 1
         return self.ki * (values[k] if k >= 0 else 0.0)
 
+    def offsets(self, t) -> np.ndarray:
+        """:meth:`offset` at each of the times ``t`` (n,) at once (the outputs)."""
+        t = np.asarray(t, dtype=float)
+        if not self.ki or not self._history[0]:
+            return np.zeros(t.shape)
+        times, values = (np.asarray(v, dtype=float) for v in self._history)
+        k = np.searchsorted(times, t - 1e-12 * np.maximum(1.0, np.abs(t)), side="left") - 1
+        return self.ki * np.where(k >= 0, values[np.maximum(k, 0)], 0.0)
+
     def commit(self, system, t: float, q, qd, h: float) -> None:
         """Accumulate the integral over an accepted step of size h ending at t, from the
         state (q, q̇) there; held while the torque saturates."""
