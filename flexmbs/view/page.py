@@ -151,6 +151,6 @@ def notebook_view(result, height: int = 520, **options):
         raise ValidationError(f"height must be a whole number of pixels from 100 to 4000, "
                               f"got {height!r}")
     page = view_html(result, **options)
-    return HTML(f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; '
-                f'height: {height}px; border: 1px solid #ddd;" '
-                f'title="flexmbs viewer"></iframe>')
+    return HTML(f'<div class="flexmbs-view"><iframe srcdoc="{html.escape(page, quote=True)}" '
+                f'style="width: 100%; height: {height}px; border: 1px solid #ddd;" '
+                f'title="flexmbs viewer"></iframe></div>')

@@ -298,7 +298,7 @@ def scene_data(result, *, scale=None, field: str = "displacement", frames=None,
                    **({"stress": {"units": "MPa", "max": top_stress}}
                       if largest_stress > 0 else {})},
         "speed": float(speed) if speed is not None else _speed(duration),
-        "speeds": list(SPEEDS),
+        "speeds": sorted({*SPEEDS, float(speed)} if speed is not None else SPEEDS),
         "view": {"center": (0.5 * (lo + hi)).tolist(),
                  "radius": 0.5 * float(np.linalg.norm(hi - lo)) or 1.0,
                  "direction": direction.tolist(),

@@ -476,8 +476,12 @@ setPlaying(state.playing);
 if (hash.has('t')) state.time = Math.max(times[0], Number(hash.get('t')) || times[0]);
 show(frameAt(state.time), true);
 
+// The clock: each step advances the playback by the time since the last one and draws
+// when something changed. Animation frames drive it in a visible page; a 25 Hz timer
+// keeps it going where frames are not produced (headless screenshots at a page time).
 let last = performance.now();
-function tick(now) {
+function step() {
+  const now = performance.now();
   const dt = Math.max(0, (now - last) / 1000);
   last = now;
   if (state.playing) {
@@ -489,6 +493,10 @@ function tick(now) {
     renderer.render(scene, camera);
     dirty = false;
   }
+}
+function tick() {
+  step();
   requestAnimationFrame(tick);
 }
 requestAnimationFrame(tick);
+setInterval(step, 40);
