@@ -3,8 +3,8 @@ pages (``\\( … \\)`` inline, ``\\[ … \\]`` displayed, from ``$…$`` and ``$
 Markdown) become MathML when the site is built, with latex2mathml. Browsers draw MathML
 themselves, so the theory pages read the same offline, from a file or behind a firewall:
 no script and no network are needed (tests/test_docs_offline.py opens a built page in
-headless Chromium). An equation latex2mathml cannot read stops the build, naming the page
-and the equation.
+headless Chromium). An equation latex2mathml cannot read, or with a command it does not
+know, stops the build, naming the page and the equation.
 
 Three mends make latex2mathml's MathML draw as TeX would in browsers that implement
 MathML Core (Chromium, Firefox, Safari):
@@ -41,10 +41,14 @@ def to_mathml(kind: str, escaped: str, where: str) -> str:
     tex = aligned_as_array(control_spaces(tex[len(opening):-len(closing)].strip()))
     try:
         mathml = convert(tex, display="block" if kind == "div" else "inline")
-        return stretchy_matrix_fences(unicode_variants(mathml))
     except Exception as exc:  # latex2mathml raises plain exceptions of several kinds
         raise PluginError(f"{where}: cannot write the equation {tex[:80]!r} as MathML "
                           f"({type(exc).__name__}: {exc})") from None
+    unknown = re.search(r">[^<]*?(\\[A-Za-z]+)", mathml)
+    if unknown:  # latex2mathml writes a command it does not know as text
+        raise PluginError(f"{where}: cannot write the equation {tex[:80]!r} as MathML "
+                          f"(latex2mathml does not know {unknown.group(1)})")
+    return stretchy_matrix_fences(unicode_variants(mathml))
 
 
 #: A backslash ending a line (an odd run of backslashes before a line break): TeX's
