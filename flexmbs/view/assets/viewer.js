@@ -63,12 +63,20 @@ const controls = new OrbitControls(camera, renderer.domElement);
 let dirty = true;
 controls.addEventListener('change', () => { dirty = true; });
 
-function home() {
-  const aspect = camera.aspect || 1;
-  const half = Math.min(15, THREE.MathUtils.radToDeg(Math.atan(Math.tan(
-    THREE.MathUtils.degToRad(15)) * aspect)));
-  const distance = 1.08 * V.radius / Math.sin(THREE.MathUtils.degToRad(half));
-  camera.position.copy(center).addScaledVector(new THREE.Vector3(...V.direction), distance);
+function home() {  // the first view: along V.direction, every corner of the run's extent in sight
+  const back = new THREE.Vector3(...V.direction).normalize();
+  const right = new THREE.Vector3().crossVectors(camera.up, back).normalize();
+  const up = new THREE.Vector3().crossVectors(back, right);
+  const tanV = Math.tan(THREE.MathUtils.degToRad(camera.fov / 2));
+  const tanH = tanV * (camera.aspect || 1);
+  let distance = 0;
+  for (const x of [V.lo[0], V.hi[0]]) for (const y of [V.lo[1], V.hi[1]]) for (const z of [V.lo[2], V.hi[2]]) {
+    const p = new THREE.Vector3(x, y, z).sub(center);
+    const depth = p.dot(back);
+    distance = Math.max(distance, depth + Math.abs(p.dot(right)) / (0.9 * tanH),
+                        depth + Math.abs(p.dot(up)) / (0.9 * tanV));
+  }
+  camera.position.copy(center).addScaledVector(back, Math.max(distance, 1e-3 * V.radius));
   controls.target.copy(center);
   camera.lookAt(center);
   controls.update();
