@@ -294,3 +294,14 @@ def test_the_viewer_draws_and_plays(strip, tmp_path):
              for n in (300, 600)]
     assert _coloured(still[0]).sum() > 800
     assert np.array_equal(still[0], still[1])
+
+
+def test_the_inline_view_draws_in_its_frame(strip, tmp_path):
+    """result.show()'s output, as a notebook shows it (an iframe in the page), draws the
+    strip with the network cut off."""
+    pytest.importorskip("IPython")
+    page = tmp_path / "notebook.html"
+    page.write_text("<html><body><p>output</p>" + strip.show(height=450).data
+                    + "</body></html>", encoding="utf-8")
+    image = screenshot(page.as_uri(), tmp_path / "inline.png", budget_ms=400)
+    assert _coloured(_canvas(image)).sum() > 800

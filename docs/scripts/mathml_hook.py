@@ -32,7 +32,11 @@ DELIMITERS = {"div": ("\\[", "\\]"), "span": ("\\(", "\\)")}
 
 def to_mathml(kind: str, escaped: str, where: str) -> str:
     """MathML of one arithmatex element's content (``kind`` "div" or "span")."""
-    from latex2mathml.converter import convert
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:
+        raise PluginError("the docs' equations need latex2mathml: pip install -e "
+                          "'.[docs]'") from None
 
     tex = html.unescape(escaped).strip()
     opening, closing = DELIMITERS[kind]
