@@ -187,7 +187,7 @@ def test_a_results_file_written_now_holds_the_steps_per_output(tmp_path):
     back = SimulationResult.load(path)
     assert list(back.steps.count) == [0, 30, 30, 30, 10]
     assert back.checkpoint["interval"]["count"] == 0  # the last step was an output
-    with pytest.raises(AttributeError, match="result.steps"):
+    with pytest.raises(AttributeError, match=r"result\.steps"):
         back.h  # noqa: B018
 
 
@@ -230,6 +230,37 @@ def test_the_servo_integral_history_is_kept_per_output():
     assert every.success and sparse.success and len(sparse.t) == 21
     assert kept_every >= 500 and kept_sparse <= len(sparse.t) + 2
     np.testing.assert_array_equal(sparse.sensor("torque"), every.sensor("torque")[::25])
+
+
+def test_a_controllers_input_signal_is_kept_per_output():
+    """A PD controller sampled at every step (period = h) on the arm's shoulder torque,
+    outputs every 25 steps: the input signal keeps a few intervals per output, not one
+    per sample, and reads at the outputs what the run with an output at every step (all
+    intervals kept) reads; the motion is the same."""
+    from flexmbs.assembly import System
+    from flexmbs.cosim import Controller
+    from flexmbs.cosim.inputs import bind_inputs
+
+    def law(t, measured):
+        return {"tau": 20.0 * (1.0 - measured["shoulder"]) - 2.0 * measured["shoulder_rate"]}
+
+    def run(every):
+        case = load_case(ROOT / "cases" / "arm_beam_pd.toml")
+        ctrl = Controller("pd", law, ["shoulder", "shoulder_rate"],
+                          {"tau": "forces.tau1.value"}, 1e-3)
+        model, signals = bind_inputs(case.model, ctrl.targets)
+        res = simulate(System(model), 0.1, 1e-3, "newmark", output_every=every,
+                       controllers=[ctrl], signals=signals)
+        return res, signals["pd.tau"]
+
+    every, all_kept = run(1)
+    sparse, thinned = run(25)
+    assert every.success and sparse.success and len(sparse.t) == 5
+    assert len(all_kept._t1) >= 100 and len(thinned._t1) <= 3 * len(sparse.t) + 2
+    np.testing.assert_array_equal([thinned.value_at(t) for t in sparse.t],
+                                  [all_kept.value_at(t) for t in sparse.t])
+    np.testing.assert_array_equal(sparse.sensor("shoulder"), every.sensor("shoulder")[::25])
+    np.testing.assert_array_equal(sparse.kinetic, every.kinetic[::25])
 
 
 def test_the_warning_record_of_a_run_is_bounded():

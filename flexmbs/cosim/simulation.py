@@ -198,6 +198,8 @@ class Simulation(ModelView):
             if land is not None and abs(integ.t - land) <= LANDING_RTOL * h:
                 integ.t = float(land)
         sample_due(self.controllers, self)
-        for servo in integ.servos:  # their histories grow per communication point
+        for servo in integ.servos:  # histories that grow per communication point
             servo.pin(integ.t)
+        for signal in self.signals.values():
+            signal.pin(integ.t)
         return self.outputs()

@@ -141,10 +141,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
     def on_output(t):
         """What the run keeps per output, not per step: an interval of the step record
-        closes, and the servos' integral histories keep the value acting at t."""
+        closes, the servos' integral histories and the input signals keep what t reads."""
         integ.stats.close()
         for servo in integ.servos:
             servo.pin(float(t))
+        for signal in signals.values():
+            signal.pin(float(t))
 
     rec = Recording(system.n_q, system.n_c, copy=integ.real_time, on_output=on_output)
     memory: list = []  # the angle memory at each output (None: not known)
