@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.run import case_system
+from flexmbs.errors import ReadError
 from flexmbs.integrators import simulate
 from flexmbs.integrators.health import KEPT, NumericalWarnings
 from flexmbs.integrators.real_time import BINS_PER_DECADE, StepTimes
@@ -189,6 +190,11 @@ def test_a_results_file_written_now_holds_the_steps_per_output(tmp_path):
     assert back.checkpoint["interval"]["count"] == 0  # the last step was an output
     with pytest.raises(AttributeError, match=r"result\.steps"):
         back.h  # noqa: B018
+    with h5py.File(path, "a") as f:  # a damaged count is refused by name
+        f["steps/count"][2] = -1
+        del f.attrs["checksum"]  # (as a file written by another tool)
+    with pytest.raises(ReadError, match=r"p\.res\.h5: dataset 'steps/count' holds -1"):
+        SimulationResult.load(path)
 
 
 # ------------------------------------------------------------------ step times

@@ -50,7 +50,7 @@ import numpy as np
 from .._files import atomic_path, seal_hdf5, verify_hdf5
 from ..errors import ReadError, WriteError
 from .checkpoint_io import read_checkpoint, write_checkpoint
-from .steps import STEP_FIELDS, StepSummary
+from .steps import INTEGER_FIELDS, STEP_FIELDS, StepSummary
 
 FORMAT_TAG = "flexmbs-result"
 #: 2: the steps per output interval (/steps); 1: per step (/h, /iterations)
@@ -278,6 +278,13 @@ def _check_structure(f, path) -> None:
         for name in steps:
             if f[name].shape != (n_t,):
                 raise shape_error(name, f[name].shape, (n_t,), "one row per output time")
+        for name in INTEGER_FIELDS:  # counts: whole numbers >= 0
+            values = np.asarray(f["steps"][name][()], dtype=float)
+            bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
+            if bad.any():
+                raise ReadError(f"{path}: dataset 'steps/{name}' holds "
+                                f"{values[bad][0]!r} at row {int(np.argmax(bad))}; expected "
+                                f"counts (whole numbers >= 0)")
     for key, g in f["bodies"].items():
         where = f"bodies/{key}"
         name = g.attrs.get("name", where)
