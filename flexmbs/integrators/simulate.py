@@ -139,6 +139,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"{', '.join(report.redundant)}; the integrator needs independent equations: "
             f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
+
     def on_output(t):
         """What the run keeps per output, not per step: an interval of the step record
         closes, the servos' integral histories and the input signals keep what t reads."""
