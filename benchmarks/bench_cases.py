@@ -203,12 +203,12 @@ def one_simulation(system, args, kwargs) -> dict:
         raise RuntimeError(f"simulation failed: {result.message}")
     stats = getattr(result, "statistics", None)
     if stats:
-        steps = int(stats.get("steps", len(result.h)))
+        steps = int(stats.get("steps", result.steps.total))
         stepping = float(stats["stepping_time"])
         return {"steps": steps, "stepping_s": stepping, "stepping_wall_s": None,
                 "clock": "statistics['stepping_time']",
                 "newton_iterations": int(stats.get("newton_iterations",
-                                                   int(np.sum(result.iterations)))),
+                                                   int(np.sum(result.steps.iterations)))),
                 "factorizations": (None if stats.get("factorizations") is None
                                    else int(stats["factorizations"])),
                 "compile_time_s": stats.get("compile_time"), "engine": stats.get("engine"),
@@ -216,10 +216,10 @@ def one_simulation(system, args, kwargs) -> dict:
     if not instances:
         raise RuntimeError("no statistics on the result and no AlphaIntegrator was timed")
     integ = instances[-1]
-    return {"steps": len(integ.stats.h), "stepping_s": integ.step_cpu,
+    return {"steps": integ.stats.steps, "stepping_s": integ.step_cpu,
             "stepping_wall_s": integ.step_wall,
             "clock": "process CPU in AlphaIntegrator.step()",
-            "newton_iterations": int(np.sum(integ.stats.iterations)),
+            "newton_iterations": int(integ.stats.iterations),
             "factorizations": int(integ.refreshes), "compile_time_s": None,
             "engine": None, "wall_s": wall}
 

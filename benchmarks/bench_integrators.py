@@ -82,14 +82,14 @@ def run(system: System, tangents: str, repeat: int, params=None, h: float = H) -
             if not ok:
                 raise RuntimeError(message)
         best = min(best, time.process_time() - start)
-    steps = len(integ.stats.h)
+    steps = integ.stats.steps
     refreshes = integ.refreshes
     bp, gp = integ._coefficients(h)
     state = (integ.q, integ.qd, integ.qdd, integ.lam, integ.t)
     build = cpu_per_call(lambda: integ._refresh(*state, bp, gp, h), 10, 3)
     residual = cpu_per_call(lambda: integ._residual(*state), 50, 5)
     return {"ms_per_step": 1e3 * best / steps, "steps": steps,
-            "newton_per_step": float(np.mean(integ.stats.iterations)),
+            "newton_per_step": integ.stats.iterations / steps,
             "matrix_builds": refreshes, "builds_per_step": refreshes / steps,
             "ms_per_build": 1e3 * build, "ms_per_residual": 1e3 * residual,
             "build_ms_per_step": 1e3 * build * refreshes / steps}

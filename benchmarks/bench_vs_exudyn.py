@@ -73,7 +73,7 @@ timed runs alternating between the codes; the best is kept):
   ``InitializeSolver`` and ``FinalizeSolver``, i.e. ``SolveDynamic`` without its setup).
   Process CPU times are in the JSON output too.
 * Newton iterations per step and iteration-matrix factorisations (total) of each code:
-  flexmbs from ``statistics`` (else the per-step ``iterations`` and the integrator's
+  flexmbs from ``statistics`` (else the step record ``steps`` and the integrator's
   ``refreshes``), Exudyn from the solver's ``it.newtonStepsCount`` and
   ``it.newtonJacobiCount`` (one factorisation per Jacobian).
 * max_t |d_flexmbs(t) - d_Exudyn(t)| / max_t |d_Exudyn(t)|, d the tip node's elastic
@@ -260,8 +260,8 @@ class FlexmbsModel:
         wall_total = time.perf_counter() - start
         stats = getattr(res, "statistics", None)
         stats = stats if isinstance(stats, dict) else {}
-        iterations = np.asarray(res.iterations)
-        steps = int(stats.get("steps", iterations.size) or iterations.size)
+        iterations = np.asarray(res.steps.iterations)
+        steps = int(stats.get("steps", res.steps.total) or res.steps.total)
         if "stepping_time" in stats:
             step_wall, step_cpu = float(stats["stepping_time"]) / steps, None
             if "stepping_cpu_time" in stats:

@@ -2,14 +2,16 @@
 (RSS, from /proc/<pid>/status) sampled through the run, and the results file's size
 against the number of outputs (issue 36, "Long runs keep their resources flat").
 
-The model is the seed pendulum (cases/seed_pendulum.toml) at its own h = 1 ms with an
-output every 1000 steps, run for ``--steps`` steps (default 10⁶) and for a tenth of that:
-memory must stay flat over the run (no growth with the steps) and the file must grow only
-with the outputs. Linux only (/proc). Usage::
+The model is the seed pendulum (cases/seed_pendulum.toml) at its own h = 1 ms, run three
+times: a tenth of ``--steps`` (default 10⁶) with an output every ``--every`` (1000) steps,
+``--steps`` with the same output interval (ten times the outputs), and ``--steps`` with
+ten times the interval (the first run's number of outputs). Memory must stay flat over a
+run (no growth with the steps), and the file must grow only with the outputs: the same
+size for the same outputs whatever the steps. Linux only (/proc). Usage::
 
     python benchmarks/soak_resources.py [--steps 1000000] [--every 1000]
 
-Not part of the test suite (it takes about a minute); its output goes in
+Not part of the test suite (it takes about two minutes); its output goes in
 benchmarks/README.md.
 """
 
@@ -70,31 +72,41 @@ def main() -> int:
         case = work / "pendulum.toml"
         shutil.copy(ROOT / "cases" / "seed_pendulum.toml", case)
         rows = []
-        for steps in (args.steps // 10, args.steps):
-            out = work / f"run{steps}.res.h5"
-            code, wall, samples = soak(case, out, steps, args.every)
+        for steps, every in ((args.steps // 10, args.every), (args.steps, args.every),
+                             (args.steps, 10 * args.every)):
+            out = work / f"run{steps}_{every}.res.h5"
+            code, wall, samples = soak(case, out, steps, every)
             size = out.stat().st_size if out.exists() else 0
-            rows.append((steps, code, wall, samples, size))
+            rows.append((steps, every, code, wall, samples, size))
         failures = []
-        for steps, code, wall, samples, size in rows:
-            n_out = steps // args.every + 1
+        for steps, every, code, wall, samples, size in rows:
+            n_out = steps // every + 1
             t, mem = samples[:, 0], samples[:, 1]
             late = t > 0.5 * t[-1]  # the second half: the run is in its steps
             slope = float(np.polyfit(t[late], mem[late], 1)[0]) if late.sum() > 2 else 0.0
-            print(f"{steps} steps: exit {code}, {wall:.1f} s wall; RSS at 25/50/75/100 % of "
+            print(f"{steps} steps, output every {every}: exit {code}, {wall:.1f} s wall; RSS "
+                  f"at 25/50/75/100 % of "
                   f"the run {np.interp([0.25, 0.5, 0.75, 1.0], t / t[-1], mem).round(1)} MB, "
                   f"max {mem.max():.1f} MB, second-half slope {slope:+.3f} MB/s; results "
                   f"file {size / 1024:.0f} KiB for {n_out} outputs "
                   f"({size / n_out:.0f} B per output)")
             if code != 0:
                 failures.append(f"{steps} steps: exit {code}")
-        (s1, _, _, m1, z1), (s2, _, _, m2, z2) = rows
+        (s1, _, _, _, m1, z1), (s2, _, _, _, m2, z2), (s3, _, _, _, m3, z3) = rows
         growth = m2[:, 1].max() - m1[:, 1].max()
         per_output = (z2 - z1) / ((s2 - s1) / args.every)
-        print(f"10x the steps: peak RSS {growth:+.1f} MB, file +{(z2 - z1) / 1024:.0f} KiB "
-              f"= {per_output:.0f} B per extra output")
-        if growth > 20.0:
-            failures.append(f"the peak RSS grew by {growth:.1f} MB with 10x the steps")
+        print(f"10x the steps and outputs: peak RSS {growth:+.1f} MB, file "
+              f"{(z2 - z1) / 1024:+.0f} KiB = {per_output:.0f} B per extra output")
+        same = m3[:, 1].max() - m1[:, 1].max()
+        per_step = (z3 - z1) / (s3 - s1)
+        print(f"10x the steps, the same outputs: peak RSS {same:+.1f} MB, file "
+              f"{z3 - z1:+d} B = {per_step:.2g} B per extra step")
+        if growth > 20.0 or same > 20.0:
+            failures.append(f"the peak RSS grew by {max(growth, same):.1f} MB with 10x "
+                            f"the steps")
+        if abs(z3 - z1) > 1024:
+            failures.append(f"the file of the same outputs grew by {z3 - z1} B with 10x "
+                            f"the steps")
         print("PASS" if not failures else "FAIL: " + "; ".join(failures))
         return 0 if not failures else 1
     finally:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from flexmbs.post import plots
+from flexmbs.results.steps import StepSummary
 
 
 def _result(n_modes: int, n_t: int = 400, n_steps: int = 399):
@@ -18,9 +19,11 @@ def _result(n_modes: int, n_t: int = 400, n_steps: int = 399):
     xi = np.stack([np.sin((j + 1) * 3.0 * t) / (j + 1) ** 2 for j in range(n_modes)], 1)
     phi = np.abs(np.sin(12 * t)) * 1e-9
     phi[0] = 0.0  # exact zero at t0, as after assembly
+    # steps of equal size (outputs on steps when n_t − 1 divides n_steps)
+    steps, _ = StepSummary.from_steps(t, np.full(n_steps, 2.0 / n_steps),
+                                      np.random.default_rng(0).integers(2, 6, n_steps))
     return SimpleNamespace(
-        t=t, h=np.full(n_steps, 2.0 / n_steps),
-        iterations=np.random.default_rng(0).integers(2, 6, n_steps),
+        t=t, steps=steps,
         phi_violation=phi, velocity_violation=np.zeros(n_t) + 1e-12,
         modal_coordinates=lambda body: xi)
 
@@ -61,12 +64,19 @@ def test_log_axis_of_the_constraint_plot_skips_exact_zeros():
 
 
 def test_iteration_plot_of_a_long_run_is_drawn_by_windows():
-    fig = plots.step_size(_result(2, n_t=100, n_steps=100_000))
-    points = sum(len(line.get_xdata()) for line in fig.axes[1].get_lines())
-    assert points <= plots.STEPS_DRAWN_UP_TO
+    # 10⁴ output intervals of 10 steps: merged into windows of intervals
+    fig = plots.step_size(_result(2, n_t=10_001, n_steps=100_000))
+    for ax in fig.axes:
+        points = max(len(line.get_xdata()) for line in ax.get_lines())
+        assert points <= plots.STEPS_DRAWN_UP_TO
     assert "mean" in [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
-    fig = plots.step_size(_result(2, n_t=100, n_steps=500))  # short: every step, as dots
-    assert fig.axes[1].get_lines()[0].get_linestyle() == "None"
+    assert "window of" in fig.axes[0].get_ylabel()
+    fig = plots.step_size(_result(2, n_t=101, n_steps=1000))  # intervals: mean and range
+    assert len(fig.axes[1].get_lines()[0].get_xdata()) == 100
+    assert "per output interval" in fig.axes[0].get_ylabel()
+    fig = plots.step_size(_result(2, n_t=501, n_steps=500))  # an output at every step:
+    assert fig.axes[1].get_lines()[0].get_linestyle() == "None"  # every step, as dots
+    assert len(fig.axes[1].get_lines()[0].get_xdata()) == 500
 
 
 def test_spectrum_axis_ends_near_the_content():

@@ -255,7 +255,8 @@ def test_result_plots_carry_labels_with_units(arm, tmp_path):
         "tip": (plots.tip_deflection(arm, "beam"), ["beam node 21 deflection [mm]"]),
         "phi": (plots.constraint_violation(arm),
                 ["constraint violation [m, rad; m/s, rad/s]"]),
-        "steps": (plots.step_size(arm), ["step size [s]", "Newton iterations per step [-]"]),
+        "steps": (plots.step_size(arm), ["step size [s] per output interval",
+                                         "Newton iterations per step [-]"]),
         "coords": (plots.coordinates(arm, ["link1.x", "beam.xi1"]),
                    ["position [m]", "modal coordinate [-]"]),
     }

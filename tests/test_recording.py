@@ -80,7 +80,9 @@ def test_recording_stacks_its_outputs():
 
 def test_a_run_with_adaptive_steps_records_every_output():
     every = simulate(pendulum(None), 0.2, 0.05, error_tol=1e-9)
-    assert len(every.t) > 5 and len(every.t) == len(every.h) + 1
+    # one step per output after the initial one: the step record's rows are the steps
+    assert len(every.t) > 5 and list(every.steps.count) == [0] + [1] * (len(every.t) - 1)
+    assert every.statistics["steps"] == len(every.t) - 1
     assert np.all(np.diff(every.t) > 0) and every.t[-1] == pytest.approx(0.2)
-    np.testing.assert_allclose(every.t[1:], np.cumsum(every.h), rtol=1e-12)
+    np.testing.assert_allclose(every.t[1:], np.cumsum(every.steps.h_mean[1:]), rtol=1e-12)
     assert every.q.shape == (len(every.t), 7) and np.all(np.isfinite(every.kinetic))

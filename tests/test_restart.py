@@ -19,21 +19,36 @@ from flexmbs.integrators import SimulationResult
 
 ROOT = Path(__file__).resolve().parents[1]
 ARM = ROOT / "cases" / "arm_beam_seed.toml"
-FIELDS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
-          "phi_violation", "velocity_violation", "h", "iterations")
+OUTPUTS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work",
+           "phi_violation", "velocity_violation")
+#: The step record per output interval (flexmbs.results.steps)
+STEPS = ("steps.count", "steps.h_min", "steps.h_max", "steps.h_mean", "steps.iterations",
+         "steps.iterations_max", "steps.rejected")
+FIELDS = OUTPUTS + STEPS
 
 #: What an extended completed run matches to the Newton tolerance (see below).
-STATE = tuple(k for k in FIELDS if k not in ("nonconservative_work", "iterations"))
+STATE = tuple(k for k in FIELDS
+              if k not in ("nonconservative_work", "steps.iterations", "steps.iterations_max"))
+
+
+def _field(result, key):
+    for part in key.split("."):
+        result = getattr(result, part)
+    return result
 
 
 def assert_same_run(a, b, tol=1e-12, keys=FIELDS):
     """Every history of ``a`` equals ``b``'s to ``tol`` times the history's largest
-    magnitude (at least 1)."""
+    magnitude (at least 1); NaN (the step sizes of an interval without steps) where
+    ``b`` has NaN."""
     for key in keys:
-        x, y = getattr(a, key), getattr(b, key)
+        x, y = _field(a, key), _field(b, key)
         assert x.shape == y.shape, key
-        scale = max(1.0, float(np.max(np.abs(y), initial=0.0)))
+        scale = max(1.0, float(np.nanmax(np.abs(y), initial=0.0)))
         np.testing.assert_allclose(x, y, rtol=0, atol=tol * scale, err_msg=key)
+    if set(STEPS) <= set(keys):  # and the totals, steps after the last output included
+        for key in ("steps", "newton_iterations", "rejected_steps"):
+            assert a.statistics[key] == b.statistics[key], key
 
 
 class StopAt:
@@ -80,11 +95,14 @@ def test_a_shorter_run_extended_and_output_times_continue_on_schedule():
     extra = np.flatnonzero(~np.isclose(cont.t[:, None], full.t[None, :], rtol=0,
                                        atol=1e-12).any(axis=1))
     assert list(cont.t[extra]) == [pytest.approx(0.1)]
-    for key in FIELDS[:-2]:
+    for key in OUTPUTS:
         setattr(cont, key, np.delete(getattr(cont, key), extra, axis=0))
     # (the work is a trapezoidal sum over the outputs: the extra output changes it; the
-    # Newton iteration counts differ with the iterates)
-    assert_same_run(cont, full, tol=1e-6, keys=STATE)
+    # Newton iteration counts differ with the iterates; the extra output splits an
+    # interval of the step record, whose steps are those of the long run)
+    assert_same_run(cont, full, tol=1e-6, keys=tuple(k for k in STATE if k in OUTPUTS))
+    assert cont.statistics["steps"] == full.statistics["steps"]
+    assert cont.steps.total == full.steps.total
     # output times given explicitly (interpolated between steps)
     times = list(np.linspace(0.0, 0.3, 23))
     timed = load_case(ARM, {"solver.t_end": 0.3, "solver.output_times": times})

@@ -146,6 +146,7 @@ def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | 
     over a unit of time."""
     from ..integrators.simulate import _describe_bodies, _describe_model
     from ..results import SimulationResult
+    from ..results.steps import StepSummary
 
     n_t = max(int(frames), 2)
     period = 1.0 / mode.frequency_hz if mode.frequency_hz > 0 else 1.0
@@ -160,7 +161,7 @@ def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | 
         t=t, q=q, qd=zeros_q, qdd=zeros_q, lam=np.zeros((n_t, system.n_c)),
         kinetic=zeros_t, potential=zeros_t, elastic=zeros_t, nonconservative_work=zeros_t,
         phi_violation=zeros_t, velocity_violation=zeros_t,
-        h=np.full(n_t - 1, t[1] - t[0]), iterations=np.zeros(n_t - 1, int),
+        steps=StepSummary.empty(n_t),
         coord_names=tuple(system.coord_names),
         constraint_names=tuple(system.constraint_names),
         settings={"method": "linear mode", "h": float(t[1] - t[0]),

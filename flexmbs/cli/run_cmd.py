@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         "exit_code": exit_code(result),
         "message": result.message, "output": str(case.output),
         "method": result.settings["method"], "h": result.settings["h"],
-        "t_end": float(result.t[-1]), "steps": len(result.h),
-        "newton_iterations_mean": float(np.mean(result.iterations)) if len(result.h) else 0.0,
+        "t_end": float(result.t[-1]), "steps": int(result.statistics["steps"]),
+        "newton_iterations_mean": float(result.statistics["iterations_per_step"]),
         "wall_time_s": result.wall_time, "dof": report.dof,
         "real_time_factor": _ratio(float(result.t[-1] - result.t[0]), result.wall_time),
         # the run without the one-time loading (or compiling) of the kernels in this

@@ -31,8 +31,11 @@ MODES = ("hold", "linear")
 
 class InputSignal(Profile):
     """A drive profile whose value is set from outside, interval by interval. It keeps
-    every interval set, so that it can be evaluated at any past time too (the energy
-    balance and the power after a run, the sensors of a force)."""
+    the intervals set, so that it can be evaluated at past times too: at the outputs of
+    a run (the energy balance and the power after the run, the sensors of a force). At
+    each output :meth:`pin` keeps those that the output's time reads and drops the
+    earlier ones no output reads, so the intervals kept grow with the outputs, not with
+    the samples of a controller."""
 
     def __init__(self, name: str, value: float = 0.0, mode: str = "hold"):
         if mode not in MODES:
@@ -43,6 +46,7 @@ class InputSignal(Profile):
         self._t1: list[float] = []
         self._u0: list[float] = []
         self._u1: list[float] = []
+        self._pinned = 0  # intervals [0, pinned) are read at recorded outputs
 
     def set(self, t0: float, t1: float, value: float) -> None:
         """The value for the interval [t0, t1] (held, or reached at t1); intervals set
@@ -59,12 +63,24 @@ class InputSignal(Profile):
         keep = bisect.bisect_left(self._t1, t0 + 1e-15 * max(1.0, abs(t0)))
         for values in (self._t0, self._t1, self._u0, self._u1):
             del values[keep:]
+        self._pinned = min(self._pinned, keep)
         if t1 <= t0:  # an empty interval: the value from now on
             t1 = t0
         self._t0.append(t0)
         self._t1.append(t1)
         self._u0.append(start)
         self._u1.append(value)
+
+    def pin(self, t: float) -> None:
+        """An output was recorded at ``t`` [s]: keep the intervals that evaluating at t
+        reads (the one holding t and the one before it, and one more for an output time
+        a round-off away) and the later ones; drop the unpinned intervals before them."""
+        first = bisect.bisect_left(self._t1, t) - 2  # the first interval t may read
+        if first > self._pinned:
+            for values in (self._t0, self._t1, self._u0, self._u1):
+                del values[self._pinned:first]
+        k = bisect.bisect_left(self._t1, t)
+        self._pinned = max(self._pinned, min(len(self._t1), k + 1))
 
     def value_at(self, t: float) -> float:
         return self.eval(t)[0]
@@ -85,10 +101,11 @@ class InputSignal(Profile):
 
     def state(self) -> tuple:
         """A copy of the intervals set (what a rollback returns to)."""
-        return tuple(list(v) for v in (self._t0, self._t1, self._u0, self._u1))
+        return (*(list(v) for v in (self._t0, self._t1, self._u0, self._u1)), self._pinned)
 
     def restore(self, state) -> None:
-        self._t0, self._t1, self._u0, self._u1 = (list(v) for v in state)
+        self._t0, self._t1, self._u0, self._u1 = (list(v) for v in state[:4])
+        self._pinned = min(int(state[4]) if len(state) > 4 else 0, len(self._t1))
 
 
 class _VectorInput:

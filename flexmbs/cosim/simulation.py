@@ -141,9 +141,9 @@ class Simulation(ModelView):
         integ = self.integ
         cp = copy.deepcopy(integ.checkpoint())
         # continue from the restored form too, so that a rollback repeats a step exactly
-        integ.restore(cp, list(integ.stats.h), list(integ.stats.iterations))
-        return {"checkpoint": cp, "h": list(integ.stats.h),
-                "iterations": list(integ.stats.iterations),
+        steps = integ.stats.copy()
+        integ.restore(cp, steps.copy())
+        return {"checkpoint": cp, "steps": steps,
                 "signals": {n: s.state() for n, s in self.signals.items()},
                 "controllers": [c.get_state() for c in self.controllers],
                 "contacts": [copy.deepcopy(c.state) for c in integ.contacts],
@@ -153,7 +153,7 @@ class Simulation(ModelView):
         """Return to a state of :meth:`get_state`."""
         try:
             cp = copy.deepcopy(state["checkpoint"])
-            self.integ.restore(cp, state["h"], state["iterations"])
+            self.integ.restore(cp, state["steps"].copy())
             for name, value in state["signals"].items():
                 self.signals[name].restore(value)
             for ctrl, value in zip(self.controllers, state["controllers"], strict=True):
@@ -162,7 +162,7 @@ class Simulation(ModelView):
                 contact.state = copy.deepcopy(value)
             self.system.angle_memory = state["angles"]
             self._angle_refs = dict(state["angle_refs"])
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValidationError(f"set_state: not a state of this simulation ({exc})"
                                   ) from None
 
@@ -198,4 +198,8 @@ class Simulation(ModelView):
             if land is not None and abs(integ.t - land) <= LANDING_RTOL * h:
                 integ.t = float(land)
         sample_due(self.controllers, self)
+        for servo in integ.servos:  # histories that grow per communication point
+            servo.pin(integ.t)
+        for signal in self.signals.values():
+            signal.pin(integ.t)
         return self.outputs()

@@ -246,6 +246,10 @@ def _body_angular_velocity(p, pd) -> np.ndarray:
 NUMERICAL = (RuntimeWarning, LinAlgWarning, MatrixRankWarning)
 
 
+#: The kinds of floating-point warnings, and the other warnings, a run keeps.
+KEPT = 50
+
+
 class NumericalWarnings:
     """Gathers the floating-point warnings NumPy and SciPy raise during a run
     (:data:`NUMERICAL`) into one record instead of forwarding each of them verbatim:
@@ -254,7 +258,12 @@ class NumericalWarnings:
 
     Use as ``with numerical:`` around the step loop, with ``numerical.collect(t)`` after
     each step, and again around the computation of the output quantities (the counts
-    add up)."""
+    add up).
+
+    What it keeps is bounded whatever the number of steps: at most :data:`KEPT` kinds
+    (texts) of floating-point warnings (the rest counted as "other"), and at most
+    :data:`KEPT` other warnings to pass through (the rest counted, and said in one
+    warning)."""
 
     def __init__(self):
         self.count = 0
@@ -262,6 +271,7 @@ class NumericalWarnings:
         self.first: str = ""
         self.first_time = float("nan")
         self._others: list = []
+        self._others_dropped = 0
 
     def __enter__(self) -> NumericalWarnings:
         self._context = _warnings.catch_warnings(record=True)
@@ -279,12 +289,16 @@ class NumericalWarnings:
             if issubclass(w.category, NUMERICAL):
                 self.count += 1
                 text = str(w.message).strip().rstrip(".")
+                if text not in self.kinds and len(self.kinds) >= KEPT:
+                    text = "other"
                 self.kinds[text] = self.kinds.get(text, 0) + 1
                 if self.count == 1:
                     self.first = text
                     self.first_time = float("nan") if t is None else float(t)
-            else:
+            elif len(self._others) < KEPT:
                 self._others.append(w)
+            else:
+                self._others_dropped += 1
         self._caught.clear()
 
     def __exit__(self, *exc) -> None:
@@ -292,7 +306,11 @@ class NumericalWarnings:
         self._context.__exit__(*exc)
         for w in self._others:  # re-raised where the caller's filters decide
             _warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        self._others = []
+        if self._others_dropped:
+            _warnings.warn(f"{self._others_dropped} further warning(s) during the run "
+                           f"were not repeated (the first {KEPT} were)", UserWarning,
+                           stacklevel=2)
+        self._others, self._others_dropped = [], 0
 
     def sentence(self) -> str:
         """What happened, in one sentence (empty when nothing did)."""

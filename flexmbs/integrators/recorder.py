@@ -66,12 +66,13 @@ class Recording:
     """The recorded outputs (t, q, q̇, q̈, λ): references to the integrator's state arrays,
     which it replaces at every step (never writes into), stacked once after the run.
     ``copy``: copy them instead (real-time mode, whose steps write into two alternating
-    sets of arrays). ``recording["q"]`` is the list of outputs (``[-1]``: the newest)."""
+    sets of arrays). ``recording["q"]`` is the list of outputs (``[-1]``: the newest).
+    ``on_output``: called with the output's time at each output :meth:`add` records."""
 
     KEYS = ("t", "q", "qd", "qdd", "lam")
 
-    def __init__(self, n_q: int, n_c: int, copy: bool = False):
-        self.n_q, self.n_c, self.copy = n_q, n_c, copy
+    def __init__(self, n_q: int, n_c: int, copy: bool = False, on_output=None):
+        self.n_q, self.n_c, self.copy, self.on_output = n_q, n_c, copy, on_output
         self.t, self.q, self.qd, self.qdd, self.lam = [], [], [], [], []
 
     def add(self, t, q, qd, qdd, lam) -> None:
@@ -83,6 +84,8 @@ class Recording:
         self.qd.append(qd)
         self.qdd.append(qdd)
         self.lam.append(lam)
+        if self.on_output is not None:
+            self.on_output(t)
 
     def extend(self, t, q, qd, qdd, lam) -> None:
         """Record the outputs of stacked histories (a restart's: rows of its arrays)."""

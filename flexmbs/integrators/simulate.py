@@ -30,7 +30,7 @@ from .health import (
 from .interrupts import StepInterrupts
 from .options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
 from .output_angles import output_angles
-from .real_time import real_time_statistics
+from .real_time import StepTimes, real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
     Recording,
@@ -40,18 +40,18 @@ from .recorder import (
     _output_quantities,
     _sensor_records,
 )
+from .step_log import StepLog
 from .stepper import (
     REFRESH_ABOVE,
     AlphaIntegrator,
     Engine,
     Formulation,
-    StepStats,
     Tangents,
     undamped,
 )
 
 __all__ = ["CONTACT_FIELDS", "METHODS", "REFRESH_ABOVE", "AlphaIntegrator", "Engine",
-           "Formulation", "SimulationResult", "StepStats", "Tangents", "_describe_bodies",
+           "Formulation", "SimulationResult", "StepLog", "Tangents", "_describe_bodies",
            "_describe_model", "simulate", "undamped"]
 
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
@@ -129,7 +129,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     start = time.perf_counter()
     integ = AlphaIntegrator(system, params, h, **options)
     if cp:
-        integ.restore(cp, restart.h, restart.iterations)
+        integ.restore(cp, StepLog.resumed(restart.steps, cp.get("interval"),
+                                          cp.get("last_iterations")))
     setup_time = time.perf_counter() - start
     report = system.check(integ.q, integ.t)
     if report.redundant:
@@ -138,7 +139,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             f"{', '.join(report.redundant)}; the integrator needs independent equations: "
             f"{report.advice or 'remove them (a joint with fewer equations where a loop closes)'}")
     outputs = None if t_out is None else np.sort(np.asarray(t_out, dtype=float))
-    rec = Recording(system.n_q, system.n_c, copy=integ.real_time)
+
+    def on_output(t):
+        """What the run keeps per output, not per step: an interval of the step record
+        closes, the servos' integral histories and the input signals keep what t reads."""
+        integ.stats.close()
+        for servo in integ.servos:
+            servo.pin(float(t))
+        for signal in signals.values():
+            signal.pin(float(t))
+
+    rec = Recording(system.n_q, system.n_c, copy=integ.real_time, on_output=on_output)
     memory: list = []  # the angle memory at each output (None: not known)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
@@ -188,8 +199,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         control = (controllers, ModelView(system, integ, signals))
         for ctrl in controllers:
             ctrl.start(control[1])
-    step_times = (np.full(int(np.ceil((t_end - integ.t) / h)) + 2, np.nan)
-                  if integ.real_time else None)
+    step_times = StepTimes(h) if integ.real_time else None
     with numerical:
         success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
             system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
@@ -221,14 +231,14 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     status = INTERRUPTED if interrupted else status_of(success, diverged, warns)
     if status == WARNINGS:
         message = "completed with warnings: " + "; ".join(w.message for w in warns)
-    iterations = np.array(integ.stats.iterations)
+    log = integ.stats
     statistics = {
         "engine": integ.engine.value, "engine_note": integ.engine_note,
         "kernels": integ.compiled.kernels if integ.compiled is not None else "",
         "formulation": integ.formulation.value,
-        "steps": int(iterations.size), "rejected_steps": int(integ.rejected),
-        "newton_iterations": int(iterations.sum()),
-        "iterations_per_step": float(iterations.mean()) if iterations.size else 0.0,
+        "steps": int(log.steps), "rejected_steps": int(integ.rejected),
+        "newton_iterations": int(log.iterations),
+        "iterations_per_step": log.iterations / log.steps if log.steps else 0.0,
         "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
         "stepping_time": float(stepping),
         "newton_tolerances": {"preset": newton, "rtol": integ.rtol, "atol": integ.atol,
@@ -239,7 +249,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if integ.compiled is not None and integ.compiled.callbacks:  # docs/compiled.md
         statistics["callbacks"] = integ.compiled.callbacks.statistics()
     if integ.real_time:
-        statistics.update(real_time_statistics(integ, step_times, h))
+        statistics.update(real_time_statistics(integ, step_times))
     if interrupted:
         statistics["interrupted_by"] = interrupted
     if cp:
@@ -250,8 +260,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     return SimulationResult(
         t=t, q=q, qd=qd, qdd=qdd_hist, lam=lam_hist, kinetic=energies[:, 0],
         potential=energies[:, 1], elastic=elastic, nonconservative_work=work,
-        phi_violation=phi_v, velocity_violation=vel_v, h=np.array(integ.stats.h),
-        iterations=np.array(integ.stats.iterations), coord_names=system.coord_names,
+        phi_violation=phi_v, velocity_violation=vel_v, steps=log.summary(),
+        coord_names=system.coord_names,
         constraint_names=system.constraint_names,
         settings={"method": params.name, "h": h,
                   **{k: v for k, v in options.items()
@@ -271,10 +281,9 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
     (controllers, their view of the model) the controllers sample at their times and
     the steps land on them. Returns (success, message, diverged, interrupted (what by:
     "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s]).
-    ``step_times``: an array that receives each step's wall time [s] in turn (real-time
-    mode), allocated before the run."""
+    ``step_times``: the streaming statistics of the steps' wall times (real-time mode,
+    :class:`~flexmbs.integrators.real_time.StepTimes`)."""
     stepping = 0.0  # [s] in integ.step()
-    timed = 0  # steps whose wall time is in step_times
     success, message, diverged, interrupted = True, "completed", False, ""
     with StepInterrupts() as interrupts:
         while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
@@ -310,9 +319,8 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             finally:
                 elapsed = time.perf_counter() - tic
                 stepping += elapsed
-                if step_times is not None and timed < step_times.size:
-                    step_times[timed] = elapsed
-                    timed += 1
+                if step_times is not None:
+                    step_times.add(elapsed)
             if not ok:
                 success, message = False, msg
                 break

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .diagnostics import failure_message
 from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
 from .real_time import StateBuffers, check_real_time
 from .reference import accelerations
+from .step_log import StepLog
 
 
 def undamped(params: AlphaParameters) -> bool:
@@ -35,13 +35,6 @@ def undamped(params: AlphaParameters) -> bool:
 #: convergence" for the arm and pendulum benchmarks, where a build costs 5–7 residual
 #: evaluations (benchmarks/README.md).
 REFRESH_ABOVE = 4
-
-
-@dataclass
-class StepStats:
-    t: list = field(default_factory=list)
-    h: list = field(default_factory=list)
-    iterations: list = field(default_factory=list)
 
 
 class AlphaIntegrator:
@@ -163,7 +156,9 @@ class AlphaIntegrator:
         self._refreshes_accepted = 0  # self.refreshes at the last accepted step
         self.status = "running"
         self.message = ""
-        self.stats = StepStats()
+        #: the accepted steps per output interval and the run's totals (:class:`StepLog`:
+        #: its size grows with the outputs, not the steps)
+        self.stats = StepLog()
         self._select_engine(engine, on_compile)
         if self.real_time and self.engine is not Engine.COMPILED:
             raise ValidationError(f"real_time needs the compiled engine, and this run takes "
@@ -303,8 +298,8 @@ class AlphaIntegrator:
 
     def _slow_last_step(self) -> bool:
         """Whether the last accepted step needed more than ``refresh_above`` iterations."""
-        its = self.stats.iterations
-        return self.refresh_above is not None and bool(its) and its[-1] > self.refresh_above
+        return (self.refresh_above is not None
+                and self.stats.last_iterations > self.refresh_above)
 
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
@@ -500,6 +495,7 @@ class AlphaIntegrator:
                         return False, self.message
                     h *= factor
                     self.rejected += 1
+                    self.stats.reject()
                     continue
                 self.h = min(self.h_max, h * factor)
             if ok:
@@ -512,9 +508,7 @@ class AlphaIntegrator:
                         return False, self.message
                 for servo in self.servos:
                     servo.commit(self.system, self.t, self.q, self.qd, h)
-                self.stats.t.append(self.t)
-                self.stats.h.append(h)
-                self.stats.iterations.append(iters)
+                self.stats.add(h, iters)
                 self._refreshes_accepted = self.refreshes
                 return True, ""
             if self.real_time:  # a fixed step: no halving
@@ -536,7 +530,8 @@ class AlphaIntegrator:
         same steps (:mod:`flexmbs.integrators.checkpoint`): q, q̇, q̈, λ, a, t, h, the
         iteration matrix in use with its step, unless a step cut short rebuilt it (the
         continuation then builds a fresh one), and the angle memory of the rotational
-        springs (``System.unwrap``)."""
+        springs (``System.unwrap``), and the steps since the last output with the last
+        step's Newton iterations (:class:`StepLog`)."""
         matrix = None
         if self.matrix.lu is not None and self.refreshes == self._refreshes_accepted:
             matrix = (self.compiled.work.matrix.copy() if self.compiled is not None
@@ -546,12 +541,15 @@ class AlphaIntegrator:
                 "matrix_h": self._matrix_h if matrix is not None else None,
                 "refreshes": self.refreshes, "rejected": self.rejected,
                 "formulation": self.formulation.value,
-                "angles": dict(self.system.angle_memory)}
+                "angles": dict(self.system.angle_memory),
+                "interval": self.stats.open_interval(),
+                "last_iterations": self.stats.last_iterations}
 
-    def restore(self, cp: dict, step_sizes=(), iterations=()) -> None:
-        """Continue from the restart point ``cp`` (of :meth:`checkpoint`); the step
-        sizes and Newton iterations of the steps before it keep the statistics and the
-        rebuild policy where they were."""
+    def restore(self, cp: dict, steps: StepLog | None = None) -> None:
+        """Continue from the restart point ``cp`` (of :meth:`checkpoint`); ``steps``: the
+        record of the steps before it (:meth:`StepLog.resumed`; None: its open interval
+        and last step's iterations alone), which keeps the statistics and the rebuild
+        policy where they were."""
         self.t = float(cp["t"])
         self.contact_steps.start = None
         self.q, self.qd, self.qdd, self.lam, self.a = (
@@ -563,8 +561,8 @@ class AlphaIntegrator:
         self.system.angle_memory.update(cp.get("angles") or {})
         for servo in self.servos:  # their integrals, kept with the angles
             servo.restart(self.t, self.system.angle_memory.get(servo.integral_key, 0.0))
-        self.stats.h, self.stats.iterations = list(step_sizes), list(iterations)
-        self.stats.t = list(self.t - np.sum(step_sizes) + np.cumsum(step_sizes))
+        self.stats = steps if steps is not None else StepLog.resumed(
+            None, cp.get("interval"), cp.get("last_iterations"))
         matrix = cp.get("matrix")
         self.matrix.lu, self._matrix_h = None, None
         if matrix is not None:

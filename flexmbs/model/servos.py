@@ -85,6 +85,59 @@ class Motor:
         return float(self.gear_ratio) ** 2 * float(self.inertia)
 
 
+class IntegralHistory:
+    """The sampled integral ∫e_m dt [rad s] after accepted steps, by the step's end time
+    [s] (ascending). The value acting at time t is the last one committed before t.
+
+    It grows with the outputs, not with the steps: at each output :meth:`pin` keeps the
+    value acting at the output's time and drops the steps' values between it and the
+    previous output's, which nothing reads any more (the run reads the newest, the
+    quantities after the run those at the outputs)."""
+
+    __slots__ = ("pinned", "times", "values")
+
+    def __init__(self):
+        self.times: list[float] = []
+        self.values: list[float] = []
+        self.pinned = 0  # entries [0, pinned) are read at recorded outputs
+
+    def add(self, t: float, value: float) -> None:
+        self.times.append(float(t))
+        self.values.append(float(value))
+
+    def clear(self) -> None:
+        self.times.clear()
+        self.values.clear()
+        self.pinned = 0
+
+    def drop_from(self, t: float) -> None:
+        """Forget the values at times >= t (a step redone after a rollback)."""
+        times = self.times
+        while times and times[-1] >= t:
+            times.pop()
+            self.values.pop()
+        self.pinned = min(self.pinned, len(times))
+
+    def acting_at(self, t: float) -> float:
+        """The integral acting at t: the last one committed before it (0 before any)."""
+        k = bisect_left(self.times, t - _tolerance(t)) - 1
+        return self.values[k] if k >= 0 else 0.0
+
+    def pin(self, t: float) -> None:
+        """Keep the entry acting at the output time ``t`` and the later ones; drop the
+        unpinned entries before it."""
+        k = bisect_left(self.times, t - _tolerance(t)) - 1
+        if k >= self.pinned:
+            del self.times[self.pinned:k]
+            del self.values[self.pinned:k]
+            self.pinned += 1
+
+
+def _tolerance(t: float) -> float:
+    """The time tolerance [s] of "before t" (an output landing on a step's end)."""
+    return 1e-12 * max(1.0, abs(t))
+
+
 @dataclass(frozen=True, eq=False)
 class JointServo:
     """PD(+I) servo on a joint's coordinate θ, with velocity feed-forward from the
@@ -123,9 +176,10 @@ class JointServo:
     torque_limit: float = math.inf
     motor: Motor | None = None
     kind: str = "torque"
-    #: the sampled integral's history: accepted step end times [s] and ∫e_m dt [rad s]
-    _history: tuple[list, list] = field(default_factory=lambda: ([], []), repr=False,
-                                        compare=False)
+    #: the sampled integral's history: accepted step end times [s] and ∫e_m dt [rad s],
+    #: thinned at the outputs (:meth:`pin`)
+    _history: IntegralHistory = field(default_factory=lambda: IntegralHistory(),
+                                      repr=False, compare=False)
 
     element_kind: ClassVar[str] = "joint_servo"
 
@@ -200,16 +254,15 @@ class JointServo:
         last accepted step that ended before t)."""
         if not self.ki:
             return 0.0
-        times, values = self._history
-        k = bisect_left(times, t - 1e-12 * max(1.0, abs(t))) - 1
-        return self.ki * (values[k] if k >= 0 else 0.0)
+        return self.ki * self._history.acting_at(t)
 
     def offsets(self, t) -> np.ndarray:
         """:meth:`offset` at each of the times ``t`` (n,) at once (the outputs)."""
         t = np.asarray(t, dtype=float)
-        if not self.ki or not self._history[0]:
+        if not self.ki or not self._history.times:
             return np.zeros(t.shape)
-        times, values = (np.asarray(v, dtype=float) for v in self._history)
+        times, values = (np.asarray(v, dtype=float) for v in (self._history.times,
+                                                               self._history.values))
         k = np.searchsorted(times, t - 1e-12 * np.maximum(1.0, np.abs(t)), side="left") - 1
         return self.ki * np.where(k >= 0, values[np.maximum(k, 0)], 0.0)
 
@@ -218,17 +271,15 @@ class JointServo:
         state (q, q̇) there; held while the torque saturates."""
         if not self.ki:
             return
-        times, values = self._history
-        while times and times[-1] >= t:  # a step redone after a rollback
-            times.pop()
-            values.pop()
+        history = self._history
+        history.drop_from(t)  # a step redone after a rollback
+        values = history.values
         angle, rate, _, _ = self.coordinate(system, q, qd, key=f"@servo:{self.name}")
         ref, ref_rate = self.reference_values(t)
         last = values[-1] if values else 0.0
         _, saturated = motor_torque(angle, rate, ref, ref_rate, self.kp, self.kd,
                                     self.ki * last, self.limit, self.ratio)
-        times.append(float(t))
-        values.append(last if saturated else last + h * self.ratio * (ref - angle))
+        history.add(t, last if saturated else last + h * self.ratio * (ref - angle))
         system.angle_memory[self.integral_key] = values[-1]  # a restart point keeps it
 
     @property
@@ -239,12 +290,15 @@ class JointServo:
     def restart(self, t: float, integral: float = 0.0) -> None:
         """Forget the history after t (a run continued from there) and start from
         ``integral`` [rad s]."""
-        times, values = self._history
-        times.clear()
-        values.clear()
+        self._history.clear()
         if integral:
-            times.append(float(t))
-            values.append(float(integral))
+            self._history.add(t, integral)
+
+    def pin(self, t: float) -> None:
+        """An output was recorded at ``t`` [s]: keep the integral acting there for the
+        quantities computed at the outputs after the run (:meth:`offsets`), and forget
+        the steps' values since the previous output (:meth:`IntegralHistory.pin`)."""
+        self._history.pin(t)
 
     # ------------------------------------------------------------ the torque
     def _control(self, t, angle, rate):

@@ -22,7 +22,7 @@ FORMATS = (".png", ".svg")
 #: :data:`LEGEND_ROWS` entries.
 LEGEND_INSIDE_UP_TO = 6
 LEGEND_ROWS = 10
-#: Per-step plots of more steps than this show windowed means and ranges instead.
+#: Step plots of more output intervals than this merge them into windows.
 STEPS_DRAWN_UP_TO = 2000
 
 
@@ -194,28 +194,38 @@ def constraint_violation(result):
 
 
 def step_size(result):
-    """Step size h [s] and Newton iterations per step against time."""
+    """Step size h [s] and Newton iterations per step against time, per output interval
+    (``result.steps``, :class:`~flexmbs.results.steps.StepSummary`): with an output at
+    every step, each step (iterations as dots); otherwise the mean h of each interval
+    with its smallest–largest band, and the mean and most iterations per step. More
+    than :data:`STEPS_DRAWN_UP_TO` intervals are merged into windows of intervals."""
     fig, axes = new_figure(2)
-    t_steps = np.cumsum(result.h) + float(result.t[0])
-    h, iterations = np.asarray(result.h, float), np.asarray(result.iterations, float)
-    if h.size <= STEPS_DRAWN_UP_TO:
-        time_history(axes[0], t_steps, {"h": h}, "step size [s]")
-        axes[1].plot(t_steps, iterations, ".", ms=3, label="iterations")
-    else:  # windows of steps: mean line and min–max band (a readable plot of 10⁵ steps)
-        window = int(np.ceil(h.size / (STEPS_DRAWN_UP_TO // 2)))
-        n = h.size // window * window
-        tw = t_steps[:n].reshape(-1, window).mean(axis=1)
-        time_history(axes[0], tw, {"h": h[:n].reshape(-1, window).mean(axis=1)},
-                     f"step size [s] (mean of {window} steps)")
-        blocks = iterations[:n].reshape(-1, window)
-        axes[1].fill_between(tw, blocks.min(axis=1), blocks.max(axis=1), alpha=0.25,
-                             lw=0, label=f"min–max of {window} steps")
-        axes[1].plot(tw, blocks.mean(axis=1), lw=1.2, label="mean")
+    steps, t = result.steps, np.asarray(result.t, float)
+    window = 1
+    if len(steps) > STEPS_DRAWN_UP_TO:  # windows of intervals: a readable plot
+        window = int(np.ceil(len(steps) / (STEPS_DRAWN_UP_TO // 2)))
+        ends = np.minimum(np.arange(window - 1, len(steps) + window - 1, window),
+                          len(steps) - 1)
+        steps, t = steps.coarsened(window), t[ends]
+    some = steps.count > 0
+    t, per_step = t[some], steps.per_step[some]
+    if window == 1 and np.all(steps.count[some] == 1):  # every step is an output
+        time_history(axes[0], t, {"h": steps.h_mean[some]}, "step size [s]")
+        axes[1].plot(t, per_step, ".", ms=3, label="iterations")
+    else:
+        what = "output interval" if window == 1 else f"window of {window} output intervals"
+        time_history(axes[0], t, {"mean h": steps.h_mean[some]},
+                     f"step size [s] per {what}")
+        axes[0].fill_between(t, steps.h_min[some], steps.h_max[some], alpha=0.25, lw=0,
+                             label="smallest–largest h")
+        axes[0].legend(fontsize=8, loc="best")
+        axes[1].plot(t, steps.iterations_max[some], lw=0.8, ls="--", label="most in a step")
+        axes[1].plot(t, per_step, lw=1.2, label="mean")
         axes[1].legend(fontsize=8, loc="best")
     axes[1].set_ylabel("Newton iterations per step [-]")
     axes[1].set_xlabel("time [s]")
     axes[1].grid(True, alpha=0.3)
-    top = max(float(np.nanmax(iterations)) if iterations.size else 1.0, 1.0)
+    top = max(float(np.max(steps.iterations_max[some])) if some.any() else 1.0, 1.0)
     axes[1].set_ylim(0, top + 1)
     return fig
 

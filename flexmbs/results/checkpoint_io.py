@@ -1,7 +1,9 @@
 """The restart point's storage in a results file: group ``/checkpoint`` with datasets
 q, qd, qdd, lam, a[, matrix] and attrs t, h, matrix_h, steps, next_output, refreshes,
 rejected, formulation, stepping_time, angles (the rotational springs' angle memory,
-JSON {name: angle [rad]}) (what it holds and why:
+JSON {name: angle [rad]}), interval (JSON: the steps since the last output,
+flexmbs.results.steps.interval) and last_iterations (files written before these two
+hold the steps per step instead, flexmbs.results.io) (what it holds and why:
 :mod:`flexmbs.integrators.checkpoint`, docs/integrators.md, "Restart")."""
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def write_checkpoint(f, checkpoint: dict) -> None:
     g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
     g.attrs["angles"] = json.dumps({str(k): float(v) for k, v in
                                     (checkpoint.get("angles") or {}).items()})
+    if checkpoint.get("interval") is not None:
+        g.attrs["interval"] = json.dumps(checkpoint["interval"])
+        g.attrs["last_iterations"] = int(checkpoint.get("last_iterations") or 0)
 
 
 def read_checkpoint(f) -> dict:
@@ -51,4 +56,20 @@ def read_checkpoint(f) -> dict:
         out[key] = int(out[key])
     out["formulation"] = str(g.attrs.get("formulation", ""))
     out["angles"] = json.loads(str(g.attrs.get("angles", "{}")))
+    if "interval" in g.attrs:
+        out["interval"] = _interval(json.loads(str(g.attrs["interval"])))
+        out["last_iterations"] = int(g.attrs.get("last_iterations", 0))
+    return out
+
+
+def _interval(value) -> dict:
+    """The stored open interval, checked (a damaged file: TypeError/KeyError/ValueError,
+    which the reader turns into a ReadError naming the file)."""
+    from .steps import interval
+
+    if not isinstance(value, dict):
+        raise TypeError(f"checkpoint interval is {type(value).__name__}, not a dict")
+    out = interval(**value)
+    if out["count"] < 0 or not np.isfinite(out["h_sum"]):
+        raise ValueError(f"checkpoint interval {value!r} is not a count of steps")
     return out

@@ -3,7 +3,7 @@ and without flexmbs (docs/results_file.md has the full layout).
 
 Layout::
 
-    /                 attrs format="flexmbs-result", format_version=1, flexmbs_version,
+    /                 attrs format="flexmbs-result", format_version=2, flexmbs_version,
                       case (JSON: path, text and overrides of the case file; {} for a
                       run made in Python), success, message, wall_time, settings (JSON),
                       coupling (JSON), statistics (JSON: engine, iterations,
@@ -13,7 +13,11 @@ Layout::
                       list of the range checks that failed), checksum (SHA-256 of
                       everything else, written last and verified on reading)
     /t, /q, /qd, /qdd, /lam, /kinetic, /potential, /elastic, /nonconservative_work,
-    /phi_violation, /velocity_violation, /h, /iterations
+    /phi_violation, /velocity_violation
+    /steps/<column>   the steps per output interval (n_t,): count, h_min, h_max, h_mean,
+                      iterations, iterations_max, rejected (flexmbs.results.steps);
+                      format 1 had /h and /iterations per step instead, read into
+                      these
     /coord_names, /coord_units, /constraint_names       (strings)
     /contacts/<name>  gap, penetration, normal_force, tangential_force,
                       normal_velocity, state, dissipated; attr impacts
@@ -46,8 +50,11 @@ import numpy as np
 from .._files import atomic_path, seal_hdf5, verify_hdf5
 from ..errors import ReadError, WriteError
 from .checkpoint_io import read_checkpoint, write_checkpoint
+from .steps import INTEGER_FIELDS, STEP_FIELDS, StepSummary
 
 FORMAT_TAG = "flexmbs-result"
+#: 2: the steps per output interval (/steps); 1: per step (/h, /iterations)
+FORMAT_VERSION = 2
 #: Per-body datasets and their units: flexible bodies' nodes, shapes, labels and beam
 #: section outline (bounding box: width along y, height along z; the section's y and z
 #: axes in the body frame; the true outline's (y, z) vertices, loop after loop, and the
@@ -61,8 +68,8 @@ BODY_DATASETS = {"nodes": "m", "phi": "m", "node_ids": "-", "section_size": "m",
 UNITS = {"t": "s", "q": "coord_units", "qd": "coord_units/s", "qdd": "coord_units/s^2",
          "lam": "constraint_units", "kinetic": "J", "potential": "J", "elastic": "J",
          "nonconservative_work": "J", "phi_violation": "constraint_units",
-         "velocity_violation": "constraint_units/s", "h": "s", "iterations": "1",
-         "coord_names": "-", "coord_units": "-", "constraint_names": "-"}
+         "velocity_violation": "constraint_units/s", "coord_names": "-", "coord_units": "-",
+         "constraint_names": "-"}
 CONTACT_UNITS = {"gap": "m", "penetration": "m", "normal_force": "N",
                  "tangential_force": "N", "normal_velocity": "m/s", "state": "1",
                  "dissipated": "J"}
@@ -74,7 +81,9 @@ def coordinate_units(names) -> list[str]:
     return ["m" if n.rsplit(".", 1)[-1] in ("x", "y", "z") else "1" for n in names]
 #: The array datasets of a result file, in SimulationResult field order.
 ARRAYS = ("t", "q", "qd", "qdd", "lam", "kinetic", "potential", "elastic",
-          "nonconservative_work", "phi_violation", "velocity_violation", "h", "iterations")
+          "nonconservative_work", "phi_violation", "velocity_violation")
+#: The per-step datasets of format 1 files (read into a StepSummary).
+PER_STEP = ("h", "iterations")
 
 
 def save_result(result, path) -> None:
@@ -86,7 +95,7 @@ def save_result(result, path) -> None:
                          "exist")
     with atomic_path(path, "result file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
-        f.attrs["format_version"] = 1
+        f.attrs["format_version"] = FORMAT_VERSION
         f.attrs["success"] = bool(result.success)
         f.attrs["message"] = result.message
         f.attrs["wall_time"] = float(result.wall_time)
@@ -107,6 +116,10 @@ def save_result(result, path) -> None:
                                                            dtype="S"))
         for name, units in UNITS.items():
             f[name].attrs["units"] = units
+        steps = f.create_group("steps")
+        for name, (units, _) in STEP_FIELDS.items():
+            steps.create_dataset(name, data=getattr(result.steps, name))
+            steps[name].attrs["units"] = units
         contacts = f.create_group("contacts")
         for name, record in getattr(result, "contacts", {}).items():
             g = contacts.create_group(name)
@@ -193,10 +206,9 @@ def read_result(path, result_class):
                             f"({type(exc).__name__}: {exc})") from None
 
 
-#: Arrays with one value per output time, and the per-step ones (one per step taken).
+#: Arrays with one value per output time.
 PER_OUTPUT = ("kinetic", "potential", "elastic", "nonconservative_work", "phi_violation",
               "velocity_violation")
-PER_STEP = ("h", "iterations")
 
 
 def _check_structure(f, path) -> None:
@@ -209,7 +221,20 @@ def _check_structure(f, path) -> None:
         return [f"dataset {prefix + n!r}" for n in names
                 if where.get(n, getclass=True) is not h5py.Dataset]
 
+    try:
+        version = int(f.attrs.get("format_version", 1))
+    except (TypeError, ValueError):
+        raise ReadError(f"{path}: attribute format_version "
+                        f"{f.attrs.get('format_version')!r} is not an integer") from None
+    if version > FORMAT_VERSION:
+        raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
+                        f"reads ({FORMAT_VERSION}); update flexmbs")
+    old = f.get("steps", getclass=True) is not h5py.Group
     lacking = missing((*ARRAYS, "coord_names", "constraint_names"))
+    if old:  # format 1: per step
+        lacking += missing(PER_STEP)
+    else:
+        lacking += missing(STEP_FIELDS, f["steps"], "steps/")
     if f.get("bodies", getclass=True) is not h5py.Group:
         lacking.append("group 'bodies'")
     if lacking:
@@ -220,7 +245,8 @@ def _check_structure(f, path) -> None:
         return ReadError(f"{path}: dataset {name!r} has shape {tuple(shape)}; expected "
                          f"{expected} ({meaning})")
 
-    for name in ARRAYS:
+    steps = PER_STEP if old else [f"steps/{n}" for n in STEP_FIELDS]
+    for name in (*ARRAYS, *steps):
         kind = f[name].dtype.kind
         if kind not in "fiub":
             raise ReadError(f"{path}: dataset {name!r} holds {f[name].dtype} values; "
@@ -243,10 +269,22 @@ def _check_structure(f, path) -> None:
     for name in PER_OUTPUT:
         if f[name].shape != (n_t,):
             raise shape_error(name, f[name].shape, (n_t,), "one value per output time")
-    n_steps = f["h"].shape
-    for name in PER_STEP:
-        if len(f[name].shape) != 1 or f[name].shape != n_steps:
-            raise shape_error(name, f[name].shape, tuple(n_steps), "one value per step")
+    if old:
+        n_steps = f["h"].shape
+        for name in PER_STEP:
+            if len(f[name].shape) != 1 or f[name].shape != n_steps:
+                raise shape_error(name, f[name].shape, tuple(n_steps), "one value per step")
+    else:
+        for name in steps:
+            if f[name].shape != (n_t,):
+                raise shape_error(name, f[name].shape, (n_t,), "one row per output time")
+        for name in INTEGER_FIELDS:  # counts: whole numbers >= 0
+            values = np.asarray(f["steps"][name][()], dtype=float)
+            bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
+            if bad.any():
+                raise ReadError(f"{path}: dataset 'steps/{name}' holds "
+                                f"{values[bad][0]!r} at row {int(np.argmax(bad))}; expected "
+                                f"counts (whole numbers >= 0)")
     for key, g in f["bodies"].items():
         where = f"bodies/{key}"
         name = g.attrs.get("name", where)
@@ -302,6 +340,16 @@ def _check_structure(f, path) -> None:
 def _read_result(f, SimulationResult):
     """The SimulationResult of the open, checked result file ``f``."""
     arrays = {name: f[name][()] for name in ARRAYS}
+    checkpoint = read_checkpoint(f)
+    if "steps" in f:
+        steps = StepSummary(**{name: f["steps"][name][()] for name in STEP_FIELDS})
+    else:  # format 1: the per-step records, summarized over the outputs
+        steps, open_interval = StepSummary.from_steps(arrays["t"], f["h"][()],
+                                                      f["iterations"][()])
+        if checkpoint:  # the steps after the last output, and the last step's iterations
+            iterations = f["iterations"][()]
+            checkpoint.update(interval=open_interval,
+                              last_iterations=int(iterations[-1]) if iterations.size else 0)
     bodies = {}
     for g in f["bodies"].values():
         info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
@@ -315,7 +363,7 @@ def _read_result(f, SimulationResult):
             info["fields"] = {str(v.attrs["name"]): v[()] for v in g["fields"].values()}
         bodies[str(g.attrs["name"])] = info
     return SimulationResult(
-        **arrays,
+        **arrays, steps=steps,
         coord_names=tuple(s.decode() for s in f["coord_names"][()]),
         constraint_names=tuple(s.decode() for s in f["constraint_names"][()]),
         settings=json.loads(f.attrs["settings"]),
@@ -329,7 +377,7 @@ def _read_result(f, SimulationResult):
         contacts={name: {**{k: v[()] for k, v in g.items()},
                          "impacts": int(g.attrs.get("impacts", 0))}
                   for name, g in f.get("contacts", {}).items()},
-        checkpoint=read_checkpoint(f),
+        checkpoint=checkpoint,
         case=json.loads(f.attrs.get("case", "{}")),
         sensors={name: {"values": d[()], "units": str(d.attrs["units"]),
                         "components": json.loads(d.attrs["components"]),

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .steps import StepSummary
+
 #: The status of a run that completed without warnings (flexmbs.integrators.health).
 COMPLETED = "completed"
 
@@ -22,9 +24,11 @@ class SimulationResult:
     elastic (n_t,) [J]: ½ξᵀK_ffξ of the flexible bodies (part of ``potential``);
     nonconservative_work (n_t,) [J]: work of dampers, actuators, loads and drives since
     t0 (trapezoidal in the output times), so kinetic + potential − work stays constant;
-    phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; h and
-    iterations per step; names of coordinates and constraint rows; the settings; the
-    coupling mode of each flexible body; ``success`` and ``message``.
+    phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; ``steps``:
+    the steps per output interval (:class:`~flexmbs.results.steps.StepSummary`: count,
+    smallest, largest and mean h, Newton iterations; one row per output, none per step);
+    names of coordinates and constraint rows; the settings; the coupling mode of each
+    flexible body; ``success`` and ``message``.
     """
 
     t: np.ndarray
@@ -38,8 +42,7 @@ class SimulationResult:
     nonconservative_work: np.ndarray
     phi_violation: np.ndarray
     velocity_violation: np.ndarray
-    h: np.ndarray
-    iterations: np.ndarray
+    steps: StepSummary
     coord_names: tuple
     constraint_names: tuple
     settings: dict
@@ -91,9 +94,25 @@ class SimulationResult:
         t0, t1 = (float(self.t[0]), float(self.t[-1])) if len(self.t) else (0.0, 0.0)
         engine = self.statistics.get("engine", "?")
         return (f"<SimulationResult {self.status}: t = {t0:g}…{t1:g} s, {len(self.t)} "
-                f"outputs, {len(self.h)} steps, {len(self.coord_names)} coordinates, "
+                f"outputs, {self.statistics.get('steps', self.steps.total)} steps, "
+                f"{len(self.coord_names)} coordinates, "
                 f"{len(self.sensors)} sensors, engine {engine}"
                 + (f", from {self.source}" if self.source else "") + ">")
+
+    @property
+    def h(self):
+        raise AttributeError("SimulationResult keeps no per-step records since results "
+                             "grow with the outputs only: the step sizes per output "
+                             "interval are result.steps.h_min, .h_max, .h_mean, the step "
+                             "count result.statistics['steps'] (docs/results_file.md)")
+
+    @property
+    def iterations(self):
+        raise AttributeError("SimulationResult keeps no per-step records since results "
+                             "grow with the outputs only: the Newton iterations per output "
+                             "interval are result.steps.iterations and .iterations_max, "
+                             "the total result.statistics['newton_iterations'] "
+                             "(docs/results_file.md)")
 
     def energy_balance(self) -> tuple[float, float]:
         """(max |T + V − W − E₀| [J], the energy involved [J]: max of |E₀|, max T and

@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import FlexmbsError, ValidationError
 from .resume import file_stem, read_record, run_key, write_record
 from .signals import RunSignals, extract
@@ -94,8 +92,8 @@ def run_variant(case_path: str, overrides: dict, label: str = "",
         result.save(out_file)
     record = RunRecord(
         label, dict(overrides), bool(result.success), result.message,
-        float(result.wall_time), cpu, len(result.h),
-        float(np.mean(result.iterations)) if len(result.iterations) else 0.0,
+        float(result.wall_time), cpu, int(result.statistics["steps"]),
+        float(result.statistics["iterations_per_step"]),
         extract(system, result), out_file,
         {k: v for k, v in result.settings.items() if isinstance(v, (int, float, str))},
         result.status, list(result.warnings),
