@@ -86,13 +86,8 @@ def build(out: Path, quick: bool) -> Path:
     from flexmbs import read_modal
     from flexmbs.cases import load_case, run_case
     from flexmbs.post import plots
-    from flexmbs.post.animate import (
-        animate,
-        animate_mode,
-        frame_info,
-        snapshot,
-        snapshot_strip,
-    )
+    from flexmbs.post.animate import animate, frame_info, snapshot, snapshot_strip
+    from flexmbs.post.mode_movie import animate_mode
 
     out.mkdir(parents=True, exist_ok=True)
     images = out / "gallery"
