@@ -58,13 +58,16 @@ def colour_bar_image(clim, title: str, height: int, width: int | None = None,
     dpi = 100.0
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor="white")
     FigureCanvasAgg(fig)
-    bar_height = min(0.7, 420.0 / height)  # at most 420 pixels: a tall strip's bar
-    axes = fig.add_axes((0.12, 0.5 * (1 - bar_height), 0.2, bar_height))
+    # the bar [pixels]: 70 % of the height, at most 420, leaving 25 above it for the
+    # title and below it for the lowest tick label
+    bar = min(0.7 * height, 420.0, height - 50.0)
+    bottom = 0.5 * (height - bar)
+    axes = fig.add_axes((0.12, bottom / height, 0.2, bar / height))
     mappable = ScalarMappable(Normalize(float(clim[0]), float(clim[1])), cmap)
-    bar = fig.colorbar(mappable, cax=axes, format=FormatStrFormatter("%.3g"))
-    bar.ax.tick_params(labelsize=9)
-    fig.text(0.5, 0.5 * (1 + bar_height) + 12.0 / height, title, ha="center",
-             va="bottom", fontsize=10)
+    fig.colorbar(mappable, cax=axes, format=FormatStrFormatter("%.3g"))
+    axes.tick_params(labelsize=9)
+    fig.text(0.5, (bottom + bar + 6.0) / height, title, ha="center", va="bottom",
+             fontsize=10)
     fig.canvas.draw()
     return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
 
