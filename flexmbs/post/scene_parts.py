@@ -31,11 +31,11 @@ from .frames import deformed, flexible_bodies, pose
 #: a section and of nonlinear beams (radius); centre-of-mass spheres (radius; smaller
 #: inside a drawn inertia box, which shows the mass already) and joint spheres (radius);
 #: the thinnest side of a drawn inertia box (it encloses the link tubes).
-LINK_RADIUS = 0.007
+LINK_RADIUS = 0.009
 COM_RADIUS = 0.025
 COM_IN_BOX_RADIUS = 0.012
 JOINT_RADIUS = 0.018
-BOX_MIN_SIDE = 0.02
+BOX_MIN_SIDE = 0.024
 #: An inertia box is drawn when its longest side is within these multiples of the scene
 #: size: smaller, it is a speck inside the centre-of-mass sphere; larger, it hides the
 #: model (inertia in the wrong units, say).
