@@ -13,6 +13,8 @@ from pathlib import Path
 import imageio.v2 as iio
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from matplotlib import colormaps
 from matplotlib.colors import rgb_to_hsv
 from scipy.spatial.transform import Rotation
@@ -153,6 +155,22 @@ def test_a_point_mass_gets_a_sphere_and_no_inertia_box(pendulum):
         assert anim.scene.grid_spacing == 0.05
     finally:
         anim.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(length=st.floats(0.01, 10.0), scene=st.floats(0.05, 5.0), mass=st.floats(0.1, 50.0))
+def test_an_inertia_box_is_drawn_only_where_comparable_to_the_scene(length, scene, mass):
+    """A slender rod (I = m ℓ²/12 across it, 1e-9 of that along it) has an inertia box of
+    its length ℓ, drawn in a scene of size S exactly when 0.1 S ≤ ℓ ≤ 3 S."""
+    from flexmbs.post.scene_parts import RigidPart, box_drawn, inertia_box
+
+    assume(min(abs(length / scene - 0.1), abs(length / scene - 3.0)) > 1e-6)
+    across = mass * length**2 / 12
+    box = inertia_box(mass, np.diag([1e-9 * across, across, across]),
+                      np.zeros(3))
+    assert np.max(box[2]) == pytest.approx(length, rel=1e-6)
+    part = RigidPart("rod", 0, np.zeros(3), np.zeros((0, 3)), box, None)
+    assert box_drawn(part, scene) == (0.1 * scene <= length <= 3.0 * scene)
 
 
 def test_a_beam_without_a_section_is_drawn_as_a_tube(tmp_path):

@@ -186,14 +186,7 @@ class ResultAnimation:
         #: the rigid meshes of each body (body frame in field_data["local"]): [(start, key)]
         self.rigid = []
         for part in self.parts:
-            meshes = ([("shape", shape_mesh(pv, part), 1.0)] if part.shape is not None
-                      else [("link", link_mesh(pv, part, LINK_RADIUS * size), 1.0),
-                            ("box", box_mesh(pv, part.box, BOX_MIN_SIDE * size)
-                             if part.name in self.extent.boxes else None, 0.45),
-                            ("com", sphere_mesh(pv, part.com, size * (
-                                COM_IN_BOX_RADIUS if part.name in self.extent.boxes
-                                else COM_RADIUS)), 1.0)])
-            for kind, mesh, opacity in meshes:
+            for kind, mesh, opacity in self._rigid_meshes(part):
                 if mesh is not None:
                     key = f"rigid-{kind}:{part.name}"
                     self.scene.add(key, mesh, color=COLOURS[kind], opacity=opacity)
@@ -208,6 +201,19 @@ class ResultAnimation:
             self.scene.add(f"joint:{jname}", sphere_mesh(pv, np.zeros(3),
                                                          JOINT_RADIUS * size),
                            color=COLOURS["joint"])
+
+    def _rigid_meshes(self, part):
+        """[(kind, mesh or None, opacity)] of a rigid body in its body frame: its
+        geometry, or its links, inertia box (where drawn) and centre-of-mass sphere."""
+        pv, size = self.scene.pv, self.extent.size
+        if part.shape is not None:
+            return [("shape", shape_mesh(pv, part), 1.0)]
+        boxed = part.name in self.extent.boxes
+        return [("link", link_mesh(pv, part, LINK_RADIUS * size), 1.0),
+                ("box", box_mesh(pv, part.box, BOX_MIN_SIDE * size) if boxed else None,
+                 0.45),
+                ("com", sphere_mesh(pv, part.com, size * (COM_IN_BOX_RADIUS if boxed
+                                                          else COM_RADIUS)), 1.0)]
 
     def _chain_points(self, starts, k):
         """The swept tube of a nonlinear beam through its node bodies' origins at output
