@@ -123,6 +123,17 @@ class SimulationResult:
         start = info["start"] + 7
         return self.q[:, start:start + info["n_modes"]]
 
+    def show(self, height: int = 520, **options):
+        """The interactive viewer of these results inline in Jupyter: time slider, play
+        and pause, deformation scale, colouring field (docs/post_processing.md). Returns
+        an ``IPython.display.HTML`` (an iframe of the self-contained page that
+        ``flexmbs view`` writes), ``height`` pixels tall; options ``scale``, ``field``
+        ("displacement" [mm], "stress" [MPa], "none"), ``frames``, ``speed``, ``title``
+        as :func:`flexmbs.view.scene_data`. Needs IPython."""
+        from ..view import notebook_view
+
+        return notebook_view(self, height=height, **options)
+
     def save(self, path) -> None:
         """Write everything to one HDF5 file (readable without the model code)."""
         from .io import save_result
