@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from flexmbs.cases import load_case, run_case
 from flexmbs.cli.main import main
 from flexmbs.errors import ValidationError
-from flexmbs.post.animate import ResultAnimation, _scene_extent
+from flexmbs.post.animate import ResultAnimation
 from flexmbs.post.render import Scene, parse_view_up, world_up
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def test_a_vertical_arm_stands_on_a_floor_across_gravity(vertical_arm):
         assert shift_row < -5 and abs(shift_col) < 1e-6 * abs(shift_row)
         # the floor: across y, 2 % of the scene below the lowest point the arm reaches
         grid = _grid_points(scene)
-        cloud = _scene_extent(vertical_arm, anim.info)[1]  # what the camera frames
+        cloud = anim.extent.cloud  # what the camera frames
         lowest = float(np.min(cloud[:, 1]))
         np.testing.assert_allclose(grid[:, 1], lowest - 0.02 * scene.size, atol=1e-5)
         assert np.ptp(grid[:, 0]) > 1.0 and np.ptp(grid[:, 2]) > 1.0

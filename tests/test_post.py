@@ -13,9 +13,10 @@ from flexmbs.errors import FlexmbsError, ValidationError, WriteError
 from flexmbs.integrators import SimulationResult
 from flexmbs.modal import read_modal
 from flexmbs.post import plots
-from flexmbs.post.animate import ResultAnimation, animate, animate_mode, snapshot
+from flexmbs.post.animate import ResultAnimation, animate, snapshot
 from flexmbs.post.export import export
 from flexmbs.post.frames import default_scale as animate_scale
+from flexmbs.post.mode_movie import animate_mode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,11 +163,12 @@ def test_arm_animation_draws_rigid_links_and_joints(arm, tmp_path):
     anim = ResultAnimation(arm, frames=2, window_size=(320, 240))
     try:
         names = set(anim.scene.meshes)
-        assert {"flex:beam", "rigid:link1", "rigid:link2"} <= names
+        assert {"flex:beam", "rigid-link:link1", "rigid-link:link2"} <= names
+        assert {"rigid-com:link1", "rigid-com:link2"} <= names
         assert {"joint:shoulder", "joint:elbow", "joint:weld"} <= names
-        # link 1's cylinder runs along its body x from the shoulder (origin) to the
-        # elbow marker 0.4 m away
-        local = anim.scene.meshes["rigid:link1"].field_data["local"]
+        # link 1's tubes run along its body x from its centre of mass (0.2 m) to the
+        # shoulder (origin) and to the elbow marker 0.4 m away
+        local = anim.scene.meshes["rigid-link:link1"].field_data["local"]
         np.testing.assert_allclose([local[:, 0].min(), local[:, 0].max()], [0.0, 0.4],
                                    atol=1e-6)
         anim.image(anim.info.indices[-1])

@@ -66,9 +66,10 @@ def test_the_colour_bar_never_overlaps_the_model(arm):
 
 
 def test_snapshot_strip_puts_the_chosen_times_side_by_side(arm, tmp_path, capsys):
-    """flexmbs snapshot --times 0,1,2: three 800 x 600 frames side by side (8-pixel gaps),
-    each the frame that ResultAnimation draws at that output time; a time outside the
-    run is refused by name (exit 2)."""
+    """flexmbs snapshot --times 0,1,2: three 560 x 420 frames side by side (8-pixel gaps;
+    the largest 4:3 frames that keep the strip within 1800 pixels) and one colour bar
+    on the right; each frame is the one ResultAnimation draws at that output time
+    without a colour bar; a time outside the run is refused by name (exit 2)."""
     import imageio.v2 as iio
 
     from flexmbs.cli.main import main
@@ -78,14 +79,14 @@ def test_snapshot_strip_puts_the_chosen_times_side_by_side(arm, tmp_path, capsys
     out = tmp_path / "strip.png"
     assert main(["snapshot", str(res_path), "--times", "0,1,2", "-o", str(out)]) == 0
     strip = iio.imread(out)[..., :3]
-    assert strip.shape == (600, 3 * 800 + 2 * 8, 3)
-    anim = ResultAnimation(arm)
+    assert strip.shape == (420, 3 * 560 + 3 * 8 + 90, 3)
+    anim = ResultAnimation(arm, window_size=(560, 420), colour_bar=False)
     try:  # the same sequence of renders (VTK's text placement follows the previous one)
         anim.image(0)
         middle = anim.image(int(np.argmin(np.abs(arm.t - 1.0))))
     finally:
         anim.close()
-    np.testing.assert_array_equal(strip[:, 808:1608], middle)
+    np.testing.assert_array_equal(strip[:, 568:1128], middle)
     assert main(["snapshot", str(res_path), "--times", "0,7", "-o", str(out)]) == 2
     assert "time 7 s is outside the results" in capsys.readouterr().err
 
@@ -99,7 +100,7 @@ def test_a_uniform_box_is_drawn_as_itself(sides, q, mass):
     """The inertia-equivalent box of a uniform box (I = m/12 (b² + c²), … about its
     centre, turned by a random rotation) has the box's own sides and axes."""
     from flexmbs.frame.rotations import rotation_matrix
-    from flexmbs.post.animate import inertia_box
+    from flexmbs.post.scene_parts import inertia_box
 
     a, b, c = sides
     rot = rotation_matrix(np.asarray(q) / np.linalg.norm(q))

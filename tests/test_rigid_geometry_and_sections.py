@@ -143,8 +143,8 @@ def test_the_geometry_is_drawn_in_renders(tmp_path):
     res = run_case(load_case(path, {"solver.t_end": 0.1, "solver.output_every": 50}))[1]
     anim = ResultAnimation(res, frames=2, window_size=(400, 300))
     try:
-        mesh = anim.scene.meshes["rigid-box:link1"]
-        assert mesh.n_cells == 8 and "rigid:link1" not in anim.scene.meshes
+        mesh = anim.scene.meshes["rigid-shape:link1"]
+        assert mesh.n_cells == 8 and "rigid-link:link1" not in anim.scene.meshes
         k = anim.info.indices[-1]
         anim.image(k)
         assert np.min(np.linalg.norm(mesh.points - res.sensor("elbow_point")[k], axis=1)) \

@@ -31,9 +31,11 @@ command that makes it.
 
 `flexmbs run cases/arm_beam_seed.toml` then
 `flexmbs animate cases/arm_beam_seed.res.h5 -o arm_beam.gif --frames {frames}`:
-{t_end:g} s of the two-link arm (grey rods, joints as red spheres) driven by the
-shoulder torque; the tip beam's deformation is magnified × {scale:g} and coloured by
-its elastic displacement (0 to {top:.3g} mm).
+{t_end:g} s of the two-link arm driven by the shoulder torque: each link is drawn from
+what defines it (grey tubes from its centre of mass, a small orange sphere, to its
+joints, the red spheres, inside its translucent inertia box); the tip beam, whose data
+record no section, is a tube, its deformation magnified × {scale:g} and coloured by its
+elastic displacement (0 to {top:.3g} mm). The camera frames the whole run.
 
 ![arm-beam snapshot](gallery/arm_beam_snapshot.png)
 
@@ -47,7 +49,7 @@ its elastic displacement (0 to {top:.3g} mm).
 cases/arm_beam_steel.res.h5 --times {strip_times} -o strip.png`: the 0.5 m steel beam
 (6 mm × 20 mm, 20 Craig–Bampton modes) drawn as its section swept along the deformed
 centreline, deformation × {steel_scale:g}, in the framing and colour range of the whole
-run.
+run, with one colour bar for the strip.
 
 ## A mode shape
 
@@ -55,7 +57,8 @@ run.
 
 `flexmbs modes modal_data/arm_steel_beam.fmd.h5 --animate 3 -o mode3.gif`: the second
 in-plane bending mode ({f3:.4g} Hz) of the Craig–Bampton steel beam of
-`cases/arm_beam_steel.toml`.
+`cases/arm_beam_steel.toml`, drawn with its section and titled with the mode's number,
+frequency and deformation scale (`-o mode3.png`: the shape at its peak).
 
 ## Plots
 
@@ -86,13 +89,8 @@ def build(out: Path, quick: bool) -> Path:
     from flexmbs import read_modal
     from flexmbs.cases import load_case, run_case
     from flexmbs.post import plots
-    from flexmbs.post.animate import (
-        animate,
-        animate_mode,
-        frame_info,
-        snapshot,
-        snapshot_strip,
-    )
+    from flexmbs.post.animate import animate, frame_info, snapshot, snapshot_strip
+    from flexmbs.post.mode_movie import animate_mode
 
     out.mkdir(parents=True, exist_ok=True)
     images = out / "gallery"
@@ -113,7 +111,7 @@ def build(out: Path, quick: bool) -> Path:
     steel_end = float(steel.solver["t_end"])
     strip_times = [round(steel_end * f, 3) for f in (0.2, 0.6, 1.0)]
     steel_info = snapshot_strip(steel_result, images / "steel_arm_strip.png", strip_times,
-                                window_size=size)
+                                window_size=(240, 180) if quick else None)
     data = read_modal(STEEL_BEAM)
     animate_mode(data, 3, images / "steel_beam_mode3.gif", frames=8 if quick else 24,
                  window_size=size)

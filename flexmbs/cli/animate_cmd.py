@@ -70,7 +70,9 @@ def _linear_mode(args: argparse.Namespace) -> int:
     system = case_system(case)
     rest = static_equilibrium(system)
     lin = linearize(system, rest.q, lam=rest.lam)
-    mode = draw_mode(system, lin, eigenmodes(lin), args.mode, args.output)
+    mode = draw_mode(system, lin, eigenmodes(lin), args.mode, args.output,
+                     camera=args.camera, view_up=args.view_up, scale=args.scale,
+                     window_size=_size(args.size))
     if args.json:
         emit_json({"case": args.results, "output": args.output, "mode": args.mode,
                    "frequency_hz": mode.frequency_hz})

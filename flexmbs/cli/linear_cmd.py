@@ -65,12 +65,16 @@ def _state(args, system):
             f"t = {float(res.t[k]):g} s of {args.results}")
 
 
-def draw_mode(system, lin, modes, k: int, output):
+def draw_mode(system, lin, modes, k: int, output, **options):
     """Mode ``k`` (1-based, as listed) over one period into ``output`` (an animation, a
-    frame or a ParaView collection, by its suffix); returns the mode."""
+    frame at the peak of the period or a ParaView collection, by its suffix), titled
+    with the mode's number and frequency (render ``options`` of
+    :class:`~flexmbs.post.animate.ResultAnimation`: camera, view_up, window_size,
+    scale); returns the mode."""
     from pathlib import Path
 
     from ..analysis.linear import mode_motion
+    from ..post.mode_movie import mode_title
 
     if not output:
         raise ValidationError("drawing a mode needs -o FILE (.gif, .mp4, .png, .pvd or "
@@ -88,11 +92,15 @@ def draw_mode(system, lin, modes, k: int, output):
     elif suffix == ".png":
         from ..post.animate import snapshot
 
-        snapshot(motion, out, time=float(motion.t[len(motion.t) // 4]))
+        # the peak of the period: the output farthest from the mean position
+        q = np.asarray(motion.q)
+        peak = int(np.argmax(np.linalg.norm(q - q.mean(axis=0), axis=1)))
+        snapshot(motion, out, time=float(motion.t[peak]),
+                 title=mode_title(k, mode.frequency_hz), **options)
     else:
         from ..post.animate import animate
 
-        animate(motion, out)
+        animate(motion, out, title=mode_title(k, mode.frequency_hz), **options)
     return mode
 
 

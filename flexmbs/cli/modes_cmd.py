@@ -32,12 +32,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--modes", type=int, help="show only the first N modes (truncate)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--animate", type=int, metavar="N",
-                   help="render mode N as a movie (with -o mode.gif|.mp4)")
-    p.add_argument("-o", "--output", help="movie file for --animate (.gif or .mp4)")
+                   help="render mode N as a movie (with -o mode.gif|.mp4) or as its image "
+                        "at the peak of the period (-o mode.png), titled with the mode's "
+                        "number, frequency and deformation scale")
+    p.add_argument("-o", "--output", help="file for --animate (.gif, .mp4 or .png)")
     p.add_argument("--frames", type=int, default=24, help="frames per period (--animate)")
     p.add_argument("--fps", type=float, default=12.0, help="frames per second (--animate)")
     p.add_argument("--scale", type=float, help="deformation scale (--animate; default: "
                                               "largest displacement = 10 %% of the body)")
+    p.add_argument("--camera", default="iso",
+                   help="view (--animate): iso (default), xy, xz, yz or "
+                        "'px,py,pz;fx,fy,fz;ux,uy,uz' (body frame)")
+    p.add_argument("--size", default="800x600", help="image size WIDTHxHEIGHT (--animate)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,17 +66,20 @@ def run(args: argparse.Namespace) -> int:
         data = data.truncate(args.modes)
     if args.animate is not None:
         from ..errors import ValidationError
-        from ..post.animate import animate_mode
+        from ..post.mode_movie import animate_mode
 
         if not args.output:
-            raise ValidationError("--animate needs an output movie: -o mode.gif")
+            raise ValidationError("--animate needs an output file: -o mode.gif (or .mp4, "
+                                  ".png)")
         import sys
 
         from ._common import ProgressBar
+        from .animate_cmd import _size
 
         bar = ProgressBar(not args.json and sys.stderr.isatty())
         path = animate_mode(data, args.animate, args.output, frames=args.frames,
-                            fps=args.fps, scale=args.scale,
+                            fps=args.fps, scale=args.scale, camera=args.camera,
+                            window_size=_size(args.size),
                             progress=lambda d, n: bar(d, n, f"frame {d}/{n}"))
         if args.json:
             emit_json({"file": args.file, "mode": args.animate, "output": str(path),

@@ -1,6 +1,6 @@
 """Render chosen times of a results file side by side in one PNG: a strip of frames for
-a report, all in the framing, deformation scale and colour range of the whole run
-(``flexmbs snapshot RESULT --times 0,0.5,1 -o strip.png``)."""
+a report, all in the framing, deformation scale and colour range of the whole run, with
+one colour bar (``flexmbs snapshot RESULT --times 0,0.5,1 -o strip.png``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--camera", default="auto", help="as for flexmbs animate")
     p.add_argument("--view-up", default="auto",
                    help="as for flexmbs animate (default: opposite to the model's gravity)")
-    p.add_argument("--size", default="800x600", help="size of each frame WIDTHxHEIGHT")
+    p.add_argument("--size", help="size of each frame WIDTHxHEIGHT (default: the largest "
+                                  "4:3 frame, at most 800x600, that keeps the strip within "
+                                  "1800 pixels; rows of up to 4 frames)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
@@ -40,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError("--times is empty")
     result = SimulationResult.load(args.results)
     info = snapshot_strip(result, args.output, times, scale=args.scale, camera=args.camera,
-                          view_up=args.view_up, window_size=_size(args.size))
+                          view_up=args.view_up,
+                          window_size=None if args.size is None else _size(args.size))
     summary = {"results": args.results, "output": args.output, "times": times,
                "scale": info.scale, **colour_range(info)}
     if args.json:

@@ -13,8 +13,9 @@ from ..contact.log import CONTACT_FIELDS  # noqa: F401  (what the results hold p
 
 
 def _describe_model(system: System) -> dict:
-    """Markers (body-frame origin; modal rows of flexible-body markers), joints and the
-    gravity vector [m/s²] (global frame; renders take their up direction from it)."""
+    """Markers (body-frame origin; modal rows of flexible-body markers), joints, the
+    gravity vector [m/s²] (global frame; renders take their up direction from it) and
+    the nonlinear beams' node bodies, root to tip (renders draw a beam through them)."""
     markers = {}
     for full, marker in system.model.markers.items():
         entry = {"body": marker.body, "position": [float(v) for v in marker.position]}
@@ -27,7 +28,12 @@ def _describe_model(system: System) -> dict:
     joints = [{"name": j.name, "kind": j.kind, "i": j.marker_i, "j": j.marker_j}
               for j in system.model.joints]
     gravity = [float(v) for v in np.asarray(system.model.gravity, dtype=float)]
-    return {"markers": markers, "joints": joints, "gravity": gravity}
+    beams = {f.name: list(f.nodes) for f in system.model.forces
+             if getattr(f, "element_kind", None) == "nonlinear_beam"}
+    out = {"markers": markers, "joints": joints, "gravity": gravity}
+    if beams:
+        out["beams"] = beams
+    return out
 
 
 def _describe_bodies(system: System) -> dict:

@@ -1,4 +1,4 @@
-"""Animations, snapshots and mode-shape movies rendered off-screen with pyvista.
+"""Animations and snapshots of results rendered off-screen with pyvista.
 
 Each flexible body is drawn as its mesh deformed at every output time, the deformation
 magnified by a display scale (default: the largest elastic displacement made 10 % of the
@@ -6,11 +6,14 @@ scene, :func:`~flexmbs.post.frames.default_scale`; the scale is written on every
 coloured by the elastic displacement magnitude [mm] (``field="displacement"``) or by one
 mode's contribution (``field="modal"``, ``mode=j``) with a fixed colour range over the
 whole animation; beams are drawn as their cross-section swept along the deformed
-centreline (:mod:`flexmbs.post.sections`). Rigid bodies are drawn with their geometry
-file when they have one, else as their inertia-equivalent box with rods through their
-markers; joints as small spheres, with a time label and a ground grid.
-GIF through imageio (pillow); MP4 through imageio-ffmpeg (``pip install
-'flexmbs[video]'``).
+centreline (:mod:`flexmbs.post.sections`), and beams without a section as tubes sized to
+the scene. Rigid bodies are drawn from what defines them (:mod:`flexmbs.post.scene_parts`:
+links from the centre of mass to the markers, a sphere at the centre of mass, the
+inertia box where it is comparable to the scene, or their geometry file); joints as red
+spheres, with a time label and a ground grid. The camera and the grid follow the model
+over the whole run. GIF through imageio (pillow); MP4 through imageio-ffmpeg
+(``pip install 'flexmbs[video]'``). Snapshot strips: :mod:`flexmbs.post.strips`; mode
+movies of modal data: :mod:`flexmbs.post.mode_movie`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,29 @@ from .frames import (
     pose,
 )
 from .render import Scene, check_window_size, parse_view_up, unstructured
+from .scene_parts import (
+    BOX_MIN_SIDE,
+    COM_IN_BOX_RADIUS,
+    COM_RADIUS,
+    JOINT_RADIUS,
+    LINK_RADIUS,
+    across,
+    beam_chains,
+    box_mesh,
+    inertia_box,
+    joint_markers,
+    link_mesh,
+    marker_position,
+    model_extent,
+    rigid_parts,
+    shape_mesh,
+    sphere_mesh,
+    tube_outline,
+)
 from .sections import corner_nodes, prism_faces, section_points, swept_points
+
+__all__ = ["FIELDS", "FrameInfo", "ResultAnimation", "animate", "frame_info",
+           "inertia_box", "render_frames", "snapshot", "snapshot_strip", "write_video"]
 
 FIELDS = ("displacement", "modal", "stress")
 VIDEO_FORMATS = (".gif", ".mp4")
@@ -60,24 +85,18 @@ class FrameInfo:
         return f"{self.clim[0]:.3g}–{self.clim[1]:.3g} {self.units}"
 
 
-def _marker_position(result, marker: dict, k: int, scale: float = 1.0) -> np.ndarray:
-    """Global position of a described marker at output k; on a flexible body its modal
-    motion is magnified by the display ``scale`` like the drawn mesh."""
-    info = result.bodies.get(marker["body"])
-    local = np.asarray(marker["position"], dtype=float)
-    if info is None or info.get("n_coords", 0) < 7:  # ground
-        return local
-    r, a = pose(result, int(info["start"]), k)
-    if "phi" in marker and "n_modes" in info:
-        start = int(info["start"]) + 7
-        local = local + scale * (np.asarray(marker["phi"])
-                                 @ result.q[k, start:start + info["n_modes"]])
-    return r + a @ local
+#: Colours of the drawn parts (flexible bodies take the colour map).
+COLOURS = {"link": "#8c8c8c", "box": "#b8b8b8", "com": "#e67e22", "joint": "#c0392b",
+           "shape": "#b8b8b8"}
+
+_marker_position = marker_position  # the ParaView export's name
+_joint_markers = joint_markers
 
 
 def _rigid_shapes(result):
-    """Every rigid body's drawing points in its body frame (its frame origin and its
-    markers' origins): [(name, coordinate start, points (k, 3))]."""
+    """Every rigid body's points in its body frame as the ParaView export draws them
+    (its frame origin and its markers' origins): [(name, coordinate start, points
+    (k, 3))]."""
     shapes = []
     markers = getattr(result, "model", {}).get("markers", {})
     for name, info in result.bodies.items():
@@ -120,73 +139,114 @@ class ResultAnimation:
 
     Options: ``scale`` (None: :func:`~flexmbs.post.frames.default_scale`), ``field``
     ("displacement", "modal" with ``mode``, or "stress"), ``frames`` (count, evenly
-    spread) or ``every``, ``camera`` (see :func:`~flexmbs.post.render.parse_camera`),
-    ``view_up`` (the world's up direction: "auto", the opposite of the model's gravity
-    when the results record one; "none"; an axis name or a vector, see
-    :func:`~flexmbs.post.render.parse_view_up`), ``window_size`` (pixels), ``grid``
-    (ground grid on/off).
+    spread) or ``every``, or ``indices`` (the output indices to draw), ``camera`` (see
+    :func:`~flexmbs.post.render.parse_camera`), ``view_up`` (the world's up direction:
+    "auto", the opposite of the model's gravity when the results record one; "none";
+    an axis name or a vector, see :func:`~flexmbs.post.render.parse_view_up`),
+    ``window_size`` (pixels), ``grid`` (ground grid on/off), ``colour_bar`` (False: no
+    colour bar, the model drawn over the whole frame), ``title`` (the frame label in
+    place of the time, e.g. "mode 2: f = 8.36 Hz"). The camera frames, and the grid
+    and the drawn sizes follow, the model over the whole run, whichever frames are
+    drawn.
     """
 
     def __init__(self, result, *, scale: float | None = None, field: str = "displacement",
-                 mode: int = 1, frames: int | None = None, every: int = 1, camera="auto",
-                 window_size=(800, 600), grid: bool = True, view_up="auto"):
-        self.result, self.field, self.mode = result, field, mode
+                 mode: int = 1, frames: int | None = None, every: int = 1, indices=None,
+                 camera="auto", window_size=(800, 600), grid: bool = True, view_up="auto",
+                 colour_bar: bool = True, title: str | None = None):
+        self.result, self.field, self.mode, self.title = result, field, mode, title
         window_size = check_window_size(window_size)  # before any frame is computed
         up = parse_view_up(view_up, getattr(result, "model", {}).get("gravity"))
         self.info = frame_info(result, scale=scale, field=field, mode=mode, frames=frames,
-                               every=every)
+                               every=every, indices=indices)
         self.bodies = flexible_bodies(result)
-        self.rigid = _rigid_shapes(result)
-        self.joints = _joint_markers(result)
-        bounds, cloud = _scene_extent(result, self.info)
-        self.scene = Scene(bounds, camera, window_size, grid=grid, points=cloud, up=up)
+        self.parts = rigid_parts(result)
+        self.chains = beam_chains(result)
+        self.joints = joint_markers(result)
+        self.extent = model_extent(result, self.info.scale, self.info.indices, self.parts)
+        self.scene = Scene(self.extent.bounds, camera, window_size, grid=grid,
+                           points=self.extent.cloud, up=up, colour_bar=colour_bar)
         # enough decimals that consecutive frames' labels differ (GIF writers merge
         # identical frames)
         gaps = np.diff(np.asarray(result.t)[self.info.indices])
         gap = float(np.min(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
         self._digits = max(3, int(np.ceil(-np.log10(gap))) + 1)
         k0 = self.info.indices[0]
-        self.sections = {body.name: _beam_section(result, body) for body in self.bodies}
+        size, pv = self.extent.size, self.scene.pv
+        self.sections = {body.name: _beam_section(result, body, LINK_RADIUS * size)
+                         for body in self.bodies}
         for body in self.bodies:
             points, colour = self._flexible(body, k0)
             section = self.sections[body.name]
             mesh = (unstructured(points, body.cells) if section is None
-                    else self.scene.pv.PolyData(points, prism_faces(len(section[0]),
-                                                                    section[2], section[1])))
+                    else pv.PolyData(points, prism_faces(len(section[0]), section[2],
+                                                         section[1])))
             self.scene.add(f"flex:{body.name}", mesh, scalars=colour,
                            clim=self.info.clim, scalar_title=self.info.title)
-        for name, _, local in self.rigid:
-            shape = _shape_mesh(self.scene, result.bodies[name])
-            if shape is not None:  # its own geometry (docs/post_processing.md)
-                self.scene.add(f"rigid-box:{name}", shape, color="#b8b8b8")
-                continue
-            self.scene.add(f"rigid:{name}", _rigid_mesh(self.scene, local), color="#9a9a9a")
-            box = _inertia_box(self.scene, result.bodies[name])
-            if box is not None:
-                self.scene.add(f"rigid-box:{name}", box, color="#b8b8b8", opacity=0.85)
-        sphere = self.scene.pv.Sphere(radius=0.02 * self.scene.size)
+        #: the rigid meshes of each body (body frame in field_data["local"]): [(start, key)]
+        self.rigid = []
+        for part in self.parts:
+            for kind, mesh, opacity in self._rigid_meshes(part):
+                if mesh is not None:
+                    key = f"rigid-{kind}:{part.name}"
+                    self.scene.add(key, mesh, color=COLOURS[kind], opacity=opacity)
+                    self.rigid.append((part.start, key))
+        self._tube = tube_outline(LINK_RADIUS * size)
+        for name, starts in self.chains.items():
+            lines = np.column_stack([np.arange(len(starts) - 1), np.arange(1, len(starts))])
+            mesh = pv.PolyData(self._chain_points(starts, k0),
+                               prism_faces(len(lines), self._tube[1], self._tube[0]))
+            self.scene.add(f"beam:{name}", mesh, color=COLOURS["link"])
         for jname, _ in self.joints:
-            mesh = sphere.copy()
-            mesh.field_data["local"] = np.asarray(sphere.points)
-            self.scene.add(f"joint:{jname}", mesh, color="#c0392b")
+            self.scene.add(f"joint:{jname}", sphere_mesh(pv, np.zeros(3),
+                                                         JOINT_RADIUS * size),
+                           color=COLOURS["joint"])
+
+    def _rigid_meshes(self, part):
+        """[(kind, mesh or None, opacity)] of a rigid body in its body frame: its
+        geometry, or its links, inertia box (where drawn) and centre-of-mass sphere."""
+        pv, size = self.scene.pv, self.extent.size
+        if part.shape is not None:
+            return [("shape", shape_mesh(pv, part), 1.0)]
+        boxed = part.name in self.extent.boxes
+        return [("link", link_mesh(pv, part, LINK_RADIUS * size), 1.0),
+                ("box", box_mesh(pv, part.box, BOX_MIN_SIDE * size) if boxed else None,
+                 0.45),
+                ("com", sphere_mesh(pv, part.com, size * (COM_IN_BOX_RADIUS if boxed
+                                                          else COM_RADIUS)), 1.0)]
+
+    def _chain_points(self, starts, k):
+        """The swept tube of a nonlinear beam through its node bodies' origins at output
+        k, its section's z axis across the root-to-tip line."""
+        nodes = np.array([pose(self.result, s, k)[0] for s in starts])
+        lines = np.column_stack([np.arange(len(nodes) - 1), np.arange(1, len(nodes))])
+        return swept_points(nodes, lines, self._tube[0], across(nodes[-1] - nodes[0]))
+
+    def label(self, k: int) -> str:
+        """The frame label of output k: the title (or the time), the deformation scale
+        when something deforms (the grid's square is added by the scene)."""
+        words = [self.title if self.title else
+                 f"t = {self.result.t[k]:.{self._digits}f} s"]
+        if self.bodies:
+            words.append(f"deformation × {self.info.scale:g}")
+        return "    ".join(words)
 
     def image(self, k: int) -> np.ndarray:
         """Render output index ``k``: (height, width, 3) uint8."""
         result, info = self.result, self.info
         for body in self.bodies:
             self.scene.update(f"flex:{body.name}", *self._flexible(body, k))
-        for name, start, _ in self.rigid:
+        for start, key in self.rigid:
             r, a = pose(result, start, k)
-            for key in (f"rigid:{name}", f"rigid-box:{name}"):
-                mesh = self.scene.meshes.get(key)
-                if mesh is not None:
-                    mesh.points = r + mesh.field_data["local"] @ a.T
+            mesh = self.scene.meshes[key]
+            mesh.points = r + mesh.field_data["local"] @ a.T
+        for name, starts in self.chains.items():
+            self.scene.update(f"beam:{name}", self._chain_points(starts, k))
         for jname, marker in self.joints:
             mesh = self.scene.meshes[f"joint:{jname}"]
-            mesh.points = mesh.field_data["local"] + _marker_position(result, marker, k,
-                                                                      info.scale)
-        self.scene.text(f"t = {result.t[k]:.{self._digits}f} s    deformation × "
-                        f"{info.scale:g}")
+            mesh.points = mesh.field_data["local"] + marker_position(result, marker, k,
+                                                                     info.scale)
+        self.scene.text(self.label(k))
         return self.scene.image()
 
     def _flexible(self, body, k):
@@ -222,102 +282,24 @@ def render_frames(result, *, progress=None, **options):
         anim.close()
 
 
-def _rigid_mesh(scene, local):
-    """A rigid body's solid in its body frame: cylinders joining its points in order
-    along the body's main line (radius 1 % of the scene), or a box for a single point;
-    the body-frame vertices are kept in ``field_data["local"]``."""
-    pv = scene.pv
-    radius = 0.01 * scene.size
-    if len(local) >= 2:
-        order = np.argsort(local @ (local[-1] - local[0]))  # along the body's main line
-        pts = local[order]
-        parts = []
-        for k in range(len(pts) - 1):
-            p0, p1 = pts[k], pts[k + 1]
-            length = float(np.linalg.norm(p1 - p0))
-            if length > 1e-12:
-                parts.append(pv.Cylinder(center=0.5 * (p0 + p1), direction=p1 - p0,
-                                         radius=radius, height=length, resolution=16))
-        mesh = parts[0].append_polydata(*parts[1:]) if len(parts) > 1 else parts[0]
-    else:
-        side = 4 * radius
-        mesh = pv.Cube(center=tuple(local[0]), x_length=side, y_length=side, z_length=side)
-    mesh.field_data["local"] = np.asarray(mesh.points, dtype=float)
-    return mesh
-
-
-def inertia_box(mass: float, inertia, com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(centre, axes (3, 3) columns, side lengths (3,)) [m] of the uniform box with the
-    body's mass and its inertia about the centre of mass: along principal axis k,
-    a_k² = 6 (I_i + I_j − I_k) / m (a slender rod's inertia gives a thin box of its
-    length)."""
-    moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
-    sides = np.sqrt(np.maximum(6.0 * (moments.sum() - 2.0 * moments) / mass, 0.0))
-    return np.asarray(com, dtype=float), axes, sides
-
-
-def _inertia_box(scene, info):
-    """The rigid body's inertia-equivalent box in its body frame (sides at least 1.5 %
-    of the scene, so that a slender body stays visible), or None without inertia data;
-    the body-frame vertices are kept in ``field_data["local"]``."""
-    if "inertia" not in info or not float(np.asarray(info["mass"])) > 0:
-        return None
-    centre, axes, sides = inertia_box(float(np.asarray(info["mass"])), info["inertia"],
-                                      info["com"])
-    sides = np.maximum(sides, 0.015 * scene.size)
-    box = scene.pv.Box(bounds=(-sides[0] / 2, sides[0] / 2, -sides[1] / 2, sides[1] / 2,
-                               -sides[2] / 2, sides[2] / 2))
-    local = np.asarray(box.points, dtype=float) @ axes.T + centre
-    box.points = local
-    box.field_data["local"] = local
-    return box
-
-
-def _beam_section(result, body):
+def _beam_section(result, body, radius: float | None = None):
     """(lines, section vertices (k, 2) [m], vertices per loop, section z axis in the body
-    frame, the node of each swept corner) of a flexible body drawn as a swept section,
-    or None (a mesh of other cells, or no section outline in the results). The true
-    outline when the results carry it (``section_polygon``), else the rectangle of
-    ``section_size``."""
+    frame, the node of each swept corner) of a flexible body of line cells drawn as a
+    swept section, or None (a mesh of other cells). The true outline when the results
+    carry it (``section_polygon``), else the rectangle of ``section_size``, else a tube
+    of ``radius`` [m] (a beam whose data record no section; None without a radius)."""
     info = result.bodies.get(body.name, {})
-    if set(body.cells) != {"line"} or "section_size" not in info:
+    if set(body.cells) != {"line"} or ("section_size" not in info and radius is None):
         return None
     lines = np.asarray(body.cells["line"], dtype=np.int64)
-    pts, loops = section_points(info["section_size"], info.get("section_polygon"),
-                                info.get("section_loops"))
-    return (lines, pts, loops, np.asarray(info["section_axes"], dtype=float)[1],
-            corner_nodes(lines, len(pts)))
-
-
-def _framing_points(info, local):
-    """A rigid body's points the camera must keep in view (body frame): its markers and,
-    with a drawing geometry, the corners of that geometry's bounding box."""
-    if "shape_points" not in info:
-        return local
-    shape = np.asarray(info["shape_points"], dtype=float)
-    lo, hi = shape.min(axis=0), shape.max(axis=0)
-    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
-                        for z in (lo[2], hi[2])])
-    return np.vstack([local, corners])
-
-
-def _shape_mesh(scene, info):
-    """A rigid body's drawing geometry (PolyData in its body frame, vertices kept in
-    ``field_data["local"]``), or None when it has none."""
-    if "shape_points" not in info:
-        return None
-    local = np.asarray(info["shape_points"], dtype=float)
-    tris = np.asarray(info["shape_triangles"], dtype=np.int64)
-    mesh = scene.pv.PolyData(local, np.hstack([np.full((len(tris), 1), 3), tris]).ravel())
-    mesh.field_data["local"] = local
-    return mesh
-
-
-def _joint_markers(result):
-    model = getattr(result, "model", {})
-    markers = model.get("markers", {})
-    return [(j["name"], markers[j["i"]]) for j in model.get("joints", [])
-            if j["i"] in markers]
+    if "section_size" in info:
+        pts, loops = section_points(info["section_size"], info.get("section_polygon"),
+                                    info.get("section_loops"))
+        z_axis = np.asarray(info["section_axes"], dtype=float)[1]
+    else:
+        pts, loops = tube_outline(radius)
+        z_axis = across(np.ptp(body.nodes, axis=0))
+    return lines, pts, loops, z_axis, corner_nodes(lines, len(pts))
 
 
 def _von_mises(result, body, k) -> np.ndarray:
@@ -330,8 +312,9 @@ def _von_mises(result, body, k) -> np.ndarray:
 
 
 def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
-               every=1) -> FrameInfo:
-    """The output indices, display scale and colour range an animation uses."""
+               every=1, indices=None) -> FrameInfo:
+    """The output indices (``indices`` as given, else from ``frames`` or ``every``),
+    display scale and colour range an animation uses."""
     from ..modal.stress import stress_field_name
 
     if field not in FIELDS:
@@ -345,7 +328,8 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
         scale = default_scale(result)
     else:
         scale = check_scale(scale, max_displacement(result, bodies), body_size(result))
-    indices = _frame_indices(len(result.t), frames, every)
+    indices = (_frame_indices(len(result.t), frames, every) if indices is None
+               else [int(k) for k in indices])
     top = 0.0
     for k in indices:
         for body in bodies:
@@ -361,28 +345,6 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
         field, f"|u mode {mode}| [mm]")
     return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title,
                      FIELD_UNITS[field])
-
-
-def _scene_extent(result, info: FrameInfo, limit: int = 4000):
-    """(bounds (xmin, xmax, ymin, ymax, zmin, zmax) padded by 5 % of the largest extent,
-    points) of the model over the drawn frames — flexible nodes and rigid bodies'
-    points, in one pass; the points (what the camera frames) evenly thinned to at most
-    ``limit``."""
-    pts = []
-    bodies = flexible_bodies(result)
-    rigid = [(start, _framing_points(result.bodies[name], local))
-             for name, start, local in _rigid_shapes(result)]  # body frame, once
-    for k in info.indices:
-        for body in bodies:
-            pts.append(deformed(result, body, k, info.scale)[0])
-        for start, local in rigid:
-            r, a = pose(result, start, k)
-            pts.append(r + local @ a.T)
-    allpts = np.vstack(pts) if pts else np.zeros((1, 3))
-    lo, hi = allpts.min(axis=0), allpts.max(axis=0)
-    pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)
-    bounds = [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
-    return bounds, allpts[::max(1, len(allpts) // limit)]
 
 
 def write_video(images, path, fps: float = 20.0) -> Path:
@@ -445,101 +407,51 @@ def _png_path(path, what: str) -> Path:
 
 
 def snapshot(result, path, *, time: float | None = None, **options) -> FrameInfo:
-    """One frame as PNG at the output time nearest ``time`` (default: the last), with the
-    whole run's display scale; returns what was drawn (its colour range is the frame's)."""
+    """One frame as PNG at the output time nearest ``time`` (default: the last), in the
+    whole run's framing and display scale (options of :class:`ResultAnimation`);
+    returns what was drawn (its colour range is the frame's)."""
     import imageio.v2 as iio
 
     path = _png_path(path, "snapshot")
     k = len(result.t) - 1 if time is None else frame_index(result, time)
     options.pop("frames", None)
-    if options.get("scale") is None:
-        options["scale"] = default_scale(result)  # the animation's scale, not one frame's
-    else:  # bounded by the whole run's largest displacement, as in the animation
-        options["scale"] = check_scale(options["scale"], max_displacement(result),
-                                       body_size(result))
-    anim = ResultAnimation(_Subset(result, k), **options)
+    anim = ResultAnimation(result, indices=[k], **options)
     try:
         with atomic_path(path, "snapshot") as tmp:
-            iio.imwrite(tmp, anim.image(0), extension=".png")
+            iio.imwrite(tmp, anim.image(k), extension=".png")
     finally:
         anim.close()
     return anim.info
 
 
-def snapshot_strip(result, path, times, **options) -> FrameInfo:
-    """The frames at ``times`` [s] (the output times nearest them) side by side in one
-    PNG, in the framing, scale and colour range of the whole run (options of
-    :class:`ResultAnimation`); returns what was drawn."""
+def snapshot_strip(result, path, times, *, window_size=None, **options) -> FrameInfo:
+    """The frames at ``times`` [s] (the output times nearest them) in one PNG, in the
+    framing, scale and colour range of the whole run (options of
+    :class:`ResultAnimation`), with one colour bar for all of them: rows of up to four
+    frames, each ``window_size`` (default: as large as keeps the strip within 1800
+    pixels, at most 800 × 600; :func:`~flexmbs.post.strips.strip_layout`). Returns what
+    was drawn."""
+    from .strips import GAP, colour_bar_image, compose, strip_layout
+
     path = _png_path(path, "snapshot strip")
     times = [float(t) for t in times]
     if not times:
         raise ValidationError("a snapshot strip needs at least one time")
     indices = [frame_index(result, t) for t in times]  # refuses times outside the run
-    anim = ResultAnimation(result, **options)
+    if window_size is not None:
+        window_size = check_window_size(window_size)
+    columns, _, panel = strip_layout(len(times), window_size)
+    options.pop("colour_bar", None)
+    anim = ResultAnimation(result, window_size=panel, colour_bar=False, **options)
     try:
         images = [anim.image(k) for k in indices]
     finally:
         anim.close()
     import imageio.v2 as iio
 
-    gap = np.full((images[0].shape[0], 8, 3), 255, dtype=np.uint8)
-    strip = np.hstack([part for img in images for part in (img, gap)][:-1])
+    rows = -(-len(images) // columns)
+    bar = (colour_bar_image(anim.info.clim, anim.info.title,
+                            rows * panel[1] + (rows - 1) * GAP) if anim.bodies else None)
     with atomic_path(path, "snapshot strip") as tmp:
-        iio.imwrite(tmp, strip, extension=".png")
+        iio.imwrite(tmp, compose(images, columns, bar), extension=".png")
     return anim.info
-
-
-class _Subset:
-    """A view of a result restricted to one output (for snapshots)."""
-
-    def __init__(self, result, k):
-        self.t = np.asarray(result.t)[k:k + 1]
-        self.q = np.asarray(result.q)[k:k + 1]
-        self.bodies = result.bodies
-        self.model = getattr(result, "model", {})
-        self._full = result
-
-    def __getattr__(self, name):
-        return getattr(self._full, name)
-
-
-def animate_mode(data, mode: int, path, *, frames: int = 24, fps: float = 12.0,
-                 scale: float | None = None, camera="iso", window_size=(800, 600),
-                 progress=None) -> Path:
-    """A movie of one mode shape of a ModalData: ū0 + s sin(2π n/frames) Φ_mode over one
-    period, coloured by the displacement magnitude per unit ξ (the data's shape units)
-    × |sin|. Default scale: the largest displacement is 10 % of the body's size."""
-    if not (isinstance(mode, int) and 1 <= mode <= data.n_modes):
-        raise ValidationError(f"mode must be an integer in 1..{data.n_modes}, got {mode!r}")
-    if not (isinstance(frames, int) and frames >= 2):
-        raise ValidationError(f"frames must be an integer >= 2, got {frames!r}")
-    shape = data.phi[:, mode - 1].reshape(-1, 3)
-    mag = np.linalg.norm(shape, axis=1)
-    size = float(max(np.max(np.ptp(data.nodes, axis=0)), 1e-9))
-    if scale is None:
-        scale = 0.1 * size / float(mag.max()) if mag.max() > 0 else 1.0
-    else:  # a mode shape is displacement per unit ξ: the same bound on its peak
-        scale = check_scale(scale, float(mag.max()), size)
-    lo = np.minimum(data.nodes.min(axis=0), (data.nodes - scale * np.abs(shape)).min(axis=0))
-    hi = np.maximum(data.nodes.max(axis=0), (data.nodes + scale * np.abs(shape)).max(axis=0))
-    bounds = [v for pair in zip(lo, hi, strict=True) for v in pair]
-    freq = float(data.frequencies[mode - 1])
-
-    def images():
-        scene = Scene(bounds, camera, window_size)
-        try:
-            mesh = unstructured(data.nodes, dict(data.cells))
-            scene.add("mode", mesh, scalars=np.zeros(len(mag)), clim=(0.0, float(mag.max())
-                                                                     or 1.0),
-                      scalar_title="|φ| per unit ξ")
-            for n in range(frames):
-                s = np.sin(2 * np.pi * n / frames)
-                scene.update("mode", data.nodes + scale * s * shape, mag * abs(s))
-                scene.text(f"mode {mode}: f = {freq:.4g} Hz    deformation × {scale:.3g}")
-                yield scene.image()
-                if progress is not None:
-                    progress(n + 1, frames)
-        finally:
-            scene.close()
-
-    return write_video(images(), path, fps)

@@ -205,10 +205,12 @@ def parse_camera(text: str | None):
     return parts
 
 
-#: The two layouts of a frame: where the model is drawn, (left, right, top, bottom)
+#: The layouts of a frame: where the model is drawn, (left, right, top, bottom)
 #: fractions of the window, clear of the time label (top 7 %) and of the colour bar,
-#: which stands on the right (tall models) or lies along the bottom (wide ones).
+#: which stands on the right (tall models) or lies along the bottom (wide ones); "none"
+#: for a frame without a colour bar (the panels of a snapshot strip, which share one).
 LAYOUTS = {
+    "none": {"region": (0.03, 0.97, 0.09, 0.96), "bar": None},
     "right": {"region": (0.03, 0.76, 0.09, 0.96),
               "bar": {"vertical": True, "position_x": 0.8, "position_y": 0.1,
                       "width": 0.07, "height": 0.7}},
@@ -250,16 +252,19 @@ class Scene:
         camera keeps ``up`` up (:func:`auto_camera`; the named views keep it when they
         do not look along it); without it the grid lies across z and the views are
         those of :data:`CAMERAS`.
+    colour_bar : draw the colour bar of coloured meshes (False: the "none" layout, the
+        model drawn over the whole frame).
     """
 
     def __init__(self, bounds, camera="auto", window_size=(800, 600), grid: bool = True,
-                 points=None, up=None):
+                 points=None, up=None, colour_bar: bool = True):
         window_size = check_window_size(window_size)
         pv = _pyvista()
         self.pv = pv
         self.plotter = pv.Plotter(off_screen=True, window_size=list(window_size))
         self.plotter.set_background("white")
         self.meshes: dict[str, object] = {}
+        self.colour_bar = bool(colour_bar)
         b = np.asarray(bounds, dtype=float)
         lo, hi = b[0::2], b[1::2]
         center = 0.5 * (lo + hi)
@@ -296,7 +301,7 @@ class Scene:
             self.fit(b, region=LAYOUTS[self.layout]["region"], points=points)
         else:
             self.plotter.camera_position = [tuple(v) for v in camera]
-            self.layout = "right"
+            self.layout = "right" if self.colour_bar else "none"
         self._text = None
 
     def _floor(self, pv, bounds, points, spacing: float, count: int):
@@ -325,6 +330,8 @@ class Scene:
     def _pick_layout(self, bounds, points) -> str:
         """The layout in which the model's projection (at the current view direction)
         can be drawn largest."""
+        if not self.colour_bar:
+            return "none"
         b = np.asarray(bounds, dtype=float)
         cloud = (np.asarray(points, dtype=float) if points is not None else
                  np.array([[x, y, z] for x in b[0:2] for y in b[2:4] for z in b[4:6]]))
@@ -337,7 +344,7 @@ class Scene:
             zoom = min((right - left) * width / span_x, (bottom - top) * height / span_y)
             return zoom * zoom * span_x * span_y
 
-        return max(LAYOUTS, key=drawn_area)
+        return max(("right", "bottom"), key=drawn_area)
 
     def fit(self, bounds, region=MODEL_REGION, iterations: int = 8, points=None) -> None:
         """Zoom and pan the camera (its direction kept) so that ``points`` (every point
@@ -389,10 +396,11 @@ class Scene:
         if scalars is not None:
             mesh.point_data["colour"] = np.asarray(scalars, dtype=float)
             kwargs.update(scalars="colour", clim=list(clim), cmap="viridis",
-                          scalar_bar_args={"title": scalar_title or "", "color": "black",
-                                           "fmt": "%.3g",
-                                           **LAYOUTS[self.layout]["bar"],
-                                           "title_font_size": 14, "label_font_size": 12})
+                          show_scalar_bar=self.colour_bar)
+            if self.colour_bar:
+                kwargs["scalar_bar_args"] = {"title": scalar_title or "", "color": "black",
+                                             "fmt": "%.3g", **LAYOUTS[self.layout]["bar"],
+                                             "title_font_size": 14, "label_font_size": 12}
         else:
             kwargs["color"] = color
         self.plotter.add_mesh(mesh, **kwargs)
@@ -416,7 +424,24 @@ class Scene:
                                            color="black")
 
     def project(self, points) -> np.ndarray:
-        """Pixel (row, column) of world points [m] in :meth:`image` (row 0 at the top)."""
+        """Pixel (row, column) of world points [m] in :meth:`image` (row 0 at the top):
+        the camera's composite projection, as VTK's WorldToDisplay, for all at once."""
+        renderer = self.plotter.renderer
+        width, height = self.plotter.window_size
+        matrix = renderer.GetActiveCamera().GetCompositeProjectionTransformMatrix(
+            renderer.GetTiledAspectRatio(), 0, 1)
+        m = np.array([[matrix.GetElement(i, j) for j in range(4)] for i in range(4)])
+        pts = np.atleast_2d(np.asarray(points, dtype=float))
+        view = np.hstack([pts, np.ones((len(pts), 1))]) @ m.T
+        view = view[:, :3] / view[:, 3:4]
+        x0, y0, x1, y1 = renderer.GetViewport()
+        x = (view[:, 0] + 1.0) * (width * (x1 - x0)) / 2.0 + width * x0
+        y = (view[:, 1] + 1.0) * (height * (y1 - y0)) / 2.0 + height * y0
+        return np.column_stack([height - 1 - y, x])
+
+    def _project_one_by_one(self, points) -> np.ndarray:
+        """:meth:`project` through VTK's own WorldToDisplay, point by point (the
+        reference of the tests)."""
         renderer = self.plotter.renderer
         height = self.plotter.window_size[1]
         out = []

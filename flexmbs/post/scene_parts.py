@@ -1,0 +1,307 @@
+"""What a render draws of a result besides the flexible meshes, and how far the model
+reaches over the whole run (docs/post_processing.md, "Rigid bodies" and "Framing").
+
+A rigid body is drawn from what defines it, in its body frame, and moved by its pose at
+every frame:
+
+- its links: tubes from its centre of mass to each of its markers (the points where its
+  joints, springs and loads attach), so a point mass on a massless rod shows the rod
+  from the pivot to the mass;
+- its centre of mass: a sphere sized to the scene, so that a point mass stays visible;
+- its inertia-equivalent box (:func:`inertia_box`) only where that box is comparable in
+  size to the scene (longest side from :data:`BOX_SIZES` times the scene size): the
+  1e-9 kg m² inertia of a point mass gets none;
+- with a drawing geometry (``shape_points``), that surface alone.
+
+A nonlinear beam's node bodies (``model["beams"]`` of the results) are drawn as one
+tube through the nodes. Every size is a fraction of the scene size: the largest extent
+of the model over the whole run (all outputs, evenly thinned to at most
+:data:`EXTENT_FRAMES`, and the drawn ones), which the camera and the ground grid follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .frames import deformed, flexible_bodies, pose
+
+#: Sizes as fractions of the scene size: tubes of rigid links, of beams drawn without
+#: a section and of nonlinear beams (radius); centre-of-mass spheres (radius; smaller
+#: inside a drawn inertia box, which shows the mass already) and joint spheres (radius);
+#: the thinnest side of a drawn inertia box (it encloses the link tubes).
+LINK_RADIUS = 0.009
+COM_RADIUS = 0.025
+COM_IN_BOX_RADIUS = 0.012
+JOINT_RADIUS = 0.018
+BOX_MIN_SIDE = 0.024
+#: An inertia box is drawn when its longest side is within these multiples of the scene
+#: size: smaller, it is a speck inside the centre-of-mass sphere; larger, it hides the
+#: model (inertia in the wrong units, say).
+BOX_SIZES = (0.1, 3.0)
+#: Sides of the polygon that draws a tube.
+TUBE_SIDES = 12
+#: At most this many output times (evenly spread, plus the drawn ones) set the extent.
+EXTENT_FRAMES = 200
+
+# 13 directions whose extreme points bound a point set's projection along any view
+_DIRECTIONS = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, -1, 0], [1, 0, 1],
+                        [1, 0, -1], [0, 1, 1], [0, 1, -1], [1, 1, 1], [1, 1, -1],
+                        [1, -1, 1], [-1, 1, 1]], dtype=float)
+
+
+@dataclass(frozen=True)
+class RigidPart:
+    """A rigid body as drawn: name, coordinate start, centre of mass (3,) and markers
+    (k, 3) in the body frame [m], its inertia box (:func:`inertia_box`, true size) or
+    None without a positive mass, its drawing geometry (points (n, 3) [m], triangles
+    (m, 3)) or None."""
+
+    name: str
+    start: int
+    com: np.ndarray
+    markers: np.ndarray
+    box: tuple | None
+    shape: tuple | None
+
+    def skeleton(self) -> np.ndarray:
+        """(k, 3) body-frame points that the camera must keep in view [m]: the centre of
+        mass, the markers and the corners of the geometry's bounding box."""
+        pts = [self.com[None, :], self.markers]
+        if self.shape is not None:
+            lo, hi = self.shape[0].min(axis=0), self.shape[0].max(axis=0)
+            pts.append(np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                                 for z in (lo[2], hi[2])]))
+        return np.vstack(pts)
+
+
+def inertia_box(mass: float, inertia, com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, axes (3, 3) columns, side lengths (3,)) [m] of the uniform box with the
+    body's mass [kg] and its inertia [kg m²] about the centre of mass: along principal
+    axis k, a_k² = 6 (I_i + I_j − I_k) / m (a slender rod's inertia gives a thin box of
+    its length)."""
+    moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
+    sides = np.sqrt(np.maximum(6.0 * (moments.sum() - 2.0 * moments) / mass, 0.0))
+    return np.asarray(com, dtype=float), axes, sides
+
+
+def beam_chains(result) -> dict:
+    """{beam name: [coordinate starts of its node bodies, root to tip]} of the nonlinear
+    beams the results describe (``model["beams"]``; none in older files)."""
+    out = {}
+    for name, nodes in getattr(result, "model", {}).get("beams", {}).items():
+        starts = [int(result.bodies[n]["start"]) for n in nodes if n in result.bodies]
+        if len(starts) >= 2:
+            out[name] = starts
+    return out
+
+
+def rigid_parts(result) -> list[RigidPart]:
+    """The rigid bodies of a result as drawn (nonlinear beams' node bodies excepted: they
+    are drawn as their beam, :func:`beam_chains`)."""
+    model = getattr(result, "model", {})
+    markers = model.get("markers", {})
+    chained = {n for nodes in model.get("beams", {}).values() for n in nodes}
+    parts = []
+    for name, info in result.bodies.items():
+        if "phi" in info or info.get("n_coords", 0) < 7 or name in chained:
+            continue
+        pts = [np.asarray(m["position"], float) for m in markers.values()
+               if m["body"] == name]
+        pts = (np.unique(np.round(np.vstack(pts), 12), axis=0) if pts
+               else np.zeros((0, 3)))
+        mass = float(np.asarray(info.get("mass", 0.0)))
+        com = np.asarray(info.get("com", np.zeros(3)), dtype=float)
+        box = (inertia_box(mass, info["inertia"], com)
+               if "inertia" in info and mass > 0 else None)
+        shape = ((np.asarray(info["shape_points"], dtype=float),
+                  np.asarray(info["shape_triangles"], dtype=np.int64))
+                 if "shape_points" in info else None)
+        parts.append(RigidPart(name, int(info["start"]), com, pts, box, shape))
+    return parts
+
+
+def joint_markers(result) -> list:
+    """[(joint name, described marker i)] of the joints (drawn at marker i)."""
+    model = getattr(result, "model", {})
+    markers = model.get("markers", {})
+    return [(j["name"], markers[j["i"]]) for j in model.get("joints", [])
+            if j["i"] in markers]
+
+
+def marker_position(result, marker: dict, k: int, scale: float = 1.0) -> np.ndarray:
+    """Global position [m] of a described marker at output k; on a flexible body its
+    modal motion is magnified by the display ``scale`` like the drawn mesh."""
+    info = result.bodies.get(marker["body"])
+    local = np.asarray(marker["position"], dtype=float)
+    if info is None or info.get("n_coords", 0) < 7:  # ground
+        return local
+    r, a = pose(result, int(info["start"]), k)
+    if "phi" in marker and "n_modes" in info:
+        start = int(info["start"]) + 7
+        local = local + scale * (np.asarray(marker["phi"])
+                                 @ result.q[k, start:start + info["n_modes"]])
+    return r + a @ local
+
+
+def box_drawn(part: RigidPart, size: float) -> bool:
+    """Whether ``part``'s inertia box is drawn in a scene of ``size`` [m]."""
+    if part.box is None or part.shape is not None:
+        return False
+    longest = float(np.max(part.box[2]))
+    return BOX_SIZES[0] * size <= longest <= BOX_SIZES[1] * size
+
+
+def box_corners(box, min_side: float) -> np.ndarray:
+    """(8, 3) body-frame corners [m] of an inertia box with sides at least ``min_side``."""
+    centre, axes, sides = box
+    half = 0.5 * np.maximum(sides, min_side)
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    return centre + (signs * half) @ axes.T
+
+
+def extremes(points: np.ndarray) -> np.ndarray:
+    """The points of a set that are extreme along 13 directions (the axes, the face and
+    the space diagonals): a few that bound its projection along any view."""
+    points = np.asarray(points, dtype=float)
+    if len(points) <= 2 * len(_DIRECTIONS):
+        return points
+    proj = points @ _DIRECTIONS.T
+    return points[np.unique(np.concatenate([proj.argmin(axis=0), proj.argmax(axis=0)]))]
+
+
+def hull_points(points: np.ndarray) -> np.ndarray:
+    """The vertices of the convex hull of ``points`` (n, 3): every point that can be
+    extreme in a view (a perspective projection keeps the hull's vertices outermost);
+    all the points when there are few or no hull can be made."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    points = np.asarray(points, dtype=float)
+    if len(points) <= 64:
+        return points
+    try:  # "QJ": joggled input, so flat and collinear clouds give hulls as well
+        return points[ConvexHull(points, qhull_options="QJ").vertices]
+    except (QhullError, ValueError):
+        return points
+
+
+def extent_indices(n_outputs: int, drawn=(), limit: int = EXTENT_FRAMES) -> np.ndarray:
+    """Sorted output indices that set the extent: at most ``limit`` evenly spread over
+    the run (first and last included) and the ``drawn`` ones."""
+    spread = np.round(np.linspace(0, n_outputs - 1, min(limit, n_outputs))).astype(int)
+    return np.unique(np.concatenate([spread, np.asarray(list(drawn), dtype=int)]))
+
+
+@dataclass(frozen=True)
+class Extent:
+    """How far the model reaches over the run: ``bounds`` (xmin, xmax, ymin, ymax, zmin,
+    zmax) padded by 5 % of ``size``, ``cloud`` (n, 3) the points the camera frames,
+    ``size`` the largest extent of the model's points [m] (what drawn sizes are fractions
+    of) and ``boxes`` the rigid bodies whose inertia box is drawn."""
+
+    bounds: list
+    cloud: np.ndarray
+    size: float
+    boxes: frozenset
+
+
+def model_extent(result, scale: float = 1.0, drawn=(), parts=None) -> Extent:
+    """The :class:`Extent` of ``result`` over the whole run, flexible nodes deformed with
+    the display ``scale``: flexible nodes, rigid bodies' skeletons
+    (:meth:`RigidPart.skeleton`), nonlinear beams' nodes and joints, then the spheres'
+    and drawn boxes' reach at the sizes that extent gives."""
+    parts = rigid_parts(result) if parts is None else parts
+    bodies = flexible_bodies(result)
+    chains = [s for starts in beam_chains(result).values() for s in starts]
+    joints = joint_markers(result)
+    skeletons = [(p, p.skeleton()) for p in parts]
+    centres, boxes_at = [], []  # sphere centres (CoM, joints); poses for the boxes
+    pts = [np.zeros((0, 3))]
+    for k in extent_indices(len(result.t), drawn):
+        for body in bodies:
+            pts.append(extremes(deformed(result, body, k, scale)[0]))
+        for part, local in skeletons:
+            r, a = pose(result, part.start, k)
+            pts.append(r + local @ a.T)
+            boxes_at.append((part.start, r, a))
+            if part.shape is None:
+                centres.append(r + a @ part.com)
+        for start in chains:
+            pts.append(pose(result, start, k)[0][None, :])
+        for _, marker in joints:
+            centres.append(marker_position(result, marker, k, scale))
+    allpts = np.vstack([*pts, np.reshape(centres, (-1, 3))])
+    if len(allpts) == 0:
+        allpts = np.zeros((1, 3))
+    size = max(float(np.max(np.ptp(allpts, axis=0))), 1e-3)
+    drawn_boxes = frozenset(p.name for p in parts if box_drawn(p, size))
+    reach = [allpts]
+    if centres:  # the spheres' surfaces along the axes
+        offsets = np.vstack([np.eye(3), -np.eye(3)]) * COM_RADIUS * size
+        reach.append((np.asarray(centres)[:, None, :] + offsets[None]).reshape(-1, 3))
+    corners = {p.start: box_corners(p.box, BOX_MIN_SIDE * size) for p in parts
+               if p.name in drawn_boxes}
+    reach += [r + corners[start] @ a.T for start, r, a in boxes_at if start in corners]
+    cloud = hull_points(np.vstack(reach))
+    lo, hi = cloud.min(axis=0), cloud.max(axis=0)
+    pad = 0.05 * size
+    bounds = [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
+    return Extent(bounds, cloud, size, drawn_boxes)
+
+
+def tube_outline(radius: float, sides: int = TUBE_SIDES) -> tuple[np.ndarray, tuple]:
+    """(section vertices (sides, 2) [m], vertices per loop) of a tube of ``radius`` [m],
+    for :func:`~flexmbs.post.sections.swept_points`."""
+    angle = 2 * np.pi * np.arange(sides) / sides
+    return radius * np.column_stack([np.cos(angle), np.sin(angle)]), (sides,)
+
+
+def across(direction) -> np.ndarray:
+    """The world axis least aligned with ``direction``: a section's z axis for a line
+    along it (any normal serves a round tube)."""
+    d = np.asarray(direction, dtype=float)
+    return np.eye(3)[int(np.argmin(np.abs(d)))]
+
+
+def _keep_local(mesh):
+    mesh.field_data["local"] = np.asarray(mesh.points, dtype=float)
+    return mesh
+
+
+def link_mesh(pv, part: RigidPart, radius: float):
+    """Tubes of ``radius`` [m] from the centre of mass to each marker farther than the
+    radius from it (body frame; vertices kept in ``field_data["local"]``), or None."""
+    tubes = []
+    for p in part.markers:
+        length = float(np.linalg.norm(p - part.com))
+        if length > radius:
+            tubes.append(pv.Cylinder(center=0.5 * (p + part.com), direction=p - part.com,
+                                     radius=radius, height=length, resolution=TUBE_SIDES))
+    if not tubes:
+        return None
+    return _keep_local(tubes[0].append_polydata(*tubes[1:]) if len(tubes) > 1 else tubes[0])
+
+
+def sphere_mesh(pv, centre, radius: float):
+    """A sphere of ``radius`` [m] at ``centre`` (vertices kept in ``field_data["local"]``)."""
+    return _keep_local(pv.Sphere(radius=radius, center=tuple(np.asarray(centre, float)),
+                                 theta_resolution=24, phi_resolution=16))
+
+
+def box_mesh(pv, box, min_side: float):
+    """An inertia box with sides at least ``min_side`` [m] along its principal axes,
+    body frame (vertices kept in ``field_data["local"]``)."""
+    centre, axes, sides = box
+    half = 0.5 * np.maximum(sides, min_side)
+    mesh = pv.Box(bounds=(-half[0], half[0], -half[1], half[1], -half[2], half[2]))
+    mesh.points = np.asarray(mesh.points, dtype=float) @ axes.T + centre
+    return _keep_local(mesh)
+
+
+def shape_mesh(pv, part: RigidPart):
+    """The body's drawing geometry (PolyData, body frame, vertices kept in
+    ``field_data["local"]``)."""
+    points, tris = part.shape
+    return _keep_local(pv.PolyData(points, np.hstack([np.full((len(tris), 1), 3),
+                                                      tris]).ravel()))
