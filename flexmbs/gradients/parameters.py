@@ -112,23 +112,31 @@ def _get_index(value, index, key) -> float:
 # ----------------------------------------------------------------------------- cases
 class CaseModels:
     """Models of a case file at other parameter values, through the case reader itself
-    (``load_case`` with the parameter as an override on top of ``overrides``)."""
+    (``load_case`` with the parameter as an override on top of ``overrides``);
+    ``scales`` {flexible body: factor} are the stiffness scales set on top."""
 
-    def __init__(self, path, overrides: dict | None = None):
+    def __init__(self, path, overrides: dict | None = None, scales: dict | None = None):
         from ..cases.loader import apply_overrides, read_case_toml
 
         self.path = Path(path)
         self.overrides = dict(overrides or {})
+        self.scales = dict(scales or {})
         self.raw = read_case_toml(self.path)
         apply_overrides(self.raw, self.overrides, self.path.name)
         self._nominal = None
 
-    def nominal(self):
-        """The case as loaded (with ``overrides``)."""
+    def _load(self, overrides: dict, scales: dict):
         from ..cases import load_case
 
+        case = load_case(self.path, overrides)
+        for name, factor in scales.items():
+            case.model = scale_stiffness(case.model, name, factor)
+        return case
+
+    def nominal(self):
+        """The case as loaded (with ``overrides`` and ``scales``)."""
         if self._nominal is None:
-            self._nominal = load_case(self.path, self.overrides)
+            self._nominal = self._load(self.overrides, self.scales)
         return self._nominal
 
     def _node(self, parts, key):
@@ -147,14 +155,22 @@ class CaseModels:
                 return None
         return node
 
+    @staticmethod
+    def scale_body(parts):
+        """The flexible body of a stiffness-scale key, or None."""
+        if len(parts) == 3 and parts[0] == "bodies" and parts[2] == SCALE_KEY:
+            return parts[1]
+        return None
+
     def value(self, key: str) -> float:
         parts, index = split_key(key)
-        if parts[0] == "solver" or parts[0] == "output":
+        if parts[0] in ("solver", "output"):
             raise ValidationError(f"parameter {key!r}: [{parts[0]}] settings are not "
                                   f"model parameters")
-        if parts[-1] == SCALE_KEY and parts[0] == "bodies" and len(parts) == 3:
-            self._flexible(parts[1], key)
-            return 1.0
+        name = self.scale_body(parts)
+        if name is not None:
+            self._flexible(name, key)
+            return float(self.scales.get(name, 1.0))
         node = self._node(parts, key)
         if node is None:
             raise ValidationError(f"parameter {key!r} is not set in {self.path.name}; give "
@@ -162,24 +178,38 @@ class CaseModels:
         return _get_index(node, index, key)
 
     def _flexible(self, name, key):
-        body = self.nominal().model.bodies.get(name)
+        body = self._load(self.overrides, {}).model.bodies.get(name) \
+            if self._nominal is None else self._nominal.model.bodies.get(name)
         if body is None or not hasattr(body, "data"):
             raise ValidationError(f"parameter {key!r}: {name!r} is not a flexible body of "
                                   f"{self.path.name}")
         return body
 
-    def model_at(self, key: str, value: float):
-        from ..cases import load_case
-
+    def with_value(self, key: str, value: float) -> CaseModels:
+        """This source with ``key`` set to ``value``."""
         parts, index = split_key(key)
-        if parts[-1] == SCALE_KEY and parts[0] == "bodies" and len(parts) == 3:
-            return scale_stiffness(self.nominal().model, parts[1], value)
-        base = ".".join(parts)
+        name = self.scale_body(parts)
+        if name is not None:
+            self._flexible(name, key)
+            return CaseModels(self.path, self.overrides, {**self.scales, name: value})
         new = value
         if index:
             new = _set_index(self._node(parts, key), index, value, key).tolist()
+        return CaseModels(self.path, {**self.overrides, ".".join(parts): new}, self.scales)
+
+    def model_at(self, key: str, value: float):
+        parts, index = split_key(key)
+        name = self.scale_body(parts)
+        overrides, scales = self.overrides, self.scales
+        if name is not None:
+            scales = {**scales, name: value}
+        else:
+            new = value
+            if index:
+                new = _set_index(self._node(parts, key), index, value, key).tolist()
+            overrides = {**overrides, ".".join(parts): new}
         try:
-            return load_case(self.path, {**self.overrides, base: new}).model
+            return self._load(overrides, scales).model
         except FlexmbsError as exc:
             raise ModelError(f"parameter {key!r} = {value:.6g}: {exc}") from None
 
@@ -345,11 +375,7 @@ def resolve(keys, source):
 def _with_value(source, key, value):
     """``source`` with ``key`` set to ``value`` (a parameter given as KEY=VALUE)."""
     if isinstance(source, CaseModels):
-        parts, index = split_key(key)
-        new = value
-        if index:
-            new = _set_index(source._node(parts, key), index, value, key).tolist()
-        return CaseModels(source.path, {**source.overrides, ".".join(parts): new})
+        return source.with_value(key, value)
     out = copy.copy(source)
     out.model = source.model_at(key, value)
     return out

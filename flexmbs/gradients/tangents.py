@@ -76,6 +76,28 @@ def force_tangents_central(system, force, q, qd, qdd, t, cols):
     return k, c
 
 
+def _profile_actuator_tangents(system, force, q, qd, t):
+    """(idx, K, C) of a joint actuator whose value u(t) is a time profile: the load
+    u z_i on the pair at a value that does not depend on the state (exact)."""
+    from ..elements.marker_pairs import (
+        MarkerPair,
+        pair_load_tangent,
+        rotation_partials,
+        translation_partials,
+    )
+
+    pair = MarkerPair(system, force.marker_i, force.marker_j, q, qd)
+    if force.kind == "torque":
+        parts = rotation_partials(system, pair, force.name)
+    else:
+        parts = translation_partials(pair)
+    zi, dz = parts[2], parts[6]
+    u = float(force.profile.eval(t)[0])
+    k, c = pair_load_tangent(pair, u * zi, u * dz, np.zeros((3, pair.idx.size)),
+                             force.kind)
+    return pair.idx, k, c
+
+
 def exact_tangents(system, q, qd, qdd, lam, t):
     """(K_t, C_t) dense (n_q, n_q): ∂r/∂q and ∂r/∂q̇ of r = M q̈ + Φ_qᵀλ − Q, exact (see
     the module docstring)."""
@@ -97,6 +119,8 @@ def exact_tangents(system, q, qd, qdd, lam, t):
         k_t[np.ix_(idx, idx)] += hess
     for force in system.model.forces:
         part = None if _needs_differences(force) else force.tangents(system, q, qd, t)
+        if part is None and getattr(force, "profile", None) is not None:
+            part = _profile_actuator_tangents(system, force, q, qd, t)
         if part is None:
             if hasattr(force, "reflected_inertia"):  # its own rows and columns
                 from ..elements.marker_pairs import MarkerPair
