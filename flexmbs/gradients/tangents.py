@@ -45,13 +45,27 @@ def _force_contribution(system, force, q, qd, qdd, t):
 
 
 def _needs_differences(force) -> bool:
-    """Whether ``force``'s tangents are not exact: a servo with a rotor inertia, or a
-    value from a user callable of the state."""
+    """Whether ``force``'s tangents are not exact and have no exact completion here: a
+    force-kind servo with a rotor inertia, or a value from a user callable of the state."""
     if getattr(force, "element_kind", None) == "joint_servo":
-        return bool(force.reflected_inertia)
+        return bool(force.reflected_inertia) and force.kind != "torque"
     if getattr(force, "element_kind", None) == "joint_actuator":
         return force.profile is None
     return False
+
+
+def _servo_tangents(system, servo, q, qd, qdd, t):
+    """(idx, K, C) of a torque servo with a rotor: the controller's exact tangents (its
+    rotor part through q̇ taken out) plus the rotor's exact ones (:mod:`.rotor`)."""
+    from ..elements.marker_pairs import MarkerPair
+    from .rotor import rotor_tangents
+
+    idx, k, c = servo.tangents(system, q, qd, t)
+    partials = servo._partials(system, MarkerPair(system, servo.marker_i, servo.marker_j,
+                                                  q, qd))
+    c = c - 2.0 * servo.reflected_inertia * np.outer(partials[5], partials[4])
+    _, k_r, c_r = rotor_tangents(system, servo, q, qd, qdd)
+    return idx, k + k_r, c + c_r
 
 
 def force_tangents_central(system, force, q, qd, qdd, t, cols):
@@ -118,7 +132,13 @@ def exact_tangents(system, q, qd, qdd, lam, t):
         idx, hess = constraint_hessian(system, row, q, lam, t)
         k_t[np.ix_(idx, idx)] += hess
     for force in system.model.forces:
-        part = None if _needs_differences(force) else force.tangents(system, q, qd, t)
+        if _needs_differences(force):
+            part = None
+        elif getattr(force, "element_kind", None) == "joint_servo" and \
+                force.reflected_inertia:
+            part = _servo_tangents(system, force, q, qd, qdd, t)
+        else:
+            part = force.tangents(system, q, qd, t)
         if part is None and getattr(force, "profile", None) is not None:
             part = _profile_actuator_tangents(system, force, q, qd, t)
         if part is None:
