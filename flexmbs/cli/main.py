@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "fmu": "fmu_cmd",
     "plot": "plot_cmd",
     "stress": "stress_cmd",
+    "sensitivity": "sensitivity_cmd",
 }
 
 

@@ -16,6 +16,7 @@ from the forward run's store or its checkpoints, segment by segment.
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import numpy as np
 import scipy.linalg as sla
@@ -29,7 +30,7 @@ def _segments(run_):
     """(first, last) index pairs covering 0..N, last segment first."""
     marks = sorted(run_.checkpoints) if run_.every > 1 else [0]
     bounds = [*marks, run_.steps]
-    pairs = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    pairs = [(a, b) for a, b in pairwise(bounds) if b > a]
     return pairs[::-1] if pairs else [(0, 0)]
 
 

@@ -163,11 +163,11 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
     t_end, h = settings.t_end, settings.h
     if not (np.isfinite(t_end) and t_end > integ.t):
         raise ValidationError(f"t_end = {t_end!r} s must lie after the start {integ.t:g} s")
-    n_est = int(math.ceil((t_end - integ.t) / h - 1e-9))
+    n_est = math.ceil((t_end - integ.t) / h - 1e-9)
     state_bytes = 8 * (4 * system.n_q + system.n_c + 8) + 64 * len(system.angle_memory)
     if checkpoint_every == "auto":
         every = 1 if (n_est + 1) * state_bytes <= memory_limit else max(
-            2, int(math.ceil(math.sqrt(n_est))))
+            2, math.ceil(math.sqrt(n_est)))
     elif isinstance(checkpoint_every, int) and checkpoint_every >= 1:
         every = checkpoint_every
     else:

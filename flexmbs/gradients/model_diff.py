@@ -93,8 +93,9 @@ def _walk(obj, path, out) -> None:
 
 def model_tangent(plus, minus, span: float, where: str) -> dict[tuple, np.ndarray]:
     """{path: (leaf(plus) − leaf(minus)) / span} over the leaves that differ between the
-    models at two parameter values ``span`` apart (p ± δ: span = 2δ); ModelError (naming ``where``) when the two differ in
-    structure (a leaf added, removed, or a non-numeric one changed)."""
+    models at two parameter values ``span`` apart (p ± δ: span = 2δ); ModelError (naming
+    ``where``) when the two differ in structure (a leaf added, removed, or a non-numeric
+    one changed)."""
     a, b = leaves(plus), leaves(minus)
     if a.keys() != b.keys():
         extra = sorted(map(_name, set(a) ^ set(b)))[:4]
@@ -102,7 +103,7 @@ def model_tangent(plus, minus, span: float, where: str) -> dict[tuple, np.ndarra
     out = {}
     for path, va in a.items():
         vb = b[path]
-        if isinstance(va, np.ndarray) or isinstance(va, float):
+        if isinstance(va, (np.ndarray, float)):
             va_arr, vb_arr = np.asarray(va), np.asarray(vb)
             if va_arr.shape != vb_arr.shape:
                 raise ModelError(f"{where}: changing it changes the shape of "

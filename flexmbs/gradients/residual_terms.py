@@ -36,6 +36,7 @@ changes of a flexible body's modes (FE design parameters) are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -104,7 +105,7 @@ class ParameterTerms:
     """The analytic terms of one parameter on ``system`` from its model ``tangent``
     ({leaf path: derivative}); ``plus``/``minus``: the models at p ± δ."""
 
-    ANALYTIC_FORCE_FIELDS = {
+    ANALYTIC_FORCE_FIELDS: ClassVar[dict] = {
         "SpringDamperActuator": {"stiffness", "damping", "free_length", "actuator"},
         "RotationalSpringDamper": {"stiffness", "damping", "angle0"},
         "Bushing": {"stiffness", "damping", "rotational_stiffness", "rotational_damping",
