@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "plot": "plot_cmd",
     "stress": "stress_cmd",
     "sensitivity": "sensitivity_cmd",
+    "fit": "fit_cmd",
 }
 
 

@@ -2,7 +2,8 @@
 sensitivities and least-squares fits (docs/gradients.md)."""
 
 from .api import GradientResult, Sensitivities, gradient, sensitivities
+from .fit import FitResult, fit
 from .objectives import MEASURES, Objective
 
-__all__ = ["MEASURES", "GradientResult", "Objective", "Sensitivities", "gradient",
-           "sensitivities"]
+__all__ = ["MEASURES", "FitResult", "GradientResult", "Objective", "Sensitivities", "fit",
+           "gradient", "sensitivities"]

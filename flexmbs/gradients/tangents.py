@@ -158,6 +158,20 @@ def exact_tangents(system, q, qd, qdd, lam, t):
     return k_t, c_t
 
 
+_FORMS: dict = {}
+
+
+def _forms(kind, m, theta, drive):
+    """(S = C + Cᵀ, l) of ``kind``'s m equations; joints' (constant) kept once."""
+    if not drive and (kind, m) in _FORMS:
+        return _FORMS[(kind, m)]
+    coef, lin = bilinear_coefficients(kind, m, theta)
+    out = (coef + coef.transpose(0, 2, 1), lin)
+    if not drive:
+        _FORMS[(kind, m)] = out
+    return out
+
+
 def velocity_constraint_jacobian(system, q, qd, t) -> np.ndarray:
     """Z (n_c, n_q) = ∂(Φ_q q̇ + Φ_t)/∂q at fixed q̇ (see the module docstring)."""
     from ..model.drives import drive_values
@@ -173,8 +187,7 @@ def velocity_constraint_jacobian(system, q, qd, t) -> np.ndarray:
         spec = row.spec
         m = row.rows.stop - row.rows.start
         theta = drive_values(spec, t) if row.kind == "drive" else (0.0, 0.0, 0.0)
-        coef, lin = bilinear_coefficients(spec.kind, m, theta)
-        sym = coef + coef.transpose(0, 2, 1)
+        sym, lin = _forms(spec.kind, m, theta, row.kind == "drive")
         vecs, jac, qd_loc, idx = pair_state(system, spec.marker_i, spec.marker_j, q, qd)
         bi, mi, sli = system.marker_info(spec.marker_i)
         bj, mj, slj = system.marker_info(spec.marker_j)
