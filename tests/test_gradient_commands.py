@@ -85,6 +85,11 @@ def test_fit_command_recovers_gravity(tmp_path):
     g, err = summary["values"]["model.gravity[1]"], summary["standard_errors"][
         "model.gravity[1]"]
     assert abs(g + 9.81) <= 3 * err and err < 0.05
+    code, out = run_cli(["sensitivity", PENDULUM, "--sensor", "joint:angle:pivot",
+                         "--measure", "tracking", "--data", str(data), "--param",
+                         "model.gravity[1]", "--t-end", "0.15", "--json"])
+    assert code == 0, out
+    assert json.loads(out)["value"] == pytest.approx(np.var(noisy - sens.values), rel=0.2)
     code, out = run_cli(["fit", PENDULUM, "--data", str(tmp_path / "missing.csv"),
                          "--sensor", "joint:angle:pivot", "--param", "model.gravity[1]"])
     assert code == 2 and "missing.csv" in out

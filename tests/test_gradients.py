@@ -101,21 +101,20 @@ def test_pendulum_case_index2_against_differences_of_the_run():
 
 
 def test_arm_case_springs_actuator_profile_and_flexible_beam():
-    """arm_vertical_pd (index 3): PD spring–dampers, a joint torque profile's end value,
-    masses, a centre of mass, gravity and the steel beam's stiffness scale."""
+    """arm_vertical_pd (index 3, a steel beam welded on): PD spring–dampers, a joint
+    torque profile's end value and a centre of mass."""
     assert_case_gradient(
         CASES + "arm_vertical_pd.toml", Objective("marker:position:link2.T", "final",
                                                   component="y"),
         ["forces.shoulder_pd.stiffness", "forces.elbow_pd.damping",
-         "forces.shoulder_reference.value.end", "bodies.link1.mass", "bodies.link2.com[0]",
-         "model.gravity[1]"], 0.04)
+         "forces.shoulder_reference.value.end", "bodies.link2.com[0]"], 0.04)
 
 
 def test_robot_arm_servos_with_rotor_inertia():
     """robot_arm: servos with motors (rotor inertia, gear, efficiency), index 2."""
     assert_case_gradient(CASES + "robot_arm.toml", Objective("payload", "max", component="y"),
-                         ["forces.shoulder_drive.kp", "forces.elbow_drive.kd",
-                          "forces.shoulder_drive.motor.efficiency"], 0.03)
+                         ["forces.elbow_drive.kd", "forces.shoulder_drive.motor.efficiency"],
+                         0.02)
 
 
 def test_cantilever_modal_damping_with_checkpoints():
@@ -328,6 +327,22 @@ def test_parameters_beyond_the_analytic_terms_take_differences():
     fd = (run_objective(p.model_at(p.value + d), objective, run)
           - run_objective(p.model_at(p.value - d), objective, run)) / (2 * d)
     assert result.gradient[p.key] == pytest.approx(fd, rel=1e-4)
+
+
+def test_marker_positions_take_differences_of_the_step_equations():
+    """A rigid body's marker (the spring's end, and the hinge itself, which moves the
+    initial state) by differences of the step equations and of the initial state."""
+    model, _, objective = small_model("spring", 4)
+    run = {"t_end": 0.03, "h": 2e-3, "rho_inf": 0.7}
+    keys = ["markers.link.T.position[0]", "markers.link.O.position[1]"]
+    result = gradient(model, objective, keys, newton="converged", **run)
+    params, _ = resolve(keys, ModelModels(model))
+    for p in params:
+        assert result.how[p.key] == "differences"
+        d = FD_REL * (abs(p.value) if p.value else 1.0)
+        fd = (run_objective(p.model_at(p.value + d), objective, run)
+              - run_objective(p.model_at(p.value - d), objective, run)) / (2 * d)
+        assert result.gradient[p.key] == pytest.approx(fd, rel=RTOL)
 
 
 def test_bad_input_is_refused_by_name():

@@ -23,10 +23,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="a sensor of the case, or kind:quantity:target (joint:angle:pivot)")
     p.add_argument("--component", help="the sensor's component (x, y, z, ...; default: its "
                                        "only one)")
-    p.add_argument("--measure", default="final",
-                   choices=[m for m in MEASURES if m != "tracking"],
+    p.add_argument("--measure", default="final", choices=MEASURES,
                    help="final value, integral, mean, rms, smooth max of |s| (p-norm, "
-                        "--sharpness), or the first crossing time of --level")
+                        "--sharpness), mean-square tracking error against --data, or the "
+                        "first crossing time of --level")
+    p.add_argument("--data", metavar="CSV",
+                   help="measured history of --measure tracking: time [s], value per line")
     p.add_argument("--param", action="append", default=[], metavar="KEY[=VALUE]",
                    required=True, help="a case key to differentiate by (repeatable)")
     p.add_argument("--sharpness", type=float, default=32.0, metavar="P",
@@ -56,8 +58,16 @@ def run(args: argparse.Namespace) -> int:
         run_options["t_end"] = args.t_end
     if args.newton is not None:
         run_options["newton"] = args.newton
+    data = None
+    if args.measure == "tracking" or args.data:
+        from ..errors import ValidationError
+        from ..gradients.fit import read_measurements
+
+        if not (args.measure == "tracking" and args.data):
+            raise ValidationError("--measure tracking and --data CSV go together")
+        data = read_measurements(args.data)
     objective = Objective(args.sensor, args.measure, component=args.component,
-                          sharpness=args.sharpness, level=args.level)
+                          sharpness=args.sharpness, level=args.level, data=data)
     result = gradient(args.case, objective, args.param, mode=args.mode,
                       checkpoint_every=(args.checkpoint_every or "auto"),
                       overrides=parse_overrides(args.set), **run_options)

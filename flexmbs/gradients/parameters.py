@@ -8,7 +8,8 @@ their entries' names, with an index for one entry of a list: ``model.gravity[1]`
 ``forces.servo.kp``, ``forces.lift.value.end`` (a field of a profile table),
 ``bodies.beam.damping_ratio[0]``. On a model built in Python the same keys address the
 model's own fields (``gravity[1]``, ``bodies.link1.inertia[1,1]``,
-``forces.servo.reference.end``, ``drives.spin.profile.omega``). One key exists for
+``forces.servo.reference.end``, ``drives.spin.profile.omega``,
+``markers.link1.tip.position[0]`` for a marker of a rigid body). One key exists for
 both: ``bodies.<flexible body>.stiffness_scale``, a factor on K_ff (1 nominally; D_ff
 held).
 """
@@ -227,10 +228,21 @@ class ModelModels:
         if parts[0] in ("gravity",) or parts[:2] == ["model", "gravity"]:
             return "gravity", None, self.model.gravity, []
         group = parts[0]
+        if group == "markers" and len(parts) == 4 and parts[3] == "position":
+            name = f"{parts[1]}.{parts[2]}"
+            marker = self.model.markers.get(name)
+            if marker is None:
+                raise ValidationError(f"parameter {key!r}: no marker {name!r}; markers: "
+                                      f"{sorted(self.model.markers)}")
+            if hasattr(self.model.bodies.get(marker.body), "data"):
+                raise ValidationError(f"parameter {key!r}: a marker on a flexible body "
+                                      f"moves with its modes, not by its position")
+            return "markers", name, marker, ["position"]
         if group not in ("bodies", "forces", "drives") or len(parts) < 3:
             raise ValidationError(f"parameter {key!r}: expected 'gravity[i]', "
-                                  f"'bodies.<name>.<field>', 'forces.<name>.<field>' or "
-                                  f"'drives.<name>.<field>'")
+                                  f"'bodies.<name>.<field>', 'forces.<name>.<field>', "
+                                  f"'drives.<name>.<field>' or "
+                                  f"'markers.<body>.<marker>.position[i]'")
         name = parts[1]
         if group == "bodies":
             element = self.model.bodies.get(name)
@@ -328,6 +340,10 @@ class _ProfileValue:
 
 
 def _with_element(model, group, name, element):
+    if group == "markers":
+        markers = dict(model.markers)
+        markers[name] = element
+        return replace(model, markers=markers)
     if group == "bodies":
         bodies = dict(model.bodies)
         bodies[name] = element
