@@ -149,9 +149,14 @@ class ParameterTerms:
 
     @property
     def how(self) -> str:
-        """"analytic", or "differences" when some change is taken by differences of the
-        step equations (:class:`DifferenceTerm`)."""
-        return "differences" if self.unsupported else "analytic"
+        """"analytic"; "differences" when some change is taken by differences of the
+        step equations (:class:`DifferenceTerm`); "analytic, initial state by
+        differences" when the steps' terms are analytic but the parameter moves the
+        initial state."""
+        if self.unsupported:
+            return "differences"
+        return "analytic, initial state by differences" if self.moves_initial else \
+            "analytic"
 
     def _classify(self, group, name, fields_, plus, minus, span):
         system = self.system

@@ -123,23 +123,21 @@ class SensorProbe:
         elif s.kind == "drive":
             spec = next(d for d in system.model.drives if d.name == s.target)
             names = [m for m in (spec.marker_i, spec.marker_j) if m]
-            if spec.kind == "coordinate":
-                body = spec.coordinate.split(".", 1)[0]
-                names = [f.full_name for f in system.model.markers.values()
-                         if f.body == body][:1]
         elif s.kind == "force":
             force = next(f for f in system.model.forces if f.name == s.target)
             names = [getattr(force, k) for k in ("marker_i", "marker_j", "marker")
                      if getattr(force, k, None)]
         cols = [np.arange(sl.start, sl.stop) for sl in
                 (system.marker_info(m)[2] for m in names)]
+        bodies = []
         if s.kind in ("energy", "modal"):
-            cols.append(np.arange(system.require_body(s.target).start,
-                                  system.require_body(s.target).stop))
-        if s.kind == "drive" and not cols:
-            body = next(d for d in system.model.drives if d.name == s.target)
-            cols.append(np.arange(system.require_body(body.coordinate.split(".")[0]).start,
-                                  system.require_body(body.coordinate.split(".")[0]).stop))
+            bodies = [s.target]
+        elif s.kind == "drive" and not names:  # a coordinate drive: its body
+            spec = next(d for d in system.model.drives if d.name == s.target)
+            bodies = [spec.coordinate.split(".", 1)[0]]
+        for body in bodies:
+            sl = system.require_body(body)
+            cols.append(np.arange(sl.start, sl.stop))
         cols = np.unique(np.concatenate(cols)) if cols else np.zeros(0, dtype=np.int64)
         rows = np.zeros(0, dtype=np.int64)
         if s.kind in ("reaction", "drive"):
