@@ -79,7 +79,7 @@ def test_parameter_derivatives_of_every_kind_against_differences(seed):
             (par,), _ = resolve([key], source)
             plus, minus, span = par.variants()
             terms = ParameterTerms(system, par.tangent(), plus, minus, span, key)
-            assert terms.how == "analytic", key
+            assert terms.how.startswith("analytic"), key
             system.angle_memory = {}
             out = terms.evaluate(state, Derivative(system.n_q, system.n_c))
             analytic = np.concatenate([out.r, out.phi, out.vel])
