@@ -192,7 +192,8 @@ class SensorProbe:
             return gq, gqd, gqdd, glam
         if s.kind == "node" and (s.frame or "body") == "body":
             body, marker, sl = system.marker_info(f"{s.target}.@{s.name}")
-            shape = body._modes(marker).phi[c]
+            shapes = body.jacobian_shapes(marker)[1]  # Φ of the node (None: rigid)
+            shape = 0.0 if shapes is None else shapes[c]
             target = {"displacement": gq, "velocity": gqd, "acceleration": gqdd}[s.quantity]
             target[sl.start + 7:sl.stop] = shape
             return gq, gqd, gqdd, glam
