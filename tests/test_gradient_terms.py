@@ -154,3 +154,39 @@ def test_step_jacobian_is_the_derivative_of_the_step_equations(index2, kind):
     probe = rng.normal(size=jac.size)
     np.testing.assert_allclose(jac.solve_transposed(explicit.T @ probe), probe, rtol=0,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("spec", [
+    ("marker", "position", "link.T", None, "y"), ("marker", "velocity", "link.T", None, "x"),
+    ("marker", "angular_velocity", "link.T", None, "z"),
+    ("joint", "angle", "hinge", None, None), ("joint", "angle_rate", "hinge", None, None),
+    ("modal", "coordinates", "beam", None, "xi2"), ("node", "displacement", "beam", 3, "z"),
+    ("node", "velocity", "beam", 3, "y"), ("reaction", "force", "weld", None, "x"),
+    ("energy", "kinetic", "beam", None, None)])
+def test_sensor_gradients_exact_against_differences(spec):
+    """The sensor probe's exact gradients (kinematic kinds) equal its central differences
+    over the coordinates and multipliers the sensor reads (the path of the other kinds,
+    which have no exact one), at a random state of the flexible pendulum."""
+    from test_gradients import small_model
+
+    from flexmbs.gradients.sensor_probe import SensorProbe
+
+    kind, quantity, target, node, component = spec
+    key = {"marker": "marker", "joint": "joint", "reaction": "joint"}.get(kind, "body")
+
+    def add(b):
+        b.add_sensor("s", kind, quantity, node=node, **{key: target},
+                     **({"frame": "body"} if kind == "node" else {}))
+
+    system = System(small_model("flexible", 2, add)[0])
+    rng = np.random.default_rng(1)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    probe = SensorProbe(system, "s", component)
+    state = State(t, q, qd, qdd, lam)
+    exact = probe._exact_gradient(state)
+    if kind in ("reaction", "energy"):
+        assert exact is None
+        return
+    diff = probe._difference_gradient(state)
+    for a, b in zip(exact, diff, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-7 * max(1.0, np.abs(b).max()))

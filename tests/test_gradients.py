@@ -178,9 +178,10 @@ KINDS = ["rigid", "spring", "rotational", "bushing", "servo", "actuator", "loads
          "flexible", "drive"]
 
 
-def small_model(kind: str, seed: int):
+def small_model(kind: str, seed: int, extra=None):
     """A pendulum (rigid link on a revolute hinge, gravity) with one element of ``kind``
-    and random values; (model, parameter keys, objective)."""
+    and random values; (model, parameter keys, objective). ``extra(builder)`` adds more
+    before the model is finalized."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
     b.add_marker("ground", "O")
@@ -250,6 +251,8 @@ def small_model(kind: str, seed: int):
                               "drives.spin.profile.duration"], Objective("angle2", "rms")
     measure = ["final", "integral", "rms", "max"][seed % 4]
     b.add_sensor("tip", "marker", "position", marker="link.T")
+    if extra is not None:
+        extra(b)
     return b.finalize(), keys, Objective("tip", measure, component="y")
 
 
