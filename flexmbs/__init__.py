@@ -4,8 +4,10 @@
 (``fm.read_modal``, ``fm.straight_beam``, ``fm.solid_box``, ``fm.add_point_masses``,
 ``fm.clamped_modes``, ``fm.craig_bampton``, ``fm.free_free_modes``), the model
 (``fm.ModelBuilder`` and the bodies, joints, drives, forces and sensors), ``fm.System``,
-``fm.simulate``, ``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``)
-and URDF robots (``fm.load_urdf``). The modal, model and solver names load on first use.
+``fm.simulate``, ``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``),
+URDF robots (``fm.load_urdf``) and gradients of a run (``fm.gradient``,
+``fm.sensitivities``, ``fm.Objective``, ``fm.fit``). The modal, model and solver names
+load on first use.
 """
 
 from .errors import (
@@ -71,6 +73,10 @@ _LAZY = {
     "solid_box": ("flexmbs.modal.fe.solid", "box_mesh"),
     "PointMass": ("flexmbs.modal.preparation", "PointMass"),
     "add_point_masses": ("flexmbs.modal.preparation", "add_point_masses"),
+    "gradient": ("flexmbs.gradients", "gradient"),
+    "sensitivities": ("flexmbs.gradients", "sensitivities"),
+    "Objective": ("flexmbs.gradients", "Objective"),
+    "fit": ("flexmbs.gradients", "fit"),
 }
 
 #: Tables of case files read by a later stage than flexmbs.cases

@@ -26,6 +26,8 @@ SUBCOMMANDS = {
     "plot": "plot_cmd",
     "stress": "stress_cmd",
     "view": "view_cmd",
+    "sensitivity": "sensitivity_cmd",
+    "fit": "fit_cmd",
 }
 
 

@@ -1,0 +1,70 @@
+"""Fit case parameters to a measured history of one sensor: least squares
+(scipy.optimize.least_squares, trust-region reflective) between the sensor over a run
+and the measurement, interpolated at the run's steps, with the Jacobian from forward
+sensitivities of the discrete run (docs/gradients.md, "Fitting parameters to
+measurements"). The data file is CSV with two columns, time [s] and value (in the
+sensor's units; a header line is skipped). Parameters are case keys as for --set;
+KEY=START sets the starting value, --bounds KEY=LOW:HIGH limits one."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import ValidationError
+from ._common import emit_json
+
+HELP = "fit case parameters to a measured sensor history (least squares)"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("case", help="case file (.toml)")
+    p.add_argument("--data", required=True, metavar="CSV",
+                   help="measured history: time [s], value per line")
+    p.add_argument("--sensor", required=True,
+                   help="a sensor of the case, or kind:quantity:target (joint:angle:pivot)")
+    p.add_argument("--component", help="the sensor's component (default: its only one)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY[=START]",
+                   required=True, help="a case key to fit (repeatable)")
+    p.add_argument("--bounds", action="append", default=[], metavar="KEY=LOW:HIGH",
+                   help="bounds of a parameter (repeatable)")
+    p.add_argument("--max-evaluations", type=int, default=50, metavar="N",
+                   help="runs at most (default 50)")
+    p.add_argument("--t-end", type=float, metavar="T", help="end time [s] (default: the "
+                                                            "case's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a case key (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable summary")
+
+
+def _bounds(items) -> dict:
+    out = {}
+    for item in items:
+        key, _, span = item.partition("=")
+        low, _, high = span.partition(":")
+        try:
+            out[key.strip()] = (float(low), float(high))
+        except ValueError:
+            raise ValidationError(f"--bounds {item!r}: expected KEY=LOW:HIGH") from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..gradients.fit import fit, read_measurements
+    from .study_cmd import parse_overrides
+
+    run_options = {} if args.t_end is None else {"t_end": args.t_end}
+    result = fit(args.case, args.sensor, read_measurements(args.data), args.param,
+                 component=args.component, bounds=_bounds(args.bounds),
+                 max_evaluations=args.max_evaluations,
+                 overrides=parse_overrides(args.set), **run_options)
+    if args.json:
+        emit_json({"case": str(args.case), "data": str(args.data), **result.to_dict()})
+        return 0 if result.success else 1
+    print(f"flexmbs fit: {args.case} to {args.data}")
+    print(f"  rms error {result.rms_initial:.6g} → {result.rms_final:.6g} in "
+          f"{result.evaluations} runs ({result.message})")
+    print(f"  {'parameter':<40} {'start':>13} {'fitted':>15} {'std. error':>12}")
+    for key, value in result.values.items():
+        print(f"  {key:<40} {result.initial[key]:>13.6g} {value:>15.8g} "
+              f"{result.standard_errors[key]:>12.3g}")
+    return 0 if result.success else 1

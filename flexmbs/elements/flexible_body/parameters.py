@@ -1,0 +1,24 @@
+"""Parameter derivatives of the flexible body's residual (docs/gradients.md, "Parameter
+derivatives"): the modal stiffness and damping forces K_ff ξ + D_ff ξ̇ of the ξ rows.
+
+Both enter the residual linearly, so a change (dK_ff, dD_ff) of the matrices — a
+stiffness scale s (dK_ff = K_ff ds), modal damping ratios ζ_j (D_ff is linear in them,
+:attr:`flexmbs.modal.data.ModalData.D_ff`) — changes the ξ rows by dK_ff ξ + dD_ff ξ̇,
+exactly. (Gravity, linear in g, is differentiated for every body kind alike from the
+body's residual, docs/gradients.md.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def modal_force_derivative(xi, xi_dot, d_stiffness=None, d_damping=None) -> np.ndarray:
+    """∂r (n,) of the ξ rows [N m per unit ξ] for a change dK_ff, dD_ff (n, n) of the
+    modal stiffness and damping matrices (None: unchanged) at ξ, ξ̇."""
+    out = np.zeros(np.size(xi))
+    if d_stiffness is not None:
+        out += np.asarray(d_stiffness, dtype=float) @ xi
+    if d_damping is not None:
+        out += np.asarray(d_damping, dtype=float) @ xi_dot
+    return out

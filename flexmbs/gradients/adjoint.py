@@ -1,0 +1,104 @@
+"""The backward sweep of the discrete adjoint (docs/gradients.md, "The discrete adjoint").
+
+With J = Σ_k g_k(y_k) over the step states and y_{n+1} = L_x x + L_y y_n,
+F(y_{n+1}) = 0 per step, the total cotangent ỹ_n = dJ/dy_n obeys, from the last step
+back,
+
+    μ_{n+1} = J_{n+1}⁻ᵀ L_xᵀ ỹ_{n+1}                      (one transposed solve)
+    ỹ_n     = L_yᵀ (ỹ_{n+1} − F_yᵀ μ_{n+1}) + ∂g_n/∂y_n
+    dJ/dp  −= μ_{n+1}ᵀ ∂F_{n+1}/∂p
+
+and at the start dJ/dp += ỹ_0ᵀ dy_0/dp. Each step costs one exact Jacobian (tangents and
+an LU factorization) and one solve, whatever the number of parameters; the states come
+from the forward run's store or its checkpoints, segment by segment.
+"""
+
+from __future__ import annotations
+
+import time
+from itertools import pairwise
+
+import numpy as np
+import scipy.linalg as sla
+
+from .forward import segment
+from .prepared import initial_matrix
+from .step import Coefficients, StepJacobian
+
+
+def _segments(run_):
+    """(first, last) index pairs covering 0..N, last segment first."""
+    marks = sorted(run_.checkpoints) if run_.every > 1 else [0]
+    bounds = [*marks, run_.steps]
+    pairs = [(a, b) for a, b in pairwise(bounds) if b > a]
+    return pairs[::-1] if pairs else [(0, 0)]
+
+
+def backward(system, run_, probe, weights, prepared, index2: bool):
+    """(dJ/dp (n_p,), seconds): the adjoint sweep over ``run_`` (a
+    :class:`~flexmbs.gradients.forward.ForwardRun`) for the objective whose ∂J/∂s_k are
+    ``weights``, with the :class:`~flexmbs.gradients.prepared.PreparedParameter` list
+    ``prepared``."""
+    tic = time.perf_counter()
+    n, n_p = system.n_q, len(prepared)
+    grad = np.zeros(n_p)
+    q_bar, qd_bar, qdd_bar, a_bar = (np.zeros(n) for _ in range(4))
+    lam_bar = np.zeros(system.n_c)
+    params = run_.settings.params
+    state0 = None
+    for first, last in _segments(run_):
+        states = segment(system, run_, first, last)
+        for k in range(last, first, -1):
+            state, angles = states[k]
+            system.angle_memory = dict(angles)
+            g = float(weights[k])
+            if g:
+                gq, gqd, gqdd, glam = probe.gradient(state)
+                q_bar, qd_bar, qdd_bar = q_bar + g * gq, qd_bar + g * gqd, qdd_bar + g * gqdd
+                lam_bar = lam_bar + g * glam
+                for j, prep in enumerate(prepared):
+                    grad[j] += g * prep.sensor_derivative(probe, state)
+            coef = Coefficients.of(params, run_.h[k - 1])
+            jac = StepJacobian(system, state, coef, index2)
+            mu = jac.solve_transposed(jac.unknown_cotangent(coef, q_bar, qd_bar, qdd_bar,
+                                                            a_bar, lam_bar))
+            for j, prep in enumerate(prepared):
+                grad[j] -= mu @ prep.step_derivative(state, index2)
+            f_q, f_qd = jac.state_cotangents(mu)
+            q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd, a_bar)
+            lam_bar = np.zeros(system.n_c)
+        if first == 0:
+            state0 = states[0]
+    state, angles = state0
+    system.angle_memory = dict(angles)
+    g = float(weights[0])
+    if g:
+        gq, gqd, gqdd, glam = probe.gradient(state)
+        q_bar, qd_bar, qdd_bar = q_bar + g * gq, qd_bar + g * gqd, qdd_bar + g * gqdd
+        lam_bar = lam_bar + g * glam
+        for j, prep in enumerate(prepared):
+            grad[j] += g * prep.sensor_derivative(probe, state)
+    grad += initial_terms(system, run_.settings, state, prepared,
+                          (q_bar, qd_bar, qdd_bar + a_bar, lam_bar))
+    return grad, time.perf_counter() - tic
+
+
+def initial_terms(system, settings, state, prepared, bars) -> np.ndarray:
+    """ỹ_0ᵀ dy_0/dp for every parameter; ``bars`` = (q̄_0, q̄̇_0, q̄̈_0 + ā_0, λ̄_0)
+    (a_0 = q̈_0). Parameters that leave the initial positions and velocities alone share
+    one transposed solve of the index-1 system."""
+    q_bar, qd_bar, acc_bar, lam_bar = bars
+    out = np.zeros(len(prepared))
+    nu = None
+    for j, prep in enumerate(prepared):
+        if prep.terms.moves_initial or prep.difference is not None:
+            dq, dqd, dqdd, dlam = prep.initial_derivative(settings, state)
+            out[j] = q_bar @ dq + qd_bar @ dqd + acc_bar @ dqdd + lam_bar @ dlam
+            continue
+        if nu is None:
+            nu = sla.lu_solve(initial_matrix(system, state),
+                              np.concatenate([acc_bar, lam_bar]), trans=1,
+                              check_finite=False)
+        d_r = prep.step_derivative(state, False)[:system.n_q]
+        out[j] = -(nu[:system.n_q] @ d_r)
+    return out

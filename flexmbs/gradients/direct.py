@@ -1,0 +1,66 @@
+"""Forward (direct) sensitivities (docs/gradients.md, "Forward sensitivities"): the
+derivatives dy_k/dp of every step's state, propagated with the run,
+
+    J_{n+1} dx = −(F_y L_y dy_n + ∂F_{n+1}/∂p),     dy_{n+1} = L_x dx + L_y dy_n,
+
+from dy_0/dp, one solve per parameter per step with the same exact Jacobian as the
+adjoint. They give the whole sensor history's derivative ds_k/dp (what a least-squares
+fit needs), at a cost that grows with the number of parameters; the adjoint's does not.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .adjoint import _segments
+from .forward import segment
+from .step import Coefficients, StepJacobian
+
+
+def sensor_sensitivities(system, run_, probe, prepared, index2: bool):
+    """(ds/dp (N+1, n_p), seconds): the derivative of the sensor history of ``run_``
+    along each prepared parameter."""
+    tic = time.perf_counter()
+    n_p = len(prepared)
+    out = np.zeros((run_.steps + 1, n_p))
+    params = run_.settings.params
+    dy = None
+    for first, last in _segments(run_)[::-1]:
+        states = segment(system, run_, first, last)
+        for k in range(first, last + 1):
+            if k == 0:
+                state, angles = states[0]
+                system.angle_memory = dict(angles)
+                cols = [p.initial_derivative(run_.settings, state) for p in prepared]
+                dq, dqd, dqdd, dlam = (np.column_stack([c[i] for c in cols])
+                                       for i in range(4))
+                dy = [dq, dqd, dqdd, dqdd.copy(), dlam]
+            elif k == first:
+                continue  # the last state of the previous segment
+            else:
+                state, angles = states[k]
+                system.angle_memory = dict(angles)
+                coef = Coefficients.of(params, run_.h[k - 1])
+                dy = _advance(system, state, coef, index2, prepared, dy)
+            out[k] = _sensor_row(system, probe, state, prepared, dy)
+    return out, time.perf_counter() - tic
+
+
+def _advance(system, state, coef, index2, prepared, dy):
+    """dy_{n+1} from dy_n across the step that ended at ``state``."""
+    dq, dqd, dqdd, da, _ = dy
+    q_p, qd_p, a_p = coef.predict(dq, dqd, dqdd, da)
+    jac = StepJacobian(system, state, coef, index2)
+    f_p = np.column_stack([p.step_derivative(state, index2) for p in prepared])
+    x = jac.solve(-(jac.apply_state(q_p, qd_p) + f_p))
+    ddq, ddqd, ddqdd, dda, dlam = jac.expand(coef, x)
+    return [q_p + ddq, qd_p + ddqd, ddqdd, a_p + dda, dlam]
+
+
+def _sensor_row(system, probe, state, prepared, dy):
+    gq, gqd, gqdd, glam = probe.gradient(state)
+    dq, dqd, dqdd, _, dlam = dy
+    row = gq @ dq + gqd @ dqd + gqdd @ dqdd + glam @ dlam
+    return row + np.array([p.sensor_derivative(probe, state) for p in prepared])

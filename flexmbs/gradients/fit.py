@@ -1,0 +1,119 @@
+"""Parameter identification: least squares between a sensor's history over a run and a
+measured one (docs/gradients.md, "Fitting parameters to measurements").
+
+The residuals are e_k = √(w_k/T) (s_k(p) − m(t_k)) over the run's steps (w_k the
+trapezoidal weights, m the measurement interpolated linearly), so Σ e_k² is the mean
+square error of the ``tracking`` objective; their Jacobian is the forward sensitivity of
+the history (:func:`~flexmbs.gradients.api.sensitivities`: one solve per parameter and
+step), and ``scipy.optimize.least_squares`` (trust-region reflective, bounds allowed)
+takes both. The result carries standard errors from the Gauss–Newton covariance
+σ̂² (GᵀG)⁻¹, G_kj = ds_k/dp_j, σ̂² the residual variance of the samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ValidationError
+from .api import sensitivities
+from .objectives import Objective
+
+
+@dataclass
+class FitResult:
+    """Fitted ``values`` {key: p}, their ``initial`` values and ``standard_errors``,
+    the root-mean-square error before and after [sensor units], evaluations, success
+    and the optimizer's message."""
+
+    values: dict
+    initial: dict
+    standard_errors: dict
+    rms_initial: float
+    rms_final: float
+    evaluations: int
+    success: bool
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"values": dict(self.values), "initial": dict(self.initial),
+                "standard_errors": dict(self.standard_errors),
+                "rms_initial": self.rms_initial, "rms_final": self.rms_final,
+                "evaluations": self.evaluations, "success": self.success,
+                "message": self.message}
+
+
+def read_measurements(path) -> tuple[np.ndarray, np.ndarray]:
+    """(times [s], values) from a CSV file of two columns (a header line is skipped);
+    ValidationError naming the file when it cannot be read so."""
+    try:
+        data = np.genfromtxt(path, delimiter=",", dtype=float, comments="#")
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"measurements {str(path)!r}: {exc}") from None
+    data = np.atleast_2d(data)
+    data = data[~np.all(np.isnan(data), axis=1)] if data.size else data
+    if data.ndim != 2 or data.shape[1] != 2 or data.shape[0] < 2 or \
+            not np.all(np.isfinite(data)):
+        raise ValidationError(f"measurements {str(path)!r}: expected two columns (time "
+                              f"[s], value) of finite numbers and two or more rows, got "
+                              f"shape {data.shape}")
+    return data[:, 0], data[:, 1]
+
+
+def fit(case_or_system, sensor, data, parameters, *, component=None, bounds=None,
+        max_evaluations: int = 50, overrides=None, **run) -> FitResult:
+    """Fit ``parameters`` (keys, optionally "KEY=START") so that ``sensor``'s
+    ``component`` follows ``data`` = (times, values) over the run, within ``bounds``
+    {key: (low, high)}."""
+    from scipy.optimize import least_squares
+
+    keys = [str(k).partition("=")[0].strip() for k in parameters]
+    tracking = Objective(sensor, "tracking", component=component, data=data)
+    cache: dict = {}
+
+    def keep(x, sens):
+        e, scale = tracking.residuals(sens.t, sens.values)
+        cache.clear()
+        cache[tuple(x)] = (e, scale[:, None] * sens.derivatives, sens)
+        return cache[tuple(x)]
+
+    def evaluate(x):
+        if tuple(x) not in cache:
+            items = [f"{k}={v!r}" for k, v in zip(keys, x, strict=True)]
+            keep(x, sensitivities(case_or_system, sensor, items, component=component,
+                                  overrides=overrides, **run))
+        return cache[tuple(x)]
+
+    first = sensitivities(case_or_system, sensor, parameters, component=component,
+                          overrides=overrides, **run)
+    x0 = np.array(first.parameter_values, dtype=float)
+    keep(x0, first)
+    low, high = np.full(x0.size, -np.inf), np.full(x0.size, np.inf)
+    for k, (lo, hi) in (bounds or {}).items():
+        if k not in keys:
+            raise ValidationError(f"bounds given for {k!r}, which is not a parameter "
+                                  f"({keys})")
+        j = keys.index(k)
+        low[j], high[j] = float(lo), float(hi)
+        if not low[j] < high[j] or not low[j] <= x0[j] <= high[j]:
+            raise ValidationError(f"bounds of {k!r}: need low < high around the start "
+                                  f"{x0[j]:g}, got ({lo}, {hi})")
+    e0 = cache[tuple(x0)][0]
+    out = least_squares(lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1],
+                        bounds=(low, high), x_scale="jac", max_nfev=max_evaluations,
+                        xtol=1e-10, ftol=1e-12, gtol=1e-10)
+    e, _, sens = evaluate(out.x)
+    raw = sens.values - tracking.measured(sens.t)
+    dof = max(raw.size - x0.size, 1)
+    sigma2 = float(raw @ raw) / dof
+    try:
+        cov = sigma2 * np.linalg.inv(sens.derivatives.T @ sens.derivatives)
+        errors = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    except np.linalg.LinAlgError:
+        errors = np.full(x0.size, np.nan)
+    return FitResult(dict(zip(keys, map(float, out.x), strict=True)),
+                     dict(zip(keys, map(float, x0), strict=True)),
+                     dict(zip(keys, map(float, errors), strict=True)),
+                     float(np.sqrt(e0 @ e0)), float(np.sqrt(e @ e)), int(out.nfev),
+                     bool(out.success), str(out.message))

@@ -1,0 +1,397 @@
+"""Design parameters by key (docs/gradients.md, "Parameters"): their nominal value, the
+model at another value, and what they change in it.
+
+Keys are written as for ``flexmbs run --set``: dotted, arrays of tables addressed by
+their entries' names, with an index for one entry of a list: ``model.gravity[1]``,
+``bodies.link1.mass``, ``bodies.link1.inertia[2]``, ``bodies.bob.com[1]``,
+``forces.shoulder_pd.stiffness``, ``forces.bush.stiffness[0]``,
+``forces.servo.kp``, ``forces.lift.value.end`` (a field of a profile table),
+``bodies.beam.damping_ratio[0]``. On a model built in Python the same keys address the
+model's own fields (``gravity[1]``, ``bodies.link1.inertia[1,1]``,
+``forces.servo.reference.end``, ``drives.spin.profile.omega``,
+``markers.link1.tip.position[0]`` for a marker of a rigid body). One key exists for
+both: ``bodies.<flexible body>.stiffness_scale``, a factor on K_ff (1 nominally; D_ff
+held).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FlexmbsError, ModelError, ValidationError
+from .model_diff import model_tangent
+
+#: key = dotted path, optionally ending in [i] or [i,j]
+_KEY = re.compile(r"^([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:\[(\d+)(?:,\s*(\d+))?\])?$")
+#: Relative step of the model comparison (model_tangent): linear maps are exact at any
+#: step; the others (an initial angle through sin and cos) keep ~1e-10.
+REL_STEP = 1e-5
+SCALE_KEY = "stiffness_scale"
+
+
+def split_key(key: str):
+    """(dotted path parts, index tuple) of ``key``; ValidationError when malformed."""
+    match = _KEY.match(str(key).strip())
+    if match is None:
+        raise ValidationError(f"parameter {key!r}: expected a dotted key as for --set, "
+                              f"optionally with an index, e.g. 'bodies.link1.mass' or "
+                              f"'model.gravity[1]'")
+    parts = match.group(1).split(".")
+    index = tuple(int(g) for g in match.groups()[1:] if g is not None)
+    return parts, index
+
+
+@dataclass
+class Parameter:
+    """One scalar design parameter: its ``key``, nominal ``value`` and the ``source``
+    (:class:`CaseModels` or :class:`ModelModels`) that makes the model at any value."""
+
+    key: str
+    value: float
+    source: object
+    _variants: tuple | None = field(default=None, repr=False)
+
+    def model_at(self, value: float):
+        """The model with this parameter at ``value``."""
+        return self.source.model_at(self.key, float(value))
+
+    @property
+    def step(self) -> float:
+        """δ of :meth:`variants` [units of the parameter]."""
+        return REL_STEP * (abs(self.value) if self.value else 1.0)
+
+    def variants(self):
+        """(model at p + δ, model at p − δ, their parameter span 2δ); at a bound (a
+        damping ratio of 0, where p − δ is refused) the nominal model and δ instead."""
+        d = self.step
+        if self._variants is None:
+            plus = self.model_at(self.value + d)
+            try:
+                self._variants = (plus, self.model_at(self.value - d), 2.0 * d)
+            except FlexmbsError:
+                self._variants = (plus, self.model_at(self.value), d)
+        return self._variants
+
+    def tangent(self) -> dict:
+        """{leaf path: ∂leaf/∂p} (:func:`~flexmbs.gradients.model_diff.model_tangent`)."""
+        plus, minus, span = self.variants()
+        return model_tangent(plus, minus, span, f"parameter {self.key!r}")
+
+
+def _set_index(value, index, new, key):
+    """A copy of the list/array ``value`` with entry ``index`` set to ``new`` (both
+    (i, j) and (j, i) of a square matrix)."""
+    arr = np.array(value, dtype=float)
+    try:
+        arr[index] = new
+        if len(index) == 2 and arr.ndim == 2 and arr.shape[0] == arr.shape[1]:
+            arr[index[::-1]] = new
+    except IndexError:
+        raise ValidationError(f"parameter {key!r}: index {list(index)} is out of range for "
+                              f"a value of shape {arr.shape}") from None
+    return arr
+
+
+def _get_index(value, index, key) -> float:
+    if not index:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise ValidationError(f"parameter {key!r} is {value!r}, not a number; name one "
+                                  f"entry with an index, e.g. {key}[0]")
+        return float(value)
+    try:
+        return float(np.asarray(value, dtype=float)[index])
+    except (IndexError, TypeError, ValueError):
+        raise ValidationError(f"parameter {key!r}: {value!r} has no entry {list(index)}"
+                              ) from None
+
+
+# ----------------------------------------------------------------------------- cases
+class CaseModels:
+    """Models of a case file at other parameter values, through the case reader itself
+    (``load_case`` with the parameter as an override on top of ``overrides``);
+    ``scales`` {flexible body: factor} are the stiffness scales set on top."""
+
+    def __init__(self, path, overrides: dict | None = None, scales: dict | None = None):
+        from ..cases.loader import apply_overrides, read_case_toml
+
+        self.path = Path(path)
+        self.overrides = dict(overrides or {})
+        self.scales = dict(scales or {})
+        self.raw = read_case_toml(self.path)
+        apply_overrides(self.raw, self.overrides, self.path.name)
+        self._nominal = None
+
+    def _load(self, overrides: dict, scales: dict):
+        from ..cases import load_case
+
+        case = load_case(self.path, overrides)
+        for name, factor in scales.items():
+            case.model = scale_stiffness(case.model, name, factor)
+        return case
+
+    def nominal(self):
+        """The case as loaded (with ``overrides`` and ``scales``)."""
+        if self._nominal is None:
+            self._nominal = self._load(self.overrides, self.scales)
+        return self._nominal
+
+    def _node(self, parts, key):
+        node = self.raw
+        for k, part in enumerate(parts):
+            if isinstance(node, list):
+                match = [e for e in node if isinstance(e, dict) and e.get("name") == part]
+                if not match:
+                    names = [e.get("name") for e in node if isinstance(e, dict)]
+                    raise ValidationError(f"parameter {key!r}: no [[{parts[k - 1]}]] entry "
+                                          f"named {part!r}; entries: {names}")
+                node = match[0]
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                return None
+        return node
+
+    @staticmethod
+    def scale_body(parts):
+        """The flexible body of a stiffness-scale key, or None."""
+        if len(parts) == 3 and parts[0] == "bodies" and parts[2] == SCALE_KEY:
+            return parts[1]
+        return None
+
+    def value(self, key: str) -> float:
+        parts, index = split_key(key)
+        if parts[0] in ("solver", "output"):
+            raise ValidationError(f"parameter {key!r}: [{parts[0]}] settings are not "
+                                  f"model parameters")
+        name = self.scale_body(parts)
+        if name is not None:
+            self._flexible(name, key)
+            return float(self.scales.get(name, 1.0))
+        node = self._node(parts, key)
+        if node is None:
+            raise ValidationError(f"parameter {key!r} is not set in {self.path.name}; give "
+                                  f"its value as KEY=VALUE (it is then set there)")
+        return _get_index(node, index, key)
+
+    def _flexible(self, name, key):
+        body = self._load(self.overrides, {}).model.bodies.get(name) \
+            if self._nominal is None else self._nominal.model.bodies.get(name)
+        if body is None or not hasattr(body, "data"):
+            raise ValidationError(f"parameter {key!r}: {name!r} is not a flexible body of "
+                                  f"{self.path.name}")
+        return body
+
+    def with_value(self, key: str, value: float) -> CaseModels:
+        """This source with ``key`` set to ``value``."""
+        parts, index = split_key(key)
+        name = self.scale_body(parts)
+        if name is not None:
+            self._flexible(name, key)
+            return CaseModels(self.path, self.overrides, {**self.scales, name: value})
+        new = value
+        if index:
+            new = _set_index(self._node(parts, key), index, value, key).tolist()
+        return CaseModels(self.path, {**self.overrides, ".".join(parts): new}, self.scales)
+
+    def model_at(self, key: str, value: float):
+        parts, index = split_key(key)
+        name = self.scale_body(parts)
+        overrides, scales = self.overrides, self.scales
+        if name is not None:
+            scales = {**scales, name: value}
+        else:
+            new = value
+            if index:
+                new = _set_index(self._node(parts, key), index, value, key).tolist()
+            overrides = {**overrides, ".".join(parts): new}
+        try:
+            return self._load(overrides, scales).model
+        except FlexmbsError as exc:
+            raise ModelError(f"parameter {key!r} = {value:.6g}: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- models
+class ModelModels:
+    """Models of a model built in Python at other parameter values: the key addresses
+    the model's own fields (element, then attribute path)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def _element(self, parts, key):
+        """(container name, element name or None, element, attribute path)."""
+        if parts[0] in ("gravity",) or parts[:2] == ["model", "gravity"]:
+            return "gravity", None, self.model.gravity, []
+        group = parts[0]
+        if group == "markers" and len(parts) == 4 and parts[3] == "position":
+            name = f"{parts[1]}.{parts[2]}"
+            marker = self.model.markers.get(name)
+            if marker is None:
+                raise ValidationError(f"parameter {key!r}: no marker {name!r}; markers: "
+                                      f"{sorted(self.model.markers)}")
+            if hasattr(self.model.bodies.get(marker.body), "data"):
+                raise ValidationError(f"parameter {key!r}: a marker on a flexible body "
+                                      f"moves with its modes, not by its position")
+            return "markers", name, marker, ["position"]
+        if group not in ("bodies", "forces", "drives") or len(parts) < 3:
+            raise ValidationError(f"parameter {key!r}: expected 'gravity[i]', "
+                                  f"'bodies.<name>.<field>', 'forces.<name>.<field>', "
+                                  f"'drives.<name>.<field>' or "
+                                  f"'markers.<body>.<marker>.position[i]'")
+        name = parts[1]
+        if group == "bodies":
+            element = self.model.bodies.get(name)
+        else:
+            element = next((e for e in getattr(self.model, group) if e.name == name), None)
+        if element is None:
+            names = (list(self.model.bodies) if group == "bodies"
+                     else [e.name for e in getattr(self.model, group)])
+            raise ValidationError(f"parameter {key!r}: no {group[:-1]} named {name!r}; "
+                                  f"{group}: {names}")
+        return group, name, element, parts[2:]
+
+    def value(self, key: str) -> float:
+        parts, index = split_key(key)
+        group, _, element, attrs = self._element(parts, key)
+        if group == "gravity":
+            return _get_index(element, index, key)
+        if attrs == [SCALE_KEY]:
+            _flexible_data(element, key)
+            return 1.0
+        if attrs == ["damping_ratio"]:
+            data = _flexible_data(element, key)
+            ratio = (np.zeros(data.n_modes) if data.damping_ratio is None
+                     else data.damping_ratio)
+            return _get_index(ratio, index, key)
+        node = element
+        for attr in attrs:
+            if not hasattr(node, attr) or attr.startswith("_"):
+                raise ValidationError(f"parameter {key!r}: {type(node).__name__} has no "
+                                      f"field {attr!r}")
+            node = getattr(node, attr)
+        return _get_index(node, index, key)
+
+    def model_at(self, key: str, value: float):
+        parts, index = split_key(key)
+        group, name, element, attrs = self._element(parts, key)
+        model = self.model
+        if group == "gravity":
+            return replace(model, gravity=_set_index(model.gravity, index, value, key))
+        if attrs == [SCALE_KEY]:
+            return scale_stiffness(model, name, value)
+        if attrs == ["damping_ratio"]:
+            data = _flexible_data(element, key)
+            ratio = np.zeros(data.n_modes) if data.damping_ratio is None else \
+                data.damping_ratio
+            new = _set_index(ratio, index, value, key) if index else np.full(
+                data.n_modes, value)
+            changed = replace(element, data=data.with_damping(ratio=new))
+        else:
+            try:
+                changed = _replaced(element, attrs, index, value, key)
+            except FlexmbsError as exc:
+                raise ModelError(f"parameter {key!r} = {value:.6g}: {exc}") from None
+        return _with_element(model, group, name, changed)
+
+
+def _flexible_data(element, key):
+    data = getattr(element, "data", None)
+    if data is None or not hasattr(data, "K_ff"):
+        raise ValidationError(f"parameter {key!r}: {getattr(element, 'name', element)!r} is "
+                              f"not a flexible body")
+    return data
+
+
+def _replaced(obj, attrs, index, value, key):
+    """A copy of ``obj`` with the field path ``attrs`` (and entry ``index``) at value."""
+    attr, rest = attrs[0], attrs[1:]
+    if not is_dataclass(obj) or attr not in {f.name for f in fields(obj)}:
+        raise ValidationError(f"parameter {key!r}: {type(obj).__name__} has no field "
+                              f"{attr!r}")
+    current = getattr(obj, attr)
+    if rest:
+        new = _replaced(current, rest, index, value, key)
+    elif index:
+        new = _set_index(current, index, value, key)
+        if isinstance(current, tuple):
+            new = tuple(new.tolist())
+    else:
+        _get_index(current, (), key)
+        new = float(value)
+    changes = {attr: new}
+    if attr == "profile" and callable(getattr(obj, "function", None)):
+        changes["function"] = _ProfileValue(new)  # a joint actuator's value
+    return replace(obj, **changes)
+
+
+@dataclass(frozen=True)
+class _ProfileValue:
+    """f(t, state) = s(t) of a profile (a joint actuator's value)."""
+
+    profile: object
+
+    def __call__(self, t, state=None) -> float:
+        return self.profile.eval(t)[0]
+
+
+def _with_element(model, group, name, element):
+    if group == "markers":
+        markers = dict(model.markers)
+        markers[name] = element
+        return replace(model, markers=markers)
+    if group == "bodies":
+        bodies = dict(model.bodies)
+        bodies[name] = element
+        return replace(model, bodies=bodies)
+    items = tuple(element if e.name == name else e for e in getattr(model, group))
+    return replace(model, **{group: items})
+
+
+def scale_stiffness(model, name: str, factor: float):
+    """``model`` with K_ff of flexible body ``name`` times ``factor`` (D_ff held)."""
+    body = model.bodies[name]
+    data = body.data
+    scaled = replace(data, K_ff=data.K_ff * factor, damping_ratio=None,
+                     damping_matrix=np.array(data.D_ff))
+    bodies = dict(model.bodies)
+    bodies[name] = replace(body, data=scaled)
+    return replace(model, bodies=bodies)
+
+
+def resolve(keys, source):
+    """(parameters, source): the Parameters of ``keys`` (each "KEY" or "KEY=VALUE", the
+    value setting the nominal one) on ``source``, and the source with those values set
+    (the nominal model of the run); an unknown or repeated key is a ValidationError
+    naming it."""
+    pairs, seen = [], set()
+    for item in keys:
+        key, _, given = str(item).partition("=")
+        key = key.strip()
+        if key in seen:
+            raise ValidationError(f"parameter {key!r} is given twice")
+        seen.add(key)
+        if given.strip():
+            try:
+                value = float(given)
+            except ValueError:
+                raise ValidationError(f"parameter {item!r}: the value must be a number"
+                                      ) from None
+            source = _with_value(source, key, value)
+        pairs.append(key)
+    if not pairs:
+        raise ValidationError("no parameters given")
+    return [Parameter(key, source.value(key), source) for key in pairs], source
+
+
+def _with_value(source, key, value):
+    """``source`` with ``key`` set to ``value`` (a parameter given as KEY=VALUE)."""
+    if isinstance(source, CaseModels):
+        return source.with_value(key, value)
+    out = copy.copy(source)
+    out.model = source.model_at(key, value)
+    return out

@@ -1,0 +1,177 @@
+"""One generalized-α step as a map of the state, and its exact Jacobian (docs/gradients.md,
+"The discrete step").
+
+A step from t_n to t_{n+1} = t_n + h carries y = (q, q̇, q̈, a, λ). Its unknowns x are
+q̈_{n+1} and λ_{n+1} (and, in the stabilized index-2 form, the multiplier μ of the
+position correction); everything else is linear in x and y_n:
+
+    a_{n+1} = c1 q̈_{n+1} + c2 q̈_n − c3 a_n          (c1, c2, c3 from α_m, α_f)
+    q_{n+1} = q_n + h q̇_n + h² (½ − β) a_n + h² β a_{n+1}  [+ P μ]
+    q̇_{n+1} = q̇_n + h (1 − γ) a_n + h γ a_{n+1}
+
+(y_{n+1} = L_x x + L_y y_n), and x solves F(y_{n+1}) = 0: the residual r = 0 and
+Φ = 0 (index 3), or r = 0, Φ_q q̇ + Φ_t = 0 and Φ = 0 (stabilized index 2, whose
+position correction moves q along P = the position block of the iteration matrix's
+inverse applied to the constraint rows, as the run's Newton iteration does).
+
+:class:`StepJacobian` holds J = ∂F/∂y · L_x at a converged state, built from the exact
+tangents (:mod:`.tangents`) and factored once in the scaled form of the run's iteration
+matrix (well conditioned as h → 0), for solves with J and with Jᵀ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from .tangents import exact_tangents, velocity_constraint_jacobian
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """The linear maps of one step of size h [s] for the parameters α_m, α_f, β, γ."""
+
+    h: float
+    beta: float
+    gamma: float
+    c1: float
+    c2: float
+    c3: float
+
+    @classmethod
+    def of(cls, params, h: float) -> Coefficients:
+        am, af = params.alpha_m, params.alpha_f
+        return cls(float(h), params.beta, params.gamma, (1 - af) / (1 - am),
+                   af / (1 - am), am / (1 - am))
+
+    @property
+    def bp(self) -> float:
+        """β' = ∂q̈_{n+1}/∂q_{n+1} along the update [1/s²]."""
+        return 1.0 / (self.h * self.h * self.beta * self.c1)
+
+    @property
+    def gp(self) -> float:
+        """γ' = ∂q̇_{n+1}/∂q_{n+1} along the update [1/s]."""
+        return self.gamma / (self.beta * self.h)
+
+    # ------------------------------------------------------------------ L_y, L_yᵀ
+    def predict(self, q, qd, qdd, a):
+        """(q, q̇, a) of step n+1 from y_n with q̈_{n+1} = 0 (the part L_y y_n)."""
+        h, b, g = self.h, self.beta, self.gamma
+        a1 = self.c2 * qdd - self.c3 * a
+        return (q + h * qd + h * h * ((0.5 - b) * a + b * a1),
+                qd + h * ((1 - g) * a + g * a1), a1)
+
+    def pull_back(self, q_bar, qd_bar, a_bar):
+        """L_yᵀ: the cotangents (q̄, q̄̇, q̄̈, ā) of y_n from those of q, q̇, a of y_{n+1}."""
+        h, b, g = self.h, self.beta, self.gamma
+        s_a = a_bar + h * h * b * q_bar + h * g * qd_bar  # of a_{n+1}
+        return (q_bar, h * q_bar + qd_bar, self.c2 * s_a,
+                h * h * (0.5 - b) * q_bar + h * (1 - g) * qd_bar - self.c3 * s_a)
+
+
+class StepJacobian:
+    """J = ∂F/∂x of the step that ended at ``state`` (a converged
+    :class:`~flexmbs.gradients.residual_terms.State`), exact, factored.
+
+    Scaled unknowns X = (q̈/β', λ/β'[, μ]) and scaled rows (r/β', [(Φ_q q̇ + Φ_t)/γ',] Φ)
+    give the run's iteration matrix [M + (γ'/β')C_t + K_t/β', Φ_qᵀ; Φ_q, 0] in index 3,
+    and in index 2
+
+        [Ŝ,            Φ_qᵀ, K_t P/β'  ]
+        [Φ_q + Z/γ',   0,    Z P/γ'    ]
+        [Φ_q,          0,    I         ]
+
+    with Ŝ = M + (γ'/β')C_t + K_t/β', Z = ∂(Φ_q q̇ + Φ_t)/∂q and Φ_q P = I.
+    """
+
+    def __init__(self, system, state, coef: Coefficients, index2: bool):
+        q, qd, qdd, lam, t = state.q, state.qd, state.qdd, state.lam, state.t
+        self.n, self.m, self.index2 = system.n_q, system.n_c, index2
+        k_t, c_t = exact_tangents(system, q, qd, qdd, lam, t)
+        mass = np.asarray(system.mass_matrix(q, sparse=False))
+        jac = np.asarray(system.jacobian(q, t, sparse=False))
+        bp, gp = coef.bp, coef.gp
+        self.k, self.c, self.mass, self.jac = k_t, c_t, mass, jac
+        s_hat = mass + (gp / bp) * c_t + k_t / bp
+        n, m = self.n, self.m
+        kkt = np.block([[s_hat, jac.T], [jac, np.zeros((m, m))]])
+        if not index2:
+            self.z = self.p = None
+            matrix = kkt
+            self.rows = np.concatenate([np.full(n, 1 / bp), np.ones(m)])
+            self.cols = np.full(n + m, bp)
+        else:
+            self.z = velocity_constraint_jacobian(system, q, qd, t)
+            rhs = np.vstack([np.zeros((n, m)), np.eye(m)])
+            self.p = sla.lu_solve(sla.lu_factor(kkt, check_finite=False), rhs,
+                                  check_finite=False)[:n]
+            matrix = np.zeros((n + 2 * m, n + 2 * m))
+            matrix[:n, :n] = s_hat
+            matrix[:n, n:n + m] = jac.T
+            matrix[:n, n + m:] = k_t @ self.p / bp
+            matrix[n:n + m, :n] = jac + self.z / gp
+            matrix[n:n + m, n + m:] = self.z @ self.p / gp
+            matrix[n + m:, :n] = jac
+            matrix[n + m:, n + m:] = np.eye(m)
+            self.rows = np.concatenate([np.full(n, 1 / bp), np.full(m, 1 / gp), np.ones(m)])
+            self.cols = np.concatenate([np.full(n + m, bp), np.ones(m)])
+        self.lu = sla.lu_factor(matrix, check_finite=False)
+
+    @property
+    def size(self) -> int:
+        return self.n + (2 if self.index2 else 1) * self.m
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """x with J x = rhs (rhs (size,) or (size, k))."""
+        rows = self.rows if rhs.ndim == 1 else self.rows[:, None]
+        cols = self.cols if rhs.ndim == 1 else self.cols[:, None]
+        return cols * sla.lu_solve(self.lu, rows * rhs, check_finite=False)
+
+    def solve_transposed(self, rhs: np.ndarray) -> np.ndarray:
+        """μ with Jᵀ μ = rhs."""
+        return self.rows * sla.lu_solve(self.lu, self.cols * rhs, trans=1, check_finite=False)
+
+    # ------------------------------------------------------------------ ∂F/∂y
+    def state_cotangents(self, mu: np.ndarray):
+        """(F_yᵀμ)_q and (F_yᵀμ)_q̇: what the step's equations take from the cotangents
+        of q_{n+1} and q̇_{n+1} (the q̈ and λ parts do not reach y_n)."""
+        n, m = self.n, self.m
+        mu1, mu2 = mu[:n], mu[n:n + m]
+        q_part = self.k.T @ mu1
+        qd_part = self.c.T @ mu1
+        if self.index2:
+            q_part += self.z.T @ mu2 + self.jac.T @ mu[n + m:]
+            qd_part += self.jac.T @ mu2
+        else:
+            q_part += self.jac.T @ mu2
+        return q_part, qd_part
+
+    def apply_state(self, dq, dqd) -> np.ndarray:
+        """F_y (dq, dq̇, 0, 0, 0): the equations' change for a change of q, q̇ alone
+        (dq, dq̇ (n,) or (n, k))."""
+        top = self.k @ dq + self.c @ dqd
+        if self.index2:
+            return np.concatenate([top, self.z @ dq + self.jac @ dqd, self.jac @ dq])
+        return np.concatenate([top, self.jac @ dq])
+
+    def unknown_cotangent(self, coef: Coefficients, q_bar, qd_bar, qdd_bar, a_bar, lam_bar):
+        """L_xᵀ ỹ: the cotangent of the unknowns (q̈, λ[, μ]) from that of y_{n+1}."""
+        h = coef.h
+        parts = [qdd_bar + coef.c1 * (a_bar + h * h * coef.beta * q_bar
+                                      + h * coef.gamma * qd_bar), lam_bar]
+        if self.index2:
+            parts.append(self.p.T @ q_bar)
+        return np.concatenate(parts)
+
+    def expand(self, coef: Coefficients, x):
+        """(dq, dq̇, dq̈, da, dλ) of y_{n+1} that the unknowns' change ``x`` gives
+        (the L_x part; x (size,) or (size, k))."""
+        n, m, h = self.n, self.m, coef.h
+        dqdd, dlam = x[:n], x[n:n + m]
+        dq = h * h * coef.beta * coef.c1 * dqdd
+        if self.index2:
+            dq = dq + self.p @ x[n + m:]
+        return dq, h * coef.gamma * coef.c1 * dqdd, dqdd, coef.c1 * dqdd, dlam

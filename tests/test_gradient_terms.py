@@ -1,0 +1,192 @@
+"""The pieces of the discrete adjoint (flexmbs.gradients, docs/gradients.md) at random
+states of random models (every element kind, tests/test_compiled.random_model), each
+against central differences: ∂F/∂p of every parameter kind (the residual, Φ and
+Φ_q q̇ + Φ_t of the Systems at p ± h), the exact tangents K_t, C_t (servo rotors
+included) and the velocity-constraint Jacobian Z, and the step Jacobian."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compiled import random_model
+from test_tangents import random_state
+
+from flexmbs.assembly import System
+from flexmbs.gradients.parameters import ModelModels, resolve
+from flexmbs.gradients.residual_terms import Derivative, ParameterTerms, State
+from flexmbs.gradients.step import Coefficients, StepJacobian
+from flexmbs.gradients.tangents import exact_tangents, velocity_constraint_jacobian
+from flexmbs.integrators.alpha import generalized_alpha
+
+#: Central differences with step H of functions with O(1) third derivatives: ~H² + 1e-16/H.
+H = 1e-6
+RTOL = 1e-7
+
+
+def parameter_keys(model) -> dict[str, list[str]]:
+    """{element kind: keys} of the parameters of every element of ``model``."""
+    out = {"gravity": ["gravity[0]", "gravity[1]"]}
+    for name, body in model.bodies.items():
+        if type(body).__name__ == "RigidBody":
+            out.setdefault("rigid", []).extend(
+                [f"bodies.{name}.mass", f"bodies.{name}.inertia[1,1]",
+                 f"bodies.{name}.inertia[0,2]", f"bodies.{name}.com[1]"])
+        elif hasattr(body, "data"):
+            out.setdefault("flexible", []).extend(
+                [f"bodies.{name}.stiffness_scale", f"bodies.{name}.damping_ratio[0]"])
+    for f in model.forces:
+        kind, key = type(f).__name__, f"forces.{f.name}"
+        keys = {
+            "SpringDamperActuator": ["stiffness", "damping", "free_length"]
+            + (["actuator.coefficients[1]"] if f.__dict__.get("actuator") else []),
+            "RotationalSpringDamper": ["stiffness", "damping", "angle0"],
+            "Bushing": ["stiffness[1]", "rotational_damping[2]", "preload_torque[0]"],
+            "JointServo": ["kp", "kd", "reference.coefficients[2]", "torque_limit"]
+            + (["motor.efficiency"] if f.__dict__.get("motor") else []),
+            "JointActuator": ["profile.coefficients[0]"
+                              if hasattr(f.__dict__.get("profile"), "coefficients")
+                              else "profile.value"],
+            "PointLoad": ["value[1]"], "DistributedLoad": ["value[2]"],
+        }.get(kind, [])
+        out.setdefault(kind, []).extend(f"{key}.{k}" for k in keys)
+    for d in model.drives:
+        field = "coefficients[1]" if hasattr(d.profile, "coefficients") else "omega"
+        out.setdefault(f"drive ({d.kind})", []).append(f"drives.{d.name}.profile.{field}")
+    return out
+
+
+def equations(system, state):
+    """(r, Φ, Φ_q q̇ + Φ_t) at ``state``, from a fresh angle memory."""
+    system.angle_memory = {}
+    r, phi, jac = system.dynamic_residual(state.q, state.qd, state.qdd, state.lam, state.t,
+                                          sparse=False)
+    return np.concatenate([r, phi, np.asarray(jac @ state.qd).ravel()
+                           + system.phi_t(state.q, state.t)])
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+def test_parameter_derivatives_of_every_kind_against_differences(seed):
+    system = random_model(seed)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    state = State(t, q, qd, qdd, lam)
+    source = ModelModels(system.model)
+    for kind, keys in parameter_keys(system.model).items():
+        for key in keys:
+            (par,), _ = resolve([key], source)
+            plus, minus, span = par.variants()
+            terms = ParameterTerms(system, par.tangent(), plus, minus, span, key)
+            assert terms.how.startswith("analytic"), key
+            system.angle_memory = {}
+            out = terms.evaluate(state, Derivative(system.n_q, system.n_c))
+            analytic = np.concatenate([out.r, out.phi, out.vel])
+            h = 1e-4 * (abs(par.value) if par.value else 1.0)
+            try:
+                lo_model, width = par.model_at(par.value - h), 2 * h
+            except Exception:  # at a bound (a damping ratio of 0): one-sided
+                lo_model, width = par.model_at(par.value), h
+            fd = (equations(System(par.model_at(par.value + h)), state)
+                  - equations(System(lo_model), state)) / width
+            scale = max(np.abs(fd).max(), 1e-9)
+            np.testing.assert_allclose(analytic, fd, rtol=0, atol=1e-6 * scale,
+                                       err_msg=f"{kind}: {key}")
+
+
+def _central(fun, x, h=H):
+    return np.column_stack([(fun(x + h * e) - fun(x - h * e)) / (2 * h)
+                            for e in np.eye(x.size)])
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+def test_exact_tangents_and_velocity_jacobian_against_differences(seed):
+    """K_t, C_t (with servo rotors and profile actuators) and Z against central
+    differences of the residual and of Φ_q q̇ + Φ_t."""
+    system = random_model(seed)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+
+    def residual(qq, qqd):
+        system.angle_memory = {}
+        return system.dynamic_residual(qq, qqd, qdd, lam, t, sparse=False)[0]
+
+    system.angle_memory = {}
+    k_t, c_t = exact_tangents(system, q, qd, qdd, lam, t)
+    k_fd = _central(lambda x: residual(x, qd), q)
+    c_fd = _central(lambda x: residual(q, x), qd)
+    np.testing.assert_allclose(k_t, k_fd, rtol=0, atol=RTOL * max(1.0, np.abs(k_fd).max()))
+    np.testing.assert_allclose(c_t, c_fd, rtol=0, atol=10 * RTOL * max(1.0,
+                                                                        np.abs(c_fd).max()))
+    z = velocity_constraint_jacobian(system, q, qd, t)
+    z_fd = _central(lambda x: np.asarray(system.jacobian(x, t, sparse=False) @ qd).ravel()
+                    + system.phi_t(x, t), q)
+    np.testing.assert_allclose(z, z_fd, rtol=0, atol=RTOL * max(1.0, np.abs(z_fd).max()))
+
+
+@pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])
+@pytest.mark.parametrize("index2", [False, True])
+def test_step_jacobian_is_the_derivative_of_the_step_equations(index2, kind):
+    """J x and Jᵀ μ of StepJacobian against central differences of F(y_{n+1}(x)) over
+    the unknowns x = (q̈, λ[, μ]) (y_{n+1} = L_x x + L_y y_n), on the small models of
+    tests/test_gradients.py at random states."""
+    from test_gradients import small_model
+
+    system = System(small_model(kind, 5)[0])
+    rng = np.random.default_rng(4)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    coef = Coefficients.of(generalized_alpha(0.8), 1e-2)
+    state = State(t, q, qd, qdd, lam)
+    jac = StepJacobian(system, state, coef, index2)
+    n, m = system.n_q, system.n_c
+
+    def equations_of(x):
+        dq, dqd, dqdd, _, dlam = jac.expand(coef, x)
+        out = equations(system, State(t, q + dq, qd + dqd, qdd + dqdd, lam + dlam))
+        r, phi, vel = out[:n], out[n:n + m], out[n + m:]
+        return np.concatenate([r, vel, phi] if index2 else [r, phi])
+
+    dense = _central(equations_of, np.zeros(jac.size), 1e-5)
+    explicit = np.linalg.inv(jac.solve(np.eye(jac.size)))  # J from its solves
+    np.testing.assert_allclose(explicit, dense, rtol=0, atol=1e-7 * np.abs(dense).max())
+    probe = rng.normal(size=jac.size)
+    np.testing.assert_allclose(jac.solve_transposed(explicit.T @ probe), probe, rtol=0,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("spec", [
+    ("marker", "position", "link.T", None, "y"), ("marker", "velocity", "link.T", None, "x"),
+    ("marker", "angular_velocity", "link.T", None, "z"),
+    ("joint", "angle", "hinge", None, None), ("joint", "angle_rate", "hinge", None, None),
+    ("modal", "coordinates", "beam", None, "xi2"), ("node", "displacement", "beam", 3, "z"),
+    ("node", "velocity", "beam", 3, "y"), ("reaction", "force", "weld", None, "x"),
+    ("energy", "kinetic", "beam", None, None)])
+def test_sensor_gradients_exact_against_differences(spec):
+    """The sensor probe's exact gradients (kinematic kinds) equal its central differences
+    over the coordinates and multipliers the sensor reads (the path of the other kinds,
+    which have no exact one), at a random state of the flexible pendulum."""
+    from test_gradients import small_model
+
+    from flexmbs.gradients.sensor_probe import SensorProbe
+
+    kind, quantity, target, node, component = spec
+    key = {"marker": "marker", "joint": "joint", "reaction": "joint"}.get(kind, "body")
+
+    def add(b):
+        b.add_sensor("s", kind, quantity, node=node, **{key: target},
+                     **({"frame": "body"} if kind == "node" else {}))
+
+    system = System(small_model("flexible", 2, add)[0])
+    rng = np.random.default_rng(1)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    probe = SensorProbe(system, "s", component)
+    state = State(t, q, qd, qdd, lam)
+    exact = probe._exact_gradient(state)
+    if kind in ("reaction", "energy"):
+        assert exact is None
+        return
+    diff = probe._difference_gradient(state)
+    for a, b in zip(exact, diff, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-7 * max(1.0, np.abs(b).max()))
