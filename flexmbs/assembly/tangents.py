@@ -243,6 +243,12 @@ def residual_tangents(system: System, q, qd, qdd, lam, t: float = 0.0, *, sparse
             idx, k_f, c_f = part
             k_acc.add(idx, idx, k_f)
             c_acc.add(idx, idx, c_f)
+        # a force with a mass term of its own (a beam's consistent inertia): its
+        # q-derivative at the q̈ of the state
+        mass_part = (force.mass_tangent(system, q, qdd) if hasattr(force, "mass_tangent")
+                     else None)
+        if mass_part is not None:
+            k_acc.add(mass_part[0], mass_part[0], mass_part[1])
     if sparse:
         return k_acc.sparse(), c_acc.sparse()
     return k_acc.dense(), c_acc.dense()

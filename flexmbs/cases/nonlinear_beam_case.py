@@ -11,6 +11,9 @@ docs/nonlinear_beam.md)::
     position = [0, 0, 0]          # the root node [m]
     axis = [1, 0, 0]              # along the beam
     up = [0, 0, 1]                # section axis z: the part of up across the beam
+    # optional, replacing what section and material give:
+    # stiffness = [EA, kGA_y, kGA_z, GJ, EI_y, EI_z]     [N, N m²]
+    # inertia = [rhoA, rhoI_p, rhoI_y, rhoI_z]           [kg/m, kg m]
 
 Its nodes are the bodies ``arm/1`` … ``arm/17``; markers name them on the beam with
 ``node = "root"``, ``"tip"`` or a label 1 … n+1 (``[[markers]] body = "arm"``).
@@ -23,7 +26,7 @@ from .entry import _Table
 
 #: The keys of a nonlinear-beam entry.
 KEYS = {"name", "type", "length", "elements", "section", "material", "position", "axis",
-        "up", "velocity", "angular_velocity"}
+        "up", "velocity", "angular_velocity", "stiffness", "inertia"}
 
 
 def add_nonlinear_beam(path, b, k, entry) -> None:
@@ -49,4 +52,6 @@ def add_nonlinear_beam(path, b, k, entry) -> None:
                          section, material, position=t.vector("position", [0, 0, 0]),
                          axis=t.vector("axis", [1, 0, 0]), up=t.vector("up", [0, 0, 1]),
                          velocity=t.vector("velocity", [0, 0, 0]),
-                         angular_velocity=t.vector("angular_velocity", [0, 0, 0]))
+                         angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
+                         stiffness=t.numbers("stiffness"),
+                         inertia=t.numbers("inertia"))

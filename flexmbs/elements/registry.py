@@ -24,6 +24,7 @@ from .declaration import SCALAR
 from .flexible_body import table as flexible_body
 from .joint_servo import table as joint_servo
 from .loads import table as loads
+from .nonlinear_beam import table as nonlinear_beam
 from .rigid_body import table as rigid_body
 from .rotational_spring import table as rotational_spring
 from .spring_damper import table as spring_damper
@@ -32,19 +33,21 @@ from .spring_damper import table as spring_damper
 KINDS = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE, flexible_body.TABLE,
          shared_tables.MARKERS, constraints.TABLE, shared_tables.PATTERN, actuators.TABLE,
          spring_damper.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-         rotational_spring.TABLE, bushing.TABLE, contact.TABLE, joint_servo.TABLE)
+         rotational_spring.TABLE, bushing.TABLE, contact.TABLE, joint_servo.TABLE,
+         nonlinear_beam.TABLE)
 
 #: The order the tables are built in (see the module docstring).
 BUILD_ORDER = (shared_tables.MODEL, shared_tables.BODIES, rigid_body.TABLE,
                flexible_body.TABLE, constraints.TABLE, actuators.TABLE, spring_damper.TABLE,
                rotational_spring.TABLE, loads.POINT_TABLE, loads.DISTRIBUTED_TABLE,
-               bushing.TABLE, contact.TABLE, joint_servo.TABLE, shared_tables.MARKERS,
+               bushing.TABLE, contact.TABLE, joint_servo.TABLE, nonlinear_beam.TABLE,
+               shared_tables.MARKERS,
                shared_tables.PATTERN)
 
 #: The force kinds: those that claim forces of the model.
 FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
                loads.DISTRIBUTED_TABLE, rotational_spring.TABLE, bushing.TABLE,
-               contact.TABLE, joint_servo.TABLE)
+               contact.TABLE, joint_servo.TABLE, nonlinear_beam.TABLE)
 
 
 def _fields():

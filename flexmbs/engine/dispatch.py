@@ -6,7 +6,7 @@ over the kinds of :mod:`flexmbs.elements` in a fixed order:
 * :func:`dynamic_residual` — r = M q̈ + Φ_qᵀλ − Q and Φ: body frames and marker
   vectors, constraints, rigid and flexible bodies, then the applied forces (actuators,
   spring–dampers, point loads, distributed loads, rotational spring–dampers, bushings,
-  contacts, joint servos);
+  contacts, joint servos, nonlinear beam elements);
 * :func:`iteration_matrix` — the scaled iteration matrix M + (γ'/β') C_t + K_t/β' with
   the same kinds' tangents and the constraint Hessians;
 * :func:`outputs_entry` — energies, the power of the non-conservative forces and the
@@ -59,6 +59,14 @@ from ..elements.loads.kernels import (
     point_loads,
 )
 from ..elements.markers import body_frames
+from ..elements.nonlinear_beam.kernels import (
+    beam_inertia,
+    beam_inertia_energies,
+    beam_inertia_into,
+    beam_loads,
+    beam_potential,
+    beam_tangents_into,
+)
 from ..elements.registry import header_rows
 from ..elements.rigid_body.kernels import rigid_body_matrices, rigid_energies, rigid_residual
 from ..elements.rotational_spring.kernels import (
@@ -129,6 +137,8 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
     contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
     servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, YES, YES)
+    beam_loads(F, IN, H, WF, WI, WH, q, r)
+    beam_inertia(F, IN, H, WF, WI, WH, q, qd, qdd, r)
 
 
 @njit(cache=True)
@@ -169,6 +179,8 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out
     bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
     servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, out, 1.0 / bp, gp / bp, 1.0)
+    beam_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+    beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, out, 1.0 / bp, gp / bp, 1.0)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
@@ -229,6 +241,8 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
         pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)
         pot = spring_damper_potential(F, IN, H, WF, WI, WH, pot)
         pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
+        pot = beam_potential(F, IN, H, WF, WI, WH, qk, pot)
+        kin, pot = beam_inertia_energies(F, IN, H, WF, WI, WH, qk, qdk, kin, pot)
         kin = servo_outputs(F, IN, H, WF, WI, WH, qk, qdk, prof[k], refs[k], loads, kin)
         for j in range(n_q):
             power -= qdk[j] * loads[j]

@@ -235,7 +235,8 @@ class ModelBuilder:
         """A geometrically exact beam of ``elements`` Simo–Reissner elements: node bodies
         ``name/1`` … ``name/n+1`` and the element force ``name``; ``section`` a
         BeamSection or section table, ``material`` a Material, "steel", "aluminium" or
-        {E, nu, rho}; ``placement``: position, axis, up, velocity, angular_velocity
+        {E, nu, rho}; ``placement``: position, axis, up, velocity, angular_velocity, and
+        the constants stiffness and inertia that replace the section's and material's
         (:func:`flexmbs.model.nonlinear_beam.declare_beam`, docs/nonlinear_beam.md)."""
         beam = declare_beam(self._bodies, self._forces, self._problems, name, length,
                             elements, section, material, **placement)

@@ -86,6 +86,17 @@ def beam_section(value):
     return section_from_spec(value, "section")
 
 
+def _positive(what, value, count) -> np.ndarray:
+    """``value`` as ``count`` finite positive floats; ValueError naming ``what``."""
+    try:
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be {count} positive numbers, got {value!r}") from None
+    if out.shape != (count,) or not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise ValueError(f"{what} must be {count} positive numbers, got {out.tolist()}")
+    return out
+
+
 def section_stiffness(section, material) -> np.ndarray:
     """[EA, k_y GA, k_z GA, GJ, EI_y, EI_z] [N, N, N, N m², N m², N m²]."""
     e, g = material.E, material.G
@@ -95,11 +106,15 @@ def section_stiffness(section, material) -> np.ndarray:
 
 def declare_beam(bodies: dict, forces: list, problems: list, name, length, elements,
                  section, material, *, position=(0, 0, 0), axis=(1, 0, 0), up=(0, 0, 1),
-                 velocity=(0, 0, 0), angular_velocity=(0, 0, 0)) -> NonlinearBeam | None:
+                 velocity=(0, 0, 0), angular_velocity=(0, 0, 0), stiffness=None,
+                 inertia=None) -> NonlinearBeam | None:
     """Add the node bodies of beam ``name`` to ``bodies`` and its elements to ``forces``
     (straight, unstressed, from ``position`` [m] along ``axis``, section axis z the part
     of ``up`` across the beam; moving as a rigid body with ``velocity`` [m/s] of the
-    root and ``angular_velocity`` [rad/s], global). Problems go to ``problems``; None
+    root and ``angular_velocity`` [rad/s], global). ``stiffness`` [EA, k_yGA, k_zGA
+    [N], GJ, EI_y, EI_z [N m²]] and ``inertia`` [ρA [kg/m], ρI_p, ρI_y, ρI_z [kg m]]
+    replace what the section and the material give (the constants of a published
+    benchmark, or of a section computed elsewhere). Problems go to ``problems``; None
     when the beam cannot be made."""
     from ..modal.fe.beam import beam_local_frame
     from .declarations import _name_problem
@@ -125,6 +140,10 @@ def declare_beam(bodies: dict, forces: list, problems: list, name, length, eleme
                           strict=True):
             if v.shape != (3,) or not np.all(np.isfinite(v)):
                 raise ValueError(f"{key} must be 3 finite numbers, got {v.tolist()}")
+        constants = section_stiffness(sec, mat) if stiffness is None else _positive(
+            "stiffness [EA, k_yGA, k_zGA, GJ, EI_y, EI_z]", stiffness, 6)
+        per_length = (mat.rho * np.array([sec.A, sec.Ip, sec.Iy, sec.Iz]) if inertia is None
+                      else _positive("inertia [rhoA, rhoI_p, rhoI_y, rhoI_z]", inertia, 4))
     except (ValueError, TypeError, FlexmbsError) as exc:
         problems.append(f"{what}: {exc}")
         return None
@@ -142,13 +161,13 @@ def declare_beam(bodies: dict, forces: list, problems: list, name, length, eleme
             problems.append(f"{what}: its node body name {node!r} is taken")
             return None
         r = start + k * le * frame[:, 0]
-        mass = mat.rho * sec.A * share[k]
-        inertia = mat.rho * share[k] * np.diag([sec.Ip, sec.Iy, sec.Iz])
-        bodies[node] = RigidBody(node, mass, inertia, np.concatenate([r, p]),
+        mass = per_length[0] * share[k]
+        node_inertia = share[k] * np.diag(per_length[1:])
+        bodies[node] = RigidBody(node, mass, node_inertia, np.concatenate([r, p]),
                                  np.concatenate([v0 + np.cross(omega, r - start), pdot]))
         nodes.append(node)
-    forces.append(BeamElements(name, tuple(nodes), np.full(n, le),
-                               section_stiffness(sec, mat)))
+    forces.append(BeamElements(name, tuple(nodes), np.full(n, le), constants,
+                               float(per_length[0])))
     return NonlinearBeam(name, tuple(nodes), length, sec, mat)
 
 

@@ -43,13 +43,21 @@ class BeamElements:
         Unstressed element lengths [m].
     stiffness : ndarray, shape (6,)
         [EA, k_y GA, k_z GA, GJ, EI_y, EI_z] [N, N, N, N m², N m², N m²] along the
-        node frames' axes x (the beam axis), y and z (the section's principal axes).
+        node frames' axes x (the beam axis), y and z (the section's principal axes);
+        the elements put the residual bending flexibility in series with the shear
+        stiffnesses (:func:`reference.element_stiffness`).
+    mass_per_length : float
+        ρA [kg/m]. The node bodies carry the lumped ρA L/2 of each element at each
+        end; the elements add the difference to the consistent mass of their cubic
+        Hermite centre lines, with its velocity and gravity terms
+        (:func:`reference.hermite_mass_difference`). 0: the lumped mass alone.
     """
 
     name: str
     nodes: tuple
     lengths: np.ndarray
     stiffness: np.ndarray
+    mass_per_length: float = 0.0
 
     #: The element kind (no compiled kernels yet: the NumPy path evaluates it).
     element_kind: ClassVar[str] = "nonlinear_beam"
@@ -70,26 +78,82 @@ class BeamElements:
         qe = q[idx]
         return idx, qe[:, :7], qe[:, 7:]
 
+    def _mass_difference(self):
+        return reference.hermite_mass_difference(self.lengths, self.mass_per_length)
+
     def apply(self, system, q, qd, t, Q):
-        """Q −= ∂U/∂q: the elements' elastic forces on their nodes [N, N m]."""
+        """Q −= ∂U/∂q + Jᵀ m_D (a_v − ĝ): the elements' elastic forces on their nodes
+        [N, N m], and the velocity and gravity terms of their consistent inertia."""
         idx, qa, qb = self._split(system, q)
         np.add.at(Q, idx, -reference.gradient(qa, qb, self.lengths, self.stiffness))
+        if self.mass_per_length:
+            qd_e = qd[idx]
+            np.add.at(Q, idx, -reference.inertia_force(qa, qb, qd_e[:, :7], qd_e[:, 7:],
+                                                       self._mass_difference(),
+                                                       system.model.gravity))
 
-    def tangents(self, system, q, qd, t):
-        """(idx, K = ∂²U/∂q², C = 0) on the beam's node coordinates: the element
-        Hessians by the complex step (:func:`reference.hessian`), exact to round-off."""
-        idx, qa, qb = self._split(system, q)
-        hess = reference.hessian(qa, qb, self.lengths, self.stiffness)
+    def _assemble(self, idx, blocks):
         nodes = np.unique(idx)
         local = np.searchsorted(nodes, idx)
-        k = np.zeros((nodes.size, nodes.size))
-        np.add.at(k, (local[:, :, None], local[:, None, :]), hess)
-        return nodes, k, np.zeros_like(k)
+        out = np.zeros((nodes.size, nodes.size))
+        np.add.at(out, (local[:, :, None], local[:, None, :]), blocks)
+        return nodes, out
+
+    def mass_block(self, system, q):
+        """(idx, Jᵀ m_D J): the mass term of the elements' consistent inertia (None with
+        the lumped mass alone)."""
+        if not self.mass_per_length:
+            return None
+        idx, qa, qb = self._split(system, q)
+        return self._assemble(idx, reference.inertia_mass(qa, qb, self._mass_difference()))
+
+    def mass_tangent(self, system, q, qdd):
+        """(idx, ∂(Jᵀ m_D J q̈)/∂q) with q̈ held: the q-derivative of the mass term
+        (None with the lumped mass alone)."""
+        if not self.mass_per_length:
+            return None
+        idx, qa, qb = self._split(system, q)
+        qdd_e = qdd[idx]
+        return self._assemble(idx, reference.inertia_mass_tangent(
+            qa, qb, qdd_e[:, :7], qdd_e[:, 7:], self._mass_difference()))
+
+    def tangents(self, system, q, qd, t):
+        """(idx, K, C) on the beam's node coordinates: K = ∂²U/∂q² by the complex step
+        (:func:`reference.hessian`), exact to round-off, plus the q- and q̇-derivatives
+        of the consistent inertia's velocity and gravity terms
+        (:func:`reference.inertia_tangents`)."""
+        idx, qa, qb = self._split(system, q)
+        hess = reference.hessian(qa, qb, self.lengths, self.stiffness)
+        damp = np.zeros_like(hess)
+        if self.mass_per_length:
+            qd_e = qd[idx]
+            k_in, c_in = reference.inertia_tangents(qa, qb, qd_e[:, :7], qd_e[:, 7:],
+                                                    self._mass_difference(),
+                                                    system.model.gravity)
+            hess, damp = hess + k_in, c_in
+        nodes, k = self._assemble(idx, hess)
+        return nodes, k, self._assemble(idx, damp)[1]
 
     def potential(self, system, q) -> float:
-        """The strain energy Σ U [J]."""
+        """The strain energy Σ U and the consistent inertia's share of the gravity
+        potential [J]."""
         _, qa, qb = self._split(system, q)
-        return float(np.sum(reference.energy(qa, qb, self.lengths, self.stiffness)))
+        out = float(np.sum(reference.energy(qa, qb, self.lengths, self.stiffness)))
+        if self.mass_per_length:
+            zero = np.zeros_like(qa)
+            out += float(np.sum(reference.inertia_energies(
+                qa, qb, zero, zero, self._mass_difference(), system.model.gravity)[1]))
+        return out
+
+    def kinetic_energy(self, system, q, qd) -> float:
+        """The consistent inertia's share of the kinetic energy, ½ żᵀ m_D ż [J]."""
+        if not self.mass_per_length:
+            return 0.0
+        idx, qa, qb = self._split(system, q)
+        qd_e = qd[idx]
+        return float(np.sum(reference.inertia_energies(
+            qa, qb, qd_e[:, :7], qd_e[:, 7:], self._mass_difference(),
+            system.model.gravity)[0]))
 
     def nonconservative(self):
         """None: the elements are elastic (no material damping in this stage)."""

@@ -16,16 +16,23 @@ or stretched straight piece):
 
 with L the element's unstressed length. The strain energy is
 
-    U = L/2 (Γᵀ C_Γ Γ + Kᵀ C_K K),  C_Γ = diag(EA, k_y GA, k_z GA),  C_K = diag(GJ, EI_y, EI_z).
+    U = L/2 (Γᵀ C_Γ Γ + Kᵀ C_K K),  C_K = diag(GJ, EI_y, EI_z),
+    C_Γ = diag(EA, S_y, S_z),  1/S_y = 1/(k_y GA) + L²/(12 EI_z),  1/S_z = 1/(k_z GA) + L²/(12 EI_y)
+
+(:func:`element_stiffness`): the shear stiffness carries the residual bending
+flexibility L²/12EI that a constant-curvature element misses against the cubic
+deflection of a shear force. With it the element's nodal answers are exact for linear
+bending under nodal loads, and the elastica converges at fourth order in the element
+length instead of second.
 
 :func:`gradient` gives ∂U/∂q of every element in closed form; the generalized force
 of the elements on their nodes is Q = −∂U/∂q. :func:`hessian` gives ∂²U/∂q² by the
 complex step on :func:`gradient` (every function here is written with operations that
 are analytic in their arguments: no abs, no conjugate), exact to round-off.
 
-All functions take ``qa``, ``qb`` (E, 7), ``lengths`` (E,) [m] and ``stiffness`` (6,)
-= [EA, k_y GA, k_z GA, GJ, EI_y, EI_z] [N, N, N, N m², N m², N m²], and work on real or
-complex arrays.
+All functions take ``qa``, ``qb`` (E, 7), ``lengths`` (E,) [m] and the section's
+``stiffness`` (6,) = [EA, k_y GA, k_z GA, GJ, EI_y, EI_z] [N, N, N, N m², N m², N m²],
+and work on real or complex arrays.
 """
 
 from __future__ import annotations
@@ -132,6 +139,19 @@ def kinematics(qa, qb):
     return ra, r_ab, psi, d, pa, pb
 
 
+def element_stiffness(lengths, stiffness):
+    """(E, 6) [EA, S_y, S_z, GJ, EI_y, EI_z] of every element [N, N, N, N m², N m², N m²]:
+    the section's stiffness with each shear stiffness in series with the residual
+    bending flexibility of the element, 1/S_y = 1/(k_y GA) + L²/(12 EI_z) and
+    1/S_z = 1/(k_z GA) + L²/(12 EI_y) (docs/nonlinear_beam.md)."""
+    stiffness = np.asarray(stiffness, dtype=float)
+    lengths = np.asarray(lengths, dtype=float)
+    out = np.broadcast_to(stiffness, (*lengths.shape, 6)).copy()
+    residual = lengths[..., None] ** 2 / (12.0 * stiffness[[5, 4]])
+    out[..., 1:3] = 1.0 / (1.0 / stiffness[1:3] + residual)
+    return out
+
+
 def strains(qa, qb, lengths):
     """(Γ (E, 3) [-], K (E, 3) [1/m]): the element strains in its local frames."""
     _, _, psi, d, _, _ = kinematics(qa, qb)
@@ -146,16 +166,16 @@ def section_forces(qa, qb, lengths, stiffness):
     """(n (E, 3) [N], m (E, 3) [N m]): normal and shear forces C_Γ Γ and torsion and
     bending moments C_K K in the element's local frame (constant along it)."""
     gamma, kappa = strains(qa, qb, lengths)
-    stiffness = np.asarray(stiffness)
-    return gamma * stiffness[:3], kappa * stiffness[3:]
+    stiffness = element_stiffness(lengths, stiffness)
+    return gamma * stiffness[..., :3], kappa * stiffness[..., 3:]
 
 
 def energy(qa, qb, lengths, stiffness):
     """U (E,) [J] of every element."""
     gamma, kappa = strains(qa, qb, lengths)
-    stiffness = np.asarray(stiffness)
-    return 0.5 * lengths * (_dot(gamma * stiffness[:3], gamma)
-                            + _dot(kappa * stiffness[3:], kappa))
+    stiffness = element_stiffness(lengths, stiffness)
+    return 0.5 * lengths * (_dot(gamma * stiffness[..., :3], gamma)
+                            + _dot(kappa * stiffness[..., 3:], kappa))
 
 
 def gradient(qa, qb, lengths, stiffness):
@@ -170,13 +190,13 @@ def gradient(qa, qb, lengths, stiffness):
     ra, r_ab, psi, d, _, _ = kinematics(qa, qb)
     u = _dot(psi, psi)
     c, dc = _c_and_slope(u)
-    stiffness = np.asarray(stiffness)
+    stiffness = element_stiffness(lengths, stiffness)
     L = lengths[..., None]
     y = _t_inverse(psi, d, c)
     gamma = y / L
     gamma[..., 0] -= 1.0
-    n = gamma * stiffness[:3]
-    m = psi / L * stiffness[3:]
+    n = gamma * stiffness[..., :3]
+    m = psi / L * stiffness[..., 3:]
     f = _t_inverse(psi, n, c, transpose=True)
     n_psi, psi_d, n_d = _dot(n, psi), _dot(psi, d), _dot(n, d)
     g = (-0.5 * _cross(d, n)
@@ -207,3 +227,151 @@ def hessian(qa, qb, lengths, stiffness, step: float = COMPLEX_STEP):
         qj[..., j] += 1j * step
         out[..., :, j] = np.imag(gradient(qj[..., :7], qj[..., 7:], lengths, stiffness)) / step
     return 0.5 * (out + np.swapaxes(out, -1, -2))
+
+
+# ----------------------------------------------------------------------------- inertia
+# The element's translational inertia is that of the cubic Hermite centre line through
+# its end points and end tangents, r(s) = N₁ r_a + L N₂ t_a + N₃ r_b + L N₄ t_b with
+# t = A(p) e₁ (docs/nonlinear_beam.md, "Mass"). With z = (r_a, t_a, r_b, t_b) its kinetic
+# energy is ½ żᵀ (m ⊗ I₃) ż, m the 4 × 4 consistent mass of the Euler–Bernoulli beam
+# element (ρA L/420 [156, 22L, 54, −13L; …]), and its gravity potential −ĝᵀ (m ⊗ I₃) z,
+# ĝ = (g, 0, g, 0). The node bodies carry ρA L/2 of each element at each end already;
+# the element adds the difference m_D = m − diag(ρA L/2, 0, ρA L/2, 0). As t(p) is
+# quadratic in p, T(p) = ∂t/∂p is linear in p, ẗ = T(p) p̈ + T(ṗ) ṗ, and the element's
+# inertia and gravity terms in the residual are Jᵀ (m_D ⊗ I₃) (J q̈ + a_v − ĝ),
+# J = diag(I, T(p_a), I, T(p_b)), a_v = (0, T(ṗ_a) ṗ_a, 0, T(ṗ_b) ṗ_b).
+
+
+def hermite_mass_difference(lengths, mass_per_length):
+    """m_D (E, 4, 4) [kg, kg m, kg m²]: the consistent mass of the cubic Hermite element
+    in (r_a, t_a, r_b, t_b) less the lumped ρA L/2 at each end."""
+    L = np.asarray(lengths, dtype=float)[:, None, None]
+    unit = np.array([[156.0, 22.0, 54.0, -13.0], [22.0, 4.0, 13.0, -3.0],
+                     [54.0, 13.0, 156.0, -22.0], [-13.0, -3.0, -22.0, 4.0]]) / 420.0
+    powers = np.array([[0, 1, 0, 1], [1, 2, 1, 2], [0, 1, 0, 1], [1, 2, 1, 2]])
+    out = mass_per_length * L * unit * L ** powers
+    out[:, 0, 0] -= 0.5 * mass_per_length * L[:, 0, 0]
+    out[:, 2, 2] -= 0.5 * mass_per_length * L[:, 0, 0]
+    return out
+
+
+def axis_vector(p):
+    """t = A(p) e₁ (E, 3): the section frame's x axis (the beam axis), quadratic in the
+    (not normalized) Euler parameters p (E, 4)."""
+    e0, e1, e2, e3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    return np.stack([e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3, 2 * (e1 * e2 + e0 * e3),
+                     2 * (e1 * e3 - e0 * e2)], axis=-1)
+
+
+def axis_jacobian(p):
+    """T(p) = ∂t/∂p (E, 3, 4), linear in p (so T(a) b = T(b) a)."""
+    e0, e1, e2, e3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    return 2.0 * np.stack([np.stack([e0, e1, -e2, -e3], axis=-1),
+                           np.stack([e3, e2, e1, e0], axis=-1),
+                           np.stack([-e2, e3, -e0, e1], axis=-1)], axis=-2)
+
+
+def axis_hessian(w):
+    """H(w) = ∂²(wᵀt)/∂p² (E, 4, 4), constant in p, for weights w (E, 3)."""
+    w0, w1, w2 = w[..., 0], w[..., 1], w[..., 2]
+    z = np.zeros_like(w0)
+    return 2.0 * np.stack([np.stack([w0, z, -w2, w1], axis=-1),
+                           np.stack([z, w0, w1, w2], axis=-1),
+                           np.stack([-w2, w1, -w0, z], axis=-1),
+                           np.stack([w1, w2, z, -w0], axis=-1)], axis=-2)
+
+
+def _z_rates(qa, qb, qda, qdb):
+    """ż (E, 4, 3) = J q̇ and a_v (E, 4, 3) (0, T(ṗ_a)ṗ_a, 0, T(ṗ_b)ṗ_b)."""
+    zd = np.stack([qda[..., :3], np.einsum("eij,ej->ei", axis_jacobian(qa[..., 3:7]),
+                                           qda[..., 3:7]),
+                   qdb[..., :3], np.einsum("eij,ej->ei", axis_jacobian(qb[..., 3:7]),
+                                           qdb[..., 3:7])], axis=1)
+    av = np.zeros_like(zd)
+    av[:, 1] = 2.0 * axis_vector(qda[..., 3:7])  # T(ṗ)ṗ = 2 t(ṗ)
+    av[:, 3] = 2.0 * axis_vector(qdb[..., 3:7])
+    return zd, av
+
+
+def _j_transpose(qa, qb, y):
+    """Jᵀ y (E, 14) of y (E, 4, 3) in z."""
+    out = np.empty((y.shape[0], 14))
+    out[:, 0:3], out[:, 7:10] = y[:, 0], y[:, 2]
+    out[:, 3:7] = np.einsum("eij,ei->ej", axis_jacobian(qa[..., 3:7]), y[:, 1])
+    out[:, 10:14] = np.einsum("eij,ei->ej", axis_jacobian(qb[..., 3:7]), y[:, 3])
+    return out
+
+
+def _j_blocks(qa, qb):
+    """J's blocks (E, 4, 3, 14): the rows of each z slot over the 14 coordinates."""
+    n = qa.shape[0]
+    out = np.zeros((n, 4, 3, 14))
+    out[:, 0, :, 0:3] = np.eye(3)
+    out[:, 1, :, 3:7] = axis_jacobian(qa[..., 3:7])
+    out[:, 2, :, 7:10] = np.eye(3)
+    out[:, 3, :, 10:14] = axis_jacobian(qb[..., 3:7])
+    return out
+
+
+def _gravity_slots(gravity, n):
+    g = np.zeros((n, 4, 3))
+    g[:, 0] = g[:, 2] = np.asarray(gravity, dtype=float)
+    return g
+
+
+def inertia_force(qa, qb, qda, qdb, m_d, gravity):
+    """Jᵀ (m_D ⊗ I₃)(a_v − ĝ) (E, 14) [N, N m]: the element's velocity and gravity part of
+    the residual (its generalized force is minus this)."""
+    _, av = _z_rates(qa, qb, qda, qdb)
+    w = np.einsum("eab,ebc->eac", m_d, av - _gravity_slots(gravity, qa.shape[0]))
+    return _j_transpose(qa, qb, w)
+
+
+def inertia_mass(qa, qb, m_d):
+    """Jᵀ (m_D ⊗ I₃) J (E, 14, 14): the element's mass term."""
+    blocks = _j_blocks(qa, qb)
+    return np.einsum("eaci,eab,ebcj->eij", blocks, m_d, blocks)
+
+
+def _weights_hessian(w):
+    """∂(Jᵀ w)/∂q (E, 14, 14) for weights w (E, 4, 3) held: H(w_t) on the p blocks."""
+    k = np.zeros((w.shape[0], 14, 14))
+    k[:, 3:7, 3:7] = axis_hessian(w[:, 1])
+    k[:, 10:14, 10:14] = axis_hessian(w[:, 3])
+    return k
+
+
+def inertia_mass_tangent(qa, qb, qdda, qddb, m_d):
+    """∂(Jᵀ (m_D ⊗ I₃) J q̈)/∂q (E, 14, 14), q̈ held: the mass term's q-derivative."""
+    blocks = _j_blocks(qa, qb)
+    acc = np.einsum("eaci,ei->eac", blocks, np.concatenate([qdda, qddb], axis=-1))
+    k = _weights_hessian(np.einsum("eab,ebc->eac", m_d, acc))
+    rate = np.zeros((qa.shape[0], 4, 3, 14))  # ∂(T(p) p̈)/∂p = T(p̈)
+    rate[:, 1, :, 3:7] = axis_jacobian(qdda[..., 3:7])
+    rate[:, 3, :, 10:14] = axis_jacobian(qddb[..., 3:7])
+    return k + np.einsum("eaci,eab,ebcj->eij", blocks, m_d, rate)
+
+
+def inertia_tangents(qa, qb, qda, qdb, m_d, gravity):
+    """(K, C) (E, 14, 14): ∂/∂q and ∂/∂q̇ of :func:`inertia_force` (the mass term's
+    q-derivative is :func:`inertia_mass_tangent`)."""
+    _, av = _z_rates(qa, qb, qda, qdb)
+    w = np.einsum("eab,ebc->eac", m_d, av - _gravity_slots(gravity, qa.shape[0]))
+    n = qa.shape[0]
+    k = _weights_hessian(w)
+    blocks = _j_blocks(qa, qb)
+    rate = np.zeros((n, 4, 3, 14))  # ∂a_v/∂q̇: 2 T(ṗ) on the p columns
+    rate[:, 1, :, 3:7] = 2.0 * axis_jacobian(qda[..., 3:7])
+    rate[:, 3, :, 10:14] = 2.0 * axis_jacobian(qdb[..., 3:7])
+    c = np.einsum("eaci,eab,ebcj->eij", blocks, m_d, rate)
+    return k, c
+
+
+def inertia_energies(qa, qb, qda, qdb, m_d, gravity):
+    """(kinetic ½ żᵀ(m_D ⊗ I₃)ż, gravity potential −ĝᵀ(m_D ⊗ I₃)z) (E,) [J]."""
+    zd, _ = _z_rates(qa, qb, qda, qdb)
+    z = np.stack([qa[..., :3], axis_vector(qa[..., 3:7]), qb[..., :3],
+                  axis_vector(qb[..., 3:7])], axis=1)
+    kinetic = 0.5 * np.einsum("eac,eab,ebc->e", zd, m_d, zd)
+    potential = -np.einsum("eac,eab,ebc->e", _gravity_slots(gravity, qa.shape[0]), m_d, z)
+    return kinetic, potential
