@@ -14,6 +14,7 @@ from test_compiled import random_model
 from test_tangents import random_state
 
 from flexmbs.assembly import System
+from flexmbs.gradients.jacobian_source import TangentSource
 from flexmbs.gradients.parameters import ModelModels, resolve
 from flexmbs.gradients.residual_terms import Derivative, ParameterTerms, State
 from flexmbs.gradients.step import Coefficients, StepJacobian
@@ -126,12 +127,44 @@ def test_exact_tangents_and_velocity_jacobian_against_differences(seed):
     np.testing.assert_allclose(z, z_fd, rtol=0, atol=RTOL * max(1.0, np.abs(z_fd).max()))
 
 
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+def test_compiled_step_matrices_are_the_exact_ones(seed):
+    """M, K_t, C_t and Φ_q from the compiled engine's iteration matrices (servo rotors and
+    callables completed in NumPy) equal the NumPy ones to round-off of the step's scaled
+    matrix, and Z from the difference of Φ_q along the motion equals the bilinear forms'
+    to 1e-7, at random states of random models of every kind."""
+    system = random_model(seed)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    state = State(t, q, qd, qdd, lam)
+    coef = Coefficients.of(generalized_alpha(0.8), 1e-3)
+    bp, gp = coef.bp, coef.gp
+    compiled, numpy_ = TangentSource(system, "compiled"), TangentSource(system, "python")
+    assert compiled.engine == "compiled"
+    system.angle_memory = {}
+    ref = numpy_.pieces(state, bp, gp)
+    system.angle_memory = {}
+    got = compiled.pieces(state, bp, gp)
+    mass, k_t, c_t, jac = ref
+    scale = np.abs(mass).max() + np.abs(k_t).max() / bp + gp / bp * np.abs(c_t).max()
+    for name, a, b, unit in (("M", got[0], mass, 1.0), ("K_t", got[1], k_t, bp),
+                             ("C_t", got[2], c_t, bp / gp), ("Φ_q", got[3], jac, 0.0)):
+        atol = 1e-12 * (unit * scale if unit else np.abs(jac).max())
+        np.testing.assert_allclose(a, b, rtol=0, atol=atol, err_msg=name)
+    z_ref = numpy_.velocity_jacobian(state, coef.h)
+    z = compiled.velocity_jacobian(state, coef.h)
+    np.testing.assert_allclose(z, z_ref, rtol=0, atol=1e-7 * max(1.0, np.abs(z_ref).max()))
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
 @pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])
 @pytest.mark.parametrize("index2", [False, True])
-def test_step_jacobian_is_the_derivative_of_the_step_equations(index2, kind):
-    """J x and Jᵀ μ of StepJacobian against central differences of F(y_{n+1}(x)) over
-    the unknowns x = (q̈, λ[, μ]) (y_{n+1} = L_x x + L_y y_n), on the small models of
-    tests/test_gradients.py at random states."""
+def test_step_jacobian_is_the_derivative_of_the_step_equations(index2, kind, engine):
+    """J x and Jᵀ μ of StepJacobian (from the NumPy tangents or the compiled matrices)
+    against central differences of F(y_{n+1}(x)) over the unknowns x = (q̈, λ[, μ])
+    (y_{n+1} = L_x x + L_y y_n), on the small models of tests/test_gradients.py at
+    random states."""
     from test_gradients import small_model
 
     system = System(small_model(kind, 5)[0])
@@ -139,7 +172,7 @@ def test_step_jacobian_is_the_derivative_of_the_step_equations(index2, kind):
     q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
     coef = Coefficients.of(generalized_alpha(0.8), 1e-2)
     state = State(t, q, qd, qdd, lam)
-    jac = StepJacobian(system, state, coef, index2)
+    jac = StepJacobian(system, state, coef, index2, TangentSource(system, engine))
     n, m = system.n_q, system.n_c
 
     def equations_of(x):

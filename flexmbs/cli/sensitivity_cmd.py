@@ -90,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
           f"{c['forward_seconds']:.2f} s, backward {c['backward_seconds']:.2f} s "
           f"({c['backward_over_forward']:.2f}x), memory {memory:.2f} MiB "
           f"({c['states_kept']} states kept, every {c['checkpoint_every']}; "
-          f"{c['recomputed_steps']} steps recomputed)")
+          f"{c['recomputed_steps']} steps recomputed; step Jacobians: {c['jacobians']})")
     return 0

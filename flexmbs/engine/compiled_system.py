@@ -272,6 +272,23 @@ class CompiledSystem:
                    par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
         return self.work.matrix.copy()
 
+    def iteration_matrices(self, q, qd, qdd, lam, t: float, scales) -> np.ndarray:
+        """(k, n_q + n_c, n_q + n_c): :meth:`iteration_matrix` at one state for each
+        (β', γ') of ``scales`` (the time values, callables and memories set once; the
+        gradients' step Jacobians take M, K_t, C_t apart from three of them)."""
+        prof, u = self.time_values(t)
+        self.callbacks.fill(t, q, qd, u, self.work, True)
+        self.load_angles(self.system.angle_memory)
+        self.load_contact_states(self.contacts)
+        q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
+        lam = np.ascontiguousarray(lam, dtype=float)
+        out = np.empty((len(scales), *self.work.matrix.shape))
+        for k, (bp, gp) in enumerate(scales):
+            self._call(TASK_MATRIX, q, qd, qdd, lam=lam,
+                       par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
+            out[k] = self.work.matrix
+        return out
+
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
                start, sync: bool = True, answer: bool = True):
         """One step-kernel call (:func:`~flexmbs.engine.newton.newton_step`): its code.

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .forward import segment
+from .jacobian_source import TangentSource
 from .prepared import initial_matrix
 from .step import Coefficients, StepJacobian
 
@@ -34,12 +35,15 @@ def _segments(run_):
     return pairs[::-1] if pairs else [(0, 0)]
 
 
-def backward(system, run_, probe, weights, prepared, index2: bool):
+def backward(system, run_, probe, weights, prepared, index2: bool, source=None):
     """(dJ/dp (n_p,), seconds): the adjoint sweep over ``run_`` (a
     :class:`~flexmbs.gradients.forward.ForwardRun`) for the objective whose ∂J/∂s_k are
     ``weights``, with the :class:`~flexmbs.gradients.prepared.PreparedParameter` list
-    ``prepared``."""
+    ``prepared``; ``source`` the :class:`~flexmbs.gradients.jacobian_source.TangentSource`
+    of the step Jacobians (default: the compiled engine where it can)."""
     tic = time.perf_counter()
+    if source is None:
+        source = TangentSource(system)
     n, n_p = system.n_q, len(prepared)
     grad = np.zeros(n_p)
     q_bar, qd_bar, qdd_bar, a_bar = (np.zeros(n) for _ in range(4))
@@ -59,7 +63,7 @@ def backward(system, run_, probe, weights, prepared, index2: bool):
                 for j, prep in enumerate(prepared):
                     grad[j] += g * prep.sensor_derivative(probe, state)
             coef = Coefficients.of(params, run_.h[k - 1])
-            jac = StepJacobian(system, state, coef, index2)
+            jac = StepJacobian(system, state, coef, index2, source)
             mu = jac.solve_transposed(jac.unknown_cotangent(coef, q_bar, qd_bar, qdd_bar,
                                                             a_bar, lam_bar))
             for j, prep in enumerate(prepared):

@@ -11,6 +11,7 @@ the steps the integrator takes, not of the continuous equations.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from ..errors import ValidationError
 from . import forward
 from .adjoint import backward
 from .direct import sensor_sensitivities
+from .jacobian_source import TangentSource
 from .objectives import Objective
 from .parameters import CaseModels, ModelModels, resolve
 from .prepared import PreparedParameter
@@ -125,7 +127,7 @@ class GradientResult:
 
 def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "adjoint",
              checkpoint_every="auto", memory_limit: int = forward.MEMORY_LIMIT,
-             overrides=None, **run) -> GradientResult:
+             jacobian_engine: str = "auto", overrides=None, **run) -> GradientResult:
     """dJ/dp of ``objective`` (an :class:`~flexmbs.gradients.objectives.Objective`) over a
     run of ``case_or_system`` for the ``parameters`` (keys as for ``--set``, optionally
     "KEY=VALUE"; :mod:`flexmbs.gradients.parameters`).
@@ -133,7 +135,10 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
     ``mode``: "adjoint" (one backward sweep) or "forward" (forward sensitivities, for
     checking or few parameters). ``checkpoint_every``: "auto" keeps every state that fits
     in ``memory_limit`` bytes, else every k-th (k ≈ √N) and recomputes segments; an
-    integer k forces that. ``run`` and ``overrides``: see :func:`setup`.
+    integer k forces that. ``jacobian_engine``: where the step Jacobians of the sweep
+    are assembled, "auto" (the compiled engine's matrices where they are exact and the
+    kernels are at hand), "compiled" or "python" (:mod:`.jacobian_source`; the forward
+    run takes the NumPy path either way). ``run`` and ``overrides``: see :func:`setup`.
     """
     if mode not in MODES:
         raise ValidationError(f"mode must be one of {list(MODES)}, got {mode!r}")
@@ -147,27 +152,32 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit)
         value, weights = objective.evaluate(fwd.t, fwd.values)
+        tic = time.perf_counter()
+        source = TangentSource(problem.system, jacobian_engine)
+        setup_seconds = time.perf_counter() - tic
         if mode == "adjoint":
             grad, seconds = backward(problem.system, fwd, problem.probe, weights, prepared,
-                                     fwd.index2)
+                                     fwd.index2, source)
         else:
             ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe,
-                                               prepared, fwd.index2)
+                                               prepared, fwd.index2, source)
             grad = weights @ ds
     keys = [p.key for p in problem.parameters]
     return GradientResult(
         objective.description, float(value),
         {k: float(g) for k, g in zip(keys, grad, strict=True)},
         {p.key: p.value for p in problem.parameters},
-        {p.key: p.how for p in prepared}, _cost(fwd, seconds, mode),
-        fwd.t, fwd.values, problem.probe.units)
+        {p.key: p.how for p in prepared},
+        _cost(fwd, seconds + setup_seconds, mode, source), fwd.t, fwd.values,
+        problem.probe.units)
 
 
-def _cost(fwd, seconds, mode) -> dict:
+def _cost(fwd, seconds, mode, source) -> dict:
     return {"mode": mode, "steps": fwd.steps, "formulation":
             "stabilized-index-2" if fwd.index2 else "index-3",
             "forward_seconds": fwd.seconds, "backward_seconds": seconds,
             "backward_over_forward": seconds / fwd.seconds if fwd.seconds else None,
+            "jacobians": source.engine, "jacobians_note": source.note,
             "checkpoint_every": fwd.every,
             "states_kept": len(fwd.states) if fwd.every == 1 else len(fwd.checkpoints),
             "memory_bytes": fwd.memory, "recomputed_steps": fwd.recomputed}
@@ -188,7 +198,8 @@ class Sensitivities:
 
 def sensitivities(case_or_system, sensor, parameters, *, component=None,
                   checkpoint_every="auto", memory_limit: int = forward.MEMORY_LIMIT,
-                  overrides=None, **run) -> Sensitivities:
+                  jacobian_engine: str = "auto", overrides=None,
+                  **run) -> Sensitivities:
     """The history of ``sensor`` (its ``component``) over a run and its forward
     sensitivities to ``parameters`` (see :func:`gradient` for the arguments)."""
     problem = setup(case_or_system, sensor, component, parameters, overrides=overrides,
@@ -197,8 +208,12 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
     with single_threaded_blas():
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit)
+        tic = time.perf_counter()
+        source = TangentSource(problem.system, jacobian_engine)
+        setup_seconds = time.perf_counter() - tic
         ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe, prepared,
-                                           fwd.index2)
+                                           fwd.index2, source)
+        seconds += setup_seconds
     return Sensitivities(fwd.t, fwd.values, ds, [p.key for p in problem.parameters],
                          np.array([p.value for p in problem.parameters]),
-                         _cost(fwd, seconds, "forward"))
+                         _cost(fwd, seconds, "forward", source))

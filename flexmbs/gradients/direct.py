@@ -16,13 +16,17 @@ import numpy as np
 
 from .adjoint import _segments
 from .forward import segment
+from .jacobian_source import TangentSource
 from .step import Coefficients, StepJacobian
 
 
-def sensor_sensitivities(system, run_, probe, prepared, index2: bool):
+def sensor_sensitivities(system, run_, probe, prepared, index2: bool, source=None):
     """(ds/dp (N+1, n_p), seconds): the derivative of the sensor history of ``run_``
-    along each prepared parameter."""
+    along each prepared parameter (``source``: as for
+    :func:`~flexmbs.gradients.adjoint.backward`)."""
     tic = time.perf_counter()
+    if source is None:
+        source = TangentSource(system)
     n_p = len(prepared)
     out = np.zeros((run_.steps + 1, n_p))
     params = run_.settings.params
@@ -43,16 +47,16 @@ def sensor_sensitivities(system, run_, probe, prepared, index2: bool):
                 state, angles = states[k]
                 system.angle_memory = dict(angles)
                 coef = Coefficients.of(params, run_.h[k - 1])
-                dy = _advance(system, state, coef, index2, prepared, dy)
+                dy = _advance(system, state, coef, index2, prepared, dy, source)
             out[k] = _sensor_row(system, probe, state, prepared, dy)
     return out, time.perf_counter() - tic
 
 
-def _advance(system, state, coef, index2, prepared, dy):
+def _advance(system, state, coef, index2, prepared, dy, source):
     """dy_{n+1} from dy_n across the step that ended at ``state``."""
     dq, dqd, dqdd, da, _ = dy
     q_p, qd_p, a_p = coef.predict(dq, dqd, dqdd, da)
-    jac = StepJacobian(system, state, coef, index2)
+    jac = StepJacobian(system, state, coef, index2, source)
     f_p = np.column_stack([p.step_derivative(state, index2) for p in prepared])
     x = jac.solve(-(jac.apply_state(q_p, qd_p) + f_p))
     ddq, ddqd, ddqdd, dda, dlam = jac.expand(coef, x)

@@ -121,6 +121,10 @@ class ForwardRun:
     recomputed: int = 0
     index2: bool = False
     """Whether the run took the stabilized index-2 form."""
+    matrix_bytes: int = 0
+    """Bytes of the distinct iteration matrices the checkpoints hold."""
+    restarter: object = field(default=None, repr=False)
+    """The step object that runs segments again (made at the first)."""
 
     @property
     def steps(self) -> int:
@@ -130,7 +134,7 @@ class ForwardRun:
     def memory(self) -> int:
         """Bytes of the states and checkpoints kept (the largest at any time)."""
         kept = len(self.states) if self.every == 1 else len(self.checkpoints) + self.every
-        return kept * self.state_bytes
+        return kept * self.state_bytes + self.matrix_bytes
 
 
 def _state_of(integ) -> tuple:
@@ -147,9 +151,13 @@ def _advance(integ, h: float, t_end: float) -> None:
         integ.t = float(t_end)
 
 
-def _checkpoint(integ) -> dict:
+def _checkpoint(integ, keep_matrix: bool) -> dict:
+    """The integrator's restart point; with ``keep_matrix`` its iteration matrix in use
+    (by reference: checkpoints between two refreshes share it), so that the segment run
+    again from it takes the forward run's very steps; else none (rebuilt on restore)."""
     cp = integ.checkpoint()
-    cp["matrix"] = None  # rebuilt on restore: memory stays O(n) per checkpoint
+    if not keep_matrix:
+        cp["matrix"] = None
     return cp
 
 
@@ -182,22 +190,28 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
     state, angles = _state_of(integ)
     values.append(probe.value(state))
     out.states[0] = (state, angles)
-    out.checkpoints[0] = _checkpoint(integ)
+    size = system.n_q + system.n_c
+    keep = every > 1 and (n_est // every + 1) * (state_bytes + 8 * size * size) \
+        <= memory_limit
+    out.checkpoints[0] = _checkpoint(integ, keep)
     k = 0
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-        t_before = integ.t
-        _advance(integ, min(h, t_end - integ.t), t_end)
+        step = min(h, t_end - integ.t)  # the size the step takes (and a recompute)
+        _advance(integ, step, t_end)
         k += 1
-        sizes.append(integ.t - t_before)
+        sizes.append(step)
         times.append(integ.t)
         state, angles = _state_of(integ)
         values.append(probe.value(state))
         if every == 1:
             out.states[k] = (state, angles)
         elif k % every == 0:
-            out.checkpoints[k] = _checkpoint(integ)
+            out.checkpoints[k] = _checkpoint(integ, keep)
     if every > 1:
         out.states = {}
+        held = {id(cp["matrix"]): cp["matrix"] for cp in out.checkpoints.values()
+                if cp.get("matrix") is not None}
+        out.matrix_bytes = sum(np.asarray(m).nbytes for m in held.values())
     out.t, out.h, out.values = np.array(times), np.array(sizes), np.array(values)
     out.seconds = time.perf_counter() - tic
     return out
@@ -208,9 +222,10 @@ def segment(system, run_: ForwardRun, first: int, last: int) -> dict:
     by running again from the checkpoint at ``first`` with the recorded step sizes."""
     if run_.every == 1:
         return {k: run_.states[k] for k in range(first, last + 1)}
-    integ = start(system, run_.settings)
-    cp = run_.checkpoints[first]
-    integ.restore(cp, run_.h[:first], ())
+    if run_.restarter is None:
+        run_.restarter = start(system, run_.settings)
+    integ = run_.restarter
+    integ.restore(run_.checkpoints[first])
     out = {first: _state_of(integ)}
     for k in range(first, last):
         _advance(integ, float(run_.h[k]), run_.settings.t_end)

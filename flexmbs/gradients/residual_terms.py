@@ -83,6 +83,21 @@ def _vec(leaf, default_shape=()):
     return np.zeros(default_shape) if leaf is None else np.asarray(leaf, dtype=float)
 
 
+def flexible_gravity_derivative(body, q, d_gravity) -> np.ndarray:
+    """∂r_b (7+n,) of a flexible body (without geometric stiffening) along a change dg
+    [m/s², global] of gravity: −Q_g(dg) = −Cᵀ G(ξ) Aᵀ dg, with G the gravity columns of
+    its inertia in its coupling mode (``FrameInertia.gcol``, docs/theory_ffrf.md §7) and
+    C = blockdiag(Aᵀ, Ḡ, I)."""
+    from ..elements.floating_frame_reference import frame_inertia
+    from ..frame.rotations import g_bar, rotation_matrix
+
+    p, xi = q[3:7], q[7:]
+    a = rotation_matrix(p)
+    gcol = frame_inertia(body.data.invariants, body.data.M_ff, xi, body.coupling).gcol
+    z = gcol @ (a.T @ np.asarray(d_gravity, dtype=float))
+    return -np.concatenate([a @ z[:3], g_bar(p).T @ z[3:6], z[6:]])
+
+
 class ProfileSlope:
     """d(s, ṡ, s̈)/dp of a profile along a parameter: central differences between the
     profiles of the models at p ± δ."""
@@ -212,6 +227,8 @@ class ParameterTerms:
             if type(body).__name__ == "RigidBody":
                 out.r[sl] += rigid_parameters.gravity_derivative(q, body.mass,
                                                                  body.first_moment, dg)
+            elif type(body).__name__ == "FlexibleBody" and not body.stiffening:
+                out.r[sl] += flexible_gravity_derivative(body, q, dg)
             else:  # affine in g
                 out.r[sl] += body.residual(q, qd, qdd, dg) - body.residual(q, qd, qdd, zero)
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
+from scipy.linalg.lapack import dgetrf, dgetrs
 
-from .tangents import exact_tangents, velocity_constraint_jacobian
+from ..errors import ConvergenceError
+from .jacobian_source import TangentSource
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,22 @@ class Coefficients:
                 h * h * (0.5 - b) * q_bar + h * (1 - g) * qd_bar - self.c3 * s_a)
 
 
+def _factor(matrix: np.ndarray, state):
+    """LU factors (LAPACK getrf, in place) of a step Jacobian; ConvergenceError naming the
+    step's time when it is singular."""
+    lu, piv, info = dgetrf(matrix, overwrite_a=True)
+    if info > 0:
+        raise ConvergenceError(f"the step Jacobian at t = {state.t:.6g} s is singular "
+                               f"(pivot {info}): redundant constraints?")
+    return lu, piv
+
+
+def _solve(factors, rhs: np.ndarray, trans: int = 0) -> np.ndarray:
+    """x with A x = rhs (trans 1: Aᵀ x = rhs) from :func:`_factor`'s factors."""
+    x, _ = dgetrs(factors[0], factors[1], rhs, trans=trans)
+    return x
+
+
 class StepJacobian:
     """J = ∂F/∂x of the step that ended at ``state`` (a converged
     :class:`~flexmbs.gradients.residual_terms.State`), exact, factored.
@@ -87,38 +104,39 @@ class StepJacobian:
     with Ŝ = M + (γ'/β')C_t + K_t/β', Z = ∂(Φ_q q̇ + Φ_t)/∂q and Φ_q P = I.
     """
 
-    def __init__(self, system, state, coef: Coefficients, index2: bool):
-        q, qd, qdd, lam, t = state.q, state.qd, state.qdd, state.lam, state.t
-        self.n, self.m, self.index2 = system.n_q, system.n_c, index2
-        k_t, c_t = exact_tangents(system, q, qd, qdd, lam, t)
-        mass = np.asarray(system.mass_matrix(q, sparse=False))
-        jac = np.asarray(system.jacobian(q, t, sparse=False))
+    def __init__(self, system, state, coef: Coefficients, index2: bool, source=None):
+        n, m = system.n_q, system.n_c
+        self.n, self.m, self.index2 = n, m, index2
         bp, gp = coef.bp, coef.gp
+        if source is None:
+            source = TangentSource(system, "python")
+        mass, k_t, c_t, jac = source.pieces(state, bp, gp)
         self.k, self.c, self.mass, self.jac = k_t, c_t, mass, jac
-        s_hat = mass + (gp / bp) * c_t + k_t / bp
-        n, m = self.n, self.m
-        kkt = np.block([[s_hat, jac.T], [jac, np.zeros((m, m))]])
+        size = n + (2 * m if index2 else m)
+        matrix = np.zeros((size, size))
+        s_hat = matrix[:n, :n]
+        np.multiply(c_t, gp / bp, out=s_hat)
+        s_hat += mass
+        s_hat += k_t / bp
+        matrix[:n, n:n + m] = jac.T
+        matrix[n:n + m, :n] = jac
         if not index2:
             self.z = self.p = None
-            matrix = kkt
             self.rows = np.concatenate([np.full(n, 1 / bp), np.ones(m)])
             self.cols = np.full(n + m, bp)
         else:
-            self.z = velocity_constraint_jacobian(system, q, qd, t)
-            rhs = np.vstack([np.zeros((n, m)), np.eye(m)])
-            self.p = sla.lu_solve(sla.lu_factor(kkt, check_finite=False), rhs,
-                                  check_finite=False)[:n]
-            matrix = np.zeros((n + 2 * m, n + 2 * m))
-            matrix[:n, :n] = s_hat
-            matrix[:n, n:n + m] = jac.T
+            self.z = source.velocity_jacobian(state, coef.h)
+            rhs = np.zeros((n + m, m))
+            rhs[n:] = np.eye(m)
+            self.p = _solve(_factor(matrix[:n + m, :n + m].copy(), state), rhs)[:n]
             matrix[:n, n + m:] = k_t @ self.p / bp
-            matrix[n:n + m, :n] = jac + self.z / gp
+            matrix[n:n + m, :n] += self.z / gp
             matrix[n:n + m, n + m:] = self.z @ self.p / gp
             matrix[n + m:, :n] = jac
             matrix[n + m:, n + m:] = np.eye(m)
             self.rows = np.concatenate([np.full(n, 1 / bp), np.full(m, 1 / gp), np.ones(m)])
             self.cols = np.concatenate([np.full(n + m, bp), np.ones(m)])
-        self.lu = sla.lu_factor(matrix, check_finite=False)
+        self.lu = _factor(matrix, state)
 
     @property
     def size(self) -> int:
@@ -128,11 +146,11 @@ class StepJacobian:
         """x with J x = rhs (rhs (size,) or (size, k))."""
         rows = self.rows if rhs.ndim == 1 else self.rows[:, None]
         cols = self.cols if rhs.ndim == 1 else self.cols[:, None]
-        return cols * sla.lu_solve(self.lu, rows * rhs, check_finite=False)
+        return cols * _solve(self.lu, rows * rhs)
 
     def solve_transposed(self, rhs: np.ndarray) -> np.ndarray:
         """μ with Jᵀ μ = rhs."""
-        return self.rows * sla.lu_solve(self.lu, self.cols * rhs, trans=1, check_finite=False)
+        return self.rows * _solve(self.lu, self.cols * rhs, 1)
 
     # ------------------------------------------------------------------ ∂F/∂y
     def state_cotangents(self, mu: np.ndarray):

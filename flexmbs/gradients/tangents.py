@@ -112,26 +112,23 @@ def _profile_actuator_tangents(system, force, q, qd, t):
     return pair.idx, k, c
 
 
-def exact_tangents(system, q, qd, qdd, lam, t):
-    """(K_t, C_t) dense (n_q, n_q): ∂r/∂q and ∂r/∂q̇ of r = M q̈ + Φ_qᵀλ − Q, exact (see
-    the module docstring)."""
+def needs_numpy_tangents(force) -> bool:
+    """Whether the compiled engine's tangents of ``force`` are not its exact derivative
+    (:mod:`.jacobian_source`): a joint servo with a rotor inertia, or a value from a
+    state-dependent callable."""
+    from ..elements.declaration import input_is_callable
+
+    if getattr(force, "element_kind", None) == "joint_servo":
+        return bool(force.reflected_inertia)
+    return input_is_callable(force)
+
+
+def force_tangents(system, forces, q, qd, qdd, t):
+    """(K, C) dense (n_q, n_q): the exact ∂r_f/∂q and ∂r_f/∂q̇ of the given ``forces``
+    (see the module docstring)."""
     n = system.n_q
     k_t, c_t = np.zeros((n, n)), np.zeros((n, n))
-    g = system.model.gravity
-    for body, sl in zip(system.bodies, system.slices, strict=True):
-        k_b, c_b = body.residual_tangents(q[sl], qd[sl], qdd[sl], g)
-        k_t[sl, sl] += k_b
-        c_t[sl, sl] += c_b
-    for row in system.constraint_rows:
-        if row.kind == "coordinate":
-            continue
-        if row.kind == "norm":
-            s = system.slices[row.body_i].start + 3
-            k_t[s:s + 4, s:s + 4] += 2.0 * lam[row.rows][0] * np.eye(4)
-            continue
-        idx, hess = constraint_hessian(system, row, q, lam, t)
-        k_t[np.ix_(idx, idx)] += hess
-    for force in system.model.forces:
+    for force in forces:
         if _needs_differences(force):
             part = None
         elif getattr(force, "element_kind", None) == "joint_servo" and \
@@ -156,6 +153,29 @@ def exact_tangents(system, q, qd, qdd, lam, t):
             k_t[np.ix_(idx, idx)] += k_f
             c_t[np.ix_(idx, idx)] += c_f
     return k_t, c_t
+
+
+def exact_tangents(system, q, qd, qdd, lam, t):
+    """(K_t, C_t) dense (n_q, n_q): ∂r/∂q and ∂r/∂q̇ of r = M q̈ + Φ_qᵀλ − Q, exact (see
+    the module docstring)."""
+    n = system.n_q
+    k_t, c_t = np.zeros((n, n)), np.zeros((n, n))
+    g = system.model.gravity
+    for body, sl in zip(system.bodies, system.slices, strict=True):
+        k_b, c_b = body.residual_tangents(q[sl], qd[sl], qdd[sl], g)
+        k_t[sl, sl] += k_b
+        c_t[sl, sl] += c_b
+    for row in system.constraint_rows:
+        if row.kind == "coordinate":
+            continue
+        if row.kind == "norm":
+            s = system.slices[row.body_i].start + 3
+            k_t[s:s + 4, s:s + 4] += 2.0 * lam[row.rows][0] * np.eye(4)
+            continue
+        idx, hess = constraint_hessian(system, row, q, lam, t)
+        k_t[np.ix_(idx, idx)] += hess
+    k_f, c_f = force_tangents(system, system.model.forces, q, qd, qdd, t)
+    return k_t + k_f, c_t + c_f
 
 
 _FORMS: dict = {}

@@ -1,0 +1,162 @@
+"""Where the step Jacobian's matrices come from (docs/gradients.md, "Checkpoints and cost"):
+the mass matrix M, the exact tangents K_t = ∂r/∂q and C_t = ∂r/∂q̇ and Φ_q at a
+converged state.
+
+The backward sweep needs them once per step, and on the NumPy path their assembly is
+most of its cost. The compiled engine assembles the run's scaled iteration matrix
+A(β', γ') = M + (γ'/β') C_t + K_t/β' with Φ_q beside it in one kernel call, and its
+tangents are exact for every element kind but two: a joint servo's rotor inertia (whose
+q-derivative it leaves out) and forces whose value a state-dependent callable gives
+(differenced in its Newton iteration). So :class:`TangentSource` compiles the System
+without those forces and takes, at the step's own β' and γ',
+
+    A₁ = A(β', γ'),   A₂ = A(β', 0),   A₃ = A(2β', 0)
+    M = 2A₃ − A₂,     K_t = 2β' (A₂ − A₃),     C_t = (β'/γ') (A₁ − A₂)
+
+— exact to round-off relative to the step's own matrix — and adds the left-out forces'
+exact tangents from :mod:`.tangents` (the servo rotor in closed form, callables by
+central differences). Without compiled kernels at hand (none prebuilt for these sources
+and numba's not compiled, numba's JIT switched off, a model the kernels cannot
+evaluate) or with ``engine="python"``, everything comes from the NumPy tangents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..errors import ValidationError
+from .tangents import (
+    exact_tangents,
+    force_tangents,
+    needs_numpy_tangents,
+    velocity_constraint_jacobian,
+)
+
+ENGINES = ("auto", "compiled", "python")
+
+
+def _kernels_at_hand() -> str | None:
+    """Why the compiled kernels cannot be used without compiling them now (None: they
+    can: the prebuilt kernel fits, or numba's are in its cache)."""
+    from ..engine.compiled_system import jit_disabled
+
+    if jit_disabled():
+        return "NUMBA_DISABLE_JIT is set"
+    from ..engine import prebuilt, warmup
+
+    build, why = prebuilt.ensure_loaded()
+    if build is not None or warmup.is_ready():
+        return None
+    return f"the compiled kernels are not built ({why})"
+
+
+class TangentSource:
+    """M, K_t, C_t and Φ_q of ``system`` at converged states, from the compiled engine
+    where exact (module docstring) or from the NumPy tangents.
+
+    ``engine``: "auto" (compiled when the kernels are at hand and can evaluate the
+    model), "compiled" (ValidationError when they cannot) or "python". ``engine`` and
+    ``note`` say which is used and why.
+    """
+
+    def __init__(self, system, engine: str = "auto"):
+        if engine not in ENGINES:
+            raise ValidationError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+        self.system = system
+        self.numpy_forces = [f for f in system.model.forces if needs_numpy_tangents(f)]
+        self.compiled, self.engine, self.note = None, "python", "engine='python' requested"
+        if engine == "python":
+            return
+        reason = _kernels_at_hand()
+        if reason is None:
+            reason = self._compile()
+        if reason is not None:
+            if engine == "compiled":
+                raise ValidationError(f"engine='compiled': {reason}")
+            self.note = reason
+            return
+        self.engine = "compiled"
+        self.note = ("compiled iteration matrices" + (
+            f", NumPy tangents of {[f.name for f in self.numpy_forces]}"
+            if self.numpy_forces else ""))
+
+    def _compile(self) -> str | None:
+        from ..assembly import System
+        from ..engine.compiled_system import CompiledSystem
+        from ..engine.tables import unsupported_reason
+        from ..errors import FlexmbsError
+
+        system = self.system
+        if self.numpy_forces:
+            left = {id(f) for f in self.numpy_forces}
+            model = dataclasses.replace(system.model, forces=tuple(
+                f for f in system.model.forces if id(f) not in left))
+            reduced = System(model, **system.overrides)
+        else:
+            reduced = system
+        reason = unsupported_reason(reduced)
+        if reason is not None:
+            return f"the compiled engine cannot evaluate this model: {reason}"
+        try:
+            self.compiled = CompiledSystem(reduced)
+        except FlexmbsError as exc:  # pragma: no cover - refused above
+            return str(exc)
+        self._reduced = reduced
+        return None
+
+    def pieces(self, state, bp: float, gp: float):
+        """(M, K_t, C_t, Φ_q) dense at ``state`` (a converged
+        :class:`~flexmbs.gradients.residual_terms.State`) for a step whose scaled
+        iteration matrix has β' = ``bp`` [1/s²] and γ' = ``gp`` [1/s] (the compiled
+        matrices are taken at those scales). The System's angle memory is read."""
+        system, st = self.system, state
+        n = system.n_q
+        if self.compiled is None:
+            k_t, c_t = exact_tangents(system, st.q, st.qd, st.qdd, st.lam, st.t)
+            mass = np.asarray(system.mass_matrix(st.q, sparse=False))
+            jac = np.asarray(system.jacobian(st.q, st.t, sparse=False))
+            return mass, k_t, c_t, jac
+        self._reduced.angle_memory = system.angle_memory
+        a1, a2, a3 = self.compiled.iteration_matrices(
+            st.q, st.qd, st.qdd, st.lam, st.t, ((bp, gp), (bp, 0.0), (2.0 * bp, 0.0)))
+        a2, a3 = a2[:n, :n], a3[:n, :n]
+        mass = 2.0 * a3 - a2
+        k_t = (2.0 * bp) * (a2 - a3)
+        c_t = (bp / gp) * (a1[:n, :n] - a2)
+        if self.numpy_forces:
+            k_f, c_f = force_tangents(system, self.numpy_forces, st.q, st.qd, st.qdd,
+                                      st.t)
+            k_t += k_f
+            c_t += c_f
+            for force in self.numpy_forces:  # a servo rotor's inertia n² J_m g gᵀ
+                part = force.mass_block(system, st.q) if hasattr(force, "mass_block") \
+                    else None
+                if part is not None:
+                    idx, block = part
+                    mass[np.ix_(idx, idx)] += block
+        return mass, k_t, c_t, np.ascontiguousarray(a1[n:, :n])
+
+    def velocity_jacobian(self, state, h: float) -> np.ndarray:
+        """Z (n_c, n_q) = ∂(Φ_q q̇ + Φ_t)/∂q at ``state``, for a step of h [s].
+
+        NumPy: the constraints' bilinear forms (exact,
+        :func:`~flexmbs.gradients.tangents.velocity_constraint_jacobian`). Compiled:
+        Z is the derivative of Φ_q along the motion, d/dε Φ_q(q + ε q̇, t + ε) at ε = 0
+        (the mixed partials of Φ commute), taken by a central difference over
+        ε = min(10⁻³ h, 10⁻⁵ max(1, |q|∞)/|q̇|∞): O((ε ω)²) ≈ 10⁻¹⁰ relative for
+        motions of frequency ω, and Z enters the step Jacobian divided by γ'."""
+        system, st = self.system, state
+        if self.compiled is None:
+            return velocity_constraint_jacobian(system, st.q, st.qd, st.t)
+        n = system.n_q
+        rate = float(np.max(np.abs(st.qd))) if st.qd.size else 0.0
+        eps = 1e-3 * h
+        if rate > 0.0:
+            eps = min(eps, 1e-5 * max(1.0, float(np.max(np.abs(st.q)))) / rate)
+        self._reduced.angle_memory = system.angle_memory
+        ends = [self.compiled.iteration_matrices(st.q + s * st.qd, st.qd, st.qdd, st.lam,
+                                                 st.t + s, ((1.0, 0.0),))[0][n:, :n]
+                for s in (eps, -eps)]
+        return (ends[0] - ends[1]) / (2.0 * eps)
