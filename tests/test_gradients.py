@@ -383,8 +383,13 @@ def test_bad_input_is_refused_by_name():
 
 
 def test_changes_of_the_modes_are_refused():
-    """Parameters that change a flexible body's mode shapes (FE design parameters of a
-    built-in beam) have no derivative yet: ModelError naming the field."""
-    with pytest.raises(ModelError, match="FE design parameters"):
+    """Changes of a flexible body's modes have derivatives only for the built-in beams of
+    case files (tests/test_gradient_beams.py): a mode shape of a model built in Python
+    (its modal data from elsewhere) is refused, naming the field, and so is a beam's
+    geometric stiffening."""
+    model, _, objective = small_model("flexible", 3)
+    with pytest.raises(ModelError, match="built-in beams of case files"):
+        gradient(model, objective, ["bodies.beam.data.phi[5,0]"], t_end=0.01, h=1e-3)
+    with pytest.raises(ModelError, match="geometric stiffening"):
         gradient(CASES + "robot_arm.toml", Objective("payload", component="y"),
-                 ["bodies.forearm.beam.length"], t_end=0.002)
+                 ["bodies.forearm.beam.section.height"], t_end=0.002)

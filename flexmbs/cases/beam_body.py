@@ -38,7 +38,7 @@ OPTIONAL = {"elements": 40, "material": "steel", "theory": "euler-bernoulli",
             "substructures": 1}
 
 
-def _material(value):
+def beam_material(value):
     from ..modal.fe.beam import Material
 
     named = {"steel": Material.steel, "aluminium": Material.aluminium,
@@ -52,7 +52,7 @@ def _material(value):
                           f"{{E = ..., nu = ..., rho = ...}} (SI), got {value!r}")
 
 
-def _beam_fe(spec):
+def beam_fe(spec):
     """(FE model, options) of a ``beam`` table; ValidationError naming key and value."""
     from ..modal.fe.beam import straight_beam
     from ..modal.fe.section_tables import section_from_spec
@@ -77,7 +77,7 @@ def _beam_fe(spec):
             raise ValidationError(f"beam.{key} must be true or false, got {opt[key]!r}")
     section = section_from_spec(opt["section"], "beam.section")
     try:
-        fe = straight_beam(opt["length"], opt["elements"], section, _material(opt["material"]),
+        fe = straight_beam(opt["length"], opt["elements"], section, beam_material(opt["material"]),
                            axis=opt["axis"], up=opt["up"], theory=opt["theory"],
                            rotary_inertia=opt["rotary_inertia"])
     except ValidationError as exc:
@@ -97,7 +97,7 @@ def beam_parts(spec, stiffening: bool = False):
     from ..modal.stress import with_stress
     from ..modal.substructures import cuts_along, reduce_parts, split_line_model
 
-    fe, opt = _beam_fe(spec)
+    fe, opt = beam_fe(spec)
     if opt["static_correction"] is not None:
         raise ValidationError("beam.static_correction does not apply with substructures: "
                               "the tip and the cuts carry static constraint modes already")
@@ -121,7 +121,7 @@ def beam_modal_data(spec, stiffening: bool = False):
     from ..modal.stiffening import with_stiffening
     from ..modal.stress import static_correction, with_stress
 
-    fe, opt = _beam_fe(spec)
+    fe, opt = beam_fe(spec)
     if opt["substructures"] != 1:
         raise ValidationError("beam.substructures > 1 makes several bodies "
                               "(flexmbs.cases.substructured_case), not one ModalData")

@@ -109,12 +109,13 @@ def _check_magnitudes(path: Path, node, where: str = "") -> None:
                             f"{MAGNITUDES[1]:g} in SI units)")
 
 
-def load_case(path, overrides: dict | None = None) -> Case:
+def load_case(path, overrides: dict | None = None, modal_data: dict | None = None) -> Case:
     """Parse and validate ``path``; raises CaseError naming table and key.
 
     ``overrides`` maps dotted keys to values applied to the file's tables before
     validation (see :func:`apply_overrides`), e.g. ``{"solver.coupling": "one-way",
-    "bodies.beam.modes": 4}``.
+    "bodies.beam.modes": 4}``. ``modal_data`` {body name: ModalData} stands in for the
+    reduction of those built-in beams (gradients: the modal data on a tangent line).
     """
     from .. import read_modal
 
@@ -143,7 +144,8 @@ def load_case(path, overrides: dict | None = None) -> Case:
     # the entry tables in order, with the key that names an entry in messages
     parts: dict = {}  # substructured beams: name → its part and marker aliases
     sections = (
-        ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs, parts)),
+        ("bodies", "name", lambda k, e: _add_body(path, b, k, e, read_modal, inputs, parts,
+                                                  modal_data or {})),
         ("markers", "name", lambda k, e: _add_marker(path, b, k, route_marker(parts, e))),
         ("joints", "name", lambda k, e: _add_joint(path, b, k, rewrite(parts, e))),
         ("drives", "name", lambda k, e: _add_drive(path, b, k, rewrite(parts, e))),
@@ -285,7 +287,7 @@ def _modal_options(path, t: _Table, inputs) -> dict:
     return out
 
 
-def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
+def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
     if entry.get("type") == "nonlinear-beam":
         from .nonlinear_beam_case import add_nonlinear_beam
 
@@ -330,7 +332,8 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None):
             except FlexmbsError as exc:
                 raise t.error("beam", str(exc)) from None
         try:
-            data = beam_modal_data(t.get("beam"), stiffening=t.get("stiffening") is True)
+            data = (given or {}).get(t.get("name")) or beam_modal_data(
+                t.get("beam"), stiffening=t.get("stiffening") is True)
         except FlexmbsError as exc:
             raise t.error("beam", str(exc)) from None
         _add_flexible(b, t, data, common, "a built-in beam")

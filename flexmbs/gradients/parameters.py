@@ -26,8 +26,8 @@ import numpy as np
 from ..errors import FlexmbsError, ModelError, ValidationError
 from .model_diff import model_tangent
 
-#: key = dotted path, optionally ending in [i] or [i,j]
-_KEY = re.compile(r"^([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:\[(\d+)(?:,\s*(\d+))?\])?$")
+#: one dotted segment: a name, optionally with [i] (a list entry; [i,j] at the end only)
+_SEGMENT = re.compile(r"^([A-Za-z_][\w\-]*)(?:\[(\d+)(?:,\s*(\d+))?\])?$")
 #: Relative step of the model comparison (model_tangent): linear maps are exact at any
 #: step; the others (an initial angle through sin and cos) keep ~1e-10.
 REL_STEP = 1e-5
@@ -35,15 +35,41 @@ SCALE_KEY = "stiffness_scale"
 
 
 def split_key(key: str):
-    """(dotted path parts, index tuple) of ``key``; ValidationError when malformed."""
-    match = _KEY.match(str(key).strip())
-    if match is None:
-        raise ValidationError(f"parameter {key!r}: expected a dotted key as for --set, "
-                              f"optionally with an index, e.g. 'bodies.link1.mass' or "
-                              f"'model.gravity[1]'")
-    parts = match.group(1).split(".")
-    index = tuple(int(g) for g in match.groups()[1:] if g is not None)
+    """(dotted path parts, index tuple) of ``key``; an index inside the path (a list of
+    tables without names: ``beam.point_masses[0].mass``) is an int part. ValidationError
+    when malformed."""
+    text = str(key).strip()
+    segments = [] if not text else _split_segments(text)
+    parts: list = []
+    index: tuple = ()
+    for k, seg in enumerate(segments):
+        match = _SEGMENT.match(seg)
+        last = k == len(segments) - 1
+        if match is None or (match.group(3) is not None and not last):
+            raise ValidationError(f"parameter {key!r}: expected a dotted key as for --set, "
+                                  f"optionally with an index, e.g. 'bodies.link1.mass' or "
+                                  f"'model.gravity[1]'")
+        parts.append(match.group(1))
+        numbers = tuple(int(g) for g in match.groups()[1:] if g is not None)
+        if last:
+            index = numbers
+        elif numbers:
+            parts.append(numbers[0])
+    if not parts:
+        raise ValidationError(f"parameter {key!r}: expected a dotted key as for --set")
     return parts, index
+
+
+def _split_segments(text: str) -> list[str]:
+    """``text`` split at the dots outside brackets."""
+    out, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "." and depth == 0:
+            out.append(text[start:k])
+            start = k + 1
+    out.append(text[start:])
+    return out
 
 
 @dataclass
@@ -65,10 +91,24 @@ class Parameter:
         """δ of :meth:`variants` [units of the parameter]."""
         return REL_STEP * (abs(self.value) if self.value else 1.0)
 
+    @property
+    def beam(self) -> str | None:
+        """The built-in beam body whose FE model this parameter changes (its modal data
+        then come from :mod:`.beam_parameters`), or None."""
+        from .beam_parameters import beam_body
+
+        return beam_body(self.source, self.key)
+
     def variants(self):
         """(model at p + δ, model at p − δ, their parameter span 2δ); at a bound (a
-        damping ratio of 0, where p − δ is refused) the nominal model and δ instead."""
+        damping ratio of 0, where p − δ is refused) the nominal model and δ instead. A
+        built-in beam's FE parameter gives the models with the body's modal data on its
+        tangent line (:func:`~flexmbs.gradients.beam_parameters.modal_variants`)."""
         d = self.step
+        if self._variants is None and self.beam is not None:
+            from .beam_parameters import modal_variants
+
+            self._variants = modal_variants(self.source, self.key, self.value, d)
         if self._variants is None:
             plus = self.model_at(self.value + d)
             try:
@@ -126,10 +166,10 @@ class CaseModels:
         apply_overrides(self.raw, self.overrides, self.path.name)
         self._nominal = None
 
-    def _load(self, overrides: dict, scales: dict):
-        from ..cases import load_case
+    def _load(self, overrides: dict, scales: dict, modal_data: dict | None = None):
+        from ..cases.loader import load_case
 
-        case = load_case(self.path, overrides)
+        case = load_case(self.path, overrides, modal_data)
         for name, factor in scales.items():
             case.model = scale_stiffness(case.model, name, factor)
         return case
@@ -140,21 +180,60 @@ class CaseModels:
             self._nominal = self._load(self.overrides, self.scales)
         return self._nominal
 
-    def _node(self, parts, key):
+    def model_with_data(self, name: str, data):
+        """The nominal model with the built-in beam ``name`` of modal data ``data`` (its
+        markers' modal rows and distributed loads built from them)."""
+        return self._load(self.overrides, self.scales, {name: data}).model
+
+    def _node(self, parts, key, expand: bool = True):
+        """The raw case value at ``parts`` (None when absent); arrays of tables by their
+        entries' names, lists by int parts, a built-in beam's named material as its
+        table (``expand``)."""
         node = self.raw
         for k, part in enumerate(parts):
-            if isinstance(node, list):
+            if isinstance(part, int):
+                if not isinstance(node, list) or not 0 <= part < len(node):
+                    raise ValidationError(f"parameter {key!r}: {'.'.join(map(str, parts[:k]))}"
+                                          f" has no entry [{part}]")
+                node = node[part]
+            elif isinstance(node, list):
                 match = [e for e in node if isinstance(e, dict) and e.get("name") == part]
                 if not match:
                     names = [e.get("name") for e in node if isinstance(e, dict)]
                     raise ValidationError(f"parameter {key!r}: no [[{parts[k - 1]}]] entry "
                                           f"named {part!r}; entries: {names}")
                 node = match[0]
+            elif isinstance(node, str) and expand and k and parts[k - 1] == "material":
+                node = _material_table(node, key).get(part)
             elif isinstance(node, dict) and part in node:
                 node = node[part]
             else:
                 return None
         return node
+
+    def _override(self, parts, index, value, key) -> tuple[str, object]:
+        """(override key, value) that sets ``key`` to ``value``: the key itself, or the
+        list or named material it lies in, copied with the entry changed (lists of tables
+        without names and named materials cannot be addressed by --set keys)."""
+        top = len(parts)
+        for k in range(1, len(parts)):
+            if isinstance(parts[k], int) or (parts[k - 1] == "material" and isinstance(
+                    self._node(parts[:k], key, expand=False), str)):
+                top = k
+                break
+        new = value
+        if index:
+            new = _set_index(self._node(parts, key), index, value, key).tolist()
+        if top == len(parts):
+            return ".".join(parts), new
+        container = copy.deepcopy(self._node(parts[:top], key))
+        if isinstance(container, str):  # a named material: as its table
+            container = _material_table(container, key)
+        node = container
+        for part in parts[top:-1]:
+            node = node[part]
+        node[parts[-1]] = new
+        return ".".join(map(str, parts[:top])), container
 
     @staticmethod
     def scale_body(parts):
@@ -193,10 +272,8 @@ class CaseModels:
         if name is not None:
             self._flexible(name, key)
             return CaseModels(self.path, self.overrides, {**self.scales, name: value})
-        new = value
-        if index:
-            new = _set_index(self._node(parts, key), index, value, key).tolist()
-        return CaseModels(self.path, {**self.overrides, ".".join(parts): new}, self.scales)
+        where, new = self._override(parts, index, value, key)
+        return CaseModels(self.path, {**self.overrides, where: new}, self.scales)
 
     def model_at(self, key: str, value: float):
         parts, index = split_key(key)
@@ -205,14 +282,23 @@ class CaseModels:
         if name is not None:
             scales = {**scales, name: value}
         else:
-            new = value
-            if index:
-                new = _set_index(self._node(parts, key), index, value, key).tolist()
-            overrides = {**overrides, ".".join(parts): new}
+            where, new = self._override(parts, index, value, key)
+            overrides = {**overrides, where: new}
         try:
             return self._load(overrides, scales).model
         except FlexmbsError as exc:
             raise ModelError(f"parameter {key!r} = {value:.6g}: {exc}") from None
+
+
+def _material_table(name: str, key) -> dict:
+    """{E, nu, rho, name} of a built-in beam's named material ("steel", "aluminium")."""
+    from ..cases.beam_body import beam_material
+
+    try:
+        material = beam_material(name)
+    except FlexmbsError as exc:
+        raise ValidationError(f"parameter {key!r}: {exc}") from None
+    return {"E": material.E, "nu": material.nu, "rho": material.rho, "name": material.name}
 
 
 # ----------------------------------------------------------------------------- models

@@ -30,7 +30,8 @@ class PreparedParameter:
         plus, minus, span = parameter.variants()
         self.span = span
         self.tangent = model_tangent(plus, minus, span, f"parameter {parameter.key!r}")
-        self.terms = ParameterTerms(system, self.tangent, plus, minus, span, parameter.key)
+        self.terms = ParameterTerms(system, self.tangent, plus, minus, span, parameter.key,
+                                    modal=parameter.beam is not None)
         self._models = (plus, minus)
         self._systems = None
         self.difference = (DifferenceTerm(system, *self.systems(), span)

@@ -131,8 +131,9 @@ class ParameterTerms:
         "DistributedLoad": {"value"},
     }
 
-    def __init__(self, system, tangent: dict, plus, minus, span: float, key: str):
-        self.system, self.key = system, key
+    def __init__(self, system, tangent: dict, plus, minus, span: float, key: str,
+                 modal: bool = False):
+        self.system, self.key, self.modal = system, key, modal
         self.terms: list = []
         self.moves_initial = False
         self.unsupported: list[tuple] = []
@@ -157,10 +158,11 @@ class ParameterTerms:
         for (group, name), fields_ in grouped.items():
             self._classify(group, name, fields_, plus, minus, span)
         refused = [p for p in self.unsupported if p[0] == "bodies"]
-        if refused:
+        if refused and not modal:
             raise ModelError(f"parameter {key!r} changes {path_name(refused[0])}: the "
-                             f"modes of a flexible body (FE design parameters) have no "
-                             f"derivative here yet (docs/gradients.md)")
+                             f"modes of a flexible body have a derivative only for the "
+                             f"built-in beams of case files, by their keys "
+                             f"bodies.<name>.beam.… (docs/gradients.md)")
 
     @property
     def how(self) -> str:
@@ -168,6 +170,8 @@ class ParameterTerms:
         step equations (:class:`DifferenceTerm`); "analytic, initial state by
         differences" when the steps' terms are analytic but the parameter moves the
         initial state."""
+        if self.unsupported and self.modal:
+            return "modal data by Nelson's method, step equations by differences"
         if self.unsupported:
             return "differences"
         return "analytic, initial state by differences" if self.moves_initial else \

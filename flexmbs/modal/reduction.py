@@ -61,6 +61,20 @@ def _normalize(modes: np.ndarray, m_full: sp.spmatrix, fe: FEModel,
     if normalization != "displacement":
         raise ValidationError(f"normalization {normalization!r} must be 'displacement' or "
                               "'mass'")
+    out = modes.copy()
+    for j, rows in enumerate(normalization_rows(modes, fe)):
+        vec = modes[rows, j]
+        peak = float(np.linalg.norm(vec))
+        # sign: the largest component of the peak node positive (deterministic output)
+        sign = np.sign(vec[np.argmax(np.abs(vec))]) or 1.0
+        out[:, j] *= sign / peak
+    return out
+
+
+def normalization_rows(modes: np.ndarray, fe: FEModel) -> list[np.ndarray]:
+    """Per mode, the three DOFs whose norm the displacement normalization makes 1: the
+    translations of the node that moves most, or — for a rotation-dominated mode (torsion
+    of a beam about its node line) — the rotations of the node that turns most."""
     trans = modes[fe.translational_dofs].reshape(fe.n_nodes, 3, -1)
     t_norm = np.linalg.norm(trans, axis=1)  # (N, n)
     size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
@@ -68,20 +82,14 @@ def _normalize(modes: np.ndarray, m_full: sp.spmatrix, fe: FEModel,
     if fe.dofs_per_node == 6:
         rot = modes.reshape(fe.n_nodes, 6, -1)[:, 3:, :]
         r_norm = np.linalg.norm(rot, axis=1)
-    out = modes.copy()
+    out = []
     for j in range(modes.shape[1]):
         k = int(np.argmax(t_norm[:, j]))
-        vec = trans[k, :, j]
-        peak = t_norm[k, j]
-        if peak < 1e-3 * size * np.max(r_norm[:, j]):
-            # a rotation-dominated mode (e.g. torsion of a beam about its node line):
-            # scale to a peak rotation of 1 rad instead
+        rows = fe.node_dofs([k], translational_only=True)
+        if t_norm[k, j] < 1e-3 * size * np.max(r_norm[:, j]):
             k = int(np.argmax(r_norm[:, j]))
-            vec = modes.reshape(fe.n_nodes, fe.dofs_per_node, -1)[k, 3:, j]
-            peak = r_norm[k, j]
-        # sign: the largest component of the peak node positive (deterministic output)
-        sign = np.sign(vec[np.argmax(np.abs(vec))]) or 1.0
-        out[:, j] *= sign / peak
+            rows = fe.node_dofs([k])[3:]
+        out.append(rows)
     return out
 
 
