@@ -5,9 +5,9 @@
 ``fm.clamped_modes``, ``fm.craig_bampton``, ``fm.free_free_modes``), the model
 (``fm.ModelBuilder`` and the bodies, joints, drives, forces and sensors), ``fm.System``,
 ``fm.simulate``, ``fm.load_result``, the case files (``fm.load_case``, ``fm.run_case``),
-URDF robots (``fm.load_urdf``) and gradients of a run (``fm.gradient``,
-``fm.sensitivities``, ``fm.Objective``, ``fm.fit``). The modal, model and solver names
-load on first use.
+URDF robots (``fm.load_urdf``), gradients of a run (``fm.gradient``,
+``fm.sensitivities``, ``fm.Objective``, ``fm.fit``) and model updating against a modal
+test (``fm.update``). The modal, model and solver names load on first use.
 """
 
 from .errors import (
@@ -77,6 +77,8 @@ _LAZY = {
     "sensitivities": ("flexmbs.gradients", "sensitivities"),
     "Objective": ("flexmbs.gradients", "Objective"),
     "fit": ("flexmbs.gradients", "fit"),
+    "update": ("flexmbs.gradients", "update"),
+    "read_modal_test": ("flexmbs.gradients", "read_modal_test"),
 }
 
 #: Tables of case files read by a later stage than flexmbs.cases

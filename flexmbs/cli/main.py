@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "view": "view_cmd",
     "sensitivity": "sensitivity_cmd",
     "fit": "fit_cmd",
+    "update": "update_cmd",
 }
 
 

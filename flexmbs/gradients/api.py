@@ -145,10 +145,10 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
     if not isinstance(objective, Objective):
         raise ValidationError(f"objective must be an Objective, got "
                               f"{type(objective).__name__}")
-    problem = setup(case_or_system, objective.sensor, objective.component, parameters,
-                    overrides=overrides, **run)
-    prepared = problem.prepare()
-    with single_threaded_blas():
+    with single_threaded_blas():  # small matrices throughout: threads only contend
+        problem = setup(case_or_system, objective.sensor, objective.component, parameters,
+                        overrides=overrides, **run)
+        prepared = problem.prepare()
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit)
         value, weights = objective.evaluate(fwd.t, fwd.values)
@@ -202,10 +202,10 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
                   **run) -> Sensitivities:
     """The history of ``sensor`` (its ``component``) over a run and its forward
     sensitivities to ``parameters`` (see :func:`gradient` for the arguments)."""
-    problem = setup(case_or_system, sensor, component, parameters, overrides=overrides,
-                    **run)
-    prepared = problem.prepare()
     with single_threaded_blas():
+        problem = setup(case_or_system, sensor, component, parameters,
+                        overrides=overrides, **run)
+        prepared = problem.prepare()
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit)
         tic = time.perf_counter()

@@ -110,6 +110,14 @@ def nelson(k, m, dk, dm, lam, vec, what: str = "modes"):
     return dlam, out
 
 
+def _lowest(k, m, count: int) -> np.ndarray:
+    """The ``count`` lowest eigenvalues of K x = λ M x (ascending)."""
+    if k.shape[0] <= DENSE_LIMIT and np.all(m.diagonal() > 0):
+        return sla.eigh(k.toarray(), m.toarray(), eigvals_only=True,
+                        subset_by_index=[0, count - 1])
+    return eigen(k, m, count, 0.0, "modal derivatives")[0]
+
+
 def check_gaps(lam, what: str) -> None:
     """ModelError naming two modes whose eigenvalues (ascending) are within
     :data:`MIN_GAP` of each other: their shapes have no derivative."""
@@ -161,7 +169,7 @@ def clamped_tangent(fe, d_k, d_m, data, n: int | None = None,
     free = np.setdiff1d(np.setdiff1d(np.arange(fe.n_dof), fe.inactive_dofs), fixed)
     k_f, m_f = fe.stiffness[free][:, free], fe.mass[free][:, free]
     lam = (np.diag(data.K_ff) / np.diag(data.M_ff))[:n]
-    spectrum = eigen(k_f, m_f, min(n + 1, free.size), 0.0, "modal derivatives")[0]
+    spectrum = _lowest(k_f, m_f, min(n + 1, free.size))
     check_gaps(spectrum, "modal derivatives of the clamped modes")
     d_k = sp.csr_matrix(d_k)
     d_m = sp.csr_matrix(d_m)
