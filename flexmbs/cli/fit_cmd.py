@@ -4,7 +4,9 @@ and the measurement, interpolated at the run's steps, with the Jacobian from for
 sensitivities of the discrete run (docs/gradients.md, "Fitting parameters to
 measurements"). The data file is CSV with two columns, time [s] and value (in the
 sensor's units; a header line is skipped). Parameters are case keys as for --set;
-KEY=START sets the starting value, --bounds KEY=LOW:HIGH limits one."""
+KEY=START sets the starting value, --bounds KEY=LOW:HIGH limits one. --starts N fits
+from N starts (the given one and N − 1 drawn within the bounds) in local processes or on
+a Dask cluster (--scheduler) and keeps the best."""
 
 from __future__ import annotations
 
@@ -28,7 +30,16 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bounds", action="append", default=[], metavar="KEY=LOW:HIGH",
                    help="bounds of a parameter (repeatable)")
     p.add_argument("--max-evaluations", type=int, default=50, metavar="N",
-                   help="runs at most (default 50)")
+                   help="runs at most, per start (default 50)")
+    p.add_argument("--starts", type=int, default=1, metavar="N",
+                   help="fit from N starts: the given one and N-1 drawn uniformly within "
+                        "the bounds (or a factor of 2 of the start), keep the best")
+    p.add_argument("--seed", type=int, default=0, help="seed of the drawn starts")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="local worker processes of the starts (default: all cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the starts on a Dask cluster (tcp://host:8786; needs "
+                        "flexmbs[dask])")
     p.add_argument("--t-end", type=float, metavar="T", help="end time [s] (default: the "
                                                             "case's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -55,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     run_options = {} if args.t_end is None else {"t_end": args.t_end}
     result = fit(args.case, args.sensor, read_measurements(args.data), args.param,
                  component=args.component, bounds=_bounds(args.bounds),
-                 max_evaluations=args.max_evaluations,
+                 max_evaluations=args.max_evaluations, starts=args.starts, seed=args.seed,
+                 workers=args.workers, scheduler=args.scheduler,
                  overrides=parse_overrides(args.set), **run_options)
     if args.json:
         emit_json({"case": str(args.case), "data": str(args.data), **result.to_dict()})
@@ -67,4 +79,9 @@ def run(args: argparse.Namespace) -> int:
     for key, value in result.values.items():
         print(f"  {key:<40} {result.initial[key]:>13.6g} {value:>15.8g} "
               f"{result.standard_errors[key]:>12.3g}")
+    if result.starts:
+        print(f"  {len(result.starts)} starts (the best kept):")
+        for k, start in enumerate(result.starts, 1):
+            rms = "failed" if start["rms_final"] is None else f"rms {start['rms_final']:.4g}"
+            print(f"    {k:>3}: {start['start']} → {rms} ({start['message']})")
     return 0 if result.success else 1

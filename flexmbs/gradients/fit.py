@@ -12,7 +12,8 @@ takes both. The result carries standard errors from the Gauss–Newton covarianc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -35,13 +36,16 @@ class FitResult:
     evaluations: int
     success: bool
     message: str
+    starts: list = field(default_factory=list)
+    """Multi-start fits: each start's {"start", "values", "rms_final", "evaluations",
+    "success", "message"} (the result is the best of them)."""
 
     def to_dict(self) -> dict:
         return {"values": dict(self.values), "initial": dict(self.initial),
                 "standard_errors": dict(self.standard_errors),
                 "rms_initial": self.rms_initial, "rms_final": self.rms_final,
                 "evaluations": self.evaluations, "success": self.success,
-                "message": self.message}
+                "message": self.message, "starts": list(self.starts)}
 
 
 def read_measurements(path) -> tuple[np.ndarray, np.ndarray]:
@@ -62,11 +66,36 @@ def read_measurements(path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit(case_or_system, sensor, data, parameters, *, component=None, bounds=None,
-        max_evaluations: int = 50, overrides=None, **run) -> FitResult:
+        max_evaluations: int = 50, starts=1, seed: int = 0, workers: int | None = None,
+        scheduler=None, overrides=None, **run) -> FitResult:
     """Fit ``parameters`` (keys, optionally "KEY=START") so that ``sensor``'s
     ``component`` follows ``data`` = (times, values) over the run, within ``bounds``
-    {key: (low, high)}."""
+    {key: (low, high)}.
+
+    ``starts``: an integer N > 1 fits from N starts — the given one and N − 1 drawn
+    (generator ``seed``) uniformly within each parameter's bounds, or within a factor of
+    two of its start where it has none (log-uniform; ±1 about 0) — or a list of starts
+    ({key: value}); the result is the fit of least RMS error, with every start's summary
+    in ``starts``. They run in ``workers`` local processes (default: all cores) or on the
+    Dask cluster of ``scheduler`` (an address or a ``dask.distributed.Client``; case
+    files only, at the same absolute path on the workers) (:mod:`flexmbs.studies.tasks`).
+    """
+    if isinstance(starts, int) and not isinstance(starts, bool) and starts == 1:
+        return _fit(case_or_system, sensor, data, parameters, component, bounds,
+                    max_evaluations, overrides, run)
+    from .multistart import multi_start
+
+    return multi_start(case_or_system, sensor, data, parameters, component, bounds,
+                       max_evaluations, overrides, run, starts, seed, workers, scheduler)
+
+
+def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evaluations,
+         overrides, run) -> FitResult:
+    """One least-squares fit (:func:`fit`) from the start the parameters give."""
     from scipy.optimize import least_squares
+
+    if isinstance(case_or_system, Path):
+        case_or_system = str(case_or_system)
 
     keys = [str(k).partition("=")[0].strip() for k in parameters]
     tracking = Objective(sensor, "tracking", component=component, data=data)

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..errors import FlexmbsError, ValidationError
 from .resume import file_stem, read_record, run_key, write_record
 from .signals import RunSignals, extract
+from .tasks import dask_client
 
 
 @dataclass
@@ -302,67 +303,10 @@ def _kill_workers(pool) -> None:
             process.kill()
 
 
-#: Seconds to wait for the Dask scheduler's handshake (a running scheduler answers in
-#: well under a second; Dask's own default of 30 s only delays the error).
-DASK_CONNECT_TIMEOUT = 5.0
-#: Seconds for the plain TCP connection that precedes it (refused at once when nothing
-#: listens there; this bounds unroutable hosts).
-DASK_PROBE_TIMEOUT = 2.0
-DASK_DEFAULT_PORT = 8786
-
-
-def _probe_scheduler(address) -> None:
-    """Raise FlexmbsError naming ``address`` at once when it is not a scheduler address
-    or nothing accepts a TCP connection there (tcp:// and tls:// only; other protocols are
-    left to Dask)."""
-    import socket
-
-    text = str(address)
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "tcp", text
-    if scheme not in ("tcp", "tls"):
-        return
-    host, colon, port_text = rest.rstrip("/").rpartition(":")
-    if not colon:
-        host, port_text = rest.rstrip("/"), str(DASK_DEFAULT_PORT)
-    host = host.strip("[]")
-    try:
-        port = int(port_text)
-    except ValueError:
-        port = -1
-    if not host or not 0 < port < 65536:
-        raise FlexmbsError(f"Dask scheduler address {text!r}: expected tcp://host:port, "
-                           f"e.g. tcp://127.0.0.1:8786")
-    try:
-        with socket.create_connection((host, port), timeout=DASK_PROBE_TIMEOUT):
-            pass
-    except OSError as exc:
-        reason = ("nothing listens there" if isinstance(exc, ConnectionRefusedError)
-                  else f"no answer within {DASK_PROBE_TIMEOUT:g} s"
-                  if isinstance(exc, TimeoutError) else str(exc))
-        raise FlexmbsError(f"cannot reach the Dask scheduler {text!r}: {reason}; start it "
-                           f"(dask scheduler) or check the address") from None
-
-
 def _run_dask(case_path, items, scheduler, save_dir, done, from_equilibrium=False):
-    try:
-        from dask.distributed import Client, as_completed
-    except ImportError:
-        raise FlexmbsError("running a sweep on a Dask cluster needs the optional extra: "
-                           "pip install 'flexmbs[dask]'") from None
-    own = not isinstance(scheduler, Client)
-    if own:
-        _probe_scheduler(scheduler)
-        try:
-            client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
-        except Exception as exc:  # a timeout, or something else answering at that port
-            raise FlexmbsError(f"cannot reach the Dask scheduler {scheduler!r} within "
-                               f"{DASK_CONNECT_TIMEOUT:g} s ({type(exc).__name__}: {exc}); "
-                               f"is it running? give an address like tcp://host:8786"
-                               ) from None
-    else:
-        client = scheduler
+    from dask.distributed import as_completed
+
+    client, own = dask_client(scheduler, "running a sweep on a Dask cluster")
     try:
         futures = [client.submit(run_variant, case_path, over, label, save_dir,
                                  from_equilibrium, pure=False)
