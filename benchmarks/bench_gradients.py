@@ -5,9 +5,10 @@
 For each shipped case (short end times): the forward run and the backward sweep [s]
 (best of ``--repeat``, BLAS on one thread as the sweeps run it), with every state kept
 and with every k-th state kept (k ≈ √N, segments run again backward), the memory of the
-states kept, and the largest relative difference of the gradient from central
-differences of the run itself (Newton converged; relative step 1e-4; the reference runs
-are ``run_case`` on the NumPy path, not the gradient's own forward run).
+states kept, the largest relative difference of the gradient from central differences
+of the run itself (Newton converged; relative step 1e-4; the reference runs are
+``run_case`` on the NumPy path, not the gradient's own forward run), and, for scale, the
+same run on the compiled engine (``run_case(engine="compiled")``, best of ``--repeat``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def reference(path, objective, t_end, key, value) -> float:
     return objective.evaluate(result.t, hist.values[:, comp])[0]
 
 
+def compiled_run(path, t_end, repeat) -> float:
+    """Seconds of the case's run on the compiled engine (best of ``repeat``)."""
+    from flexmbs.engine.warmup import ensure_compiled
+
+    ensure_compiled()
+    best = math.inf
+    for _ in range(repeat):
+        case = load_case(path, {"solver.t_end": t_end})
+        tic = time.perf_counter()
+        run_case(case, engine="compiled", newton="converged")
+        best = min(best, time.perf_counter() - tic)
+    return best
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -112,14 +127,17 @@ def main() -> int:
                "ckpt_ratio": best["sqrt"].cost["backward_over_forward"],
                "ckpt_memory_kib": best["sqrt"].cost["memory_bytes"] / 1024,
                "max_rel_error": max(errors.values()), "errors": errors,
-               "reference_s": time.perf_counter() - tic}
+               "reference_s": time.perf_counter() - tic,
+               "jacobians": res.cost["jacobians"],
+               "compiled_run_s": compiled_run(path, t_end, args.repeat)}
         rows.append(row)
         print(f"{name:<26} {row['steps']:>5} steps {row['formulation']:<19} "
               f"fwd {row['forward_s']:.3f} s  bwd {row['backward_s']:.3f} s "
               f"({row['ratio']:.2f}x, {row['memory_kib']:.0f} KiB)  "
               f"k={row['ckpt_every']}: bwd {row['ckpt_backward_s']:.3f} s "
               f"({row['ckpt_ratio']:.2f}x, {row['ckpt_memory_kib']:.0f} KiB)  "
-              f"max rel. error {row['max_rel_error']:.1e}", flush=True)
+              f"max rel. error {row['max_rel_error']:.1e}  (compiled run "
+              f"{row['compiled_run_s']:.3f} s)", flush=True)
         for key, err in errors.items():
             print(f"    {key:<40} {err:.1e}")
     if args.json:

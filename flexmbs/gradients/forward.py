@@ -5,7 +5,10 @@ The run is :class:`~flexmbs.integrators.AlphaIntegrator` with the case's (or the
 caller's) method, step and Newton settings, stepped as ``simulate`` steps it: a fixed
 step, the last one shortened to land on t_end. It keeps every state when they fit in
 ``memory_limit``; otherwise the state at every k-th step (k ≈ √N), and the backward
-sweep runs each segment again from its checkpoint (one more forward run in all).
+sweep runs each segment again from its checkpoint (one more forward run in all), with
+one step object for all segments. A checkpoint holds the iteration matrix in use (shared
+between checkpoints until the run refreshes it) when the matrices cost less than half
+the states they spare: the segment then repeats the forward run's steps bit for bit.
 """
 
 from __future__ import annotations
@@ -154,7 +157,9 @@ def _advance(integ, h: float, t_end: float) -> None:
 def _checkpoint(integ, keep_matrix: bool) -> dict:
     """The integrator's restart point; with ``keep_matrix`` its iteration matrix in use
     (by reference: checkpoints between two refreshes share it), so that the segment run
-    again from it takes the forward run's very steps; else none (rebuilt on restore)."""
+    again from it takes the forward run's very steps, bit for bit; else none (rebuilt on
+    restore: the segment's states then differ from the forward run's within its Newton
+    tolerance)."""
     cp = integ.checkpoint()
     if not keep_matrix:
         cp["matrix"] = None
@@ -190,9 +195,9 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
     state, angles = _state_of(integ)
     values.append(probe.value(state))
     out.states[0] = (state, angles)
-    size = system.n_q + system.n_c
-    keep = every > 1 and (n_est // every + 1) * (state_bytes + 8 * size * size) \
-        <= memory_limit
+    size = system.n_q + system.n_c  # matrices kept when they cost under half the states
+    keep = every > 1 and (n_est // every + 1) * (state_bytes + 8 * size * size) <= min(
+        memory_limit, (n_est + 1) * state_bytes // 2)
     out.checkpoints[0] = _checkpoint(integ, keep)
     k = 0
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):

@@ -1,5 +1,5 @@
 """Independent calls of one function run serially, in local worker processes or on a
-Dask cluster (docs/studies.md, "Sweeps on Dask"; the multi-start fits of
+Dask cluster (docs/studies.md, "Parallel runs"; the multi-start fits of
 docs/gradients.md): :func:`run_tasks`, and the connection to a Dask scheduler that the
 sweeps share (:func:`dask_client`).
 
