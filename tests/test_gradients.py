@@ -142,6 +142,31 @@ def test_cantilever_modal_damping_with_checkpoints():
     assert stored.gradient["bodies.beam.stiffness_scale"] == pytest.approx(fd, rel=RTOL)
 
 
+def test_segments_run_again_bit_for_bit_from_checkpoints_with_their_matrices():
+    """The pendulum (index 2) with every 15th state kept: each checkpoint holds the
+    iteration matrix in use (they cost less than half the states spared), so the
+    segments run again reproduce the stored run's states exactly, and the checkpointed
+    gradient is the stored one to the last bit."""
+    from flexmbs.gradients import forward
+    from flexmbs.gradients.adjoint import _segments
+    from flexmbs.gradients.api import setup
+
+    objective = Objective("joint:angle:pivot", "rms")
+    problem = setup(CASES + "seed_pendulum.toml", objective.sensor, None,
+                    ["model.gravity[1]"], t_end=0.2)
+    stored = forward.run(problem.system, problem.settings, problem.probe, 1)
+    kept = forward.run(problem.system, problem.settings, problem.probe, 15)
+    assert kept.matrix_bytes > 0 and kept.memory < stored.memory
+    for first, last in _segments(kept):
+        for k, (state, _) in forward.segment(problem.system, kept, first, last).items():
+            assert np.array_equal(state.q, stored.states[k][0].q), k
+            assert np.array_equal(state.lam, stored.states[k][0].lam), k
+    a = gradient(CASES + "seed_pendulum.toml", objective, ["model.gravity[1]"], t_end=0.2)
+    b = gradient(CASES + "seed_pendulum.toml", objective, ["model.gravity[1]"], t_end=0.2,
+                 checkpoint_every=15)
+    assert a.gradient == b.gradient
+
+
 def test_initial_condition_and_profile_timing_parameters():
     """The pendulum's initial angle (the initial state differenced, the steps exact) and
     the start time of arm_vertical_pd's torque profile (a timing parameter)."""
