@@ -2,8 +2,10 @@
 case parameters, by the discrete adjoint of the generalized-α steps (docs/gradients.md):
 the exact derivative of the run as it is discretized. Parameters are case keys as for
 --set (e.g. forces.spring.stiffness, bodies.link.mass, model.gravity[1],
-bodies.beam.damping_ratio[0], bodies.beam.stiffness_scale); KEY=VALUE also sets the
-nominal value. Prints the objective, the gradient and the cost (forward and backward
+bodies.beam.damping_ratio[0], bodies.beam.stiffness_scale, and a built-in beam's
+section, material and payloads: bodies.arm.beam.section.height,
+bodies.arm.beam.material.E, bodies.arm.beam.point_masses[0].mass); KEY=VALUE also sets
+the nominal value. Prints the objective, the gradient and the cost (forward and backward
 times, memory), or {"value", "gradient": {KEY: dJ/dp}, ...} with --json."""
 
 from __future__ import annotations

@@ -14,10 +14,13 @@ without those forces and takes, at the step's own β' and γ',
     M = 2A₃ − A₂,     K_t = 2β' (A₂ − A₃),     C_t = (β'/γ') (A₁ − A₂)
 
 — exact to round-off relative to the step's own matrix — and adds the left-out forces'
-exact tangents from :mod:`.tangents` (the servo rotor in closed form, callables by
-central differences). Without compiled kernels at hand (none prebuilt for these sources
-and numba's not compiled, numba's JIT switched off, a model the kernels cannot
-evaluate) or with ``engine="python"``, everything comes from the NumPy tangents.
+exact tangents and mass blocks from :mod:`.tangents` (the servo rotor in closed form,
+callables by central differences). Z = ∂(Φ_q q̇ + Φ_t)/∂q of the stabilized index-2 form
+is the derivative of Φ_q along the motion, two more kernel calls
+(:meth:`TangentSource.velocity_jacobian`). Without compiled kernels at hand (none
+prebuilt for these sources and numba's not compiled, numba's JIT switched off, a model
+the kernels cannot evaluate) or with ``engine="python"``, everything comes from the
+NumPy tangents and the constraints' bilinear forms.
 """
 
 from __future__ import annotations
