@@ -15,7 +15,8 @@ from ..contact.log import CONTACT_FIELDS  # noqa: F401  (what the results hold p
 def _describe_model(system: System) -> dict:
     """Markers (body-frame origin; modal rows of flexible-body markers), joints, the
     gravity vector [m/s²] (global frame; renders take their up direction from it) and
-    the nonlinear beams' node bodies, root to tip (renders draw a beam through them)."""
+    the nonlinear beams' node bodies, root to tip (renders draw a beam through them),
+    and their elements (section forces and stresses are recomputed from them)."""
     markers = {}
     for full, marker in system.model.markers.items():
         entry = {"body": marker.body, "position": [float(v) for v in marker.position]}
@@ -28,12 +29,27 @@ def _describe_model(system: System) -> dict:
     joints = [{"name": j.name, "kind": j.kind, "i": j.marker_i, "j": j.marker_j}
               for j in system.model.joints]
     gravity = [float(v) for v in np.asarray(system.model.gravity, dtype=float)]
-    beams = {f.name: list(f.nodes) for f in system.model.forces
-             if getattr(f, "element_kind", None) == "nonlinear_beam"}
+    elements = [f for f in system.model.forces
+                if getattr(f, "element_kind", None) == "nonlinear_beam"]
     out = {"markers": markers, "joints": joints, "gravity": gravity}
-    if beams:
-        out["beams"] = beams
+    if elements:
+        out["beams"] = {f.name: list(f.nodes) for f in elements}
+        out["beam_elements"] = {f.name: _beam_elements(f) for f in elements
+                                if f.section is not None}
     return out
+
+
+def _beam_elements(force) -> dict:
+    """What post-processing needs for a nonlinear beam's section forces and fibre
+    stresses (:mod:`flexmbs.post.beam_forces`): element lengths [m], section stiffnesses,
+    area [m²], second moments [m⁴] and fibre points (y, z) [m]."""
+    from ..elements.nonlinear_beam import fibre_points
+
+    section = force.section
+    return {"lengths": [float(v) for v in force.lengths],
+            "stiffness": [float(v) for v in force.stiffness],
+            "area": float(section.A), "iy": float(section.Iy), "iz": float(section.Iz),
+            "fibres": fibre_points(section).tolist()}
 
 
 def _describe_bodies(system: System) -> dict:

@@ -167,7 +167,7 @@ def declare_beam(bodies: dict, forces: list, problems: list, name, length, eleme
                                  np.concatenate([v0 + np.cross(omega, r - start), pdot]))
         nodes.append(node)
     forces.append(BeamElements(name, tuple(nodes), np.full(n, le), constants,
-                               float(per_length[0])))
+                               float(per_length[0]), sec))
     return NonlinearBeam(name, tuple(nodes), length, sec, mat)
 
 

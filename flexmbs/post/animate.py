@@ -25,6 +25,7 @@ import numpy as np
 
 from .._files import atomic_path
 from ..errors import FlexmbsError, ValidationError, WriteError
+from .beam_forces import beam_names, node_stress
 from .frames import (
     body_size,
     check_scale,
@@ -192,11 +193,17 @@ class ResultAnimation:
                     self.scene.add(key, mesh, color=COLOURS[kind], opacity=opacity)
                     self.rigid.append((part.start, key))
         self._tube = tube_outline(LINK_RADIUS * size)
+        #: the nonlinear beams coloured by their fibre stress (field "stress")
+        self.stressed = set(beam_names(result)) if field == "stress" else set()
         for name, starts in self.chains.items():
             lines = np.column_stack([np.arange(len(starts) - 1), np.arange(1, len(starts))])
             mesh = pv.PolyData(self._chain_points(starts, k0),
                                prism_faces(len(lines), self._tube[1], self._tube[0]))
-            self.scene.add(f"beam:{name}", mesh, color=COLOURS["link"])
+            if name in self.stressed:
+                self.scene.add(f"beam:{name}", mesh, scalars=self._chain_colour(name, k0),
+                               clim=self.info.clim, scalar_title=self.info.title)
+            else:
+                self.scene.add(f"beam:{name}", mesh, color=COLOURS["link"])
         for jname, _ in self.joints:
             self.scene.add(f"joint:{jname}", sphere_mesh(pv, np.zeros(3),
                                                          JOINT_RADIUS * size),
@@ -222,6 +229,14 @@ class ResultAnimation:
         lines = np.column_stack([np.arange(len(nodes) - 1), np.arange(1, len(nodes))])
         return swept_points(nodes, lines, self._tube[0], across(nodes[-1] - nodes[0]))
 
+    def _chain_colour(self, name, k):
+        """A stressed nonlinear beam's tube colours at output k: its nodes' largest fibre
+        stress [MPa] on their section points."""
+        count = len(self.chains[name])
+        lines = np.column_stack([np.arange(count - 1), np.arange(1, count)])
+        return 1e-6 * node_stress(self.result, name, k)[corner_nodes(lines,
+                                                                      len(self._tube[0]))]
+
     def label(self, k: int) -> str:
         """The frame label of output k: the title (or the time), the deformation scale
         when something deforms (the grid's square is added by the scene)."""
@@ -241,7 +256,8 @@ class ResultAnimation:
             mesh = self.scene.meshes[key]
             mesh.points = r + mesh.field_data["local"] @ a.T
         for name, starts in self.chains.items():
-            self.scene.update(f"beam:{name}", self._chain_points(starts, k))
+            self.scene.update(f"beam:{name}", self._chain_points(starts, k),
+                              self._chain_colour(name, k) if name in self.stressed else None)
         for jname, marker in self.joints:
             mesh = self.scene.meshes[f"joint:{jname}"]
             mesh.points = mesh.field_data["local"] + marker_position(result, marker, k,
@@ -336,12 +352,18 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
             if field == "modal" and mode > body.n_modes:
                 continue
             top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
-    if field == "stress" and not any(
+    beams = beam_names(result) if field == "stress" else []
+    for k in indices:
+        for name in beams:
+            top = max(top, 1e-6 * float(np.max(node_stress(result, name, k), initial=0.0)))
+    if field == "stress" and not beams and not any(
             stress_field_name(result.bodies.get(b.name, {}).get("fields", {})) is not None
             for b in bodies):
-        raise ValidationError("field 'stress' needs stress modes in the results: reduce "
-                              "the body with --stress (docs/stress.md)")
-    title = {"displacement": "|u| [mm]", "stress": "von Mises [MPa]"}.get(
+        raise ValidationError("field 'stress' needs stress modes in the results (reduce "
+                              "the body with --stress, docs/stress.md) or a nonlinear "
+                              "beam (docs/nonlinear_beam.md)")
+    title = {"displacement": "|u| [mm]",
+             "stress": "von Mises [MPa]" if not beams else "stress [MPa]"}.get(
         field, f"|u mode {mode}| [mm]")
     return FrameInfo(indices, float(scale), (0.0, top if top > 0 else 1.0), title,
                      FIELD_UNITS[field])

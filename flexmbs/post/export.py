@@ -15,7 +15,11 @@ Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (index o
 body, or of the joint), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
 bodies and joints), ``displacement_magnitude`` [m], and the modal contributions
 ``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other points), and ``von_mises`` [Pa]
-when a body carries stress modes (docs/stress.md). Field data: every sensor's
+when a body carries stress modes (docs/stress.md). A nonlinear beam is drawn as lines
+through its node bodies' origins, which carry ``beam_force`` (N, Q_y, Q_z [N]),
+``beam_moment`` (T, M_y, M_z [N m]) in the element axes and ``beam_stress`` (the largest
+|σ| over the section's fibre points [Pa]), each the mean of the elements on either side
+of the node (zero elsewhere; docs/nonlinear_beam.md). Field data: every sensor's
 values at that time (``sensor.<name>``, its components) and the time [s]; the body and
 joint names are in the field data ``body_names`` and ``joint_names`` (PVD) and in the
 results file.
@@ -24,6 +28,7 @@ results file.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -73,10 +78,22 @@ def _joint_points(result):
     return _joint_markers(result)
 
 
-def _cells(bodies, rigid=(), joints=()):
+def _beam_rows(result, bodies, rigid) -> dict[str, list[int]]:
+    """The point rows of each nonlinear beam's node origins in the scene (the first
+    point of each node body's rigid part), root to tip."""
+    row, first = sum(len(b.nodes) for b in bodies), {}
+    for name, _, points, _, _ in rigid:
+        first[name] = row
+        row += len(points)
+    beams = getattr(result, "model", {}).get("beams", {})
+    return {beam: [first[n] for n in nodes] for beam, nodes in beams.items()
+            if all(n in first for n in nodes)}
+
+
+def _cells(bodies, rigid=(), joints=(), beam_rows=None):
     """meshio cell blocks of the whole scene (flexible bodies' cells, rigid bodies as
-    lines from their first point, joints as vertices) and the flexible bodies' point
-    offsets: (blocks, offsets)."""
+    lines from their first point, nonlinear beams as lines through their nodes, joints
+    as vertices) and the flexible bodies' point offsets: (blocks, offsets)."""
     import meshio
 
     blocks, offsets, offset = [], [], 0
@@ -96,6 +113,8 @@ def _cells(bodies, rigid=(), joints=()):
         if len(tris):
             triangles.append(tris + offset)
         offset += len(points)
+    for rows in (beam_rows or {}).values():
+        lines += [list(pair) for pair in itertools.pairwise(rows)]
     if lines:
         blocks.append(meshio.CellBlock("line", np.array(lines, dtype=np.int64)))
     if triangles:
@@ -154,7 +173,26 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
             stress[offset:offset + len(body.nodes)] = _von_mises(result, body, k)
             offset += len(body.nodes)
         data["von_mises"] = stress  # [Pa], from the stress modes (docs/stress.md)
+    _beam_point_data(result, k, _beam_rows(result, bodies, rigid), data, n_total)
     return points, data
+
+
+def _beam_point_data(result, k, beam_rows, data, n_total) -> None:
+    """Add the nonlinear beams' node section forces, moments and stresses at output
+    ``k`` to ``data`` (module docstring)."""
+    from .beam_forces import at_output, beam_names, fibre_stress, nodal, section_forces
+
+    names = [name for name in beam_names(result) if name in beam_rows]
+    if not names:
+        return
+    force, moment, stress = np.zeros((n_total, 3)), np.zeros((n_total, 3)), np.zeros(n_total)
+    for name in names:
+        rows = beam_rows[name]
+        one = at_output(result, k)
+        n, m = section_forces(one, name)
+        force[rows], moment[rows] = nodal(n)[0], nodal(m)[0]
+        stress[rows] = nodal(fibre_stress(one, name))[0]
+    data["beam_force"], data["beam_moment"], data["beam_stress"] = force, moment, stress
 
 
 def _field_data(result, k: int) -> dict[str, np.ndarray]:
@@ -209,7 +247,7 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
     bodies, rigid, joints = flexible_bodies(result), _rigid_parts(result), _joint_points(result)
     if not (bodies or rigid):
         raise ValidationError("the results have no body to export")
-    blocks, _ = _cells(bodies, rigid, joints)
+    blocks, _ = _cells(bodies, rigid, joints, _beam_rows(result, bodies, rigid))
     indices = list(range(0, len(result.t), every))
     # everything is written into a staging folder and moved into place once complete:
     # an interrupted export leaves a previous one as it was (docs/post_processing.md)

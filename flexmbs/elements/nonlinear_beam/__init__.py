@@ -22,11 +22,23 @@ import numpy as np
 
 from . import reference
 
-__all__ = ["STIFFNESS_NAMES", "BeamElements", "reference"]
+__all__ = ["STIFFNESS_NAMES", "BeamElements", "fibre_points", "reference"]
 
 #: The section stiffnesses in the order of ``BeamElements.stiffness`` and their units.
 STIFFNESS_NAMES = (("EA", "N"), ("GA_y", "N"), ("GA_z", "N"), ("GJ", "N m^2"),
                    ("EI_y", "N m^2"), ("EI_z", "N m^2"))
+
+
+def fibre_points(section) -> np.ndarray:
+    """(k, 2) fibre points (y, z) [m] of ``section``: its own, else the corners of the
+    equivalent rectangle √(12 I_z/A) × √(12 I_y/A) (as the flexible beams' stresses)."""
+    points = section.fibre_points()
+    if points is not None:
+        return points
+    half_y, half_z = 0.5 * np.sqrt(12 * section.Iz / section.A), 0.5 * np.sqrt(
+        12 * section.Iy / section.A)
+    return np.array([[half_y, half_z], [-half_y, half_z], [-half_y, -half_z],
+                     [half_y, -half_z]])
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +63,9 @@ class BeamElements:
         end; the elements add the difference to the consistent mass of their cubic
         Hermite centre lines, with its velocity and gravity terms
         (:func:`reference.hermite_mass_difference`). 0: the lumped mass alone.
+    section : BeamSection or None
+        The section's geometry (area, second moments, fibre points) for the fibre
+        stresses of post-processing (:meth:`fibre_stresses`); None: not known.
     """
 
     name: str
@@ -58,6 +73,7 @@ class BeamElements:
     lengths: np.ndarray
     stiffness: np.ndarray
     mass_per_length: float = 0.0
+    section: object = None
 
     #: The element kind (no compiled kernels yet: the NumPy path evaluates it).
     element_kind: ClassVar[str] = "nonlinear_beam"
@@ -164,6 +180,17 @@ class BeamElements:
         and torsion and bending moments along its local axes (x the beam axis)."""
         _, qa, qb = self._split(system, q)
         return reference.section_forces(qa, qb, self.lengths, self.stiffness)
+
+    def fibre_stresses(self, system, q):
+        """(n_el, k) normal stress [Pa] at the section's fibre points of every element,
+        σ = N/A + M_y z/I_y − M_z y/I_z (:func:`reference.fibre_stresses`; the fibre
+        points as the section gives them, else the corners of the equivalent
+        rectangle √(12 I_z/A) × √(12 I_y/A)); None without a section."""
+        if self.section is None:
+            return None
+        n, m = self.section_forces(system, q)
+        return reference.fibre_stresses(n, m, self.section.A, self.section.Iy,
+                                        self.section.Iz, fibre_points(self.section))
 
     def strains(self, system, q):
         """(Γ (n_el, 3) [-], K (n_el, 3) [1/m]) of every element."""

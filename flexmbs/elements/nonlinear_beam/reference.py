@@ -170,6 +170,15 @@ def section_forces(qa, qb, lengths, stiffness):
     return gamma * stiffness[..., :3], kappa * stiffness[..., 3:]
 
 
+def fibre_stresses(n, m, area, iy, iz, points):
+    """(E, k) normal stress [Pa] at the fibre points (y, z) (k, 2) [m] of every element
+    from its section forces n (E, 3) [N] and moments m (E, 3) [N m]:
+    σ = N/A + M_y z/I_y − M_z y/I_z, the strain at a fibre being Γ₁ + κ_y z − κ_z y."""
+    y, z = points[:, 0], points[:, 1]
+    return (n[:, :1] / area + m[:, 1:2] * z[None, :] / iy
+            - m[:, 2:3] * y[None, :] / iz)
+
+
 def energy(qa, qb, lengths, stiffness):
     """U (E,) [J] of every element."""
     gamma, kappa = strains(qa, qb, lengths)
