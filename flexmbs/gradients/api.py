@@ -154,6 +154,8 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         value, weights = objective.evaluate(fwd.t, fwd.values)
         tic = time.perf_counter()
         source = TangentSource(problem.system, jacobian_engine)
+        for prep in prepared:
+            prep.use_engine(source)
         setup_seconds = time.perf_counter() - tic
         if mode == "adjoint":
             grad, seconds = backward(problem.system, fwd, problem.probe, weights, prepared,
@@ -210,6 +212,8 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
                           checkpoint_every, memory_limit)
         tic = time.perf_counter()
         source = TangentSource(problem.system, jacobian_engine)
+        for prep in prepared:
+            prep.use_engine(source)
         setup_seconds = time.perf_counter() - tic
         ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe, prepared,
                                            fwd.index2, source)

@@ -46,6 +46,13 @@ class PreparedParameter:
     def how(self) -> str:
         return self.terms.how
 
+    def use_engine(self, source) -> None:
+        """Evaluate the differences of the step equations on the compiled engine when
+        the step Jacobians come from it (``source``: the
+        :class:`~flexmbs.gradients.jacobian_source.TangentSource`)."""
+        if self.difference is not None and source.engine == "compiled":
+            self.difference.compile()
+
     def systems(self):
         """(System at p + δ, System at p − δ) with the run's overrides (built once)."""
         if self._systems is None:
