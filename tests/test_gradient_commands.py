@@ -74,7 +74,7 @@ def test_fit_command_recovers_gravity(tmp_path):
     rng = np.random.default_rng(1)
     noisy = sens.values + 0.01 * np.std(sens.values) * rng.normal(size=sens.t.size)
     data = tmp_path / "angle.csv"
-    data.write_text("time,angle\n" + "".join(f"{t!r},{v!r}\n" for t, v in
+    data.write_text("time,angle\n" + "".join(f"{float(t)!r},{float(v)!r}\n" for t, v in
                                              zip(sens.t, noisy, strict=True)))
     code, out = run_cli(["fit", PENDULUM, "--data", str(data), "--sensor",
                          "joint:angle:pivot", "--param", "model.gravity[1]=-9.0",
@@ -121,7 +121,7 @@ def multi_start(tmp_path_factory):
     """(history, `flexmbs fit --starts 3 --workers 1 --json` summary) of the swing."""
     sens = sensitivities(PENDULUM, "joint:angle:pivot", ["model.gravity[1]"], **MULTI)
     data = tmp_path_factory.mktemp("multi") / "swing.csv"
-    data.write_text("time,angle\n" + "".join(f"{t!r},{v!r}\n" for t, v in
+    data.write_text("time,angle\n" + "".join(f"{float(t)!r},{float(v)!r}\n" for t, v in
                                              zip(sens.t, sens.values, strict=True)))
     code, out = run_cli(["fit", PENDULUM, "--data", str(data), "--sensor",
                          "joint:angle:pivot", "--param", "model.gravity[1]=-35",

@@ -109,7 +109,7 @@ def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evalua
 
     def evaluate(x):
         if tuple(x) not in cache:
-            items = [f"{k}={v!r}" for k, v in zip(keys, x, strict=True)]
+            items = [f"{k}={float(v)!r}" for k, v in zip(keys, x, strict=True)]
             keep(x, sensitivities(case_or_system, sensor, items, component=component,
                                   overrides=overrides, **run))
         return cache[tuple(x)]

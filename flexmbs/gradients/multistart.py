@@ -85,7 +85,7 @@ def multi_start(case_or_system, sensor, data, parameters, component, bounds,
         raise ValidationError("multi-start fits on a Dask cluster take a case file (its "
                               "path, the same on the workers)")
     case = str(Path(case_or_system).resolve()) if is_file else case_or_system
-    calls = [(case, sensor, data, [f"{k}={v!r}" for k, v in zip(keys, point, strict=True)],
+    calls = [(case, sensor, data, [f"{k}={float(v)!r}" for k, v in zip(keys, point, strict=True)],
               component, bounds, max_evaluations, overrides, run) for point in points]
     results = run_tasks(_fit_task, calls, workers=workers if is_file else 1,
                         scheduler=scheduler)

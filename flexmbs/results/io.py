@@ -283,7 +283,7 @@ def _check_structure(f, path) -> None:
             bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
             if bad.any():
                 raise ReadError(f"{path}: dataset 'steps/{name}' holds "
-                                f"{values[bad][0]!r} at row {int(np.argmax(bad))}; expected "
+                                f"{float(values[bad][0]):g} at row {int(np.argmax(bad))}; expected "
                                 f"counts (whole numbers >= 0)")
     for key, g in f["bodies"].items():
         where = f"bodies/{key}"
