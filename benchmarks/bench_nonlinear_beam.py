@@ -382,19 +382,20 @@ def summarize(name, runs) -> dict:
 
 def table(rows, chosen) -> str:
     base = rows.get("flexmbs", {}).get("us_per_step")
-    lines = ["| config | code | element | n | h | steps | error/peak | whole run 1st / 2nd "
-             "call [s] | µs/step | flexmbs/this | Newton it., factorizations |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| config | code | element | n | unknowns | h | steps | error/peak | whole run "
+             "1st / 2nd call [s] | µs/step | flexmbs/this | Newton it., factorizations |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in rows.items():
         code, element, n, _, _ = CONFIGS[name]
         if "failed" in row:
-            lines.append(f"| {name} | {code} | {element} | {n} | | | failed | | | | |")
+            lines.append(f"| {name} | {code} | {element} | {n} | | | | failed | | | | |")
             continue
         mark = "" if chosen[name]["reached"] else " (not reached)"
         ratio = f"{base / row['us_per_step']:.2f}" if base else ""
         fact = row.get("factorizations", row.get("jacobians"))
         lines.append(
-            f"| {name} | {code} | {element} | {n} | {chosen[name]['h']:g} | {row['steps']} "
+            f"| {name} | {code} | {element} | {n} | {row['unknowns']} | {chosen[name]['h']:g} "
+            f"| {row['steps']} "
             f"| {row['error']:.2e}{mark} | {row['first_solve_s']:.2f} / "
             f"{row['second_solve_s']:.2f} | {row['us_per_step']:.0f} | {ratio} | "
             f"{row['newton_iterations']}, {fact} |")
