@@ -648,8 +648,8 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
     assert rebuilt["tag"] == build["tag"] and rebuilt["file"] == build["file"]
     for key in ("parameters", "imports", "entry", "abi", "cpu", "features", "triple"):
         assert rebuilt[key] == build[key], key
-    same_toolchain = all(rebuilt["built_with"][k] == build["built_with"][k]
-                         for k in ("numba", "llvmlite", "python"))
+    same_toolchain = all(rebuilt["built_with"].get(k) == build["built_with"].get(k)
+                         for k in ("numba", "llvmlite", "python", "numpy"))
     if same_toolchain:
         assert zlib.decompress((tmp_path / rebuilt["file"]).read_bytes()) == _shipped(build), (
             "the rebuilt object code differs from the shipped one: run `python -m "
@@ -666,9 +666,13 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path):
         angles = dict(system._angles)
         for a, b in zip(_evaluations(compiled, shipped.twin(), states, angles),
                         _evaluations(compiled, fresh.twin(), states, angles), strict=True):
-            np.testing.assert_array_equal(a, b, err_msg=f"model {seed}: the shipped object "
-                                          "and the one the sources build differ: run "
-                                          "`python -m flexmbs.engine.prebuilt_build`")
+            message = (f"model {seed}: the shipped object and the one the sources build "
+                       "differ: run `python -m flexmbs.engine.prebuilt_build`")
+            if same_toolchain:
+                np.testing.assert_array_equal(a, b, err_msg=message)
+            else:  # another NumPy major: other code for some functions, same numbers
+                np.testing.assert_allclose(a, b, rtol=0, err_msg=message,
+                                           atol=1e-13 * max(1.0, float(np.max(np.abs(b)))))
 
 
 # ------------------------------------------------------------------ importing

@@ -169,6 +169,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
 
     import llvmlite
     import numba
+    import numpy as np
 
     from .native import ABI
 
@@ -202,6 +203,9 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
              "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob),
              "built_with": {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
                             "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+                            # numba's code for some NumPy functions (complex ones among
+                            # them) follows NumPy's major version
+                            "numpy": np.__version__.split(".")[0],
                             "date": time.strftime("%Y-%m-%d")}}
     _write_atomic(folder / name, blob)
     manifest = read_manifest(folder)
