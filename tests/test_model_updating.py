@@ -42,7 +42,7 @@ def synthetic_test(path, rng=None, f_noise=0.0, shape_noise=0.0):
                 value = data.phi[3 * (node - 1) + d, j]
                 if rng is not None:
                     value += shape_noise * rng.normal()
-                lines.append(f"{j + 1},{f!r},{node},{name},{value!r}")
+                lines.append(f"{j + 1},{float(f)!r},{node},{name},{float(value)!r}")
     return "\n".join(lines)
 
 

@@ -41,6 +41,14 @@ T_B_START, T_GRAVITY, T_NB_MASS, T_NB_NODE, T_NB_PAR = header_rows(
 
 
 @njit(cache=True, inline="always")
+def _recip(z):
+    """1/z as conj(z)/|z|² (for a real z, z/z² = 1/z): no complex division, whose numba
+    implementation raises an exception that carries numba's install path and so makes
+    the prebuilt object depend on where numba lives."""
+    return z.conjugate() * (1.0 / (z.real * z.real + z.imag * z.imag))
+
+
+@njit(cache=True, inline="always")
 def _bump(value, eps, j, k):
     """value + eps for coordinate k == j, else value + 0 eps (the type of eps)."""
     return value + (eps if j == k else eps * 0.0)
@@ -76,16 +84,17 @@ def _c_and_slope(u):
     if abs(u.real) < SERIES_LIMIT:
         # Horner's rule (no power: a complex power would call numba's runtime)
         c = 1.0 / 12.0 + u * (1.0 / 720.0 + u * (1.0 / 30240.0 + u * (
-            1.0 / 1209600.0 + u / 47900160.0)))
+            1.0 / 1209600.0 + u * (1.0 / 47900160.0))))
         dc = 1.0 / 720.0 + u * (2.0 / 30240.0 + u * (3.0 / 1209600.0
-                                                    + u * 4.0 / 47900160.0))
+                                                    + u * (4.0 / 47900160.0)))
         return c, dc
     th = np.sqrt(u)
     half_tan = np.tan(0.5 * th)
     sin_half = np.sin(0.5 * th)
-    c = 1.0 / u - 0.5 / (th * half_tan)
-    dc = (-2.0 / (u * th) + 0.5 / (u * half_tan)
-          + 0.25 / (th * sin_half * sin_half)) / (2.0 * th)
+    inv_u, inv_th, inv_tan = _recip(u), _recip(th), _recip(half_tan)
+    c = inv_u - 0.5 * inv_th * inv_tan
+    dc = (-2.0 * inv_u * inv_th + 0.5 * inv_u * inv_tan
+          + 0.25 * inv_th * _recip(sin_half * sin_half)) * (0.5 * inv_th)
     return c, dc
 
 
@@ -103,9 +112,10 @@ def element(q, sa, sb, par, eps, j):
     b0, b1, b2, b3 = _bump(q[sb + 3], eps, j, 10), _bump(q[sb + 4], eps, j, 11), \
         _bump(q[sb + 5], eps, j, 12), _bump(q[sb + 6], eps, j, 13)
     length = par[0]
+    inv_length = 1.0 / length
     # unit Euler parameters and the frames
     norm_a, norm_b = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3, b0 * b0 + b1 * b1 + b2 * b2 + b3 * b3
-    inv_a, inv_b = 1.0 / np.sqrt(norm_a), 1.0 / np.sqrt(norm_b)
+    inv_a, inv_b = _recip(np.sqrt(norm_a)), _recip(np.sqrt(norm_b))
     ua0, ua1, ua2, ua3 = a0 * inv_a, a1 * inv_a, a2 * inv_a, a3 * inv_a
     ub0, ub1, ub2, ub3 = b0 * inv_b, b1 * inv_b, b2 * inv_b, b3 * inv_b
     A = _rotation(ua0, ua1, ua2, ua3)
@@ -120,11 +130,13 @@ def element(q, sa, sb, par, eps, j):
         w, v0, v1, v2 = -w, -v0, -v1, -v2
     s = v0 * v0 + v1 * v1 + v2 * v2
     if abs(s.real) < LOG_LIMIT:
-        x = s / (w * w)
-        scale = 2.0 / w * (1.0 - x * (1.0 / 3.0 - x * (1.0 / 5.0 - x / 7.0)))
+        inv_w = _recip(w)
+        x = s * inv_w * inv_w
+        scale = 2.0 * inv_w * (1.0 - x * (1.0 / 3.0 - x * (1.0 / 5.0 - x * (1.0 / 7.0))))
     else:
         root = np.sqrt(s)
-        scale = 2.0 * np.arctan(root / w) / root
+        inv_root = _recip(root)
+        scale = 2.0 * np.arctan(root * _recip(w)) * inv_root
     p0, p1, p2 = scale * v0, scale * v1, scale * v2
     # d = R_aᵀ(r_b − r_a), R_ab = R_aᵀR_b
     e0, e1, e2 = rb0 - ra0, rb1 - ra1, rb2 - ra2
@@ -136,11 +148,11 @@ def element(q, sa, sb, par, eps, j):
     # y = T⁻¹d, Γ = y/L − e₁, n = C_Γ Γ, m = C_K ψ/L
     pd = p0 * d0 + p1 * d1 + p2 * d2
     x0, x1, x2 = _cross(p0, p1, p2, d0, d1, d2)
-    g0 = (d0 - 0.5 * x0 + c * (p0 * pd - u * d0)) / length - 1.0
-    g1 = (d1 - 0.5 * x1 + c * (p1 * pd - u * d1)) / length
-    g2 = (d2 - 0.5 * x2 + c * (p2 * pd - u * d2)) / length
+    g0 = (d0 - 0.5 * x0 + c * (p0 * pd - u * d0)) * inv_length - 1.0
+    g1 = (d1 - 0.5 * x1 + c * (p1 * pd - u * d1)) * inv_length
+    g2 = (d2 - 0.5 * x2 + c * (p2 * pd - u * d2)) * inv_length
     n0, n1, n2 = par[1] * g0, par[2] * g1, par[3] * g2
-    k0, k1, k2 = p0 / length, p1 / length, p2 / length
+    k0, k1, k2 = p0 * inv_length, p1 * inv_length, p2 * inv_length
     m0, m1, m2 = par[4] * k0, par[5] * k1, par[6] * k2
     energy = 0.5 * length * (n0 * g0 + n1 * g1 + n2 * g2 + m0 * k0 + m1 * k1 + m2 * k2)
     # f = T⁻ᵀn
@@ -174,8 +186,8 @@ def element(q, sa, sb, par, eps, j):
     mb0 = B[0] * y0 + B[3] * y1 + B[6] * y2
     mb1 = B[1] * y0 + B[4] * y1 + B[7] * y2
     mb2 = B[2] * y0 + B[5] * y1 + B[8] * y2
-    qa3, qa4, qa5, qa6 = _g_bar_t(a0, a1, a2, a3, ma0, ma1, ma2, 1.0 / norm_a)
-    qb3, qb4, qb5, qb6 = _g_bar_t(b0, b1, b2, b3, mb0, mb1, mb2, 1.0 / norm_b)
+    qa3, qa4, qa5, qa6 = _g_bar_t(a0, a1, a2, a3, ma0, ma1, ma2, _recip(norm_a))
+    qb3, qb4, qb5, qb6 = _g_bar_t(b0, b1, b2, b3, mb0, mb1, mb2, _recip(norm_b))
     return ((-fb0, -fb1, -fb2, qa3, qa4, qa5, qa6, fb0, fb1, fb2, qb3, qb4, qb5, qb6),
             energy)
 
