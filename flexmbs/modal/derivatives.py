@@ -52,19 +52,19 @@ def derivative_loads(points, modes: np.ndarray, pairs) -> np.ndarray:
     (n_dof, n) for each pair (i, j): the change of the tangent stiffness along φ_j
     applied to φ_i (= (∂K/∂q_j) φ_i), from the cubic energy of ``points``
     (:class:`~flexmbs.modal.fe.nonlinear_energy.StrainPoints`)."""
-    d = points.derivatives(modes)                        # (P, S, n, p)
-    beta, lam_, dmod = points.beta, points.linear, points.modulus
-    dbar = np.einsum("s,gsnp->gnp", beta, d)
-    stress = dbar @ lam_.T @ dmod                        # (P, n, k): D Λ d̄
-    hd = np.einsum("cpq,gsnq->gsncp", points.quadratic, d)   # H_c d (P, S, n, k, p)
-    out = np.zeros((points.grad.shape[1], len(pairs)))
-    for col, (i, j) in enumerate(pairs):
-        q_ij = np.einsum("s,gsp,gscp->gc", beta, d[:, :, i], hd[:, :, j])  # (P, k)
-        z = (np.einsum("gc,cp->gp", q_ij @ dmod, lam_)[:, None, :]
-             + np.einsum("gc,gscp->gsp", stress[:, i], hd[:, :, j])
-             + np.einsum("gc,gscp->gsp", stress[:, j], hd[:, :, i]))
-        z *= (points.weight[:, None, None] * beta[None, :, None])
-        out[:, col] = points.grad.T @ z.reshape(-1)
+    out = np.zeros((modes.shape[0], len(pairs)))
+    for group in points.groups:
+        d = group.derivatives(modes)                     # (P, S, n, p)
+        beta, lam_, dmod = group.beta, group.linear, group.modulus
+        stress = np.einsum("s,gsnp->gnp", beta, d) @ lam_.T @ dmod   # D Λ d̄ (P, n, k)
+        hd = np.einsum("cpq,gsnq->gsncp", group.quadratic, d)        # H_c d
+        for col, (i, j) in enumerate(pairs):
+            q_ij = np.einsum("s,gsp,gscp->gc", beta, d[:, :, i], hd[:, :, j])  # (P, k)
+            z = (np.einsum("gc,cp->gp", q_ij @ dmod, lam_)[:, None, :]
+                 + np.einsum("gc,gscp->gsp", stress[:, i], hd[:, :, j])
+                 + np.einsum("gc,gscp->gsp", stress[:, j], hd[:, :, i]))
+            z *= group.weight[:, None, None] * beta[None, :, None]
+            out[:, col] += group.grad.T @ z.reshape(-1)
     return out
 
 
@@ -72,48 +72,33 @@ def energy_tensors(points, basis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(C₃, C₄): the third and fourth derivatives of the cubic and quartic strain energy
     of ``points`` along the columns of ``basis`` (n_dof, m), symmetric."""
     m = basis.shape[1]
-    n_p = points.sizes[0]
-    d_all = points.derivatives(basis)                    # (P, S, m, p)
-    x3 = np.zeros((m, m, m))
-    x4 = np.zeros((m * m, m * m))
-    for start in range(0, n_p, _CHUNK):
-        sl = slice(start, min(start + _CHUNK, n_p))
-        d = d_all[sl]
-        w = points.weight[sl]
-        dbar = np.einsum("s,gsmp->gmp", points.beta, d)
-        stress = (dbar @ points.linear.T @ points.modulus) * w[:, None, None]  # (g, m, k)
-        q = np.einsum("s,gsap,cpq,gsbq->gabc", points.beta, d, points.quadratic, d,
-                      optimize=True)                     # (g, m, m, k)
-        x3 += np.einsum("gak,gbck->abc", stress, q, optimize=True)
-        qd = (q @ points.modulus) * w[:, None, None, None]
-        x4 += qd.transpose(1, 2, 0, 3).reshape(m * m, -1) @ q.transpose(0, 3, 1, 2
-                                                                         ).reshape(-1, m * m)
-    x4 = x4.reshape(m, m, m, m)
-    cubic = x3 + x3.transpose(1, 0, 2) + x3.transpose(1, 2, 0)
-    quartic = x4 + x4.transpose(0, 2, 1, 3) + x4.transpose(0, 2, 3, 1)
-    if points.bending is not None:
-        quartic += _bending_quartic(points, basis)
-    return _symmetric(cubic), _symmetric(quartic)
+    u3 = np.zeros((m, m, m))        # U₃(η) = u3(η, η, η)
+    u4 = np.zeros((m * m, m * m))   # U₄(η) = u4(η, η, η, η)
+    for group in points.groups:
+        d_all = group.derivatives(basis)                 # (P, S, m, p)
+        n_p = d_all.shape[0]
+        for start in range(0, n_p, _CHUNK):
+            sl = slice(start, min(start + _CHUNK, n_p))
+            d, w = d_all[sl], group.weight[sl]
+            dbar = np.einsum("s,gsmp->gmp", group.beta, d)
+            stress = (dbar @ group.linear.T @ group.modulus) * w[:, None, None]  # (g, m, k)
+            q = np.einsum("s,gsap,cpq,gsbq->gabc", group.beta, d, group.quadratic, d,
+                          optimize=True)                 # 2 s_c = q (g, m, m, k)
+            u3 += 0.5 * np.einsum("gak,gbck->abc", stress, q, optimize=True)
+            qd = (q @ group.modulus) * w[:, None, None, None]
+            u4 += 0.125 * (qd.transpose(1, 2, 0, 3).reshape(m * m, -1)
+                           @ q.transpose(0, 3, 1, 2).reshape(-1, m * m))
+            for c, coef, (i, j, k) in group.cubic:       # ε_c D_c· t_c: one sub-point
+                left = (coef * stress[:, :, c, None] * d[:, 0, None, :, i]).reshape(-1, m * m)
+                right = (d[:, 0, :, None, j] * d[:, 0, None, :, k]).reshape(-1, m * m)
+                u4 += left.T @ right
+    return _symmetrized(u3), _symmetrized(u4.reshape(m, m, m, m))
 
 
-def _bending_quartic(points, basis):
-    """C₄ of the beam's Σ_h w_h Σ_c EI_c κ_c(η) t_c(η, η, η) (the cubic curvature)."""
-    grad, weight, (ei_v, ei_w) = points.bending
-    m = basis.shape[1]
-    d = np.asarray(grad @ basis).reshape(-1, 6, m)       # (Q, 6, m): [u′, v′, w′, θ′, κv, κw]
-    vp, wp, kv, kw = d[:, 1], d[:, 2], d[:, 4], d[:, 5]
-
-    def outer(a, b):  # (Q, m²)
-        return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], -1)
-
-    av = outer(ei_v * weight[:, None] * kv, kv)
-    aw = outer(ei_w * weight[:, None] * kw, kw)
-    diff = outer(vp, vp) - outer(wp, wp)
-    y = 0.5 * (av.T @ diff - aw.T @ diff)
-    y += outer(ei_v * weight[:, None] * kv, vp).T @ outer(wp, kw)
-    y += outer(ei_w * weight[:, None] * kw, vp).T @ outer(wp, kv)
-    y = y.reshape(m, m, m, m)
-    return sum(y.transpose(perm) for perm in itertools.permutations(range(4)))
+def _symmetrized(tensor: np.ndarray) -> np.ndarray:
+    """Σ over all index permutations: the derivative tensor ∂ⁿP/∂ηⁿ of the form
+    P(η) = tensor(η, …, η)."""
+    return sum(tensor.transpose(p) for p in itertools.permutations(range(tensor.ndim)))
 
 
 def _symmetric(tensor: np.ndarray) -> np.ndarray:
@@ -170,7 +155,7 @@ def with_modal_derivatives(data, fe):
                    _invariants=data.invariants)
 
 
-def enriched_transform(derivs: ModalDerivatives, n: int) -> np.ndarray:
+def enriched_transform(derivs: ModalDerivatives, n: int, size: float = 1.0) -> np.ndarray:
     """T (m, n + r): the raw enriched coordinates (modes, then derivatives) of the
     enriched body's coordinates η = [ξ; ζ]. The modes stay; each new ζ_k is a
     combination of derivatives made mass-orthogonal to the modes (a mode's ξ then carries
@@ -178,7 +163,7 @@ def enriched_transform(derivs: ModalDerivatives, n: int) -> np.ndarray:
     derivatives that are round-off (:data:`NULL_TOL`) are not used, and combinations
     holding less than :data:`DEPENDENT_TOL` of a derivative's mass are dropped. Each new
     shape is scaled to a peak nodal translation of 1 m (or rotation of 1 rad when it has
-    no translation)."""
+    no translation; ``size`` [m], the body's extent, tells)."""
     m_all, k_all = derivs.mass, derivs.stiffness
     n_d = m_all.shape[0] - n
     if n_d == 0:
@@ -201,17 +186,18 @@ def enriched_transform(derivs: ModalDerivatives, n: int) -> np.ndarray:
     k_b = basis.T @ (proj.T @ k_all @ proj) @ basis
     _, q = sla.eigh(0.5 * (k_b + k_b.T))
     new = proj @ basis @ q                                      # (m, r)
-    new = new / _peaks(derivs, new, n)
+    new = new / _peaks(derivs, new, n, size)
     return np.hstack([np.vstack([np.eye(n), np.zeros((n_d, n))]), new])
 
 
-def _peaks(derivs, new, n):
+def _peaks(derivs, new, n, size):
     """Peak nodal translation of each combination ``new`` (m, r) of the raw enriched
-    basis' derivatives (its rotation when it has no translation)."""
+    basis' derivatives, or its peak rotation when its translations are below 1e-6 of
+    the rotation times the body's ``size`` [m] (a twist)."""
     peak = np.max(np.abs(derivs.theta @ new[n:]), axis=0)
     if derivs.theta_psi is not None:
         rot = np.max(np.abs(derivs.theta_psi @ new[n:]), axis=0)
-        peak = np.where(peak > 1e-12 * np.max(peak, initial=0.0), peak, rot)
+        peak = np.where(peak > 1e-6 * rot * size, peak, rot)
     return np.where(peak > 0, peak, 1.0)
 
 
@@ -227,7 +213,7 @@ def enriched_data(data):
                               "reduce --modal-derivatives, or flexmbs.modal.derivatives."
                               "with_modal_derivatives(data, fe))")
     n = data.n_modes
-    t = enriched_transform(derivs, n)
+    t = enriched_transform(derivs, n, float(np.max(np.ptp(data.nodes, axis=0))))
     r = t.shape[1] - n
     raw_phi = np.hstack([data.phi, derivs.theta])
     phi = raw_phi @ t

@@ -6,17 +6,15 @@ The energy of an FE displacement u (n_dof,) [m, rad] is written
     U(u) = ½ uᵀ K u + U₃(u) + U₄(u),
 
 the quadratic part being the FE model's own stiffness K and the cubic and quartic parts
-sums over *strain points*:
+sums over the *strain points* g of one or more groups (:class:`StrainGroup`):
 
-    U₃ + U₄ = Σ_g w_g [ ε_g ᵀ D s_g + ½ s_gᵀ D s_g ] + Σ_h w_h Σ_c B_c κ_c,h t_c,h,
+    U₃ + U₄ = Σ_g w_g [ ε_gᵀ D s_g + ½ s_gᵀ D s_g + ε_gᵀ D t_g ],
 
-* ε_g = Λ d̄_g (k,) the linear strains of point g and s_g (k,) with
-  s_g,c = ½ Σ_s β_s d_g,sᵀ H_c d_g,s their quadratic parts, d_g,s = G_g,s u (p,) the
-  displacement derivatives at the point's sub-points s (weights β_s, Σβ_s = 1),
-  d̄_g = Σ_s β_s d_g,s; D (k, k) the elastic moduli, w_g the point's weight;
-* for beams, κ_c,h the linear bending curvature of plane c at Gauss point h and t_c,h
-  its cubic part (the curvature of the deformed centre line beyond first order), B_c
-  the bending stiffness EI of the plane.
+* d_g,s = G_g,s u (p,) the displacement derivatives at the point's sub-points s
+  (weights β_s, Σβ_s = 1), d̄_g = Σ_s β_s d_g,s;
+* ε_g = Λ d̄_g (k,) the linear strains, s_g,c = ½ Σ_s β_s d_g,sᵀ H_c d_g,s their
+  quadratic parts, t_g,c = Σ_terms a d_i d_j d_l their cubic parts (beams only; one
+  sub-point), D (k, k) the moduli, w_g the point's weight.
 
 **Solids** (built-in hexahedral box, hexahedra and tetrahedra of FE data read from
 files): one point per Gauss point, d = ∇u (9: ∂u_i/∂x_j), the Green–Lagrange strain
@@ -24,9 +22,10 @@ E = sym ∇u + ½ ∇uᵀ∇u in Voigt order [xx, yy, zz, xy, yz, zx] with engin
 and Hooke's isotropic D: the St Venant–Kirchhoff energy, a quartic polynomial, with
 nothing left out.
 
-**Built-in beam** (Euler–Bernoulli or Timoshenko, local axes): d = [u′, v′, w′, θₓ′,
-κ_v, κ_w] with v, w the deflections along local y, z and κ_v, κ_w the bending curvatures
-(v″, w″ for Euler–Bernoulli, the derivatives of the section rotations for Timoshenko).
+**Built-in beam** (Euler–Bernoulli or Timoshenko, local axes x along the beam): d =
+[u′, v′, w′, θₓ′, κ_v, κ_w, θₓ] with v, w the deflections along local y, z, θₓ the twist
+and κ_v, κ_w the bending curvatures (v″, w″ for Euler–Bernoulli, the derivatives of the
+section rotations for Timoshenko).
 
 * Membrane: the Green–Lagrange axial strain of the centre line with the Wagner term of
   the section's fibres, ε = u′ + ½(u′² + v′² + w′²) + ½ (I_p/A) θₓ′², modulus EA,
@@ -34,12 +33,18 @@ nothing left out.
   the cure for the membrane locking of a linear axial and cubic transverse
   interpolation. Its second variation at an axial force N is the element's geometric
   stiffness (:mod:`flexmbs.modal.fe.beam_geometric`).
-* Bending: the curvature of the deformed centre line to third order in the slopes,
-  κ_v + ½ κ_v (v′² − w′²) + v′w′κ_w and κ_w + ½ κ_w (w′² − v′²) + v′w′κ_v, the
-  components on the local z and y axes of r′ × r″ of an inextensible centre line; the
-  quartic part of ½ EI κ² (planar bending: ½ EI v″² (1 + v′²), the elastica's).
-  Bending–torsion coupling terms of the same order are left out (exact for bending in
-  one plane and for equal bending stiffnesses; documented in the theory page).
+* Bending: the curvature vector of the deformed, inextensible centre line, r″ with
+  u″ = −(v′v″ + w′w″), on the section axes e₂, e₃ turned by the rotation vector
+  (θₓ, −w′, v′), to third order:
+
+      κ₃ = κ_v + θₓκ_w + ½v′²κ_v + ½v′w′κ_w − ½θₓ²κ_v   (modulus EI_z),
+      κ₂ = κ_w − θₓκ_v + ½w′²κ_w + ½v′w′κ_v − ½θₓ²κ_w   (modulus EI_y),
+
+  at the Gauss points. In one plane ½EI κ² = ½EI v″²(1 + v′²) + …, the elastica's; for
+  equal bending stiffnesses κ₂² + κ₃² = |r″|² to fourth order whatever the twist; a
+  twist θₓ turns the section under the curvature (the cubic flexural–torsional
+  coupling (EI_z − EI_y) θₓκ_vκ_w). The twist rate is θₓ′ alone (its second-order
+  geometric part is left out).
 
 Everything is SI and in the FE (body) frame.
 """
@@ -65,8 +70,8 @@ _VOIGT = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2))
 
 
 @dataclass(frozen=True)
-class StrainPoints:
-    """The cubic and quartic strain energy of an FE model (module docstring).
+class StrainGroup:
+    """One kind of strain point of the cubic and quartic energy (module docstring).
 
     Attributes
     ----------
@@ -82,12 +87,10 @@ class StrainPoints:
     quadratic : ndarray, shape (k, p, p)
         H_c, symmetric: the quadratic strain parts ½ dᵀ H_c d.
     modulus : ndarray, shape (k, k)
-        D [N for beams (EA), Pa for solids].
-    bending : tuple or None
-        Beams: (grad (Q * p, n_dof) at the Gauss points, weights (Q,) [m], (EI_z, EI_y)
-        [N m²]) for the cubic curvature terms; None for solids.
-    description : str
-        The energy in words (stored with the modal derivatives).
+        D [N for beam membranes (EA), N m² for bending (EI), Pa for solids].
+    cubic : tuple
+        The cubic strain parts: (c, a, (i, j, l)) terms a d_i d_j d_l of strain c (one
+        sub-point only).
     """
 
     grad: sp.csr_matrix
@@ -96,8 +99,7 @@ class StrainPoints:
     linear: np.ndarray
     quadratic: np.ndarray
     modulus: np.ndarray
-    bending: tuple | None
-    description: str
+    cubic: tuple = ()
 
     @property
     def sizes(self) -> tuple[int, int, int]:
@@ -111,6 +113,15 @@ class StrainPoints:
         n_p, n_s, p = self.sizes
         out = np.asarray(self.grad @ vectors)  # (P*S*p, m)
         return out.reshape(n_p, n_s, p, -1).transpose(0, 1, 3, 2)
+
+
+@dataclass(frozen=True)
+class StrainPoints:
+    """The cubic and quartic strain energy of an FE model: its strain ``groups`` and
+    the energy in words (``description``, stored with the modal derivatives)."""
+
+    groups: tuple[StrainGroup, ...]
+    description: str
 
 
 # ----------------------------------------------------------------------------- beams
@@ -137,12 +148,17 @@ def _beam_shapes(length: float, phi: float, s: np.ndarray):
     return slope, curvature
 
 
+#: Number of derivatives d of a beam point: [u′, v′, w′, θₓ′, κ_v, κ_w, θₓ].
+_BEAM_P = 7
+
+
 def _beam_rows(length: float, phi_v: float, phi_w: float, s: np.ndarray) -> np.ndarray:
-    """(n, 6, 12): d = [u′, v′, w′, θₓ′, κ_v, κ_w] from the local element DOFs
+    """(n, 7, 12): d = [u′, v′, w′, θₓ′, κ_v, κ_w, θₓ] from the local element DOFs
     [u1x, u1y, u1z, r1x, r1y, r1z, u2x, …] at the stations ``s``; w′ and κ_w use the
     section rotation −r_y (r_y = −dw/dx)."""
     L = length
-    out = np.zeros((s.size, 6, 12))
+    out = np.zeros((s.size, _BEAM_P, 12))
+    out[:, 6, 3], out[:, 6, 9] = 1.0 - s, s
     out[:, 0, 0], out[:, 0, 6] = -1.0 / L, 1.0 / L
     out[:, 3, 3], out[:, 3, 9] = -1.0 / L, 1.0 / L
     slope_v, curv_v = _beam_shapes(L, phi_v, s)
@@ -157,7 +173,7 @@ def _beam_rows(length: float, phi_v: float, phi_w: float, s: np.ndarray) -> np.n
 
 
 def _element_rows(fe, stations: np.ndarray) -> sp.csr_matrix:
-    """Rows (element, station, 6) of d from the global DOFs of the built-in beam ``fe``."""
+    """Rows (element, station, 7) of d from the global DOFs of the built-in beam ``fe``."""
     from .beam import BeamSection, Material
 
     meta = fe.metadata
@@ -177,12 +193,19 @@ def _element_rows(fe, stations: np.ndarray) -> sp.csr_matrix:
     n_el, n_s = conn.shape[0], stations.size
     cols = np.concatenate([6 * conn[:, :1] + np.arange(6), 6 * conn[:, 1:] + np.arange(6)],
                           axis=1)  # (E, 12)
-    rows = np.arange(n_el * n_s * 6).reshape(n_el, n_s, 6)
-    vals = np.broadcast_to(local, (n_el, n_s, 6, 12))
+    shape = (n_el, n_s, _BEAM_P, 12)
+    rows = np.arange(n_el * n_s * _BEAM_P).reshape(n_el, n_s, _BEAM_P)
+    vals = np.broadcast_to(local, shape)
     return sp.csr_matrix((vals.ravel(), (np.repeat(rows.ravel(), 12),
                                          np.broadcast_to(cols[:, None, None, :],
-                                                         (n_el, n_s, 6, 12)).ravel())),
-                         shape=(n_el * n_s * 6, fe.n_dof))
+                                                         shape).ravel())),
+                         shape=(n_el * n_s * _BEAM_P, fe.n_dof))
+
+
+#: The cubic parts of the beam's curvatures (strain, coefficient, (i, j, l) of d):
+#: κ₃ ⊃ ½v′²κ_v + ½v′w′κ_w − ½θₓ²κ_v and κ₂ ⊃ ½w′²κ_w + ½v′w′κ_v − ½θₓ²κ_w.
+_BEAM_CUBIC = ((0, 0.5, (1, 1, 4)), (0, 0.5, (1, 2, 5)), (0, -0.5, (6, 6, 4)),
+               (1, 0.5, (2, 2, 5)), (1, 0.5, (1, 2, 4)), (1, -0.5, (6, 6, 5)))
 
 
 def beam_strain_points(fe) -> StrainPoints:
@@ -196,20 +219,31 @@ def beam_strain_points(fe) -> StrainPoints:
     length = float(meta["element_length"])
     n_el = int(np.asarray(fe.cells["line"]).shape[0])
     grad = _element_rows(fe, _S)
-    quad = np.zeros((1, 6, 6))
-    quad[0, [0, 1, 2], [0, 1, 2]] = 1.0
-    quad[0, 3, 3] = section.Ip / section.A
-    linear = np.zeros((1, 6))
-    linear[0, 0] = 1.0
+    p = _BEAM_P
+    membrane_quad = np.zeros((1, p, p))
+    membrane_quad[0, [0, 1, 2], [0, 1, 2]] = 1.0
+    membrane_quad[0, 3, 3] = section.Ip / section.A
+    membrane_lin = np.zeros((1, p))
+    membrane_lin[0, 0] = 1.0
+    membrane = StrainGroup(grad=grad, beta=_SW.copy(), weight=np.full(n_el, length),
+                           linear=membrane_lin, quadratic=membrane_quad,
+                           modulus=np.array([[material.E * section.A]]))
+    bend_lin = np.zeros((2, p))
+    bend_lin[0, 4] = bend_lin[1, 5] = 1.0
+    bend_quad = np.zeros((2, p, p))  # κ₃ ⊃ θₓκ_w, κ₂ ⊃ −θₓκ_v (½ dᵀHd)
+    bend_quad[0, 6, 5] = bend_quad[0, 5, 6] = 1.0
+    bend_quad[1, 6, 4] = bend_quad[1, 4, 6] = -1.0
+    bending = StrainGroup(grad=grad, beta=np.ones(1), weight=np.tile(_SW * length, n_el),
+                          linear=bend_lin, quadratic=bend_quad,
+                          modulus=np.diag([material.E * section.Iz,
+                                           material.E * section.Iy]),
+                          cubic=_BEAM_CUBIC)
     return StrainPoints(
-        grad=grad, beta=_SW.copy(), weight=np.full(n_el, length), linear=linear,
-        quadratic=quad, modulus=np.array([[material.E * section.A]]),
-        bending=(grad, np.tile(_SW * length, n_el),
-                 (material.E * section.Iz, material.E * section.Iy)),
+        groups=(membrane, bending),
         description=("built-in beam: element-averaged Green–Lagrange axial strain "
-                     "u′ + ½(u′² + v′² + w′²) + ½(Ip/A)θx′² (modulus EA), bending "
-                     "curvature of the deformed centre line to third order in the "
-                     "slopes (EI_z, EI_y)"))
+                     "u′ + ½(u′² + v′² + w′²) + ½(Ip/A)θx′² (modulus EA); curvature of "
+                     "the inextensible centre line on the twisted section axes to third "
+                     "order (EI_z, EI_y)"))
 
 
 # ----------------------------------------------------------------------------- solids
@@ -264,10 +298,11 @@ def solid_strain_points(nodes, cells: dict, lame, labels=None,
     modulus[:3, :3] = lam
     modulus[[0, 1, 2], [0, 1, 2]] += 2 * mu
     modulus[[3, 4, 5], [3, 4, 5]] = mu
+    group = StrainGroup(grad=sp.vstack(blocks, format="csr"), beta=np.ones(1),
+                        weight=np.concatenate(weights), linear=lin, quadratic=quad,
+                        modulus=modulus)
     return StrainPoints(
-        grad=sp.vstack(blocks, format="csr"), beta=np.ones(1),
-        weight=np.concatenate(weights), linear=lin, quadratic=quad, modulus=modulus,
-        bending=None,
+        groups=(group,),
         description=(f"{source}: St Venant–Kirchhoff (Green–Lagrange strain, isotropic "
                      f"Hooke's law, λ = {lam:.6g} Pa, μ = {mu:.6g} Pa)"))
 
