@@ -217,5 +217,5 @@ def test_case_files_take_the_nonlinear_key(tmp_path):
     body = case.model.bodies["arm"]
     assert body.nonlinear and body.n_modes > 2
     path.write_text(CASE.format(nonlinear='"yes"'))
-    with pytest.raises(CaseError, match="nonlinear.*must be true or false, got 'yes'"):
+    with pytest.raises(CaseError, match=r"nonlinear.*must be true or false, got 'yes'"):
         load_case(path)
