@@ -43,6 +43,10 @@ DEPENDENT_TOL = 1e-8
 #: bending in two planes of a beam), and is not used.
 NULL_TOL = 1e-6
 
+#: The largest quartic tensor stored, in numbers (m⁴ of the raw basis m = n + n(n+1)/2:
+#: 4.2e7 numbers, 336 MB, is n = 10; n = 8 gives 3.7e6, 30 MB).
+MAX_QUARTIC = 45_000_000
+
 #: Points per chunk when summing the tensors (bounds the (P, m, m, k) work arrays).
 _CHUNK = 256
 
@@ -135,6 +139,11 @@ def with_modal_derivatives(data, fe):
     modes = mode_vectors(fe, data)
     n = data.n_modes
     pairs = [(i, j) for i in range(n) for j in range(i, n)]
+    if (n + len(pairs)) ** 4 > MAX_QUARTIC:
+        raise ValidationError(
+            f"modal derivatives: {n} modes give {len(pairs)} derivatives and a quartic "
+            f"tensor of {(n + len(pairs)) ** 4:.3g} numbers ({8e-6 * (n + len(pairs)) ** 4:.0f}"
+            f" MB); keep at most 10 modes (docs/theory_modal_derivatives.md, 'Cost')")
     loads = derivative_loads(points, modes, pairs)
     theta = np.column_stack([-static(loads[:, k]) for k in range(len(pairs))])
     basis = np.hstack([modes, theta])
