@@ -175,6 +175,11 @@ def test_the_engine_falls_back_and_stiffening_overrides_leave_it_alone(cantileve
     assert body.nonlinear and not body.stiffening
     assert "flexible body 'beam' is nonlinear" in unsupported_reason(system)
     assert body.n_modes > enriched.n_modes  # the derivative coordinates
+    from flexmbs.errors import ValidationError
+    from flexmbs.gradients.api import setup
+
+    with pytest.raises(ValidationError, match="gradients: flexible body 'beam' is nonlinear"):
+        setup(system, "none", None, ["bodies.beam.stiffness_scale"])
 
 
 CASE = """

@@ -40,7 +40,7 @@ DEPENDENT_TOL = 1e-8
 
 #: A derivative θ_ij smaller (in the mass norm) than this fraction of √(‖θ_ii‖ ‖θ_jj‖)
 #: is round-off, not a derivative (pairs of modes that do not stress each other, such as
-#: bending in two planes of a beam), and is not used.
+#: bending in two planes of a round beam), and is not used.
 NULL_TOL = 1e-6
 
 #: The largest quartic tensor stored, in numbers (m⁴ of the raw basis m = n + n(n+1)/2:
@@ -164,15 +164,14 @@ def with_modal_derivatives(data, fe):
                    _invariants=data.invariants)
 
 
-def enriched_transform(derivs: ModalDerivatives, n: int, size: float = 1.0) -> np.ndarray:
+def enriched_transform(derivs: ModalDerivatives, n: int) -> np.ndarray:
     """T (m, n + r): the raw enriched coordinates (modes, then derivatives) of the
     enriched body's coordinates η = [ξ; ζ]. The modes stay; each new ζ_k is a
     combination of derivatives made mass-orthogonal to the modes (a mode's ξ then carries
     all of that mode's motion), to each other, and stiffness-diagonal among themselves;
     derivatives that are round-off (:data:`NULL_TOL`) are not used, and combinations
-    holding less than :data:`DEPENDENT_TOL` of a derivative's mass are dropped. Each new
-    shape is scaled to a peak nodal translation of 1 m (or rotation of 1 rad when it has
-    no translation; ``size`` [m], the body's extent, tells)."""
+    holding less than :data:`DEPENDENT_TOL` of a derivative's mass are dropped (scaled
+    to unit modal mass here; :func:`enriched_data` scales them to their peaks)."""
     m_all, k_all = derivs.mass, derivs.stiffness
     n_d = m_all.shape[0] - n
     if n_d == 0:
@@ -195,17 +194,16 @@ def enriched_transform(derivs: ModalDerivatives, n: int, size: float = 1.0) -> n
     k_b = basis.T @ (proj.T @ k_all @ proj) @ basis
     _, q = sla.eigh(0.5 * (k_b + k_b.T))
     new = proj @ basis @ q                                      # (m, r)
-    new = new / _peaks(derivs, new, n, size)
     return np.hstack([np.vstack([np.eye(n), np.zeros((n_d, n))]), new])
 
 
-def _peaks(derivs, new, n, size):
-    """Peak nodal translation of each combination ``new`` (m, r) of the raw enriched
-    basis' derivatives, or its peak rotation when its translations are below 1e-6 of
-    the rotation times the body's ``size`` [m] (a twist)."""
-    peak = np.max(np.abs(derivs.theta @ new[n:]), axis=0)
-    if derivs.theta_psi is not None:
-        rot = np.max(np.abs(derivs.theta_psi @ new[n:]), axis=0)
+def _peaks(phi, psi, size):
+    """Peak nodal translation of each shape (columns of ``phi``), or its peak rotation
+    (``psi``) when its translations are below 1e-6 of the rotation times the body's
+    ``size`` [m] (a twist)."""
+    peak = np.max(np.abs(phi), axis=0)
+    if psi is not None:
+        rot = np.max(np.abs(psi), axis=0)
         peak = np.where(peak > 1e-6 * rot * size, peak, rot)
     return np.where(peak > 0, peak, 1.0)
 
@@ -222,11 +220,15 @@ def enriched_data(data):
                               "reduce --modal-derivatives, or flexmbs.modal.derivatives."
                               "with_modal_derivatives(data, fe))")
     n = data.n_modes
-    t = enriched_transform(derivs, n, float(np.max(np.ptp(data.nodes, axis=0))))
+    t = enriched_transform(derivs, n)
     r = t.shape[1] - n
+    raw_psi = None if data.psi is None else np.hstack([data.psi, derivs.theta_psi])
     raw_phi = np.hstack([data.phi, derivs.theta])
+    size = float(np.max(np.ptp(data.nodes, axis=0)))
+    t[:, n:] /= _peaks(raw_phi @ t[:, n:], None if raw_psi is None else raw_psi @ t[:, n:],
+                       size)  # each derivative coordinate: peak translation 1 m
     phi = raw_phi @ t
-    psi = None if data.psi is None else np.hstack([data.psi, derivs.theta_psi]) @ t
+    psi = None if raw_psi is None else raw_psi @ t
     m_ff = t.T @ derivs.mass @ t
     k_ff = t.T @ derivs.stiffness @ t
     m_ff[:n, :n], k_ff[:n, :n] = data.M_ff, data.K_ff   # the modes as the data state them
