@@ -96,10 +96,13 @@ def test_bending_derivatives_are_the_foreshortening(beam):
             np.testing.assert_allclose(theta[:, 1:], 0.0, atol=1e-7 * abs(integral))
 
 
-def test_the_beam_cubic_energy_is_the_geometric_stiffness(beam):
+@pytest.mark.parametrize("theory", ["euler-bernoulli", "timoshenko"])
+def test_the_beam_cubic_energy_is_the_geometric_stiffness(theory):
     """u_cᵀ ∂³U(φ_i, φ_j, ·) = φ_iᵀ K_G(u_c) φ_j for an axial displacement u_c and the
-    bending and torsion modes: the element geometric stiffness of the axial force."""
-    fe, data = beam
+    bending and torsion modes: the element geometric stiffness of the axial force, with
+    the element's own transverse interpolation (flexmbs.modal.fe.beam_geometric)."""
+    fe = straight_beam(0.5, 8, SECTION, MATERIAL, theory=theory)
+    data = clamped_modes(fe, "root", 4)
     modes = mode_vectors(fe, data)
     rng = np.random.default_rng(3)
     u_c = np.zeros(fe.n_dof)
@@ -167,6 +170,33 @@ def test_beam_bending_energy_is_the_curvature_of_the_centre_line(iy):
     coupling = poly.cubic[0, 1, 2]
     assert coupling == pytest.approx((ei_z - ei_y) * np.sum((vpp * wpp) @ g), rel=1e-10,
                                      abs=1e-12 * ei_z * np.sum(np.abs(vpp * wpp) @ g))
+
+
+@pytest.mark.parametrize("theory", ["euler-bernoulli", "timoshenko"])
+def test_beam_curvatures_are_the_element_s(theory):
+    """The slopes and curvatures the energy reads are the element's: with the section
+    rotation θ = θ₁ + ∫κ dx, the shear strain v′ − θ is constant along the element and
+    ½ EI ∫κ² dx + ½ kGA L (v′ − θ)² is the element's bending energy ½ dᵀK_b d
+    (flexmbs.modal.fe.beam, Przemieniecki / Friedman–Kosmatka), for random DOFs."""
+    from flexmbs.modal.fe.beam import _bending_stiffness
+    from flexmbs.modal.fe.nonlinear_energy import _beam_rows
+
+    le, ei = 0.3, MATERIAL.E * SECTION.Iz
+    kga = SECTION.ky * MATERIAL.G * SECTION.A
+    phi = 12 * ei / (kga * le**2) if theory == "timoshenko" else 0.0
+    x, g = np.polynomial.legendre.leggauss(5)
+    s = 0.5 * (x + 1)
+    rows = _beam_rows(le, phi, phi, s)                     # (stations, 7, 12)
+    d = np.random.default_rng(5).normal(size=12)
+    vp, kv = rows[:, 1] @ d, rows[:, 4] @ d
+    poly = np.polynomial.polynomial
+    rot = d[5] + le * poly.polyval(s, poly.polyint(poly.polyfit(s, kv, 1)))  # κ is linear
+    shear = vp - rot
+    np.testing.assert_allclose(shear, shear.mean(), rtol=0, atol=1e-12 * np.abs(vp).max())
+    energy = 0.5 * ei * np.sum(0.5 * g * le * kv**2) + 0.5 * kga * le * shear.mean() ** 2
+    dofs = d[[1, 5, 7, 11]]
+    assert energy == pytest.approx(0.5 * dofs @ _bending_stiffness(ei, le, phi) @ dofs,
+                                   rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- solids

@@ -123,12 +123,10 @@ def validated_derivatives(value, n_nodes: int, n_modes: int, has_psi: bool):
     for key in ("stiffness", "mass", "cubic", "quartic"):
         arr = arrays[key]
         scale = max(float(np.max(np.abs(arr), initial=0.0)), 1e-300)
-        swapped = np.swapaxes(arr, 0, 1)
-        if np.max(np.abs(arr - swapped), initial=0.0) > 1e-8 * scale:
-            raise ValidationError(f"{name}.{key} is not symmetric in its indices")
-        if arr.ndim > 2 and np.max(np.abs(arr - np.swapaxes(arr, 0, -1)),
-                                   initial=0.0) > 1e-8 * scale:
-            raise ValidationError(f"{name}.{key} is not symmetric in its indices")
+        for axis in range(1, arr.ndim):  # the swaps (0 k) generate every permutation
+            if np.max(np.abs(arr - np.swapaxes(arr, 0, axis)), initial=0.0) > 1e-8 * scale:
+                raise ValidationError(f"{name}.{key} is not symmetric in its indices "
+                                      f"(0 and {axis})")
     return ModalDerivatives(pairs=pairs.astype(np.int64), theta=theta, theta_psi=psi,
                             energy=str(value.energy), **arrays)
 
