@@ -423,6 +423,11 @@ bad("flexible/coupling-unknown", "coupling", "'half'")(
     lambda w: w.run(body(CANTILEVER, "coupling = 'half'")))
 bad("flexible/stiffening-without-matrices", "'stiffening'", "steel_cantilever.fmd.h5")(
     lambda w: w.run(body(CANTILEVER, "stiffening = true")))
+bad("flexible/nonlinear-without-derivatives", "'nonlinear'", "steel_cantilever.fmd.h5",
+    "--modal-derivatives")(
+    lambda w: w.run(body(CANTILEVER, "nonlinear = true")))
+bad("flexible/nonlinear-not-a-flag", "'nonlinear'", "'yes'")(
+    lambda w: w.run(body(CANTILEVER, "nonlinear = 'yes'")))
 bad("flexible/damping-negative", "'beam'", "-0.1")(
     lambda w: w.run(body(CANTILEVER, "damping_ratio = -0.1")))
 bad("flexible/marker-node-unknown", "node label 9999")(

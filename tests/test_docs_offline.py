@@ -18,7 +18,8 @@ import pytest
 from tests.headless_chromium import dump_dom
 
 ROOT = Path(__file__).resolve().parents[1]
-THEORY = ("theory_ffrf", "theory_integrators", "theory_stiffening")
+THEORY = ("theory_ffrf", "theory_integrators", "theory_stiffening",
+          "theory_modal_derivatives")
 #: What raw TeX looks like on a page: a control word, \( \) or \[ \] delimiters, $$.
 RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()[\]]|\$\$")
 

@@ -46,6 +46,10 @@ def test_validation_report_regenerates_within_its_tolerances(tmp_path):
         ("flexible slider–crank (Simeon)", "Test Set for I"),
         ("flexible slider–crank (Simeon)", "Test Set for I"),
         ("flexible slider–crank (Simeon)", "Test Set for I"),
+        # modal derivatives: the linear body beside them, and their own limit beyond
+        # moderate deflection (docs/theory_modal_derivatives.md)
+        ("cantilever, dead tip load P L²/EI = 1, linear", "elastica (solv"),
+        ("cantilever, dead tip load P L²/EI = 2, modal derivatives", "elastica (solv"),
     ])
     # no limit looser than the locked-arm quasi-static estimate's
     assert max(r["limit"] for r in rows if r["limit"] is not None) <= 0.01

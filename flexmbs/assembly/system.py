@@ -67,9 +67,9 @@ class System:
                     b = replace(b, **changes)
                 out.append(b)
             bodies = out
-        if stiffening is not None:
-            bodies = [replace(b, stiffening=bool(stiffening)) if hasattr(b, "coupling")
-                      else b for b in bodies]
+        if stiffening is not None:  # nonlinear bodies carry theirs in their derivatives
+            bodies = [replace(b, stiffening=bool(stiffening))
+                      if hasattr(b, "coupling") and not b.nonlinear else b for b in bodies]
         self.bodies = bodies
         self._body_index = {b.name: k for k, b in enumerate(self.bodies)}
         offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])

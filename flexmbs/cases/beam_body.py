@@ -114,9 +114,10 @@ def beam_parts(spec, stiffening: bool = False):
     return split, out
 
 
-def beam_modal_data(spec, stiffening: bool = False):
-    """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`);
-    ValidationError naming the key and its value."""
+def beam_modal_data(spec, stiffening: bool = False, derivatives: bool = False):
+    """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`),
+    with the stiffening matrices or the modal derivatives when asked; ValidationError
+    naming the key and its value."""
     from ..modal import clamped_modes
     from ..modal.stiffening import with_stiffening
     from ..modal.stress import static_correction, with_stress
@@ -138,6 +139,10 @@ def beam_modal_data(spec, stiffening: bool = False):
             raise ValidationError(f"beam.static_correction {correction!r}: {exc}") from None
     if stiffening:
         data = with_stiffening(data, fe)
+    if derivatives:
+        from ..modal.derivatives import with_modal_derivatives
+
+        data = with_modal_derivatives(data, fe)
     if opt["stress"]:
         data = with_stress(data, fe)
     return data

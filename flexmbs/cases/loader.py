@@ -303,7 +303,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
                {"name", "type", "mass", "inertia", "com", "position", "orientation",
                 "axis", "angle_deg", "z_axis", "velocity", "angular_velocity",
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
-                "fixed", "stiffening", "geometry", "modal_options", "beam"})
+                "fixed", "stiffening", "nonlinear", "geometry", "modal_options", "beam"})
     kind = t.get("type", "rigid")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
@@ -333,7 +333,8 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
                 raise t.error("beam", str(exc)) from None
         try:
             data = (given or {}).get(t.get("name")) or beam_modal_data(
-                t.get("beam"), stiffening=t.get("stiffening") is True)
+                t.get("beam"), stiffening=t.get("stiffening") is True,
+                derivatives=t.get("nonlinear") is True)
         except FlexmbsError as exc:
             raise t.error("beam", str(exc)) from None
         _add_flexible(b, t, data, common, "a built-in beam")
@@ -364,10 +365,20 @@ def _add_flexible(b, t, data, common, what: str) -> None:
         raise t.error("stiffening", f"is true but {what} carries no stiffening "
                                     f"matrices (make the modal data with flexmbs beam, "
                                     f"or flexmbs.modal.stiffening.with_stiffening)")
+    nonlinear = t.get("nonlinear", False)
+    if not isinstance(nonlinear, bool):
+        raise t.error("nonlinear", f"must be true or false, got {nonlinear!r}")
+    if nonlinear and not data.has_derivatives:
+        raise t.error("nonlinear", f"is true but {what} carries no modal derivatives "
+                                   f"(make the modal data with flexmbs beam/reduce "
+                                   f"--modal-derivatives)")
+    if nonlinear and stiffening:
+        raise t.error("nonlinear", "and stiffening are both true; they are exclusive (the "
+                                   "modal derivatives carry the stiffening)")
     b.add_flexible_body(t.text("name", required=True), data,
                         coupling=t.get("coupling", "two-way"),
                         xi=t.numbers("xi"), xi_dot=t.numbers("xi_dot"),
-                        stiffening=stiffening,
+                        stiffening=stiffening, nonlinear=nonlinear,
                         **common)
 
 

@@ -28,6 +28,9 @@ def add_part(b, t, spec: dict, common: dict, parts: dict) -> None:
             raise t.error(key, f"does not apply to a beam with substructures = "
                                f"{spec['substructures']!r} (every part has its own modes: "
                                f"set beam.modes)")
+    if t.get("nonlinear"):
+        raise t.error("nonlinear", "does not apply to a beam with substructures (the parts "
+                                   "are linear; modal derivatives need one body)")
     fixed = common.pop("fixed", ())
     if fixed:
         raise t.error("fixed", "does not apply to a substructured beam")

@@ -81,6 +81,13 @@ def add_reduction_args(p: argparse.ArgumentParser, default_clamp: str | None = N
     p.add_argument("--stress", action="store_true",
                    help="store the stress modes (beam section forces and fibre stresses, "
                         "solid nodal stresses) for flexmbs stress (docs/stress.md)")
+    p.add_argument("--modal-derivatives", action="store_true",
+                   help="store the static modal derivatives of every pair of modes and "
+                        "the nonlinear elastic tensors of the modes enriched with them, for "
+                        "bodies with nonlinear = true (built-in beam and hexahedra, or "
+                        "solid elements with --material; n modes give n(n+1)/2 "
+                        "derivatives, tensors of (n + n(n+1)/2)^4 numbers: keep n small; "
+                        "docs/theory_modal_derivatives.md)")
 
 
 def _number(text: str, option: str, entry: str) -> float:
@@ -213,13 +220,18 @@ def reduce_from_args(fe, args: argparse.Namespace):
 
 
 def finish_reduction(data, fe, args: argparse.Namespace, *, stiffening: bool):
-    """Static correction (first: it adds modes), then stiffening and stress modes."""
+    """Static correction (first: it adds modes), then stiffening, modal derivatives and
+    stress modes."""
     if args.static_correction:
         nodes, _, comps = args.static_correction.partition(":")
         data = static_correction(data,
             fe, parse_nodes(nodes, "--static-correction"), comps or "123")
     if stiffening:
         data = with_stiffening(data, fe)
+    if getattr(args, "modal_derivatives", False):
+        from ..modal.derivatives import with_modal_derivatives
+
+        data = with_modal_derivatives(data, fe)
     if args.stress:
         data = with_stress(data, fe)
     return data

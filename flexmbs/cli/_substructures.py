@@ -52,6 +52,10 @@ def run_parts(fe, args) -> int:
     for part, data, path in zip(split.parts, datas, files, strict=True):
         if args.stiffening:
             data = with_stiffening(data, part.fe)
+        if args.modal_derivatives:
+            from ..modal.derivatives import with_modal_derivatives
+
+            data = with_modal_derivatives(data, part.fe)
         if args.stress:
             data = with_stress(data, part.fe)
         written.append(str(write_modal(data, str(path))))

@@ -113,6 +113,9 @@ def format_summary(data, title: str) -> str:
              f"  damping: {s['damping']}",
              "  geometric stiffening: " + (f"{len(s['stiffening'])} unit load cases"
                                            if s["stiffening"] else "none"),
+             "  modal derivatives: " + (f"{s['modal_derivatives']} (mode pairs; "
+                                        f"nonlinear = true bodies)"
+                                        if s["modal_derivatives"] else "none"),
              "",
              "  mode   kind         f [Hz]        modal mass      modal stiffness  constr."]
     freq = data.coordinate_frequencies

@@ -110,7 +110,9 @@ class BodyRange:
         freqs = 2 * np.pi * np.asarray(data.frequencies, float)
         positive = freqs[freqs > 1e-9 * max(1.0, float(freqs.max(initial=0.0)))]
         self.omega1 = float(positive.min()) if positive.size else float("inf")
-        self.stiffened = bool(getattr(body, "stiffening", False))
+        #: a nonlinear body (modal derivatives) carries its stiffening in its coordinates
+        self.nonlinear = bool(getattr(body, "nonlinear", False))
+        self.stiffened = bool(getattr(body, "stiffening", False)) or self.nonlinear
         #: rigid coupling: the modes are not integrated, no elastic response to check
         self.rigid = getattr(body, "coupling", None) is Coupling.RIGID
 
@@ -199,7 +201,10 @@ def run_warnings(ranges: list[BodyRange], t, q, qd, energy, work, kinetic,
                 "deflection", rng.name, float(ratio), limits.deflection_warn, float(t[k]),
                 f"flexible body {rng.name!r}: peak elastic deflection {u_k:.3g} m at t = "
                 f"{t[k]:.4g} s is {100 * ratio:.0f} % of its size {rng.size:.3g} m, beyond "
-                f"the {100 * limits.deflection_warn:.0f} % where linear FFRF holds"))
+                f"the {100 * limits.deflection_warn:.0f} % where linear FFRF holds"
+                + ("; its modal derivatives carry the terms of second order in the "
+                   "deflection, not those beyond: compare with more modes or a "
+                   "geometrically exact beam" if rng.nonlinear else "")))
         if not (rng.stiffened or rng.rigid) and np.isfinite(rng.omega1):
             p, pd = q[:, rng.start + 3:rng.start + 7], qd[:, rng.start + 3:rng.start + 7]
             speed = np.linalg.norm(_body_angular_velocity(p, pd), axis=1)

@@ -222,8 +222,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
         if hasattr(body, "data"):
-            xi = q[:, sl][:, 7:]
-            elastic += 0.5 * np.einsum("ti,ij,tj->t", xi, body.data.K_ff, xi)
+            elastic += body.strain_energy(q[:, sl][:, 7:])
     warns = run_warnings(ranges, t, q, qd, energies[:, 0] + energies[:, 1], work,
                          energies[:, 0], limits)
     if success and numerical.count:

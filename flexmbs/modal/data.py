@@ -32,6 +32,7 @@ from .._validation import (
 )
 from ..errors import ValidationError
 from .data_checks import MATRIX_SYMMETRY_RTOL, _as_index_array, validated
+from .derivative_data import ModalDerivatives, validated_derivatives
 from .invariants import InertiaInvariants, compute_invariants
 from .kinds import ModeKind, ReferenceFrame
 from .plausibility import MASS_MISMATCH_WARN, plausibility_warnings
@@ -112,6 +113,9 @@ class ModalData:
         per unit ξ: the q-set of a Nastran external superelement, whose mass is given in
         boundary-grid DOFs and modal coordinates. Their rigid-body rows are zero and they
         take no part in the rotation of the deformation (:func:`compute_invariants`).
+    derivatives : ModalDerivatives, optional
+        Static modal derivatives of the modes with the tensors of the enriched basis
+        (:func:`flexmbs.modal.derivatives.with_modal_derivatives`).
     units : str
         Unit system of the source (data here are always SI).
     metadata : dict
@@ -142,6 +146,10 @@ class ModalData:
     ``a_z`` [kg m per unit ξ², per m/s²], ``dw_x`` … ``dw_z`` [kg m² per unit ξ², per
     rad/s²] (:mod:`flexmbs.modal.stiffening`); empty when not computed."""
     generalized_shapes: np.ndarray | None = None
+    derivatives: ModalDerivatives | None = None
+    """Static modal derivatives of the modes and the tensors of the enriched basis
+    (:mod:`flexmbs.modal.derivatives`, docs/theory_modal_derivatives.md); None when not
+    computed."""
     units: str = "SI"
     metadata: dict[str, Any] = field(default_factory=dict)
     _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
@@ -156,8 +164,15 @@ class ModalData:
             set_(self, "_invariants", None)  # never carried into replace() copies
         for name, value in validated(self).items():
             set_(self, name, value)
+        set_(self, "derivatives", validated_derivatives(
+            self.derivatives, self.n_nodes, self.n_modes, self.psi is not None))
         self._check_reference_frame()
         self._check_mass_consistency()
+
+    @property
+    def has_derivatives(self) -> bool:
+        """Whether static modal derivatives are present (``nonlinear = true`` bodies)."""
+        return self.derivatives is not None
 
     @property
     def has_stiffening(self) -> bool:
@@ -437,6 +452,8 @@ class ModalData:
             constraint_fraction=self.constraint_fraction[idx],
             modal_fields={k: v[:, :, idx] for k, v in self.modal_fields.items()},
             stiffening={k: v[np.ix_(idx, idx)] for k, v in self.stiffening.items()},
+            derivatives=(None if self.derivatives is None
+                         else self.derivatives.select(idx, self.n_modes)),
             metadata=_select_metadata(self.metadata, idx, history),
             _invariants=self.invariants.select(idx),
         )
@@ -503,6 +520,8 @@ class ModalData:
             "mass_mismatch": self.mass_mismatch,
             "damping": self.damping_description,
             "stiffening": sorted(self.stiffening),
+            "modal_derivatives": (0 if self.derivatives is None
+                                  else self.derivatives.n_derivatives),
             "damping_ratio": (None if self.damping_ratio is None
                               else self.damping_ratio.tolist()),
             "total_mass_kg": self.total_mass,

@@ -27,6 +27,10 @@ class ModeKind(str, Enum):
     STATIC = "static"
     """A static-correction mode: the static deflection under a unit load at chosen nodes,
     mass-orthogonal to the other modes (:func:`flexmbs.modal.stress.static_correction`)."""
+    DERIVATIVE = "derivative"
+    """A combination of static modal derivatives, mass-orthogonal to the modes: a
+    coordinate of a body with ``nonlinear = true``
+    (:func:`flexmbs.modal.derivatives.enriched_data`)."""
 
 
 #: The unit load cases of the geometric-stiffening matrices (docs/theory_stiffening.md):

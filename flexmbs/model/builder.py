@@ -31,7 +31,7 @@ from .declarations import (
     sensor_target_problems,
 )
 from .drives import Constant, Profile, as_profile
-from .flexible import FlexibleBody
+from .flexible import FlexibleBody, nonlinear_coordinates, padded
 from .forces import (
     JointActuator,
     PointLoad,
@@ -170,14 +170,17 @@ class ModelBuilder:
     def add_flexible_body(self, name: str, data, *, position=(0, 0, 0), orientation=None,
                           velocity=(0, 0, 0), angular_velocity=(0, 0, 0), xi=None,
                           xi_dot=None, coupling: str = "two-way", fixed=(),
-                          stiffening: bool | None = None) -> str:
+                          stiffening: bool | None = None, nonlinear: bool = False) -> str:
         """Add a flexible body (floating frame + modal coordinates) from a ModalData.
 
         ``position``/``orientation`` place the body frame (the frame of the modal data's
         node coordinates); ``xi``/``xi_dot`` are initial modal coordinates and rates
         (default zero); ``coupling`` is "two-way", "one-way", "rigid" or "no-Mrf";
         ``stiffening``: geometric stiffening (docs/theory_stiffening.md), default on when
-        the modal data carry the stiffening matrices.
+        the modal data carry the stiffening matrices and ``nonlinear`` is off;
+        ``nonlinear``: the modes enriched with the data's modal derivatives, with
+        polynomial elastic forces (docs/theory_modal_derivatives.md; ``xi``, ``xi_dot``
+        may then also give the derivative coordinates, zero by default).
         """
         from ..frame.coupling import Coupling
         from ..modal.data import ModalData
@@ -198,7 +201,7 @@ class ModelBuilder:
             problems.append(f"{what}: coupling {coupling!r} is not one of "
                             f"{[c.value for c in Coupling]}")
             mode = Coupling.TWO_WAY
-        stiff = data.has_stiffening if stiffening is None else stiffening
+        stiff = data.has_stiffening and nonlinear is not True if stiffening is None else stiffening
         if not isinstance(stiff, (bool, np.bool_)):
             problems.append(f"{what}: stiffening must be true or false, got {stiffening!r}")
             stiff = False
@@ -207,13 +210,13 @@ class ModelBuilder:
                             f"stiffening matrices (flexmbs.modal.stiffening."
                             f"with_stiffening(data, fe), or flexmbs beam)")
             stiff = False
+        data, elastic = nonlinear_coordinates(what, data, nonlinear, stiff, problems)
         n = data.n_modes
         if n == 0:
             problems.append(f"{what}: its modal data have no modes; keep at least one, or "
                             f"add the body as a rigid body (add_rigid_body) with the data's "
                             f"mass and inertia")
-        xi0 = np.zeros(n) if xi is None else np.asarray(xi, dtype=float).ravel()
-        xid0 = np.zeros(n) if xi_dot is None else np.asarray(xi_dot, dtype=float).ravel()
+        xi0, xid0 = (padded(v, n, elastic) for v in (xi, xi_dot))
         if mode is Coupling.RIGID and (np.any(xi0) or np.any(xid0)):
             problems.append(f"{what}: coupling 'rigid' keeps ξ = 0; xi and xi_dot must be "
                             f"zero")
@@ -227,7 +230,7 @@ class ModelBuilder:
         self._bodies[name] = FlexibleBody(
             name, data, np.concatenate([pos, p, xi0 if xi0.shape == (n,) else np.zeros(n)]),
             np.concatenate([vel, pdot, xid0 if xid0.shape == (n,) else np.zeros(n)]), mode,
-            tuple(fixed_idx), stiffening=stiff)
+            tuple(fixed_idx), stiffening=stiff, elastic=elastic)
         return name
 
     def add_nonlinear_beam(self, name: str, length: float, elements: int, section,

@@ -40,6 +40,7 @@ from ..frame.rotations import (
     skew,
 )
 from ..modal.data import ModalData
+from ..modal.derivative_data import ElasticPolynomial
 from .markers import Marker
 
 
@@ -114,6 +115,44 @@ def point_modes(data: ModalData, point, attach: str) -> MarkerModes:
     return MarkerModes(point.copy(), near.phi - arm @ near.psi, near.psi.copy())
 
 
+def nonlinear_coordinates(what: str, data: ModalData, nonlinear, stiffening,
+                          problems: list):
+    """(data, elastic) of a flexible body: ``data`` and None for a linear body; for
+    ``nonlinear`` the modes enriched with the data's modal derivatives and their
+    polynomial elastic force (:func:`flexmbs.modal.derivatives.enriched_data`).
+    Problems (not a boolean, no derivatives, stiffening asked for too) are appended to
+    ``problems``, naming the body ``what``."""
+    if not isinstance(nonlinear, (bool, np.bool_)):
+        problems.append(f"{what}: nonlinear must be true or false, got {nonlinear!r}")
+        return data, None
+    if not nonlinear:
+        return data, None
+    if not data.has_derivatives:
+        problems.append(f"{what}: nonlinear is on but its modal data carry no modal "
+                        f"derivatives (flexmbs beam/reduce --modal-derivatives, or "
+                        f"flexmbs.modal.derivatives.with_modal_derivatives(data, fe))")
+        return data, None
+    if stiffening:
+        problems.append(f"{what}: nonlinear and stiffening are exclusive (the modal "
+                        f"derivatives carry the stiffening); leave stiffening off")
+        return data, None
+    from ..modal.derivatives import enriched_data
+
+    return enriched_data(data)
+
+
+def padded(values, n: int, elastic) -> np.ndarray:
+    """Initial modal coordinates or rates (zero by default) for ``n`` coordinates: for a
+    nonlinear body (``elastic``) the modes' values may be given alone, the derivative
+    coordinates then start at zero."""
+    if values is None:
+        return np.zeros(n)
+    arr = np.asarray(values, dtype=float).ravel()
+    if elastic is not None and arr.size < n:
+        return np.concatenate([arr, np.zeros(n - arr.size)])
+    return arr
+
+
 def skew_stack(v):
     out = np.zeros((*v.shape[:-1], 3, 3))
     out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
@@ -148,8 +187,21 @@ class FlexibleBody:
     marker_modes: dict = field(default_factory=dict)
     stiffening: bool = False
     """Geometric stiffening from ``data.stiffening`` (docs/theory_stiffening.md)."""
+    elastic: ElasticPolynomial | None = None
+    """The nonlinear elastic force of a body with modal derivatives (``nonlinear =
+    true``: ``data`` holds the modes and the derivative coordinates,
+    docs/theory_modal_derivatives.md); None for a linear body."""
 
     def __post_init__(self):
+        if self.elastic is not None:
+            if self.stiffening:
+                raise ModelError(f"flexible body {self.name!r}: nonlinear (modal "
+                                 f"derivatives) and stiffening are exclusive: the "
+                                 f"derivative coordinates carry the stiffening")
+            if self.elastic.size != self.data.n_modes:
+                raise ModelError(f"flexible body {self.name!r}: its nonlinear elastic "
+                                 f"tensors have {self.elastic.size} coordinates, its modal "
+                                 f"data {self.data.n_modes}")
         if self.stiffening and not self.data.has_stiffening:
             raise ModelError(f"flexible body {self.name!r}: stiffening is on but its modal "
                              f"data carry no stiffening matrices (compute them with "
@@ -159,6 +211,20 @@ class FlexibleBody:
     @property
     def n_modes(self) -> int:
         return self.data.n_modes
+
+    @property
+    def nonlinear(self) -> bool:
+        """Whether the body has modal derivatives and polynomial elastic forces."""
+        return self.elastic is not None
+
+    def strain_energy(self, xi):
+        """½ ξᵀK_ff ξ plus, for a nonlinear body, the cubic and quartic energy [J];
+        ``xi`` (n,) or a history (n_t, n)."""
+        xi = np.asarray(xi, dtype=float)
+        out = 0.5 * np.einsum("...i,ij,...j->...", xi, self.data.K_ff, xi)
+        if self.elastic is not None:
+            out = out + self.elastic.energy(xi)
+        return out
 
     @cached_property
     def _stiff(self):
@@ -277,6 +343,8 @@ class FlexibleBody:
         fi = frame_inertia(self.data.invariants, self.data.M_ff, xi, self.coupling)
         k, c = frame_tangents(fi, q[3:7], xi, qd[:3], qd[3:7], qd[7:], qdd, gravity)
         k[7:, 7:] += self.data.K_ff
+        if self.elastic is not None:
+            k[7:, 7:] += self.elastic.tangent(xi)
         c[7:, 7:] += self.data.D_ff
         if self._stiff is not None:
             k_s, c_s = self._stiffening_tangents(q, qd, qdd, gravity)
@@ -400,6 +468,8 @@ class FlexibleBody:
             if self.coupling is not Coupling.RIGID:
                 out[7:] += inv.S.T @ g_bar_vec
         out[7:] -= self.data.K_ff @ xi + self.data.D_ff @ xid  # rigid: ξ stays at 0
+        if self.elastic is not None:
+            out[7:] -= self.elastic.force(xi)
         if self._stiff is not None:  # M_s q̈ − Q_s = the stiffening residual
             zero = np.zeros(self.n_coords)
             out -= self._stiffening_residual(q, qd, zero, gravity)
@@ -413,6 +483,8 @@ class FlexibleBody:
         out = body_residual(self.data.invariants, self.data.M_ff, q[3:7], xi, qd[:3],
                             qd[3:7], xid, qdd, gravity, self.coupling)
         out[7:] += self.data.K_ff @ xi + self.data.D_ff @ xid
+        if self.elastic is not None:
+            out[7:] += self.elastic.force(xi)
         if self._stiff is not None:
             out += self._stiffening_residual(q, qd, qdd, gravity)
         return out
@@ -428,7 +500,7 @@ class FlexibleBody:
         return out
 
     def potential_energy(self, q, gravity):
-        """−gᵀ(m R + A S_t(ξ)) + ½ ξᵀ K_ff ξ [J].
+        """−gᵀ(m R + A S_t(ξ)) + the strain energy (:meth:`strain_energy`) [J].
 
         Assumes M̄_RR = m I (every FE mass that moves rigidly with its nodes); for other
         (case II) masses gravity need not derive from a potential."""
@@ -437,7 +509,7 @@ class FlexibleBody:
         s_t = _vee(-inv.blocks(xi).M_Rθ)
         g = np.asarray(gravity, dtype=float)
         out = float(-g @ (inv.mass * q[:3] + rotation_matrix(q[3:7]) @ s_t)
-                    + 0.5 * xi @ self.data.K_ff @ xi)
+                    + self.strain_energy(xi))
         if self._stiff is not None:
             out += self._stiff.potential_energy(q[3:7], xi, g)
         return out

@@ -21,7 +21,8 @@ class SimulationResult:
     """Arrays over the output steps plus what is needed to post-process without the code.
 
     t (n_t,); q, qd, qdd (n_t, n_q); lam (n_t, n_c); kinetic, potential (n_t,) [J];
-    elastic (n_t,) [J]: ½ξᵀK_ffξ of the flexible bodies (part of ``potential``);
+    elastic (n_t,) [J]: ½ξᵀK_ffξ of the flexible bodies, with the cubic and quartic
+        energy of nonlinear ones (part of ``potential``);
     nonconservative_work (n_t,) [J]: work of dampers, actuators, loads and drives since
     t0 (trapezoidal in the output times), so kinetic + potential − work stays constant;
     phi_violation, velocity_violation (n_t,): max |Φ| and max |Φ_q q̇ − ν|; ``steps``:

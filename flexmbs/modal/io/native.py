@@ -17,6 +17,10 @@ Layout (documented in ``docs/modal_data_formats.md``)::
                     (3N, 6N, or 6N + n_g with /generalized_shapes)
     /node_sets/set_<k>    int64 node indices (0-based), attrs name = the set's name
     /modal_fields/field_<k>, /stiffening/<case> (n, n)   optional
+    /modal_derivatives    optional, attrs energy (the FE strain energy, in words):
+        pairs (n_d, 2) int64 mode pairs (i <= j);  theta (3N, n_d) [m per unit²];
+        theta_psi (3N, n_d) [rad per unit²] with psi;  stiffness, mass (m, m);
+        cubic (m, m, m);  quartic (m, m, m, m)   (m = n + n_d, modes first)
     /cells/<meshio type>  int64 connectivity (0-based node indices)
 
 Everything is SI; the round trip is lossless.
@@ -99,7 +103,33 @@ def write_native(data: ModalData, path: Path) -> None:
         cells = f.create_group("cells")
         for ctype, conn in data.cells.items():
             cells.create_dataset(ctype, data=conn)
+        if data.derivatives is not None:
+            _write_derivatives(f.create_group("modal_derivatives"), data.derivatives)
         seal_hdf5(f)  # last: a file without it was not completed
+
+
+#: The datasets of /modal_derivatives (theta_psi only with rotational shapes).
+DERIVATIVE_DATASETS = ("pairs", "theta", "theta_psi", "stiffness", "mass", "cubic",
+                       "quartic")
+
+
+def _write_derivatives(group, derivs) -> None:
+    group.attrs["energy"] = derivs.energy
+    for key in DERIVATIVE_DATASETS:
+        value = getattr(derivs, key)
+        if value is not None:
+            group.create_dataset(key, data=value)
+
+
+def _read_derivatives(group):
+    """The ModalDerivatives of /modal_derivatives (checked with the ModalData)."""
+    from ..derivative_data import ModalDerivatives
+
+    values = {k: (group[k][()] if k in group else None) for k in DERIVATIVE_DATASETS}
+    missing = [k for k, v in values.items() if v is None and k != "theta_psi"]
+    if missing:
+        raise KeyError(f"modal_derivatives/{missing[0]}")
+    return ModalDerivatives(energy=str(group.attrs.get("energy", "")), **values)
 
 
 def _checked_csr(path, g) -> sp.csr_matrix:
@@ -175,6 +205,8 @@ def read_native(path: Path, **options) -> ModalData:
                               if "modal_fields" in f else {}),
                 stiffening=({k: v[()] for k, v in f["stiffening"].items()}
                             if "stiffening" in f else {}),
+                derivatives=(_read_derivatives(f["modal_derivatives"])
+                             if "modal_derivatives" in f else None),
                 mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
                 constraint_fraction=f["constraint_fraction"][()],
                 reference_frame=str(f.attrs["reference_frame"]),
