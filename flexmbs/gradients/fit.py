@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ValidationError
 from .api import sensitivities
 from .objectives import Objective
+from .parameters import apply_bounds
 
 
 @dataclass
@@ -119,15 +120,7 @@ def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evalua
     x0 = np.array(first.parameter_values, dtype=float)
     keep(x0, first)
     low, high = np.full(x0.size, -np.inf), np.full(x0.size, np.inf)
-    for k, (lo, hi) in (bounds or {}).items():
-        if k not in keys:
-            raise ValidationError(f"bounds given for {k!r}, which is not a parameter "
-                                  f"({keys})")
-        j = keys.index(k)
-        low[j], high[j] = float(lo), float(hi)
-        if not low[j] < high[j] or not low[j] <= x0[j] <= high[j]:
-            raise ValidationError(f"bounds of {k!r}: need low < high around the start "
-                                  f"{x0[j]:g}, got ({lo}, {hi})")
+    apply_bounds(bounds, keys, x0, low, high)
     e0 = cache[tuple(x0)][0]
     out = least_squares(lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1],
                         bounds=(low, high), x_scale="jac", max_nfev=max_evaluations,

@@ -481,3 +481,18 @@ def _with_value(source, key, value):
     out = copy.copy(source)
     out.model = source.model_at(key, value)
     return out
+
+
+def apply_bounds(bounds, keys, x0, low, high) -> None:
+    """Write the bounds ``{key: (low, high)}`` of the parameters ``keys`` into ``low``
+    and ``high`` (in place); ValidationError naming the key when it is not a parameter
+    or its bounds do not hold the start value ``x0``."""
+    for key, (lo, hi) in (bounds or {}).items():
+        if key not in keys:
+            raise ValidationError(f"bounds given for {key!r}, which is not a parameter "
+                                  f"({keys})")
+        j = keys.index(key)
+        low[j], high[j] = float(lo), float(hi)
+        if not low[j] < high[j] or not low[j] <= x0[j] <= high[j]:
+            raise ValidationError(f"bounds of {key!r}: need low < high around the start "
+                                  f"{x0[j]:g}, got ({lo}, {hi})")

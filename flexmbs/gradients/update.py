@@ -13,7 +13,7 @@ from ..errors import ValidationError
 from .api import single_threaded_blas
 from .beam_parameters import beam_body, beam_tangent
 from .modal_update import TestMode, dof_rows, mac, pair_modes, read_modal_test, stacked_shapes
-from .parameters import REL_STEP, CaseModels, resolve
+from .parameters import REL_STEP, CaseModels, apply_bounds, resolve
 
 
 @dataclass
@@ -126,15 +126,7 @@ def update(case, tests, parameters, *, bounds=None, frequency_weight: float = 1.
     x0 = np.array([p.value for p in params], dtype=float)
     low, high = np.zeros(x0.size), np.full(x0.size, np.inf)
     low[x0 < 0] = -np.inf
-    for key, (lo, hi) in (bounds or {}).items():
-        if key not in keys:
-            raise ValidationError(f"bounds given for {key!r}, which is not a parameter "
-                                  f"({keys})")
-        j = keys.index(key)
-        low[j], high[j] = float(lo), float(hi)
-        if not low[j] < high[j] or not low[j] <= x0[j] <= high[j]:
-            raise ValidationError(f"bounds of {key!r}: need low < high around the start "
-                                  f"{x0[j]:g}, got ({lo}, {hi})")
+    apply_bounds(bounds, keys, x0, low, high)
     with single_threaded_blas():  # small dense eigenproblems: threads only contend
         r0, _, pairs0 = problem.evaluate(x0)
         out = least_squares(lambda x: problem.evaluate(x)[0], x0,
