@@ -92,27 +92,49 @@ def test_snapshot_strip_puts_the_chosen_times_side_by_side(arm, tmp_path, capsys
 
 
 @settings(max_examples=30, deadline=None)
-@given(sides=st.lists(st.floats(0.01, 2.0), min_size=3, max_size=3),
+@given(semi=st.lists(st.floats(0.01, 2.0), min_size=3, max_size=3),
        q=st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
            lambda v: np.linalg.norm(v) > 0.1),
        mass=st.floats(0.1, 100.0))
-def test_a_uniform_box_is_drawn_as_itself(sides, q, mass):
-    """The inertia-equivalent box of a uniform box (I = m/12 (b² + c²), … about its
-    centre, turned by a random rotation) has the box's own sides and axes."""
+def test_a_uniform_ellipsoid_is_drawn_as_itself(semi, q, mass):
+    """The inertia ellipsoid of a uniform solid ellipsoid (I = m/5 (b² + c²), … about its
+    centre, turned by a random rotation) has the ellipsoid's own semi-axes and axes."""
     from flexmbs.frame.rotations import rotation_matrix
-    from flexmbs.post.scene_parts import inertia_box
+    from flexmbs.post.scene_parts import inertia_ellipsoid
 
-    a, b, c = sides
+    a, b, c = semi
     rot = rotation_matrix(np.asarray(q) / np.linalg.norm(q))
-    inertia = rot @ np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) @ rot.T * mass / 12
-    centre, axes, found = inertia_box(mass, inertia, [0.1, 0.2, 0.3])
+    inertia = rot @ np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) @ rot.T * mass / 5
+    centre, axes, found = inertia_ellipsoid(mass, inertia, [0.1, 0.2, 0.3])
     order = np.argsort(found)
-    np.testing.assert_allclose(found[order], np.sort(sides), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(found[order], np.sort(semi), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(centre, [0.1, 0.2, 0.3])
-    for k, side in zip(order, found[order], strict=True):  # each axis carries its side
-        match = int(np.argmin(np.abs(np.array(sides) - side)))
-        if np.sum(np.isclose(sides, side, rtol=1e-6)) == 1:
+    for k, axis in zip(order, found[order], strict=True):  # each axis carries its length
+        match = int(np.argmin(np.abs(np.array(semi) - axis)))
+        if np.sum(np.isclose(semi, axis, rtol=1e-6)) == 1:
             assert abs(abs(axes[:, k] @ rot[:, match]) - 1) < 1e-6
+
+
+def test_the_ellipsoid_mesh_has_the_inertia_of_the_body():
+    """The drawn ellipsoid's surface, filled with the body's mass uniformly (pyvista's
+    volume of the closed mesh, inertia by the divergence theorem over its triangles), has
+    the body's inertia within the faceting error (2 %)."""
+    import pyvista as pv
+
+    from flexmbs.post.scene_parts import ellipsoid_mesh, inertia_ellipsoid
+
+    mass, inertia = 3.0, np.array([[0.04, 0.005, 0.0], [0.005, 0.03, 0.0], [0.0, 0.0, 0.02]])
+    mesh = ellipsoid_mesh(pv, inertia_ellipsoid(mass, inertia, np.zeros(3)), 0.0)
+    tris = mesh.triangulate().faces.reshape(-1, 4)[:, 1:]
+    corners = np.asarray(mesh.points)[tris]  # (n, 3, 3) tetrahedra with the origin
+    volume = np.einsum("ni,ni->n", corners[:, 0], np.cross(corners[:, 1], corners[:, 2])) / 6
+    # second moments of each tetrahedron (origin, p1, p2, p3): V/20 (Σ p pᵀ + s sᵀ)
+    total = corners.sum(axis=1)
+    second = (np.einsum("n,nki,nkj->ij", volume, corners, corners)
+              + np.einsum("n,ni,nj->ij", volume, total, total)) / 20
+    density = mass / volume.sum()
+    found = density * (np.trace(second) * np.eye(3) - second)
+    np.testing.assert_allclose(found, inertia, rtol=0, atol=0.02 * np.max(np.abs(inertia)))
 
 
 def test_the_ground_grid_is_dimensioned(arm):

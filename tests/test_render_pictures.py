@@ -139,15 +139,15 @@ def test_the_pendulums_snapshots_show_the_bob_swing(pendulum, tmp_path):
     assert chord == pytest.approx(2 * np.sin(swing / 2), rel=0.01)
 
 
-def test_a_point_mass_gets_a_sphere_and_no_inertia_box(pendulum):
-    """The 1e-9 kg m² inertia of the point mass is no box; its sphere is COM_RADIUS of
+def test_a_point_mass_gets_a_sphere_and_no_inertia_ellipsoid(pendulum):
+    """The 1e-9 kg m² inertia of the point mass draws no ellipsoid; its sphere is COM_RADIUS of
     the scene, the run's extent (x over the ±30° swing, y over the rod: 0.5 m), and the
     ground grid's square is a round 5 cm of it."""
     anim = ResultAnimation(pendulum, window_size=(200, 150), frames=2)
     try:
         names = set(anim.scene.meshes)
         assert "rigid-com:bob" in names and "rigid-link:bob" in names
-        assert not any(n.startswith("rigid-box:") for n in names)
+        assert not any(n.startswith("rigid-ellipsoid:") for n in names)
         assert anim.extent.size == pytest.approx(0.5, rel=0.02)
         sphere = anim.scene.meshes["rigid-com:bob"].field_data["local"]
         np.testing.assert_allclose(np.ptp(sphere, axis=0)[:2], 2 * COM_RADIUS * 0.5,
@@ -159,18 +159,21 @@ def test_a_point_mass_gets_a_sphere_and_no_inertia_box(pendulum):
 
 @settings(max_examples=40, deadline=None)
 @given(length=st.floats(0.01, 10.0), scene=st.floats(0.05, 5.0), mass=st.floats(0.1, 50.0))
-def test_an_inertia_box_is_drawn_only_where_comparable_to_the_scene(length, scene, mass):
-    """A slender rod (I = m ℓ²/12 across it, 1e-9 of that along it) has an inertia box of
-    its length ℓ, drawn in a scene of size S exactly when 0.1 S ≤ ℓ ≤ 3 S."""
-    from flexmbs.post.scene_parts import RigidPart, box_drawn, inertia_box
+def test_an_inertia_ellipsoid_is_drawn_only_where_comparable_to_the_scene(length, scene,
+                                                                         mass):
+    """A slender rod (I = m ℓ²/12 across it, 1e-9 of that along it) has an inertia
+    ellipsoid of length (longest diameter) D = 2 ℓ √(5/12), drawn in a scene of size S
+    exactly when 0.1 S ≤ D ≤ 3 S."""
+    from flexmbs.post.scene_parts import RigidPart, ellipsoid_drawn, inertia_ellipsoid
 
-    assume(min(abs(length / scene - 0.1), abs(length / scene - 3.0)) > 1e-6)
+    diameter = 2 * length * np.sqrt(5 / 12)
+    assume(min(abs(diameter / scene - 0.1), abs(diameter / scene - 3.0)) > 1e-6)
     across = mass * length**2 / 12
-    box = inertia_box(mass, np.diag([1e-9 * across, across, across]),
-                      np.zeros(3))
-    assert np.max(box[2]) == pytest.approx(length, rel=1e-6)
-    part = RigidPart("rod", 0, np.zeros(3), np.zeros((0, 3)), box, None)
-    assert box_drawn(part, scene) == (0.1 * scene <= length <= 3.0 * scene)
+    ellipsoid = inertia_ellipsoid(mass, np.diag([1e-9 * across, across, across]),
+                                  np.zeros(3))
+    assert 2 * np.max(ellipsoid[2]) == pytest.approx(diameter, rel=1e-6)
+    part = RigidPart("rod", 0, np.zeros(3), np.zeros((0, 3)), ellipsoid, None)
+    assert ellipsoid_drawn(part, scene) == (0.1 * scene <= diameter <= 3.0 * scene)
 
 
 def test_a_beam_without_a_section_is_drawn_as_a_tube(tmp_path):

@@ -33,8 +33,8 @@ command that makes it.
 `flexmbs animate cases/arm_beam_seed.res.h5 -o arm_beam.gif --frames {frames}`:
 {t_end:g} s of the two-link arm driven by the shoulder torque: each link is drawn from
 what defines it (grey tubes from its centre of mass, a small orange sphere, to its
-joints, the red spheres, inside its translucent inertia box); the tip beam, whose data
-record no section, is a tube, its deformation magnified × {scale:g} and coloured by its
+joints, the red spheres, inside its translucent inertia ellipsoid); the tip beam, whose
+data record no section, is a tube, its deformation magnified × {scale:g} and coloured by its
 elastic displacement (0 to {top:.3g} mm). The camera frames the whole run.
 
 ![arm-beam snapshot](gallery/arm_beam_snapshot.png)

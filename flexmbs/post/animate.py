@@ -9,7 +9,7 @@ whole animation; beams are drawn as their cross-section swept along the deformed
 centreline (:mod:`flexmbs.post.sections`), and beams without a section as tubes sized to
 the scene. Rigid bodies are drawn from what defines them (:mod:`flexmbs.post.scene_parts`:
 links from the centre of mass to the markers, a sphere at the centre of mass, the
-inertia box where it is comparable to the scene, or their geometry file); joints as red
+inertia ellipsoid where it is comparable to the scene, or their geometry file); joints as red
 spheres, with a time label and a ground grid. The camera and the grid follow the model
 over the whole run. GIF through imageio (pillow); MP4 through imageio-ffmpeg
 (``pip install 'flexmbs[video]'``). Snapshot strips: :mod:`flexmbs.post.strips`; mode
@@ -39,15 +39,15 @@ from .frames import (
 )
 from .render import Scene, check_window_size, parse_view_up, unstructured
 from .scene_parts import (
-    BOX_MIN_SIDE,
-    COM_IN_BOX_RADIUS,
+    COM_IN_ELLIPSOID_RADIUS,
     COM_RADIUS,
+    ELLIPSOID_MIN_SEMI_AXIS,
     JOINT_RADIUS,
     LINK_RADIUS,
     across,
     beam_chains,
-    box_mesh,
-    inertia_box,
+    ellipsoid_mesh,
+    inertia_ellipsoid,
     joint_markers,
     link_mesh,
     marker_position,
@@ -60,7 +60,7 @@ from .scene_parts import (
 from .sections import corner_nodes, prism_faces, section_points, swept_points
 
 __all__ = ["FIELDS", "FrameInfo", "ResultAnimation", "animate", "frame_info",
-           "inertia_box", "render_frames", "snapshot", "snapshot_strip", "write_video"]
+           "inertia_ellipsoid", "render_frames", "snapshot", "snapshot_strip", "write_video"]
 
 FIELDS = ("displacement", "modal", "stress")
 VIDEO_FORMATS = (".gif", ".mp4")
@@ -87,7 +87,7 @@ class FrameInfo:
 
 
 #: Colours of the drawn parts (flexible bodies take the colour map).
-COLOURS = {"link": "#8c8c8c", "box": "#b8b8b8", "com": "#e67e22", "joint": "#c0392b",
+COLOURS = {"link": "#8c8c8c", "ellipsoid": "#b8b8b8", "com": "#e67e22", "joint": "#c0392b",
            "shape": "#b8b8b8"}
 
 _marker_position = marker_position  # the ParaView export's name
@@ -211,15 +211,16 @@ class ResultAnimation:
 
     def _rigid_meshes(self, part):
         """[(kind, mesh or None, opacity)] of a rigid body in its body frame: its
-        geometry, or its links, inertia box (where drawn) and centre-of-mass sphere."""
+        geometry, or its links, inertia ellipsoid (where drawn) and centre-of-mass sphere."""
         pv, size = self.scene.pv, self.extent.size
         if part.shape is not None:
             return [("shape", shape_mesh(pv, part), 1.0)]
-        boxed = part.name in self.extent.boxes
+        inside = part.name in self.extent.ellipsoids
+        ellipsoid = (ellipsoid_mesh(pv, part.ellipsoid, ELLIPSOID_MIN_SEMI_AXIS * size)
+                     if inside else None)
         return [("link", link_mesh(pv, part, LINK_RADIUS * size), 1.0),
-                ("box", box_mesh(pv, part.box, BOX_MIN_SIDE * size) if boxed else None,
-                 0.45),
-                ("com", sphere_mesh(pv, part.com, size * (COM_IN_BOX_RADIUS if boxed
+                ("ellipsoid", ellipsoid, 0.45),
+                ("com", sphere_mesh(pv, part.com, size * (COM_IN_ELLIPSOID_RADIUS if inside
                                                           else COM_RADIUS)), 1.0)]
 
     def _chain_points(self, starts, k):

@@ -8,9 +8,9 @@ every frame:
   joints, springs and loads attach), so a point mass on a massless rod shows the rod
   from the pivot to the mass;
 - its centre of mass: a sphere sized to the scene, so that a point mass stays visible;
-- its inertia-equivalent box (:func:`inertia_box`) only where that box is comparable in
-  size to the scene (longest side from :data:`BOX_SIZES` times the scene size): the
-  1e-9 kg m² inertia of a point mass gets none;
+- its inertia ellipsoid (:func:`inertia_ellipsoid`) only where it is comparable in size
+  to the scene (longest diameter from :data:`ELLIPSOID_SIZES` times the scene size):
+  the 1e-9 kg m² inertia of a point mass gets none;
 - with a drawing geometry (``shape_points``), that surface alone.
 
 A nonlinear beam's node bodies (``model["beams"]`` of the results) are drawn as one
@@ -29,17 +29,23 @@ from .frames import deformed, flexible_bodies, pose
 
 #: Sizes as fractions of the scene size: tubes of rigid links, of beams drawn without
 #: a section and of nonlinear beams (radius); centre-of-mass spheres (radius; smaller
-#: inside a drawn inertia box, which shows the mass already) and joint spheres (radius);
-#: the thinnest side of a drawn inertia box (it encloses the link tubes).
+#: inside a drawn inertia ellipsoid, which shows the mass already) and joint spheres
+#: (radius); the smallest semi-axis of a drawn inertia ellipsoid (it encloses the link
+#: tubes).
 LINK_RADIUS = 0.009
 COM_RADIUS = 0.025
-COM_IN_BOX_RADIUS = 0.012
+COM_IN_ELLIPSOID_RADIUS = 0.012
 JOINT_RADIUS = 0.018
-BOX_MIN_SIDE = 0.024
-#: An inertia box is drawn when its longest side is within these multiples of the scene
-#: size: smaller, it is a speck inside the centre-of-mass sphere; larger, it hides the
-#: model (inertia in the wrong units, say).
-BOX_SIZES = (0.1, 3.0)
+ELLIPSOID_MIN_SEMI_AXIS = 0.012
+#: An inertia ellipsoid is drawn when its longest diameter is within these multiples of
+#: the scene size: smaller, it is a speck inside the centre-of-mass sphere; larger, it
+#: hides the model (inertia in the wrong units, say).
+ELLIPSOID_SIZES = (0.1, 3.0)
+#: Points on the unit sphere (the 26 directions of a cube's faces, edges and corners)
+#: whose images bound a drawn ellipsoid for the framing.
+_SPHERE_POINTS = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1)
+                           for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], dtype=float)
+_SPHERE_POINTS /= np.linalg.norm(_SPHERE_POINTS, axis=1)[:, None]
 #: Sides of the polygon that draws a tube.
 TUBE_SIDES = 12
 #: At most this many output times (evenly spread, plus the drawn ones) set the extent.
@@ -54,15 +60,15 @@ _DIRECTIONS = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, -1, 0], 
 @dataclass(frozen=True)
 class RigidPart:
     """A rigid body as drawn: name, coordinate start, centre of mass (3,) and markers
-    (k, 3) in the body frame [m], its inertia box (:func:`inertia_box`, true size) or
-    None without a positive mass, its drawing geometry (points (n, 3) [m], triangles
+    (k, 3) in the body frame [m], its inertia ellipsoid (:func:`inertia_ellipsoid`, true
+    size) or None without a positive mass, its drawing geometry (points (n, 3) [m], triangles
     (m, 3)) or None."""
 
     name: str
     start: int
     com: np.ndarray
     markers: np.ndarray
-    box: tuple | None
+    ellipsoid: tuple | None
     shape: tuple | None
 
     def skeleton(self) -> np.ndarray:
@@ -76,14 +82,16 @@ class RigidPart:
         return np.vstack(pts)
 
 
-def inertia_box(mass: float, inertia, com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(centre, axes (3, 3) columns, side lengths (3,)) [m] of the uniform box with the
-    body's mass [kg] and its inertia [kg m²] about the centre of mass: along principal
-    axis k, a_k² = 6 (I_i + I_j − I_k) / m (a slender rod's inertia gives a thin box of
-    its length)."""
+def inertia_ellipsoid(mass: float, inertia,
+                      com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, axes (3, 3) columns, semi-axes (3,)) [m] of the uniform solid ellipsoid
+    with the body's mass [kg] and its inertia [kg m²] about the centre of mass: a uniform
+    ellipsoid has I_k = m (a_i² + a_j²) / 5 about principal axis k, so
+    a_k² = 5 (I_i + I_j − I_k) / (2 m) (a slender rod of length ℓ gives a needle of
+    semi-axis ℓ √(5/12) along it)."""
     moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
-    sides = np.sqrt(np.maximum(6.0 * (moments.sum() - 2.0 * moments) / mass, 0.0))
-    return np.asarray(com, dtype=float), axes, sides
+    semi = np.sqrt(np.maximum(2.5 * (moments.sum() - 2.0 * moments) / mass, 0.0))
+    return np.asarray(com, dtype=float), axes, semi
 
 
 def beam_chains(result) -> dict:
@@ -113,12 +121,12 @@ def rigid_parts(result) -> list[RigidPart]:
                else np.zeros((0, 3)))
         mass = float(np.asarray(info.get("mass", 0.0)))
         com = np.asarray(info.get("com", np.zeros(3)), dtype=float)
-        box = (inertia_box(mass, info["inertia"], com)
-               if "inertia" in info and mass > 0 else None)
+        ellipsoid = (inertia_ellipsoid(mass, info["inertia"], com)
+                     if "inertia" in info and mass > 0 else None)
         shape = ((np.asarray(info["shape_points"], dtype=float),
                   np.asarray(info["shape_triangles"], dtype=np.int64))
                  if "shape_points" in info else None)
-        parts.append(RigidPart(name, int(info["start"]), com, pts, box, shape))
+        parts.append(RigidPart(name, int(info["start"]), com, pts, ellipsoid, shape))
     return parts
 
 
@@ -145,20 +153,20 @@ def marker_position(result, marker: dict, k: int, scale: float = 1.0) -> np.ndar
     return r + a @ local
 
 
-def box_drawn(part: RigidPart, size: float) -> bool:
-    """Whether ``part``'s inertia box is drawn in a scene of ``size`` [m]."""
-    if part.box is None or part.shape is not None:
+def ellipsoid_drawn(part: RigidPart, size: float) -> bool:
+    """Whether ``part``'s inertia ellipsoid is drawn in a scene of ``size`` [m]."""
+    if part.ellipsoid is None or part.shape is not None:
         return False
-    longest = float(np.max(part.box[2]))
-    return BOX_SIZES[0] * size <= longest <= BOX_SIZES[1] * size
+    longest = 2.0 * float(np.max(part.ellipsoid[2]))
+    return ELLIPSOID_SIZES[0] * size <= longest <= ELLIPSOID_SIZES[1] * size
 
 
-def box_corners(box, min_side: float) -> np.ndarray:
-    """(8, 3) body-frame corners [m] of an inertia box with sides at least ``min_side``."""
-    centre, axes, sides = box
-    half = 0.5 * np.maximum(sides, min_side)
-    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-    return centre + (signs * half) @ axes.T
+def ellipsoid_points(ellipsoid, min_semi_axis: float) -> np.ndarray:
+    """(26, 3) body-frame points [m] on an inertia ellipsoid with semi-axes at least
+    ``min_semi_axis``: the images of the unit sphere's points along the cube's faces,
+    edges and corners, which bound it for the framing."""
+    centre, axes, semi = ellipsoid
+    return centre + (_SPHERE_POINTS * np.maximum(semi, min_semi_axis)) @ axes.T
 
 
 def extremes(points: np.ndarray) -> np.ndarray:
@@ -198,25 +206,25 @@ class Extent:
     """How far the model reaches over the run: ``bounds`` (xmin, xmax, ymin, ymax, zmin,
     zmax) padded by 5 % of ``size``, ``cloud`` (n, 3) the points the camera frames,
     ``size`` the largest extent of the model's points [m] (what drawn sizes are fractions
-    of) and ``boxes`` the rigid bodies whose inertia box is drawn."""
+    of) and ``ellipsoids`` the rigid bodies whose inertia ellipsoid is drawn."""
 
     bounds: list
     cloud: np.ndarray
     size: float
-    boxes: frozenset
+    ellipsoids: frozenset
 
 
 def model_extent(result, scale: float = 1.0, drawn=(), parts=None) -> Extent:
     """The :class:`Extent` of ``result`` over the whole run, flexible nodes deformed with
     the display ``scale``: flexible nodes, rigid bodies' skeletons
     (:meth:`RigidPart.skeleton`), nonlinear beams' nodes and joints, then the spheres'
-    and drawn boxes' reach at the sizes that extent gives."""
+    and drawn ellipsoids' reach at the sizes that extent gives."""
     parts = rigid_parts(result) if parts is None else parts
     bodies = flexible_bodies(result)
     chains = [s for starts in beam_chains(result).values() for s in starts]
     joints = joint_markers(result)
     skeletons = [(p, p.skeleton()) for p in parts]
-    centres, boxes_at = [], []  # sphere centres (CoM, joints); poses for the boxes
+    centres, poses = [], []  # sphere centres (CoM, joints); poses for the ellipsoids
     pts = [np.zeros((0, 3))]
     for k in extent_indices(len(result.t), drawn):
         for body in bodies:
@@ -224,7 +232,7 @@ def model_extent(result, scale: float = 1.0, drawn=(), parts=None) -> Extent:
         for part, local in skeletons:
             r, a = pose(result, part.start, k)
             pts.append(r + local @ a.T)
-            boxes_at.append((part.start, r, a))
+            poses.append((part.start, r, a))
             if part.shape is None:
                 centres.append(r + a @ part.com)
         for start in chains:
@@ -235,19 +243,19 @@ def model_extent(result, scale: float = 1.0, drawn=(), parts=None) -> Extent:
     if len(allpts) == 0:
         allpts = np.zeros((1, 3))
     size = max(float(np.max(np.ptp(allpts, axis=0))), 1e-3)
-    drawn_boxes = frozenset(p.name for p in parts if box_drawn(p, size))
+    with_ellipsoid = frozenset(p.name for p in parts if ellipsoid_drawn(p, size))
     reach = [allpts]
     if centres:  # the spheres' surfaces along the axes
         offsets = np.vstack([np.eye(3), -np.eye(3)]) * COM_RADIUS * size
         reach.append((np.asarray(centres)[:, None, :] + offsets[None]).reshape(-1, 3))
-    corners = {p.start: box_corners(p.box, BOX_MIN_SIDE * size) for p in parts
-               if p.name in drawn_boxes}
-    reach += [r + corners[start] @ a.T for start, r, a in boxes_at if start in corners]
+    surfaces = {p.start: ellipsoid_points(p.ellipsoid, ELLIPSOID_MIN_SEMI_AXIS * size)
+                for p in parts if p.name in with_ellipsoid}
+    reach += [r + surfaces[start] @ a.T for start, r, a in poses if start in surfaces]
     cloud = hull_points(np.vstack(reach))
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     pad = 0.05 * size
     bounds = [v for pair in zip(lo - pad, hi + pad, strict=True) for v in pair]
-    return Extent(bounds, cloud, size, drawn_boxes)
+    return Extent(bounds, cloud, size, with_ellipsoid)
 
 
 def tube_outline(radius: float, sides: int = TUBE_SIDES) -> tuple[np.ndarray, tuple]:
@@ -289,13 +297,13 @@ def sphere_mesh(pv, centre, radius: float):
                                  theta_resolution=24, phi_resolution=16))
 
 
-def box_mesh(pv, box, min_side: float):
-    """An inertia box with sides at least ``min_side`` [m] along its principal axes,
-    body frame (vertices kept in ``field_data["local"]``)."""
-    centre, axes, sides = box
-    half = 0.5 * np.maximum(sides, min_side)
-    mesh = pv.Box(bounds=(-half[0], half[0], -half[1], half[1], -half[2], half[2]))
-    mesh.points = np.asarray(mesh.points, dtype=float) @ axes.T + centre
+def ellipsoid_mesh(pv, ellipsoid, min_semi_axis: float):
+    """An inertia ellipsoid with semi-axes at least ``min_semi_axis`` [m] along its
+    principal axes, body frame (vertices kept in ``field_data["local"]``)."""
+    centre, axes, semi = ellipsoid
+    mesh = pv.Sphere(radius=1.0, theta_resolution=32, phi_resolution=20)
+    mesh.points = ((np.asarray(mesh.points, dtype=float) * np.maximum(semi, min_semi_axis))
+                   @ axes.T + centre)
     return _keep_local(mesh)
 
 
