@@ -158,3 +158,55 @@ def test_the_ground_grid_is_dimensioned(arm):
         np.testing.assert_allclose(np.diff(xs), spacing, rtol=1e-5)  # float32 points
     finally:
         anim.close()
+
+
+@pytest.mark.parametrize("camera", ["auto", "xy", "iso"])
+def test_the_axes_triad_points_along_the_global_axes(arm, camera):
+    """With ``axes=True`` the lower left corner gains three coloured arrows (the pixels
+    that differ from the same frame without them); each colour's centroid lies from the
+    triad's origin (least squares over the three) along its global axis as the camera
+    projects it, within 12°, for every axis not seen end-on."""
+    from flexmbs.post.render import AXES_COLOURS, AXES_VIEWPORT
+
+    def frame(axes):
+        anim = ResultAnimation(arm, window_size=(480, 360), indices=[len(arm.t) - 1],
+                               camera=camera, axes=axes)
+        try:
+            img = anim.image(len(arm.t) - 1).astype(float)
+            cam = anim.scene.plotter.camera
+            view = np.subtract(cam.focal_point, cam.position)
+            view /= np.linalg.norm(view)
+            up = np.asarray(cam.up, float)
+            up -= (up @ view) * view
+            up /= np.linalg.norm(up)
+            return img, np.cross(view, up), up
+        finally:
+            anim.close()
+
+    bare, right, up = frame(False)
+    drawn = frame(True)[0]
+    height, width = bare.shape[:2]
+    changed = np.abs(drawn - bare).sum(axis=2) > 60
+    rows, cols = np.nonzero(changed)
+    assert len(rows) > 50, "no axes triad drawn"
+    assert cols.max() <= AXES_VIEWPORT[2] * width + 1
+    assert rows.min() >= (1 - AXES_VIEWPORT[3]) * height - 1
+    centroids, directions = [], []
+    for k, hexcode in enumerate(AXES_COLOURS.values()):
+        colour = np.array([int(hexcode[i:i + 2], 16) for i in (1, 3, 5)], float)
+        near = changed & (np.abs(drawn - colour).max(axis=2) < 90)
+        r, c = np.nonzero(near)
+        assert len(r) > 5, f"axis {'xyz'[k]} not drawn"
+        centroids.append(np.array([c.mean(), -r.mean()]))  # x right, y up on screen
+        directions.append(np.array([right[k], up[k]]))
+    # origin o: (c_k - o) parallel to d_k, i.e. cross(d_k, o) = cross(d_k, c_k)
+    a = np.array([[-d[1], d[0]] for d in directions])
+    b = np.array([d[0] * c[1] - d[1] * c[0] for c, d in zip(centroids, directions,
+                                                           strict=True)])
+    origin = np.linalg.lstsq(a, b, rcond=None)[0]
+    for k, (c, d) in enumerate(zip(centroids, directions, strict=True)):
+        if np.linalg.norm(d) < 0.4:  # seen nearly end-on: a dot at the origin
+            continue
+        seen = c - origin
+        angle = np.degrees(np.arccos(seen @ d / np.linalg.norm(seen) / np.linalg.norm(d)))
+        assert angle < 12, f"axis {'xyz'[k]}: {angle:.1f}° off its projection"

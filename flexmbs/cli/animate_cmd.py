@@ -43,6 +43,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "z for the grid without gravity), none (as without gravity), x, y, "
                         "z, -x, -y, -z or 'ux,uy,uz'")
     p.add_argument("--size", default="800x600", help="image size WIDTHxHEIGHT in pixels")
+    p.add_argument("--axes", action="store_true",
+                   help="draw the global x, y, z axes (red, green, blue) in the lower left "
+                        "corner")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     result = SimulationResult.load(args.results)
     out = Path(args.output)
     options = dict(scale=args.scale, field=args.field, mode=args.mode, camera=args.camera,
-                   view_up=args.view_up, window_size=_size(args.size))
+                   view_up=args.view_up, window_size=_size(args.size), axes=args.axes)
     if args.frames is not None and args.frames < 1:
         raise ValidationError(f"--frames must be >= 1, got {args.frames}")
     if out.suffix.lower() == ".png":

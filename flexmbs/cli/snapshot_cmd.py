@@ -25,6 +25,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", help="size of each frame WIDTHxHEIGHT (default: the largest "
                                   "4:3 frame, at most 800x600, that keeps the strip within "
                                   "1800 pixels; rows of up to 4 frames)")
+    p.add_argument("--axes", action="store_true", help="as for flexmbs animate")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError("--times is empty")
     result = SimulationResult.load(args.results)
     info = snapshot_strip(result, args.output, times, scale=args.scale, camera=args.camera,
-                          view_up=args.view_up,
+                          view_up=args.view_up, axes=args.axes,
                           window_size=None if args.size is None else _size(args.size))
     summary = {"results": args.results, "output": args.output, "times": times,
                "scale": info.scale, **colour_range(info)}

@@ -145,8 +145,9 @@ class ResultAnimation:
     "auto", the opposite of the model's gravity when the results record one; "none";
     an axis name or a vector, see :func:`~flexmbs.post.render.parse_view_up`),
     ``window_size`` (pixels), ``grid`` (ground grid on/off), ``colour_bar`` (False: no
-    colour bar, the model drawn over the whole frame), ``title`` (the frame label in
-    place of the time, e.g. "mode 2: f = 8.36 Hz"). The camera frames, and the grid
+    colour bar, the model drawn over the whole frame), ``axes`` (the global axes triad
+    in the lower left corner), ``title`` (the frame label in place of the time, e.g.
+    "mode 2: f = 8.36 Hz"). The camera frames, and the grid
     and the drawn sizes follow, the model over the whole run, whichever frames are
     drawn.
     """
@@ -154,7 +155,7 @@ class ResultAnimation:
     def __init__(self, result, *, scale: float | None = None, field: str = "displacement",
                  mode: int = 1, frames: int | None = None, every: int = 1, indices=None,
                  camera="auto", window_size=(800, 600), grid: bool = True, view_up="auto",
-                 colour_bar: bool = True, title: str | None = None):
+                 colour_bar: bool = True, axes: bool = False, title: str | None = None):
         self.result, self.field, self.mode, self.title = result, field, mode, title
         window_size = check_window_size(window_size)  # before any frame is computed
         up = parse_view_up(view_up, getattr(result, "model", {}).get("gravity"))
@@ -166,7 +167,8 @@ class ResultAnimation:
         self.joints = joint_markers(result)
         self.extent = model_extent(result, self.info.scale, self.info.indices, self.parts)
         self.scene = Scene(self.extent.bounds, camera, window_size, grid=grid,
-                           points=self.extent.cloud, up=up, colour_bar=colour_bar)
+                           points=self.extent.cloud, up=up, colour_bar=colour_bar,
+                           axes=axes)
         # enough decimals that consecutive frames' labels differ (GIF writers merge
         # identical frames)
         gaps = np.diff(np.asarray(result.t)[self.info.indices])

@@ -219,6 +219,10 @@ LAYOUTS = {
                        "width": 0.6, "height": 0.1}},
 }
 MODEL_REGION = LAYOUTS["right"]["region"]
+#: The axes triad (on request): its corner of the frame (xmin, ymin, xmax, ymax
+#: fractions, from the lower left) and the colours of the global x, y and z axes.
+AXES_VIEWPORT = (0.0, 0.0, 0.2, 0.25)
+AXES_COLOURS = {"x": "#d62728", "y": "#2ca02c", "z": "#1f3fd6"}
 
 
 def nice_length(value: float) -> float:
@@ -254,10 +258,12 @@ class Scene:
         those of :data:`CAMERAS`.
     colour_bar : draw the colour bar of coloured meshes (False: the "none" layout, the
         model drawn over the whole frame).
+    axes : draw the global frame's axes triad (x red, y green, z blue, the colours of
+        :data:`AXES_COLOURS`) in the lower left corner, turned with the camera.
     """
 
     def __init__(self, bounds, camera="auto", window_size=(800, 600), grid: bool = True,
-                 points=None, up=None, colour_bar: bool = True):
+                 points=None, up=None, colour_bar: bool = True, axes: bool = False):
         window_size = check_window_size(window_size)
         pv = _pyvista()
         self.pv = pv
@@ -303,6 +309,10 @@ class Scene:
             self.plotter.camera_position = [tuple(v) for v in camera]
             self.layout = "right" if self.colour_bar else "none"
         self._text = None
+        if axes:
+            self.plotter.add_axes(interactive=False, line_width=3, color="black",
+                                  viewport=AXES_VIEWPORT, **{
+                                      f"{k}_color": c for k, c in AXES_COLOURS.items()})
 
     def _floor(self, pv, bounds, points, spacing: float, count: int):
         """The ground grid: ``count`` × ``count`` squares of side ``spacing`` [m] under
