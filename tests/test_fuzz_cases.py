@@ -6,25 +6,23 @@ a run: completed, with warnings, diverged, failed) or is refused with exit 2 and
 message naming the key or the value; never a traceback, never exit 1, and the case file
 stays as it was.
 
-``FLEXMBS_FUZZ_EXAMPLES`` sets the number of examples and draws them at random (default:
-150 examples, the same ones at every run of the suite; the long runs use several
-thousand).
+The default suite runs 150 examples, the same ones at every run; the test marked
+``long`` several thousand drawn at random (tests/fuzzing.py).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 tomli_w = pytest.importorskip("tomli_w", reason="the fuzzer writes TOML with tomli-w "
                               "(test extra)")
 
 from cli_runner import run_cli  # noqa: E402  (tests/cli_runner.py)
+from fuzzing import fuzz_pair  # noqa: E402  (tests/fuzzing.py)
 
 from flexmbs.cases.loader import tomllib  # noqa: E402  (tomli on Python 3.10)
 
@@ -34,7 +32,6 @@ CASES = ROOT / "cases"
 #: bodies, drives, forces, sensors, contacts and initial conditions.
 FUZZED = ("seed_pendulum.toml", "seed_double_pendulum.toml", "cantilever_release.toml",
           "ball_drop.toml", "slider_crank_ideal.toml", "arm_beam_pd.toml")
-EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "150"))
 
 
 def _short(data: dict) -> dict:
@@ -143,12 +140,7 @@ def mutated_cases(draw):
 
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          derandomize="FLEXMBS_FUZZ_EXAMPLES" not in os.environ,  # the suite: repeatable
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.function_scoped_fixture])
-@given(case=mutated_cases())
-def test_a_mutated_case_runs_or_is_refused_by_name(case, tmp_path_factory):
+def _case_runs_or_is_refused_by_name(case, tmp_path_factory):
     name, data, path, kind, key, value = case
     root = tmp_path_factory.mktemp("fuzz")
     folder = root / "cases"  # beside modal_data/, as the shipped cases are
@@ -168,3 +160,8 @@ def test_a_mutated_case_runs_or_is_refused_by_name(case, tmp_path_factory):
         assert _named(output, key, value), f"{where}: the message names neither {key!r} " \
                                            f"nor {value!r}:\n{output}"
     assert case_file.read_text() == text, f"{where}: the case file changed"
+
+
+(test_a_mutated_case_runs_or_is_refused_by_name,
+ test_thousands_of_mutated_cases_run_or_are_refused_by_name) = fuzz_pair(
+    _case_runs_or_is_refused_by_name, 150, case=mutated_cases())

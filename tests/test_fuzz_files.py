@@ -5,14 +5,13 @@ with NaN or ±inf, emptied, or a dimension cut or padded — opened through the 
 mutated, reduced with ``flexmbs reduce``. Each is either read or refused with exit 2 and
 a message naming the file, never a traceback, never exit 1, and the input stays as it was.
 
-``FLEXMBS_FUZZ_EXAMPLES`` sets the number of examples per test and draws them at random
-(default: 60, the same ones at every run of the suite).
+The default suite runs 60 examples per property, the same ones at every run; the tests
+marked ``long`` several thousand drawn at random (tests/fuzzing.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from pathlib import Path
 
@@ -20,16 +19,12 @@ import h5py
 import numpy as np
 import pytest
 from cli_runner import run_cli  # tests/cli_runner.py
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_pair  # tests/fuzzing.py
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 MODAL_FILES = ("seed_tip_beam.fmd.h5", "steel_cantilever.fmd.h5")
-EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "60"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                    derandomize="FLEXMBS_FUZZ_EXAMPLES" not in os.environ,
-                    suppress_health_check=[HealthCheck.too_slow,
-                                           HealthCheck.function_scoped_fixture])
+EXAMPLES = 60
 KINDS = ("delete", "nan", "inf", "transpose", "int-dtype", "text", "empty", "cut", "pad",
          "scalar", "negative")
 
@@ -94,9 +89,7 @@ def _assert_read_or_refused(code, output, where, file_name):
         assert file_name in output, f"{where}: the message does not name the file\n{output}"
 
 
-@SETTINGS
-@given(data=st.data())
-def test_a_mutated_modal_data_file_is_read_or_refused(data, tmp_path_factory):
+def _modal_data_file_is_read_or_refused(data, tmp_path_factory):
     name = data.draw(st.sampled_from(MODAL_FILES))
     folder = tmp_path_factory.mktemp("modal")
     path = folder / name
@@ -111,6 +104,11 @@ def test_a_mutated_modal_data_file_is_read_or_refused(data, tmp_path_factory):
     assert _digest(folder) == before, "the input changed or an output was written"
 
 
+(test_a_mutated_modal_data_file_is_read_or_refused,
+ test_thousands_of_mutated_modal_data_files_are_read_or_refused) = fuzz_pair(
+    _modal_data_file_is_read_or_refused, EXAMPLES, data=st.data())
+
+
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory):
     from flexmbs.cases import load_case, run_case
@@ -122,9 +120,7 @@ def results_file(tmp_path_factory):
     return path
 
 
-@SETTINGS
-@given(data=st.data())
-def test_a_mutated_results_file_is_read_or_refused(data, results_file, tmp_path_factory):
+def _results_file_is_read_or_refused(data, results_file, tmp_path_factory):
     folder = tmp_path_factory.mktemp("res")
     path = folder / "r.res.h5"
     shutil.copy(results_file, path)
@@ -139,6 +135,11 @@ def test_a_mutated_results_file_is_read_or_refused(data, results_file, tmp_path_
     _assert_read_or_refused(code, output, f"r.res.h5: {kind} of {dataset} ({what})",
                             "r.res.h5")
     assert _digest(folder) == before, "the results file changed"
+
+
+(test_a_mutated_results_file_is_read_or_refused,
+ test_thousands_of_mutated_results_files_are_read_or_refused) = fuzz_pair(
+    _results_file_is_read_or_refused, EXAMPLES, data=st.data())
 
 
 LINE_KINDS = ("delete", "junk", "nan", "huge-index", "zero-index", "three-fields",
@@ -162,10 +163,7 @@ def matrix_files(tmp_path_factory):
     return folder
 
 
-@SETTINGS
-@given(data=st.data())
-def test_a_mutated_matrix_market_file_is_reduced_or_refused(data, matrix_files,
-                                                            tmp_path_factory):
+def _matrix_market_file_is_reduced_or_refused(data, matrix_files, tmp_path_factory):
     folder = tmp_path_factory.mktemp("mm")
     for file in matrix_files.iterdir():
         shutil.copy(file, folder / file.name)
@@ -201,3 +199,8 @@ def test_a_mutated_matrix_market_file_is_reduced_or_refused(data, matrix_files,
     if code == 2:
         assert target in output or "nodes.csv" in output or "matri" in output, output
     assert _digest(folder) == before, "an input changed"
+
+
+(test_a_mutated_matrix_market_file_is_reduced_or_refused,
+ test_thousands_of_mutated_matrix_market_files_are_reduced_or_refused) = fuzz_pair(
+    _matrix_market_file_is_reduced_or_refused, EXAMPLES, data=st.data())

@@ -152,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
         fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
                                 dofs_per_node=args.dofs_per_node, material=material)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
-    data = reduce_from_args(fe, args)
+    try:
+        data = reduce_from_args(fe, args)
+    except FlexmbsError as exc:  # the matrices' files named, as a reader's errors do
+        exc.args = (f"{args.mass} / {args.stiffness}: {exc}", *exc.args[1:])
+        raise
     data = finish_reduction(data, fe, args, stiffening=args.stiffening)
     return write_and_report(data, args)

@@ -56,7 +56,7 @@ def dense_eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, what: str
     m = m_mat.toarray()
     massless = np.flatnonzero(~np.any(m != 0.0, axis=1))
     if massless.size == 0:
-        return sla.eigh(k, m)
+        return _eigh(k, m, what, np.arange(k.shape[0]))
     massed = np.setdiff1d(np.arange(k.shape[0]), massless)
     k00 = k[np.ix_(massless, massless)]
     try:
@@ -67,8 +67,25 @@ def dense_eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, what: str
             f"themselves (e.g. DOF {int(massless[0])}): they can move without strain energy "
             f"or kinetic energy ({exc})") from None
     k_c = k[np.ix_(massed, massed)] + k[np.ix_(massed, massless)] @ transfer
-    lam, vec_m = sla.eigh(0.5 * (k_c + k_c.T), m[np.ix_(massed, massed)])
+    lam, vec_m = _eigh(0.5 * (k_c + k_c.T), m[np.ix_(massed, massed)], what, massed)
     vec = np.zeros((k.shape[0], lam.size))
     vec[massed] = vec_m
     vec[massless] = transfer @ vec_m
     return lam, vec
+
+
+def _eigh(k: np.ndarray, m: np.ndarray, what: str, dofs: np.ndarray):
+    """``scipy.linalg.eigh(k, m)``; a mass that is not positive definite (LAPACK's
+    Cholesky stops at a leading minor) is refused naming the row where it stops
+    (``dofs`` maps the rows of ``m`` to those of the eigenproblem given)."""
+    try:
+        return sla.eigh(k, m)
+    except sla.LinAlgError as exc:
+        order = [int(v) for v in str(exc).split() if v.isdigit()]
+        row = (f" at row {int(dofs[order[0] - 1])} of the eigenproblem"
+               if order and 0 < order[0] <= len(dofs) else "")
+        raise ValidationError(
+            f"{what}: the mass matrix is not positive definite on its DOFs with mass "
+            f"(the Cholesky factorisation stops{row}): a mass entry is missing or wrong"
+        ) from None
+

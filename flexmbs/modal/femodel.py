@@ -96,18 +96,13 @@ class FEModel:
                 f"1e36); export the matrices without boundary conditions and clamp in "
                 f"flexmbs (clamped_modes / craig_bampton attach)"
             )
-        diag = mats["mass"].diagonal()
-        if np.any(diag < 0):
-            k = int(np.argmin(diag))
-            raise ValidationError(
-                f"FEModel.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
-                f"(node index {k // self.dofs_per_node})"
-            )
         ids = (np.arange(1, n_nodes + 1) if self.node_ids is None
                else np.asarray(self.node_ids, dtype=np.int64))
         check_shape(ids, (n_nodes,), "FEModel.node_ids")
         if len(np.unique(ids)) != n_nodes:
             raise ValidationError("FEModel.node_ids has duplicate labels")
+        for name, mat in mats.items():
+            _check_semidefinite_looking(mat, f"FEModel.{name}", ids, self.dofs_per_node)
         sets = {}
         for key, members in dict(self.node_sets).items():
             idx = np.asarray(members, dtype=np.int64).ravel()
@@ -205,3 +200,29 @@ class FEModel:
             raise ValidationError(f"{what} names node label(s) {missing[:5]} that the "
                                   f"model does not have")
         return np.array([lookup[int(v)] for v in labels], dtype=np.int64)
+
+
+def _check_semidefinite_looking(mat, name: str, ids, dpn: int) -> None:
+    """Necessary conditions of a positive semidefinite FE matrix, with the DOF named as
+    (node label, DOF 1..6): no negative diagonal entry, and every 2×2 principal minor
+    non-negative (|A_ij| ≤ √(A_ii A_jj), to 1e-9 relative)."""
+    def dof(k: int) -> str:
+        return f"node {int(ids[k // dpn])} DOF {k % dpn + 1}"
+
+    diag = mat.diagonal()
+    if np.any(diag < 0):
+        k = int(np.argmin(diag))
+        raise ValidationError(f"{name} has a negative diagonal entry {diag[k]:.6g} at "
+                              f"{dof(k)} (row {k})")
+    coo = mat.tocoo()
+    scale = float(np.max(diag)) if diag.size else 0.0
+    excess = (coo.data**2 - diag[coo.row] * diag[coo.col] * (1 + 1e-9)
+              - (1e-12 * scale) ** 2)
+    if np.any(excess > 0):
+        k = int(np.argmax(excess))
+        i, j = int(coo.row[k]), int(coo.col[k])
+        raise ValidationError(
+            f"{name} is not positive semidefinite: the entry at ({dof(i)}, {dof(j)}) = "
+            f"{coo.data[k]:.6g} exceeds the square root of its diagonal entries' product, "
+            f"{np.sqrt(diag[i] * diag[j]):.6g} (a diagonal entry missing or wrong?)")
+

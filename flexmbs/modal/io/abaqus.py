@@ -49,7 +49,16 @@ from ..._files import write_text
 from ...errors import ReadError
 from ..femodel import FEModel
 from ..units import get_units
-from .fe_nodes import _SPLIT, _build, _exists, _label, _lines, _resolve_sets, read_nodes
+from .fe_nodes import (
+    _SPLIT,
+    LARGEST_LABEL,
+    _build,
+    _exists,
+    _label,
+    _lines,
+    _resolve_sets,
+    read_nodes,
+)
 
 #: Both stored triangles of an Abaqus matrix must agree to this relative tolerance.
 TRIANGLE_RTOL = 1e-6
@@ -154,8 +163,8 @@ def _parse_abaqus_line(path: Path, lineno: int, line: str):
                         "row node, row DOF, column node, column DOF, value")
     ints = [_label(f) for f in fields[:4]]
     if any(v is None for v in ints):
-        raise ReadError(f"{path}, line {lineno}: node labels and DOFs must be integers in "
-                        f"{line!r}")
+        raise ReadError(f"{path}, line {lineno}: node labels and DOFs must be integers "
+                        f"(at most {LARGEST_LABEL}) in {line!r}")
     try:
         value = float(fields[4].replace("D", "E").replace("d", "e"))
     except ValueError:

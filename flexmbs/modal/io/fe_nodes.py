@@ -97,17 +97,24 @@ def _lines(path: Path) -> list[str]:
         raise ReadError(f"{path}: cannot read ({exc})") from exc
 
 
+#: The largest label any FE code writes (a signed 32-bit integer).
+LARGEST_LABEL = 2**31 - 1
+
+
 def _label(tok: str) -> int | None:
-    """An integer node label from ``'12'`` or ``'12.'``/``'12.0'``; None if not integral."""
+    """An integer label from ``'12'`` or ``'12.'``/``'12.0'``; None if not integral or
+    beyond ±:data:`LARGEST_LABEL`."""
     try:
-        return int(tok)
+        value = int(tok)
     except ValueError:
-        pass
-    try:
-        value = float(tok)
-    except ValueError:
-        return None
-    return int(value) if np.isfinite(value) and value.is_integer() else None
+        try:
+            number = float(tok)
+        except ValueError:
+            return None
+        if not (np.isfinite(number) and number.is_integer()):
+            return None
+        value = int(number)
+    return value if abs(value) <= LARGEST_LABEL else None
 
 
 def _finish_nodes(path: Path, ids: list[int], coords: list, lines: list[int],
