@@ -215,14 +215,15 @@ def _check_semidefinite_looking(mat, name: str, ids, dpn: int) -> None:
         raise ValidationError(f"{name} has a negative diagonal entry {diag[k]:.6g} at "
                               f"{dof(k)} (row {k})")
     coo = mat.tocoo()
+    root = np.sqrt(diag)  # no squares: entries up to the float range stay finite
+    bound = root[coo.row] * root[coo.col]
     scale = float(np.max(diag)) if diag.size else 0.0
-    excess = (coo.data**2 - diag[coo.row] * diag[coo.col] * (1 + 1e-9)
-              - (1e-12 * scale) ** 2)
+    excess = np.abs(coo.data) - bound * (1 + 5e-10) - 1e-12 * scale
     if np.any(excess > 0):
         k = int(np.argmax(excess))
         i, j = int(coo.row[k]), int(coo.col[k])
         raise ValidationError(
             f"{name} is not positive semidefinite: the entry at ({dof(i)}, {dof(j)}) = "
             f"{coo.data[k]:.6g} exceeds the square root of its diagonal entries' product, "
-            f"{np.sqrt(diag[i] * diag[j]):.6g} (a diagonal entry missing or wrong?)")
+            f"{bound[k]:.6g} (a diagonal entry missing or wrong?)")
 
