@@ -27,6 +27,7 @@ from .declarations import (
     _vec3,
     distributed_loads,
     initial_problems,
+    reference_problems,
     resolve_markers,
     sensor_target_problems,
 )
@@ -39,7 +40,12 @@ from .forces import (
     SpringDamperActuator,
 )
 from .joints import JOINT_EQUATIONS
-from .nonlinear_beam import beam_markers, declare_beam, rename_markers
+from .nonlinear_beam import (
+    beam_distributed_loads,
+    beam_markers,
+    declare_beam,
+    rename_markers,
+)
 from .sensors import FRAMES as SENSOR_FRAMES
 from .sensors import (
     TARGET_KEY,
@@ -407,10 +413,11 @@ class ModelBuilder:
         return name
 
     def add_distributed_load(self, name, body, load, *, weights="mass", frame="global"):
-        """A load field over a flexible body's nodes: f_k = w_k · load (see
-        :class:`~flexmbs.model.forces.DistributedLoad`); ``weights`` is "mass" (nodal
-        masses: ``load`` is per kg), "uniform", or an (N,) array; ``frame`` "global" or
-        "body"."""
+        """A load field over a flexible body's nodes, f_k = w_k · load
+        (:class:`~flexmbs.model.forces.DistributedLoad`; ``weights`` "mass": per kg,
+        "uniform", or an (N,) array; ``frame`` "global" or "body"), or along a nonlinear
+        beam (weights "length": per metre, "mass", "uniform" or per node; ``frame``
+        "body": along the nodes' section axes; docs/nonlinear_beam.md)."""
         self._distributed.append((name, body, load, weights, frame))
         return name
 
@@ -540,51 +547,17 @@ class ModelBuilder:
         """Validate everything and return the immutable :class:`Model`."""
         problems = list(self._problems)
         gravity = _vec3(self.gravity, "gravity", problems)
-        declared, aliases = beam_markers(self._markers, self._beams, problems)
+        flexible_loads, beam_load_markers, beam_loads = beam_distributed_loads(
+            self._distributed, self._beams, self._forces, problems)
+        declared, aliases = beam_markers([*self._markers, *beam_load_markers],
+                                         self._beams, problems)
         markers, flex_modes = resolve_markers(declared, self._bodies, problems)
         markers = rename_markers(markers, aliases, problems)
-        self._forces.extend(distributed_loads(self._distributed, self._bodies, problems))
+        self._forces.extend([*beam_loads, *distributed_loads(flexible_loads, self._bodies,
+                                                             problems)])
         self._distributed.clear()
-        names: set[str] = set()
-        for item in [*self._joints, *self._drives, *self._forces]:
-            kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(type(item).__name__,
-                                                                     "force")
-            if (problem := _name_problem(kind, item.name)) is not None:
-                problems.append(problem)
-            if item.name in names:
-                problems.append(f"duplicate name {item.name!r} among joints, drives and "
-                                f"forces")
-            names.add(item.name)
-        for item in [*self._joints, *self._drives, *self._forces]:
-            refs = [getattr(item, a, None) for a in ("marker_i", "marker_j", "marker")]
-            for ref in refs:
-                if ref is not None and ref not in markers:
-                    body = str(ref).split(".", 1)[0]
-                    hint = (f"unknown body {body!r}" if body not in self._bodies
-                            else f"body {body!r} has no such marker")
-                    kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
-                        type(item).__name__, type(item).__name__)
-                    problems.append(f"{kind} {item.name!r}: marker {ref!r} not found ({hint})")
-        for joint in self._joints:
-            mi, mj = markers.get(joint.marker_i), markers.get(joint.marker_j)
-            if mi is not None and mj is not None and mi.body == mj.body:
-                problems.append(f"joint {joint.name!r} connects two markers of body "
-                                f"{mi.body!r}")
-        for drive in self._drives:
-            if drive.kind == "coordinate":
-                body, _, coord = str(drive.coordinate).partition(".")
-                b = self._bodies.get(body)
-                if b is None or f"{body}.{coord}" not in b.coord_names:
-                    problems.append(f"drive {drive.name!r}: coordinate {drive.coordinate!r} "
-                                    f"is not a body coordinate (e.g. 'link.x', 'link.e1')")
-            elif drive.marker_i is None or drive.marker_j is None:
-                problems.append(f"drive {drive.name!r}: {drive.kind} drives need marker_i "
-                                f"and marker_j")
-            else:
-                mi, mj = markers.get(drive.marker_i), markers.get(drive.marker_j)
-                if mi is not None and mj is not None and mi.body == mj.body:
-                    problems.append(f"drive {drive.name!r} relates two markers of body "
-                                    f"{mi.body!r}")
+        reference_problems(self._joints, self._drives, self._forces, markers,
+                           self._bodies, problems)
         sensor_target_problems(self._sensors, markers, self._bodies, self._joints,
                                self._forces, problems, drives=self._drives)
         initial_problems(self._initial, self._joints, problems)

@@ -356,3 +356,50 @@ def initial_problems(initial, joints, problems: list[str]) -> None:
         if (item.joint, item.quantity) in seen:
             problems.append(f"{who}: its {item.quantity} is given twice")
         seen.add((item.joint, item.quantity))
+
+
+def reference_problems(joints, drives, forces, markers: dict, bodies: dict,
+                       problems: list[str]) -> None:
+    """Names and references of the joints, drives and forces against the model: valid,
+    unique names, markers that exist, two bodies per joint and drive, drive coordinates
+    that are body coordinates; problems appended to ``problems``."""
+    names: set[str] = set()
+    for item in [*joints, *drives, *forces]:
+        kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(type(item).__name__,
+                                                                 "force")
+        if (problem := _name_problem(kind, item.name)) is not None:
+            problems.append(problem)
+        if item.name in names:
+            problems.append(f"duplicate name {item.name!r} among joints, drives and "
+                            f"forces")
+        names.add(item.name)
+    for item in [*joints, *drives, *forces]:
+        refs = [getattr(item, a, None) for a in ("marker_i", "marker_j", "marker")]
+        for ref in refs:
+            if ref is not None and ref not in markers:
+                body = str(ref).split(".", 1)[0]
+                hint = (f"unknown body {body!r}" if body not in bodies
+                        else f"body {body!r} has no such marker")
+                kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
+                    type(item).__name__, type(item).__name__)
+                problems.append(f"{kind} {item.name!r}: marker {ref!r} not found ({hint})")
+    for joint in joints:
+        mi, mj = markers.get(joint.marker_i), markers.get(joint.marker_j)
+        if mi is not None and mj is not None and mi.body == mj.body:
+            problems.append(f"joint {joint.name!r} connects two markers of body "
+                            f"{mi.body!r}")
+    for drive in drives:
+        if drive.kind == "coordinate":
+            body, _, coord = str(drive.coordinate).partition(".")
+            b = bodies.get(body)
+            if b is None or f"{body}.{coord}" not in b.coord_names:
+                problems.append(f"drive {drive.name!r}: coordinate {drive.coordinate!r} "
+                                f"is not a body coordinate (e.g. 'link.x', 'link.e1')")
+        elif drive.marker_i is None or drive.marker_j is None:
+            problems.append(f"drive {drive.name!r}: {drive.kind} drives need marker_i "
+                            f"and marker_j")
+        else:
+            mi, mj = markers.get(drive.marker_i), markers.get(drive.marker_j)
+            if mi is not None and mj is not None and mi.body == mj.body:
+                problems.append(f"drive {drive.name!r} relates two markers of body "
+                                f"{mi.body!r}")

@@ -210,3 +210,101 @@ def rename_markers(markers: dict, aliases: dict, problems: list) -> dict:
             problems.append(f"duplicate marker {new!r}")
         out[new] = marker
     return out
+
+
+#: What a distributed load's value is per unit of, by its ``weights`` on a nonlinear
+#: beam: "length" [N/m], "mass" [N/kg: the density ρA times it per metre].
+BEAM_LOAD_WEIGHTS = ("length", "mass", "uniform")
+
+
+@dataclass(frozen=True)
+class _ScaledLoad:
+    """f(t, state) = scale · load(t, state): a beam's distributed load callable at one
+    of its node loads."""
+
+    load: object
+    scale: float
+
+    def __call__(self, t, state=None):
+        return self.scale * np.asarray(self.load(t, state), dtype=float)
+
+
+def beam_load_coefficients(length: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(node shares (n+1,) [m], arm shares (2,) [m]) of a uniform load density on a beam
+    of n equal elements: node k carries the load over its share of the length, l_k (L_e
+    inside, L_e/2 at the ends), less the arm share at the ends; the root carries L_e/6 of
+    it at a point L_e/2 along its axis towards the tip, the tip L_e/6 at L_e/2 back.
+
+    Each element's consistent load, the density f against its cubic Hermite centre line
+    (the line of the beam's consistent inertia, docs/nonlinear_beam.md), is f L_e/2 at
+    both nodes and the moments ±(L_e²/12) t × f (t the node's axis); the moments of
+    neighbouring elements cancel at the inner nodes, and at the ends the arm carries
+    them: (L_e/6) · (L_e/2) = L_e²/12."""
+    le = length / n
+    share = np.full(n + 1, le)
+    share[[0, -1]] = 0.5 * le
+    share[[0, -1]] -= le / 6.0
+    return share, np.array([le / 6.0, le / 6.0])
+
+
+def beam_distributed_loads(declared, beams: dict, forces: list, problems: list
+                           ) -> tuple[list, list, list]:
+    """Split the builder's distributed-load declarations (name, body, load, weights,
+    frame) into those on flexible bodies (returned first) and those on nonlinear beams,
+    which become marker declarations on the beams' nodes and point loads
+    (:func:`beam_load_coefficients`; named ``NAME/k`` for node k and ``NAME/root-arm``,
+    ``NAME/tip-arm``); ``frame="body"`` takes the load along each node's section axes (a
+    follower load)."""
+    from .forces import PointLoad
+
+    rest, markers, loads = [], [], []
+    elements = {f.name: f for f in forces if isinstance(f, BeamElements)}
+    for name, body, load, weights, frame in declared:
+        beam = beams.get(body)
+        if beam is None:
+            rest.append((name, body, load, weights, frame))
+            continue
+        what = f"distributed load {name!r} on nonlinear beam {body!r}"
+        count = len(beam.nodes)
+        if frame not in ("global", "body"):
+            problems.append(f"{what}: frame must be 'global' or 'body', got {frame!r}")
+            continue
+        if not callable(load):
+            value = np.asarray(load, dtype=float) if np.size(load) == 3 else None
+            if value is None or not np.all(np.isfinite(value)):
+                problems.append(f"{what}: value must be 3 finite numbers or f(t, state), "
+                                f"got {load!r}")
+                continue
+            load = value
+        if isinstance(weights, str) and weights in ("length", "mass"):
+            share, arms = beam_load_coefficients(beam.length, count - 1)
+            if weights == "mass":
+                share, arms = (share * elements[body].mass_per_length,
+                               arms * elements[body].mass_per_length)
+        elif isinstance(weights, str) and weights == "uniform":
+            share, arms = np.ones(count), np.zeros(2)
+        elif isinstance(weights, str):
+            problems.append(f"{what}: weights must be one of {list(BEAM_LOAD_WEIGHTS)} or "
+                            f"{count} numbers (one per node), got {weights!r}")
+            continue
+        else:
+            share = np.asarray(weights, dtype=float).ravel()
+            if share.shape != (count,) or not np.all(np.isfinite(share)):
+                problems.append(f"{what}: weights must have {count} finite entries (one "
+                                f"per node), got {np.shape(weights)}")
+                continue
+            arms = np.zeros(2)
+        axes = "marker" if frame == "body" else "global"
+        half = 0.5 * beam.length / (count - 1)
+        points = [(f"{name}/{k + 1}", k + 1, 0.0, share[k]) for k in range(count)]
+        points += [(f"{name}/root-arm", 1, half, arms[0]),
+                   (f"{name}/tip-arm", count, -half, arms[1])]
+        for load_name, label, offset, scale in points:
+            if scale == 0.0:
+                continue
+            marker = f"@{load_name}"
+            markers.append((body, marker, (offset, 0.0, 0.0), None, "body", label, None,
+                            None))
+            value = _ScaledLoad(load, float(scale)) if callable(load) else scale * load
+            loads.append(PointLoad(load_name, f"{body}.{marker}", value, "force", axes))
+    return rest, markers, loads
