@@ -38,3 +38,16 @@ def modal_kwargs():
 @pytest.fixture
 def modal_data():
     return ModalData(**make_modal_kwargs())
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked ``long`` (thousands of fuzzed examples, tests/fuzzing.py) run
+    only when the ``-m`` expression names them (``-m long``); any other run leaves them
+    out, ``-m "not slow"`` included."""
+    if "long" in (config.getoption("markexpr") or ""):
+        return
+    keep = [item for item in items if item.get_closest_marker("long") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+

@@ -1,6 +1,6 @@
 """Each fuzz property of the suite twice: a few dozen to a few hundred examples in the
 default suite (the same ones at every run), and several thousand drawn at random in a
-test marked ``long``, which the default run leaves out (``pytest -m long``; issue 36).
+test marked ``long``, which runs only with ``pytest -m long`` (tests/conftest.py).
 
 ``FLEXMBS_FUZZ_EXAMPLES`` sets the number of examples of the default tests and draws
 them at random as well.
