@@ -1,6 +1,7 @@
 """Shared fixtures: small valid modal data sets built from first principles."""
 
 import os
+from pathlib import Path
 
 # numba's allocation counters, for test_compiled's check that the per-iteration kernels
 # allocate nothing; numba reads the setting when it starts, so before anything imports it
@@ -51,3 +52,58 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
 
+
+
+#: The slow test that rebuilds the prebuilt kernel (tests/test_prebuilt.py).
+REBUILD_TEST = "test_the_shipped_prebuilt_kernel_is_what_the_sources_build"
+_REBUILD: dict = {}
+
+
+def pytest_collection_finish(session):
+    """When the rebuild test is selected, start its build at once in a background
+    thread: the compilation runs in its own process (flexmbs.engine.prebuilt_build), on
+    the second core while the suite runs on the first, and the test collects it."""
+    if not any(item.name == REBUILD_TEST for item in session.items):
+        return
+    import tempfile
+    import threading
+
+    import llvmlite
+    import numba
+    from test_prebuilt import pinned_toolchain
+
+    from flexmbs.engine import prebuilt_build
+
+    if {"numba": numba.__version__, "llvmlite": llvmlite.__version__} != pinned_toolchain():
+        return  # the test skips: it rebuilds with the pinned toolchain only
+
+    folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
+
+    def build():
+        try:
+            _REBUILD["entry"] = prebuilt_build.build(Path(folder))
+        except BaseException as exc:  # handed to the test, which raises it
+            _REBUILD["error"] = exc
+
+    _REBUILD.update(folder=Path(folder), thread=threading.Thread(target=build, daemon=True))
+    _REBUILD["thread"].start()
+
+
+@pytest.fixture
+def background_rebuild():
+    """(manifest entry, folder) of the kernel rebuilt in the background since the
+    collection (:func:`pytest_collection_finish`); None when it was not started."""
+    if "thread" not in _REBUILD:
+        return None
+    _REBUILD["thread"].join()
+    if "error" in _REBUILD:
+        raise _REBUILD["error"]
+    return _REBUILD["entry"], _REBUILD["folder"]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import shutil
+
+    if "thread" in _REBUILD:
+        _REBUILD["thread"].join()
+        shutil.rmtree(_REBUILD["folder"], ignore_errors=True)

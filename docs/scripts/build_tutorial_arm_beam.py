@@ -125,6 +125,10 @@ def build(out: Path, quick: bool, workers: int | None) -> Path:
     four = next(r for r in trows if r["modes"] == 4)
     values["trunc_gain"] = f"{trows[0]['tip error max [mm]'] / four['tip error max [mm]']:.0f}"
     values.update(stiffening_section(assets, short, opts))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from seed_nonlinear import nonlinear_section  # docs/scripts/seed_nonlinear.py
+
+    values.update(nonlinear_section(assets, quick))
     from flexmbs import read_modal
 
     steel = read_modal(ROOT / "modal_data" / "arm_steel_beam.fmd.h5")
