@@ -581,7 +581,7 @@ def modal_derivatives(figures: Path | None = None):
     """Bodies with modal derivatives (nonlinear = true, docs/theory_modal_derivatives.md)
     against geometrically exact references (validation/modal_derivatives_check.py).
     (1) Kane et al.'s spin-up at Ω = 4, 6 and 10 rad/s, the 8 Craig–Bampton modes of
-    40 beam elements enriched with their modal derivatives (NumPy path, Newmark
+    40 beam elements enriched with their modal derivatives (compiled, Newmark
     h = 10 ms, 20 s) against the planar ANCF beam of validation/kane_exact_reference.py:
     the tip deflection's largest difference within 5e-4 of the peak, and at most a
     third of the stiffened linear body's with the same modes (figure

@@ -155,7 +155,7 @@ def run_variants(quick: bool) -> list[dict]:
                 "tip across at the end [mm]": 1e3 * tip[-1, 1],
                 "shoulder at the end [rad]": float(shoulder[-1]),
                 "run time [s]": wall, "status": result.status,
-                "t": np.asarray(result.t), "across": tip[:, 1],
+                "t": np.asarray(result.t), "across": tip[:, 1], "shoulder": shoulder,
             })
     return rows
 
@@ -221,20 +221,29 @@ def nonlinear_section(assets: Path, quick: bool) -> dict:
 
     exact = finest["equivalent beam, geometrically exact"]
     linear = finest["equivalent beam, linear FFRF"]
+    coarse = next(r for r in rows if r["model"] == exact["model"])
 
     def diff(model):
         return f"{finest[model]['tip history max diff vs reference [mm]']:.3g}"
 
+    spin = np.gradient(exact["shoulder"], exact["t"])
     return {
         "nonlinear_table": to_markdown(table, COLUMNS).strip(),
         "nl_exact_peak": f"{exact['tip peak across [mm]']:.4g}",
+        "nl_exact_at": f"{exact['at [s]']:.3g}",
         "nl_exact_level": exact["level"],
         "nl_exact_along": f"{-exact['tip along at the peak [mm]']:.3g}",
+        "nl_exact_coarse": coarse["level"],
+        "nl_exact_coarse_diff": f"{coarse['tip history max diff vs reference [mm]']:.2g}",
         "nl_linear_peak": f"{linear['tip peak across [mm]']:.4g}",
+        "nl_linear_at": f"{linear['at [s]']:.3g}",
         "nl_seed_peak": f"{pick('seed (linear FFRF)')['tip peak across [mm]']:.4g}",
         "nl_linear_diff": diff("equivalent beam, linear FFRF"),
         "nl_stiff_diff": diff("equivalent beam, linear FFRF with stiffening"),
         "nl_md_diff": diff("equivalent beam, modal derivatives"),
+        "nl_md_level": finest["equivalent beam, modal derivatives"]["level"],
         "nl_sub_diff": diff("equivalent beam, substructures"),
         "nl_sub_level": finest["equivalent beam, substructures"]["level"],
+        "nl_spin_end": f"{abs(spin[-1]):.3g}",
+        "nl_shoulder_end": f"{exact['shoulder at the end [rad]']:.3g}",
     }

@@ -36,17 +36,13 @@ def _force_reason(system) -> str | None:
 
 def unsupported_reason(system) -> str | None:
     """Why the kernels cannot evaluate ``system`` (None: they can): a force no element
-    kind claims, a nonlinear flexible body (modal derivatives) or flexible data without
-    the general invariant set. (Forces whose
+    kind claims, or flexible data without the general invariant set. (Forces whose
     value is a state-dependent callable run compiled, their values asked of Python at
     every Newton iterate: docs/compiled.md, "Callables".)"""
     reason = _force_reason(system)
     if reason is not None:
         return reason
     for body in system.bodies:
-        if getattr(body, "nonlinear", False):
-            return (f"flexible body {body.name!r} is nonlinear (modal derivatives): the "
-                    f"kernels have no polynomial elastic forces, the NumPy path runs it")
         if hasattr(body, "data") and body.data.invariants.N is None:
             return f"flexible body {body.name!r} has no general invariant set"
     return None

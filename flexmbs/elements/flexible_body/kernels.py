@@ -49,6 +49,7 @@ from ...compiled.rotations import (
 )
 from ..floating_frame import frame_tangents, full_mass, general_qbar, mode_mass
 from ..registry import header_rows
+from .polynomial import add_polynomial_force, add_polynomial_tangent, polynomial_energy
 from .stiffening import body_stiffening, mkc_views, stiffening_energies
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
@@ -58,6 +59,7 @@ T_F_KFF, T_F_M0, T_F_MASS, T_F_MFF, T_F_N, T_F_Q = header_rows(
     "f_kff", "f_m0", "f_mass", "f_mff", "f_N", "f_Q")
 T_F_S, T_F_SKA, T_F_SKD, T_F_STIFF, T_F_SXC, T_GRAVITY = header_rows(
     "f_S", "f_ska", "f_skd", "f_stiff", "f_sxc", "gravity")
+T_F_POLY, T_F_C3, T_F_C4 = header_rows("f_poly", "f_c3", "f_c4")
 
 
 TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-literal
@@ -173,6 +175,10 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         for j in range(nm):
             acc += T_f_kff[f, i, j] * xi[j] + T_f_dff[f, i, j] * xid[j]
         r[st + 7 + i] += acc
+    row = _i1(IN, H, T_F_POLY)[f]
+    if row >= 0:  # a nonlinear body: f(η) beyond K_ff η
+        add_polynomial_force(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm, xi,
+                             r[st + 7:st + 7 + nm])
     if _i1(IN, H, T_F_STIFF)[f]:
         n = 7 + nm
         body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r[st:st + n], NO)
@@ -229,6 +235,10 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
         for j in range(nm):
             k[7 + i, 7 + j] += T_f_kff[f, i, j]
             c[7 + i, 7 + j] += T_f_dff[f, i, j]
+    row = _i1(IN, H, T_F_POLY)[f]
+    if row >= 0:  # a nonlinear body: ∂f/∂η
+        add_polynomial_tangent(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm,
+                               q[st + 7:st + 7 + nm], k, 7)
     for i in range(n):  # M = Cᵀ M̄ C
         for j in range(n):
             m[i, j] = 0.0
@@ -286,6 +296,10 @@ def flexible_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin, pot):
         for j in range(nm):
             elastic += q[st + 7 + i] * f_kff[f, i, j] * q[st + 7 + j]
     pot += -first + 0.5 * elastic
+    row = _i1(IN, H, T_F_POLY)[f]
+    if row >= 0:  # a nonlinear body's cubic and quartic strain energy
+        pot += polynomial_energy(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm,
+                                 q[st + 7:st + 7 + nm])
     if f_stiff[f]:
         n = 7 + nm
         k_s, p_s = stiffening_energies(f_ska[f], f_skd[f], f_sxc[f], nm, a, gb,
