@@ -97,12 +97,6 @@ def setup(case_or_system, sensor, component, parameters, *, overrides=None,
         params, source = resolve(parameters, ModelModels(model))
         system = System(source.model, **sys_overrides)
         solver = dict(run)
-    nonlinear = [b.name for b in system.bodies if getattr(b, "nonlinear", False)]
-    if nonlinear:
-        raise ValidationError(f"gradients: flexible body {nonlinear[0]!r} is nonlinear "
-                              f"(modal derivatives); the parameter derivatives of its "
-                              f"polynomial elastic forces are not available yet "
-                              f"(docs/theory_modal_derivatives.md)")
     settings = forward.run_settings(solver)
     return Problem(system, settings, params, source, SensorProbe(system, sensor, component),
                    sys_overrides)

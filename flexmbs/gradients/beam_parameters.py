@@ -91,6 +91,10 @@ def beam_tangent(source, key: str, value: float, step: float) -> BeamTangent:
     if body.stiffening:
         raise ModelError(f"parameter {key!r}: flexible body {name!r} has geometric "
                          f"stiffening on, whose matrices have no derivative here")
+    if getattr(body, "nonlinear", False):
+        raise ModelError(f"parameter {key!r}: flexible body {name!r} is nonlinear (modal "
+                         f"derivatives), whose derivative coordinates and tensors have no "
+                         f"derivative here; its stiffness_scale and damping_ratio have")
     fe, options = beam_fe(_spec(source, name))
     fe_plus = beam_fe(_spec(source.with_value(key, value + step), name))[0]
     try:

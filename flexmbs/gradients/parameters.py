@@ -11,7 +11,7 @@ model's own fields (``gravity[1]``, ``bodies.link1.inertia[1,1]``,
 ``forces.servo.reference.end``, ``drives.spin.profile.omega``,
 ``markers.link1.tip.position[0]`` for a marker of a rigid body). One key exists for
 both: ``bodies.<flexible body>.stiffness_scale``, a factor on K_ff (1 nominally; D_ff
-held).
+held; on a nonlinear body on its cubic and quartic strain energy too).
 """
 
 from __future__ import annotations
@@ -439,13 +439,19 @@ def _with_element(model, group, name, element):
 
 
 def scale_stiffness(model, name: str, factor: float):
-    """``model`` with K_ff of flexible body ``name`` times ``factor`` (D_ff held)."""
+    """``model`` with K_ff of flexible body ``name`` times ``factor`` (D_ff held), and
+    for a nonlinear body (modal derivatives) its whole strain energy: C₃ and C₄ too."""
     body = model.bodies[name]
     data = body.data
     scaled = replace(data, K_ff=data.K_ff * factor, damping_ratio=None,
                      damping_matrix=np.array(data.D_ff))
     bodies = dict(model.bodies)
-    bodies[name] = replace(body, data=scaled)
+    elastic = getattr(body, "elastic", None)
+    if elastic is not None:
+        bodies[name] = replace(body, data=scaled, elastic=replace(
+            elastic, cubic=elastic.cubic * factor, quartic=elastic.quartic * factor))
+    else:
+        bodies[name] = replace(body, data=scaled)
     return replace(model, bodies=bodies)
 
 

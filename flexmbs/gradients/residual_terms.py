@@ -116,6 +116,12 @@ def _find(model, group, name):
     return next(e for e in getattr(model, group) if e.name == name)
 
 
+#: The fields of a flexible body with analytic parameter derivatives: its modal
+#: stiffness and damping matrices and a nonlinear body's cubic and quartic tensors.
+FLEXIBLE_FIELDS = {("data", "K_ff"), ("data", "D_ff"), ("elastic", "cubic"),
+                   ("elastic", "quartic")}
+
+
 class ParameterTerms:
     """The analytic terms of one parameter on ``system`` from its model ``tangent``
     ({leaf path: derivative}); ``plus``/``minus``: the models at p ± δ."""
@@ -186,8 +192,7 @@ class ParameterTerms:
             if kind == "RigidBody" and heads <= {"mass", "inertia", "com"}:
                 self.terms.append(("rigid", system.body_index(name), fields_))
                 return
-            if hasattr(element, "data") and all(p[:1] == ("data",) and p[1] in
-                                                ("K_ff", "D_ff") for p in fields_):
+            if hasattr(element, "data") and all(p[:2] in FLEXIBLE_FIELDS for p in fields_):
                 self.terms.append(("flexible", system.body_index(name), fields_))
                 return
             self.unsupported.extend(("bodies", name, *p) for p in fields_)
@@ -248,7 +253,8 @@ class ParameterTerms:
         sl = self.system.slices[k]
         out.r[sl][7:] += flexible_parameters.modal_force_derivative(
             st.q[sl][7:], st.qd[sl][7:], fields_.get(("data", "K_ff")),
-            fields_.get(("data", "D_ff")))
+            fields_.get(("data", "D_ff")), fields_.get(("elastic", "cubic")),
+            fields_.get(("elastic", "quartic")))
 
     def _drive(self, st, out, spec, slope):
         system = self.system
