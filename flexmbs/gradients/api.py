@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._blas import single_threaded_blas
 from ..errors import ValidationError
 from . import forward
 from .adjoint import backward
@@ -28,18 +29,6 @@ from .prepared import PreparedParameter
 from .sensor_probe import SensorProbe
 
 MODES = ("adjoint", "forward")
-
-
-def single_threaded_blas():
-    """A context that keeps BLAS on one thread (threadpoolctl, when installed): the
-    sweeps' matrices are small, and threads only contend for the cores."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 @dataclass

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._blas import single_threaded_blas
 from ..errors import ValidationError
-from .api import single_threaded_blas
 from .beam_parameters import beam_body, beam_tangent
 from .modal_update import TestMode, dof_rows, mac, pair_modes, read_modal_test, stacked_shapes
 from .parameters import REL_STEP, CaseModels, apply_bounds, resolve

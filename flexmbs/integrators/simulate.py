@@ -200,7 +200,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         for ctrl in controllers:
             ctrl.start(control[1])
     step_times = StepTimes(h) if integ.real_time else None
-    with numerical:
+    with numerical, _blas_threads(integ):
         success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
             system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
             record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
@@ -270,6 +270,28 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         model=_describe_model(system), contacts=contacts, statistics=statistics,
         status=status, warnings=[w.as_dict() for w in warns], checkpoint=checkpoint,
         sensors=sensors)
+
+
+#: From this order on a dense iteration matrix is factored with BLAS on one thread
+#: during the steps (OpenBLAS threads ``dgetrf`` for matrices of this size, and on a
+#: loaded machine each threaded factorisation waits for a core: benchmarks/README.md,
+#: "Nonlinear beam against Exudyn's planar beams"); smaller ones never thread, and
+#: sparse ones (SuperLU) do not use BLAS threads.
+ONE_BLAS_THREAD_FROM = 64
+
+
+def _blas_threads(integ):
+    """The context of the steps' BLAS threads: one thread for a compiled run's dense
+    iteration matrix of order :data:`ONE_BLAS_THREAD_FROM` or more, else unchanged."""
+    import contextlib
+
+    compiled = integ.compiled
+    if compiled is None or compiled.sparse or \
+            compiled.n_q + compiled.n_c < ONE_BLAS_THREAD_FROM:
+        return contextlib.nullcontext()
+    from .._blas import single_threaded_blas
+
+    return single_threaded_blas()
 
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
