@@ -343,3 +343,40 @@ def test_section_parameters_of_a_nonlinear_body_are_refused_by_name(tmp_path):
         gradient(str(path), Objective("tip", "final", component="y"),
                  ["bodies.arm.beam.section.height"], newton="converged")
 
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(1, 9), seed=st.integers(0, 2**31 - 1))
+def test_the_polynomial_kernels_sum_each_sorted_index_tuple_once_exactly(m, seed):
+    """The compiled force, tangent and energy (sums over sorted index tuples times their
+    orderings) against ElasticPolynomial's full tensor contractions, for random fully
+    symmetric C₃ and C₄, to round-off."""
+    import itertools
+    import math
+
+    from flexmbs.elements.flexible_body.polynomial import (
+        add_polynomial_force,
+        add_polynomial_tangent,
+        polynomial_energy,
+    )
+    from flexmbs.modal.derivative_data import ElasticPolynomial
+
+    rng = np.random.default_rng(seed)
+
+    def symmetric(shape):
+        t = rng.standard_normal(shape)
+        return sum(np.transpose(t, p) for p in itertools.permutations(range(len(shape)))
+                   ) / math.factorial(len(shape))
+
+    c3, c4, eta = symmetric((m,) * 3), symmetric((m,) * 4), rng.standard_normal(m)
+    reference = ElasticPolynomial(c3, c4)
+    force = np.zeros(m)
+    add_polynomial_force(c3, c4, m, eta, force)
+    tangent = np.zeros((m + 7, m + 7))
+    add_polynomial_tangent(c3, c4, m, eta, tangent, 7)
+    scale = 1e-13 * (1.0 + np.abs(c4).sum() * np.abs(eta).max() ** 3)
+    np.testing.assert_allclose(force, reference.force(eta), rtol=0, atol=scale)
+    np.testing.assert_allclose(tangent[7:, 7:], reference.tangent(eta), rtol=0, atol=scale)
+    assert not tangent[:7].any() and not tangent[:, :7].any()
+    assert polynomial_energy(c3, c4, m, eta) == pytest.approx(reference.energy(eta), rel=0,
+                                                               abs=scale)
