@@ -102,8 +102,11 @@ def background_rebuild():
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """Wait for the background rebuild of a finished session and remove its folder (an
+    interrupted session does not wait for the compilation)."""
     import shutil
 
     if "thread" in _REBUILD:
-        _REBUILD["thread"].join()
+        if exitstatus != pytest.ExitCode.INTERRUPTED:
+            _REBUILD["thread"].join()
         shutil.rmtree(_REBUILD["folder"], ignore_errors=True)
