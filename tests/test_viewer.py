@@ -216,6 +216,33 @@ def _probe(url: str, budget_ms: int = 500) -> dict:
     return json.loads(html.unescape(text))
 
 
+def test_rigid_links_carry_their_inertia_ellipsoids_as_the_renders_draw_them(arm):
+    """The seed arm's links (slender rods) get the renders' inertia ellipsoid: the unit
+    sphere's transform in the body frame has the principal axes scaled by the semi-axes
+    of flexmbs.post.scene_parts.inertia_ellipsoid (at least the minimum of the scene
+    size) and moves it to the centre of mass; the ellipsoid's inertia, m (b² + c²)/5 …,
+    is the body's (within the minimum's inflation of the thin axes)."""
+    from flexmbs.post.scene_parts import ELLIPSOID_MIN_SEMI_AXIS, inertia_ellipsoid
+
+    data = scene_data(arm)
+    size = data["view"]["size"]
+    for entry in data["rigid"]:
+        info = arm.bodies[entry["name"]]
+        matrix = np.asarray(entry["ellipsoid"]["matrix"]).reshape(4, 4)
+        centre, axes, semi = inertia_ellipsoid(float(info["mass"]), info["inertia"],
+                                               info["com"])
+        shown = np.maximum(semi, ELLIPSOID_MIN_SEMI_AXIS * size)
+        np.testing.assert_allclose(matrix[:3, :3], axes * shown, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(matrix[:3, 3], centre)
+        np.testing.assert_allclose(matrix[3], [0, 0, 0, 1])
+        longest = int(np.argmax(semi))  # the rod's axis: its inertia across it is exact
+        across = info["mass"] * (semi[longest] ** 2 + shown[(longest + 2) % 3] ** 2) / 5
+        moment = axes[:, (longest + 1) % 3] @ np.asarray(info["inertia"]) @ axes[
+            :, (longest + 1) % 3]
+        assert across == pytest.approx(moment, rel=0.02)
+    assert data["radii"]["comInEllipsoid"] < data["radii"]["com"]
+
+
 def test_the_page_draws_the_bodies_where_the_results_put_them(strip, arm, tmp_path):
     """Paused at a time, the page's drawn nodes (computed in the browser from R, p, ξ and
     the mode shapes) are flexmbs.post.frames' deformed positions R + A(ū0 + s Φ ξ) at

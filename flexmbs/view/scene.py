@@ -14,7 +14,8 @@ is the von Mises stress of bodies with stress modes (``2 B × frames × N_shown`
 it is not linear in ξ.
 
 Rigid bodies are drawn with their geometry file when they have one, else as rods joining
-their frame origin, markers and centre of mass, with a sphere at the centre of mass;
+their frame origin, markers and centre of mass, with a sphere at the centre of mass and
+the translucent inertia ellipsoid where the renders draw one (:func:`_ellipsoid`);
 joints as red spheres at their first marker; beams as their section swept along the
 deformed centreline (a square of 1.5 % of the scene for a beam without section data).
 """
@@ -166,6 +167,33 @@ def _rigid_drawing(result, name, info) -> dict:
     return out
 
 
+def _ellipsoid(name, info, size: float) -> dict | None:
+    """A rigid body's inertia ellipsoid as the renders draw it (the uniform solid
+    ellipsoid of its mass and inertia, drawn where comparable in size to the scene:
+    :mod:`flexmbs.post.scene_parts`): {"matrix": the 4 × 4 body-frame transform of the
+    unit sphere, row by row} with semi-axes at least ELLIPSOID_MIN_SEMI_AXIS of the
+    scene ``size`` [m], or None."""
+    from ..post.scene_parts import (
+        ELLIPSOID_MIN_SEMI_AXIS,
+        RigidPart,
+        ellipsoid_drawn,
+        inertia_ellipsoid,
+    )
+
+    mass = float(np.asarray(info.get("mass", 0.0)))
+    if "inertia" not in info or mass <= 0 or "shape_points" in info:
+        return None
+    com = np.asarray(info.get("com", np.zeros(3)), dtype=float)
+    ellipsoid = inertia_ellipsoid(mass, info["inertia"], com)
+    if not ellipsoid_drawn(RigidPart(name, 0, com, np.zeros((0, 3)), ellipsoid, None), size):
+        return None
+    centre, axes, semi = ellipsoid
+    matrix = np.eye(4)
+    matrix[:3, :3] = axes * np.maximum(semi, ELLIPSOID_MIN_SEMI_AXIS * size)
+    matrix[:3, 3] = centre
+    return {"matrix": matrix.ravel().tolist()}
+
+
 def horizontal_axes(up) -> tuple[np.ndarray, np.ndarray]:
     """(a, b) perpendicular to ``up`` with (a, b, up) right-handed (a: the world axis after
     up's nearest one, made perpendicular to it)."""
@@ -285,6 +313,8 @@ def scene_data(result, *, scale=None, field: str = "displacement", frames=None,
     size = float(max(np.max(hi - lo), 1e-6))
     for entry, (info, _, _, mesh) in zip(bodies, drawn, strict=True):
         entry["section"] = _section(info, size) if len(mesh.lines) else None
+    for entry, (name, info) in zip(rigid_entries, rigid, strict=True):
+        entry["ellipsoid"] = _ellipsoid(name, info, size)
     up = world_up(getattr(result, "model", {}).get("gravity"))
     direction, _ = camera(lo, hi, up)
     duration = float(t[k[-1]] - t[k[0]])
@@ -304,7 +334,8 @@ def scene_data(result, *, scale=None, field: str = "displacement", frames=None,
                  "direction": direction.tolist(),
                  "up": [0.0, 0.0, 1.0] if up is None else up.tolist(), "size": size,
                  "grid": _grid(lo, hi, size, up)},
-        "radii": {"rod": 0.01 * size, "joint": 0.02 * size, "com": 0.025 * size},
+        "radii": {"rod": 0.01 * size, "joint": 0.02 * size, "com": 0.025 * size,
+                  "comInEllipsoid": 0.012 * size},
     }
 
 

@@ -113,6 +113,9 @@ const grey = new THREE.MeshPhongMaterial({color: 0x9a9a9a, shininess: 20});
 const light = new THREE.MeshPhongMaterial({color: 0xb8b8b8, shininess: 20,
                                             side: THREE.DoubleSide});
 const red = new THREE.MeshPhongMaterial({color: 0xc0392b, shininess: 30});
+const translucent = new THREE.MeshPhongMaterial({color: 0xb8b8b8, shininess: 20,
+                                                 transparent: true, opacity: 0.45,
+                                                 depthWrite: false});
 
 function setPose(group, frame, offset) {
   const c = frame * NC + offset;
@@ -327,8 +330,15 @@ class Rigid {
       rod.quaternion.setFromUnitVectors(yAxis, d.normalize());
       this.group.add(rod);
     }
+    if (r.ellipsoid) {  // the inertia ellipsoid: the unit sphere through its transform
+      const shell = new THREE.Mesh(new THREE.SphereGeometry(1, 32, 20), translucent);
+      shell.matrixAutoUpdate = false;
+      shell.matrix.set(...r.ellipsoid.matrix);
+      this.group.add(shell);
+    }
     const ball = new THREE.Mesh(new THREE.SphereGeometry(
-      r.com ? data.radii.com : 2 * data.radii.rod, 24, 16), light);
+      r.com ? (r.ellipsoid ? data.radii.comInEllipsoid : data.radii.com)
+            : 2 * data.radii.rod, 24, 16), light);
     ball.position.set(...(r.com || r.points[0]));
     this.group.add(ball);
   }
