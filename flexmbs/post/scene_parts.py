@@ -9,7 +9,8 @@ every frame:
   from the pivot to the mass;
 - its centre of mass: a sphere sized to the scene, so that a point mass stays visible;
 - its inertia ellipsoid (:func:`inertia_ellipsoid`) only where it is comparable in size
-  to the scene (longest diameter from :data:`ELLIPSOID_SIZES` times the scene size):
+  to the scene (longest diameter from 0.1 to 3 times the scene size,
+  flexmbs.frame.ellipsoid):
   the 1e-9 kg m² inertia of a point mass gets none;
 - with a drawing geometry (``shape_points``), that surface alone.
 
@@ -25,22 +26,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..frame.ellipsoid import (
+    ELLIPSOID_MIN_SEMI_AXIS,
+    comparable,
+    inertia_ellipsoid,
+)
 from .frames import deformed, flexible_bodies, pose
 
 #: Sizes as fractions of the scene size: tubes of rigid links, of beams drawn without
 #: a section and of nonlinear beams (radius); centre-of-mass spheres (radius; smaller
 #: inside a drawn inertia ellipsoid, which shows the mass already) and joint spheres
-#: (radius); the smallest semi-axis of a drawn inertia ellipsoid (it encloses the link
-#: tubes).
+#: (radius). The inertia ellipsoid's own sizes are in flexmbs.frame.ellipsoid.
 LINK_RADIUS = 0.009
 COM_RADIUS = 0.025
 COM_IN_ELLIPSOID_RADIUS = 0.012
 JOINT_RADIUS = 0.018
-ELLIPSOID_MIN_SEMI_AXIS = 0.012
-#: An inertia ellipsoid is drawn when its longest diameter is within these multiples of
-#: the scene size: smaller, it is a speck inside the centre-of-mass sphere; larger, it
-#: hides the model (inertia in the wrong units, say).
-ELLIPSOID_SIZES = (0.1, 3.0)
 #: Points on the unit sphere (the 26 directions of a cube's faces, edges and corners)
 #: whose images bound a drawn ellipsoid for the framing.
 _SPHERE_POINTS = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1)
@@ -80,18 +80,6 @@ class RigidPart:
             pts.append(np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
                                  for z in (lo[2], hi[2])]))
         return np.vstack(pts)
-
-
-def inertia_ellipsoid(mass: float, inertia,
-                      com) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(centre, axes (3, 3) columns, semi-axes (3,)) [m] of the uniform solid ellipsoid
-    with the body's mass [kg] and its inertia [kg m²] about the centre of mass: a uniform
-    ellipsoid has I_k = m (a_i² + a_j²) / 5 about principal axis k, so
-    a_k² = 5 (I_i + I_j − I_k) / (2 m) (a slender rod of length ℓ gives a needle of
-    semi-axis ℓ √(5/12) along it)."""
-    moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
-    semi = np.sqrt(np.maximum(2.5 * (moments.sum() - 2.0 * moments) / mass, 0.0))
-    return np.asarray(com, dtype=float), axes, semi
 
 
 def beam_chains(result) -> dict:
@@ -157,8 +145,7 @@ def ellipsoid_drawn(part: RigidPart, size: float) -> bool:
     """Whether ``part``'s inertia ellipsoid is drawn in a scene of ``size`` [m]."""
     if part.ellipsoid is None or part.shape is not None:
         return False
-    longest = 2.0 * float(np.max(part.ellipsoid[2]))
-    return ELLIPSOID_SIZES[0] * size <= longest <= ELLIPSOID_SIZES[1] * size
+    return comparable(part.ellipsoid[2], size)
 
 
 def ellipsoid_points(ellipsoid, min_semi_axis: float) -> np.ndarray:

@@ -170,22 +170,17 @@ def _rigid_drawing(result, name, info) -> dict:
 def _ellipsoid(name, info, size: float) -> dict | None:
     """A rigid body's inertia ellipsoid as the renders draw it (the uniform solid
     ellipsoid of its mass and inertia, drawn where comparable in size to the scene:
-    :mod:`flexmbs.post.scene_parts`): {"matrix": the 4 × 4 body-frame transform of the
+    flexmbs.frame.ellipsoid): {"matrix": the 4 × 4 body-frame transform of the
     unit sphere, row by row} with semi-axes at least ELLIPSOID_MIN_SEMI_AXIS of the
     scene ``size`` [m], or None."""
-    from ..post.scene_parts import (
-        ELLIPSOID_MIN_SEMI_AXIS,
-        RigidPart,
-        ellipsoid_drawn,
-        inertia_ellipsoid,
-    )
+    from ..frame.ellipsoid import ELLIPSOID_MIN_SEMI_AXIS, comparable, inertia_ellipsoid
 
     mass = float(np.asarray(info.get("mass", 0.0)))
     if "inertia" not in info or mass <= 0 or "shape_points" in info:
         return None
     com = np.asarray(info.get("com", np.zeros(3)), dtype=float)
     ellipsoid = inertia_ellipsoid(mass, info["inertia"], com)
-    if not ellipsoid_drawn(RigidPart(name, 0, com, np.zeros((0, 3)), ellipsoid, None), size):
+    if not comparable(ellipsoid[2], size):
         return None
     centre, axes, semi = ellipsoid
     matrix = np.eye(4)
