@@ -103,3 +103,32 @@ def check_positive_definite(mat: np.ndarray, name: str, semi: bool = False,
             f"{name} is not positive definite: smallest eigenvalue {lowest:.6g} "
             f"(largest {eig[-1]:.6g})"
         )
+
+
+def check_semidefinite_looking(mat, name: str, dof=None) -> None:
+    """Necessary conditions of a positive semidefinite matrix ``mat`` (sparse or dense),
+    cheap at any size: no negative diagonal entry, and every 2×2 principal minor
+    non-negative (|A_ij| ≤ √(A_ii A_jj), to 1e-9 relative, without squares so that entries
+    up to the float range stay finite). ValidationError naming ``name``, the entry and
+    its rows as ``dof(k)`` gives them (default "DOF k")."""
+    import scipy.sparse as sp
+
+    dof = dof or (lambda k: f"DOF {k}")
+    coo = sp.coo_matrix(mat)
+    diag = np.asarray(mat.diagonal(), dtype=float)
+    if np.any(diag < 0):
+        k = int(np.argmin(diag))
+        raise ValidationError(f"{name} has a negative diagonal entry {diag[k]:.6g} at "
+                              f"{dof(k)} (row {k})")
+    root = np.sqrt(diag)
+    bound = root[coo.row] * root[coo.col]
+    scale = float(np.max(diag)) if diag.size else 0.0
+    excess = np.abs(coo.data) - bound * (1 + 5e-10) - 1e-12 * scale
+    if np.any(excess > 0):
+        k = int(np.argmax(excess))
+        i, j = int(coo.row[k]), int(coo.col[k])
+        raise ValidationError(
+            f"{name} is not positive semidefinite: the entry at ({dof(i)}, {dof(j)}) = "
+            f"{coo.data[k]:.6g} exceeds the square root of its diagonal entries' product, "
+            f"{bound[k]:.6g} (a diagonal entry missing or wrong?)")
+

@@ -16,6 +16,7 @@ from .._validation import (
     as_float_array,
     check_finite,
     check_positive_definite,
+    check_semidefinite_looking,
     check_shape,
     check_symmetric,
 )
@@ -283,24 +284,9 @@ def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0):
             )
         check_finite(mat, "ModalData.mass")
         check_symmetric(mat, "ModalData.mass", rtol=1e-8)
-        diag = mat.diagonal()
-        if np.any(diag < 0):
-            k = int(np.argmin(diag))
-            per = mat.shape[0] // n_nodes
-            raise ValidationError(
-                f"ModalData.mass has a negative diagonal entry {diag[k]:.6g} at DOF {k} "
-                f"(node index {k // per})"
-            )
-        # necessary for positive semidefiniteness: every 2x2 principal minor ≥ 0
-        coo = mat.tocoo()
-        excess = coo.data**2 - diag[coo.row] * diag[coo.col] * (1 + 1e-9)
-        if np.any(excess > 0):
-            k = int(np.argmax(excess))
-            raise ValidationError(
-                f"ModalData.mass is not positive semidefinite: entry ({coo.row[k]}, "
-                f"{coo.col[k]}) = {coo.data[k]:.6g} exceeds sqrt(M_ii M_jj) = "
-                f"{np.sqrt(diag[coo.row[k]] * diag[coo.col[k]]):.6g}"
-            )
+        per = mat.shape[0] // n_nodes
+        check_semidefinite_looking(mat, "ModalData.mass",
+                                   lambda k: f"DOF {k} (node index {k // per})")
         return mat
     arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
     if arr.shape != (n_nodes,):

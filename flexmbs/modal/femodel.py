@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import as_float_array, check_finite, check_shape, check_symmetric
+from .._validation import (
+    as_float_array,
+    check_finite,
+    check_semidefinite_looking,
+    check_shape,
+    check_symmetric,
+)
 from ..errors import ShapeError, ValidationError
 from .units import UnitSystem, get_units
 
@@ -102,7 +108,8 @@ class FEModel:
         if len(np.unique(ids)) != n_nodes:
             raise ValidationError("FEModel.node_ids has duplicate labels")
         for name, mat in mats.items():
-            _check_semidefinite_looking(mat, f"FEModel.{name}", ids, self.dofs_per_node)
+            check_semidefinite_looking(mat, f"FEModel.{name}", _dof_namer(ids,
+                                                                          self.dofs_per_node))
         sets = {}
         for key, members in dict(self.node_sets).items():
             idx = np.asarray(members, dtype=np.int64).ravel()
@@ -202,28 +209,6 @@ class FEModel:
         return np.array([lookup[int(v)] for v in labels], dtype=np.int64)
 
 
-def _check_semidefinite_looking(mat, name: str, ids, dpn: int) -> None:
-    """Necessary conditions of a positive semidefinite FE matrix, with the DOF named as
-    (node label, DOF 1..6): no negative diagonal entry, and every 2×2 principal minor
-    non-negative (|A_ij| ≤ √(A_ii A_jj), to 1e-9 relative)."""
-    def dof(k: int) -> str:
-        return f"node {int(ids[k // dpn])} DOF {k % dpn + 1}"
-
-    diag = mat.diagonal()
-    if np.any(diag < 0):
-        k = int(np.argmin(diag))
-        raise ValidationError(f"{name} has a negative diagonal entry {diag[k]:.6g} at "
-                              f"{dof(k)} (row {k})")
-    coo = mat.tocoo()
-    root = np.sqrt(diag)  # no squares: entries up to the float range stay finite
-    bound = root[coo.row] * root[coo.col]
-    scale = float(np.max(diag)) if diag.size else 0.0
-    excess = np.abs(coo.data) - bound * (1 + 5e-10) - 1e-12 * scale
-    if np.any(excess > 0):
-        k = int(np.argmax(excess))
-        i, j = int(coo.row[k]), int(coo.col[k])
-        raise ValidationError(
-            f"{name} is not positive semidefinite: the entry at ({dof(i)}, {dof(j)}) = "
-            f"{coo.data[k]:.6g} exceeds the square root of its diagonal entries' product, "
-            f"{bound[k]:.6g} (a diagonal entry missing or wrong?)")
-
+def _dof_namer(ids, dpn: int):
+    """Row k → "node <label> DOF <1..dpn>" for the messages."""
+    return lambda k: f"node {int(ids[k // dpn])} DOF {k % dpn + 1}"
