@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -56,12 +57,7 @@ def test_arm_beam_tutorial_example_runs(capsys, monkeypatch):
     assert "4 degree(s) of freedom" in out
     # the first peak of ξ₁ is the locked-arm step response 2 f₁/k₁ (the elbow has barely
     # moved yet; docs/scripts/build_tutorial_arm_beam.py::quasi_static_estimate) to 5 %
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "build_tutorial_arm_beam", DOCS / "scripts" / "build_tutorial_arm_beam.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script(DOCS / "scripts" / "build_tutorial_arm_beam.py")
     peak = float(np.max(np.abs(namespace["xi"][:, 0])))
     assert peak == pytest.approx(script.quasi_static_estimate()["peak1"], rel=0.05)
     assert f"peak xi1 over 0.2 s: {peak:.4g}" in out
@@ -82,16 +78,12 @@ def test_cli_reference_is_generated_from_the_parser(monkeypatch):
     page was generated with (argparse's wording differs between versions) it is exactly
     what docs/scripts/build_cli_reference.py renders."""
     import argparse
-    import importlib.util
     import sys
 
     from flexmbs.cli.main import build_parser
 
     monkeypatch.setenv("COLUMNS", "100")
-    spec = importlib.util.spec_from_file_location(
-        "build_cli_reference", DOCS / "scripts" / "build_cli_reference.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script(DOCS / "scripts" / "build_cli_reference.py")
     page = (DOCS / "cli.md").read_text()
 
     def walk(parser, name):

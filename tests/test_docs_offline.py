@@ -6,7 +6,6 @@ elsewhere."""
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 from tests.headless_chromium import dump_dom
 
@@ -25,11 +25,7 @@ RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()[\]]|\$\$")
 
 
 def _hook():
-    spec = importlib.util.spec_from_file_location(
-        "mathml_hook", ROOT / "docs" / "scripts" / "mathml_hook.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
-    return hook
+    return load_script(ROOT / "docs" / "scripts" / "mathml_hook.py")
 
 
 @pytest.fixture(scope="module")

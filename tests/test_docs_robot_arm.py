@@ -7,7 +7,6 @@ quasi-static deflection by the unit-load method, the joints' accelerations by se
 differences), so that a slip in the page's hand calculation cannot agree with flexmbs by
 construction. The page runs once for the module (about 15 s)."""
 
-import importlib.util
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,6 +17,7 @@ import scipy.io
 import scipy.linalg as sla
 from scipy.integrate import quad, trapezoid
 from scipy.optimize import brentq
+from script_files import load_script  # tests/script_files.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "docs" / "scripts" / "build_tutorial_robot_arm.py"
@@ -31,10 +31,7 @@ KP, KD = (0.2, 0.6), (0.002, 0.006)
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("build_tutorial_robot_arm", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.fixture(scope="module")

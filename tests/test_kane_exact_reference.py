@@ -4,27 +4,18 @@ consistency (gradients, mass), Euler–Bernoulli statics and frequencies, the el
 the centrifugally stiffened frequencies of a spinning cantilever, a linear modal
 solution of a slow spin-up, and the same spin-up integrated in the inertial frame."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_bvp, solve_ivp, trapezoid
+from script_files import load_script  # tests/script_files.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load():
-    name = "kane_exact_reference"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, ROOT / "validation" / "kane_exact_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "validation" / "kane_exact_reference.py", register=True)
 
 
 ker = _load()

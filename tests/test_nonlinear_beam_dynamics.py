@@ -5,12 +5,11 @@ order), Simo and Vu-Quoc's right-angle cantilever (energy after the load, conver
 in elements and step), and the Kane spin-up against the geometrically exact planar
 reference of validation/."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 from flexmbs.assembly import System
 from flexmbs.frame.rotations import g_global
@@ -135,14 +134,8 @@ def test_the_right_angle_cantilever_converges_and_keeps_its_energy():
 
 
 def _kane_reference():
-    name = "kane_exact_reference"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "validation" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(Path(__file__).resolve().parents[1] / "validation"
+                       / "kane_exact_reference.py", register=True)
 
 
 def test_the_kane_spin_up_follows_the_geometrically_exact_reference():

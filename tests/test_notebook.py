@@ -6,24 +6,19 @@ in a Jupyter kernel: the pendulum's hinge angle is the rigid compound pendulum's
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "getting_started.ipynb"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "build_getting_started_notebook",
-        ROOT / "docs" / "scripts" / "build_getting_started_notebook.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
+    return load_script(ROOT / "docs" / "scripts" / "build_getting_started_notebook.py")
 
 
 def test_notebook_is_the_getting_started_page():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.cli.main import main
@@ -311,15 +312,11 @@ def test_cli_animate_export_plot_and_mode_movie(arm, tmp_path, capsys):
 
 def test_gallery_script_renders_every_image(tmp_path):
     """docs/gallery.md and its images come from docs/scripts/build_gallery.py."""
-    import importlib.util
 
     import imageio.v3 as iio
 
     path = ROOT / "docs" / "scripts" / "build_gallery.py"
-    spec = importlib.util.spec_from_file_location("build_gallery", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    page = module.build(tmp_path, quick=True)
+    page = load_script(path).build(tmp_path, quick=True)
     text = page.read_text()
     images = [line.split("(")[1].rstrip(")") for line in text.splitlines()
               if line.startswith("![")]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 from flexmbs.compiled import kernel_tag
 from flexmbs.engine import native, prebuilt, prebuilt_build
@@ -735,12 +736,7 @@ def test_the_kernel_sources_are_listed_once_and_include_the_elements():
 # ------------------------------------------------------------------ the wheel
 def _setup_module():
     """setup.py's functions (its setup() call runs only as the build's script)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("flexmbs_setup", ROOT / "setup.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "setup.py", "flexmbs_setup")
 
 
 def _build_wheel(tmp_path: Path, triple: str | None = None) -> tuple[str, set[str], dict]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.cases.loader import CaseError
@@ -230,13 +231,7 @@ def test_cli_study_errors_name_the_problem(tmp_path, capsys):
 
 
 def _tutorial_script():
-    import importlib.util
-
-    path = ROOT / "docs" / "scripts" / "build_tutorial_arm_beam.py"
-    spec = importlib.util.spec_from_file_location("build_tutorial_arm_beam", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "docs" / "scripts" / "build_tutorial_arm_beam.py")
 
 
 def test_locked_elbow_peak_matches_the_quasi_static_step_estimate():

@@ -5,21 +5,17 @@ the seed arm with its tip beam replaced by the equivalent uniform beam
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from script_files import load_script  # tests/script_files.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
-    path = ROOT / "docs" / "scripts" / "seed_nonlinear.py"
-    spec = importlib.util.spec_from_file_location("seed_nonlinear", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "docs" / "scripts" / "seed_nonlinear.py")
 
 
 @pytest.fixture(scope="module")

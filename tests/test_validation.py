@@ -1,20 +1,17 @@
 """The validation report regenerates (validation/run.py) and its figures are within the
 accuracy each problem's reference allows."""
 
-import importlib.util
 import sys
 from pathlib import Path
+
+from script_files import load_script  # tests/script_files.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_runner():
-    spec = importlib.util.spec_from_file_location("validation_run",
-                                                  ROOT / "validation" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["validation_run"] = module  # the worker processes find it by name
-    spec.loader.exec_module(module)
-    return module
+    # registered: the worker processes find it by name
+    return load_script(ROOT / "validation" / "run.py", "validation_run", register=True)
 
 
 def test_validation_report_regenerates_within_its_tolerances(tmp_path):
