@@ -28,6 +28,7 @@ from flexmbs.assembly.tangents import residual_tangents
 from flexmbs.cases import load_case, run_case
 from flexmbs.compiled import kernel_tag
 from flexmbs.compiled.codes import step_parameters
+from flexmbs.elements.constraints.kernels import velocity_constraint
 from flexmbs.engine import compiled_system as engine
 from flexmbs.engine.compiled_system import CompiledSystem, _matrix_pattern
 from flexmbs.engine.newton import sparse_lu_solve
@@ -83,10 +84,17 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
     lam = rng.standard_normal(system.n_c)
     compiled = CompiledSystem(system)
     r, phi = compiled.residual(q, qd, qdd, lam, t)
-    r_ref, phi_ref, _ = system.dynamic_residual(q, qd, qdd, lam, t)
+    r_ref, phi_ref, jac_ref = system.dynamic_residual(q, qd, qdd, lam, t)
     np.testing.assert_allclose(r, r_ref, rtol=0, atol=ROUND_OFF * np.abs(r_ref).max())
     np.testing.assert_allclose(phi, phi_ref, rtol=0,
                                atol=ROUND_OFF * max(1.0, np.abs(phi_ref).max()))
+    # the velocity constraint of the index-2 iterations, from the residual's markers
+    vel = np.full(system.n_c, np.nan)
+    velocity_constraint(compiled.F, compiled.IN, compiled.H, compiled.WF, compiled.WI,
+                        compiled.WH, qd, compiled.time_values(t)[0], vel)
+    vel_ref = np.asarray(jac_ref @ qd).ravel() + system.phi_t(q, t)
+    np.testing.assert_allclose(vel, vel_ref, rtol=0,
+                               atol=ROUND_OFF * max(1.0, np.abs(vel_ref).max()))
     # at a step's scaling (M dominates) and unscaled (K and C weigh as much as M)
     # contacts' tangents are difference quotients on both paths, with the same steps
     # (1e-7 max(1, |q_j|)): the round-off of the quotients is about ε|Q_contact|/1e-7

@@ -28,8 +28,9 @@ import pytest
 from script_files import load_script  # tests/script_files.py
 
 from flexmbs.compiled import kernel_tag
-from flexmbs.engine import native, prebuilt, prebuilt_build
+from flexmbs.engine import host, native, prebuilt, prebuilt_build
 from flexmbs.engine.elf import read_object
+from flexmbs.engine.host import process_triple
 
 TESTS = Path(__file__).resolve().parent
 
@@ -70,7 +71,8 @@ for name in names:
     t_end = 150 * float(case.solver["h"])
     case.solver["t_end"] = t_end
     runs[name] = (t_end, run_case(case, engine="python")[1], run_case(case, engine="auto")[1])
-print("numba imported:", "numba" in sys.modules)
+print("numba imported:", "numba" in sys.modules, "llvmlite imported:",
+      "llvmlite" in sys.modules)
 sys.path.insert(0, tests)
 from test_compiled import _run, assert_same_run
 for name, (t_end, ref, new) in runs.items():
@@ -83,7 +85,8 @@ for name, (t_end, ref, new) in runs.items():
 
 def test_a_fresh_process_runs_the_prebuilt_kernel_without_numba(tmp_path):
     """With an empty numba cache and no kernels marked ready, automatic runs of every
-    shipped case the kernels evaluate run the prebuilt kernel: numba is never imported,
+    shipped case the kernels evaluate run the prebuilt kernel: neither numba nor llvmlite
+    is imported (flexmbs.engine.object_loader links it),
     nothing is compiled or cached, no background compilation starts, and each run takes
     the NumPy path's Newton iterations and trajectory (q to 1e-12, as for numba's
     kernels: test_compiled.assert_same_run)."""
@@ -104,7 +107,7 @@ def test_a_fresh_process_runs_the_prebuilt_kernel_without_numba(tmp_path):
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.split("\n")
-    assert lines[0] == "numba imported: False", done.stdout
+    assert lines[0] == "numba imported: False llvmlite imported: False", done.stdout
     assert len([line for line in lines if "prebuilt for " in line]) == len(names) >= 5
     assert not list(cache.rglob("*.nbi")), "something was compiled"
     assert not list(state.iterdir()), "a compilation was started or recorded"
@@ -159,6 +162,20 @@ def _stand_in(name: str = "x", more: tuple = ()) -> native.NativeKernel:
     return native.NativeKernel(engine, address, [("task", "scalar", 0), (name, "f8", 1),
                                                  ("max_iter", "scalar", 0),
                                                  ("start", "scalar", 0), *more])
+
+
+def test_the_host_is_described_as_llvm_describes_it():
+    """flexmbs.engine.host names this process's triple and CPU features without llvmlite
+    where it can: the same triple as LLVM's, and for every feature it maps to a
+    /proc/cpuinfo flag, the same presence as LLVM's answer on this machine."""
+    import llvmlite.binding as ll
+
+    assert host.process_triple() == ll.get_process_triple()
+    llvm = {name for name, on in ll.get_host_cpu_features().items() if on}
+    for feature in host.CPUINFO_FLAGS:
+        assert host.missing_features([feature]) == ([] if feature in llvm else [feature]), \
+            feature
+    assert host.missing_features(["no-such-feature"]) == ["no-such-feature"]  # LLVM's
 
 
 def test_the_entry_point_gets_each_argument_where_it_reads_it():
@@ -267,7 +284,7 @@ def _ship(folder: Path, code: bytes | None = None, compress: bool = True,
     parameters = [["task", "scalar", 0], ["x", "f8", 1], ["max_iter", "scalar", 0],
                   ["start", "scalar", 0]]
     entry = {"file": "kernel-test.o.z", "tag": kernel_tag(), "abi": native.ABI,
-             "triple": prebuilt.platform_triple(), "cpu": "x86-64",
+             "triple": process_triple(), "cpu": "x86-64",
              "features": ["sse2"], "entry": prebuilt.ENTRY, "parameters": parameters,
              "imports": [], "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     entry.update(changes)
@@ -591,9 +608,9 @@ def _shipped_build_here() -> dict:
     builds = [b for b in prebuilt.read_manifest()["builds"] if b["tag"] == kernel_tag()]
     assert builds, (f"the shipped prebuilt kernel is not that of the kernel sources "
                     f"({kernel_tag()}): run `python -m flexmbs.engine.prebuilt_build`")
-    here = [b for b in builds if b["triple"] == prebuilt.platform_triple()]
+    here = [b for b in builds if b["triple"] == process_triple()]
     if not here:
-        pytest.skip(f"no shipped build for {prebuilt.platform_triple()}")
+        pytest.skip(f"no shipped build for {process_triple()}")
     return here[0]
 
 

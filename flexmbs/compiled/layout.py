@@ -123,6 +123,8 @@ W_CT_Q = 96
 W_CB_DU = 97
 W_CB_G = 98
 W_CB_V = 99
+W_MK_W = 100
+W_MK_VD = 101
 
 
 def pack(parts):

@@ -125,6 +125,9 @@ class Workspace(NamedTuple):
     cb_du: np.ndarray  # (2, n_u, n_q) du/dq, du/dq̇ of each column (callables' only)
     cb_g: np.ndarray  # (n_q,) −∂Q/∂u of one column (the load per unit input)
     cb_v: np.ndarray  # (2, 3) a unit input's load vector, a load's value from u
+    # the constraints' per-marker sums (elements.constraints.kernels)
+    mk_w: np.ndarray  # (nk, 4, 3) Σ_e λ_e ∂Φ_e/∂v_a of each marker's vectors
+    mk_vd: np.ndarray  # (nk, 4, 3) the rates J q̇ of each marker's vectors
 
 
 def make_workspace(T) -> Workspace:
@@ -166,4 +169,5 @@ def make_workspace(T) -> Workspace:
         np.full((nct, N_STATE), np.nan), np.zeros((nct, N_SAMPLE)), np.zeros((4, 3)),
         np.zeros((4, 3, 2 * (7 + big_m))), np.zeros((2, 2 * (7 + big_m))),
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((2, n_q)),
-        np.zeros((2, T.u_call.size, n_q)), np.zeros(n_q), np.zeros((2, 3)))
+        np.zeros((2, T.u_call.size, n_q)), np.zeros(n_q), np.zeros((2, 3)),
+        np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3)))

@@ -1,14 +1,15 @@
-"""Checking a relocatable ELF object before LLVM's linker sees it (docs/compiled.md,
-"The prebuilt kernel").
+"""Checking a relocatable ELF object before it is linked (docs/compiled.md, "The
+prebuilt kernel").
 
-LLVM's run-time linker trusts the object it is given: a relocation, symbol or section
-that points outside the object, or a table of the wrong kind, makes it abort or crash
-the process. The prebuilt kernel is checked against its manifest's checksum first;
+A linker trusts the object it is given (LLVM's run-time linker, and
+:mod:`flexmbs.engine.object_loader`): a relocation, symbol or section that points
+outside the object, or a table of the wrong kind, makes it write outside its memory,
+abort or crash the process. The prebuilt kernel is checked against its manifest's checksum first;
 :func:`read_object` then holds the object to the shape of the code the build emits
 (sections of the kinds it makes, with their places, flags and alignment; symbols in
 their sections; relocations of the two kinds large-model x86-64 code uses, at places
 within their sections and against defined or imported symbols), so that damage that
-got past the checksum is refused rather than handed to LLVM, and lists what the object
+got past the checksum is refused rather than linked, and lists what the object
 imports and which functions it defines.
 """
 
@@ -18,7 +19,7 @@ import struct
 
 
 class ObjectError(ValueError):
-    """The object is not one the loader can hand to LLVM (the message says why)."""
+    """The object is not one the loader can link (the message says why)."""
 
 
 #: x86-64 relocation kinds accepted, with the bytes each writes: R_X86_64_64 and

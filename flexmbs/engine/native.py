@@ -10,9 +10,9 @@ the step kernel :func:`flexmbs.engine.newton.kernel` behind a C entry point
 parameters (task, max_iter, start), then the shape of every array parameter in order.
 It returns the kernel's result, or :data:`FAILED` with ``*error`` pointing to numba's
 record of the exception the kernel raised. The code references only the C and maths
-libraries (the build refuses anything else), so loading it takes llvmlite's linker
-alone: a few tens of milliseconds, against a third of a second to import numba and
-rebuild its compiled kernel from a cache.
+libraries (the build refuses anything else), so linking it is a copy and its
+relocations (:mod:`flexmbs.engine.object_loader`): a millisecond, against a third of
+a second to import numba and rebuild its compiled kernel from a cache.
 
 :class:`NativeKernel` is called like the numba kernel. It takes each array's address
 once and keeps a reference to the array while it is bound, so a call that passes the
@@ -30,6 +30,7 @@ from operator import is_, itemgetter
 import numpy as np
 
 from .elf import ObjectError, read_object
+from .object_loader import LinkError, link_object
 
 #: Version of the entry point's convention (:data:`SCALARS`, :data:`FAILED`, the tables,
 #: and the entry point :mod:`flexmbs.engine.prebuilt` builds); a build records the
@@ -80,9 +81,9 @@ def _c_library_address(name: str) -> int | None:
 
 
 def link(code: bytes, symbol: str):
-    """Link the object ``code`` into this process with llvmlite's MCJIT: (the execution
-    engine, which must be kept alive while the code runs, and the address of
-    ``symbol``). Its imports (:func:`read_object`) are resolved from the C and maths
+    """Link the object ``code`` into this process (:mod:`flexmbs.engine.object_loader`):
+    (the mapping that holds it, which must be kept while the code runs, and the address
+    of ``symbol``). Its imports (:func:`read_object`) are resolved from the C and maths
     libraries. Raises LoadError saying what failed."""
     try:
         imports, defined = read_object(code)
@@ -94,29 +95,17 @@ def link(code: bytes, symbol: str):
     if foreign:
         raise LoadError(f"it imports {', '.join(foreign)}, beyond the C and maths "
                         "libraries")
-    try:
-        import llvmlite.binding as ll
-    except ImportError as exc:
-        raise LoadError(f"llvmlite is not importable: {exc}") from exc
-    for name in imports:
+
+    def resolve(name: str) -> int:
         address = _c_library_address(name)
         if address is None:
             raise LoadError(f"the C library of this process has no {name!r}")
-        ll.add_symbol(name, address)
+        return address
+
     try:
-        ll.initialize_native_target()
-        ll.initialize_native_asmprinter()
-        machine = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
-            jit=True)
-        engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
-        engine.add_object_file(ll.ObjectFileRef.from_data(code))
-        engine.finalize_object()
-        address = engine.get_function_address(symbol)
-    except RuntimeError as exc:  # llvmlite's report of a damaged or foreign object
-        raise LoadError(f"llvmlite could not link it: {exc}") from exc
-    if not address:
-        raise LoadError(f"llvmlite found no entry point {symbol!r} in it")
-    return engine, address
+        return link_object(code, symbol, resolve)
+    except LinkError as exc:
+        raise LoadError(str(exc)) from exc
 
 
 class NativeKernel:
@@ -128,8 +117,9 @@ class NativeKernel:
     or "scalar" (one of :data:`SCALARS`). An instance's tables serve one caller at a
     time: each CompiledSystem takes its own (:meth:`twin`)."""
 
-    def __init__(self, engine, address: int, parameters):
-        self._engine, self._address, self._parameters = engine, address, parameters
+    def __init__(self, code, address: int, parameters):
+        # code: the mapping of the linked code (kept while this caller may run it)
+        self._code, self._address, self._parameters = code, address, parameters
         # called holding the GIL, as numba's kernels are (a kernel's tables are its
         # caller's alone: one NativeKernel per CompiledSystem)
         self._function = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
@@ -215,7 +205,7 @@ class NativeKernel:
 
     def twin(self) -> NativeKernel:
         """Another caller of the same code, with tables of its own."""
-        return NativeKernel(self._engine, self._address, self._parameters)
+        return NativeKernel(self._code, self._address, self._parameters)
 
     def release(self) -> None:
         """Drop the references to the arrays of the last call (the next call binds its

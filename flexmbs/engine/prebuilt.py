@@ -7,10 +7,11 @@ kernel, :func:`flexmbs.engine.newton.kernel`, whose compiled form holds every ke
 it calls. So the package ships that compiled form in ``prebuilt/``: relocatable object
 code for a baseline CPU behind a C entry point (:mod:`flexmbs.engine.native`), with
 a manifest of what it was built from and for. It references the C and maths libraries
-only, so llvmlite links it into a process in a few tens of milliseconds, and the run
-never imports numba. A process on another platform, or whose kernel sources differ
-from the build's, takes the kernels from numba (compiled once per install, in the
-background for automatic runs: :mod:`flexmbs.engine.warmup`).
+only, so it is linked into a process in about a millisecond
+(:mod:`flexmbs.engine.object_loader`), and the run imports neither numba nor llvmlite.
+A process on another platform, or whose kernel sources differ from the build's, takes
+the kernels from numba (compiled once per install, in the background for automatic
+runs: :mod:`flexmbs.engine.warmup`).
 
 ``python -m flexmbs.engine.prebuilt_build`` rebuilds the shipped kernel for this
 platform after a change to the kernel sources (:mod:`flexmbs.engine.prebuilt_build`; a
@@ -29,6 +30,7 @@ import zlib
 from pathlib import Path
 
 from ..compiled import kernel_tag
+from .host import missing_features, process_triple
 
 #: Where the shipped builds and their manifest live.
 PREBUILT_DIR = Path(__file__).resolve().parent / "prebuilt"
@@ -56,19 +58,6 @@ def switched_off() -> str | None:
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return "NUMBA_DISABLE_JIT is set"
     return None
-
-
-def platform_triple() -> str:
-    """LLVM's triple of this process (what a build's code is linked for)."""
-    import llvmlite.binding as ll
-
-    return ll.get_process_triple()
-
-
-def _host_features() -> set[str]:
-    import llvmlite.binding as ll
-
-    return {name for name, on in ll.get_host_cpu_features().items() if on}
 
 
 def read_manifest(folder: Path = PREBUILT_DIR) -> dict:
@@ -99,16 +88,15 @@ def find(folder: Path | None = None) -> tuple[dict | None, str]:
     builds = [b for b in builds if b.get("abi") == ABI]
     if not builds:
         return None, f"no prebuilt kernel of this loader's entry-point version ({ABI})"
-    triple = platform_triple()
+    triple = process_triple()
     matching = [b for b in builds if b.get("triple") == triple]
     if not matching:
         built = "; ".join(str(b.get("triple")) for b in builds)
         return None, f"no prebuilt kernel for {triple} (built for: {built})"
-    host = _host_features()
     for build in matching:
-        if set(build.get("features", ())) <= host:
+        if not missing_features(build.get("features", ())):
             return build, ""
-    missing = sorted(set(matching[0].get("features", ())) - host)
+    missing = missing_features(matching[0].get("features", ()))
     return None, (f"this CPU lacks {', '.join(missing)} of the prebuilt kernel's "
                   f"baseline ({matching[0].get('cpu')})")
 
@@ -181,8 +169,8 @@ def load(build: dict, folder: Path | None = None):
         if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
             raise RuntimeError("checksum mismatch")
         code = zlib.decompress(blob)
-        engine, address = link(code, build["entry"])
-        return NativeKernel(engine, address, build["parameters"])
+        mapping, address = link(code, build["entry"])
+        return NativeKernel(mapping, address, build["parameters"])
     except Exception as exc:
         detail = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
         raise RuntimeError(f"prebuilt kernel {name!r} could not be loaded: {detail}") from exc

@@ -29,7 +29,6 @@ from .prebuilt import (
     ENTRY,
     MANIFEST,
     PREBUILT_DIR,
-    platform_triple,
     read_manifest,
 )
 
@@ -168,6 +167,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
     import platform
 
     import llvmlite
+    import llvmlite.binding as ll
     import numba
     import numpy as np
 
@@ -196,7 +196,7 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                        env=env, check=True)
         blob = zlib.compress(out.read_bytes(), 9)
         described = json.loads(out.with_suffix(".json").read_text())
-    triple, tag = platform_triple(), kernel_tag()
+    triple, tag = ll.get_process_triple(), kernel_tag()
     name = f"kernel-{tag.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
     entry = {"file": name, "tag": tag, "abi": ABI, "triple": triple, "cpu": cpu,
              "features": list(features), "entry": ENTRY, **described,

@@ -24,6 +24,8 @@ from ...compiled.packing import (
     W_HV,
     W_MK_J,
     W_MK_V,
+    W_MK_VD,
+    W_MK_W,
     W_OFFSET,
     W_QCUR,
     W_WGT,
@@ -137,12 +139,17 @@ def _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, 
 
 @njit(cache=True)
 def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
-    """Φ into ``phi`` and r += Φ_qᵀλ (markers with Jacobians into the workspace)."""
+    """Φ into ``phi`` and r += Φ_qᵀλ (markers with Jacobians into the workspace).
+
+    Φ_qᵀλ = Σ_k J_kᵀ w_k over the markers k, with w_k = Σ_e λ_e ∂Φ_e/∂V_k the
+    multiplier-weighted sum of the equations' weights on marker k's vectors: one pass
+    over each marker's Jacobian, however many equations share the marker."""
     T_e_lin = _f3(F, H, T_E_LIN)
     W_coef = _f3(WF, WH, W_COEF)
     T_b_nm = _i1(IN, H, T_B_NM)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
+    W_mk_w = _f3(WF, WH, W_MK_W)
     T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_norm = _i1(IN, H, T_B_NORM)
     T_b_start = _i1(IN, H, T_B_START)
@@ -164,16 +171,23 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
             r[s + m] += 2.0 * q[s + m] * lam_b
     for c in range(T_c_row.size):
         r[T_c_coord[c]] += lam[T_c_row[c]]
+    for k in range(T_k_body.size):
+        for a in range(4):
+            for c in range(3):
+                W_mk_w[k, a, c] = 0.0
     wgt = W_wgt
     for e in range(T_e_row.size):
-        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         lam_e = lam[T_e_row[e]]
-        add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, lam_e, r
-        )
-        add_weighted_jacobian(
-            T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 1], wgt, ROWS_J, lam_e, r
-        )
+        if lam_e == 0.0:
+            continue
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+        ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+        for a in range(4):
+            for c in range(3):
+                W_mk_w[ki, a, c] += lam_e * wgt[a, c]
+                W_mk_w[kj, a, c] += lam_e * wgt[4 + a, c]
+    for k in range(T_k_body.size):
+        add_weighted_jacobian(T_b_nm, T_b_start, T_k_body, W_mk_j, k, W_mk_w[k], 0, 1.0, r)
 
 
 @njit(cache=True)
@@ -260,19 +274,61 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
 
 
 @njit(cache=True)
-def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, jac, vel):
+def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
     """vel = Φ_q q̇ + Φ_t (the velocity constraint of docs/theory_integrators.md,
-    "Stabilized index 2"), with Φ_q in ``jac`` (from :func:`jacobian_dense`) and the
-    marker vectors of the same q in the workspace."""
-    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
-    for i in range(vel.size):
-        vel[i] = 0.0
-    for p in range(j_row.size):
-        i, j = j_row[p], j_col[p]
-        vel[i] += jac[i, j] * qd[j]
-    _add_phi_t(prof, vel, _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND),
-               _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK), _f3(WF, WH, W_MK_V),
-               _i1(IN, H, T_C_DRIVE))
+    "Stabilized index 2") without forming Φ_q: from the markers' vectors and Jacobians
+    of the last :func:`constraints_with_jacobian` call (its q and t),
+    Φ_e,q q̇ = Σ_a ∂Φ_e/∂v_a · (J_a q̇), each marker's rates J q̇ taken once."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_nm = _i1(IN, H, T_B_NM)
+    T_b_norm = _i1(IN, H, T_B_NORM)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_c_coord = _i1(IN, H, T_C_COORD)
+    T_c_row = _i1(IN, H, T_C_ROW)
+    T_e_lin = _f3(F, H, T_E_LIN)
+    T_e_mark = _i2(IN, H, T_E_MARK)
+    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
+    T_e_pairs = _i3(IN, H, T_E_PAIRS)
+    T_e_row = _i1(IN, H, T_E_ROW)
+    T_k_body = _i1(IN, H, T_K_BODY)
+    W_coef = _f3(WF, WH, W_COEF)
+    W_mk_j = _f4(WF, WH, W_MK_J)
+    W_mk_v = _f3(WF, WH, W_MK_V)
+    W_mk_vd = _f3(WF, WH, W_MK_VD)
+    W_qcur = _f1(WF, WH, W_QCUR)
+    wgt = _f2(WF, WH, W_WGT)
+    for k in range(T_k_body.size):
+        b = T_k_body[k]
+        rate = W_mk_vd[k]
+        if b < 0:  # a ground marker does not move
+            for a in range(4):
+                for c in range(3):
+                    rate[a, c] = 0.0
+            continue
+        st, n = T_b_start[b], 7 + T_b_nm[b]
+        jac = W_mk_j[k]
+        for a in range(4):
+            for c in range(3):
+                acc = 0.0
+                for col in range(n):
+                    acc += jac[a, c, col] * qd[st + col]
+                rate[a, c] = acc
+    for b in range(T_b_kind.size):  # the normalization rows: 2 pᵀṗ
+        s = T_b_start[b] + 3
+        vel[T_b_norm[b]] = 2.0 * (W_qcur[s] * qd[s] + W_qcur[s + 1] * qd[s + 1]
+                                  + W_qcur[s + 2] * qd[s + 2] + W_qcur[s + 3] * qd[s + 3])
+    for c in range(T_c_row.size):
+        vel[T_c_row[c]] = qd[T_c_coord[c]]
+    for e in range(T_e_row.size):
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+        ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
+        acc = 0.0
+        for a in range(4):
+            for c in range(3):
+                acc += wgt[a, c] * W_mk_vd[ki, a, c] + wgt[4 + a, c] * W_mk_vd[kj, a, c]
+        vel[T_e_row[e]] = acc
+    _add_phi_t(prof, vel, T_c_row, T_e_row, _i1(IN, H, T_E_KIND), _i1(IN, H, T_E_DRIVE),
+               T_e_mark, W_mk_v, _i1(IN, H, T_C_DRIVE))
 
 
 @njit(cache=True)

@@ -1,0 +1,155 @@
+"""Linking the prebuilt kernel's object code into this process without LLVM
+(docs/compiled.md, "The prebuilt kernel").
+
+The build emits a relocatable ELF object of large-model x86-64 code whose relocations
+are of two kinds only, R_X86_64_64 (S + A) and R_X86_64_PC64 (S + A − P), against its
+own sections and symbols or functions of the C and maths libraries;
+:func:`flexmbs.engine.elf.read_object` holds an object to that shape before it comes
+here. Linking such an object is a copy and one addition per relocation: the sections
+the code needs at run time (SHF_ALLOC) are laid out in one anonymous mapping — code and
+read-only data in pages then made read-and-execute, writable data in pages of their
+own after them — every relocation is written, and the entry point's address is
+returned. That takes about a millisecond, where importing llvmlite for LLVM's linker
+took 30–40.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import struct
+
+_SHF_WRITE, _SHF_ALLOC = 0x1, 0x2
+_SHT_SYMTAB, _SHT_RELA, _SHT_NOBITS = 2, 4, 8
+_SHN_ABS = 0xFFF1
+_R_X86_64_64, _R_X86_64_PC64 = 1, 24
+_MASK64 = (1 << 64) - 1
+
+
+class LinkError(RuntimeError):
+    """The object could not be mapped or linked (the message says why)."""
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long)
+    libc.mprotect.restype = ctypes.c_int
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    libc.munmap.restype = ctypes.c_int
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    return libc
+
+
+class LinkedCode:
+    """The mapping that holds linked code: ``address`` and ``size`` [bytes]; unmapped
+    when the last reference goes (keep it while the code may run)."""
+
+    def __init__(self, size: int):
+        self._libc = _libc()
+        address = self._libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if address is None or address == ctypes.c_void_p(-1).value:
+            raise LinkError(f"no memory could be mapped for it "
+                            f"({_os_error(ctypes.get_errno())})")
+        self.address, self.size = address, size
+
+    def protect_code(self, size: int) -> None:
+        """Make the first ``size`` bytes (whole pages) read-and-execute."""
+        if size and self._libc.mprotect(self.address, size,
+                                        mmap.PROT_READ | mmap.PROT_EXEC) != 0:
+            raise LinkError(f"its code could not be made executable "
+                            f"({_os_error(ctypes.get_errno())})")
+
+    def __del__(self):
+        if getattr(self, "address", None):
+            self._libc.munmap(self.address, self.size)
+            self.address = None
+
+
+def _os_error(errno: int) -> str:
+    import os
+
+    return os.strerror(errno) if errno else "no reason given"
+
+
+def link_object(code: bytes, symbol: str, resolve) -> tuple[LinkedCode, int]:
+    """(the mapping, the address of ``symbol``) of the checked object ``code`` linked
+    into this process; ``resolve(name)`` gives the address of each imported function.
+    Raises LinkError saying what failed."""
+    shoff, = struct.unpack_from("<Q", code, 0x28)
+    shnum, = struct.unpack_from("<H", code, 0x3C)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + 64 * i)
+                for i in range(shnum)]
+    page = mmap.PAGESIZE
+    placed: list = [None] * shnum  # (part, offset in the part): 0 code, 1 writable data
+    ends = [0, 0]
+    for i, (_, _, flags, _, _, size, _, _, align, _) in enumerate(sections):
+        if not flags & _SHF_ALLOC:
+            continue
+        part = 1 if flags & _SHF_WRITE else 0
+        step = max(int(align), 1)
+        at = -(-ends[part] // step) * step
+        placed[i] = (part, at)
+        ends[part] = at + size
+    code_pages = -(-ends[0] // page) * page
+    total = code_pages + -(-ends[1] // page) * page
+    if total == 0:
+        raise LinkError("it has no code to load")
+    image = bytearray(total)
+    where: list = [None] * shnum  # offset of each loaded section in the mapping
+    for i, spot in enumerate(placed):
+        if spot is None:
+            continue
+        part, at = spot
+        where[i] = at + (code_pages if part else 0)
+        _, kind, _, _, offset, size, _, _, _, _ = sections[i]
+        if kind != _SHT_NOBITS:
+            image[where[i]:where[i] + size] = code[offset:offset + size]
+    mapping = LinkedCode(total)
+    base = mapping.address
+    values, entry = _symbol_values(code, sections, where, base, symbol, resolve)
+    if entry is None:
+        raise LinkError(f"it defines no entry point {symbol!r}")
+    for _, kind, _, _, offset, size, _, target, _, _ in sections:
+        if kind != _SHT_RELA or where[target] is None:
+            continue  # relocations of what is not loaded (none in a build)
+        start = where[target]
+        for r_offset, r_info, addend in struct.iter_unpack("<QQq", code[offset:offset + size]):
+            value = values[r_info >> 32]
+            if value is None:
+                raise LinkError("a relocation refers to a symbol that is not loaded")
+            if r_info & 0xFFFFFFFF == _R_X86_64_PC64:
+                value -= base + start + r_offset
+            struct.pack_into("<Q", image, start + r_offset, (value + addend) & _MASK64)
+    ctypes.memmove(base, bytes(image), total)
+    mapping.protect_code(code_pages)
+    return mapping, entry
+
+
+def _symbol_values(code, sections, where, base, symbol, resolve):
+    """(the address of every symbol (None: in a section not loaded), the address of
+    ``symbol`` or None)."""
+    table = next(i for i, s in enumerate(sections) if s[1] == _SHT_SYMTAB)
+    _, _, _, _, offset, size, link, _, _, _ = sections[table]
+    names_at = sections[link][4]
+    wanted = symbol.encode() + b"\0"
+    values, entry = [], None
+    for st_name, _, _, shndx, value, _ in struct.iter_unpack("<IBBHQQ",
+                                                             code[offset:offset + size]):
+        if shndx == 0:
+            if st_name:
+                end = code.index(b"\0", names_at + st_name)
+                values.append(resolve(code[names_at + st_name:end].decode()))
+            else:
+                values.append(0)
+            continue
+        if shndx == _SHN_ABS:
+            values.append(value)
+        else:
+            values.append(None if where[shndx] is None else base + where[shndx] + value)
+        if (st_name and values[-1] is not None
+                and code[names_at + st_name:names_at + st_name + len(wanted)] == wanted):
+            entry = values[-1]
+    return values, entry
