@@ -20,17 +20,19 @@ NEED_INPUTS = 6
 IT, STALE, HAVE_RESIDUAL, INPUTS = 0, 1, 2, 3
 
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
-TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS = 0, 1, 2, 3, 4
+TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS, TASK_STEPS = range(6)
 
 #: Slots of the step parameters ``par`` that the step kernel reads: one meaning each,
 #: under every task. α_m, α_f, β, γ of the generalized-α method; the step h [s] and
 #: t_{n+1} [s]; the Newton tolerances (relative and absolute on Δq, relative on β'Δq)
 #: and that on max |Φ|; 1.0 for the stabilized index-2 form (docs/theory_integrators.md);
 #: β' and γ' of an iteration matrix asked for alone (TASK_MATRIX); 1.0 for a bounded
-#: real-time step (at most max_iter iterations, then accepted; no refresh asked for).
+#: real-time step (at most max_iter iterations, then accepted; no refresh asked for);
+#: the Newton iterations of a step above which the next step starts with a new
+#: iteration matrix (TASK_STEPS; −1: never for that reason).
 (P_ALPHA_M, P_ALPHA_F, P_BETA, P_GAMMA, P_H, P_T1, P_RTOL, P_ATOL, P_ACC_RTOL, P_PHI_TOL,
- P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME, P_BOUNDED) = range(14)
-STEP_PARAMETERS = 14
+ P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME, P_BOUNDED, P_REFRESH_ABOVE) = range(15)
+STEP_PARAMETERS = 15
 
 
 def step_parameters(**values: float):

@@ -32,6 +32,7 @@ from ..compiled.codes import (
     TASK_OUTPUTS,
     TASK_RESIDUAL,
     TASK_STEP,
+    TASK_STEPS,
     step_parameters,
 )
 from ..compiled.layout import pack
@@ -59,6 +60,12 @@ COMPILE_NOTICE_AFTER = 2.0
 #: a multithreaded BLAS's getrf slowed the steps tenfold on a loaded machine
 #: (docs/compiled.md, "Factorisation: dense or sparse"; benchmarks/bench_chain.py).
 SPARSE_FROM = 150
+
+#: Largest order of the iteration matrix whose steps run in batches, the matrix factored
+#: inside the kernel (:meth:`CompiledSystem.steps`; docs/compiled.md, "Batches of
+#: steps"): up to it the kernel's factorization plus the steps' saved returns to Python
+#: cost less than LAPACK's factorization from Python.
+BATCH_UP_TO = 100
 
 
 class Factors(NamedTuple):
@@ -250,7 +257,7 @@ class CompiledSystem:
                       d.qs if qs is None else qs, d.qs if qds is None else qds,
                       d.lams if lams is None else lams, d.profs if profs is None else profs,
                       d.us if us is None else us, d.refs if refs is None else refs,
-                      d.out if out is None else out)
+                      d.out if out is None else out, d.states)
 
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
@@ -310,16 +317,40 @@ class CompiledSystem:
         code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
                             self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu, f.piv,
                             f.sp_i, f.sp_x, start, d.qs, d.qs, d.lams, d.profs, d.us,
-                            d.refs, d.out)
+                            d.refs, d.out, d.states)
         while code == NEED_INPUTS and answer:
             self.callbacks.answer(float(par[P_T1]), self.work, u)
             code = self._kernel(self._step_task, self.F, self.IN, self.H, self.WF, self.WI,
                                 self.WH, q, qd, qdd, a, lam, par, max_iter, prof, u, f.lu,
                                 f.piv, f.sp_i, f.sp_x, False, d.qs, d.qs, d.lams, d.profs,
-                                d.us, d.refs, d.out)
+                                d.us, d.refs, d.out, d.states)
         if sync and self.torsion_names:
             self.store_angles(self.system.angle_memory)
         return code
+
+    def steps(self, par, max_iter, lu, piv, states, lams, profs, us, out) -> int:
+        """A batch of steps in one kernel call (:func:`~flexmbs.engine.newton.run_steps`,
+        dense factors ``lu``, ``piv`` of the iteration matrix's order, factored in the
+        kernel): the number of steps taken. For models without state-dependent
+        callables, contacts, joint servos or rotational springs (whose memory and
+        states Python keeps between steps): :func:`batch_reason`."""
+        d = self._dummy
+        return self._kernel(TASK_STEPS, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
+                            d.q, d.q, d.q, d.q, d.lam, par, max_iter, d.prof, d.u, lu, piv,
+                            d.sp_i, d.sp_x, False, d.qs, d.qs, lams, profs, us, d.refs, out,
+                            states)
+
+    def batch_reason(self) -> str | None:
+        """Why this model's steps cannot run in batches (:meth:`steps`), or None."""
+        if self.sparse:
+            return "its iteration matrix is factored sparse"
+        if self.n_q + self.n_c > BATCH_UP_TO:
+            return f"its iteration matrix is of order {self.n_q + self.n_c} > {BATCH_UP_TO}"
+        if self.callbacks:
+            return "state-dependent callables are called back at every iterate"
+        if self.contacts or self.servos or self.torsion_names:
+            return "contacts, joint servos and rotational springs keep states between steps"
+        return None
 
     def load_angles(self, angles: dict) -> None:
         """The workspace's angle memory of the rotational springs from ``angles``
@@ -486,6 +517,7 @@ class _Placeholders:
         self.qs, self.lams = np.zeros((0, n_q)), np.zeros((0, n_c))
         self.profs, self.us, self.out = np.zeros((0, n_d, 3)), np.zeros((0, n_a)), np.zeros((0, 5))
         self.refs = np.zeros((0, 0))
+        self.states = np.zeros((0, 4, n_q))
 
 
 def _matrix_pattern(tables):

@@ -35,7 +35,7 @@ from .object_loader import LinkError, link_object
 #: Version of the entry point's convention (:data:`SCALARS`, :data:`FAILED`, the tables,
 #: and the entry point :mod:`flexmbs.engine.prebuilt` builds); a build records the
 #: version it follows, and one of another version is refused. Raise it with any change.
-ABI = 1
+ABI = 2
 
 #: Result of the entry point when the kernel raised (never a kernel result: those are
 #: the step's codes, :mod:`flexmbs.compiled.codes`).

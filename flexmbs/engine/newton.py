@@ -47,12 +47,14 @@ from ..compiled.codes import (
     P_H,
     P_INDEX2,
     P_PHI_TOL,
+    P_REFRESH_ABOVE,
     P_RTOL,
     STALE,
     TASK_CONTACTS,
     TASK_MATRIX,
     TASK_OUTPUTS,
     TASK_STEP,
+    TASK_STEPS,
 )
 from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
@@ -319,9 +321,55 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             return MAX_ITER
 
 
+@njit(cache=True, inline="always")
+def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, lams,
+              profs, us, out):
+    """Up to K = profs.shape[0] steps of size par[P_H] in one call (a batch: no return
+    to Python between steps, docs/compiled.md, "Batches of steps"): step k starts from
+    states[k] (rows q, q̇, q̈, a) and lams[k], takes the time-level inputs profs[k],
+    us[k] of its end, and on convergence writes its end state into states[k + 1] and
+    lams[k + 1], and its Newton iterations and iteration-matrix factorizations into
+    out[k, 0:2]. The matrix is factored here (:func:`lu_factor_into`) into ``lu``,
+    ``piv``: dense buffers of the matrix's order holding the factors in use (any, when
+    counters[STALE] = 1 at the call). A step needing more than par[P_REFRESH_ABOVE]
+    iterations (≥ 0) has the next one start with a new matrix, as the per-step path
+    does. Returns the number of steps taken: fewer than K when a step failed (the
+    caller takes that step again on the per-step path, which halves it)."""
+    n, n_c = states.shape[2], lams.shape[1]
+    ctr = _i1(WI, WH, _COUNTERS)
+    q1, qd1, qdd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1), _f1(WF, WH, _QDD1)
+    lam1, a1 = _f1(WF, WH, _LAM1), _f1(WF, WH, _A1)
+    matrix = _f2(WF, WH, _MATRIX)
+    refresh_above = par[P_REFRESH_ABOVE]
+    for k in range(profs.shape[0]):
+        if k > 0 and refresh_above >= 0 and out[k - 1, 0] > refresh_above:
+            ctr[STALE] = 1
+        now = states[k]
+        factorizations = 0
+        start = True
+        while True:
+            code = newton_step(F, IN, H, WF, WI, WH, now[0], now[1], now[2], now[3],
+                               lams[k], par, max_iter, profs[k], us[k], lu, piv, sp_i,
+                               sp_x, start)
+            if code != NEED_FACTOR:
+                break
+            lu_factor_into(matrix, lu, piv)
+            factorizations += 1
+            start = False
+        out[k, 0], out[k, 1] = ctr[IT], factorizations
+        if code != CONVERGED:
+            return k
+        after = states[k + 1]
+        for i in range(n):
+            after[0, i], after[1, i], after[2, i], after[3, i] = q1[i], qd1[i], qdd1[i], a1[i]
+        for i in range(n_c):
+            lams[k + 1, i] = lam1[i]
+    return profs.shape[0]
+
+
 @njit(cache=True)
 def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
-           piv, sp_i, sp_x, start, qs, qds, lams, profs, us, refs, out):
+           piv, sp_i, sp_x, start, qs, qds, lams, profs, us, refs, out, states):
     """The one compiled entry point (one entry links and optimizes the kernels once):
 
     * TASK_STEP: :func:`newton_step` (its return code), and on an accepted step every
@@ -333,7 +381,9 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
       qs, qds, lams with profiles profs, actuator values us and the rotational springs'
       angles refs into ``out``;
     * TASK_CONTACTS: every contact's sample at (q, q̇) into the workspace
-      (:func:`flexmbs.elements.contact.kernels.contact_samples`).
+      (:func:`flexmbs.elements.contact.kernels.contact_samples`);
+    * TASK_STEPS: :func:`run_steps` over ``states``, ``lams``, ``profs``, ``us`` and
+      ``out`` (the number of steps taken).
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -359,6 +409,10 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     if task == TASK_CONTACTS:
         contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
+    if task == TASK_STEPS:
+        return run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x,
+                         borrowed(states), borrowed(lams), borrowed(profs), borrowed(us),
+                         borrowed(out))
     r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
     if task == TASK_MATRIX:

@@ -40,6 +40,7 @@ from .recorder import (
     _output_quantities,
     _sensor_records,
 )
+from .step_batch import StepBatches, run_batch
 from .step_log import StepLog
 from .stepper import (
     REFRESH_ABOVE,
@@ -69,7 +70,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     ran); the remaining options go to :class:`AlphaIntegrator`. Unknown options raise
     TypeError naming them. Output: every ``output_every``-th step, or at the times
     ``t_out`` (cubic Hermite interpolation between steps; the step size is not forced).
-    ``progress(t, t_end)`` is called after every step. A failure stops the run and returns
+    ``progress(t, t_end)`` is called after every step (or batch of steps,
+    :mod:`.step_batch`). A failure stops the run and returns
     what was computed, with ``success=False`` and the reason.
 
     ``restart``: a SimulationResult of this model (one that ended early, or a shorter
@@ -238,7 +240,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         "steps": int(log.steps), "rejected_steps": int(integ.rejected),
         "newton_iterations": int(log.iterations),
         "iterations_per_step": log.iterations / log.steps if log.steps else 0.0,
-        "factorizations": int(integ.refreshes), "compile_time": float(integ.compile_time),
+        "factorizations": int(integ.refreshes), "batched_steps": int(integ.batched_steps),
+        "compile_time": float(integ.compile_time),
         "stepping_time": float(stepping),
         "newton_tolerances": {"preset": newton, "rtol": integ.rtol, "atol": integ.atol,
                               "acc_rtol": integ.acc_rtol, "phi_tol": integ.phi_tol,
@@ -306,12 +309,42 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
     :class:`~flexmbs.integrators.real_time.StepTimes`)."""
     stepping = 0.0  # [s] in integ.step()
     success, message, diverged, interrupted = True, "completed", False, ""
+    batches = StepBatches.for_run(integ, adaptive=adaptive, control=control,
+                                  outputs=outputs, step_times=step_times)
     with StepInterrupts() as interrupts:
         while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
             if interrupts.reason is not None:  # a signal came during the last step
                 success, message = False, _interrupted_message(integ.t, interrupts.reason)
                 interrupted = interrupts.reason
                 break
+            n = 0 if batches is None else batches.steps_ahead(h, t_end)
+            if n:  # a batch of steps in one kernel call (step_batch)
+                tic = time.perf_counter()
+                try:
+                    k, reason = run_batch(batches, n, h, k, limits, ranges, output_every,
+                                          record)
+                    numerical.collect(integ.t)
+                except KeyboardInterrupt:
+                    success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                    interrupted = "Ctrl-C"
+                    break
+                except Exception as exc:  # the kernel failed: keep the run so far
+                    success, message = False, (f"stopped at t = {integ.t:.6g} s: "
+                                               f"{type(exc).__name__}: {exc}")
+                    break
+                finally:
+                    stepping += time.perf_counter() - tic
+                if reason is not None:
+                    success, message, diverged = False, reason, True
+                    break
+                if progress is not None:
+                    try:
+                        progress(integ.t, t_end)
+                    except KeyboardInterrupt:
+                        success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                        interrupted = "Ctrl-C"
+                        break
+                continue
             integ.h = min(integ.h if adaptive else h, t_end - integ.t)
             land = None
             if control is not None:

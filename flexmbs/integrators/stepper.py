@@ -154,6 +154,8 @@ class AlphaIntegrator:
         self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
         self._matrix_h = None
         self._refreshes_accepted = 0  # self.refreshes at the last accepted step
+        #: accepted steps taken in batches of one kernel call (:mod:`.step_batch`)
+        self.batched_steps = 0
         self.status = "running"
         self.message = ""
         #: the accepted steps per output interval and the run's totals (:class:`StepLog`:
@@ -370,20 +372,24 @@ class AlphaIntegrator:
             f"(last scaled correction {err:.3g})", q1, qd1, qdd1, lam1, t1), \
             self.max_iter, None
 
+    def step_parameters(self):
+        """A new ``par`` of the step kernel (:func:`flexmbs.compiled.codes.step_parameters`)
+        with the method's α_m, α_f, β, γ, the Newton tolerances and the formulation."""
+        p = self.params
+        return step_parameters(alpha_m=p.alpha_m, alpha_f=p.alpha_f, beta=p.beta,
+                               gamma=p.gamma, rtol=self.rtol, atol=self.atol,
+                               acc_rtol=self.acc_rtol, phi_tol=self.phi_tol,
+                               index2=float(self.formulation is Formulation.STABILIZED_INDEX2))
+
     def _try_step_compiled(self, h):
         """:meth:`_try_step` in compiled code (:func:`flexmbs.engine.newton.newton_step`):
         one kernel call per step, plus one factorisation (LAPACK, or SuperLU for large
         models) per matrix refresh."""
-        p, cs, nk = self.params, self.compiled, self._codes
+        cs, nk = self.compiled, self._codes
         work = cs.work
         t1 = self.t + h
         if self._step_buffers is None:  # (par, profiles, actuator values), reused
-            index2 = float(self.formulation is Formulation.STABILIZED_INDEX2)
-            par = step_parameters(alpha_m=p.alpha_m, alpha_f=p.alpha_f, beta=p.beta,
-                                  gamma=p.gamma, rtol=self.rtol, atol=self.atol,
-                                  acc_rtol=self.acc_rtol, phi_tol=self.phi_tol,
-                                  index2=index2)
-            self._step_buffers = (par, *cs.time_values(t1))
+            self._step_buffers = (self.step_parameters(), *cs.time_values(t1))
         par, prof, u = self._step_buffers
         par[P_H], par[P_T1] = h, t1
         cs.time_values_into(t1, prof, u)

@@ -1,0 +1,163 @@
+"""Batches of fixed steps in one kernel call (docs/compiled.md, "Batches of steps").
+
+A compiled run whose steps need nothing of Python between them takes them in batches of
+up to :data:`BATCH`: the time-level inputs of the batch's step ends are evaluated at
+once before it (``Profile.eval_many``), the kernel takes the steps one after the other
+(:func:`flexmbs.engine.newton.run_steps`, the iteration matrix factored inside it), and
+the states, Newton iterations and factorizations come back together. The steps are the
+per-step path's: the same predictor, iterations, convergence test and refresh rules, so
+the same trajectory to round-off (the factorization's own rounding), the same Newton
+iterations and factorizations. What stays per step in Python is the bookkeeping of the
+accepted steps (the step record, outputs every ``output_every`` steps, the divergence
+checks).
+
+Runs that need Python between steps take the per-step path: adaptive steps, outputs at
+given times, sampled controllers, real-time mode, contacts, joint servos, rotational
+springs, state-dependent callables, and iteration matrices factored sparse or of order
+above :data:`~flexmbs.engine.compiled_system.BATCH_UP_TO`
+(:meth:`~flexmbs.engine.compiled_system.CompiledSystem.batch_reason`). A step that fails
+in a batch ends it; the per-step path then takes that step again with a new iteration
+matrix, halving it if it fails again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiled.codes import P_H, P_REFRESH_ABOVE, P_T1, STALE
+from .health import divergence
+
+#: Steps per batch: long enough that the call and the inputs' evaluation cost little per
+#: step, short enough that an interruption (Ctrl-C) or a progress report waits little.
+BATCH = 64
+
+
+class StepBatches:
+    """The batches of one run of ``integ`` (an
+    :class:`~flexmbs.integrators.stepper.AlphaIntegrator` on the compiled engine):
+    buffers sized once, reused by every batch."""
+
+    def __init__(self, integ):
+        cs = integ.compiled
+        self.integ, self.compiled = integ, cs
+        n_q, n_c, size = cs.n_q, cs.n_c, cs.n_q + cs.n_c
+        self.states = np.zeros((BATCH + 1, 4, n_q))  # q, q̇, q̈, a of each step's start
+        self.lams = np.zeros((BATCH + 1, n_c))
+        self.out = np.zeros((BATCH, 5))  # iterations, factorizations of each step
+        self.lu, self.piv = np.zeros((size, size)), np.zeros(size, dtype=np.int64)
+        self.times = np.zeros(BATCH)
+        #: a step of the last batch failed: the next step takes the per-step path
+        self.failed = False
+
+    @classmethod
+    def for_run(cls, integ, *, adaptive: bool, control, outputs, step_times):
+        """The batches of the run, or None when its steps need Python between them."""
+        cs = integ.compiled
+        if (BATCH < 2 or cs is None or adaptive or control is not None
+                or outputs is not None or step_times is not None or integ.real_time
+                or integ.contacts or integ.servos or cs.batch_reason() is not None):
+            return None
+        return cls(integ)
+
+    def steps_ahead(self, h: float, t_end: float) -> int:
+        """How many steps of size h the next batch takes: the whole steps that end
+        clearly before t_end (the last one, which lands on t_end, is the per-step
+        path's), at most :data:`BATCH`; 0 after a failed step (its retry is the per-step
+        path's)."""
+        if self.failed:
+            self.failed = False
+            return 0
+        whole = int((t_end - self.integ.t) / h) - 1
+        return min(BATCH, whole) if whole >= 2 else 0
+
+    def take(self, n: int, h: float) -> int:
+        """Take up to ``n`` steps of size ``h`` from the integrator's state: the number
+        taken (their ends in :attr:`times` and the rows 1… of :attr:`states`,
+        :attr:`lams`; their iterations in ``out[:, 0]``). Fewer than ``n`` when a step
+        failed, and 0 when the time-level inputs could not be evaluated together: the
+        next step is then the per-step path's (:attr:`failed`), which halves it or says
+        what fails."""
+        integ, cs = self.integ, self.compiled
+        times = np.cumsum(np.concatenate(([integ.t], np.full(n, h))))[1:]  # t ← t + h
+        try:
+            profs, us = cs.time_values_many(times)
+            usable = bool(np.isfinite(profs).all() and np.isfinite(us).all())
+        except Exception:
+            usable = False
+        if not usable:  # the per-step path takes the next step, and says what fails
+            self.failed = True
+            return 0
+        self.times[:n] = times
+        start = self.states[0]
+        start[0], start[1], start[2], start[3] = integ.q, integ.qd, integ.qdd, integ.a
+        self.lams[0] = integ.lam
+        par = integ.step_parameters()
+        par[P_H], par[P_T1] = h, times[0]
+        par[P_REFRESH_ABOVE] = -1 if integ.refresh_above is None else integ.refresh_above
+        factors = integ.matrix.lu
+        stale = factors is None or integ._matrix_h != h or integ._slow_last_step()
+        if not stale:
+            self.lu[...], self.piv[...] = factors.lu, factors.piv
+        cs.work.counters[STALE] = int(stale)
+        done = cs.steps(par, integ.max_iter, self.lu, self.piv, self.states[:n + 1],
+                        self.lams[:n + 1], profs, us, self.out[:n])
+        factorizations = int(self.out[:min(done + 1, n), 1].sum())
+        integ.refreshes += factorizations
+        if done < n:  # the failed step: again on the per-step path, with a new matrix
+            self.failed = True
+            integ.matrix.lu = None
+        elif factorizations:
+            integ.matrix.lu = cs.placeholder_factors()._replace(lu=self.lu.copy(),
+                                                                piv=self.piv.copy())
+            integ.matrix.age = 0
+            integ._matrix_h = h
+        if done:
+            integ._refreshes_accepted = integ.refreshes - (
+                int(self.out[done, 1]) if done < n else 0)
+        return done
+
+    def accept(self, j: int, rows=None) -> None:
+        """Make the end of batch step j the integrator's state: copies, or views of
+        ``rows`` ((states, lams) of the batch's step ends, copied once for a batch whose
+        every state is recorded)."""
+        integ = self.integ
+        integ.t = float(self.times[j])
+        if rows is None:
+            row = self.states[j + 1]
+            integ.q, integ.qd, integ.qdd, integ.a = (row[0].copy(), row[1].copy(),
+                                                     row[2].copy(), row[3].copy())
+            integ.lam = self.lams[j + 1].copy()
+        else:
+            row = rows[0][j]
+            integ.q, integ.qd, integ.qdd, integ.a = row[0], row[1], row[2], row[3]
+            integ.lam = rows[1][j]
+
+
+def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
+              output_every: int, record) -> tuple[int, str | None]:
+    """One batch of up to ``n`` steps from step count ``k``, with the per-step path's
+    bookkeeping of each accepted step: the step record, the divergence check every
+    ``limits.check_every`` steps (a diverged state is recorded and ends the run) and an
+    output every ``output_every`` steps (``record()``). Returns (the step count after
+    it, the divergence found or None). The integrator's state arrays are replaced, never
+    written into (the records hold them)."""
+    done = batches.take(n, h)
+    integ, iterations = batches.integ, batches.out[:, 0]
+    integ.batched_steps += done
+    rows = None
+    if output_every == 1 and done:  # every state recorded: one copy of them all
+        rows = (batches.states[1:done + 1].copy(), batches.lams[1:done + 1].copy())
+    for j in range(done):
+        integ.stats.add(h, int(iterations[j]))
+        k += 1
+        check, output = k % limits.check_every == 0, k % output_every == 0
+        if check or output or j == done - 1:
+            batches.accept(j, rows)
+        if check:
+            reason = divergence(ranges, integ.q, integ.t, limits)
+            if reason is not None:
+                record()
+                return k, reason
+        if output:
+            record()
+    return k, None

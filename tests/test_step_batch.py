@@ -1,0 +1,117 @@
+"""Batches of steps in one kernel call (flexmbs.integrators.step_batch,
+docs/compiled.md "Batches of steps"): the same steps as the per-step path, the same
+bookkeeping, and the per-step path wherever a run needs Python between its steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.assembly import System
+from flexmbs.cases import load_case, run_case
+from flexmbs.integrators import simulate, step_batch
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+
+
+def _run(path, batch: bool, monkeypatch, steps=300, **options):
+    monkeypatch.setattr(step_batch, "BATCH", step_batch.BATCH if batch else 0)
+    case = load_case(path)
+    case.solver["t_end"] = steps * float(case.solver["h"])
+    return run_case(case, engine="compiled", **options)[1]
+
+
+def _batched_cases():
+    out = []
+    for path in sorted(CASES.glob("*.toml")):
+        case = load_case(path)
+        result = simulate(System(case.model), 5 * float(case.solver["h"]),
+                          float(case.solver["h"]), case.solver.get("method", "newmark"),
+                          engine="compiled")
+        if result.statistics["batched_steps"]:
+            out.append(path.name)
+    return out
+
+
+BATCHED = _batched_cases()
+
+
+def test_most_shipped_cases_run_in_batches():
+    """The cases without contacts, servos, rotational springs or controllers."""
+    assert {"arm_beam_seed.toml", "seed_pendulum.toml", "cantilever_release.toml",
+            "slider_crank_ideal.toml"} <= set(BATCHED)
+    assert "slider_crank_clearance.toml" not in BATCHED  # a contact: per step
+
+
+@pytest.mark.parametrize("name", BATCHED)
+@pytest.mark.parametrize("output_every", [1, 7])
+def test_batches_take_the_per_step_paths_steps(name, output_every, monkeypatch):
+    """Against the per-step path (BATCH = 0): the same steps, Newton iterations and
+    factorizations, per output interval too, and the same outputs, q to 1e-12 relative
+    (the kernel's factorization rounds otherwise than LAPACK's); every whole step before
+    the last one or two was batched."""
+    new = _run(CASES / name, True, monkeypatch, output_every=output_every)
+    ref = _run(CASES / name, False, monkeypatch, output_every=output_every)
+    assert ref.statistics["batched_steps"] == 0
+    assert new.statistics["batched_steps"] >= new.statistics["steps"] - 2
+    for key in ("steps", "newton_iterations", "factorizations", "rejected_steps"):
+        assert new.statistics[key] == ref.statistics[key], key
+    np.testing.assert_array_equal(new.steps.iterations, ref.steps.iterations)
+    np.testing.assert_array_equal(new.steps.count, ref.steps.count)
+    np.testing.assert_array_equal(new.t, ref.t)
+    scale = max(1.0, np.abs(ref.q).max())
+    np.testing.assert_allclose(new.q, ref.q, rtol=0, atol=1e-12 * scale)
+    assert new.status == ref.status and new.message == ref.message
+
+
+def test_a_divergence_inside_a_batch_stops_where_the_per_step_path_does(monkeypatch):
+    """A range limit crossed inside a batch: the run stops at the same check, with the
+    same message and the diverged state recorded last, as per step."""
+    limits = {"check_every": 3, "deflection_stop": 0.05}
+    new = _run(CASES / "arm_beam_seed.toml", True, monkeypatch, steps=1000,
+               range_limits=limits)
+    ref = _run(CASES / "arm_beam_seed.toml", False, monkeypatch, steps=1000,
+               range_limits=limits)
+    assert not ref.success and "deflection" in ref.message and ref.t[-1] < 0.99
+    assert new.message == ref.message and new.status == ref.status
+    np.testing.assert_array_equal(new.t, ref.t)
+    np.testing.assert_allclose(new.q, ref.q, rtol=0, atol=1e-12)
+
+
+def test_a_step_that_fails_in_a_batch_is_taken_again_per_step(monkeypatch):
+    """With Newton held to 3 iterations the seed arm's steps fail now and then (it needs
+    3.9 on average): each failure ends its batch and the per-step path takes the step
+    again with a new iteration matrix, halving it only if that fails too. The run
+    completes on the constraints and, taking its steps whole, stays as close to the run
+    with the default 12 iterations as Newton's tolerance (3e-9 measured; the per-step
+    path, which halves the step its stale matrix failed, lies 4e-6 away)."""
+    new = _run(CASES / "arm_beam_seed.toml", True, monkeypatch, steps=400, max_iter=3)
+    default = _run(CASES / "arm_beam_seed.toml", False, monkeypatch, steps=400)
+    assert new.success
+    assert 0 < new.statistics["batched_steps"] < new.statistics["steps"] - 2
+    assert np.max(np.abs(new.phi_violation)) < 1e-9
+    assert new.t[-1] == default.t[-1]
+    assert np.abs(new.q[-1] - default.q[-1]).max() < 1e-7
+
+
+def test_progress_is_reported_after_each_batch(monkeypatch):
+    """progress(t, t_end) after every batch and every single step, at increasing times
+    ending at t_end."""
+    seen = []
+    _run(CASES / "seed_pendulum.toml", True, monkeypatch, steps=200,
+         progress=lambda t, t_end: seen.append((t, t_end)))
+    times = [t for t, _ in seen]
+    assert 4 <= len(seen) <= 10
+    assert times == sorted(times) and times[-1] == seen[-1][1]
+
+
+def test_runs_needing_python_between_steps_take_them_one_by_one(monkeypatch):
+    """Outputs at given times, adaptive steps and a contact: no batch."""
+    path = CASES / "seed_pendulum.toml"
+    assert _run(path, True, monkeypatch, output_times=[0.05, 0.1]).statistics[
+        "batched_steps"] == 0
+    assert _run(path, True, monkeypatch, error_tol=1e-3).statistics["batched_steps"] == 0
+    clearance = _run(CASES / "slider_crank_clearance.toml", True, monkeypatch, steps=20)
+    assert clearance.statistics["batched_steps"] == 0
