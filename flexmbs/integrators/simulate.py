@@ -337,13 +337,10 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                 if reason is not None:
                     success, message, diverged = False, reason, True
                     break
-                if progress is not None:
-                    try:
-                        progress(integ.t, t_end)
-                    except KeyboardInterrupt:
-                        success, message = False, _interrupted_message(integ.t, "Ctrl-C")
-                        interrupted = "Ctrl-C"
-                        break
+                if _progress_interrupted(progress, integ.t, t_end):
+                    success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                    interrupted = "Ctrl-C"
+                    break
                 continue
             integ.h = min(integ.h if adaptive else h, t_end - integ.t)
             land = None
@@ -404,14 +401,23 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                             (1 - w) * qdd0 + w * integ.qdd, (1 - w) * lam0 + w * integ.lam)
                     derive()
                     next_out += 1
-            if progress is not None:
-                try:
-                    progress(integ.t, t_end)
-                except KeyboardInterrupt:
-                    success, message = False, _interrupted_message(integ.t, "Ctrl-C")
-                    interrupted = "Ctrl-C"
-                    break
+            if _progress_interrupted(progress, integ.t, t_end):
+                success, message = False, _interrupted_message(integ.t, "Ctrl-C")
+                interrupted = "Ctrl-C"
+                break
     return success, message, diverged, interrupted, k, next_out, stepping
+
+
+def _progress_interrupted(progress, t: float, t_end: float) -> bool:
+    """Report ``progress(t, t_end)`` (if given); True when it raised KeyboardInterrupt
+    (Ctrl-C in a progress bar)."""
+    if progress is None:
+        return False
+    try:
+        progress(t, t_end)
+    except KeyboardInterrupt:
+        return True
+    return False
 
 
 def _interrupted_message(t: float, reason: str) -> str:
