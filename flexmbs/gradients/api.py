@@ -126,8 +126,9 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
     in ``memory_limit`` bytes, else every k-th (k ≈ √N) and recomputes segments; an
     integer k forces that. ``jacobian_engine``: where the step Jacobians of the sweep
     are assembled, "auto" (the compiled engine's matrices where they are exact and the
-    kernels are at hand), "compiled" or "python" (:mod:`.jacobian_source`; the forward
-    run takes the NumPy path either way). ``run`` and ``overrides``: see :func:`setup`.
+    kernels are at hand), "compiled" or "python" (:mod:`.jacobian_source`); the forward
+    run takes the compiled engine where the sweep's Jacobians do and the engine can run
+    the model (:func:`forward_engine`). ``run`` and ``overrides``: see :func:`setup`.
     """
     if mode not in MODES:
         raise ValidationError(f"mode must be one of {list(MODES)}, got {mode!r}")
@@ -138,14 +139,14 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         problem = setup(case_or_system, objective.sensor, objective.component, parameters,
                         overrides=overrides, **run)
         prepared = problem.prepare()
-        fwd = forward.run(problem.system, problem.settings, problem.probe,
-                          checkpoint_every, memory_limit)
-        value, weights = objective.evaluate(fwd.t, fwd.values)
         tic = time.perf_counter()
         source = TangentSource(problem.system, jacobian_engine)
         for prep in prepared:
             prep.use_engine(source)
         setup_seconds = time.perf_counter() - tic
+        fwd = forward.run(problem.system, problem.settings, problem.probe,
+                          checkpoint_every, memory_limit, forward_engine(source))
+        value, weights = objective.evaluate(fwd.t, fwd.values)
         if mode == "adjoint":
             grad, seconds = backward(problem.system, fwd, problem.probe, weights, prepared,
                                      fwd.index2, source)
@@ -163,8 +164,17 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         problem.probe.units)
 
 
+def forward_engine(source: TangentSource) -> str:
+    """The engine of the forward run: "auto" (the compiled engine when it can run the
+    model: its states solve the same discrete equations as the NumPy path's, to Newton's
+    tolerance) where the sweep's Jacobians come from the compiled engine, so that its
+    kernels are at hand; else "python" (no compilation started for a gradient)."""
+    return "auto" if source.engine == "compiled" else "python"
+
+
 def _cost(fwd, seconds, mode, source) -> dict:
-    return {"mode": mode, "steps": fwd.steps, "formulation":
+    return {"mode": mode, "steps": fwd.steps, "forward_engine": fwd.engine,
+            "formulation":
             "stabilized-index-2" if fwd.index2 else "index-3",
             "forward_seconds": fwd.seconds, "backward_seconds": seconds,
             "backward_over_forward": seconds / fwd.seconds if fwd.seconds else None,
@@ -197,13 +207,13 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
         problem = setup(case_or_system, sensor, component, parameters,
                         overrides=overrides, **run)
         prepared = problem.prepare()
-        fwd = forward.run(problem.system, problem.settings, problem.probe,
-                          checkpoint_every, memory_limit)
         tic = time.perf_counter()
         source = TangentSource(problem.system, jacobian_engine)
         for prep in prepared:
             prep.use_engine(source)
         setup_seconds = time.perf_counter() - tic
+        fwd = forward.run(problem.system, problem.settings, problem.probe,
+                          checkpoint_every, memory_limit, forward_engine(source))
         ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe, prepared,
                                            fwd.index2, source)
         seconds += setup_seconds

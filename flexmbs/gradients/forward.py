@@ -1,5 +1,6 @@
-"""The forward run of a gradient: the run itself on the NumPy path, with its sensor
-history and checkpoints for the backward sweep (docs/gradients.md, "Checkpoints").
+"""The forward run of a gradient: the run itself (on the compiled engine where the
+sweep's Jacobians come from it, else the NumPy path), with its sensor history and
+checkpoints for the backward sweep (docs/gradients.md, "Checkpoints").
 
 The run is :class:`~flexmbs.integrators.AlphaIntegrator` with the case's (or the
 caller's) method, step and Newton settings, stepped as ``simulate`` steps it: a fixed
@@ -73,16 +74,16 @@ def run_settings(solver: dict) -> RunSettings:
         raise ValidationError(f"unknown run option(s) {sorted(unknown)}")
     params = METHODS[method](**{k: solver.pop(k) for k in list(solver)
                                 if k in METHOD_OPTIONS[method]})
-    solver["engine"] = "python"  # the NumPy path: the adjoint evaluates the same model
     return RunSettings(params, h, t_end, solver)
 
 
-def start(system, settings: RunSettings):
+def start(system, settings: RunSettings, engine: str = "python"):
     """The step object at the run's consistent initial state (joint-coordinate initial
-    conditions of the model applied as ``simulate`` applies them)."""
+    conditions of the model applied as ``simulate`` applies them), on ``engine`` (an
+    engine given in the run's options wins)."""
     from ..integrators.stepper import AlphaIntegrator
 
-    options = dict(settings.options)
+    options = {"engine": engine, **settings.options}
     if getattr(system.model, "initial", ()) and "q0" not in options and "qd0" not in options:
         from ..assembly.initial import initial_state
 
@@ -128,6 +129,9 @@ class ForwardRun:
     """Bytes of the distinct iteration matrices the checkpoints hold."""
     restarter: object = field(default=None, repr=False)
     """The step object that runs segments again (made at the first)."""
+    engine: str = "python"
+    """The engine that ran the steps ("compiled" or "python"); segments run again on
+    it, so they repeat its steps."""
 
     @property
     def steps(self) -> int:
@@ -167,12 +171,13 @@ def _checkpoint(integ, keep_matrix: bool) -> dict:
 
 
 def run(system, settings: RunSettings, probe, checkpoint_every="auto",
-        memory_limit: int = MEMORY_LIMIT) -> ForwardRun:
-    """Run forward, recording ``probe``'s value (a
+        memory_limit: int = MEMORY_LIMIT, engine: str = "python") -> ForwardRun:
+    """Run forward on ``engine`` ("auto": the compiled engine where it can run the model;
+    "python": the NumPy path), recording ``probe``'s value (a
     :class:`~flexmbs.gradients.sensor_probe.SensorProbe`) at every step and keeping the
     states or checkpoints (``checkpoint_every``: "auto", or k ≥ 1 to keep every k-th)."""
     tic = time.perf_counter()
-    integ = start(system, settings)
+    integ = start(system, settings, engine)
     t_end, h = settings.t_end, settings.h
     if not (np.isfinite(t_end) and t_end > integ.t):
         raise ValidationError(f"t_end = {t_end!r} s must lie after the start {integ.t:g} s")
@@ -190,7 +195,8 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
 
     out = ForwardRun(settings, np.zeros(0), np.zeros(0), np.zeros(0), every,
                      state_bytes=state_bytes,
-                     index2=integ.formulation is Formulation.STABILIZED_INDEX2)
+                     index2=integ.formulation is Formulation.STABILIZED_INDEX2,
+                     engine=integ.engine.value)
     times, sizes, values = [integ.t], [], []
     state, angles = _state_of(integ)
     values.append(probe.value(state))
@@ -228,7 +234,7 @@ def segment(system, run_: ForwardRun, first: int, last: int) -> dict:
     if run_.every == 1:
         return {k: run_.states[k] for k in range(first, last + 1)}
     if run_.restarter is None:
-        run_.restarter = start(system, run_.settings)
+        run_.restarter = start(system, run_.settings, run_.engine)
     integ = run_.restarter
     integ.restore(run_.checkpoints[first])
     out = {first: _state_of(integ)}
