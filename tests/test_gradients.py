@@ -93,11 +93,20 @@ def assert_case_gradient(path, objective, keys, t_end, **kwargs):
 
 # ------------------------------------------------------------------ shipped cases
 def test_pendulum_case_index2_against_differences_of_the_run():
-    """seed_pendulum: ρ∞ = 1, so the stabilized index-2 form; length and gravity."""
-    result = assert_case_gradient(CASES + "seed_pendulum.toml",
-                                  Objective("joint:angle:pivot", "rms"),
-                                  ["bodies.bob.com[1]", "model.gravity[1]"], 0.1)
+    """seed_pendulum: ρ∞ = 1, so the stabilized index-2 form; length and gravity. The
+    forward run on the compiled engine (the sweep's Jacobians come from it), and on the
+    NumPy path with jacobian_engine="python": the same gradient to the Newton
+    tolerance's effect."""
+    keys = ["bodies.bob.com[1]", "model.gravity[1]"]
+    objective = Objective("joint:angle:pivot", "rms")
+    result = assert_case_gradient(CASES + "seed_pendulum.toml", objective, keys, 0.1)
     assert result.cost["formulation"] == "stabilized-index-2"
+    assert result.cost["forward_engine"] == result.cost["jacobians"]
+    numpy = gradient(CASES + "seed_pendulum.toml", objective, keys, t_end=0.1,
+                     newton="converged", jacobian_engine="python")
+    assert numpy.cost["forward_engine"] == "python"
+    for key in keys:
+        assert numpy.gradient[key] == pytest.approx(result.gradient[key], rel=1e-8), key
 
 
 def test_arm_case_springs_actuator_profile_and_flexible_beam():
