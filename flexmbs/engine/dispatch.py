@@ -87,6 +87,19 @@ T_E_DRIVE, T_E_KIND, T_E_MARK, T_E_ROW, T_F_DFF, T_J_COL = header_rows(
     "e_drive", "e_kind", "e_mark", "e_row", "f_dff", "j_col")
 T_J_ROW, T_P_COL, T_P_ROW = header_rows(
     "j_row", "p_col", "p_row")
+#: A table field of each force kind whose first dimension is the number of its elements:
+#: the hot entry points skip a kind the model has none of with one header read, where
+#: the kind's kernel would take its table views first (about 0.05 µs a kind).
+N_ACT, N_SPRING, N_POINT, N_DIST, N_TORSION, N_BUSHING, N_CONTACT, N_SERVO, N_BEAM = (
+    header_rows("a_kind", "s_mark", "l_mark", "d_col", "t_mark", "bu_mark", "ct_mark",
+                "v_mark", "nb_node"))
+
+
+@njit(cache=True, inline="always")
+def _has(H, row):
+    """Whether the model has elements of the kind whose count field is header row
+    ``row`` (the field's first dimension)."""
+    return H[row, 3] > 0
 
 
 @njit(cache=True)
@@ -129,16 +142,25 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
             rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
         else:
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
-    actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
-    spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, YES)
-    point_loads(F, IN, H, WF, WI, WH, q, u, r)
-    distributed_loads(F, IN, H, WF, WI, WH, q, u, r)
-    torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
-    bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
-    contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
-    servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, YES, YES)
-    beam_loads(F, IN, H, WF, WI, WH, q, r)
-    beam_inertia(F, IN, H, WF, WI, WH, q, qd, qdd, r)
+    if _has(H, N_ACT):
+        actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
+    if _has(H, N_SPRING):
+        spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, YES)
+    if _has(H, N_POINT):
+        point_loads(F, IN, H, WF, WI, WH, q, u, r)
+    if _has(H, N_DIST):
+        distributed_loads(F, IN, H, WF, WI, WH, q, u, r)
+    if _has(H, N_TORSION):
+        torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, YES, YES)
+    if _has(H, N_BUSHING):
+        bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, YES)
+    if _has(H, N_CONTACT):
+        contact_loads(F, IN, H, WF, WI, WH, q, qd, r)
+    if _has(H, N_SERVO):
+        servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, YES, YES)
+    if _has(H, N_BEAM):
+        beam_loads(F, IN, H, WF, WI, WH, q, r)
+        beam_inertia(F, IN, H, WF, WI, WH, q, qd, qdd, r)
 
 
 @njit(cache=True)
@@ -171,16 +193,27 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out
             for j in range(nb):
                 out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
-    actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp, gp / bp)
-    point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, out, 1.0 / bp, gp / bp, 1.0)
-    beam_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
-    beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, out, 1.0 / bp, gp / bp, 1.0)
+    if _has(H, N_ACT):
+        actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
+    if _has(H, N_SPRING):
+        spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp,
+                                    gp / bp)
+    if _has(H, N_POINT):
+        point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
+    if _has(H, N_DIST):
+        distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
+    if _has(H, N_TORSION):
+        torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    if _has(H, N_BUSHING):
+        bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    if _has(H, N_CONTACT):
+        contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
+    if _has(H, N_SERVO):
+        servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, out, 1.0 / bp, gp / bp,
+                            1.0)
+    if _has(H, N_BEAM):
+        beam_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
+        beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, out, 1.0 / bp, gp / bp, 1.0)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
