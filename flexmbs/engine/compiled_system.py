@@ -332,8 +332,9 @@ class CompiledSystem:
         """A batch of steps in one kernel call (:func:`~flexmbs.engine.newton.run_steps`,
         dense factors ``lu``, ``piv`` of the iteration matrix's order, factored in the
         kernel): the number of steps taken. For models without state-dependent
-        callables, contacts, joint servos or rotational springs (whose memory and
-        states Python keeps between steps): :func:`batch_reason`."""
+        callables, contacts or joint servos (whose states Python keeps between
+        steps): :meth:`batch_reason`. ``out`` (K, 2 + the rotational springs): each
+        step's iterations, factorizations and angle memory after it."""
         d = self._dummy
         return self._kernel(TASK_STEPS, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
                             d.q, d.q, d.q, d.q, d.lam, par, max_iter, d.prof, d.u, lu, piv,
@@ -348,8 +349,8 @@ class CompiledSystem:
             return f"its iteration matrix is of order {self.n_q + self.n_c} > {BATCH_UP_TO}"
         if self.callbacks:
             return "state-dependent callables are called back at every iterate"
-        if self.contacts or self.servos or self.torsion_names:
-            return "contacts, joint servos and rotational springs keep states between steps"
+        if self.contacts or self.servos:
+            return "contacts and joint servos keep states between steps in Python"
         return None
 
     def load_angles(self, angles: dict) -> None:

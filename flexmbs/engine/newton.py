@@ -68,6 +68,7 @@ _Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "
 _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
 _JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = (
     WORK_FIELDS.index(k) for k in ("jac", "a1", "counters", "floats", "solve"))
+_ANGLES = WORK_FIELDS.index("angles")
 
 
 @njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
@@ -324,22 +325,24 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
 @njit(cache=True, inline="always")
 def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, lams,
               profs, us, out):
-    """Up to K = profs.shape[0] steps of size par[P_H] in one call (a batch: no return
-    to Python between steps, docs/compiled.md, "Batches of steps"): step k starts from
+    """Up to K = profs.shape[0] steps of size par[P_H] in one call (a batch: no return to
+    Python between steps, docs/compiled.md, "Batches of steps"): step k starts from
     states[k] (rows q, q̇, q̈, a) and lams[k], takes the time-level inputs profs[k],
     us[k] of its end, and on convergence writes its end state into states[k + 1] and
-    lams[k + 1], and its Newton iterations and iteration-matrix factorizations into
-    out[k, 0:2]. The matrix is factored here (:func:`lu_factor_into`) into ``lu``,
-    ``piv``: dense buffers of the matrix's order holding the factors in use (any, when
-    counters[STALE] = 1 at the call). A step needing more than par[P_REFRESH_ABOVE]
-    iterations (≥ 0) has the next one start with a new matrix, as the per-step path
-    does. Returns the number of steps taken: fewer than K when a step failed (the
-    caller takes that step again on the per-step path, which halves it)."""
+    lams[k + 1], its Newton iterations and iteration-matrix factorizations into out[k,
+    0:2] and the rotational springs' angle memory after it (the workspace's ``angles``,
+    which the steps carry on) into out[k, 2:]. The matrix is factored here
+    (:func:`lu_factor_into`) into ``lu``, ``piv``: dense buffers of the matrix's order
+    holding the factors in use (any, when counters[STALE] = 1 at the call). A step
+    needing more than par[P_REFRESH_ABOVE] iterations (≥ 0) has the next one start with
+    a new matrix, as the per-step path does. Returns the number of steps taken: fewer
+    than K when a step failed (the caller takes that step again on the per-step path,
+    which halves it)."""
     n, n_c = states.shape[2], lams.shape[1]
     ctr = _i1(WI, WH, _COUNTERS)
     q1, qd1, qdd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1), _f1(WF, WH, _QDD1)
     lam1, a1 = _f1(WF, WH, _LAM1), _f1(WF, WH, _A1)
-    matrix = _f2(WF, WH, _MATRIX)
+    matrix, angles = _f2(WF, WH, _MATRIX), _f1(WF, WH, _ANGLES)
     refresh_above = par[P_REFRESH_ABOVE]
     for k in range(profs.shape[0]):
         if k > 0 and refresh_above >= 0 and out[k - 1, 0] > refresh_above:
@@ -364,6 +367,8 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
             after[0, i], after[1, i], after[2, i], after[3, i] = q1[i], qd1[i], qdd1[i], a1[i]
         for i in range(n_c):
             lams[k + 1, i] = lam1[i]
+        for i in range(angles.size):
+            out[k, 2 + i] = angles[i]
     return profs.shape[0]
 
 

@@ -4,7 +4,9 @@ A compiled run whose steps need nothing of Python between them takes them in bat
 up to :data:`BATCH`: the time-level inputs of the batch's step ends are evaluated at
 once before it (``Profile.eval_many``), the kernel takes the steps one after the other
 (:func:`flexmbs.engine.newton.run_steps`, the iteration matrix factored inside it), and
-the states, Newton iterations and factorizations come back together. The steps are the
+the states, Newton iterations, factorizations and the rotational springs' angle memory
+(carried on from step to step in the kernel's workspace, as between the per-step path's
+calls) come back together. The steps are the
 per-step path's: the same predictor, iterations, convergence test and refresh rules, so
 the same trajectory to round-off (the factorization's own rounding), the same Newton
 iterations and factorizations. What stays per step in Python is the bookkeeping of the
@@ -12,8 +14,8 @@ accepted steps (the step record, outputs every ``output_every`` steps, the diver
 checks).
 
 Runs that need Python between steps take the per-step path: adaptive steps, outputs at
-given times, sampled controllers, real-time mode, contacts, joint servos, rotational
-springs, state-dependent callables, and iteration matrices factored sparse or of order
+given times, sampled controllers, real-time mode, contacts, joint servos,
+state-dependent callables, and iteration matrices factored sparse or of order
 above :data:`~flexmbs.engine.compiled_system.BATCH_UP_TO`
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.batch_reason`). A step that fails
 in a batch ends it; the per-step path then takes that step again with a new iteration
@@ -43,7 +45,8 @@ class StepBatches:
         n_q, n_c, size = cs.n_q, cs.n_c, cs.n_q + cs.n_c
         self.states = np.zeros((BATCH + 1, 4, n_q))  # q, q̇, q̈, a of each step's start
         self.lams = np.zeros((BATCH + 1, n_c))
-        self.out = np.zeros((BATCH, 5))  # iterations, factorizations of each step
+        #: each step's iterations, factorizations and rotational springs' angles after it
+        self.out = np.zeros((BATCH, 2 + len(cs.torsion_names)))
         self.lu, self.piv = np.zeros((size, size)), np.zeros(size, dtype=np.int64)
         self.times = np.zeros(BATCH)
         #: a step of the last batch failed: the next step takes the per-step path
@@ -99,6 +102,7 @@ class StepBatches:
         if not stale:
             self.lu[...], self.piv[...] = factors.lu, factors.piv
         cs.work.counters[STALE] = int(stale)
+        cs.load_angles(integ.system.angle_memory)
         done = cs.steps(par, integ.max_iter, self.lu, self.piv, self.states[:n + 1],
                         self.lams[:n + 1], profs, us, self.out[:n])
         factorizations = int(self.out[:min(done + 1, n), 1].sum())
@@ -119,9 +123,13 @@ class StepBatches:
     def accept(self, j: int, rows=None) -> None:
         """Make the end of batch step j the integrator's state: copies, or views of
         ``rows`` ((states, lams) of the batch's step ends, copied once for a batch whose
-        every state is recorded)."""
+        every state is recorded); the rotational springs' angle memory too."""
         integ = self.integ
         integ.t = float(self.times[j])
+        memory = integ.system.angle_memory
+        for name, angle in zip(self.compiled.torsion_names, self.out[j, 2:], strict=True):
+            if not np.isnan(angle):
+                memory[name] = float(angle)
         if rows is None:
             row = self.states[j + 1]
             integ.q, integ.qd, integ.qdd, integ.a = (row[0].copy(), row[1].copy(),
