@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 import struct
 
 _SHF_WRITE, _SHF_ALLOC = 0x1, 0x2
@@ -69,8 +70,6 @@ class LinkedCode:
 
 
 def _os_error(errno: int) -> str:
-    import os
-
     return os.strerror(errno) if errno else "no reason given"
 
 

@@ -97,10 +97,9 @@ class StepBatches:
         par = integ.step_parameters()
         par[P_H], par[P_T1] = h, times[0]
         par[P_REFRESH_ABOVE] = -1 if integ.refresh_above is None else integ.refresh_above
-        factors = integ.matrix.lu
-        stale = factors is None or integ._matrix_h != h or integ._slow_last_step()
+        stale = integ.matrix_stale(h)
         if not stale:
-            self.lu[...], self.piv[...] = factors.lu, factors.piv
+            self.lu[...], self.piv[...] = integ.matrix.lu.lu, integ.matrix.lu.piv
         cs.work.counters[STALE] = int(stale)
         cs.load_angles(integ.system.angle_memory)
         done = cs.steps(par, integ.max_iter, self.lu, self.piv, self.states[:n + 1],
@@ -111,13 +110,10 @@ class StepBatches:
             self.failed = True
             integ.matrix.lu = None
         elif factorizations:
-            integ.matrix.lu = cs.placeholder_factors()._replace(lu=self.lu.copy(),
-                                                                piv=self.piv.copy())
-            integ.matrix.age = 0
-            integ._matrix_h = h
+            integ.use_factors(cs.placeholder_factors()._replace(lu=self.lu.copy(),
+                                                                piv=self.piv.copy()), h)
         if done:
-            integ._refreshes_accepted = integ.refreshes - (
-                int(self.out[done, 1]) if done < n else 0)
+            integ.mark_accepted(int(self.out[done, 1]) if done < n else 0)
         return done
 
     def accept(self, j: int, rows=None) -> None:

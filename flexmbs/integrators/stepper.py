@@ -303,6 +303,23 @@ class AlphaIntegrator:
         return (self.refresh_above is not None
                 and self.stats.last_iterations > self.refresh_above)
 
+    def matrix_stale(self, h: float) -> bool:
+        """Whether a step of size ``h`` [s] starts with a new iteration matrix: none
+        yet, one built for another step size, or a last step that needed more than
+        ``refresh_above`` iterations."""
+        return self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+
+    def use_factors(self, factors, h: float) -> None:
+        """Take ``factors`` (the compiled engine's, of a matrix built for steps of ``h``)
+        as the iteration matrix in use."""
+        self.matrix.lu, self.matrix.age = factors, 0
+        self._matrix_h = h
+
+    def mark_accepted(self, refreshes_after: int = 0) -> None:
+        """The iteration matrix in use is the last accepted step's, unless
+        ``refreshes_after`` factorizations have been made since (a failed attempt's)."""
+        self._refreshes_accepted = self.refreshes - refreshes_after
+
     # ----------------------------------------------------------- one step
     def _try_step(self, h):
         if self.compiled is not None:
@@ -316,7 +333,7 @@ class AlphaIntegrator:
         q1 = self.q + h * self.qd + h * h * ((0.5 - p.beta) * self.a + p.beta * a1)
         qd1 = self.qd + h * ((1 - p.gamma) * self.a + p.gamma * a1)
         lam1 = self.lam.copy()
-        stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+        stale = self.matrix_stale(h)
         last = np.inf
         floor = 16 * np.finfo(float).eps
         index2 = self.formulation is Formulation.STABILIZED_INDEX2
@@ -400,7 +417,7 @@ class AlphaIntegrator:
                      or self.real_time_matrix == "per-step")
         else:
             max_iter = self.max_iter
-            stale = self.matrix.lu is None or self._matrix_h != h or self._slow_last_step()
+            stale = self.matrix_stale(h)
         work.counters[nk.STALE] = int(stale)
         factors = self.matrix.lu if self.matrix.lu is not None else (
             cs.placeholder_factors())
@@ -414,13 +431,11 @@ class AlphaIntegrator:
         code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                          prof, u, factors, True)
         if in_kernel and code != nk.NEED_FACTOR:
-            self.matrix.lu, self.matrix.age = factors, 0
-            self._matrix_h = h
+            self.use_factors(factors, h)
             self.refreshes += 1
         while code == nk.NEED_FACTOR:
             factors = cs.factor(work.matrix)
-            self.matrix.lu, self.matrix.age = factors, 0
-            self._matrix_h = h
+            self.use_factors(factors, h)
             self.refreshes += 1
             code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                              prof, u, factors, False)
@@ -515,7 +530,7 @@ class AlphaIntegrator:
                 for servo in self.servos:
                     servo.commit(self.system, self.t, self.q, self.qd, h)
                 self.stats.add(h, iters)
-                self._refreshes_accepted = self.refreshes
+                self.mark_accepted()
                 return True, ""
             if self.real_time:  # a fixed step: no halving
                 self.system.angle_memory = accepted
