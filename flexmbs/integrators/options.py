@@ -5,8 +5,10 @@ take their key lists and choices from here instead of each keeping its own."""
 
 from __future__ import annotations
 
+import warnings
 from enum import Enum
 
+from ..errors import AccuracyWarning, ValidationError
 from ..frame.coupling import Coupling
 
 
@@ -33,6 +35,35 @@ class Formulation(str, Enum):
     STABILIZED_INDEX2 = "stabilized-index-2"
     """Φ_q q̇ + Φ_t = 0 through λ, and Φ(q) = 0 through a position correction (the
     Gear–Gupta–Leimkuhler form): both levels hold at every step."""
+
+
+def undamped(params) -> bool:
+    """Whether the method (:class:`~flexmbs.integrators.alpha.AlphaParameters`) has no
+    numerical damping (γ = ½: ρ∞ = 1)."""
+    return abs(params.gamma - 0.5) < 1e-12
+
+
+def pick_formulation(value, params, n_constraints: int) -> Formulation:
+    """The :class:`Formulation` a run takes for the option ``value`` with the method
+    ``params`` on a model of ``n_constraints`` constraint rows: "auto" resolved; an
+    index-3 choice that is weakly unstable there warns (AccuracyWarning)."""
+    try:
+        chosen = Formulation(value)
+    except ValueError:
+        raise ValidationError(f"formulation must be one of "
+                              f"{[m.value for m in Formulation]}, got {value!r}") from None
+    weak = undamped(params) and n_constraints > 0
+    if chosen is Formulation.AUTO:
+        return Formulation.STABILIZED_INDEX2 if weak else Formulation.INDEX3
+    if chosen is Formulation.INDEX3 and weak:
+        warnings.warn(
+            f"{params.name} has no numerical damping, and on the index-3 constraints "
+            f"of this model ({n_constraints} rows) it is weakly unstable: the velocities "
+            f"drift off the constraints and grow until Newton fails (docs/"
+            f"theory_integrators.md); use formulation='stabilized-index-2' (the "
+            f"default for undamped methods) or some damping (rho_inf < 1)",
+            AccuracyWarning, stacklevel=4)
+    return chosen
 
 
 class Engine(str, Enum):

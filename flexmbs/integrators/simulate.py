@@ -28,7 +28,15 @@ from .health import (
     status_of,
 )
 from .interrupts import StepInterrupts
-from .options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
+from .options import (
+    METHOD_OPTIONS,
+    NEWTON_PRESETS,
+    STEP_OPTIONS,
+    Engine,
+    Formulation,
+    Tangents,
+    undamped,
+)
 from .output_angles import output_angles
 from .real_time import StepTimes, real_time_statistics
 from .recorder import (
@@ -42,14 +50,7 @@ from .recorder import (
 )
 from .step_batch import StepBatches, run_batch
 from .step_log import StepLog
-from .stepper import (
-    REFRESH_ABOVE,
-    AlphaIntegrator,
-    Engine,
-    Formulation,
-    Tangents,
-    undamped,
-)
+from .stepper import REFRESH_ABOVE, AlphaIntegrator
 
 __all__ = ["CONTACT_FIELDS", "METHODS", "REFRESH_ABOVE", "AlphaIntegrator", "Engine",
            "Formulation", "SimulationResult", "StepLog", "Tangents", "_describe_bodies",

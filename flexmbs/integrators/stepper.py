@@ -7,27 +7,26 @@ estimates for adaptive steps, checkpoints and contact events. :func:`simulate` d
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from ..assembly.system import System
 from ..assembly.tangents import residual_tangents
 from ..compiled.codes import P_BOUNDED, P_H, P_T1, step_parameters
-from ..errors import AccuracyWarning, FlexmbsError, ValidationError
+from ..errors import FlexmbsError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
 from .contact_steps import ContactSteps
 from .diagnostics import failure_message
-from .options import NEWTON_PRESETS, Engine, Formulation, Tangents
+from .options import (
+    NEWTON_PRESETS,
+    Engine,
+    Formulation,
+    Tangents,
+    pick_formulation,
+)
 from .real_time import StateBuffers, check_real_time
 from .reference import accelerations
 from .step_log import StepLog
-
-
-def undamped(params: AlphaParameters) -> bool:
-    """Whether the method has no numerical damping (γ = ½: ρ∞ = 1)."""
-    return abs(params.gamma - 0.5) < 1e-12
-
 
 #: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
 #: iterations and an older one in 3–7; rebuilding before a step once the previous one
@@ -123,7 +122,7 @@ class AlphaIntegrator:
         self.refresh_above = refresh_above
         self.contact_steps = ContactSteps(system, contact_tol, h_contact)
         self.contacts = self.contact_steps.contacts
-        self.formulation = self._pick_formulation(formulation, params, system)
+        self.formulation = pick_formulation(formulation, params, system.n_c)
         if h_max is not None:
             h = min(h, h_max)
         self.system, self.params, self.h = system, params, float(h)
@@ -167,26 +166,6 @@ class AlphaIntegrator:
                                   f"the NumPy path: {self.engine_note}")
         self._rt_buffers = StateBuffers()  # the real-time state's two sets, in turn
         self._rt_factors = None  # the real-time step's dense factor buffers
-
-    @staticmethod
-    def _pick_formulation(value, params: AlphaParameters, system: System) -> Formulation:
-        try:
-            chosen = Formulation(value)
-        except ValueError:
-            raise ValidationError(f"formulation must be one of "
-                                  f"{[m.value for m in Formulation]}, got {value!r}") from None
-        weak = undamped(params) and system.n_c > 0
-        if chosen is Formulation.AUTO:
-            return Formulation.STABILIZED_INDEX2 if weak else Formulation.INDEX3
-        if chosen is Formulation.INDEX3 and weak:
-            warnings.warn(
-                f"{params.name} has no numerical damping, and on the index-3 constraints "
-                f"of this model ({system.n_c} rows) it is weakly unstable: the velocities "
-                f"drift off the constraints and grow until Newton fails (docs/"
-                f"theory_integrators.md); use formulation='stabilized-index-2' (the "
-                f"default for undamped methods) or some damping (rho_inf < 1)",
-                AccuracyWarning, stacklevel=4)
-        return chosen
 
     def _select_engine(self, engine, on_compile) -> None:
         """Compiled kernels (docs/compiled.md) where the model allows them, else the NumPy
