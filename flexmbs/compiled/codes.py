@@ -29,10 +29,11 @@ TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS, TASK_STEPS =
 #: β' and γ' of an iteration matrix asked for alone (TASK_MATRIX); 1.0 for a bounded
 #: real-time step (at most max_iter iterations, then accepted; no refresh asked for);
 #: the Newton iterations of a step above which the next step starts with a new
-#: iteration matrix (TASK_STEPS; −1: never for that reason).
+#: iteration matrix (TASK_STEPS; −1: never for that reason); the depth [m] within which
+#: a contact's onset is located (``contact_tol``; TASK_STEPS).
 (P_ALPHA_M, P_ALPHA_F, P_BETA, P_GAMMA, P_H, P_T1, P_RTOL, P_ATOL, P_ACC_RTOL, P_PHI_TOL,
- P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME, P_BOUNDED, P_REFRESH_ABOVE) = range(15)
-STEP_PARAMETERS = 15
+ P_INDEX2, P_BETA_PRIME, P_GAMMA_PRIME, P_BOUNDED, P_REFRESH_ABOVE, P_CONTACT_TOL) = range(16)
+STEP_PARAMETERS = 16
 
 
 def step_parameters(**values: float):

@@ -125,6 +125,7 @@ W_CB_G = 98
 W_CB_V = 99
 W_MK_W = 100
 W_MK_VD = 101
+W_CT_START = 102
 
 
 def pack(parts):

@@ -128,6 +128,8 @@ class Workspace(NamedTuple):
     # the constraints' per-marker sums (elements.constraints.kernels)
     mk_w: np.ndarray  # (nk, 4, 3) Σ_e λ_e ∂Φ_e/∂v_a of each marker's vectors
     mk_vd: np.ndarray  # (nk, 4, 3) the rates J q̇ of each marker's vectors
+    # a batch of steps with contacts (engine.newton.run_steps)
+    ct_start: np.ndarray  # (nct, N_SAMPLE) each contact's sample at the step's start
 
 
 def make_workspace(T) -> Workspace:
@@ -170,4 +172,4 @@ def make_workspace(T) -> Workspace:
         np.zeros((4, 3, 2 * (7 + big_m))), np.zeros((2, 2 * (7 + big_m))),
         np.zeros((2, 2 * (7 + big_m), 2 * (7 + big_m))), np.zeros((2, n_q)),
         np.zeros((2, T.u_call.size, n_q)), np.zeros(n_q), np.zeros((2, 3)),
-        np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3)))
+        np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3)), np.zeros((nct, N_SAMPLE)))

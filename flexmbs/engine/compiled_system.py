@@ -331,10 +331,12 @@ class CompiledSystem:
     def steps(self, par, max_iter, lu, piv, states, lams, profs, us, out) -> int:
         """A batch of steps in one kernel call (:func:`~flexmbs.engine.newton.run_steps`,
         dense factors ``lu``, ``piv`` of the iteration matrix's order, factored in the
-        kernel): the number of steps taken. For models without state-dependent
-        callables, contacts or joint servos (whose states Python keeps between
-        steps): :meth:`batch_reason`. ``out`` (K, 2 + the rotational springs): each
-        step's iterations, factorizations and angle memory after it."""
+        kernel): the number of steps accepted, or −(k + 1) when step k awaits the
+        contacts' handling in Python (:mod:`flexmbs.integrators.step_batch`). For models
+        without state-dependent callables or joint servos: :meth:`batch_reason`. ``out``
+        (K, 2 + the rotational springs + the contacts × N_SAMPLE): each step's
+        iterations, factorizations, angle memory after it and contacts' samples at its
+        end."""
         d = self._dummy
         return self._kernel(TASK_STEPS, self.F, self.IN, self.H, self.WF, self.WI, self.WH,
                             d.q, d.q, d.q, d.q, d.lam, par, max_iter, d.prof, d.u, lu, piv,
@@ -349,8 +351,8 @@ class CompiledSystem:
             return f"its iteration matrix is of order {self.n_q + self.n_c} > {BATCH_UP_TO}"
         if self.callbacks:
             return "state-dependent callables are called back at every iterate"
-        if self.contacts or self.servos:
-            return "contacts and joint servos keep states between steps in Python"
+        if self.servos:
+            return "joint servos keep their integrals between steps in Python"
         return None
 
     def load_angles(self, angles: dict) -> None:

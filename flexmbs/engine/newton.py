@@ -42,6 +42,7 @@ from ..compiled.codes import (
     P_BETA,
     P_BETA_PRIME,
     P_BOUNDED,
+    P_CONTACT_TOL,
     P_GAMMA,
     P_GAMMA_PRIME,
     P_H,
@@ -58,7 +59,7 @@ from ..compiled.codes import (
 )
 from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
-from ..elements.contact.kernels import contact_samples
+from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows
 from .dispatch import dynamic_residual, iteration_matrix, outputs_entry, phi_only
 
@@ -69,6 +70,7 @@ _R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "ma
 _JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = (
     WORK_FIELDS.index(k) for k in ("jac", "a1", "counters", "floats", "solve"))
 _ANGLES = WORK_FIELDS.index("angles")
+_CT_OUT, _CT_START = WORK_FIELDS.index("ct_out"), WORK_FIELDS.index("ct_start")
 
 
 @njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
@@ -330,19 +332,31 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
     states[k] (rows q, q̇, q̈, a) and lams[k], takes the time-level inputs profs[k],
     us[k] of its end, and on convergence writes its end state into states[k + 1] and
     lams[k + 1], its Newton iterations and iteration-matrix factorizations into out[k,
-    0:2] and the rotational springs' angle memory after it (the workspace's ``angles``,
-    which the steps carry on) into out[k, 2:]. The matrix is factored here
-    (:func:`lu_factor_into`) into ``lu``, ``piv``: dense buffers of the matrix's order
-    holding the factors in use (any, when counters[STALE] = 1 at the call). A step
+    0:2], the rotational springs' angle memory after it (the workspace's ``angles``,
+    which the steps carry on) into out[k, 2:2 + n_a] and the contacts' samples at its
+    end (``ct_out``, flattened) into the columns after those. The matrix is factored
+    here (:func:`lu_factor_into`) into ``lu``, ``piv``: dense buffers of the matrix's
+    order holding the factors in use (any, when counters[STALE] = 1 at the call). A step
     needing more than par[P_REFRESH_ABOVE] iterations (≥ 0) has the next one start with
-    a new matrix, as the per-step path does. Returns the number of steps taken: fewer
-    than K when a step failed (the caller takes that step again on the per-step path,
-    which halves it)."""
+    a new matrix, as the per-step path does.
+
+    With contacts, ``ct_start`` holds their samples at the batch's start; a converged
+    step that leaves Python's contact handling something to do (an onset within
+    par[P_CONTACT_TOL] to locate, a state switch, an impulse:
+    :func:`~flexmbs.elements.contact.kernels.needs_python`) ends the batch with its end
+    written as above, for Python to finish as the per-step path would.
+
+    Returns the number of steps accepted, k: k = K, or k < K when step k failed (the
+    caller takes it again on the per-step path, which halves it); −(k + 1) when step k
+    converged and waits for Python's contact handling."""
     n, n_c = states.shape[2], lams.shape[1]
     ctr = _i1(WI, WH, _COUNTERS)
     q1, qd1, qdd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1), _f1(WF, WH, _QDD1)
     lam1, a1 = _f1(WF, WH, _LAM1), _f1(WF, WH, _A1)
     matrix, angles = _f2(WF, WH, _MATRIX), _f1(WF, WH, _ANGLES)
+    ct_out, ct_start = _f2(WF, WH, _CT_OUT), _f2(WF, WH, _CT_START)
+    n_ct, width = ct_out.shape[0], ct_out.shape[1]
+    after_angles = 2 + angles.size
     refresh_above = par[P_REFRESH_ABOVE]
     for k in range(profs.shape[0]):
         if k > 0 and refresh_above >= 0 and out[k - 1, 0] > refresh_above:
@@ -369,6 +383,16 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
             lams[k + 1, i] = lam1[i]
         for i in range(angles.size):
             out[k, 2 + i] = angles[i]
+        if n_ct:
+            contact_samples(F, IN, H, WF, WI, WH, q1, qd1)
+            for c in range(n_ct):
+                for j in range(width):
+                    out[k, after_angles + c * width + j] = ct_out[c, j]
+            if needs_python(F, IN, H, WF, WI, WH, par[P_H], par[P_CONTACT_TOL]):
+                return -(k + 1)
+            for c in range(n_ct):
+                for j in range(width):
+                    ct_start[c, j] = ct_out[c, j]
     return profs.shape[0]
 
 
@@ -388,7 +412,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_CONTACTS: every contact's sample at (q, q̇) into the workspace
       (:func:`flexmbs.elements.contact.kernels.contact_samples`);
     * TASK_STEPS: :func:`run_steps` over ``states``, ``lams``, ``profs``, ``us`` and
-      ``out`` (the number of steps taken).
+      ``out`` (the number of steps accepted; −(k + 1) when step k awaits Python's
+      contact handling).
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.

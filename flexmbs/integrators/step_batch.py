@@ -13,10 +13,20 @@ iterations and factorizations. What stays per step in Python is the bookkeeping 
 accepted steps (the step record, outputs every ``output_every`` steps, the divergence
 checks).
 
+Contacts ride along while nothing happens to them: the kernel samples them at each
+step's end, and the batch goes on while no open contact may have closed inside the step,
+no state may switch and no impulse act
+(:func:`~flexmbs.elements.contact.kernels.needs_python`); the dissipated energy is
+summed here step by step, as the per-step path does. The first step where something may
+happen ends the batch, and that step's converged attempt goes to the per-step path
+(:attr:`~flexmbs.integrators.stepper.AlphaIntegrator.pending`), which locates the onset,
+switches the states or applies the impulse exactly as if it had taken the step itself.
+While a contact is closed the batch's steps are ``h_contact`` long.
+
 Runs that need Python between steps take the per-step path: adaptive steps, outputs at
-given times, sampled controllers, real-time mode, contacts, joint servos,
-state-dependent callables, and iteration matrices factored sparse or of order
-above :data:`~flexmbs.engine.compiled_system.BATCH_UP_TO`
+given times, sampled controllers, real-time mode, joint servos, state-dependent
+callables, and iteration matrices factored sparse or of order above
+:data:`~flexmbs.engine.compiled_system.BATCH_UP_TO`
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.batch_reason`). A step that fails
 in a batch ends it; the per-step path then takes that step again with a new iteration
 matrix, halving it if it fails again.
@@ -24,14 +34,39 @@ matrix, halving it if it fails again.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ..compiled.codes import P_H, P_REFRESH_ABOVE, P_T1, STALE
+from ..compiled.codes import P_CONTACT_TOL, P_H, P_REFRESH_ABOVE, P_T1, STALE
+from ..contact.sample import N_SAMPLE, S_DISSIPATION, Sample, samples_of
 from .health import divergence
 
 #: Steps per batch: long enough that the call and the inputs' evaluation cost little per
 #: step, short enough that an interruption (Ctrl-C) or a progress report waits little.
 BATCH = 64
+
+
+class PendingAttempt(NamedTuple):
+    """A batch step that converged and waits for Python's contact handling: its size h
+    [s], the attempt as :meth:`~flexmbs.integrators.stepper.AlphaIntegrator._try_step`
+    returns it, the contacts' samples at its end and the rotational springs' angle
+    memory after it (NaN: none)."""
+
+    h: float
+    attempt: tuple
+    end: list
+    angles: np.ndarray
+
+    def resume(self, integ) -> tuple:
+        """(ok, message, iterations, state, end samples) of the attempt, with the
+        System's angle memory set as the step left it (the per-step path's)."""
+        memory = integ.system.angle_memory
+        for name, angle in zip(integ.compiled.torsion_names, self.angles.tolist(),
+                               strict=True):
+            if angle == angle:  # (NaN: no memory)
+                memory[name] = angle
+        return (*self.attempt, self.end)
 
 
 class StepBatches:
@@ -46,11 +81,16 @@ class StepBatches:
         self.states = np.zeros((BATCH + 1, 4, n_q))  # q, q̇, q̈, a of each step's start
         self.lams = np.zeros((BATCH + 1, n_c))
         #: each step's iterations, factorizations and rotational springs' angles after it
-        self.out = np.zeros((BATCH, 2 + len(cs.torsion_names)))
+        #: and the contacts' samples at its end (flattened rows)
+        self.n_contacts = len(integ.contacts)
+        self.at_samples = 2 + len(cs.torsion_names)
+        self.out = np.zeros((BATCH, self.at_samples + self.n_contacts * N_SAMPLE))
         self.lu, self.piv = np.zeros((size, size)), np.zeros(size, dtype=np.int64)
         self.times = np.zeros(BATCH)
-        #: a step of the last batch failed: the next step takes the per-step path
+        #: a step of the last batch failed or awaits the contacts' handling: the next
+        #: step is the per-step path's
         self.failed = False
+        self._dissipated = None  # the contacts' dissipated energy after each step [J]
 
     @classmethod
     def for_run(cls, integ, *, adaptive: bool, control, outputs, step_times):
@@ -58,28 +98,34 @@ class StepBatches:
         cs = integ.compiled
         if (BATCH < 2 or cs is None or adaptive or control is not None
                 or outputs is not None or step_times is not None or integ.real_time
-                or integ.contacts or integ.servos or cs.batch_reason() is not None):
+                or integ.servos or cs.batch_reason() is not None):
             return None
         return cls(integ)
 
+    def step_size(self, h: float) -> float:
+        """The batch's step for a run's step ``h`` [s]: at most ``h_contact`` while a
+        contact is closed (:meth:`~flexmbs.integrators.contact_steps.ContactSteps.
+        step_size`)."""
+        return self.integ.contact_steps.step_size(h) if self.n_contacts else h
+
     def steps_ahead(self, h: float, t_end: float) -> int:
-        """How many steps of size h the next batch takes: the whole steps that end
-        clearly before t_end (the last one, which lands on t_end, is the per-step
-        path's), at most :data:`BATCH`; 0 after a failed step (its retry is the per-step
-        path's)."""
+        """How many steps of size :meth:`step_size` (h) the next batch takes: the whole
+        steps that end clearly before t_end (the last one, which lands on t_end, is the
+        per-step path's), at most :data:`BATCH`; 0 after a failed step (its retry is the
+        per-step path's) or one that awaits the contacts' handling."""
         if self.failed:
             self.failed = False
             return 0
-        whole = int((t_end - self.integ.t) / h) - 1
+        whole = int((t_end - self.integ.t) / self.step_size(h)) - 1
         return min(BATCH, whole) if whole >= 2 else 0
 
     def take(self, n: int, h: float) -> int:
         """Take up to ``n`` steps of size ``h`` from the integrator's state: the number
         taken (their ends in :attr:`times` and the rows 1… of :attr:`states`,
         :attr:`lams`; their iterations in ``out[:, 0]``). Fewer than ``n`` when a step
-        failed, and 0 when the time-level inputs could not be evaluated together: the
-        next step is then the per-step path's (:attr:`failed`), which halves it or says
-        what fails."""
+        failed or awaits the contacts' handling (then the integrator's ``pending``), and
+        0 when the time-level inputs could not be evaluated together: the next step is
+        then the per-step path's (:attr:`failed`), which halves it or says what fails."""
         integ, cs = self.integ, self.compiled
         times = np.cumsum(np.concatenate(([integ.t], np.full(n, h))))[1:]  # t ← t + h
         try:
@@ -97,6 +143,11 @@ class StepBatches:
         par = integ.step_parameters()
         par[P_H], par[P_T1] = h, times[0]
         par[P_REFRESH_ABOVE] = -1 if integ.refresh_above is None else integ.refresh_above
+        if self.n_contacts:
+            par[P_CONTACT_TOL] = integ.contact_steps.tol
+            first = integ.contact_samples(integ.q, integ.qd, at_state=True)
+            integ.contact_steps.start = first
+            cs.work.ct_start[...] = [k.row for k in first]
         stale = integ.matrix_stale(h)
         if not stale:
             self.lu[...], self.piv[...] = integ.matrix.lu.lu, integ.matrix.lu.piv
@@ -104,28 +155,76 @@ class StepBatches:
         cs.load_angles(integ.system.angle_memory)
         done = cs.steps(par, integ.max_iter, self.lu, self.piv, self.states[:n + 1],
                         self.lams[:n + 1], profs, us, self.out[:n])
+        waiting = done < 0
+        if waiting:  # step −done − 1 converged; its contacts are Python's to handle
+            done = -done - 1
+            integ.pending = self._pending(done, h)
         factorizations = int(self.out[:min(done + 1, n), 1].sum())
         integ.refreshes += factorizations
-        if done < n:  # the failed step: again on the per-step path, with a new matrix
+        if done < n and not waiting:  # the failed step: per step, with a new matrix
             self.failed = True
             integ.matrix.lu = None
         elif factorizations:
             integ.use_factors(cs.placeholder_factors()._replace(lu=self.lu.copy(),
                                                                 piv=self.piv.copy()), h)
+        self.failed = self.failed or waiting
         if done:
             integ.mark_accepted(int(self.out[done, 1]) if done < n else 0)
+            if self.n_contacts:
+                self._sum_dissipation(first, done, h)
+            self._lists(done)
         return done
+
+    def _ends(self, j: int) -> np.ndarray:
+        """(n_contacts, N_SAMPLE): the contacts' samples at the end of batch step j."""
+        return self.out[j, self.at_samples:].reshape(self.n_contacts, N_SAMPLE)
+
+    def _pending(self, j: int, h: float) -> PendingAttempt:
+        row, n_a = self.states[j + 1], self.at_samples - 2
+        state = (float(self.times[j]), row[0].copy(), row[1].copy(), row[2].copy(),
+                 self.lams[j + 1].copy(), row[3].copy())
+        return PendingAttempt(h, (True, "", int(self.out[j, 0]), state),
+                              samples_of(self._ends(j)), self.out[j, 2:2 + n_a].copy())
+
+    def _sum_dissipation(self, first, done: int, h: float) -> None:
+        """The contacts' dissipated energy after each of the ``done`` steps, summed in
+        the per-step path's order (trapezoidal in each step, from the samples at its
+        ends; ``first``: those at the batch's start)."""
+        power = np.empty((done + 1, self.n_contacts))
+        power[0] = [k.dissipation for k in first]
+        power[1:] = self.out[:done, self.at_samples + S_DISSIPATION::N_SAMPLE]
+        terms = np.empty((done + 1, self.n_contacts))
+        terms[0] = [c.state.dissipated for c in self.integ.contacts]
+        terms[1:] = 0.5 * h * (power[:-1] + power[1:])
+        self._dissipated = np.cumsum(terms, axis=0)[1:]
+
+    def _lists(self, done: int) -> None:
+        """What :meth:`accept` reads of the ``done`` steps of the last batch, as Python
+        lists (one conversion a batch, not one a step)."""
+        self._times = self.times[:done].tolist()
+        self._angles = self.out[:done, 2:self.at_samples].tolist()
+        if self.n_contacts:
+            self._end_rows = self.out[:done, self.at_samples:].reshape(
+                done, self.n_contacts, N_SAMPLE).tolist()
+            self._energies = self._dissipated.tolist()
 
     def accept(self, j: int, rows=None) -> None:
         """Make the end of batch step j the integrator's state: copies, or views of
         ``rows`` ((states, lams) of the batch's step ends, copied once for a batch whose
-        every state is recorded); the rotational springs' angle memory too."""
+        every state is recorded); the rotational springs' angle memory, the contacts'
+        dissipated energy and their samples there too."""
         integ = self.integ
-        integ.t = float(self.times[j])
-        memory = integ.system.angle_memory
-        for name, angle in zip(self.compiled.torsion_names, self.out[j, 2:], strict=True):
-            if not np.isnan(angle):
-                memory[name] = float(angle)
+        integ.t = self._times[j]
+        if self.n_contacts:
+            for c, energy in zip(integ.contacts, self._energies[j], strict=True):
+                c.state.dissipated = energy
+            integ.contact_steps.start = [Sample(row) for row in self._end_rows[j]]
+        if self.at_samples > 2:
+            memory = integ.system.angle_memory
+            for name, angle in zip(self.compiled.torsion_names, self._angles[j],
+                                   strict=True):
+                if angle == angle:  # (NaN: no memory)
+                    memory[name] = angle
         if rows is None:
             row = self.states[j + 1]
             integ.q, integ.qd, integ.qdd, integ.a = (row[0].copy(), row[1].copy(),
@@ -145,14 +244,16 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     output every ``output_every`` steps (``record()``). Returns (the step count after
     it, the divergence found or None). The integrator's state arrays are replaced, never
     written into (the records hold them)."""
+    h = batches.step_size(h)
     done = batches.take(n, h)
-    integ, iterations = batches.integ, batches.out[:, 0]
+    integ = batches.integ
+    iterations = batches.out[:done, 0].astype(np.int64).tolist()
     integ.batched_steps += done
     rows = None
     if output_every == 1 and done:  # every state recorded: one copy of them all
         rows = (batches.states[1:done + 1].copy(), batches.lams[1:done + 1].copy())
     for j in range(done):
-        integ.stats.add(h, int(iterations[j]))
+        integ.stats.add(h, iterations[j])
         k += 1
         check, output = k % limits.check_every == 0, k % output_every == 0
         if check or output or j == done - 1:

@@ -153,8 +153,9 @@ class AlphaIntegrator:
         self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
         self._matrix_h = None
         self._refreshes_accepted = 0  # self.refreshes at the last accepted step
-        #: accepted steps taken in batches of one kernel call (:mod:`.step_batch`)
-        self.batched_steps = 0
+        #: accepted steps taken in batches of one kernel call (:mod:`.step_batch`), and
+        #: a batch's converged step that waits for the contacts' handling (PendingAttempt)
+        self.batched_steps, self.pending = 0, None
         self.status = "running"
         self.message = ""
         #: the accepted steps per output interval and the run's totals (:class:`StepLog`:
@@ -436,8 +437,7 @@ class AlphaIntegrator:
         return False, self._failure(head, *state, t1), it, None
 
     def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
-        """``head`` plus the diagnostics at the (last finite) Newton iterate
-        (:func:`flexmbs.integrators.diagnostics.failure_message`)."""
+        """``head`` plus the diagnostics at the Newton iterate (diagnostics)."""
         return failure_message(self, head, q1, qd1, qdd1, lam1, t1)
 
     def error_estimate(self, a_new, h) -> float:
@@ -472,9 +472,14 @@ class AlphaIntegrator:
             if attempt:
                 self.system.angle_memory = dict(accepted)
             attempt += 1
-            ok, message, iters, state = self._try_step(h)
+            pending, self.pending = self.pending, None
+            if pending is not None and attempt == 1 and pending.h == h:  # a batch's
+                ok, message, iters, state, end = pending.resume(self)
+            else:
+                ok, message, iters, state = self._try_step(h)
+                end = (self.contact_steps.end_samples(state[1], state[2])
+                       if ok and self.contacts else None)
             if ok and self.contacts:
-                end = self.contact_steps.end_samples(state[1], state[2])
                 frac = self.contact_steps.onset(self.q, self.qd, end, h)
                 # locating an onset may take steps below h_min (a Newton-failure floor):
                 # an impact at v covers v·h per step, and contact_tol may be far smaller

@@ -29,6 +29,7 @@ from ...compiled.packing import (
     W_CT_JAC,
     W_CT_OUT,
     W_CT_Q,
+    W_CT_START,
     W_CT_STATE,
     W_CT_VEC,
     W_MK_V,
@@ -78,6 +79,7 @@ from .table import (
     P_V_REG,
     P_V_S,
     PENALTY,
+    REGULARIZED,
     SPHERE_PLANE,
     STICK_SLIP,
 )
@@ -87,7 +89,7 @@ T_B_NM, T_B_START, T_CT_KIND, T_CT_MARK, T_CT_PAR, T_K_BODY = header_rows(
     "b_nm", "b_start", "ct_kind", "ct_mark", "ct_par", "k_body")
 
 #: Contact modes (:mod:`flexmbs.contact.element`).
-OPEN, STICK = 0.0, 1.0
+OPEN, STICK, SLIP = 0.0, 1.0, 2.0
 
 #: Relative step of the difference quotients (the NumPy path's ``fd_step``).
 FD_STEP = 1e-7
@@ -376,3 +378,87 @@ def contact_samples(F, IN, H, WF, WI, WH, q, qd):
         marker_vectors(F, IN, H, WF, WI, WH, q, ka, False)
         marker_vectors(F, IN, H, WF, WI, WH, q, kb, False)
         evaluate(F, IN, H, WF, WI, WH, c, q, qd, out[c], gen)
+
+
+#: Relative margin of :func:`needs_python`'s tests: a step that comes within it of an
+#: onset, a switch or an impulse goes to Python, which decides with its own arithmetic
+#: (the samples are the same numbers; the sums over them may round otherwise).
+EVENT_MARGIN = 1e-9
+#: The largest |h10(s)|, |h11(s)| of the cubic Hermite basis on [0, 1], and the seven
+#: interior points s = j/8 where Python looks for a dip (flexmbs.contact.events).
+_DIP = 4.0 / 27.0 * (1.0 + 1e-12)
+
+
+@njit(cache=True)
+def _onset_possible(state, k0, k1, h, tol):
+    """Whether an open contact may have closed inside the step from sample ``k0`` to
+    ``k1`` (``flexmbs.contact.events.onset_fraction`` not None), with the margin."""
+    if state[C_MODE] != OPEN:
+        return False
+    g0, g1, v0, v1 = k0[S_GAP], k1[S_GAP], k0[S_VN], k1[S_VN]
+    if not (math.isfinite(g0) and math.isfinite(g1) and math.isfinite(v0)
+            and math.isfinite(v1)):
+        return True
+    if g0 < -tol * (1.0 + EVENT_MARGIN):
+        return False  # already inside: nothing to locate
+    floor = -tol * (1.0 - EVENT_MARGIN)
+    if min(g0, g1) - _DIP * h * (abs(v0) + abs(v1)) >= floor:
+        return False
+    if g1 < floor:
+        return True
+    for j in range(1, 8):
+        s = j / 8.0
+        s2, s3 = s * s, s * s * s
+        g = ((2 * s3 - 3 * s2 + 1) * g0 + (s3 - 2 * s2 + s) * h * v0
+             + (-2 * s3 + 3 * s2) * g1 + (s3 - s2) * h * v1)
+        if g < floor:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _switch_possible(kind, par, state, k1, tol):
+    """Whether the contact's state may switch (``Contact.commit``) on the sample ``k1``
+    at the step's end, or an impulse act there (``apply_impulses``), with the margin."""
+    gap, v_n = k1[S_GAP], k1[S_VN]
+    if not (math.isfinite(gap) and math.isfinite(v_n)):
+        return True
+    if kind[1] == IMPULSE:
+        return gap <= tol * (1.0 + EVENT_MARGIN) and v_n < 0.0
+    mode = state[C_MODE]
+    if gap >= 0.0:  # open: a switch unless it is open already
+        return mode != OPEN or state[C_ANCHORED] == 1.0 or not math.isnan(state[C_V_ONSET])
+    if mode == OPEN:
+        return True  # an impact
+    if kind[2] == NO_FRICTION:
+        return False
+    tx, ty, tz = k1[S_VT], k1[S_VT + 1], k1[S_VT + 2]
+    speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+    v_reg = par[P_V_REG]
+    if abs(speed - v_reg) <= EVENT_MARGIN * v_reg:
+        return True
+    if kind[2] == REGULARIZED:
+        return mode != (STICK if speed < v_reg else SLIP)
+    if mode == STICK:
+        fx, fy, fz = k1[S_FT], k1[S_FT + 1], k1[S_FT + 2]
+        return math.sqrt(fx * fx + fy * fy + fz * fz) > (
+            par[P_MU_S] * k1[S_FN] * (1.0 - EVENT_MARGIN))
+    return speed < v_reg
+
+
+@njit(cache=True)
+def needs_python(F, IN, H, WF, WI, WH, h, tol):
+    """Whether the step of size ``h`` [s] just taken, from the contacts' samples at its
+    start (``ct_start``) to those at its end (``ct_out``) under their current states,
+    leaves Python's contact handling anything to do (:mod:`flexmbs.contact.events`): an
+    onset within ``tol`` [m] to locate, a state to switch, an impulse to apply. False
+    means the step stands as the per-step path would accept it (docs/compiled.md,
+    "Batches of steps")."""
+    kinds, pars = _i2(IN, H, T_CT_KIND), _f2(F, H, T_CT_PAR)
+    start, end = _f2(WF, WH, W_CT_START), _f2(WF, WH, W_CT_OUT)
+    states = _f2(WF, WH, W_CT_STATE)
+    for c in range(kinds.shape[0]):
+        if _onset_possible(states[c], start[c], end[c], h, tol) or \
+                _switch_possible(kinds[c], pars[c], states[c], end[c], tol):
+            return True
+    return False
