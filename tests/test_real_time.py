@@ -140,7 +140,8 @@ def test_the_kernels_own_lu_factors_solve_like_lapack(seed, n):
     ref_lu, ref_piv, info = dgetrf(a)
     assert info == 0
     np.testing.assert_array_equal(piv, ref_piv)
-    np.testing.assert_allclose(lu, ref_lu, rtol=0, atol=1e-12 * np.abs(ref_lu).max())
+    # (stored transposed: each column of L and U a contiguous row)
+    np.testing.assert_allclose(lu.T, ref_lu, rtol=0, atol=1e-12 * np.abs(ref_lu).max())
     x = b.copy()
     lu_solve(lu, piv, x)
     np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=0,

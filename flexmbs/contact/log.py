@@ -35,6 +35,19 @@ class ContactLog:
             self._dissipated.append(c.state.dissipated)
         self._cache = None
 
+    def add_block(self, rows, dissipated) -> None:
+        """Keep several outputs at once, the contacts' states unchanged over them:
+        ``rows`` (n, n_contacts, N_SAMPLE) nested lists of their samples, ``dissipated``
+        (n, n_contacts) lists of their dissipated energies [J]."""
+        for outputs in rows:
+            for row in outputs:
+                self._rows.extend(row)
+        modes = [c.state.mode for c in self.contacts]
+        self._modes.extend(modes * len(rows))
+        for energies in dissipated:
+            self._dissipated.extend(energies)
+        self._cache = None
+
     def _arrays(self):
         if self._cache is None:
             n_c = len(self.contacts)

@@ -70,8 +70,9 @@ BATCH_UP_TO = 100
 
 class Factors(NamedTuple):
     """LU factors of one iteration matrix, as the step kernel takes them: dense
-    (``lu``, ``piv`` from getrf; ``sp_i`` empty) or sparse (``sp_i``, ``sp_x`` of
-    :func:`pack_sparse_factors`; ``lu``, ``piv`` placeholders)."""
+    (``lu``, ``piv`` from getrf, ``lu`` stored transposed; ``sp_i`` empty) or sparse
+    (``sp_i``, ``sp_x`` of :func:`pack_sparse_factors`; ``lu``, ``piv``
+    placeholders)."""
 
     lu: np.ndarray
     piv: np.ndarray
@@ -427,9 +428,10 @@ class CompiledSystem:
 
     def factor(self, matrix: np.ndarray) -> Factors:
         """LU factors of the iteration matrix ``matrix`` (the workspace's): SuperLU of
-        its pattern entries when the engine is sparse, else LAPACK getrf (a C-ordered
-        copy of the factors). An exactly singular matrix gets getrf's factors, whose zero
-        pivot makes the step's solve non-finite (the step then fails and says so)."""
+        its pattern entries when the engine is sparse, else LAPACK getrf (its factors
+        transposed, the layout of :func:`~flexmbs.engine.newton.lu_solve`). An exactly
+        singular matrix gets getrf's factors, whose zero pivot makes the step's solve
+        non-finite (the step then fails and says so)."""
         d = self._dummy
         if self.sparse:
             rows, cols, indptr, indices = self._pattern
@@ -440,8 +442,8 @@ class CompiledSystem:
                 return Factors(d.lu, d.piv, sp_i, sp_x, 0)
             except RuntimeError:  # "Factor is exactly singular"
                 pass
-        lu, piv, info = dgetrf(matrix)
-        return Factors(np.ascontiguousarray(lu), piv.astype(np.int64), d.sp_i, d.sp_x,
+        lu, piv, info = dgetrf(matrix)  # (Fortran-ordered: its transpose is C-ordered)
+        return Factors(np.ascontiguousarray(lu.T), piv.astype(np.int64), d.sp_i, d.sp_x,
                        int(info))
 
     def placeholder_factors(self) -> Factors:

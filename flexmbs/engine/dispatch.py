@@ -46,8 +46,8 @@ from ..elements.constraints.kernels import (
     _add_phi_t,
     constraint_hessian_into,
     constraint_values,
+    constraint_violations,
     constraints_with_jacobian,
-    jacobian_dense,
 )
 from ..elements.contact.kernels import contact_loads, contact_tangents_into
 from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
@@ -235,48 +235,62 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     c_row, e_row, e_kind = _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND)
     e_drive, e_mark = _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK)
     c_drive = _i1(IN, H, T_C_DRIVE)
-    j_row, j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     mk_v = _f3(WF, WH, W_MK_V)
     qcur = _f1(WF, WH, W_QCUR)
     # the step's buffers, free after the run: nothing allocated
     ovec, ocon = _f2(WF, WH, W_OVEC), _f2(WF, WH, W_OCON)
-    scratch, loads, phi, vel = ovec[0], ovec[1], ocon[0], ocon[1]
-    jac = _f2(WF, WH, W_JAC)
+    loads, phi, vel = ovec[1], ocon[0], ocon[1]
     for k in range(n_t):
         qk, qdk, lk = q[k], qd[k], lam[k]
-        # the normalization rows of jacobian_dense; a loop, as an array copy carries an
-        # overlap check that allocates
+        # the normalization rows of the velocity constraint; a loop, as an array copy
+        # carries an overlap check that allocates
         for i in range(qk.size):
             qcur[i] = qk[i]
         body_frames(F, IN, H, WF, WI, WH, qk)
-        scratch[:] = 0.0
-        constraints_with_jacobian(F, IN, H, WF, WI, WH, qk, prof[k], lk, phi, scratch)
-        jacobian_dense(F, IN, H, WF, WI, WH, jac)
+        constraint_violations(F, IN, H, WF, WI, WH, qk, qdk, prof[k], phi, vel)
         kin, pot = body_energies(F, IN, H, WF, WI, WH, qk, qdk)
-        vel[:] = 0.0
-        for p in range(j_row.size):  # Φ_q q̇ over the entries of Φ_q's pattern
-            i, j = j_row[p], j_col[p]
-            vel[i] += jac[i, j] * qdk[j]
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(phi[i]))
+        out[k, 3] = worst
+        worst = 0.0
+        for i in range(n_c):
+            worst = max(worst, abs(vel[i]))
+            vel[i] = -vel[i]
+        out[k, 4] = worst
+        # vel ← −Φ_q q̇: the drives work through their multipliers, −λ Φ_q q̇
+        _add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
         power = 0.0
-        for c in range(c_row.size):  # drives work through their multipliers
-            power -= lk[c_row[c]] * vel[c_row[c]]
+        for c in range(c_row.size):
+            power += lk[c_row[c]] * vel[c_row[c]]
         for e in range(e_row.size):
             if e_kind[e] != 0:
-                power -= lk[e_row[e]] * vel[e_row[e]]
-        loads[:] = 0.0
-        actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)  # loads = −Q
-        # dampers, spring actuators and point loads (the springs' part has a potential)
-        spring_damper_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
-        point_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
-        distributed_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
-        torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
-        bushing_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO)  # dampers
-        pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)
-        pot = spring_damper_potential(F, IN, H, WF, WI, WH, pot)
-        pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
-        pot = beam_potential(F, IN, H, WF, WI, WH, qk, pot)
-        kin, pot = beam_inertia_energies(F, IN, H, WF, WI, WH, qk, qdk, kin, pot)
-        kin = servo_outputs(F, IN, H, WF, WI, WH, qk, qdk, prof[k], refs[k], loads, kin)
+                power += lk[e_row[e]] * vel[e_row[e]]
+        for j in range(n_q):
+            loads[j] = 0.0
+        # loads = −Q of actuators, dampers, spring actuators and point loads (the
+        # springs' part has a potential)
+        if _has(H, N_ACT):
+            actuator_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
+        if _has(H, N_SPRING):
+            spring_damper_loads(F, IN, H, WF, WI, WH, qk, qdk, u[k], loads, NO)
+            pot = spring_damper_potential(F, IN, H, WF, WI, WH, pot)
+        if _has(H, N_POINT):
+            point_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
+        if _has(H, N_DIST):
+            distributed_loads(F, IN, H, WF, WI, WH, qk, u[k], loads)
+        if _has(H, N_TORSION):
+            torsion_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO, NO)  # dampers
+            pot = torsion_potential(F, IN, H, WF, WI, WH, qdk, refs[k], pot)
+        if _has(H, N_BUSHING):
+            bushing_loads(F, IN, H, WF, WI, WH, qk, qdk, loads, NO)  # dampers
+            pot = bushing_potential(F, IN, H, WF, WI, WH, qdk, pot)
+        if _has(H, N_BEAM):
+            pot = beam_potential(F, IN, H, WF, WI, WH, qk, pot)
+            kin, pot = beam_inertia_energies(F, IN, H, WF, WI, WH, qk, qdk, kin, pot)
+        if _has(H, N_SERVO):
+            kin = servo_outputs(F, IN, H, WF, WI, WH, qk, qdk, prof[k], refs[k], loads,
+                                kin)
         for j in range(n_q):
             power -= qdk[j] * loads[j]
         for b in range(b_kind.size):
@@ -286,13 +300,4 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
                     for j in range(nm):
                         power -= qdk[st + 7 + i] * f_dff[f, i, j] * qdk[st + 7 + j]
         out[k, 0], out[k, 1], out[k, 2] = kin, pot, power
-        worst = 0.0
-        for i in range(n_c):
-            worst = max(worst, abs(phi[i]))
-        out[k, 3] = worst
-        _add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
-        worst = 0.0
-        for i in range(n_c):
-            worst = max(worst, abs(vel[i]))
-        out[k, 4] = worst
     return out

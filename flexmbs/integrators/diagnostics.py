@@ -27,6 +27,8 @@ def condition_estimate(integ) -> float:
         if getattr(integ.matrix.lu, "sparse", False):  # the matrix SuperLU factored
             return float(np.linalg.cond(integ.compiled.work.matrix, 1))
         lu = integ.matrix.lu[0]
+        if integ.compiled is not None:  # the kernels' factors are stored transposed
+            lu = lu.T
         upper = np.triu(lu)
         lower = np.tril(lu, -1) + np.eye(lu.shape[0])
         mat = lower @ upper

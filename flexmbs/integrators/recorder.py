@@ -109,6 +109,16 @@ class Recording:
         if self.on_output is not None:
             self.on_output(t)
 
+    def add_block(self, t, q, qd, qdd, lam) -> None:
+        """Record consecutive outputs at once: ``t`` a list, the others rows of arrays
+        the integrator no longer writes into (a batch's copies); ``on_output`` is not
+        called (the caller keeps what it would)."""
+        self.t.extend(t)
+        self.q.extend(q)
+        self.qd.extend(qd)
+        self.qdd.extend(qdd)
+        self.lam.extend(lam)
+
     def extend(self, t, q, qd, qdd, lam) -> None:
         """Record the outputs of stacked histories (a restart's: rows of its arrays)."""
         for key, rows in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):

@@ -179,6 +179,15 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         derive(at_state=True)
 
+    def record_block(times, states, lams, contacts):
+        """The outputs at the ends of consecutive batch steps, as ``record`` after each
+        (:func:`~flexmbs.integrators.step_batch.run_batch`)."""
+        rec.add_block(times, states[:, 0], states[:, 1], states[:, 2], lams)
+        angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
+        memory.extend(dict(angles) if angles else {} for _ in times)
+        if contacts is not None:
+            contact_log.add_block(*contacts)
+
     next_out = 0
     if cp:  # the history so far, then on from the restart point
         rec.extend(*(getattr(restart, key) for key in Recording.KEYS))
@@ -207,7 +216,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
             system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
             record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
-            control, step_times)
+            control, step_times, None if signals else record_block)
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
@@ -300,14 +309,16 @@ def _blas_threads(integ):
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
                record, derive, progress, output_every, numerical, k=0, control=None,
-               step_times=None):
+               step_times=None, record_block=None):
     """The steps from integ.t to t_end with outputs, divergence checks, progress and the
     gathering of floating-point warnings, counting steps from ``k``; with ``control``
     (controllers, their view of the model) the controllers sample at their times and
     the steps land on them. Returns (success, message, diverged, interrupted (what by:
     "Ctrl-C", "SIGTERM" or ""), steps, next output index, stepping time [s]).
     ``step_times``: the streaming statistics of the steps' wall times (real-time mode,
-    :class:`~flexmbs.integrators.real_time.StepTimes`)."""
+    :class:`~flexmbs.integrators.real_time.StepTimes`); ``record_block``: the outputs of
+    consecutive batch steps at once (:func:`~flexmbs.integrators.step_batch.run_batch`;
+    None: one ``record()`` each)."""
     stepping = 0.0  # [s] in integ.step()
     success, message, diverged, interrupted = True, "completed", False, ""
     batches = StepBatches.for_run(integ, adaptive=adaptive, control=control,
@@ -323,7 +334,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                 tic = time.perf_counter()
                 try:
                     k, reason = run_batch(batches, n, h, k, limits, ranges, output_every,
-                                          record)
+                                          record, record_block)
                     numerical.collect(integ.t)
                 except KeyboardInterrupt:
                     success, message = False, _interrupted_message(integ.t, "Ctrl-C")

@@ -237,21 +237,30 @@ class StepBatches:
 
 
 def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
-              output_every: int, record) -> tuple[int, str | None]:
+              output_every: int, record, record_block=None) -> tuple[int, str | None]:
     """One batch of up to ``n`` steps from step count ``k``, with the per-step path's
     bookkeeping of each accepted step: the step record, the divergence check every
     ``limits.check_every`` steps (a diverged state is recorded and ends the run) and an
-    output every ``output_every`` steps (``record()``). Returns (the step count after
-    it, the divergence found or None). The integrator's state arrays are replaced, never
-    written into (the records hold them)."""
+    output every ``output_every`` steps (``record()``; with every step an output, no
+    rotational springs and ``record_block`` given, the outputs of the steps at once:
+    ``record_block(times, states, lams, contacts)``, the times a list, the states
+    (count, 4, n_q) rows q, q̇, q̈, a, and the contacts' samples and dissipated energies
+    as nested lists (count, n_contacts, …), or None without contacts). Returns (the step
+    count after it, the divergence found or None). The integrator's state arrays are
+    replaced, never written into (the records hold them)."""
     h = batches.step_size(h)
     done = batches.take(n, h)
     integ = batches.integ
     iterations = batches.out[:done, 0].astype(np.int64).tolist()
     integ.batched_steps += done
+    if not done:
+        return k, None
     rows = None
-    if output_every == 1 and done:  # every state recorded: one copy of them all
+    if output_every == 1:  # every state recorded: one copy of them all
         rows = (batches.states[1:done + 1].copy(), batches.lams[1:done + 1].copy())
+        if record_block is not None and batches.at_samples == 2:  # no angle memory
+            return _record_all(batches, done, h, k, limits, ranges, iterations, rows,
+                               record_block)
     for j in range(done):
         integ.stats.add(h, iterations[j])
         k += 1
@@ -266,3 +275,22 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
         if output:
             record()
     return k, None
+
+
+def _record_all(batches, done, h, k, limits, ranges, iterations, rows, record_block):
+    """:func:`run_batch`'s bookkeeping when every step is an output: the divergence
+    checks on the rows, then the steps up to the end (or the diverged one) and their
+    outputs at once."""
+    every = limits.check_every
+    count, reason = done, None
+    for j in range(every - 1 - k % every, done, every):  # the steps k + j + 1 ≡ 0
+        reason = divergence(ranges, rows[0][j, 0], batches._times[j], limits)
+        if reason is not None:
+            count = j + 1
+            break
+    batches.integ.stats.add_closed(h, iterations[:count])
+    batches.accept(count - 1, rows)
+    contacts = ((batches._end_rows[:count], batches._energies[:count])
+                if batches.n_contacts else None)
+    record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts)
+    return k + count, reason

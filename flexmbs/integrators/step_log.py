@@ -48,6 +48,16 @@ class StepLog:
         self.iterations += iterations
         self.last_iterations = iterations
 
+    def add_closed(self, h: float, iterations: list) -> None:
+        """Accepted steps of size ``h`` [s], each with its ``iterations`` and each
+        followed by an output (closed at once: :meth:`add` then :meth:`close` for
+        each, from an empty interval without rejections)."""
+        self._rows.extend((1, h, h, h, it, it, 0) for it in iterations)
+        self.steps += len(iterations)
+        self.iterations += sum(iterations)
+        if iterations:
+            self.last_iterations = iterations[-1]
+
     def reject(self) -> None:
         """One step rejected by the error control (retried smaller)."""
         self.rejected += 1

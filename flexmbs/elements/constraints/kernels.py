@@ -332,6 +332,17 @@ def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
 
 
 @njit(cache=True)
+def constraint_violations(F, IN, H, WF, WI, WH, q, qd, prof, phi, vel):
+    """Φ into ``phi`` and Φ_q q̇ + Φ_t into ``vel`` at (q, q̇) and the profiles ``prof``
+    of time t (markers with Jacobians into the workspace; W_qcur must hold q): what the
+    outputs report, without the multipliers' sums or Φ_q itself."""
+    equation_coefficients(F, IN, H, WF, WI, WH, prof)
+    all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
+    _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
+    velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel)
+
+
+@njit(cache=True)
 def _add_phi_t(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
     """vel ← vel + Φ_t, Φ_t of the drives (zero on joints and normalization rows)."""
     for c in range(c_row.size):
