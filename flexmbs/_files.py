@@ -10,7 +10,8 @@ of HDF5 contents verified on reading (docs/integrators.md, "Results files").
   temporary folder beside the targets and moves each into place once all are complete.
 * :func:`hdf5_digest` is a SHA-256 over every dataset (name, dtype, shape, bytes) and
   every attribute of an open HDF5 file; the writers store it as the root attribute
-  ``checksum`` last, and the readers recompute it (:func:`verify_hdf5`).
+  ``checksum`` last, and the readers recompute it (:func:`verify_hdf5`) on the file's
+  contents read once into memory (:func:`hdf5_snapshot`), which they then read from.
 * :func:`check_output` refuses, before a run, an output that is a folder, sits in a
   folder that cannot be written, or is one of the run's own inputs.
 """
@@ -131,21 +132,88 @@ def _attr_bytes(value, legacy: bool = False) -> bytes:
     return repr(value).encode()
 
 
+class HDF5Node:
+    """A group or dataset of an HDF5 file read into memory (:func:`hdf5_snapshot`), with
+    the part of h5py's interface the readers use: ``node[name]`` (a child, or with a
+    path ``a/b`` a descendant), ``name in node``, ``items()``, ``keys()``, ``attrs`` (a
+    dict) and, for a dataset, ``node[()]`` (its array) and ``dtype``."""
+
+    __slots__ = ("attrs", "children", "data")
+
+    def __init__(self, attrs: dict, data=None):
+        self.attrs, self.data = attrs, data
+        self.children: dict[str, HDF5Node] = {}
+
+    @property
+    def dtype(self):
+        if self.data is None:
+            raise AttributeError("a group has no dtype")
+        return self.data.dtype
+
+    def __getitem__(self, key):
+        if key == ():
+            if self.data is None:
+                raise TypeError("a group has no values")
+            return self.data
+        node = self
+        for part in str(key).strip("/").split("/"):
+            node = node.children[part]
+        return node
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def items(self):
+        return self.children.items()
+
+    def keys(self):
+        return self.children.keys()
+
+
+def hdf5_snapshot(f) -> HDF5Node:
+    """Every group, dataset and attribute of the open h5py file ``f`` in memory: each
+    object read once, so a reader that verifies the checksum
+    (:func:`verify_hdf5`) reads nothing twice."""
+    root = HDF5Node(dict(f.attrs))
+    nodes = {"": root}
+
+    def visit(name, obj):
+        parent, _, leaf = name.rpartition("/")
+        node = HDF5Node(dict(obj.attrs), obj[()] if hasattr(obj, "dtype") else None)
+        nodes[parent].children[leaf] = node
+        nodes[name] = node
+
+    f.visititems(visit)
+    return root
+
+
 def hdf5_digest(f, legacy: bool = False) -> str:
-    """SHA-256 (hex) of every dataset and attribute of the open h5py file ``f``, in
-    sorted path order, the root's ``checksum`` attribute excluded (``legacy``: with the
-    first attribute scheme, see :func:`_attr_bytes`)."""
+    """SHA-256 (hex) of every dataset and attribute of the open h5py file (or its
+    :func:`hdf5_snapshot`) ``f``, in sorted path order, the root's ``checksum`` attribute
+    excluded (``legacy``: with the first attribute scheme, see :func:`_attr_bytes`)."""
+    snapshot = f if isinstance(f, HDF5Node) else hdf5_snapshot(f)
     digest = hashlib.sha256()
     items = []
-    f.visititems(lambda name, obj: items.append((name, obj)))
-    for name, obj in [("", f), *sorted(items, key=lambda item: item[0])]:
+
+    def walk(prefix, node):
+        for leaf, child in node.children.items():
+            name = f"{prefix}/{leaf}" if prefix else leaf
+            items.append((name, child))
+            walk(name, child)
+
+    walk("", snapshot)
+    for name, obj in [("", snapshot), *sorted(items, key=lambda item: item[0])]:
         digest.update(name.encode() + b"\0")
         for key in sorted(obj.attrs):
             if name == "" and key == CHECKSUM_ATTR:
                 continue
             digest.update(key.encode() + b"=" + _attr_bytes(obj.attrs[key], legacy) + b"\0")
-        if hasattr(obj, "dtype"):  # a dataset
-            data = np.ascontiguousarray(obj[()])
+        if obj.data is not None:  # a dataset
+            data = np.ascontiguousarray(obj.data)
             digest.update(data.dtype.str.encode() + repr(data.shape).encode())
             digest.update(data.tobytes())
     return digest.hexdigest()
@@ -156,20 +224,22 @@ def seal_hdf5(f) -> None:
     f.attrs[CHECKSUM_ATTR] = hdf5_digest(f)
 
 
-def verify_hdf5(f, path, what: str) -> None:
-    """Raise ReadError naming ``path`` unless the stored checksum matches the contents
-    (files written before checksums existed have none and are accepted)."""
-    stored = f.attrs.get(CHECKSUM_ATTR)
-    if stored is None:
-        return
+def verify_hdf5(f, path, what: str) -> HDF5Node:
+    """The contents of the open h5py file ``f`` in memory (:func:`hdf5_snapshot`), after
+    checking them against the stored checksum: ReadError naming ``path`` unless they
+    match (files written before checksums existed have none and are accepted)."""
     try:
-        matches = hdf5_digest(f) == str(stored) or hdf5_digest(f, legacy=True) == str(stored)
+        snapshot = hdf5_snapshot(f)
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise ReadError(f"{path}: the {what} is damaged (reading it failed: {exc})") from None
-    if not matches:
+    stored = snapshot.attrs.get(CHECKSUM_ATTR)
+    if stored is None:
+        return snapshot
+    if str(stored) not in (hdf5_digest(snapshot), hdf5_digest(snapshot, legacy=True)):
         raise ReadError(f"{path}: the {what} is damaged: its contents do not match the "
                         f"checksum stored when it was written (changed or corrupted "
                         f"since)")
+    return snapshot
 
 
 def check_output(path, inputs=(), what: str = "output") -> Path:
