@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_bvp, trapezoid
 from test_compiled import assert_same_evaluations
@@ -64,12 +64,15 @@ def _clamped(data, nonlinear, tip_force=None, gravity=(0.0, 0.0, 0.0), coupling=
 
 @pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=3, deadline=None)
+@example(seed=10066)
 @given(seed=st.integers(0, 100_000))
 def test_nonlinear_body_tangents(cantilever, seed, mode):
     """Mass, Q_v, gravity, K ξ and the polynomial force, with a tip load and the clamp,
     against central differences of the residual: steps 1e-6 in q (truncation ~1e-12 of
-    the stiffness), 1e-3 in q̇ (the residual is quadratic in q̇, so the differences are
-    exact and the larger step keeps the round-off of the stiff derivative rows small)."""
+    the stiffness), 0.1 in q̇ (the residual is quadratic in q̇, so the differences are
+    exact whatever the step, and a large one keeps small the round-off of the stiff
+    derivative rows, whose residual reaches 4e6: about 1e-6 of C at a step of 1e-3,
+    seed 10066)."""
     _, _, data = cantilever
     rng = np.random.default_rng(seed)
     system = _clamped(data, True, tip_force=(1.0, 30.0, -5.0),
@@ -85,8 +88,8 @@ def test_nonlinear_body_tangents(cantilever, seed, mode):
     k_fd = np.column_stack([(residual(system, q + 1e-6 * e, qd, qdd, lam, t)
                              - residual(system, q - 1e-6 * e, qd, qdd, lam, t)) / 2e-6
                             for e in eye])
-    c_fd = np.column_stack([(residual(system, q, qd + 1e-3 * e, qdd, lam, t)
-                             - residual(system, q, qd - 1e-3 * e, qdd, lam, t)) / 2e-3
+    c_fd = np.column_stack([(residual(system, q, qd + 0.1 * e, qdd, lam, t)
+                             - residual(system, q, qd - 0.1 * e, qdd, lam, t)) / 0.2
                             for e in eye])
     np.testing.assert_allclose(k, k_fd, rtol=0, atol=1e-9 * np.abs(k_fd).max())
     np.testing.assert_allclose(c, c_fd, rtol=0, atol=1e-7 * max(1.0, np.abs(c_fd).max()))
