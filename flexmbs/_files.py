@@ -174,16 +174,23 @@ class HDF5Node:
         return self.children.keys()
 
 
+def _is_dataset(obj) -> bool:
+    import h5py
+
+    return isinstance(obj, h5py.Dataset)
+
+
 def hdf5_snapshot(f) -> HDF5Node:
     """Every group, dataset and attribute of the open h5py file ``f`` in memory: each
-    object read once, so a reader that verifies the checksum
-    (:func:`verify_hdf5`) reads nothing twice."""
+    object read once, so a reader that verifies the checksum (:func:`verify_hdf5` with
+    ``keep=True``) reads nothing twice. Objects reached only through soft or external
+    links, which the checksum does not cover either, are left out."""
     root = HDF5Node(dict(f.attrs))
     nodes = {"": root}
 
     def visit(name, obj):
         parent, _, leaf = name.rpartition("/")
-        node = HDF5Node(dict(obj.attrs), obj[()] if hasattr(obj, "dtype") else None)
+        node = HDF5Node(dict(obj.attrs), obj[()] if _is_dataset(obj) else None)
         nodes[parent].children[leaf] = node
         nodes[name] = node
 
@@ -191,12 +198,19 @@ def hdf5_snapshot(f) -> HDF5Node:
     return root
 
 
-def hdf5_digest(f, legacy: bool = False) -> str:
-    """SHA-256 (hex) of every dataset and attribute of the open h5py file (or its
-    :func:`hdf5_snapshot`) ``f``, in sorted path order, the root's ``checksum`` attribute
-    excluded (``legacy``: with the first attribute scheme, see :func:`_attr_bytes`)."""
-    snapshot = f if isinstance(f, HDF5Node) else hdf5_snapshot(f)
-    digest = hashlib.sha256()
+def _file_objects(f):
+    """(path, attributes, reader of the dataset's values or None) of every object of the
+    open h5py file ``f`` in sorted path order, the root first; each dataset read when
+    its turn comes (one at a time in memory)."""
+    items = []
+    f.visititems(lambda name, obj: items.append((name, obj)))
+    yield "", f.attrs, lambda: None
+    for name, obj in sorted(items, key=lambda item: item[0]):
+        yield name, obj.attrs, (lambda obj=obj: obj[()] if _is_dataset(obj) else None)
+
+
+def _snapshot_objects(root: HDF5Node):
+    """:func:`_file_objects` of a :func:`hdf5_snapshot`."""
     items = []
 
     def walk(prefix, node):
@@ -205,15 +219,26 @@ def hdf5_digest(f, legacy: bool = False) -> str:
             items.append((name, child))
             walk(name, child)
 
-    walk("", snapshot)
-    for name, obj in [("", snapshot), *sorted(items, key=lambda item: item[0])]:
+    walk("", root)
+    for name, node in [("", root), *sorted(items, key=lambda item: item[0])]:
+        yield name, node.attrs, (lambda node=node: node.data)
+
+
+def hdf5_digest(f, legacy: bool = False) -> str:
+    """SHA-256 (hex) of every dataset and attribute of the open h5py file (or its
+    :func:`hdf5_snapshot`) ``f``, in sorted path order, the root's ``checksum`` attribute
+    excluded (``legacy``: with the first attribute scheme, see :func:`_attr_bytes`)."""
+    objects = _snapshot_objects(f) if isinstance(f, HDF5Node) else _file_objects(f)
+    digest = hashlib.sha256()
+    for name, attrs, read in objects:
         digest.update(name.encode() + b"\0")
-        for key in sorted(obj.attrs):
+        for key in sorted(attrs):
             if name == "" and key == CHECKSUM_ATTR:
                 continue
-            digest.update(key.encode() + b"=" + _attr_bytes(obj.attrs[key], legacy) + b"\0")
-        if obj.data is not None:  # a dataset
-            data = np.ascontiguousarray(obj.data)
+            digest.update(key.encode() + b"=" + _attr_bytes(attrs[key], legacy) + b"\0")
+        data = read()
+        if data is not None:  # a dataset
+            data = np.ascontiguousarray(data)
             digest.update(data.dtype.str.encode() + repr(data.shape).encode())
             digest.update(data.tobytes())
     return digest.hexdigest()
@@ -224,22 +249,32 @@ def seal_hdf5(f) -> None:
     f.attrs[CHECKSUM_ATTR] = hdf5_digest(f)
 
 
-def verify_hdf5(f, path, what: str) -> HDF5Node:
-    """The contents of the open h5py file ``f`` in memory (:func:`hdf5_snapshot`), after
-    checking them against the stored checksum: ReadError naming ``path`` unless they
-    match (files written before checksums existed have none and are accepted)."""
+#: What reading a damaged HDF5 object raises through h5py.
+_READ_ERRORS = (OSError, KeyError, ValueError, RuntimeError, TypeError)
+
+
+def verify_hdf5(f, path, what: str, keep: bool = False) -> HDF5Node | None:
+    """Check the open h5py file ``f`` against its stored checksum: ReadError naming
+    ``path`` unless its contents match (files written before checksums existed have
+    none and are accepted). ``keep``: read the whole file into memory once
+    (:func:`hdf5_snapshot`), check that and return it for the reader to read from;
+    otherwise each dataset is read, hashed and dropped in turn (memory of one dataset:
+    large results files), and None is returned."""
     try:
-        snapshot = hdf5_snapshot(f)
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        contents = hdf5_snapshot(f) if keep else None
+        stored = (contents if keep else f).attrs.get(CHECKSUM_ATTR)
+        if stored is None:
+            return contents
+        source = contents if keep else f
+        matches = (hdf5_digest(source) == str(stored)
+                   or hdf5_digest(source, legacy=True) == str(stored))
+    except _READ_ERRORS as exc:
         raise ReadError(f"{path}: the {what} is damaged (reading it failed: {exc})") from None
-    stored = snapshot.attrs.get(CHECKSUM_ATTR)
-    if stored is None:
-        return snapshot
-    if str(stored) not in (hdf5_digest(snapshot), hdf5_digest(snapshot, legacy=True)):
+    if not matches:
         raise ReadError(f"{path}: the {what} is damaged: its contents do not match the "
                         f"checksum stored when it was written (changed or corrupted "
                         f"since)")
-    return snapshot
+    return contents
 
 
 def check_output(path, inputs=(), what: str = "output") -> Path:

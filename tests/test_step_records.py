@@ -286,3 +286,27 @@ def test_the_warning_record_of_a_run_is_bounded():
     assert len(numerical.kinds) == KEPT + 1 and numerical.kinds["other"] == 2 * KEPT
     texts = [str(w.message) for w in passed]
     assert len(texts) == KEPT + 1 and f"{2 * KEPT} further warning(s)" in texts[-1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(before=st.lists(st.tuples(st.sampled_from([1e-3, 5e-4]), st.integers(1, 6)),
+                       max_size=3),
+       rejected=st.integers(0, 2), closed=st.lists(st.integers(1, 8), max_size=6))
+def test_steps_closed_at_once_equal_steps_closed_one_by_one(before, rejected, closed):
+    """StepLog.add_closed (a batch whose every step is an output) against add + close
+    per step, from any open interval: steps of a restart point and rejections before the
+    batch go into its first output's row."""
+    bulk, single = StepLog(), StepLog()
+    for log in (bulk, single):
+        for h, iterations in before:
+            log.add(h, iterations)
+        for _ in range(rejected):
+            log.reject()
+    bulk.add_closed(1e-3, closed)
+    for iterations in closed:
+        single.add(1e-3, iterations)
+        single.close()
+    assert bulk.summary().rows() == single.summary().rows()
+    for name in ("steps", "iterations", "last_iterations", "count", "rejected"):
+        assert getattr(bulk, name) == getattr(single, name), name
+    assert bulk.open_interval() == single.open_interval()

@@ -50,8 +50,13 @@ class StepLog:
 
     def add_closed(self, h: float, iterations: list) -> None:
         """Accepted steps of size ``h`` [s], each with its ``iterations`` and each
-        followed by an output (closed at once: :meth:`add` then :meth:`close` for
-        each, from an empty interval without rejections)."""
+        followed by an output (:meth:`add` then :meth:`close` for each, the first
+        closing the interval open before them: the steps of a restart point, or
+        rejections)."""
+        if iterations and (self.count or self.rejected):
+            self.add(h, iterations[0])
+            self.close()
+            iterations = iterations[1:]
         self._rows.extend((1, h, h, h, it, it, 0) for it in iterations)
         self.steps += len(iterations)
         self.iterations += sum(iterations)

@@ -183,7 +183,7 @@ def read_native(path: Path, **options) -> ModalData:
         if version > FORMAT_VERSION:
             raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
                             f"understands ({FORMAT_VERSION})")
-        f = verify_hdf5(f, path, "modal data file")  # (read from memory on)
+        f = verify_hdf5(f, path, "modal data file", keep=True)  # (read from memory on)
         try:
             g = f["mass"]
             lumped = g.attrs["kind"] == "lumped"
