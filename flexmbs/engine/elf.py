@@ -5,21 +5,34 @@ A linker trusts the object it is given (LLVM's run-time linker, and
 :mod:`flexmbs.engine.object_loader`): a relocation, symbol or section that points
 outside the object, or a table of the wrong kind, makes it write outside its memory,
 abort or crash the process. The prebuilt kernel is checked against its manifest's checksum first;
-:func:`read_object` then holds the object to the shape of the code the build emits
+:func:`parse_object` then holds the object to the shape of the code the build emits
 (sections of the kinds it makes, with their places, flags and alignment; symbols in
 their sections; relocations of the two kinds large-model x86-64 code uses, at places
 within their sections and against defined or imported symbols), so that damage that
 got past the checksum is refused rather than linked, and lists what the object
-imports and which functions it defines.
+imports and which functions it defines; the loader links from the tables it read
+(:class:`CheckedObject`) rather than reading them again.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 
 class ObjectError(ValueError):
     """The object is not one the loader can link (the message says why)."""
+
+
+class CheckedObject(NamedTuple):
+    """A relocatable object after :func:`parse_object`'s checks: its section headers
+    (the ELF64 fields, in order), its symbols (name, section index, value), the
+    symbols it imports and the global functions it defines in code sections (sorted)."""
+
+    sections: list
+    symbols: list
+    imports: list
+    defined: list
 
 
 #: x86-64 relocation kinds accepted, with the bytes each writes: R_X86_64_64 and
@@ -46,6 +59,14 @@ def read_object(code: bytes) -> tuple[list[str], list[str]]:
     """(the symbols it imports, the global functions it defines in code sections),
     sorted, of the ELF64 little-endian x86-64 relocatable object ``code``, after
     checking its structure. Raises ObjectError saying what is wrong."""
+    checked = parse_object(code)
+    return checked.imports, checked.defined
+
+
+def parse_object(code: bytes) -> CheckedObject:
+    """The tables of the ELF64 little-endian x86-64 relocatable object ``code``, after
+    checking its structure (what :mod:`flexmbs.engine.object_loader` links from).
+    Raises ObjectError saying what is wrong."""
     try:
         return _read(code)
     except (struct.error, ValueError, UnicodeDecodeError, IndexError) as exc:
@@ -54,7 +75,7 @@ def read_object(code: bytes) -> tuple[list[str], list[str]]:
         raise ObjectError(f"it is not a well-formed object ({exc})") from exc
 
 
-def _read(code: bytes) -> tuple[list[str], list[str]]:
+def _read(code: bytes) -> CheckedObject:
     if code[:4] != b"\x7fELF" or code[4:6] != b"\x02\x01":
         raise ObjectError("it is not a 64-bit little-endian ELF object")
     e_type, e_machine = struct.unpack_from("<HH", code, 0x10)
@@ -94,7 +115,7 @@ def _read(code: bytes) -> tuple[list[str], list[str]]:
         raise ObjectError("its symbol table is not one of ELF64 symbols with names")
     strings_at, strings_size = sections[link][4], sections[link][5]
     n_symbols = size // 24
-    imports, defined = set(), set()
+    imports, defined, symbols = set(), set(), []
     relocatable = [False] * n_symbols  # a relocation may refer to the symbol
     for k in range(n_symbols):
         st_name, st_info, _, st_shndx, st_value, st_size = struct.unpack_from(
@@ -115,6 +136,7 @@ def _read(code: bytes) -> tuple[list[str], list[str]]:
         if st_name:
             end = code.index(b"\0", strings_at + st_name, strings_at + strings_size)
             name = code[strings_at + st_name:end].decode()
+        symbols.append((name, st_shndx, st_value))
         if st_shndx == 0 and name:
             imports.add(name)
             relocatable[k] = kind != _STT_SECTION
@@ -140,4 +162,4 @@ def _read(code: bytes) -> tuple[list[str], list[str]]:
                 raise ObjectError("a relocation lies outside its section or symbols")
             if not relocatable[symbol]:
                 raise ObjectError("a relocation against a symbol of no section or name")
-    return sorted(imports), sorted(defined)
+    return CheckedObject(sections, symbols, sorted(imports), sorted(defined))

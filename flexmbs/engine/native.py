@@ -29,7 +29,7 @@ from operator import is_, itemgetter
 
 import numpy as np
 
-from .elf import ObjectError, read_object
+from .elf import ObjectError, parse_object
 from .object_loader import LinkError, link_object
 
 #: Version of the entry point's convention (:data:`SCALARS`, :data:`FAILED`, the tables,
@@ -83,15 +83,15 @@ def _c_library_address(name: str) -> int | None:
 def link(code: bytes, symbol: str):
     """Link the object ``code`` into this process (:mod:`flexmbs.engine.object_loader`):
     (the mapping that holds it, which must be kept while the code runs, and the address
-    of ``symbol``). Its imports (:func:`read_object`) are resolved from the C and maths
+    of ``symbol``). Its imports (:func:`parse_object`) are resolved from the C and maths
     libraries. Raises LoadError saying what failed."""
     try:
-        imports, defined = read_object(code)
+        checked = parse_object(code)
     except ObjectError as exc:
         raise LoadError(str(exc)) from exc
-    if symbol not in defined:
+    if symbol not in checked.defined:
         raise LoadError(f"it defines no entry point {symbol!r}")
-    foreign = sorted(set(imports) - C_LIBRARY)
+    foreign = sorted(set(checked.imports) - C_LIBRARY)
     if foreign:
         raise LoadError(f"it imports {', '.join(foreign)}, beyond the C and maths "
                         "libraries")
@@ -103,7 +103,7 @@ def link(code: bytes, symbol: str):
         return address
 
     try:
-        return link_object(code, symbol, resolve)
+        return link_object(code, checked, symbol, resolve)
     except LinkError as exc:
         raise LoadError(str(exc)) from exc
 

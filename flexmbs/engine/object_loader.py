@@ -4,7 +4,7 @@
 The build emits a relocatable ELF object of large-model x86-64 code whose relocations
 are of two kinds only, R_X86_64_64 (S + A) and R_X86_64_PC64 (S + A − P), against its
 own sections and symbols or functions of the C and maths libraries;
-:func:`flexmbs.engine.elf.read_object` holds an object to that shape before it comes
+:func:`flexmbs.engine.elf.parse_object` holds an object to that shape before it comes
 here. Linking such an object is a copy and one addition per relocation: the sections
 the code needs at run time (SHF_ALLOC) are laid out in one anonymous mapping — code and
 read-only data in pages then made read-and-execute, writable data in pages of their
@@ -21,7 +21,7 @@ import os
 import struct
 
 _SHF_WRITE, _SHF_ALLOC = 0x1, 0x2
-_SHT_SYMTAB, _SHT_RELA, _SHT_NOBITS = 2, 4, 8
+_SHT_RELA, _SHT_NOBITS = 4, 8
 _SHN_ABS = 0xFFF1
 _R_X86_64_64, _R_X86_64_PC64 = 1, 24
 _MASK64 = (1 << 64) - 1
@@ -73,16 +73,14 @@ def _os_error(errno: int) -> str:
     return os.strerror(errno) if errno else "no reason given"
 
 
-def link_object(code: bytes, symbol: str, resolve) -> tuple[LinkedCode, int]:
-    """(the mapping, the address of ``symbol``) of the checked object ``code`` linked
-    into this process; ``resolve(name)`` gives the address of each imported function.
+def link_object(code: bytes, checked, symbol: str, resolve) -> tuple[LinkedCode, int]:
+    """(the mapping, the address of ``symbol``) of the object ``code`` linked into this
+    process, from its tables as :func:`flexmbs.engine.elf.parse_object` checked them
+    (``checked``); ``resolve(name)`` gives the address of each imported function.
     Raises LinkError saying what failed."""
-    shoff, = struct.unpack_from("<Q", code, 0x28)
-    shnum, = struct.unpack_from("<H", code, 0x3C)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + 64 * i)
-                for i in range(shnum)]
+    sections = checked.sections
     page = mmap.PAGESIZE
-    placed: list = [None] * shnum  # (part, offset in the part): 0 code, 1 writable data
+    placed: list = [None] * len(sections)  # (part, offset in it): 0 code, 1 writable
     ends = [0, 0]
     for i, (_, _, flags, _, _, size, _, _, align, _) in enumerate(sections):
         if not flags & _SHF_ALLOC:
@@ -97,7 +95,7 @@ def link_object(code: bytes, symbol: str, resolve) -> tuple[LinkedCode, int]:
     if total == 0:
         raise LinkError("it has no code to load")
     image = bytearray(total)
-    where: list = [None] * shnum  # offset of each loaded section in the mapping
+    where: list = [None] * len(sections)  # offset of each loaded section in the mapping
     for i, spot in enumerate(placed):
         if spot is None:
             continue
@@ -108,7 +106,7 @@ def link_object(code: bytes, symbol: str, resolve) -> tuple[LinkedCode, int]:
             image[where[i]:where[i] + size] = code[offset:offset + size]
     mapping = LinkedCode(total)
     base = mapping.address
-    values, entry = _symbol_values(code, sections, where, base, symbol, resolve)
+    values, entry = _symbol_values(checked.symbols, where, base, symbol, resolve)
     if entry is None:
         raise LinkError(f"it defines no entry point {symbol!r}")
     for _, kind, _, _, offset, size, _, target, _, _ in sections:
@@ -127,28 +125,18 @@ def link_object(code: bytes, symbol: str, resolve) -> tuple[LinkedCode, int]:
     return mapping, entry
 
 
-def _symbol_values(code, sections, where, base, symbol, resolve):
+def _symbol_values(symbols, where, base, symbol, resolve):
     """(the address of every symbol (None: in a section not loaded), the address of
-    ``symbol`` or None)."""
-    table = next(i for i, s in enumerate(sections) if s[1] == _SHT_SYMTAB)
-    _, _, _, _, offset, size, link, _, _, _ = sections[table]
-    names_at = sections[link][4]
-    wanted = symbol.encode() + b"\0"
+    ``symbol`` or None); ``symbols``: (name, section index, value) of each."""
     values, entry = [], None
-    for st_name, _, _, shndx, value, _ in struct.iter_unpack("<IBBHQQ",
-                                                             code[offset:offset + size]):
+    for name, shndx, value in symbols:
         if shndx == 0:
-            if st_name:
-                end = code.index(b"\0", names_at + st_name)
-                values.append(resolve(code[names_at + st_name:end].decode()))
-            else:
-                values.append(0)
+            values.append(resolve(name) if name else 0)
             continue
         if shndx == _SHN_ABS:
             values.append(value)
         else:
             values.append(None if where[shndx] is None else base + where[shndx] + value)
-        if (st_name and values[-1] is not None
-                and code[names_at + st_name:names_at + st_name + len(wanted)] == wanted):
+        if name == symbol and values[-1] is not None:
             entry = values[-1]
     return values, entry

@@ -437,7 +437,7 @@ class AlphaIntegrator:
         return False, self._failure(head, *state, t1), it, None
 
     def _failure(self, head, q1, qd1, qdd1, lam1, t1) -> str:
-        """``head`` plus the diagnostics at the Newton iterate (diagnostics)."""
+        """``head`` plus the diagnostics at the iterate (diagnostics.failure_message)."""
         return failure_message(self, head, q1, qd1, qdd1, lam1, t1)
 
     def error_estimate(self, a_new, h) -> float:
