@@ -22,7 +22,7 @@ class Workspace(NamedTuple):
     s4: np.ndarray  # (4, 3)
     coef: np.ndarray  # (ne, 8, 8) equation coefficients (the drives' updated at each t)
     offset: np.ndarray  # (ne,) translation-drive values s(t)
-    wgt: np.ndarray  # (8, 3)
+    wgt: np.ndarray  # (ne, 8, 3) each equation's weights ∂Φ_e/∂V at the last residual
     qcur: np.ndarray  # (n_q,) the q of the last residual
     v3a: np.ndarray
     v3b: np.ndarray
@@ -143,7 +143,7 @@ def make_workspace(T) -> Workspace:
     return Workspace(
         np.zeros((nb, 3, 3)), np.zeros((nb, 3, 4)), np.zeros((nb, 3, 4)),
         np.zeros((nb, 3, 12)), np.zeros((nk, 4, 3)), np.zeros((nk, 4, 3, 7 + big_m)),
-        np.zeros((4, 3)), T.e_coef.copy(), np.zeros(ne), np.zeros((8, 3)),
+        np.zeros((4, 3)), T.e_coef.copy(), np.zeros(ne), np.zeros((ne, 8, 3)),
         np.zeros(n_q), *v3, np.zeros((n6, n6)), np.zeros((n6, n6)), np.zeros((n6, n6)),
         np.zeros((n6, 3)), np.zeros((big_m, 3, 3)), *[np.zeros(n6) for _ in range(7)],
         np.zeros(n_q), np.zeros(n_q), np.zeros(n_q), np.zeros(n_c), np.zeros(n_q),

@@ -31,7 +31,6 @@ from ...compiled.packing import (
     W_WGT,
     YES,
     _f1,
-    _f2,
     _f3,
     _f4,
     _i1,
@@ -160,7 +159,7 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     T_k_body = _i1(IN, H, T_K_BODY)
-    W_wgt = _f2(WF, WH, W_WGT)
+    W_wgt = _f3(WF, WH, W_WGT)
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
     all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
@@ -175,12 +174,12 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
         for a in range(4):
             for c in range(3):
                 W_mk_w[k, a, c] = 0.0
-    wgt = W_wgt
-    for e in range(T_e_row.size):
+    for e in range(T_e_row.size):  # every equation's weights, kept for the Jacobian
+        wgt = W_wgt[e]             # and the velocity constraint at this q
+        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         lam_e = lam[T_e_row[e]]
         if lam_e == 0.0:
             continue
-        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
         ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
         for a in range(4):
             for c in range(3):
@@ -197,20 +196,15 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
     T_b_nm = _i1(IN, H, T_B_NM)
     T_k_body = _i1(IN, H, T_K_BODY)
     W_mk_j = _f4(WF, WH, W_MK_J)
-    T_e_lin = _f3(F, H, T_E_LIN)
-    W_coef = _f3(WF, WH, W_COEF)
-    W_mk_v = _f3(WF, WH, W_MK_V)
     T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_norm = _i1(IN, H, T_B_NORM)
     T_b_start = _i1(IN, H, T_B_START)
     T_c_coord = _i1(IN, H, T_C_COORD)
     T_c_row = _i1(IN, H, T_C_ROW)
     T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
-    T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     W_qcur = _f1(WF, WH, W_QCUR)
-    W_wgt = _f2(WF, WH, W_WGT)
+    W_wgt = _f3(WF, WH, W_WGT)
     T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
     for k in range(T_j_row.size):  # entries off the pattern are never written: stay 0
         out[T_j_row[k], T_j_col[k]] = 0.0
@@ -221,9 +215,8 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
             out[T_b_norm[b], s + m] = 2.0 * q_rows[s + m]
     for c in range(T_c_row.size):
         out[T_c_row[c], T_c_coord[c]] = 1.0
-    wgt = W_wgt
-    for e in range(T_e_row.size):
-        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+    for e in range(T_e_row.size):  # the weights of the last residual (same q)
+        wgt = W_wgt[e]
         row = out[T_e_row[e]]
         add_weighted_jacobian(
             T_b_nm, T_b_start, T_k_body, W_mk_j, T_e_mark[e, 0], wgt, ROWS_I, 1.0, row
@@ -276,8 +269,9 @@ def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
 @njit(cache=True)
 def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
     """vel = Φ_q q̇ + Φ_t (the velocity constraint of docs/theory_integrators.md,
-    "Stabilized index 2") without forming Φ_q: from the markers' vectors and Jacobians
-    of the last :func:`constraints_with_jacobian` call (its q and t),
+    "Stabilized index 2") without forming Φ_q: from the markers' vectors, their
+    Jacobians and the equations' weights ∂Φ_e/∂V of the last
+    :func:`constraints_with_jacobian` call (its q and t),
     Φ_e,q q̇ = Σ_a ∂Φ_e/∂v_a · (J_a q̇), each marker's rates J q̇ taken once."""
     T_b_kind = _i1(IN, H, T_B_KIND)
     T_b_nm = _i1(IN, H, T_B_NM)
@@ -285,18 +279,14 @@ def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
     T_b_start = _i1(IN, H, T_B_START)
     T_c_coord = _i1(IN, H, T_C_COORD)
     T_c_row = _i1(IN, H, T_C_ROW)
-    T_e_lin = _f3(F, H, T_E_LIN)
     T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
-    T_e_pairs = _i3(IN, H, T_E_PAIRS)
     T_e_row = _i1(IN, H, T_E_ROW)
     T_k_body = _i1(IN, H, T_K_BODY)
-    W_coef = _f3(WF, WH, W_COEF)
     W_mk_j = _f4(WF, WH, W_MK_J)
     W_mk_v = _f3(WF, WH, W_MK_V)
     W_mk_vd = _f3(WF, WH, W_MK_VD)
     W_qcur = _f1(WF, WH, W_QCUR)
-    wgt = _f2(WF, WH, W_WGT)
+    W_wgt = _f3(WF, WH, W_WGT)
     for k in range(T_k_body.size):
         b = T_k_body[k]
         rate = W_mk_vd[k]
@@ -319,8 +309,8 @@ def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
                                   + W_qcur[s + 2] * qd[s + 2] + W_qcur[s + 3] * qd[s + 3])
     for c in range(T_c_row.size):
         vel[T_c_row[c]] = qd[T_c_coord[c]]
-    for e in range(T_e_row.size):
-        _equation_weights(T_e_lin, T_e_mark, T_e_npairs, T_e_pairs, W_coef, W_mk_v, e, wgt)
+    for e in range(T_e_row.size):  # the weights of the last residual (same q)
+        wgt = W_wgt[e]
         ki, kj = T_e_mark[e, 0], T_e_mark[e, 1]
         acc = 0.0
         for a in range(4):
@@ -339,6 +329,11 @@ def constraint_violations(F, IN, H, WF, WI, WH, q, qd, prof, phi, vel):
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
     all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
+    T_e_mark, W_wgt = _i2(IN, H, T_E_MARK), _f3(WF, WH, W_WGT)
+    for e in range(T_e_mark.shape[0]):
+        _equation_weights(_f3(F, H, T_E_LIN), T_e_mark, _i1(IN, H, T_E_NPAIRS),
+                          _i3(IN, H, T_E_PAIRS), _f3(WF, WH, W_COEF), _f3(WF, WH, W_MK_V),
+                          e, W_wgt[e])
     velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel)
 
 
