@@ -36,7 +36,7 @@ TESTS = Path(__file__).resolve().parent
 
 
 def _shipped(build: dict) -> bytes:
-    return zlib.decompress((prebuilt.PREBUILT_DIR / build["file"]).read_bytes())
+    return prebuilt.object_code(build)
 
 
 def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
@@ -52,7 +52,7 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
         assert len(blob) == build["bytes"]
         arch = build["triple"].split("-")[0]
         assert (build["cpu"], tuple(build["features"])) == prebuilt.BASELINES[arch]
-        imports, defined = read_object(zlib.decompress(blob))
+        imports, defined = read_object(prebuilt.object_code(build))
         assert build["entry"] in defined
         assert imports == build["imports"]
         assert set(imports) <= native.C_LIBRARY  # no allocator among them
@@ -275,28 +275,32 @@ def test_an_exception_in_the_kernel_is_raised_from_its_record():
 
 
 # ------------------------------------------------------------------ refusals
-def _ship(folder: Path, code: bytes | None = None, compress: bool = True,
-          **changes) -> dict:
+def _ship(folder: Path, code: bytes | None = None, compress: bool = False,
+          name: str | None = None, **changes) -> dict:
     """A manifest in ``folder`` with one build of ``code`` (default: the stand-in)
-    fitting this process but for ``changes``."""
+    fitting this process but for ``changes``: shipped as is in ``kernel-test.o``, or
+    (``compress``) zlib-compressed in ``kernel-test.o.z`` as the builds before
+    2026-12-06 were; ``name`` another file name."""
     code = _object() if code is None else code
     blob = zlib.compress(code) if compress else code
+    name = name or ("kernel-test.o.z" if compress else "kernel-test.o")
     parameters = [["task", "scalar", 0], ["x", "f8", 1], ["max_iter", "scalar", 0],
                   ["start", "scalar", 0]]
-    entry = {"file": "kernel-test.o.z", "tag": kernel_tag(), "abi": native.ABI,
+    entry = {"file": name, "tag": kernel_tag(), "abi": native.ABI,
              "triple": process_triple(), "cpu": "x86-64",
              "features": ["sse2"], "entry": prebuilt.ENTRY, "parameters": parameters,
              "imports": [], "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     entry.update(changes)
-    (folder / "kernel-test.o.z").write_bytes(blob)
+    (folder / name).write_bytes(blob)
     (folder / prebuilt.MANIFEST).write_text(
         json.dumps({"format": prebuilt.FORMAT, "builds": [entry]}))
     return entry
 
 
-def test_a_build_that_fits_loads_and_runs(tmp_path, monkeypatch):
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_build_that_fits_loads_and_runs(tmp_path, monkeypatch, compress):
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
-    build = _ship(tmp_path)
+    build = _ship(tmp_path, compress=compress)
     assert prebuilt.find(tmp_path) == (build, "")
     assert prebuilt.load(build, tmp_path)(1, np.zeros(4), 1, True) == 14
 
@@ -317,7 +321,7 @@ def test_a_prebuilt_kernel_that_does_not_fit_is_refused_with_the_reason(
 
 @pytest.mark.parametrize(("ship", "named"), [
     ({"sha256": "0" * 64}, "checksum mismatch"),
-    ({"code": b"not compressed", "compress": False}, "error: Error -3"),
+    ({"code": b"not compressed", "name": "kernel-test.o.z"}, "error: Error -3"),
     ({"code": b"not an object"}, "not a 64-bit little-endian ELF object"),
     ({"code": b"\x7fELF\x02\x01" + bytes(100)}, "not an x86-64 relocatable object"),
     ({"code": "truncated"}, "section headers lie outside it"),
@@ -344,8 +348,8 @@ def test_a_damaged_prebuilt_kernel_is_refused_naming_its_file(tmp_path, monkeypa
                                       f"  call void @{name}()\n"
                                       "  ret void\n}")}
     build = _ship(tmp_path, **ship)
-    with pytest.raises(RuntimeError, match=r"'kernel-test\.o\.z' could not be loaded: .*"
-                                           + re.escape(named)):
+    with pytest.raises(RuntimeError, match=re.escape(f"'{build['file']}' could not be "
+                                                     "loaded: ") + ".*" + re.escape(named)):
         prebuilt.load(build, tmp_path)
 
 
@@ -671,7 +675,7 @@ def test_the_shipped_prebuilt_kernel_is_what_the_sources_build(tmp_path,
     same_toolchain = all(rebuilt["built_with"].get(k) == build["built_with"].get(k)
                          for k in ("numba", "llvmlite", "python", "numpy"))
     if same_toolchain:
-        assert zlib.decompress((folder / rebuilt["file"]).read_bytes()) == _shipped(build), (
+        assert prebuilt.object_code(rebuilt, folder) == _shipped(build), (
             "the rebuilt object code differs from the shipped one: run `python -m "
             "flexmbs.engine.prebuilt`")
         assert rebuilt["sha256"] == build["sha256"]

@@ -27,9 +27,13 @@ changed layout can never meet a stale kernel.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import os
+import tempfile
+import time
 from pathlib import Path
 
 #: This package's folder and the one the element kinds' kernels live in.
@@ -55,25 +59,98 @@ def kernel_sources() -> list[Path]:
     - the contacts' sample and state layout (``flexmbs/contact/sample.py``), whose
       column numbers the contact kernels fold in.
     """
-    compiled = [path for path in sorted(_HERE.glob("*.py"))
+    compiled = [path for path in _python_files(_HERE, recursive=False)
                 if path.name not in NOT_KERNEL_SOURCES]
     engine = [_HERE.parent / "engine" / name for name in ("dispatch.py", "newton.py")]
     layouts = [_HERE.parent / "contact" / "sample.py"]
-    return compiled + sorted(_ELEMENTS.rglob("*.py")) + engine + layouts
+    return compiled + _python_files(_ELEMENTS, recursive=True) + engine + layouts
+
+
+def _python_files(folder: Path, recursive: bool) -> list[Path]:
+    """The ``*.py`` files in ``folder`` (and, ``recursive``, its subfolders, symbolic
+    links not followed), sorted as paths sort."""
+    found, pending = [], [str(folder)]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.name.endswith(".py") and entry.is_file():
+                    found.append(Path(entry.path))
+                elif recursive and entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+    return sorted(found)
+
+
+#: The name of the file that remembers the kernel sources' hash by their sizes and
+#: modification times (in the first writable folder of :func:`_writable_folder`'s).
+TAG_STAMP_FILE = "kernel-tag.json"
+
+#: Sources modified less than this long ago [s] are hashed again at the next call
+#: rather than remembered by their times (a file changed twice within the clock's
+#: resolution keeps its time).
+_SETTLED_AFTER = 2.0
 
 
 @functools.cache
 def kernel_tag() -> str:
     """``kernels-<hash of the kernel sources>`` (:func:`kernel_sources`: each file's path
-    below ``flexmbs/`` and its bytes). Read once per process, when a run first needs
-    kernels."""
+    below ``flexmbs/`` and its bytes). Worked out once per process, when a run first
+    needs kernels, and remembered across processes as Python remembers its bytecode:
+    beside the package (or in ~/.cache/flexmbs), under the sources' paths, sizes and
+    modification times; any change to those hashes the sources again."""
+    sources = kernel_sources()
+    stats = [os.stat(path) for path in sources]
+    stamp = repr([(str(path), st.st_size, st.st_mtime_ns)
+                  for path, st in zip(sources, stats, strict=True)])
+    stamp = hashlib.sha256(stamp.encode()).hexdigest()
+    remembered = _read_tag_stamp()
+    if remembered.get("stamp") == stamp and str(remembered.get("tag", "")).startswith(
+            "kernels-"):
+        return remembered["tag"]
     root = _HERE.parent
     digest = hashlib.sha256()
-    for path in kernel_sources():
+    for path in sources:
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
-    return f"kernels-{digest.hexdigest()[:16]}"
+    tag = f"kernels-{digest.hexdigest()[:16]}"
+    if time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
+        _write_tag_stamp({"stamp": stamp, "tag": tag})
+    return tag
+
+
+def _tag_stamp_paths() -> list[Path]:
+    return [_HERE / "__pycache__" / TAG_STAMP_FILE,
+            Path.home() / ".cache" / "flexmbs" / TAG_STAMP_FILE]
+
+
+def _read_tag_stamp() -> dict:
+    for path in _tag_stamp_paths():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def _write_tag_stamp(data: dict) -> None:
+    """Remember ``data`` in the first folder that takes it (atomically: a temporary
+    file renamed over the old one); nowhere writable is no error."""
+    for path in _tag_stamp_paths():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(handle, "w") as out:
+                json.dump(data, out)
+            os.replace(temporary, path)
+            return
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _writable_folder(tag: str) -> str | None:

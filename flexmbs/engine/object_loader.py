@@ -18,13 +18,13 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-import struct
+
+import numpy as np
 
 _SHF_WRITE, _SHF_ALLOC = 0x1, 0x2
 _SHT_RELA, _SHT_NOBITS = 4, 8
 _SHN_ABS = 0xFFF1
 _R_X86_64_64, _R_X86_64_PC64 = 1, 24
-_MASK64 = (1 << 64) - 1
 
 
 class LinkError(RuntimeError):
@@ -94,7 +94,10 @@ def link_object(code: bytes, checked, symbol: str, resolve) -> tuple[LinkedCode,
     total = code_pages + -(-ends[1] // page) * page
     if total == 0:
         raise LinkError("it has no code to load")
-    image = bytearray(total)
+    mapping = LinkedCode(total)  # zero-filled, written in place
+    base = mapping.address
+    image = np.frombuffer((ctypes.c_uint8 * total).from_address(base), dtype=np.uint8)
+    source = np.frombuffer(code, dtype=np.uint8)
     where: list = [None] * len(sections)  # offset of each loaded section in the mapping
     for i, spot in enumerate(placed):
         if spot is None:
@@ -103,26 +106,39 @@ def link_object(code: bytes, checked, symbol: str, resolve) -> tuple[LinkedCode,
         where[i] = at + (code_pages if part else 0)
         _, kind, _, _, offset, size, _, _, _, _ = sections[i]
         if kind != _SHT_NOBITS:
-            image[where[i]:where[i] + size] = code[offset:offset + size]
-    mapping = LinkedCode(total)
-    base = mapping.address
+            image[where[i]:where[i] + size] = source[offset:offset + size]
     values, entry = _symbol_values(checked.symbols, where, base, symbol, resolve)
     if entry is None:
         raise LinkError(f"it defines no entry point {symbol!r}")
+    loaded = np.array([0 if v is None else v for v in values], dtype=np.uint64)
+    missing = np.array([v is None for v in values], dtype=bool)
     for _, kind, _, _, offset, size, _, target, _, _ in sections:
         if kind != _SHT_RELA or where[target] is None:
             continue  # relocations of what is not loaded (none in a build)
-        start = where[target]
-        for r_offset, r_info, addend in struct.iter_unpack("<QQq", code[offset:offset + size]):
-            value = values[r_info >> 32]
-            if value is None:
-                raise LinkError("a relocation refers to a symbol that is not loaded")
-            if r_info & 0xFFFFFFFF == _R_X86_64_PC64:
-                value -= base + start + r_offset
-            struct.pack_into("<Q", image, start + r_offset, (value + addend) & _MASK64)
-    ctypes.memmove(base, bytes(image), total)
+        _relocate(image, code[offset:offset + size], where[target], base, loaded, missing)
     mapping.protect_code(code_pages)
     return mapping, entry
+
+
+#: One relocation with addend (ELF64 Rela): offset, info (symbol << 32 | kind), addend.
+_RELA = np.dtype([("offset", "<u8"), ("info", "<u8"), ("addend", "<i8")])
+
+
+def _relocate(image, table: bytes, start: int, base: int, values, missing):
+    """Write the relocations ``table`` (Rela entries) into the section at ``start`` of
+    ``image`` (the bytes of the mapping at ``base``): S + A, or S + A − P for the
+    PC-relative kind, modulo 2⁶⁴, all at once (``values``: each symbol's address;
+    ``missing``: those of symbols not loaded, which no relocation may use)."""
+    rela = np.frombuffer(table, dtype=_RELA)
+    symbols = (rela["info"] >> np.uint64(32)).astype(np.intp)
+    if missing[symbols].any():
+        raise LinkError("a relocation refers to a symbol that is not loaded")
+    with np.errstate(over="ignore"):  # the arithmetic is modulo 2**64, as the CPU's
+        value = values[symbols] + rela["addend"].view(np.uint64)
+        pc = (rela["info"] & np.uint64(0xFFFFFFFF)) == np.uint64(_R_X86_64_PC64)
+        value[pc] -= np.uint64(base + start) + rela["offset"][pc]
+    at = start + rela["offset"].astype(np.intp)
+    image[at[:, None] + np.arange(8)] = value.astype("<u8").view(np.uint8).reshape(-1, 8)
 
 
 def _symbol_values(symbols, where, base, symbol, resolve):

@@ -156,20 +156,27 @@ def _ensure_loaded() -> tuple[dict | None, str]:
     return build, ""
 
 
+def object_code(build: dict, folder: Path | None = None) -> bytes:
+    """The object code of ``build`` (a manifest entry of ``folder``, default
+    :data:`PREBUILT_DIR`) after its checksum: the file as shipped, or decompressed when
+    its name ends in ``.z`` (zlib; the builds before 2026-12-06, kept loadable).
+    Raises RuntimeError on a mismatch, OSError or zlib.error when unreadable."""
+    folder = PREBUILT_DIR if folder is None else folder
+    blob = (folder / build.get("file")).read_bytes()
+    if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
+        raise RuntimeError("checksum mismatch")
+    return zlib.decompress(blob) if str(build.get("file")).endswith(".z") else blob
+
+
 def load(build: dict, folder: Path | None = None):
     """The :class:`~flexmbs.engine.native.NativeKernel` of ``build`` (a manifest entry
     of ``folder``, default :data:`PREBUILT_DIR`). Raises RuntimeError naming the file
     and what is wrong with it."""
     from .native import NativeKernel, link
 
-    folder = PREBUILT_DIR if folder is None else folder
     name = build.get("file")
     try:
-        blob = (folder / name).read_bytes()
-        if hashlib.sha256(blob).hexdigest() != build.get("sha256"):
-            raise RuntimeError("checksum mismatch")
-        code = zlib.decompress(blob)
-        mapping, address = link(code, build["entry"])
+        mapping, address = link(object_code(build, folder), build["entry"])
         return NativeKernel(mapping, address, build["parameters"])
     except Exception as exc:
         detail = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 from ..compiled import kernel_tag
@@ -194,10 +193,11 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
                         "from flexmbs.engine.prebuilt_build import _compile_object; "
                         "_compile_object(Path(sys.argv[1]))", str(out)],
                        env=env, check=True)
-        blob = zlib.compress(out.read_bytes(), 9)
+        blob = out.read_bytes()  # as is: loading skips a 3 ms decompression, and the
+        # wheel and git compress it anyway
         described = json.loads(out.with_suffix(".json").read_text())
     triple, tag = ll.get_process_triple(), kernel_tag()
-    name = f"kernel-{tag.removeprefix('kernels-')}-{triple}-{cpu}.o.z"
+    name = f"kernel-{tag.removeprefix('kernels-')}-{triple}-{cpu}.o"
     entry = {"file": name, "tag": tag, "abi": ABI, "triple": triple, "cpu": cpu,
              "features": list(features), "entry": ENTRY, **described,
              "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob),

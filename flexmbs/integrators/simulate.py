@@ -184,7 +184,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         (:func:`~flexmbs.integrators.step_batch.run_batch`)."""
         rec.add_block(times, states[:, 0], states[:, 1], states[:, 2], lams)
         angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
-        memory.extend(dict(angles) if angles else {} for _ in times)
+        memory.extend([dict(angles) if angles else {}] * len(times))  # one, read-only
         if contacts is not None:
             contact_log.add_block(*contacts)
 

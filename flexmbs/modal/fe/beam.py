@@ -37,16 +37,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from numbers import Integral
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...errors import ValidationError
-from ..femodel import FEModel
-from ..preparation import add_point_masses
 from . import sections
 from .sections import positive as _positive
 from .sections import real as _real
+
+if TYPE_CHECKING:
+    from ..femodel import FEModel
 
 __all__ = [
     "BeamSection",
@@ -555,6 +557,9 @@ def straight_beam(length: float, n_elements: int, section: BeamSection, material
         "local_frame": rot.tolist(),
         "units": "SI",
     }
+    from ..femodel import FEModel  # (here: reading a section needs neither)
+    from ..preparation import add_point_masses
+
     fe = FEModel(
         nodes=nodes,
         mass=mass,
