@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..._files import atomic_path, seal_hdf5, verify_hdf5
+from ..._files import CHECKSUM_ATTR, atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 
@@ -105,7 +105,51 @@ def write_native(data: ModalData, path: Path) -> None:
             cells.create_dataset(ctype, data=conn)
         if data.derivatives is not None:
             _write_derivatives(f.create_group("modal_derivatives"), data.derivatives)
+        _write_invariants(f, data.invariants)
         seal_hdf5(f)  # last: a file without it was not completed
+
+
+def _invariant_shapes(n_modes: int, isotropic: bool) -> dict:
+    """The arrays of InertiaInvariants for ``n_modes`` modes, in the order /invariants
+    stores them (the Shabana set J0, J1, J2 only for an isotropic mass)."""
+    n, n6 = n_modes, 6 + n_modes
+    shapes = {"M0": (n6, n6), "N": (n, n6, 3), "Q": (n, n, 3, 3), "S0": (3,), "S": (3, n)}
+    if isotropic:
+        shapes.update(J0=(3, 3), J1=(n, 3, 3), J2=(n, n, 3, 3))
+    return shapes
+
+
+def _write_invariants(f, inv) -> None:
+    """The inertia invariants, computed once (docs/modal_data.md, "The native file"):
+    one dataset /invariants, the arrays of :func:`_invariant_shapes` one after the other,
+    with the total mass [kg] and the isotropy as attributes. A reader of the sealed file
+    takes them instead of computing them again."""
+    names = _invariant_shapes(inv.n_modes, inv.isotropic)
+    flat = np.concatenate([np.ravel(getattr(inv, name)) for name in names])
+    dset = f.create_dataset("invariants", data=flat)
+    dset.attrs["mass"] = inv.mass
+    dset.attrs["isotropic"] = bool(inv.isotropic)
+
+
+def _read_invariants(dset, n_modes: int):
+    """The InertiaInvariants stored in /invariants for ``n_modes`` mode shapes;
+    ValueError saying what does not fit (size, finiteness)."""
+    from ..invariants import InertiaInvariants
+
+    isotropic = bool(dset.attrs["isotropic"])
+    mass = float(dset.attrs["mass"])
+    shapes = _invariant_shapes(n_modes, isotropic)
+    flat = np.asarray(dset[()], dtype=float)
+    size = sum(int(np.prod(shape)) for shape in shapes.values())
+    if flat.shape != (size,) or not np.all(np.isfinite(flat)) or not np.isfinite(mass):
+        raise ValueError(f"/invariants holds {flat.shape} values (mass {mass}), expected "
+                         f"{size} finite numbers for {n_modes} mode(s)")
+    values, start = {}, 0
+    for name, shape in shapes.items():
+        count = int(np.prod(shape))
+        values[name] = flat[start:start + count].reshape(shape)
+        start += count
+    return InertiaInvariants(n_modes=n_modes, isotropic=isotropic, mass=mass, **values)
 
 
 #: The datasets of /modal_derivatives (theta_psi only with rotational shapes).
@@ -184,6 +228,7 @@ def read_native(path: Path, **options) -> ModalData:
             raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
                             f"understands ({FORMAT_VERSION})")
         f = verify_hdf5(f, path, "modal data file", keep=True)  # (read from memory on)
+        sealed = f.attrs.get(CHECKSUM_ATTR) is not None
         try:
             g = f["mass"]
             lumped = g.attrs["kind"] == "lumped"
@@ -214,6 +259,9 @@ def read_native(path: Path, **options) -> ModalData:
                 units=str(f.attrs["units"]),
                 metadata=json.loads(f.attrs["metadata"]),
             )
+            if sealed and "invariants" in f:  # computed when written, for these arrays
+                kwargs["_invariants"] = _read_invariants(f["invariants"],
+                                                         np.shape(kwargs["phi"])[-1])
         except KeyError as exc:
             raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
