@@ -152,10 +152,13 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     """The sensors' histories as result records; a sensor that cannot be evaluated is
     recorded as NaN and named in ``statistics["sensor_errors"]`` (the run is kept).
     ``refs``: the forces' angles at the outputs (:func:`output_angles`)."""
+    sensors = getattr(system.model, "sensors", ())
+    if not sensors:
+        return {}
     from ..assembly.sensors import sensor_history
 
     out, shared = {}, {}
-    for sensor in getattr(system.model, "sensors", ()):
+    for sensor in sensors:
         try:
             hist = sensor_history(system, sensor, t, q, qd, qdd, lam, contacts,
                                   angle_refs=refs, shared=shared)
