@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -48,6 +49,7 @@ def atomic_path(path, what: str = "file"):
     os.close(fd)
     tmp_path = Path(tmp)
     try:
+        os.chmod(tmp_path, _new_file_mode(path))  # not mkstemp's owner-only 0600
         yield tmp_path
         with open(tmp_path, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -56,6 +58,26 @@ def atomic_path(path, what: str = "file"):
         with suppress(OSError):
             tmp_path.unlink()
         raise
+
+
+def _new_file_mode(path: Path) -> int:
+    """The permissions ``path`` gets when written: those of the file it replaces, else
+    what ``open`` would give a new file (0o666 less the process's umask)."""
+    with suppress(OSError):
+        return stat.S_IMODE(os.stat(path).st_mode)
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux tells it
+    (/proc/self/status), else by setting and restoring it."""
+    with suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as status:
+            line = next(row for row in status if row.startswith("Umask:"))
+        return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path, text: str, what: str = "file") -> Path:

@@ -311,3 +311,34 @@ def test_checksums_do_not_depend_on_the_numpy_version(tmp_path):
         f.attrs["n"] = np.int64(8)
     with h5py.File(path, "r") as f, pytest.raises(ReadError, match="damaged"):
         verify_hdf5(f, path, "file")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_files_written_atomically_get_the_permissions_of_a_new_file(tmp_path, umask):
+    """The temporary file behind an atomic write is made owner-only by the OS; what is
+    renamed into place has the permissions ``open`` gives a new file (0o666 less the
+    umask), or those of the file it replaces: results and modal files stay readable by
+    whoever may read the folder."""
+    import os
+    import stat
+
+    from conftest import make_modal_kwargs
+
+    from flexmbs._files import write_text
+    from flexmbs.modal import ModalData
+
+    old = os.umask(umask)
+    try:
+        fresh = write_text(tmp_path / "fresh.txt", "x")
+        with open(tmp_path / "by_open.txt", "w") as handle:
+            handle.write("x")
+        modal = write_modal(ModalData(**make_modal_kwargs()), tmp_path / "body.fmd.h5")
+    finally:
+        os.umask(old)
+    expected = stat.S_IMODE((tmp_path / "by_open.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    assert stat.S_IMODE(fresh.stat().st_mode) == expected
+    assert stat.S_IMODE(modal.stat().st_mode) == expected
+    os.chmod(fresh, 0o640)
+    write_text(fresh, "y")
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o640  # a replaced file keeps its own

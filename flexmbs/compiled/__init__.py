@@ -144,6 +144,9 @@ def _write_tag_stamp(data: dict) -> None:
         except OSError:
             continue
         try:
+            from .._files import _new_file_mode
+
+            os.chmod(temporary, _new_file_mode(path))  # as a new file, not owner-only
             with os.fdopen(handle, "w") as out:
                 json.dump(data, out)
             os.replace(temporary, path)
