@@ -24,6 +24,7 @@ import scipy.linalg as sla
 from .forward import segment
 from .jacobian_source import TangentSource
 from .prepared import initial_matrix
+from .servo_integrals import ServoIntegrals
 from .step import Coefficients, StepJacobian
 
 
@@ -35,19 +36,25 @@ def _segments(run_):
     return pairs[::-1] if pairs else [(0, 0)]
 
 
-def backward(system, run_, probe, weights, prepared, index2: bool, source=None):
+def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
+             integrals=None):
     """(dJ/dp (n_p,), seconds): the adjoint sweep over ``run_`` (a
     :class:`~flexmbs.gradients.forward.ForwardRun`) for the objective whose ∂J/∂s_k are
     ``weights``, with the :class:`~flexmbs.gradients.prepared.PreparedParameter` list
     ``prepared``; ``source`` the :class:`~flexmbs.gradients.jacobian_source.TangentSource`
-    of the step Jacobians (default: the compiled engine where it can)."""
+    of the step Jacobians (default: the compiled engine where it can); ``integrals`` the
+    :class:`~flexmbs.gradients.servo_integrals.ServoIntegrals` of the servos with ki > 0
+    (default: found), whose cotangents Ī the sweep carries beside ỹ."""
     tic = time.perf_counter()
     if source is None:
         source = TangentSource(system)
+    if integrals is None:
+        integrals = ServoIntegrals(system, probe, prepared)
     n, n_p = system.n_q, len(prepared)
     grad = np.zeros(n_p)
     q_bar, qd_bar, qdd_bar, a_bar = (np.zeros(n) for _ in range(4))
     lam_bar = np.zeros(system.n_c)
+    i_bar = np.zeros(len(integrals.servos))
     params = run_.settings.params
     state0 = None
     for first, last in _segments(run_):
@@ -55,6 +62,9 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None):
         for k in range(last, first, -1):
             state, angles = states[k]
             system.angle_memory = dict(angles)
+            if integrals:  # I_{k−1} acts in this step
+                acting = integrals.acting(states[k - 1][1])
+                integrals.hold(float(run_.t[k - 1]), acting)
             g = float(weights[k])
             if g:
                 gq, gqd, gqdd, glam = probe.gradient(state)
@@ -64,10 +74,16 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None):
                     grad[j] += g * prep.sensor_derivative(probe, state)
             coef = Coefficients.of(params, run_.h[k - 1])
             jac = StepJacobian(system, state, coef, index2, source)
+            if integrals:  # I_k = I_{k−1} + h n (θ_ref − θ(q_k)): Ī_k reaches q_k and p
+                terms = integrals.step(state, float(run_.h[k - 1]), acting, jac.size)
+                q_bar = q_bar + i_bar @ terms.d_q
+                grad += i_bar @ terms.d_p
             mu = jac.solve_transposed(jac.unknown_cotangent(coef, q_bar, qd_bar, qdd_bar,
                                                             a_bar, lam_bar))
             for j, prep in enumerate(prepared):
                 grad[j] -= mu @ prep.step_derivative(state, index2)
+            if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
+                i_bar = i_bar - terms.load @ mu
             f_q, f_qd = jac.state_cotangents(mu)
             q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd, a_bar)
             lam_bar = np.zeros(system.n_c)
@@ -75,6 +91,8 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None):
             state0 = states[0]
     state, angles = state0
     system.angle_memory = dict(angles)
+    if integrals:  # none has run yet
+        integrals.hold(float(run_.t[0]), np.zeros(len(integrals.servos)))
     g = float(weights[0])
     if g:
         gq, gqd, gqdd, glam = probe.gradient(state)

@@ -27,6 +27,7 @@ from .objectives import Objective
 from .parameters import CaseModels, ModelModels, resolve
 from .prepared import PreparedParameter
 from .sensor_probe import SensorProbe
+from .servo_integrals import ServoIntegrals
 
 MODES = ("adjoint", "forward")
 
@@ -143,16 +144,17 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         source = TangentSource(problem.system, jacobian_engine)
         for prep in prepared:
             prep.use_engine(source)
+        integrals = ServoIntegrals(problem.system, problem.probe, prepared)
         setup_seconds = time.perf_counter() - tic
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit, forward_engine(source))
         value, weights = objective.evaluate(fwd.t, fwd.values)
         if mode == "adjoint":
             grad, seconds = backward(problem.system, fwd, problem.probe, weights, prepared,
-                                     fwd.index2, source)
+                                     fwd.index2, source, integrals)
         else:
             ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe,
-                                               prepared, fwd.index2, source)
+                                               prepared, fwd.index2, source, integrals)
             grad = weights @ ds
     keys = [p.key for p in problem.parameters]
     return GradientResult(
@@ -211,11 +213,12 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
         source = TangentSource(problem.system, jacobian_engine)
         for prep in prepared:
             prep.use_engine(source)
+        integrals = ServoIntegrals(problem.system, problem.probe, prepared)
         setup_seconds = time.perf_counter() - tic
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit, forward_engine(source))
         ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe, prepared,
-                                           fwd.index2, source)
+                                           fwd.index2, source, integrals)
         seconds += setup_seconds
     return Sensitivities(fwd.t, fwd.values, ds, [p.key for p in problem.parameters],
                          np.array([p.value for p in problem.parameters]),

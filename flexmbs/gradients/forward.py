@@ -93,10 +93,6 @@ def start(system, settings: RunSettings, engine: str = "python"):
                              for f in system.model.forces):
         raise ValidationError("gradients cannot follow contacts (their events switch "
                               "the equations)")
-    for servo in integ.servos:
-        if servo.ki:
-            raise ValidationError(f"gradients cannot follow the sampled integral of joint "
-                                  f"servo {servo.name!r} yet (ki = {servo.ki:g}); set ki = 0")
     return integ
 
 

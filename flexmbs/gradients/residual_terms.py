@@ -131,7 +131,7 @@ class ParameterTerms:
         "RotationalSpringDamper": {"stiffness", "damping", "angle0"},
         "Bushing": {"stiffness", "damping", "rotational_stiffness", "rotational_damping",
                     "preload_force", "preload_torque"},
-        "JointServo": {"kp", "kd", "reference", "torque_limit", "motor"},
+        "JointServo": {"kp", "kd", "ki", "reference", "torque_limit", "motor"},
         "JointActuator": {"profile"},
         "PointLoad": {"value"},
         "DistributedLoad": {"value"},
@@ -208,8 +208,11 @@ class ParameterTerms:
         allowed = self.ANALYTIC_FORCE_FIELDS.get(kind, set())
         if kind == "JointServo":
             motor = {p[1] for p in fields_ if p[0] == "motor"}
-            if motor - {"efficiency"} or element.ki:
+            if motor - {"efficiency"}:
                 allowed = set()
+            if "ki" in heads and not element.ki:
+                raise ModelError(f"parameter {self.key!r}: joint servo {name!r} has ki = 0, "
+                                 f"so its integral is not run; give ki a positive value")
         if not heads <= allowed:
             self.unsupported.extend(("forces", name, *p) for p in fields_)
             return
@@ -306,28 +309,15 @@ class ParameterTerms:
             six("damping", "rotational_damping"), six("preload_force", "preload_torque")))
 
     def _jointservo(self, st, out, servo, fields_, slope):
-        system = self.system
-        if servo.kind == "torque":
-            idx, g, angle, rate = rotational_parameters.torque_direction(
-                system, servo.marker_i, servo.marker_j, servo.name, st.q, st.qd)
-        else:
-            angle, rate, _ = relative_translation(system, servo.marker_i, servo.marker_j,
-                                                  st.q, st.qd)
-            idx, g = actuator_parameters.load_direction(system, servo.marker_i,
-                                                        servo.marker_j, "force", st.q)
-        ref, ref_rate = servo.reference_values(st.t)
-        tau_m, saturated = motor_torque(angle, rate, ref, ref_rate, servo.kp, servo.kd,
-                                        servo.offset(st.t), servo.limit, servo.ratio)
         d_ref = slope(st.t) if slope is not None else np.zeros(3)
-        d_tau_m = servo_parameters.motor_torque_derivative(
-            angle, rate, ref, ref_rate, servo.kp, servo.kd, servo.ratio, saturated,
-            np.sign(tau_m), float(fields_.get(("kp",), 0.0)),
-            float(fields_.get(("kd",), 0.0)), d_ref[0], d_ref[1],
-            float(fields_.get(("torque_limit",), 0.0)))
-        d_tau = servo_parameters.joint_torque_derivative(
-            tau_m, d_tau_m, servo.ratio, servo.efficiency,
-            float(fields_.get(("motor", "efficiency"), 0.0)))
-        out.add_force(idx, d_tau * g)
+        integral = servo.offset(st.t) / servo.ki if servo.ki else 0.0  # I acting at t
+        idx, d_load = servo_load_change(
+            self.system, servo, st, d_kp=float(fields_.get(("kp",), 0.0)),
+            d_kd=float(fields_.get(("kd",), 0.0)), d_ref=d_ref[0], d_ref_rate=d_ref[1],
+            d_limit=float(fields_.get(("torque_limit",), 0.0)),
+            d_efficiency=float(fields_.get(("motor", "efficiency"), 0.0)),
+            d_offset=float(fields_.get(("ki",), 0.0)) * integral)
+        out.add_force(idx, d_load)
 
     def _jointactuator(self, st, out, force, fields_, slope):
         idx, g = actuator_parameters.load_direction(self.system, force.marker_i,
@@ -352,6 +342,33 @@ class ParameterTerms:
             qb[3:7], qb[7:], _vec(fields_[("value",)], 3), force.frame == "body",
             force.integrals, mode in (Coupling.TWO_WAY, Coupling.NO_MRF),
             mode is Coupling.RIGID)
+
+
+def servo_load_change(system, servo, st, *, d_kp=0.0, d_kd=0.0, d_ref=0.0,
+                      d_ref_rate=0.0, d_limit=0.0, d_efficiency=0.0, d_offset=0.0):
+    """(idx, dQ): the change of a joint servo's load on the coordinates ``idx`` at the
+    state ``st`` for changes of its gains, reference (value and rate), torque limit,
+    efficiency and integral term b = ki I [N m] (``d_offset``), the integral acting at
+    st.t held (its history: :meth:`~flexmbs.model.servos.JointServo.offset`)."""
+    if servo.kind == "torque":
+        idx, g, angle, rate = rotational_parameters.torque_direction(
+            system, servo.marker_i, servo.marker_j, servo.name, st.q, st.qd)
+    else:
+        angle, rate, _ = relative_translation(system, servo.marker_i, servo.marker_j,
+                                              st.q, st.qd)
+        idx, g = actuator_parameters.load_direction(system, servo.marker_i,
+                                                    servo.marker_j, "force", st.q)
+    ref, ref_rate = servo.reference_values(st.t)
+    tau_m, saturated = motor_torque(angle, rate, ref, ref_rate, servo.kp, servo.kd,
+                                    servo.offset(st.t), servo.limit, servo.ratio)
+    d_tau_m = servo_parameters.motor_torque_derivative(
+        angle, rate, ref, ref_rate, servo.kp, servo.kd, servo.ratio, saturated,
+        np.sign(tau_m), d_kp, d_kd, d_ref, d_ref_rate, d_limit)
+    if not saturated:
+        d_tau_m += d_offset
+    d_tau = servo_parameters.joint_torque_derivative(tau_m, d_tau_m, servo.ratio,
+                                                     servo.efficiency, d_efficiency)
+    return idx, d_tau * g
 
 
 class DifferenceTerm:

@@ -1,8 +1,7 @@
 """The generalized-α step as an object (docs/theory_integrators.md): Newton on the
 analytic (or finite-difference) tangents on the compiled or the NumPy engine, the
 index-3 or stabilized index-2 formulation, step halving on Newton failure, error
-estimates for adaptive steps, checkpoints and contact events. :func:`simulate` drives it.
-"""
+estimates for adaptive steps, checkpoints and contact events. :func:`simulate` drives it."""
 
 from __future__ import annotations
 
@@ -562,10 +561,12 @@ class AlphaIntegrator:
         self.h = float(cp["h"])
         self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
         self.rejected = int(cp["rejected"])
-        # the rotational springs continue their angles (a spring wound past ±π)
-        self.system.angle_memory.update(cp.get("angles") or {})
-        for servo in self.servos:  # their integrals, kept with the angles
-            servo.restart(self.t, self.system.angle_memory.get(servo.integral_key, 0.0))
+        angles = cp.get("angles") or {}  # springs continue their angles (wound past ±π)
+        memory = self.system.angle_memory
+        for servo in self.servos:  # their integrals, kept with the angles (none yet: 0)
+            memory.pop(servo.integral_key, None)
+            servo.restart(self.t, angles.get(servo.integral_key, 0.0))
+        memory.update(angles)
         self.stats = steps if steps is not None else StepLog.resumed(
             None, cp.get("interval"), cp.get("last_iterations"))
         matrix = cp.get("matrix")
