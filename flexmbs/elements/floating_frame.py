@@ -58,8 +58,24 @@ TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-l
 
 
 @njit(cache=True)
-def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full):
-    """full ← the two-way M̄(ξ) with its ξξ block M_ff (coupling._full_mass)."""
+def mode_products(F, IN, H, WF, WI, WH, f, nm, xi):
+    """W_QS ← qs_j = Σ_i ξ_i (Q_ij + Q_ji) (n, 3, 3): what Q̄ and M̄(ξ) share
+    (Σ_ij ξ_i ξ_j Q_ij = ½ Σ_j ξ_j qs_j), evaluated once per residual."""
+    T_f_Q = _f5(F, H, T_F_Q)
+    qs = _f3(WF, WH, W_QS)
+    for j in range(nm):
+        for a in range(3):
+            for c in range(3):
+                acc = 0.0
+                for i in range(nm):
+                    acc += xi[i] * (T_f_Q[f, i, j, a, c] + T_f_Q[f, j, i, a, c])
+                qs[j, a, c] = acc
+
+
+@njit(cache=True)
+def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, have_qs=False):
+    """full ← the two-way M̄(ξ) with its ξξ block M_ff (coupling._full_mass); with
+    ``have_qs`` its ξξ term Σ_ij ξ_i ξ_j Q_ij from :func:`mode_products`' W_QS."""
     T_f_N = _f4(F, H, T_F_N)
     T_f_Q = _f5(F, H, T_F_Q)
     T_f_m0 = _f3(F, H, T_F_M0)
@@ -80,14 +96,23 @@ def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full):
         for c in range(3):
             full[i, 3 + c] += nlin[i, c]
             full[3 + c, i] += nlin[i, c]
-    for a in range(3):
-        for c in range(3):
-            acc = 0.0
-            for i in range(nm):
-                xi_i = q[st + 7 + i]
+    if have_qs:
+        qs = _f3(WF, WH, W_QS)
+        for a in range(3):
+            for c in range(3):
+                acc = 0.0
                 for j in range(nm):
-                    acc += xi_i * q[st + 7 + j] * T_f_Q[f, i, j, a, c]
-            full[3 + a, 3 + c] += acc
+                    acc += q[st + 7 + j] * qs[j, a, c]
+                full[3 + a, 3 + c] += 0.5 * acc
+    else:
+        for a in range(3):
+            for c in range(3):
+                acc = 0.0
+                for i in range(nm):
+                    xi_i = q[st + 7 + i]
+                    for j in range(nm):
+                        acc += xi_i * q[st + 7 + j] * T_f_Q[f, i, j, a, c]
+                full[3 + a, 3 + c] += acc
     for i in range(nm):
         for j in range(nm):
             full[6 + i, 6 + j] = T_f_mff[f, i, j]
@@ -119,11 +144,13 @@ def mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, out):
 
 
 @njit(cache=True)
-def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out):
+def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
+                 have_qs=False):
     """out ← Q̄ (6+n) of the body-frame mass ``mbar`` at quasi-velocities w, ξ, ξ̇
-    (coupling._general_qbar; ``use_modes`` False: the n = 0 terms only, ξ = ξ̇ = 0)."""
+    (coupling._general_qbar; ``use_modes`` False: the n = 0 terms only, ξ = ξ̇ = 0;
+    ``have_qs``: :func:`mode_products` has filled W_QS for this ξ). W_NLIN holds
+    N_jᵀ w (n, 3) meanwhile."""
     T_f_N = _f4(F, H, T_F_N)
-    T_f_Q = _f5(F, H, T_F_Q)
     W_h6 = _f1(WF, WH, W_H6)
     W_om3 = _f1(WF, WH, W_OM3)
     W_qs = _f3(WF, WH, W_QS)
@@ -157,14 +184,16 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out):
     om = W_om3
     om[0], om[1], om[2] = o0, o1, o2
     qs = W_qs
+    ntw = _f2(WF, WH, W_NLIN)  # N_jᵀ w, once for both uses below
+    for j in range(nm):
+        for c in range(3):
+            acc = 0.0
+            for i in range(n6):
+                acc += T_f_N[f, j, i, c] * w[i]
+            ntw[j, c] = acc
     if use_modes:
-        for j in range(nm):  # qs_j = Σ_i ξ_i (Q_ij + Q_ji)
-            for a in range(3):
-                for c in range(3):
-                    acc = 0.0
-                    for i in range(nm):
-                        acc += xi[i] * (T_f_Q[f, i, j, a, c] + T_f_Q[f, j, i, a, c])
-                    qs[j, a, c] = acc
+        if not have_qs:
+            mode_products(F, IN, H, WF, WI, WH, f, nm, xi)
         # n_xid = Σ_j ξ̇_j N_j ; out -= n_xid @ ω ; out[3:6] -= n_xidᵀ w + (Σ ξ̇_j qs_j) ω
         for i in range(n6):
             acc = 0.0
@@ -178,19 +207,12 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out):
             acc = 0.0
             for j in range(nm):
                 xd = xid[j]
-                for i in range(n6):
-                    acc += xd * T_f_N[f, j, i, c] * w[i]
-                for b in range(3):
-                    acc += xd * qs[j, c, b] * om[b]
+                acc += xd * (ntw[j, c] + qs[j, c, 0] * o0 + qs[j, c, 1] * o1
+                             + qs[j, c, 2] * o2)
             out[3 + c] -= acc
     # out[6:] += (N_jᵀ w) · ω + ½ ωᵀ qs_j ω
     for j in range(nm):
-        acc = 0.0
-        for c in range(3):
-            nw = 0.0
-            for i in range(n6):
-                nw += T_f_N[f, j, i, c] * w[i]
-            acc += nw * om[c]
+        acc = ntw[j, 0] * o0 + ntw[j, 1] * o1 + ntw[j, 2] * o2
         if use_modes:
             quad = 0.0
             for a in range(3):

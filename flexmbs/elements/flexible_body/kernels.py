@@ -47,7 +47,7 @@ from ...compiled.rotations import (
     add_ct_x_c,
     conjugate_basis_into,
 )
-from ..floating_frame import frame_tangents, full_mass, general_qbar, mode_mass
+from ..floating_frame import frame_tangents, full_mass, general_qbar, mode_mass, mode_products
 from ..registry import header_rows
 from .polynomial import add_polynomial_force, add_polynomial_tangent, polynomial_energy
 from .stiffening import body_stiffening, mkc_views, stiffening_energies
@@ -103,8 +103,12 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     y, w, z, qb = W_y6, W_w6, W_z6, W_q6
     xi = q[st + 7 : st + 7 + nm]
     xid = qd[st + 7 : st + 7 + nm]
-    full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full)
-    mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mass)
+    mode_products(F, IN, H, WF, WI, WH, f, nm, xi)  # shared by M̄(ξ) and Q̄
+    full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, True)
+    if mode == TWO_WAY:
+        mass = full  # (the mode's mass is the two-way one: no copy)
+    else:
+        mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, mass)
     for c in range(3):
         y[c] = a[0, c] * qdd[st] + a[1, c] * qdd[st + 1] + a[2, c] * qdd[st + 2]
         w[c] = a[0, c] * qd[st] + a[1, c] * qd[st + 1] + a[2, c] * qd[st + 2]
@@ -125,7 +129,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         w[6 + j] = xid[j]
     # Q̄ of the mode
     if mode in (TWO_WAY, NO_MRF):
-        general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qb)
+        general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qb, True)
     else:
         rigid = W_rigid
         for i in range(n6):
@@ -144,7 +148,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         for i in range(6, n6):
             qb[i] = 0.0
         if mode == ONE_WAY:
-            general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qr)
+            general_qbar(F, IN, H, WF, WI, WH, f, nm, full, w, xi, xid, YES, qr, True)
             for i in range(6, n6):
                 qb[i] = qr[i]
     for i in range(n6):
