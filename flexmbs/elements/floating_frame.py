@@ -63,13 +63,15 @@ def mode_products(F, IN, H, WF, WI, WH, f, nm, xi):
     (Σ_ij ξ_i ξ_j Q_ij = ½ Σ_j ξ_j qs_j), evaluated once per residual."""
     T_f_Q = _f5(F, H, T_F_Q)
     qs = _f3(WF, WH, W_QS)
-    for j in range(nm):
+    for j in range(nm):  # i outside, (a, c) inside: contiguous 3 × 3 blocks
         for a in range(3):
             for c in range(3):
-                acc = 0.0
-                for i in range(nm):
-                    acc += xi[i] * (T_f_Q[f, i, j, a, c] + T_f_Q[f, j, i, a, c])
-                qs[j, a, c] = acc
+                qs[j, a, c] = 0.0
+        for i in range(nm):
+            x = xi[i]
+            for a in range(3):
+                for c in range(3):
+                    qs[j, a, c] += x * (T_f_Q[f, i, j, a, c] + T_f_Q[f, j, i, a, c])
 
 
 @njit(cache=True)
@@ -88,10 +90,12 @@ def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, have_qs=False):
     nlin = W_nlin
     for i in range(n6):
         for c in range(3):
-            acc = 0.0
-            for j in range(nm):
-                acc += q[st + 7 + j] * T_f_N[f, j, i, c]
-            nlin[i, c] = acc
+            nlin[i, c] = 0.0
+    for j in range(nm):  # mode by mode: N_j is contiguous
+        x = q[st + 7 + j]
+        for i in range(n6):
+            for c in range(3):
+                nlin[i, c] += x * T_f_N[f, j, i, c]
     for i in range(n6):
         for c in range(3):
             full[i, 3 + c] += nlin[i, c]
@@ -186,23 +190,23 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
     qs = W_qs
     ntw = _f2(WF, WH, W_NLIN)  # N_jᵀ w, once for both uses below
     for j in range(nm):
-        for c in range(3):
-            acc = 0.0
-            for i in range(n6):
-                acc += T_f_N[f, j, i, c] * w[i]
-            ntw[j, c] = acc
+        t0 = t1_ = t2_ = 0.0
+        for i in range(n6):
+            wi = w[i]
+            t0 += T_f_N[f, j, i, 0] * wi
+            t1_ += T_f_N[f, j, i, 1] * wi
+            t2_ += T_f_N[f, j, i, 2] * wi
+        ntw[j, 0], ntw[j, 1], ntw[j, 2] = t0, t1_, t2_
     if use_modes:
         if not have_qs:
             mode_products(F, IN, H, WF, WI, WH, f, nm, xi)
         # n_xid = Σ_j ξ̇_j N_j ; out -= n_xid @ ω ; out[3:6] -= n_xidᵀ w + (Σ ξ̇_j qs_j) ω
-        for i in range(n6):
-            acc = 0.0
-            for j in range(nm):
-                xd = xid[j]
-                acc += xd * (
+        for j in range(nm):  # mode by mode: N_j is contiguous
+            xd = xid[j]
+            for i in range(n6):
+                out[i] -= xd * (
                     T_f_N[f, j, i, 0] * o0 + T_f_N[f, j, i, 1] * o1 + T_f_N[f, j, i, 2] * o2
                 )
-            out[i] -= acc
         for c in range(3):
             acc = 0.0
             for j in range(nm):
