@@ -52,12 +52,25 @@ def _beam_elements(force) -> dict:
             "fibres": fibre_points(section).tolist()}
 
 
+def _section_outline(metadata):
+    """:func:`~flexmbs.modal.fe.section_tables.section_outline` of a flexible body's
+    metadata; None at once, without importing the FE beam modules, when the metadata
+    holds neither an outline nor a built-in beam's section (modal data from elsewhere)."""
+    if not isinstance(metadata, dict):
+        return None
+    source = metadata.get("source")
+    if not (isinstance(metadata.get("section_outline_m"), dict)
+            or (isinstance(source, dict) and isinstance(source.get("section"), dict))):
+        return None
+    from ..modal.fe.section_tables import section_outline
+
+    return section_outline(metadata)
+
+
 def _describe_bodies(system: System) -> dict:
     """Per body: kind, coordinate range and what post-processing needs so results stand
     on their own: for flexible bodies nodes, shapes, cells, node labels and a beam's
     section outline; for rigid bodies mass, inertia and the drawing geometry."""
-    from ..modal.fe.section_tables import section_outline
-
     out = {}
     for body, sl in zip(system.bodies, system.slices, strict=True):
         info = {"kind": type(body).__name__, "start": sl.start, "n_coords": body.n_coords}
@@ -67,7 +80,7 @@ def _describe_bodies(system: System) -> dict:
                         node_ids=body.data.node_ids, cells=dict(body.data.cells))
             if body.data.modal_fields:  # stress modes and other per-node fields
                 info["fields"] = dict(body.data.modal_fields)
-            outline = section_outline(body.data.metadata)
+            outline = _section_outline(body.data.metadata)
             if outline is not None and "line" in body.data.cells:
                 loops = outline["polygon"]
                 info.update(section_size=[outline["width_y"], outline["height_z"]],
