@@ -27,12 +27,10 @@ changed layout can never meet a stale kernel.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -80,8 +78,8 @@ def _python_files(folder: Path, recursive: bool) -> list[Path]:
     return sorted(found)
 
 
-#: The name of the file that remembers the kernel sources' hash by their sizes and
-#: modification times (in the first writable folder of :func:`_writable_folder`'s).
+#: The file that remembers the kernel sources' hash by their sizes and modification
+#: times (in the first of :func:`_tag_stamp_paths` that takes it).
 TAG_STAMP_FILE = "kernel-tag.json"
 
 #: Sources modified less than this long ago [s] are hashed again at the next call
@@ -102,10 +100,9 @@ def kernel_tag() -> str:
     stamp = repr([(str(path), st.st_size, st.st_mtime_ns)
                   for path, st in zip(sources, stats, strict=True)])
     stamp = hashlib.sha256(stamp.encode()).hexdigest()
-    remembered = _read_tag_stamp()
-    if remembered.get("stamp") == stamp and str(remembered.get("tag", "")).startswith(
-            "kernels-"):
-        return remembered["tag"]
+    remembered = _remembered_tag(stamp)
+    if remembered is not None:
+        return remembered
     root = _HERE.parent
     digest = hashlib.sha256()
     for path in sources:
@@ -114,7 +111,7 @@ def kernel_tag() -> str:
         digest.update(path.read_bytes())
     tag = f"kernels-{digest.hexdigest()[:16]}"
     if time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
-        _write_tag_stamp({"stamp": stamp, "tag": tag})
+        _remember_tag(stamp, tag)
     return tag
 
 
@@ -123,37 +120,32 @@ def _tag_stamp_paths() -> list[Path]:
             Path.home() / ".cache" / "flexmbs" / TAG_STAMP_FILE]
 
 
-def _read_tag_stamp() -> dict:
+def _remembered_tag(stamp: str) -> str | None:
+    """The tag remembered under ``stamp`` in any of the stamp files, or None."""
     for path in _tag_stamp_paths():
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict):
-            return data
-    return {}
+        if isinstance(data, dict) and data.get("stamp") == stamp \
+                and str(data.get("tag", "")).startswith("kernels-"):
+            return data["tag"]
+    return None
 
 
-def _write_tag_stamp(data: dict) -> None:
-    """Remember ``data`` in the first folder that takes it (atomically: a temporary
-    file renamed over the old one); nowhere writable is no error."""
+def _remember_tag(stamp: str, tag: str) -> None:
+    """Write the stamp file in the first folder that takes it (atomically,
+    :func:`flexmbs._files.write_text`); nowhere writable is no error."""
+    from .._files import write_text
+    from ..errors import WriteError
+
     for path in _tag_stamp_paths():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        except OSError:
-            continue
-        try:
-            from .._files import _new_file_mode
-
-            os.chmod(temporary, _new_file_mode(path))  # as a new file, not owner-only
-            with os.fdopen(handle, "w") as out:
-                json.dump(data, out)
-            os.replace(temporary, path)
+            write_text(path, json.dumps({"stamp": stamp, "tag": tag}), "kernel tag stamp")
             return
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        except (OSError, WriteError):
+            continue
 
 
 def _writable_folder(tag: str) -> str | None:

@@ -363,15 +363,7 @@ def frame_tangents(F, IN, H, WF, WI, WH, b, q, qd, qdd, k, c):
     for j in range(nm):
         y[6 + j] = acc[7 + j]
         w[6 + j] = xid[j]
-    for j in range(nm):  # qs_j = Σ_i ξ_i (Q_ij + Q_ji)
-        for r in range(3):
-            for cc in range(3):
-                qs[j, r, cc] = 0.0
-        for i in range(nm):
-            x = xi[i]
-            for r in range(3):
-                for cc in range(3):
-                    qs[j, r, cc] += x * (big_q[i, j, r, cc] + big_q[j, i, r, cc])
+    mode_products(F, IN, H, WF, WI, WH, f, nm, xi)  # qs_j = Σ_i ξ_i (Q_ij + Q_ji)
     rigid_rows = mode in (ONE_WAY, RIGID)
     # runtime values, not literals: numba compiles a function once per literal argument
     no_modes = nm * 0
