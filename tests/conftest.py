@@ -51,42 +51,107 @@ def pytest_collection_modifyitems(config, items):
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
+    # last: the tests that wait for a compilation started in the background at the end
+    # of the collection (pytest_collection_finish), so that it runs beside the others
+    late = [item for item in items if _waits_for_background(item)]
+    if late:
+        items[:] = [item for item in items if not _waits_for_background(item)] + late
+
+
+def _runs_numba_kernels(item) -> bool:
+    """A variant of tests/test_compiled.py that runs numba's kernels (the ``kernels``
+    fixture's "numba")."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("kernels") == "numba"
+
+
+def _waits_for_background(item) -> bool:
+    return (item.name == REBUILD_TEST or _runs_numba_kernels(item)
+            or "numba_kernels_cached" in getattr(item, "fixturenames", ()))
 
 
 
 #: The slow test that rebuilds the prebuilt kernel (tests/test_prebuilt.py).
 REBUILD_TEST = "test_the_shipped_prebuilt_kernel_is_what_the_sources_build"
 _REBUILD: dict = {}
+#: numba's kernels compiled into its cache by ``python -m flexmbs.engine.warmup`` in the
+#: background: set when that process has ended (whether or not it succeeded).
+_NUMBA_CACHE = {"done": None}
 
 
 def pytest_collection_finish(session):
-    """When the rebuild test is selected, start its build at once in a background
-    thread: the compilation runs in its own process (flexmbs.engine.prebuilt_build), on
-    the second core while the suite runs on the first, and the test collects it."""
-    if not any(item.name == REBUILD_TEST for item in session.items):
-        return
+    """Start the suite's two compilations at once, one after the other in a background
+    thread, each in its own process on the second core while the suite runs on the
+    first (the tests that wait for them run last, pytest_collection_modifyitems):
+
+    - numba's kernels for this machine, into numba's cache, when a test variant runs
+      them and they are not there yet (``python -m flexmbs.engine.warmup``, what users
+      run); those tests then load them from the cache instead of compiling for minutes
+      in the suite's own process;
+    - the prebuilt kernel rebuilt from the sources (flexmbs.engine.prebuilt_build), when
+      the rebuild test is selected and the pinned toolchain is installed."""
+    import subprocess
+    import sys
     import tempfile
     import threading
 
-    import llvmlite
-    import numba
-    from test_prebuilt import pinned_toolchain
+    tasks = []
+    if any(_runs_numba_kernels(item) or "numba_kernels_cached" in item.fixturenames
+           for item in session.items):
+        from flexmbs.engine import warmup
 
-    from flexmbs.engine import prebuilt_build
+        if not warmup.is_ready():
+            _NUMBA_CACHE["done"] = threading.Event()
 
-    if {"numba": numba.__version__, "llvmlite": llvmlite.__version__} != pinned_toolchain():
-        return  # the test skips: it rebuilds with the pinned toolchain only
+            def warm():
+                try:
+                    subprocess.run([sys.executable, "-m", "flexmbs.engine.warmup"],
+                                   env={**os.environ, "FLEXMBS_PREBUILT": "0"},
+                                   capture_output=True, check=False)
+                finally:
+                    _NUMBA_CACHE["done"].set()
 
-    folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
+            tasks.append(warm)
+    if any(item.name == REBUILD_TEST for item in session.items):
+        import llvmlite
+        import numba
+        from test_prebuilt import pinned_toolchain
 
-    def build():
-        try:
-            _REBUILD["entry"] = prebuilt_build.build(Path(folder))
-        except BaseException as exc:  # handed to the test, which raises it
-            _REBUILD["error"] = exc
+        from flexmbs.engine import prebuilt_build
 
-    _REBUILD.update(folder=Path(folder), thread=threading.Thread(target=build, daemon=True))
-    _REBUILD["thread"].start()
+        # otherwise the test skips: it rebuilds with the pinned toolchain only
+        if {"numba": numba.__version__, "llvmlite": llvmlite.__version__} == pinned_toolchain():
+            folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
+
+            def build():
+                try:
+                    _REBUILD["entry"] = prebuilt_build.build(Path(folder))
+                except BaseException as exc:  # handed to the test, which raises it
+                    _REBUILD["error"] = exc
+
+            _REBUILD.update(folder=Path(folder))
+            tasks.append(build)
+    if not tasks:
+        return
+
+    def run_all():
+        for task in tasks:
+            task()
+
+    thread = threading.Thread(target=run_all, daemon=True)
+    if "folder" in _REBUILD:
+        _REBUILD["thread"] = thread
+    _NUMBA_CACHE["thread"] = thread
+    thread.start()
+
+
+@pytest.fixture
+def numba_kernels_cached():
+    """Wait for the background compilation of numba's kernels into its cache, when one
+    was started (pytest_collection_finish); the test then loads them from the cache, or
+    compiles them itself if that compilation failed."""
+    if _NUMBA_CACHE["done"] is not None:
+        _NUMBA_CACHE["done"].wait()
 
 
 @pytest.fixture
@@ -106,7 +171,7 @@ def pytest_sessionfinish(session, exitstatus):
     interrupted session does not wait for the compilation)."""
     import shutil
 
-    if "thread" in _REBUILD:
-        if exitstatus != pytest.ExitCode.INTERRUPTED:
-            _REBUILD["thread"].join()
+    if "thread" in _NUMBA_CACHE and exitstatus != pytest.ExitCode.INTERRUPTED:
+        _NUMBA_CACHE["thread"].join()
+    if "folder" in _REBUILD:
         shutil.rmtree(_REBUILD["folder"], ignore_errors=True)

@@ -56,6 +56,7 @@ def kernels(request, monkeypatch):
 
     monkeypatch.delenv("FLEXMBS_PREBUILT", raising=False)
     if request.param == "numba":
+        request.getfixturevalue("numba_kernels_cached")
         monkeypatch.setenv("FLEXMBS_PREBUILT", "0")
     elif prebuilt.ensure_loaded()[0] is None:
         pytest.skip(f"no prebuilt kernel for this process: {prebuilt.ensure_loaded()[1]}")
@@ -501,6 +502,7 @@ def test_a_failing_profile_names_the_drive_on_the_compiled_path():
         CompiledSystem(system).time_values(1.0)
 
 
+@pytest.mark.usefixtures("numba_kernels_cached")  # numba's kernels
 def test_first_auto_run_compiles_in_the_background(tmp_path, monkeypatch):
     """Without the kernels in the cache, an auto run starts the compiling process and
     runs on the NumPy path, saying so; once that process is done, auto runs compile.
@@ -792,6 +794,7 @@ def _array_arguments() -> int:
     return sum(isinstance(arg, types.Array) for arg in signature)
 
 
+@pytest.mark.usefixtures("numba_kernels_cached")  # numba's kernels
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_the_residual_the_matrix_and_the_newton_iterations_allocate_nothing(seed):
@@ -806,6 +809,7 @@ def test_the_residual_the_matrix_and_the_newton_iterations_allocate_nothing(seed
     assert_iterations_allocate_nothing(random_chain(seed), seed)
 
 
+@pytest.mark.usefixtures("numba_kernels_cached")  # numba's kernels
 @pytest.mark.parametrize("mode", MODES)
 def test_stiffened_bodies_iterations_allocate_nothing(mode):
     """The same for two stiffened flexible bodies of 2 and 5 modes in each coupling mode
@@ -871,6 +875,7 @@ def assert_iterations_allocate_nothing(system, seed):
         assert code == MAX_ITER and cs.work.counters[IT] == 2
 
 
+@pytest.mark.usefixtures("numba_kernels_cached")  # numba's kernels
 @pytest.mark.parametrize("n_bodies", [1, 8])
 def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
     """A rigid body's mass matrix and tangents (tangents.rigid_body_matrices) and the
@@ -894,6 +899,7 @@ def test_rigid_bodies_and_joints_matrices_allocate_nothing(n_bodies):
     assert_matrix_allocates_nothing(System(b.finalize()), rng, 0.1)
 
 
+@pytest.mark.usefixtures("numba_kernels_cached")  # numba's kernels
 @pytest.mark.parametrize("mode", MODES)
 def test_flexible_bodies_matrices_allocate_nothing(mode):
     """A flexible body's mass matrix and tangents (tangents.body_matrices, with the

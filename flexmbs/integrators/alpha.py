@@ -36,6 +36,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dgetrs as _getrs
 
+from .._blas import solve_small
+
 
 @dataclass(frozen=True)
 class AlphaParameters:
@@ -102,7 +104,7 @@ def amplification_matrix(params: AlphaParameters, omega_h: float, zeta: float = 
                     [0.0, 0.0, af, -am],
                     [1.0, 1.0, 0.0, 0.5 - b],
                     [0.0, 1.0, 0.0, 1 - g]])
-    return np.linalg.solve(lhs, rhs)
+    return solve_small(lhs, rhs)
 
 
 class NewtonMatrix:

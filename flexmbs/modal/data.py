@@ -27,6 +27,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from .._blas import solve_small
 from .._validation import (
     check_positive_definite,
 )
@@ -378,7 +379,7 @@ class ModalData:
     def center_of_mass(self) -> np.ndarray:
         """Centre of mass of the undeformed body in the body frame [m]."""
         m_rr = self.invariants.M0[:3, :3]
-        return np.linalg.solve(m_rr, self.invariants.S0)
+        return solve_small(m_rr, self.invariants.S0)
 
     @property
     def inertia_origin(self) -> np.ndarray:

@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.linalg as sla
 
+from .._blas import solve_small
 from ..errors import ValidationError
 from .derivative_data import ElasticPolynomial, ModalDerivatives
 from .kinds import ModeKind, ReferenceFrame
@@ -185,7 +186,7 @@ def enriched_transform(derivs: ModalDerivatives, n: int) -> np.ndarray:
     if not np.any(live):
         return np.eye(n)
     m_ff, m_fd = m_all[:n, :n], m_all[:n, n:]
-    proj = np.vstack([-np.linalg.solve(m_ff, m_fd), np.eye(n_d)])[:, live]   # (m, n_live)
+    proj = np.vstack([-solve_small(m_ff, m_fd), np.eye(n_d)])[:, live]   # (m, n_live)
     gram = proj.T @ m_all @ proj
     scale = norm[live]
     w, v = np.linalg.eigh(0.5 * (gram + gram.T) / np.outer(scale, scale))

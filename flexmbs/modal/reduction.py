@@ -31,6 +31,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .._blas import solve_small
 from ..errors import AccuracyWarning, ConvergenceError, ValidationError
 from .data import ModalData, ModeKind, ReferenceFrame, plausibility_warnings
 from .eigen import DENSE_LIMIT, eigen
@@ -249,7 +250,7 @@ def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarr
     mb = m_mat @ basis
     gram = basis.T @ mb
     try:
-        coef = np.linalg.solve(gram, mb.T @ modes)
+        coef = solve_small(gram, mb.T @ modes)
     except np.linalg.LinAlgError:
         raise ValidationError(
             "the rigid-body mass matrix of the nodes is singular: the six rigid motions are "

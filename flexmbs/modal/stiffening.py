@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .._blas import solve_small
 from ..errors import ValidationError
 from .fe import solid_elements
 from .kinds import STIFFENING_CASES
@@ -288,7 +289,7 @@ def _inertia_relief_solver(fe):
     solve = spla.factorized(saddle)
 
     def static(load):
-        balanced = load - m_r @ np.linalg.solve(gram, rigid.T @ load)
+        balanced = load - m_r @ solve_small(gram, rigid.T @ load)
         return solve(np.concatenate([balanced, np.zeros(6)]))[:fe.n_dof]
     return static
 

@@ -33,6 +33,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.linalg as sla
 
+from .._blas import solve_small
 from ..errors import ValidationError
 from .fe import solid_elements
 from .fe.sections import CIRCLE_POINTS
@@ -247,7 +248,7 @@ def static_correction(data, fe, nodes, components: str = "123"):
     static = np.column_stack([solve(loads[:, k]) for k in range(loads.shape[1])])
     kept = mode_vectors(fe, data)
     m_kept = fe.mass @ kept
-    static -= kept @ np.linalg.solve(kept.T @ m_kept, m_kept.T @ static)  # M-orthogonal
+    static -= kept @ solve_small(kept.T @ m_kept, m_kept.T @ static)  # M-orthogonal
     # an M-orthonormal basis of what is left (loads at held nodes, or loads whose
     # deflections the kept modes already hold, or repeat each other, add nothing)
     gram = static.T @ (fe.mass @ static)

@@ -15,6 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._blas import solve_small
 from ..elements.floating_frame_reference import (
     body_residual,
     frame_inertia,
@@ -79,7 +80,7 @@ def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
         raise ModelError("interface marker: the node set is collinear (or a single node); "
                          "its rotation is undefined — use a node marker or more nodes")
     rhs = np.einsum("k,kba,kbn->an", w, rho, y - mean[None])
-    psi = -np.linalg.solve(lhs, rhs)
+    psi = -solve_small(lhs, rhs)
     return MarkerModes(center, mean, psi)
 
 
