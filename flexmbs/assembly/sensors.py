@@ -26,6 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.sensors import QUANTITIES, Sensor
+from .marker_histories import (
+    marker_history,
+    relative_rotation_history,
+    relative_translation_history,
+)
 
 
 @dataclass(frozen=True)
@@ -82,29 +87,30 @@ def _table(sensor):
 
 
 def _marker(system, sensor, t, q, qd, qdd, lam, contacts, name=None):
-    body, marker, sl = system.marker_info(name or sensor.target)
+    """Marker position, orientation (x, y, z axes), velocity and angular velocity from
+    the whole run's marker frames at once (:func:`marker_history`); the acceleration
+    output by output (its velocity-quadratic part from the body's ``marker_frame``)."""
+    name = name or sensor.target
     units, comps = _table(sensor)
+    quantity = sensor.quantity
+    if quantity != "acceleration":
+        rates = quantity in ("velocity", "angular_velocity")
+        history = marker_history(system, name, q, qd if rates else None)
+        values = {"position": lambda: history.points,
+                  # x axis, then y, then z (global components)
+                  "orientation": lambda: history.axes.transpose(0, 2, 1).reshape(-1, 9),
+                  "velocity": lambda: history.velocities,
+                  "angular_velocity": lambda: history.angular_velocities}[quantity]()
+        return values, units, comps
+    body, marker, sl = system.marker_info(name)
     rows = []
     for k in range(len(t)):
-        qb, qdb, qddb = q[k, sl], qd[k, sl], qdd[k, sl]
-        if sensor.quantity == "angular_velocity":
-            rows.append(body.angular_jac(qb, marker) @ qdb if sl.stop > sl.start
-                        else np.zeros(3))
-            continue
-        if sensor.quantity in ("position", "orientation"):  # no Jacobians needed
-            r, axes, jac, quad = body.marker_frame(qb, marker, None, jac=False)
-        else:
-            r, axes, jac, quad = body.marker_frame(qb, marker, qdb)
-        if sensor.quantity == "position":
-            rows.append(r)
-        elif sensor.quantity == "orientation":
-            rows.append(axes.T.ravel())  # x axis, then y, then z (global components)
-        elif sl.stop == sl.start:  # a ground marker does not move
+        if sl.stop == sl.start:  # a ground marker does not move
             rows.append(np.zeros(3))
-        elif sensor.quantity == "velocity":
-            rows.append(jac[0] @ qdb)
-        else:
-            rows.append(jac[0] @ qddb + quad[0])
+            continue
+        qb, qdb, qddb = q[k, sl], qd[k, sl], qdd[k, sl]
+        _, _, jac, quad = body.marker_frame(qb, marker, qdb)
+        rows.append(jac[0] @ qddb + quad[0])
     return np.array(rows), units, comps
 
 
@@ -121,10 +127,10 @@ def _node(system, sensor, t, q, qd, qdd, lam, contacts):
     if sensor.frame == "body":
         return elastic, units, comps
     if sensor.quantity == "displacement":
-        from ..frame.rotations import rotation_matrix
+        from ..frame.rotations import rotation_matrices
 
-        return np.array([rotation_matrix(q[k, sl][3:7]) @ elastic[k]
-                         for k in range(len(t))]), units, comps
+        return (np.einsum("tij,tj->ti", rotation_matrices(q[:, sl][:, 3:7]), elastic),
+                units, comps)
     return _marker(system, _as_marker_sensor(sensor), t, q, qd, qdd, lam, contacts, name)
 
 
@@ -134,12 +140,12 @@ def _as_marker_sensor(sensor):
 
 
 def _joint(system, sensor, t, q, qd, qdd, lam, contacts, shared=None):
-    """Joint coordinate and rate; angles unwrapped along the run with the rate: each
-    output's angle is the representative nearest to the previous one advanced by the
-    trapezoidal rule of the rates (so changes of more than π between outputs count).
-    ``shared``: see :func:`sensor_history`."""
-    from ..elements.marker_pairs import relative_rotation, relative_translation
-
+    """Joint coordinate and rate from the markers' frames over the run
+    (:func:`marker_history`): the angle of x_j about z_i and z_iᵀ(ω_j − ω_i), or the
+    displacement z_iᵀ(r_j − r_i) and its rate. Angles are unwrapped along the run with
+    the rate: each output's angle is the representative nearest to the previous one
+    advanced by the trapezoidal rule of the rates (so changes of more than π between
+    outputs count). ``shared``: see :func:`sensor_history`."""
     spec = _joint_spec(system, sensor.target)
     units, comps = _table(sensor)
     angular = sensor.quantity.startswith("angle")
@@ -147,23 +153,28 @@ def _joint(system, sensor, t, q, qd, qdd, lam, contacts, shared=None):
     if shared is not None and key in shared:
         values, rates = shared[key]
         return (rates if sensor.quantity.endswith("rate") else values), units, comps
-    values, rates = np.empty(len(t)), np.empty(len(t))
-    turn = 2 * math.pi
-    for k in range(len(t)):
-        if angular:
-            values[k], rates[k], _ = relative_rotation(system, spec.marker_i, spec.marker_j,
-                                                       q[k], qd[k])
-            if k:
-                guess = values[k - 1] + 0.5 * (rates[k] + rates[k - 1]) * (t[k] - t[k - 1])
-                whole = (guess - values[k]) / turn
-                # np.round's turns in scalar maths (half to even; non-finite kept)
-                values[k] += turn * (round(whole) if math.isfinite(whole) else whole)
-        else:
-            values[k], rates[k], _ = relative_translation(system, spec.marker_i,
-                                                          spec.marker_j, q[k], qd[k])
+    if angular:
+        values, rates = relative_rotation_history(system, spec.marker_i, spec.marker_j,
+                                                  q, qd)
+        values = _unwrapped(values, rates, np.asarray(t, dtype=float))
+    else:
+        values, rates = relative_translation_history(system, spec.marker_i,
+                                                     spec.marker_j, q, qd)
     if shared is not None:
         shared[key] = (values, rates)
     return (rates if sensor.quantity.endswith("rate") else values), units, comps
+
+
+def _unwrapped(angles, rates, t):
+    """``angles`` (in (−π, π]) moved by whole turns so that each is the representative
+    nearest to the previous one advanced by the trapezoidal rule of ``rates`` over t:
+    the turns added up along the run (a non-finite step leaves the rest non-finite)."""
+    turn = 2 * math.pi
+    if angles.size < 2:
+        return angles
+    step = angles[:-1] + 0.5 * (rates[1:] + rates[:-1]) * np.diff(t) - angles[1:]
+    turns = np.concatenate([[0.0], np.cumsum(np.round(step / turn))])
+    return angles + turn * turns
 
 
 def _joint_spec(system, name):
@@ -223,10 +234,16 @@ def _drive(system, sensor, t, q, qd, qdd, lam, contacts):
 
 def _force(system, sensor, t, q, qd, refs):
     """A force's ``value``, or the ``force``/``torque`` components of a bushing (its
-    ``measured_value`` for that quantity)."""
+    ``measured_value`` for that quantity); a joint servo's over the whole run at once
+    (:func:`_servo_values`)."""
+    from ..model.servos import JointServo
+
     force = next(f for f in system.model.forces if f.name == sensor.target)
-    values, units = [], "-"
     turns = refs.get(force.name)
+    if isinstance(force, JointServo) and (turns is not None or force.kind != "torque"):
+        units = "N m" if force.kind == "torque" else "N"
+        return _servo_values(system, force, t, q, qd, turns), units, _table(sensor)[1]
+    values, units = [], "-"
     extra = {} if sensor.quantity == "value" else {"quantity": sensor.quantity}
     for k in range(len(t)):
         if turns is not None:  # the sensor's own angle memory, set to the run's angle
@@ -234,6 +251,34 @@ def _force(system, sensor, t, q, qd, refs):
         value, units = force.measured_value(system, q[k], qd[k], float(t[k]), **extra)
         values.append(value)
     return np.array(values), units, _table(sensor)[1]
+
+
+def _servo_values(system, servo, t, q, qd, turns):
+    """A joint servo's ``measured_value`` (the controller's joint torque or force η n τ_m)
+    at every output: the joint coordinate and rate over the run
+    (:func:`relative_rotation_history`), each angle the representative nearest to the
+    run's own angle at that output (``turns``, as the per-output sensor memory gives),
+    the reference, the integral term acting at each output (``offsets``) and the
+    clipped PD law of ``motor_torque``."""
+    t = np.asarray(t, dtype=float)
+    if servo.kind == "torque":
+        values, rates = relative_rotation_history(system, servo.marker_i, servo.marker_j,
+                                                  q, qd)
+        turns = np.asarray(turns, dtype=float)
+        known = np.isfinite(turns)  # a non-finite memory is none
+        values = values + np.where(
+            known, 2 * np.pi * np.round((np.where(known, turns, 0.0) - values) / (2 * np.pi)),
+            0.0)
+        if values.size:
+            system.angle_memory[f"@sensor:{servo.name}"] = float(values[-1])
+    else:
+        values, rates = relative_translation_history(system, servo.marker_i,
+                                                     servo.marker_j, q, qd)
+    reference = np.array([servo.reference_values(float(tk)) for tk in t]).reshape(-1, 2)
+    tau = (servo.kp * servo.ratio * (reference[:, 0] - values)
+           + servo.kd * servo.ratio * (reference[:, 1] - rates) + servo.offsets(t))
+    tau = np.clip(tau, -servo.limit, servo.limit)
+    return servo.efficiency * servo.ratio * tau
 
 
 def _energy(system, sensor, t, q, qd, qdd, lam, contacts):

@@ -86,6 +86,50 @@ def d_rotated_basis(p) -> np.ndarray:
     ])
 
 
+def rotation_matrices(p) -> np.ndarray:
+    """A(p) of every row of ``p`` (n, 4) → (n, 3, 3): :func:`rotation_matrix` over a
+    history of Euler parameters (the same products, one array operation each)."""
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
+    out = np.empty((e0.size, 3, 3))
+    out[:, 0, 0] = e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3
+    out[:, 0, 1] = 2 * (e1 * e2 - e0 * e3)
+    out[:, 0, 2] = 2 * (e1 * e3 + e0 * e2)
+    out[:, 1, 0] = 2 * (e1 * e2 + e0 * e3)
+    out[:, 1, 1] = e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3
+    out[:, 1, 2] = 2 * (e2 * e3 - e0 * e1)
+    out[:, 2, 0] = 2 * (e1 * e3 - e0 * e2)
+    out[:, 2, 1] = 2 * (e2 * e3 + e0 * e1)
+    out[:, 2, 2] = e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3
+    return out
+
+
+def rotation_matrix_rates(p, pd) -> np.ndarray:
+    """dA/dt = d/dt A(p) along ṗ for every row of ``p``, ``pd`` (n, 4) → (n, 3, 3): A is a
+    homogeneous quadratic form in p, so its rate is the bilinear form 2 B(p, ṗ)."""
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
+    d0, d1, d2, d3 = np.asarray(pd, dtype=float).T
+    out = np.empty((e0.size, 3, 3))
+    out[:, 0, 0] = 2 * (e0 * d0 + e1 * d1 - e2 * d2 - e3 * d3)
+    out[:, 0, 1] = 2 * (e1 * d2 + d1 * e2 - e0 * d3 - d0 * e3)
+    out[:, 0, 2] = 2 * (e1 * d3 + d1 * e3 + e0 * d2 + d0 * e2)
+    out[:, 1, 0] = 2 * (e1 * d2 + d1 * e2 + e0 * d3 + d0 * e3)
+    out[:, 1, 1] = 2 * (e0 * d0 - e1 * d1 + e2 * d2 - e3 * d3)
+    out[:, 1, 2] = 2 * (e2 * d3 + d2 * e3 - e0 * d1 - d0 * e1)
+    out[:, 2, 0] = 2 * (e1 * d3 + d1 * e3 - e0 * d2 - d0 * e2)
+    out[:, 2, 1] = 2 * (e2 * d3 + d2 * e3 + e0 * d1 + d0 * e1)
+    out[:, 2, 2] = 2 * (e0 * d0 - e1 * d1 - e2 * d2 + e3 * d3)
+    return out
+
+
+def angular_velocities(p, pd) -> np.ndarray:
+    """ω = G(p) ṗ (global) for every row of ``p``, ``pd`` (n, 4) → (n, 3)."""
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
+    d0, d1, d2, d3 = np.asarray(pd, dtype=float).T
+    return 2.0 * np.column_stack([-e1 * d0 + e0 * d1 - e3 * d2 + e2 * d3,
+                                  -e2 * d0 + e3 * d1 + e0 * d2 - e1 * d3,
+                                  -e3 * d0 - e2 * d1 + e1 * d2 + e0 * d3])
+
+
 def d_rotated_batch(p, vectors) -> np.ndarray:
     """:func:`d_rotated` for several vectors at once: ``vectors`` (k, 3) → (k, 3, 4)."""
     s = np.asarray(vectors, dtype=float)
