@@ -135,17 +135,17 @@ def beam_geometric_matrix(fe, u: np.ndarray) -> sp.csr_matrix:
     nodal = u.reshape(-1, 6)
     stretch = (nodal[conn[:, 1], :3] - nodal[conn[:, 0], :3]) @ frame[0]
     axial = material.E * section.A / length * stretch
-    rows, cols, vals = [], [], []
-    for (n1, n2), force in zip(conn, axial, strict=True):
-        kg = _to_global(beam_geometric_stiffness(force, length, section, material,
-                                                 meta["theory"]), frame)
-        idx = np.r_[6 * n1:6 * n1 + 6, 6 * n2:6 * n2 + 6]
-        rows.append(np.repeat(idx, 12))
-        cols.append(np.tile(idx, 12))
-        vals.append(kg.ravel())
+    # one straight beam: the elements share length, section and frame, and an element's
+    # geometric stiffness is linear in its axial force, N K_G(1)
+    unit = _to_global(beam_geometric_stiffness(1.0, length, section, material,
+                                               meta["theory"]), frame)
+    idx = np.concatenate([6 * conn[:, :1] + np.arange(6), 6 * conn[:, 1:] + np.arange(6)],
+                         axis=1)  # (elements, 12)
+    rows = np.repeat(idx, 12, axis=1)
+    cols = np.tile(idx, (1, 12))
+    vals = axial[:, None] * unit.ravel()[None, :]
     n = fe.n_dof
-    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                         shape=(n, n))
+    return sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())), shape=(n, n))
 
 
 def mode_vectors(fe, data) -> np.ndarray:
