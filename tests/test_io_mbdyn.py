@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from flexmbs.errors import ReadError, ValidationError
 from flexmbs.modal.data import ModalData, ModeKind, ReferenceFrame
 from flexmbs.modal.io.mbdyn import read_mbdyn_fem, write_mbdyn_fem
-from flexmbs.modal.io.registry import FORMATS
+from flexmbs.modal.io.registry import modal_formats
 
 DATA = Path(__file__).parent / "data"
 N_NODES = 8
@@ -226,7 +226,7 @@ def test_committed_fixtures_give_the_same_si_numbers():
 
 
 def test_registered_as_reader_and_writer():
-    fmt = FORMATS["mbdyn-fem"]
+    fmt = modal_formats()["mbdyn-fem"]
     assert fmt.extensions == (".fem",)
     assert fmt.reader is read_mbdyn_fem
     assert fmt.writer is write_mbdyn_fem

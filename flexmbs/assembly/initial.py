@@ -21,18 +21,30 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConvergenceError
-from ..model.drives import Polynomial
+from ..model.drives import Polynomial, Profile
 
 #: Continuation steps from the joint coordinates at the given poses to the targets.
 STEPS = 8
 
 
-def _drive(item, spec, value, rate, t0):
+class _Target(Profile):
+    """s(t) = ``value`` [rad or m], moved by the continuation from one step to the next
+    (one System serves every step)."""
+
+    def __init__(self, value: float):
+        self.value = float(value)
+
+    def eval(self, t):
+        return self.value, 0.0, 0.0
+
+
+def _drive(item, spec, value, rate, t0, profile=None):
     from ..model.builder import DriveSpec
 
     kind = "rotation" if item.quantity == "angle" else "translation"
     return DriveSpec(f"@initial:{item.joint}:{item.quantity}", kind,
-                     Polynomial((value - rate * t0, rate)), spec.marker_i, spec.marker_j)
+                     profile or Polynomial((value - rate * t0, rate)), spec.marker_i,
+                     spec.marker_j)
 
 
 def _joint_value(system, item, spec, q) -> float:
@@ -63,12 +75,16 @@ def initial_state(system, t0: float = 0.0) -> tuple[np.ndarray, np.ndarray] | No
     q = system.q0.copy()
     start = [_joint_value(system, item, specs[item.joint], q) for item in conditions]
     targets = [item.value for item in conditions]
+    goals = [_Target(s) for s in start]
+    steering = _with_drives(system, [
+        _drive(item, specs[item.joint], 0.0, 0.0, t0, goal)
+        for item, goal in zip(conditions, goals, strict=True)])
     try:
         for k in range(1, STEPS + 1):
             frac = k / STEPS
-            drives = [_drive(item, specs[item.joint], s + frac * (v - s), 0.0, t0)
-                      for item, s, v in zip(conditions, start, targets, strict=True)]
-            q = _with_drives(system, drives).assemble(q, t=t0)
+            for goal, s, v in zip(goals, start, targets, strict=True):
+                goal.value = s + frac * (v - s)
+            q = steering.assemble(q, t=t0)
     except ConvergenceError as exc:
         names = ", ".join(f"{c.joint} {c.quantity} = {c.value:g}" for c in conditions)
         raise ConvergenceError(f"the initial conditions in joint coordinates ({names}) "

@@ -31,6 +31,14 @@ FORMATS: dict[str, ModalFormat] = {}
 
 
 
+def modal_formats() -> dict[str, ModalFormat]:
+    """Every modal-data format, the built-in ones first loaded (:data:`FORMATS` holds
+    only those loaded so far: a format's module is imported when a file may be its)."""
+    _load_native()
+    _load_builtin()
+    return dict(FORMATS)
+
+
 def register_format(name: str, extensions, description: str, reader=None, writer=None) -> None:
     """Register (or replace) a format; extensions include the dot, e.g. ``".h5"``."""
     FORMATS[name] = ModalFormat(name, tuple(e.lower() for e in extensions), description,
