@@ -86,48 +86,48 @@ def d_rotated_basis(p) -> np.ndarray:
     ])
 
 
+def _quadratic_basis() -> tuple[np.ndarray, np.ndarray]:
+    """(B (16, 9), C (16, 3)): A(p) = (p ⊗ p) B and G(p) ṗ = (p ⊗ ṗ) C, with p ⊗ p
+    flattened row by row (A is a quadratic form in p, G(p) ṗ a bilinear one)."""
+    eye = np.eye(4)
+    basis = np.empty((16, 9))
+    omega = np.empty((16, 3))
+    for i in range(4):
+        for j in range(4):
+            # the polarization of the forms at unit vectors: exact small integers
+            both = eye[i] + eye[j]
+            basis[4 * i + j] = (0.5 * (rotation_matrix(both) - rotation_matrix(eye[i])
+                                       - rotation_matrix(eye[j]))).ravel()
+            if i == j:
+                basis[4 * i + j] = rotation_matrix(eye[i]).ravel()
+            omega[4 * i + j] = g_global(eye[i]) @ eye[j]
+    return basis, omega
+
+
+_A_BASIS, _G_BASIS = _quadratic_basis()
+
+
 def rotation_matrices(p) -> np.ndarray:
     """A(p) of every row of ``p`` (n, 4) → (n, 3, 3): :func:`rotation_matrix` over a
-    history of Euler parameters (the same products, one array operation each)."""
-    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
-    out = np.empty((e0.size, 3, 3))
-    out[:, 0, 0] = e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3
-    out[:, 0, 1] = 2 * (e1 * e2 - e0 * e3)
-    out[:, 0, 2] = 2 * (e1 * e3 + e0 * e2)
-    out[:, 1, 0] = 2 * (e1 * e2 + e0 * e3)
-    out[:, 1, 1] = e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3
-    out[:, 1, 2] = 2 * (e2 * e3 - e0 * e1)
-    out[:, 2, 0] = 2 * (e1 * e3 - e0 * e2)
-    out[:, 2, 1] = 2 * (e2 * e3 + e0 * e1)
-    out[:, 2, 2] = e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3
-    return out
+    history of Euler parameters, as (p ⊗ p) times the form's coefficients."""
+    p = np.asarray(p, dtype=float).reshape(-1, 4)
+    return ((p[:, :, None] * p[:, None, :]).reshape(-1, 16) @ _A_BASIS).reshape(-1, 3, 3)
 
 
 def rotation_matrix_rates(p, pd) -> np.ndarray:
-    """dA/dt = d/dt A(p) along ṗ for every row of ``p``, ``pd`` (n, 4) → (n, 3, 3): A is a
-    homogeneous quadratic form in p, so its rate is the bilinear form 2 B(p, ṗ)."""
-    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
-    d0, d1, d2, d3 = np.asarray(pd, dtype=float).T
-    out = np.empty((e0.size, 3, 3))
-    out[:, 0, 0] = 2 * (e0 * d0 + e1 * d1 - e2 * d2 - e3 * d3)
-    out[:, 0, 1] = 2 * (e1 * d2 + d1 * e2 - e0 * d3 - d0 * e3)
-    out[:, 0, 2] = 2 * (e1 * d3 + d1 * e3 + e0 * d2 + d0 * e2)
-    out[:, 1, 0] = 2 * (e1 * d2 + d1 * e2 + e0 * d3 + d0 * e3)
-    out[:, 1, 1] = 2 * (e0 * d0 - e1 * d1 + e2 * d2 - e3 * d3)
-    out[:, 1, 2] = 2 * (e2 * d3 + d2 * e3 - e0 * d1 - d0 * e1)
-    out[:, 2, 0] = 2 * (e1 * d3 + d1 * e3 - e0 * d2 - d0 * e2)
-    out[:, 2, 1] = 2 * (e2 * d3 + d2 * e3 + e0 * d1 + d0 * e1)
-    out[:, 2, 2] = 2 * (e0 * d0 - e1 * d1 - e2 * d2 + e3 * d3)
-    return out
+    """dA/dt along ṗ for every row of ``p``, ``pd`` (n, 4) → (n, 3, 3): A is a
+    homogeneous quadratic form in p, so its rate is its polarization 2 B(p, ṗ)."""
+    p = np.asarray(p, dtype=float).reshape(-1, 4)
+    pd = np.asarray(pd, dtype=float).reshape(-1, 4)
+    outer = p[:, :, None] * pd[:, None, :]
+    return ((outer + outer.transpose(0, 2, 1)).reshape(-1, 16) @ _A_BASIS).reshape(-1, 3, 3)
 
 
 def angular_velocities(p, pd) -> np.ndarray:
     """ω = G(p) ṗ (global) for every row of ``p``, ``pd`` (n, 4) → (n, 3)."""
-    e0, e1, e2, e3 = np.asarray(p, dtype=float).T
-    d0, d1, d2, d3 = np.asarray(pd, dtype=float).T
-    return 2.0 * np.column_stack([-e1 * d0 + e0 * d1 - e3 * d2 + e2 * d3,
-                                  -e2 * d0 + e3 * d1 + e0 * d2 - e1 * d3,
-                                  -e3 * d0 - e2 * d1 + e1 * d2 + e0 * d3])
+    p = np.asarray(p, dtype=float).reshape(-1, 4)
+    pd = np.asarray(pd, dtype=float).reshape(-1, 4)
+    return (p[:, :, None] * pd[:, None, :]).reshape(-1, 16) @ _G_BASIS
 
 
 def d_rotated_batch(p, vectors) -> np.ndarray:
