@@ -240,7 +240,8 @@ def _force(system, sensor, t, q, qd, refs):
 
     force = next(f for f in system.model.forces if f.name == sensor.target)
     turns = refs.get(force.name)
-    if isinstance(force, JointServo) and (turns is not None or force.kind != "torque"):
+    if (isinstance(force, JointServo) and sensor.quantity == "value"
+            and (turns is not None or force.kind != "torque")):
         units = "N m" if force.kind == "torque" else "N"
         return _servo_values(system, force, t, q, qd, turns), units, _table(sensor)[1]
     values, units = [], "-"
