@@ -6,7 +6,7 @@ work, and the laws never pull and never create energy."""
 import numpy as np
 import pytest
 from conftest import make_modal_kwargs
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flexmbs.assembly import System
@@ -65,11 +65,18 @@ def random_state(seed):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), name=st.sampled_from(sorted(CONTACTS)))
+@example(seed=59, name="bearing")  # a strongly curved state (hypothesis found it)
 def test_normal_velocity_is_the_rate_of_the_gap(seed, name):
     q, qd = random_state(seed)
     contact = CONTACTS[name]
+    def central(eps):
+        return (contact.gap(SYSTEM, q + eps * qd) - contact.gap(SYSTEM, q - eps * qd)) / (2 * eps)
+
+    # Richardson's extrapolation of two central differences: error O(ε⁴), where one
+    # difference's O(ε²) reaches 2e-6 relative on strongly curved states (a bearing at
+    # seed 59: 5.6e-6 at ε = 1e-6)
     eps = 1e-6
-    rate = (contact.gap(SYSTEM, q + eps * qd) - contact.gap(SYSTEM, q - eps * qd)) / (2 * eps)
+    rate = (4 * central(eps / 2) - central(eps)) / 3
     kin = contact.kinematics(SYSTEM, q, qd)
     assert kin.v_n == pytest.approx(rate, rel=1e-6, abs=1e-8)
     np.testing.assert_allclose(kin.v_t @ kin.normal, 0.0, atol=1e-12)
