@@ -64,19 +64,15 @@ def accelerations(system: System, q, qd, t: float, alpha: float = 0.0,
 
 
 def _solve_dense(kkt, rhs):
-    """The dense KKT system by SciPy's LU, or by least squares when it is exactly
-    singular. (Not ``np.linalg.solve``: the OpenBLAS that NumPy 1.26's wheels bundle
-    threads even an order-20 solve, which then takes 2–9 ms on a loaded 2-core machine
-    against 0.2 ms here.)"""
-    import warnings
+    """The dense KKT system by :func:`~flexmbs._blas.solve_small` (SciPy's LU), or by
+    least squares when it is exactly singular or not finite."""
+    from .._blas import solve_small
 
-    import scipy.linalg as sla
-
-    with warnings.catch_warnings():  # an exactly singular pivot: answered below
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        lu, piv = sla.lu_factor(kkt, check_finite=False)
-    if np.all(np.isfinite(lu)) and np.all(np.diag(lu) != 0):
-        return sla.lu_solve((lu, piv), rhs, check_finite=False)
+    if np.all(np.isfinite(kkt)):
+        try:
+            return solve_small(kkt, rhs)
+        except np.linalg.LinAlgError:  # an exactly singular pivot
+            pass
     return np.linalg.lstsq(kkt, rhs, rcond=1e-12)[0]
 
 
