@@ -159,7 +159,26 @@ class ElasticPolynomial:
         eta = np.asarray(eta, float)
         if eta.ndim == 1:
             return float(self.energy(eta[None])[0])
-        c3 = np.einsum("abc,ta,tb,tc->t", self.cubic, eta, eta, eta)
-        c4 = np.einsum("abcd,ta,tb,tc,td->t", self.quartic, eta, eta, eta, eta,
-                       optimize=True)
-        return c3 / 6.0 + c4 / 24.0
+        m = self.size
+        cubic, quartic = self.cubic.reshape(m, m * m), self.quartic.reshape(m, m ** 3)
+        out = np.empty(len(eta))
+        for start in range(0, len(eta), ENERGY_CHUNK):  # products of (chunk, m³)
+            e = eta[start:start + ENERGY_CHUNK]
+            c3 = _contract(e @ cubic, e, 2)
+            c4 = _contract(e @ quartic, e, 3)
+            out[start:start + len(e)] = c3 / 6.0 + c4 / 24.0
+        return out
+
+
+#: Outputs per matrix product in :meth:`ElasticPolynomial.energy` (bounds its work array
+#: to ENERGY_CHUNK × m³ numbers).
+ENERGY_CHUNK = 128
+
+
+def _contract(w, eta, times: int) -> np.ndarray:
+    """Σ w[t, a, b, …] η[t, a] η[t, b] … over ``times`` indices of ``w`` (t, m^times)
+    flattened, for every t: the polynomial energy's contraction, one index at a time."""
+    n, m = eta.shape
+    for left in range(times - 1, 0, -1):
+        w = np.einsum("tab,ta->tb", w.reshape(n, m, m ** left), eta)
+    return np.einsum("ta,ta->t", w, eta)

@@ -227,14 +227,14 @@ def gradient(qa, qb, lengths, stiffness):
 
 
 def hessian(qa, qb, lengths, stiffness, step: float = COMPLEX_STEP):
-    """∂²U/∂[q_a, q_b]² (E, 14, 14) by the complex step on :func:`gradient` (14
-    evaluations over all elements at once), exact to round-off."""
+    """∂²U/∂[q_a, q_b]² (E, 14, 14) by the complex step on :func:`gradient` (one
+    evaluation over the 14 perturbed copies of every element at once), exact to
+    round-off."""
     q = np.concatenate([qa, qb], axis=-1).astype(complex)
-    out = np.empty((*q.shape[:-1], 14, 14))
-    for j in range(14):
-        qj = q.copy()
-        qj[..., j] += 1j * step
-        out[..., :, j] = np.imag(gradient(qj[..., :7], qj[..., 7:], lengths, stiffness)) / step
+    steps = np.eye(14) * (1j * step)  # copy j perturbs coordinate j
+    qj = q[..., None, :] + steps  # (..., 14 copies, 14 coordinates)
+    grad = gradient(qj[..., :7], qj[..., 7:], np.asarray(lengths)[..., None], stiffness)
+    out = np.swapaxes(np.imag(grad), -1, -2) / step  # column j from copy j
     return 0.5 * (out + np.swapaxes(out, -1, -2))
 
 
