@@ -8,14 +8,17 @@ A(β', γ') = M + (γ'/β') C_t + K_t/β' with Φ_q beside it in one kernel call
 tangents are exact for every element kind but two: a joint servo's rotor inertia (whose
 q-derivative it leaves out) and forces whose value a state-dependent callable gives
 (differenced in its Newton iteration). So :class:`TangentSource` compiles the System
-without those forces and takes, at the step's own β' and γ',
+without the callables' forces (and without force servos with a rotor, which the NumPy
+tangents difference) and takes, at the step's own β' and γ',
 
     A₁ = A(β', γ'),   A₂ = A(β', 0),   A₃ = A(2β', 0)
     M = 2A₃ − A₂,     K_t = 2β' (A₂ − A₃),     C_t = (β'/γ') (A₁ − A₂)
 
 — exact to round-off relative to the step's own matrix — and adds the left-out forces'
-exact tangents and mass blocks from :mod:`.tangents` (the servo rotor in closed form,
-callables by central differences). Z = ∂(Φ_q q̇ + Φ_t)/∂q of the stabilized index-2 form
+tangents and mass blocks from :mod:`.tangents` (callables by central differences). A
+torque servo's rotor stays in the kernel, whose mass term and controller tangents are
+exact; its rotor's exact K and C (:mod:`.rotor`, closed form) replace the kernel's
+Newton C term 2 n² J_m g ⊗ ∂θ̇/∂q. Z = ∂(Φ_q q̇ + Φ_t)/∂q of the stabilized index-2 form
 is the derivative of Φ_q along the motion, two more kernel calls
 (:meth:`TangentSource.velocity_jacobian`). Without compiled kernels at hand (none
 prebuilt for these sources and numba's not compiled, numba's JIT switched off, a model
@@ -30,6 +33,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import ValidationError
+from .rotor import rotor_correction
 from .tangents import (
     exact_tangents,
     force_tangents,
@@ -38,6 +42,13 @@ from .tangents import (
 )
 
 ENGINES = ("auto", "compiled", "python")
+
+
+def _torque_servo_rotor(force) -> bool:
+    """Whether ``force`` is a torque servo with a rotor inertia (its exact tangents are
+    the kernel's plus :func:`~flexmbs.gradients.rotor.rotor_correction`)."""
+    return (getattr(force, "element_kind", None) == "joint_servo"
+            and bool(force.reflected_inertia) and force.kind == "torque")
 
 
 def _kernels_at_hand() -> str | None:
@@ -68,7 +79,9 @@ class TangentSource:
         if engine not in ENGINES:
             raise ValidationError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
         self.system = system
-        self.numpy_forces = [f for f in system.model.forces if needs_numpy_tangents(f)]
+        self.rotor_servos = [f for f in system.model.forces if _torque_servo_rotor(f)]
+        self.numpy_forces = [f for f in system.model.forces
+                             if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
         self.compiled, self.engine, self.note = None, "python", "engine='python' requested"
         if engine == "python":
             return
@@ -128,6 +141,11 @@ class TangentSource:
         mass = 2.0 * a3 - a2
         k_t = (2.0 * bp) * (a2 - a3)
         c_t = (bp / gp) * (a1[:n, :n] - a2)
+        for servo in self.rotor_servos:
+            idx, k_r, c_r = rotor_correction(system, servo, st.q, st.qd, st.qdd)
+            block = np.ix_(idx, idx)
+            k_t[block] += k_r
+            c_t[block] += c_r
         if self.numpy_forces:
             k_f, c_f = force_tangents(system, self.numpy_forces, st.q, st.qd, st.qdd,
                                       st.t)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..elements.marker_pairs import MarkerPair
+from ..elements.marker_pairs import MarkerPair, rotation_partials
 from ..frame.rotations import d_rotated
 
 
@@ -73,3 +73,14 @@ def rotor_tangents(system, servo, q, qd, qdd):
     k = scale * (np.outer(g, d_q) + theta_dd * g_dq)
     c = scale * np.outer(g, d_qd)
     return pair.idx, k, c
+
+
+def rotor_correction(system, servo, q, qd, qdd):
+    """(idx, ΔK, ΔC): what turns the Newton tangents of a torque servo's rotor (the
+    compiled kernel's and :meth:`~flexmbs.model.servos.JointServo.tangents`: no
+    q-derivative, C = 2 n² J_m g ⊗ ∂θ̇/∂q) into the exact ones of
+    :func:`rotor_tangents`, on the joint's coordinates ``idx``."""
+    idx, k, c = rotor_tangents(system, servo, q, qd, qdd)
+    partials = rotation_partials(system, MarkerPair(system, servo.marker_i, servo.marker_j,
+                                                    q, qd), servo.name)
+    return idx, k, c - 2.0 * servo.reflected_inertia * np.outer(partials[5], partials[4])

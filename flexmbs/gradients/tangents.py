@@ -57,14 +57,10 @@ def _needs_differences(force) -> bool:
 def _servo_tangents(system, servo, q, qd, qdd, t):
     """(idx, K, C) of a torque servo with a rotor: the controller's exact tangents (its
     rotor part through q̇ taken out) plus the rotor's exact ones (:mod:`.rotor`)."""
-    from ..elements.marker_pairs import MarkerPair, rotation_partials
-    from .rotor import rotor_tangents
+    from .rotor import rotor_correction
 
     idx, k, c = servo.tangents(system, q, qd, t)
-    partials = rotation_partials(system, MarkerPair(system, servo.marker_i, servo.marker_j,
-                                                    q, qd), servo.name)
-    c = c - 2.0 * servo.reflected_inertia * np.outer(partials[5], partials[4])
-    _, k_r, c_r = rotor_tangents(system, servo, q, qd, qdd)
+    _, k_r, c_r = rotor_correction(system, servo, q, qd, qdd)
     return idx, k + k_r, c + c_r
 
 
