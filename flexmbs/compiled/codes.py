@@ -20,7 +20,8 @@ NEED_INPUTS = 6
 IT, STALE, HAVE_RESIDUAL, INPUTS = 0, 1, 2, 3
 
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
-TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS, TASK_STEPS = range(6)
+(TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS, TASK_STEPS,
+ TASK_PIECES, TASK_JACOBIAN) = range(8)
 
 #: Slots of the step parameters ``par`` that the step kernel reads: one meaning each,
 #: under every task. α_m, α_f, β, γ of the generalized-α method; the step h [s] and

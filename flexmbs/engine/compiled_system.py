@@ -28,8 +28,10 @@ from ..compiled.codes import (
     P_GAMMA_PRIME,
     P_T1,
     TASK_CONTACTS,
+    TASK_JACOBIAN,
     TASK_MATRIX,
     TASK_OUTPUTS,
+    TASK_PIECES,
     TASK_RESIDUAL,
     TASK_STEP,
     TASK_STEPS,
@@ -157,6 +159,7 @@ class CompiledSystem:
         self.compile_time = 0.0
         self._dummy = _Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
         self._matrix_buffers = None  # (prof, u, par) of iteration_matrices
+        self._pieces = None  # (3, n, n): step_pieces' output, off-pattern zeros kept
         from . import prebuilt as shipped
 
         self._step_task = TASK_STEP
@@ -244,7 +247,8 @@ class CompiledSystem:
     # ----------------------------------------------------------- kernels
     def _call(self, task, q=None, qd=None, qdd=None, a=None, lam=None, par=None,
               max_iter=1, prof=None, u=None, lu=None, piv=None, start=False, qs=None,
-              qds=None, lams=None, profs=None, us=None, refs=None, out=None):
+              qds=None, lams=None, profs=None, us=None, refs=None, out=None,
+              states=None):
         """:func:`~flexmbs.engine.newton.kernel` with placeholders for what ``task``
         does not use (every argument keeps one type, so the kernel compiles once)."""
         d = self._dummy
@@ -258,7 +262,8 @@ class CompiledSystem:
                       d.qs if qs is None else qs, d.qs if qds is None else qds,
                       d.lams if lams is None else lams, d.profs if profs is None else profs,
                       d.us if us is None else us, d.refs if refs is None else refs,
-                      d.out if out is None else out, d.states)
+                      d.out if out is None else out,
+                      d.states if states is None else states)
 
     def residual(self, q, qd, qdd, lam, t: float):
         """(r, Φ): r = M q̈ + Φ_qᵀλ − Q (n_q,), Φ (n_c,)."""
@@ -304,6 +309,36 @@ class CompiledSystem:
             self._call(TASK_MATRIX, q, qd, qdd, lam=lam, par=par, prof=prof, u=u)
             out[k] = self.work.matrix
         return out
+
+    def _state_call(self, task, q, qd, qdd, lam, t: float, states=None) -> None:
+        """``task`` at one state (TASK_PIECES, TASK_JACOBIAN): the time values,
+        callables and memories set into buffers kept between calls."""
+        if self._matrix_buffers is None:
+            self._matrix_buffers = (np.zeros((self.n_rows, 3)), np.zeros(self.n_u),
+                                    step_parameters())
+        prof, u, par = self._matrix_buffers
+        self.time_values_into(t, prof, u)
+        self.callbacks.fill(t, q, qd, u, self.work, True)
+        self.load_angles(self.system.angle_memory)  # read, not moved
+        self.load_contact_states(self.contacts)
+        q, qd, qdd, lam = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd, lam))
+        self._call(task, q, qd, qdd, lam=lam, par=par, prof=prof, u=u, states=states)
+
+    def step_pieces(self, q, qd, qdd, lam, t: float):
+        """(M, K_t, C_t, Φ_q) dense at the state, in one kernel call
+        (:func:`~flexmbs.engine.dispatch.step_pieces`: each body's matrices formed once):
+        the pieces of the gradients' step Jacobians. The System's angle memory is read."""
+        n = self.n_q
+        if self._pieces is None:
+            self._pieces = np.zeros((3, n + self.n_c, n + self.n_c))
+        self._state_call(TASK_PIECES, q, qd, qdd, lam, t, self._pieces)
+        mk, kk, ck = self._pieces
+        return mk[:n, :n].copy(), kk[:n, :n].copy(), ck[:n, :n].copy(), mk[n:, :n].copy()
+
+    def constraint_jacobian(self, q, qd, qdd, lam, t: float) -> np.ndarray:
+        """Φ_q (n_c, n_q) dense at the state (r and Φ left in ``work.r``, ``work.phi``)."""
+        self._state_call(TASK_JACOBIAN, q, qd, qdd, lam, t)
+        return self.work.jac.copy()
 
     def newton(self, q, qd, qdd, a, lam, par, max_iter, prof, u, factors: Factors,
                start, sync: bool = True, answer: bool = True):

@@ -221,6 +221,67 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out
 
 
 @njit(cache=True)
+def step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, out):
+    """The pieces of :func:`iteration_matrix` apart, at the state of the last residual
+    (its markers, frames and W_jac): out[0] ← M with Φ_q below it (rows n_q…),
+    out[1] ← K_t = ∂r/∂q and out[2] ← C_t = ∂r/∂q̇ (their first n_q rows and columns)
+    [kg, N/m, N s/m in the coordinates' units]. Each body's matrices are formed once;
+    the forces' tangents are taken with one scale at a time (k, c[, m]) = (1, 0[, 0]),
+    (0, 1[, 0]) and (0, 0, 1). ``out`` (3, n_q + n_c, n_q + n_c): entries off the
+    iteration matrix's pattern are never written (they stay as given, 0)."""
+    T_b_kind = _i1(IN, H, T_B_KIND)
+    T_b_start = _i1(IN, H, T_B_START)
+    T_p_row, T_p_col = _i1(IN, H, T_P_ROW), _i1(IN, H, T_P_COL)
+    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    W_jac = _f2(WF, WH, W_JAC)
+    n = q.size
+    m_out, k_out, c_out = out[0], out[1], out[2]
+    for k in range(T_p_row.size):
+        m_out[T_p_row[k], T_p_col[k]] = 0.0
+        k_out[T_p_row[k], T_p_col[k]] = 0.0
+        c_out[T_p_row[k], T_p_col[k]] = 0.0
+    for b in range(T_b_kind.size):
+        if T_b_kind[b] == 0:
+            m, k, c = rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        else:
+            m, k, c = body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd)
+        st = T_b_start[b]
+        nb = m.shape[0]
+        for i in range(nb):
+            for j in range(nb):
+                m_out[st + i, st + j] += m[i, j]
+                k_out[st + i, st + j] += k[i, j]
+                c_out[st + i, st + j] += c[i, j]
+    constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, k_out, 1.0)
+    for top, ks, cs in ((k_out, 1.0, 0.0), (c_out, 0.0, 1.0)):
+        if _has(H, N_ACT):
+            actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
+        if _has(H, N_SPRING):
+            spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, ks, cs)
+        if _has(H, N_POINT):
+            point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
+        if _has(H, N_DIST):
+            distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
+        if _has(H, N_TORSION):
+            torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
+        if _has(H, N_BUSHING):
+            bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
+        if _has(H, N_CONTACT):
+            contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
+    for top, ks, cs, ms in ((k_out, 1.0, 0.0, 0.0), (c_out, 0.0, 1.0, 0.0),
+                            (m_out, 0.0, 0.0, 1.0)):
+        if _has(H, N_SERVO):
+            servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, ks, cs, ms)
+        if _has(H, N_BEAM):
+            beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, top, ks, cs, ms)
+    if _has(H, N_BEAM):
+        beam_tangents_into(F, IN, H, WF, WI, WH, q, k_out, 1.0)
+    for k in range(T_j_row.size):
+        i, j = T_j_row[k], T_j_col[k]
+        m_out[n + i, j] = W_jac[i, j]
+
+
+@njit(cache=True)
 def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     """out[k] = (kinetic, potential, power, max |Φ|, max |Φ_q q̇ − ν|) at output k, from
     q, q̇ (n_t, n_q), λ (n_t, n_c), the profiles (n_t, n_drives, 3) and actuator values

@@ -54,6 +54,8 @@ from ..compiled.codes import (
     TASK_CONTACTS,
     TASK_MATRIX,
     TASK_OUTPUTS,
+    TASK_PIECES,
+    TASK_RESIDUAL,
     TASK_STEP,
     TASK_STEPS,
 )
@@ -61,7 +63,13 @@ from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows
-from .dispatch import dynamic_residual, iteration_matrix, outputs_entry, phi_only
+from .dispatch import (
+    dynamic_residual,
+    iteration_matrix,
+    outputs_entry,
+    phi_only,
+    step_pieces,
+)
 
 T_U_CALL = header_rows("u_call")
 
@@ -412,6 +420,9 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_STEPS: :func:`run_steps` over ``states``, ``lams``, ``profs``, ``us`` and
       ``out`` (the number of steps accepted; −(k + 1) when step k awaits Python's
       contact handling).
+    * TASK_PIECES: M with Φ_q, K_t and C_t at (q, q̇, q̈, λ) into ``states`` (3, n, n)
+      (:func:`flexmbs.engine.dispatch.step_pieces`; the gradients' step Jacobians);
+    * TASK_JACOBIAN: r, Φ and the dense Φ_q at (q, q̇, q̈, λ) into the workspace.
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -443,8 +454,11 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
                          borrowed(out))
     r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
-    if task == TASK_MATRIX:
+    if task != TASK_RESIDUAL:  # TASK_MATRIX, TASK_PIECES, TASK_JACOBIAN: Φ_q too
         jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+    if task == TASK_PIECES:
+        step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, borrowed(states))
+    if task == TASK_MATRIX:
         iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, par[P_BETA_PRIME],
                          par[P_GAMMA_PRIME],
                          _f2(WF, WH, _MATRIX))

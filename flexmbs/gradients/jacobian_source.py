@@ -3,27 +3,24 @@ the mass matrix M, the exact tangents K_t = ∂r/∂q and C_t = ∂r/∂q̇ and 
 converged state.
 
 The backward sweep needs them once per step, and on the NumPy path their assembly is
-most of its cost. The compiled engine assembles the run's scaled iteration matrix
-A(β', γ') = M + (γ'/β') C_t + K_t/β' with Φ_q beside it in one kernel call, and its
-tangents are exact for every element kind but two: a joint servo's rotor inertia (whose
-q-derivative it leaves out) and forces whose value a state-dependent callable gives
-(differenced in its Newton iteration). So :class:`TangentSource` compiles the System
-without the callables' forces (and without force servos with a rotor, which the NumPy
-tangents difference) and takes, at the step's own β' and γ',
-
-    A₁ = A(β', γ'),   A₂ = A(β', 0),   A₃ = A(2β', 0)
-    M = 2A₃ − A₂,     K_t = 2β' (A₂ − A₃),     C_t = (β'/γ') (A₁ − A₂)
-
-— exact to round-off relative to the step's own matrix — and adds the left-out forces'
-tangents and mass blocks from :mod:`.tangents` (callables by central differences). A
-torque servo's rotor stays in the kernel, whose mass term and controller tangents are
-exact; its rotor's exact K and C (:mod:`.rotor`, closed form) replace the kernel's
-Newton C term 2 n² J_m g ⊗ ∂θ̇/∂q. Z = ∂(Φ_q q̇ + Φ_t)/∂q of the stabilized index-2 form
-is the derivative of Φ_q along the motion, two more kernel calls
-(:meth:`TangentSource.velocity_jacobian`). Without compiled kernels at hand (none
-prebuilt for these sources and numba's not compiled, numba's JIT switched off, a model
-the kernels cannot evaluate) or with ``engine="python"``, everything comes from the
-NumPy tangents and the constraints' bilinear forms.
+most of its cost. The compiled engine's tangents are exact for every element kind but
+two: a joint servo's rotor inertia (whose q-derivative it leaves out) and forces whose
+value a state-dependent callable gives (differenced in its Newton iteration). So
+:class:`TangentSource` compiles the System without the callables' forces (and without
+force servos with a rotor, which the NumPy tangents difference), takes M with Φ_q, K_t
+and C_t apart in one kernel call
+(:meth:`~flexmbs.engine.compiled_system.CompiledSystem.step_pieces`: each body's
+matrices formed once, the forces' tangents one scale at a time) and adds the left-out
+forces' tangents and mass blocks from :mod:`.tangents` (callables by central
+differences). A torque servo's rotor stays in the kernel, whose mass term and
+controller tangents are exact; its rotor's exact K and C (:mod:`.rotor`, closed form)
+replace the kernel's Newton C term 2 n² J_m g ⊗ ∂θ̇/∂q. Z = ∂(Φ_q q̇ + Φ_t)/∂q of the
+stabilized index-2 form is the derivative of Φ_q along the motion, two more kernel
+calls that form r, Φ and Φ_q only (:meth:`TangentSource.velocity_jacobian`). Without
+compiled kernels at hand (none prebuilt for these sources and numba's not compiled,
+numba's JIT switched off, a model the kernels cannot evaluate) or with
+``engine="python"``, everything comes from the NumPy tangents and the constraints'
+bilinear forms.
 """
 
 from __future__ import annotations
@@ -125,22 +122,17 @@ class TangentSource:
     def pieces(self, state, bp: float, gp: float):
         """(M, K_t, C_t, Φ_q) dense at ``state`` (a converged
         :class:`~flexmbs.gradients.residual_terms.State`) for a step whose scaled
-        iteration matrix has β' = ``bp`` [1/s²] and γ' = ``gp`` [1/s] (the compiled
-        matrices are taken at those scales). The System's angle memory is read."""
+        iteration matrix has β' = ``bp`` [1/s²] and γ' = ``gp`` [1/s] (the NumPy
+        tangents and the compiled pieces do not depend on them). The System's angle
+        memory is read."""
         system, st = self.system, state
-        n = system.n_q
         if self.compiled is None:
             k_t, c_t = exact_tangents(system, st.q, st.qd, st.qdd, st.lam, st.t)
             mass = np.asarray(system.mass_matrix(st.q, sparse=False))
             jac = np.asarray(system.jacobian(st.q, st.t, sparse=False))
             return mass, k_t, c_t, jac
         self._reduced.angle_memory = system.angle_memory
-        a1, a2, a3 = self.compiled.iteration_matrices(
-            st.q, st.qd, st.qdd, st.lam, st.t, ((bp, gp), (bp, 0.0), (2.0 * bp, 0.0)))
-        a2, a3 = a2[:n, :n], a3[:n, :n]
-        mass = 2.0 * a3 - a2
-        k_t = (2.0 * bp) * (a2 - a3)
-        c_t = (bp / gp) * (a1[:n, :n] - a2)
+        mass, k_t, c_t, jac = self.compiled.step_pieces(st.q, st.qd, st.qdd, st.lam, st.t)
         for servo in self.rotor_servos:
             idx, k_r, c_r = rotor_correction(system, servo, st.q, st.qd, st.qdd)
             block = np.ix_(idx, idx)
@@ -157,7 +149,7 @@ class TangentSource:
                 if part is not None:
                     idx, block = part
                     mass[np.ix_(idx, idx)] += block
-        return mass, k_t, c_t, np.ascontiguousarray(a1[n:, :n])
+        return mass, k_t, c_t, jac
 
     def velocity_jacobian(self, state, h: float) -> np.ndarray:
         """Z (n_c, n_q) = ∂(Φ_q q̇ + Φ_t)/∂q at ``state``, for a step of h [s].
@@ -171,13 +163,11 @@ class TangentSource:
         system, st = self.system, state
         if self.compiled is None:
             return velocity_constraint_jacobian(system, st.q, st.qd, st.t)
-        n = system.n_q
         rate = float(np.max(np.abs(st.qd))) if st.qd.size else 0.0
         eps = 1e-3 * h
         if rate > 0.0:
             eps = min(eps, 1e-5 * max(1.0, float(np.max(np.abs(st.q)))) / rate)
         self._reduced.angle_memory = system.angle_memory
-        ends = [self.compiled.iteration_matrices(st.q + s * st.qd, st.qd, st.qdd, st.lam,
-                                                 st.t + s, ((1.0, 0.0),))[0][n:, :n]
-                for s in (eps, -eps)]
+        ends = [self.compiled.constraint_jacobian(st.q + s * st.qd, st.qd, st.qdd, st.lam,
+                                                  st.t + s) for s in (eps, -eps)]
         return (ends[0] - ends[1]) / (2.0 * eps)

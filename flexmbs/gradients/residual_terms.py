@@ -398,10 +398,8 @@ class DifferenceTerm:
     def _equations(self, k, s, st: State):
         """(r, Φ, Φ_q q̇ + Φ_t) of System ``s`` (the k-th end) at ``st``."""
         if self.compiled is not None:
-            n = s.n_q
             cs = self.compiled[k]
-            jac = cs.iteration_matrices(st.q, st.qd, st.qdd, st.lam, st.t,
-                                        ((1.0, 0.0),))[0][n:, :n]
+            jac = cs.constraint_jacobian(st.q, st.qd, st.qdd, st.lam, st.t)
             return cs.work.r.copy(), cs.work.phi.copy(), jac @ st.qd + s.phi_t(st.q, st.t)
         r, phi, jac = s.dynamic_residual(st.q, st.qd, st.qdd, st.lam, st.t, sparse=False)
         return r, phi, np.asarray(jac @ st.qd).ravel() + s.phi_t(st.q, st.t)
