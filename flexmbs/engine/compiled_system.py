@@ -24,8 +24,6 @@ from scipy.sparse.linalg import splu
 
 from ..compiled.codes import (
     NEED_INPUTS,
-    P_BETA_PRIME,
-    P_GAMMA_PRIME,
     P_T1,
     TASK_CONTACTS,
     TASK_JACOBIAN,
@@ -158,7 +156,7 @@ class CompiledSystem:
         self._pattern = _matrix_pattern(tables) if self.sparse else None
         self.compile_time = 0.0
         self._dummy = _Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
-        self._matrix_buffers = None  # (prof, u, par) of iteration_matrices
+        self._matrix_buffers = None  # (prof, u, par) of _state_call
         self._pieces = None  # (3, n, n): step_pieces' output, off-pattern zeros kept
         from . import prebuilt as shipped
 
@@ -287,28 +285,6 @@ class CompiledSystem:
                                   for x in (q, qd, qdd)), lam=np.asarray(lam, float),
                    par=step_parameters(beta_prime=bp, gamma_prime=gp), prof=prof, u=u)
         return self.work.matrix.copy()
-
-    def iteration_matrices(self, q, qd, qdd, lam, t: float, scales) -> np.ndarray:
-        """(k, n_q + n_c, n_q + n_c): :meth:`iteration_matrix` at one state for each
-        (β', γ') of ``scales`` (the time values, callables and memories set once, into
-        buffers kept between calls, so the kernel binds its arrays once; the gradients'
-        step Jacobians take M, K_t, C_t apart from three of them)."""
-        if self._matrix_buffers is None:
-            self._matrix_buffers = (np.zeros((self.n_rows, 3)), np.zeros(self.n_u),
-                                    step_parameters())
-        prof, u, par = self._matrix_buffers
-        self.time_values_into(t, prof, u)
-        self.callbacks.fill(t, q, qd, u, self.work, True)
-        self.load_angles(self.system.angle_memory)
-        self.load_contact_states(self.contacts)
-        q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
-        lam = np.ascontiguousarray(lam, dtype=float)
-        out = np.empty((len(scales), *self.work.matrix.shape))
-        for k, (bp, gp) in enumerate(scales):
-            par[P_BETA_PRIME], par[P_GAMMA_PRIME] = bp, gp
-            self._call(TASK_MATRIX, q, qd, qdd, lam=lam, par=par, prof=prof, u=u)
-            out[k] = self.work.matrix
-        return out
 
     def _state_call(self, task, q, qd, qdd, lam, t: float, states=None) -> None:
         """``task`` at one state (TASK_PIECES, TASK_JACOBIAN): the time values,
