@@ -269,7 +269,7 @@ def cli_command() -> tuple[list[str], dict, str]:
                            f"{flexmbs.__file__}")
     for prefix in ([sys.executable, "-m", "flexmbs.cli.main"],
                    [sys.executable, "-c",
-                    "import sys; from flexmbs.cli.main import main; sys.exit(main())"]):
+                    "from flexmbs.cli.main import entry; entry()"]):
         if subprocess.run([*prefix, "--version"], env=env, cwd=cwd,
                           capture_output=True).returncode == 0:
             return prefix, env, cwd

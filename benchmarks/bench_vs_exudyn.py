@@ -634,8 +634,8 @@ class WholeRuns:
         self.env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
         script = os.path.join(os.path.dirname(sys.executable), "flexmbs")
         self.flexmbs_cmd = ([script] if os.path.isfile(script) else
-                            [sys.executable, "-c", "import sys; from flexmbs.cli.main "
-                             "import main; sys.exit(main())"])
+                            [sys.executable, "-c", "from flexmbs.cli.main import entry; "
+                             "entry()"])
         self.exudyn_script = os.path.abspath(exudyn_beam.__file__)
 
     def case_file(self, case: str, n: int, h: float, t_end: float) -> str:

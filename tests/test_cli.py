@@ -150,3 +150,26 @@ def test_run_reports_real_time_factors_of_the_run_the_loaded_run_and_the_steps(
     assert kernels == 0.0 if engine == "python" else kernels > 0.0
     assert main(argv) == 0
     assert "with the kernels loaded, the steps alone" in capsys.readouterr().out
+
+
+def test_the_command_exempts_its_imports_from_garbage_collection():
+    """The ``flexmbs`` console script (cli.main.entry): the collector is off while the
+    command's modules import, then their objects are frozen and the collector is on
+    again for the command. main() called in a process of the caller's (as here) freezes
+    nothing."""
+    code = ("import gc, io, contextlib, sys\n"
+            "from flexmbs.cli import main as cli\n"
+            "gc.disable()\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = cli.main(['modes', {str(SEED)!r}, '--json'], settle=True)\n"
+            "print(rc, gc.isenabled(), gc.get_freeze_count())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT)
+    rc, enabled, frozen = done.stdout.split()
+    assert (rc, enabled) == ("0", "True"), done.stderr
+    assert int(frozen) > 10_000  # NumPy, SciPy and flexmbs's modules
+    import gc
+
+    before = gc.get_freeze_count()
+    assert main(["modes", str(SEED), "--json"]) == 0
+    assert gc.get_freeze_count() == before and gc.isenabled()
