@@ -42,10 +42,12 @@ def _curvature_terms(body, marker, qb, qdb):
     return dq, dqd
 
 
-def rotor_tangents(system, servo, q, qd, qdd):
+def rotor_tangents(system, servo, q, qd, qdd, pair=None):
     """(idx, K, C): ∂r_m/∂q and ∂r_m/∂q̇ of a torque servo's rotor term on the joint's
-    coordinates ``idx``."""
-    pair = MarkerPair(system, servo.marker_i, servo.marker_j, q, qd)
+    coordinates ``idx``; ``pair``: the joint's
+    :class:`~flexmbs.elements.marker_pairs.MarkerPair` at (q, q̇), if at hand."""
+    if pair is None:
+        pair = MarkerPair(system, servo.marker_i, servo.marker_j, q, qd)
     bi, bj, mi, mj = pair.bi, pair.bj, pair.mi, pair.mj
     qi, qj, qdi, qdj = pair.qi, pair.qj, pair.qdi, pair.qdj
     qddi, qddj = qdd[pair.sli], qdd[pair.slj]
@@ -80,7 +82,7 @@ def rotor_correction(system, servo, q, qd, qdd):
     compiled kernel's and :meth:`~flexmbs.model.servos.JointServo.tangents`: no
     q-derivative, C = 2 n² J_m g ⊗ ∂θ̇/∂q) into the exact ones of
     :func:`rotor_tangents`, on the joint's coordinates ``idx``."""
-    idx, k, c = rotor_tangents(system, servo, q, qd, qdd)
-    partials = rotation_partials(system, MarkerPair(system, servo.marker_i, servo.marker_j,
-                                                    q, qd), servo.name)
+    pair = MarkerPair(system, servo.marker_i, servo.marker_j, q, qd)
+    idx, k, c = rotor_tangents(system, servo, q, qd, qdd, pair)
+    partials = rotation_partials(system, pair, servo.name)
     return idx, k, c - 2.0 * servo.reflected_inertia * np.outer(partials[5], partials[4])
