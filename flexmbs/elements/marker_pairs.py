@@ -64,12 +64,8 @@ def rotation_partials(system, pair, key):
     ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j].
     """
     xi_, yi_, zi = pair.axi[:, 0], pair.axi[:, 1], pair.axi[:, 2]
-    xj = pair.axj[:, 0]
-    sn, cs = float(xj @ yi_), float(xj @ xi_)
-    angle = system.unwrap(key, relative_angle(xi_, yi_, xj), store=False)
-    ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
-    dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
-    angle_dq = (cs * ds - sn * dc) / (sn * sn + cs * cs)
+    angle = system.unwrap(key, relative_angle(xi_, yi_, pair.axj[:, 0]), store=False)
+    angle_dq = angle_partial(pair)
     om_i = pair.bi.angular_jac(pair.qi, pair.mi)
     om_j = pair.bj.angular_jac(pair.qj, pair.mj)
     w_rel = om_j @ pair.qdj - om_i @ pair.qdi
@@ -80,6 +76,16 @@ def rotation_partials(system, pair, key):
         pair.bj.angular_rate_jac(pair.qj, pair.qdj, pair.mj))
     rate_dqd = zi @ pair.both(-om_i, om_j)
     return angle, rate, zi, angle_dq, rate_dq, rate_dqd, dz
+
+
+def angle_partial(pair) -> np.ndarray:
+    """∂θ/∂q (local columns of ``pair``) of the relative rotation θ = atan2(x_j·y_i,
+    x_j·x_i) about z_i: (c ∂s − s ∂c)/(s² + c²) through the marker axis Jacobians."""
+    xi_, yi_, xj = pair.axi[:, 0], pair.axi[:, 1], pair.axj[:, 0]
+    sn, cs = float(xj @ yi_), float(xj @ xi_)
+    ds = pair.both(xj @ pair.ji[2], yi_ @ pair.jj[1])
+    dc = pair.both(xj @ pair.ji[1], xi_ @ pair.jj[1])
+    return (cs * ds - sn * dc) / (sn * sn + cs * cs)
 
 
 def translation_partials(pair):

@@ -151,7 +151,12 @@ class SensorProbe:
         return exact if exact is not None else self._difference_gradient(state)
 
     def _exact_gradient(self, state):
-        from ..elements.marker_pairs import MarkerPair, rotation_partials, translation_partials
+        from ..elements.marker_pairs import (
+            MarkerPair,
+            angle_partial,
+            rotation_partials,
+            translation_partials,
+        )
 
         system, s, c = self.system, self.sensor, self.index
         n = system.n_q
@@ -175,6 +180,9 @@ class SensorProbe:
         if s.kind == "joint":
             spec = next(j for j in system.model.joints if j.name == s.target)
             pair = MarkerPair(system, spec.marker_i, spec.marker_j, state.q, state.qd)
+            if s.quantity == "angle":  # the angle alone: no rate partials
+                np.add.at(gq, pair.idx, angle_partial(pair))
+                return gq, gqd, gqdd, glam
             if s.quantity.startswith("angle"):
                 parts = rotation_partials(system, pair, "@probe")
             else:
