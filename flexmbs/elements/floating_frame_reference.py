@@ -242,7 +242,6 @@ class FrameInertia(NamedTuple):
 
 def frame_inertia(inv: InertiaInvariants, m_ff, xi, mode: Coupling) -> FrameInertia:
     """:class:`FrameInertia` of a flexible body at modal coordinates ``xi``."""
-    n = inv.n_modes
     full = inv.blocks(xi).assemble()
     full[6:, 6:] = m_ff
     rigid = np.array(inv.M0[:6, :6])
@@ -255,11 +254,27 @@ def frame_inertia(inv: InertiaInvariants, m_ff, xi, mode: Coupling) -> FrameIner
         mass[:6, 6:] = 0.0
         if mode is Coupling.RIGID:
             mass[6:, :6] = 0.0
-    gcol = np.zeros((6 + n, 3))
-    gcol[:6] = (full if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else inv.M0)[:6, :3]
+    gcol = _gravity_columns(inv, full[:3, 3:6] if mode in (Coupling.TWO_WAY, Coupling.NO_MRF)
+                            else None, mode)
+    return FrameInertia(mass, full, rigid, gcol, np.asarray(inv.N), np.asarray(inv.Q), mode)
+
+
+def gravity_columns(inv: InertiaInvariants, xi, mode: Coupling) -> np.ndarray:
+    """G (6+n, 3) of a flexible body at modal coordinates ``xi``: gravity's generalized
+    force is Cᵀ G ḡ (docs/theory_ffrf.md §7), ``FrameInertia.gcol`` without the rest of
+    :func:`frame_inertia` (the gradients' gravity derivative needs it alone)."""
+    m_rt = inv.blocks(xi).M_Rθ if mode in (Coupling.TWO_WAY, Coupling.NO_MRF) else None
+    return _gravity_columns(inv, m_rt, mode)
+
+
+def _gravity_columns(inv, m_rt, mode: Coupling) -> np.ndarray:
+    """G from the body's M_Rθ(ξ) [kg m] (the coupled modes) or its undeformed one."""
+    gcol = np.zeros((6 + inv.n_modes, 3))
+    gcol[:3] = inv.M0[:3, :3]
+    gcol[3:6] = (inv.M0[:3, 3:6] if m_rt is None else m_rt).T
     if mode is not Coupling.RIGID:
         gcol[6:] = inv.S.T
-    return FrameInertia(mass, full, rigid, gcol, np.asarray(inv.N), np.asarray(inv.Q), mode)
+    return gcol
 
 
 def _qs(q_coef, xi) -> np.ndarray:

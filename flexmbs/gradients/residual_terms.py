@@ -88,12 +88,12 @@ def flexible_gravity_derivative(body, q, d_gravity) -> np.ndarray:
     [m/s², global] of gravity: −Q_g(dg) = −Cᵀ G(ξ) Aᵀ dg, with G the gravity columns of
     its inertia in its coupling mode (``FrameInertia.gcol``, docs/theory_ffrf.md §7) and
     C = blockdiag(Aᵀ, Ḡ, I)."""
-    from ..elements.floating_frame_reference import frame_inertia
+    from ..elements.floating_frame_reference import gravity_columns
     from ..frame.rotations import g_bar, rotation_matrix
 
     p, xi = q[3:7], q[7:]
     a = rotation_matrix(p)
-    gcol = frame_inertia(body.data.invariants, body.data.M_ff, xi, body.coupling).gcol
+    gcol = gravity_columns(body.data.invariants, xi, body.coupling)
     z = gcol @ (a.T @ np.asarray(d_gravity, dtype=float))
     return -np.concatenate([a @ z[:3], g_bar(p).T @ z[3:6], z[6:]])
 
