@@ -193,31 +193,44 @@ def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out
             for j in range(nb):
                 out[st + i, st + j] += m[i, j] + (gp / bp) * c[i, j] + k[i, j] / bp
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, out, 1.0 / bp)
-    if _has(H, N_ACT):
-        actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    if _has(H, N_SPRING):
-        spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, out, 1.0 / bp,
-                                    gp / bp)
-    if _has(H, N_POINT):
-        point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    if _has(H, N_DIST):
-        distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, out, 1.0 / bp, gp / bp)
-    if _has(H, N_TORSION):
-        torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    if _has(H, N_BUSHING):
-        bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    if _has(H, N_CONTACT):
-        contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, out, 1.0 / bp, gp / bp)
-    if _has(H, N_SERVO):
-        servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, out, 1.0 / bp, gp / bp,
-                            1.0)
-    if _has(H, N_BEAM):
-        beam_tangents_into(F, IN, H, WF, WI, WH, q, out, 1.0 / bp)
-        beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, out, 1.0 / bp, gp / bp, 1.0)
+    force_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, out, 1.0 / bp, gp / bp,
+                        1.0)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         out[n + i, j] = W_jac[i, j]
         out[j, n + i] = W_jac[i, j]
+
+
+@njit(cache=True)
+def force_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, top, k_scale, c_scale,
+                        m_scale):
+    """top += k_scale K + c_scale C + m_scale M of every force kind at the state of the last
+    residual (a joint servo's rotor and the rods' inertia carry a mass term); the kinds
+    without one are skipped when k_scale and c_scale are both 0, the rods' stiffness when
+    k_scale is."""
+    if k_scale != 0.0 or c_scale != 0.0:
+        if _has(H, N_ACT):
+            actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale)
+        if _has(H, N_SPRING):
+            spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale,
+                                        c_scale)
+        if _has(H, N_POINT):
+            point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale)
+        if _has(H, N_DIST):
+            distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale)
+        if _has(H, N_TORSION):
+            torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale)
+        if _has(H, N_BUSHING):
+            bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale)
+        if _has(H, N_CONTACT):
+            contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale)
+    if _has(H, N_SERVO):
+        servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale,
+                            m_scale)
+    if _has(H, N_BEAM):
+        if k_scale != 0.0:
+            beam_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale)
+        beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, top, k_scale, c_scale, m_scale)
 
 
 @njit(cache=True)
@@ -253,29 +266,9 @@ def step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, out):
                 k_out[st + i, st + j] += k[i, j]
                 c_out[st + i, st + j] += c[i, j]
     constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, k_out, 1.0)
-    for top, ks, cs in ((k_out, 1.0, 0.0), (c_out, 0.0, 1.0)):
-        if _has(H, N_ACT):
-            actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
-        if _has(H, N_SPRING):
-            spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, ks, cs)
-        if _has(H, N_POINT):
-            point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
-        if _has(H, N_DIST):
-            distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, ks, cs)
-        if _has(H, N_TORSION):
-            torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
-        if _has(H, N_BUSHING):
-            bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
-        if _has(H, N_CONTACT):
-            contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, ks, cs)
     for top, ks, cs, ms in ((k_out, 1.0, 0.0, 0.0), (c_out, 0.0, 1.0, 0.0),
                             (m_out, 0.0, 0.0, 1.0)):
-        if _has(H, N_SERVO):
-            servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, ks, cs, ms)
-        if _has(H, N_BEAM):
-            beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, top, ks, cs, ms)
-    if _has(H, N_BEAM):
-        beam_tangents_into(F, IN, H, WF, WI, WH, q, k_out, 1.0)
+        force_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, top, ks, cs, ms)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         m_out[n + i, j] = W_jac[i, j]
