@@ -304,7 +304,7 @@ bad("marker/body-is-a-number", "'body'", "got 7")(
 bad("marker/frame-unknown", "frame must be 'body' or 'global'", "bob.O")(
     lambda w: w.run(sub(PENDULUM, 'body = "bob"\nname = "O"',
                         'body = "bob"\nname = "O"\nframe = "world"')))
-bad("joint/type-unknown", "unknown kind", "'hinge'")(
+bad("joint/type-unknown", "unknown joint type", "'hinge'")(
     lambda w: w.run(sub(PENDULUM, 'type = "revolute"', 'type = "hinge"')))
 bad("joint/marker-not-found", "'bob.Q'", "not found")(
     lambda w: w.run(sub(PENDULUM, 'j = "bob.O"', 'j = "bob.Q"')))
@@ -436,6 +436,9 @@ bad("flexible/marker-node-fraction", "node must be an integer", "1.5")(
     lambda w: w.run(sub(CANTILEVER, "node = 1", "node = 1.5")))
 bad("flexible/marker-node-set-unknown", "node set 'tip2'")(
     lambda w: w.run(sub(CANTILEVER, "node = 1", "node_set = 'tip2'")))
+bad("flexible/marker-node-set-of-two-labels", "'beam.root'", "node_set [37, 38]",
+    "collinear")(  # issue 36: once a TypeError (unhashable list)
+    lambda w: w.run(sub(CANTILEVER, "node = 1", "node_set = [37, 38]")))
 bad("flexible/marker-node-and-position", "position is taken from the node")(
     lambda w: w.run(sub(CANTILEVER, "node = 1", "node = 1\nposition = [0.1, 0, 0]")))
 

@@ -162,8 +162,8 @@ def test_bad_contact_input_names_the_contact():
     with pytest.raises(ModelError) as err:
         b.finalize()
     text = str(err.value)
-    assert "contact 'c1': kind must be" in text
-    assert "'c2': marker 'ball.x' not found" in text
+    assert "contact 'c1': contact type must be" in text
+    assert "'c2': marker b 'ball.x' not found" in text
     assert "contact 'c3': the bearing radius" in text
     assert "contact 'c4': law must be a contact law" in text
     with pytest.raises(ValidationError, match="restitution e must lie in"):

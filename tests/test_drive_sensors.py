@@ -254,7 +254,7 @@ def test_case_file_drive_sensor_and_results_file(tmp_path):
 @pytest.mark.parametrize(("quantity", "drive", "words"), [
     ("force", "motor", ["a rotation drive records a torque, not a force"]),
     ("torque", "nowhere", ["unknown drive 'nowhere'"]),
-    ("power", "motor", ["drive sensors measure ['force', 'torque']", "'power'"]),
+    ("power", "motor", ["drive sensors measure (['force', 'torque'])", "'power'"]),
 ])
 def test_case_file_drive_sensor_errors(tmp_path, quantity, drive, words):
     path = tmp_path / "bad.toml"

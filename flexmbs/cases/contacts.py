@@ -20,7 +20,10 @@ def _contact_law(t: _Table):
     if not isinstance(value, dict):
         raise t.error("law", f"must be a table with 'type', got {value!r}")
     kind = value.get("type")
-    if kind not in NORMAL_LAWS:
+    if kind is None:
+        raise t.error("law", f"missing key 'type' (one of {sorted(NORMAL_LAWS)}) in "
+                             f"{value!r}")
+    if not isinstance(kind, str) or kind not in NORMAL_LAWS:
         raise t.error("law", f"type must be one of {sorted(NORMAL_LAWS)}, got {kind!r}")
     sub = _Table(t.path, f"{t.where} law", value, {"type"} | LAW_KEYS[kind])
     for key in sorted(LAW_REQUIRED[kind]):

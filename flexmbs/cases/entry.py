@@ -140,6 +140,9 @@ PROFILE_TYPES = ("constant, polynomial, spin-up, table, point-to-point (or a sha
 def _profile(t: _Table, key: str):
     value = t.get(key, required=True)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not np.isfinite(value):
+            raise t.error(key, f"must be a finite number or a table with 'type', got "
+                               f"{value!r}")
         return Constant(float(value))
     if not isinstance(value, dict):
         raise t.error(key, f"must be a number or a table with 'type', got {value!r}")

@@ -29,11 +29,17 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 
+def _clipped(value, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters for a one-line message."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def _entries(path: Path, raw: dict, key: str) -> list:
     value = raw.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise CaseError(f"{path.name}: '{key}' must be an array of tables ([[{key}]]), got "
-                        f"{type(value).__name__}")
+                        f"{type(value).__name__} {_clipped(value)}")
     return value
 
 
@@ -312,6 +318,8 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
     if kind == "rigid":
         inertia = t.get("inertia", required=True)
         try:
+            if not isinstance(inertia, list):
+                raise TypeError(inertia)
             inertia = np.asarray(inertia, dtype=float)
         except (TypeError, ValueError):
             raise t.error("inertia", f"must be 3 principal moments or a 3x3 matrix of "

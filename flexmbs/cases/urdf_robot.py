@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelError, ReadError
+from ..errors import ModelError, ReadError, problem_report
 
 #: URDF joint types this reader takes, and the flexmbs joint of each moving one.
 MOVING = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
@@ -307,6 +307,5 @@ def read_urdf(path) -> Robot:
         problems.append("the robot has no links")
     root, ordered = _tree(urdf.robot.name, links, joints, problems)
     if problems:
-        raise ModelError(f"{path.name}: the URDF has {len(problems)} problem(s):\n  - "
-                         + "\n  - ".join(problems))
+        raise ModelError(f"{path.name}: " + problem_report(problems, "URDF"))
     return Robot(str(urdf.robot.name), path, links, ordered, root)

@@ -182,5 +182,5 @@ def contact_geometry(who: str, kind: str, marker_a: str, marker_b: str, radius_a
             raise ModelError(f"{who}: the bearing radius (radius_a = {radius_a}) must "
                              f"exceed the journal's (radius_b = {radius_b})")
         return JournalBearing(marker_a, radius_a, marker_b, radius_b)
-    raise ModelError(f"{who}: kind must be sphere-plane, point-plane, sphere-sphere or "
-                     f"journal-bearing, got {kind!r}")
+    raise ModelError(f"{who}: contact type must be sphere-plane, point-plane, "
+                     f"sphere-sphere or journal-bearing, got {kind!r}")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..elements.bushing import Bushing
-from ..errors import ModelError
+from ..errors import ModelError, problem_report
 from ..frame.rotations import g_global, quaternion_from_matrix
 from .bodies import Ground, RigidBody
 from .declarations import (
@@ -59,6 +59,11 @@ DRIVE_KINDS = ("rotation", "translation", "coordinate")
 
 __all__ = ["DRIVE_KINDS", "DriveSpec", "JointInitial", "JointSpec", "Model", "ModelBuilder",
            "_ProfileValue", "_marker_node_set"]
+
+
+def _shown(value):
+    """``value`` as the user wrote it: arrays the loader made back into lists."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 @dataclass
@@ -150,7 +155,7 @@ class ModelBuilder:
             inertia_arr = np.diag(inertia_arr)
         if inertia_arr.shape != (3, 3) or not np.all(np.isfinite(inertia_arr)):
             problems.append(f"{what}.inertia must be a finite 3x3 matrix or 3 principal "
-                            f"moments, got {inertia!r}")
+                            f"moments, got {_shown(inertia)!r}")
             inertia_arr = np.eye(3)
         axes = _orientation(inertia_axes, f"{what}.inertia_axes", problems)
         inertia_arr = axes @ inertia_arr @ axes.T
@@ -279,8 +284,8 @@ class ModelBuilder:
     # ------------------------------------------------------------------ joints
     def add_joint(self, name: str, kind: str, marker_i: str, marker_j: str) -> str:
         """Add a joint of ``kind`` (see ``JOINT_EQUATIONS``) between two markers."""
-        if kind not in JOINT_EQUATIONS:
-            self._problems.append(f"joint {name!r}: unknown kind {kind!r}; known: "
+        if not isinstance(kind, str) or kind not in JOINT_EQUATIONS:
+            self._problems.append(f"joint {name!r}: unknown joint type {kind!r}; known: "
                                   f"{sorted(JOINT_EQUATIONS)}")
         self._joints.append(JointSpec(name, kind, marker_i, marker_j))
         return name
@@ -300,7 +305,8 @@ class ModelBuilder:
         (``translation``, z_iᵀ(r_j − r_i)) [m] or an absolute ``coordinate``
         ("body.x", "body.e1", ...) over time with ``profile``."""
         if kind not in DRIVE_KINDS:
-            self._problems.append(f"drive {name!r}: kind {kind!r} is not one of {DRIVE_KINDS}")
+            self._problems.append(f"drive {name!r}: drive type {kind!r} is not one of "
+                                  f"{DRIVE_KINDS}")
         try:
             prof = as_profile(profile)
         except Exception as exc:
@@ -376,7 +382,8 @@ class ModelBuilder:
             profile = function
             function = _ProfileValue(profile)
         if kind not in ("torque", "force"):
-            self._problems.append(f"actuator {name!r}: kind must be 'torque' or 'force'")
+            self._problems.append(f"actuator {name!r}: actuator type must be 'torque' or "
+                                  f"'force', got {kind!r}")
         if not callable(function):
             self._problems.append(f"actuator {name!r}: function must be callable f(t, state)")
         self._forces.append(JointActuator(name, marker_i, marker_j, function, kind, profile))
@@ -562,8 +569,7 @@ class ModelBuilder:
                                self._forces, problems, drives=self._drives)
         initial_problems(self._initial, self._joints, problems)
         if problems:
-            raise ModelError(f"the model has {len(problems)} problem(s):\n  - "
-                             + "\n  - ".join(problems))
+            raise ModelError(problem_report(problems))
         bodies = dict(self._bodies)
         for body, modes in flex_modes.items():
             bodies[body] = replace(bodies[body], marker_modes=modes)

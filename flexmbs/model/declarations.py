@@ -152,6 +152,23 @@ class _ProfileValue:
         return self.profile.eval(t)[0]
 
 
+def _some(names, most: int = 8) -> str:
+    """The first ``most`` of ``names`` for a message, with how many more there are."""
+    names = [str(n) for n in names]
+    shown = ", ".join(repr(n) for n in names[:most])
+    return f"[{shown}{f', … {len(names) - most} more' if len(names) > most else ''}]"
+
+
+def _marker_hint(ref, markers: dict, bodies: dict) -> str:
+    """Why the marker reference ``ref`` ("body.marker") resolves to nothing: an unknown
+    body (with the bodies there are) or a body without that marker (with its markers)."""
+    body = str(ref).split(".", 1)[0]
+    if body not in bodies:
+        return f"unknown body {body!r}; bodies: {_some(bodies)}"
+    own = [m.split(".", 1)[1] for m in markers if m.split(".", 1)[0] == body]
+    return f"body {body!r} has the markers {_some(own)}"
+
+
 def resolve_markers(declared, bodies: dict, problems: list[str]
                     ) -> tuple[dict[str, Marker], dict[str, dict]]:
     """The markers of the ``declared`` tuples (body, name, position, orientation, frame,
@@ -166,7 +183,8 @@ def resolve_markers(declared, bodies: dict, problems: list[str]
             problems.append(f"{problem} (on body {body!r})")
             continue
         if body not in bodies:
-            problems.append(f"marker {full!r}: unknown body {body!r}")
+            problems.append(f"marker {full!r}: unknown body {body!r}; bodies: "
+                            f"{_some(bodies)}")
             continue
         if full in markers:
             problems.append(f"duplicate marker {full!r}")
@@ -203,9 +221,13 @@ def resolve_markers(declared, bodies: dict, problems: list[str]
                     markers[full] = Marker(body, name, pos, rot, None, None)
                     continue
                 elif node_set is not None and node is None:
+                    given = node_set
                     members, node_set = _marker_node_set(b.data, node_set)
-                    modes = (node_modes(b.data, int(members[0])) if members.size == 1
-                             else interface_modes(b.data, members))
+                    try:
+                        modes = (node_modes(b.data, int(members[0])) if members.size == 1
+                                 else interface_modes(b.data, members))
+                    except ModelError as exc:
+                        raise ModelError(f"node_set {given!r}: {exc}") from None
                 else:
                     raise ModelError("give exactly one of node= or node_set=")
                 if np.any(np.asarray(position, dtype=float) != 0):
@@ -279,7 +301,8 @@ def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
         if target is None or kind not in QUANTITIES:
             continue
         if kind == "marker" and target not in markers:
-            problems.append(f"{who}: marker {target!r} not found")
+            problems.append(f"{who}: marker {target!r} not found "
+                            f"({_marker_hint(target, markers, bodies)})")
         elif kind in ("node", "energy", "modal"):
             body = bodies.get(target)
             if body is None or target == "ground":
@@ -289,7 +312,7 @@ def sensor_target_problems(sensors, markers: dict, bodies: dict, joints, forces,
         elif kind in ("joint", "reaction"):
             spec = joints.get(target)
             if spec is None:
-                problems.append(f"{who}: unknown joint {target!r}")
+                problems.append(f"{who}: unknown joint {target!r}; joints: {_some(joints)}")
             elif kind == "joint":
                 fits = (ROTATING_JOINTS if sensor.quantity.startswith("angle")
                         else SLIDING_JOINTS)
@@ -374,15 +397,15 @@ def reference_problems(joints, drives, forces, markers: dict, bodies: dict,
                             f"forces")
         names.add(item.name)
     for item in [*joints, *drives, *forces]:
-        refs = [getattr(item, a, None) for a in ("marker_i", "marker_j", "marker")]
-        for ref in refs:
+        kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
+            type(item).__name__, type(item).__name__)
+        sides = ("a", "b", "") if kind == "Contact" else ("i", "j", "")
+        for side, attribute in zip(sides, ("marker_i", "marker_j", "marker"), strict=True):
+            ref = getattr(item, attribute, None)
             if ref is not None and ref not in markers:
-                body = str(ref).split(".", 1)[0]
-                hint = (f"unknown body {body!r}" if body not in bodies
-                        else f"body {body!r} has no such marker")
-                kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
-                    type(item).__name__, type(item).__name__)
-                problems.append(f"{kind} {item.name!r}: marker {ref!r} not found ({hint})")
+                label = f"marker {side}".rstrip()
+                problems.append(f"{kind} {item.name!r}: {label} {ref!r} not found "
+                                f"({_marker_hint(ref, markers, bodies)})")
     for joint in joints:
         mi, mj = markers.get(joint.marker_i), markers.get(joint.marker_j)
         if mi is not None and mj is not None and mi.body == mj.body:

@@ -105,13 +105,13 @@ def sensor_problems(sensor: Sensor) -> list[str]:
     """What is wrong with ``sensor`` on its own (names are checked against the model by
     the builder): unknown kind, quantity or frame, a missing node label."""
     who = f"sensor {sensor.name!r}"
-    if sensor.kind not in QUANTITIES:
-        return [f"{who}: unknown kind {sensor.kind!r}; kinds: {sorted(QUANTITIES)}"]
+    if not isinstance(sensor.kind, str) or sensor.kind not in QUANTITIES:
+        return [f"{who}: unknown sensor type {sensor.kind!r}; known: {sorted(QUANTITIES)}"]
     out = []
     known = QUANTITIES[sensor.kind]
     if sensor.quantity not in known:
-        out.append(f"{who}: {sensor.kind} sensors measure {sorted(known)}, not "
-                   f"{sensor.quantity!r}")
+        out.append(f"{who}: quantity {sensor.quantity!r} is not one that "
+                   f"{sensor.kind} sensors measure ({sorted(known)})")
     frames = FRAMES.get(sensor.kind)
     if frames is None and sensor.frame is not None:
         out.append(f"{who}: {sensor.kind} sensors take no frame (got {sensor.frame!r})")

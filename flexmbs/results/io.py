@@ -312,9 +312,12 @@ def _check_structure(f, path) -> None:
                               f"the mode shapes of body {name!r}: {n_nodes} nodes, "
                               f"{n_modes} modes")
         for field in g.get("fields", {}).values():
-            shape = field.shape
+            shape, dataset = field.shape, field.name.lstrip("/")
+            if "name" not in field.attrs:
+                raise ReadError(f"{path}: dataset {dataset!r} lacks its 'name' attribute "
+                                f"(the name of a modal field of body {name!r})")
             if len(shape) != 3 or shape[0] != n_nodes or shape[2] != n_modes:
-                raise shape_error(f"{where}/fields/{field.attrs.get('name', '?')}", shape,
+                raise shape_error(dataset, shape,
                                   f"({n_nodes}, components, {n_modes})",
                                   f"a modal field of body {name!r}")
     for name, g in f.get("contacts", {}).items():

@@ -72,9 +72,12 @@ def _locate_mm_problem(path: Path) -> str | None:
             ok = len(parts) == want
         if ok and field != "pattern":
             try:
-                [float(p) for p in (parts[2:] if layout == "coordinate" else parts)]
+                values = [float(p) for p in (parts[2:] if layout == "coordinate" else parts)]
             except ValueError:
                 ok = False
+            else:
+                if not all(np.isfinite(values)):
+                    return f"line {lineno}: entry {line!r} is not a finite number"
         if not ok:
             return f"line {lineno}: cannot read matrix entry {line!r}"
     if size is None:
@@ -94,6 +97,9 @@ def _mmread(path: Path, what: str) -> sp.csr_matrix:
                         + (f", {where}" if where else "") + f" ({type(exc).__name__}: {exc})"
                         ) from exc
     mat = sp.csr_matrix(mat)
+    if not np.all(np.isfinite(mat.data)):
+        raise ReadError(f"{path}: the {what} matrix holds a value that is not finite, "
+                        f"{_locate_mm_problem(path) or 'after reading'}")
     if np.iscomplexobj(mat.data):
         raise ReadError(f"{path}: the {what} matrix is complex; expected a real matrix")
     if mat.shape[0] != mat.shape[1]:

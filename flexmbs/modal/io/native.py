@@ -204,6 +204,17 @@ def _checked_csr(path, g) -> sp.csr_matrix:
     return mat
 
 
+def _strings(path, f, name: str) -> tuple[str, ...]:
+    """The dataset ``name`` as a tuple of texts; ReadError naming it and what it holds."""
+    value = f[name][()]
+    if not (isinstance(value, np.ndarray) and value.ndim == 1
+            and all(isinstance(v, (bytes, str)) for v in value)):
+        raise ReadError(f"{path}: dataset /{name} must be a list of texts, got "
+                        f"{np.asarray(value).dtype} of shape {np.shape(value)} "
+                        f"({str(value)[:40]})")
+    return tuple(v.decode() if isinstance(v, bytes) else v for v in value)
+
+
 def read_native(path: Path, **options) -> ModalData:
     """Read a native file written by :func:`write_native`."""
     if options:
@@ -252,7 +263,7 @@ def read_native(path: Path, **options) -> ModalData:
                             if "stiffening" in f else {}),
                 derivatives=(_read_derivatives(f["modal_derivatives"])
                              if "modal_derivatives" in f else None),
-                mode_kinds=tuple(s.decode() for s in f["mode_kinds"][()]),
+                mode_kinds=_strings(path, f, "mode_kinds"),
                 constraint_fraction=f["constraint_fraction"][()],
                 reference_frame=str(f.attrs["reference_frame"]),
                 attach_set=str(f.attrs["attach_set"]) or None,
