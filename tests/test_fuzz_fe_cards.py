@@ -14,7 +14,6 @@ thousand (tests/fuzzing.py).
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 

@@ -135,6 +135,30 @@ def test_campbell_diagram_follows_each_mode_through_the_crossing_at_rest(tmp_pat
     assert "no drive 'nope'" in capsys.readouterr().err
 
 
+def test_campbell_from_equilibrium_starts_every_speed_from_the_sag(tmp_path, capsys):
+    """The seed double pendulum with its shoulder driven: from the static equilibrium
+    (rod 2 hanging below the held rod 1) the elbow's line at Ω = 0 is the pendulum's
+    ω² = m g r / (m r² + I_zz); from the case's initial state (rod 2 at 30°, not at rest)
+    it is not."""
+    text = (CASES / "seed_double_pendulum.toml").read_text() + (
+        '\n[[drives]]\nname = "turn"\ntype = "rotation"\ni = "ground.O"\nj = "rod1.O"\n'
+        'profile = 0.0\n')
+    case = tmp_path / "driven.toml"
+    case.write_text(text.replace('file = "seed_double_pendulum.res.h5"', ""))
+    lines = {}
+    for flag in ([], ["--from-equilibrium"]):
+        assert main(["study", "campbell", str(case), "--drive", "turn", "--speeds",
+                     "0,1,2", "--modes", "1", "-o", str(tmp_path / f"c{len(flag)}"),
+                     "--json", *flag]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["start"] == ("static equilibrium" if flag else "initial")
+        lines[bool(flag)] = np.array(report["frequencies_hz"])[:, 0]
+    omega = np.sqrt(1.0 * 9.81 * 0.5 / (1.0 * 0.5**2 + 1e-9))
+    np.testing.assert_allclose(2 * np.pi * lines[True][0], omega, rtol=1e-9)
+    assert abs(2 * np.pi * lines[False][0] / omega - 1) > 1e-3
+    assert np.all(np.diff(lines[True]) > 0)  # the centrifugal field stiffens the elbow
+
+
 def test_double_pendulum_frequencies_against_the_closed_form():
     """Two 1 kg point masses on 0.5 m rods hanging at rest: ω² = (g/L)(2 ∓ √2)."""
     system = System(load_case(CASES / "seed_double_pendulum.toml").model)

@@ -86,9 +86,9 @@ def _at_speed(system, drive: str, speed: float):
     return System(replace(system.model, drives=drives), **system.overrides)
 
 
-def _steady_modes(system, drive, speed):
+def _steady_modes(system, drive, speed, start=None):
     moving = _at_speed(system, drive, speed)
-    lin = linearize(moving, *initial_state(moving), 0.0)
+    lin = linearize(moving, *initial_state(moving, 0.0, start), 0.0)
     return lin, [m for m in eigenmodes(lin) if not m.rigid]
 
 
@@ -99,14 +99,29 @@ def mac(a: np.ndarray, b: np.ndarray) -> float:
     return float(num / den) if den > 0 else 0.0
 
 
-def campbell(system, drive: str, speeds, n_modes: int = 8) -> CampbellResult:
+def campbell(system, drive: str, speeds, n_modes: int = 8, *,
+             from_equilibrium: bool = False) -> CampbellResult:
     """The Campbell diagram of ``system`` over the constant speeds of ``drive``
     (module docstring); the lowest ``n_modes`` elastic modes at the first speed are
-    followed."""
+    followed.
+
+    ``from_equilibrium``: every speed starts from the static equilibrium of ``system``
+    at t = 0 (:func:`~flexmbs.analysis.static.static_equilibrium`: gravity and constant
+    loads, ``drive`` held where the diagram's motion Ω t starts and the other drives at
+    their values there) instead of the case's initial state —
+    the sag under gravity, as the time studies' ``--from-equilibrium`` — and the drive
+    turns at each speed from there, the other coordinates at rest. The deflection that
+    the spin itself would add (centrifugal loads) is not solved for; its stiffening
+    effect enters through geometric stiffening (docs/theory_stiffening.md)."""
     speeds = np.asarray(speeds, dtype=float)
     if speeds.ndim != 1 or speeds.size == 0 or not np.all(np.isfinite(speeds)):
         raise ValidationError(f"speeds must be a list of finite numbers, got {speeds!r}")
-    lin, modes = _steady_modes(system, drive, speeds[0])
+    start = None
+    if from_equilibrium:
+        from .static import static_equilibrium
+
+        start = static_equilibrium(_at_speed(system, drive, 0.0), 0.0).q
+    lin, modes = _steady_modes(system, drive, speeds[0], start)
     tracked = modes[:n_modes]
     count = len(tracked)
     freqs = np.full((speeds.size, count), np.nan)
@@ -116,7 +131,7 @@ def campbell(system, drive: str, speeds, n_modes: int = 8) -> CampbellResult:
     descriptions = [m.describe(lin.coord_names) for m in tracked]
     macs = []
     for k in range(1, speeds.size):
-        _, candidates = _steady_modes(system, drive, speeds[k])
+        _, candidates = _steady_modes(system, drive, speeds[k], start)
         candidates = candidates[: count + 4]  # some room for modes that cross in
         table = np.array([[mac(a.shape, b.shape) for b in candidates] for a in tracked])
         rows, cols = linear_sum_assignment(-table)

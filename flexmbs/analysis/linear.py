@@ -63,14 +63,19 @@ class Mode:
         return ", ".join(f"{coord_names[k]} {amp[k]:.3g}" for k in order if amp[k] > 1e-6)
 
 
-def initial_state(system, t: float = 0.0):
+def initial_state(system, t: float = 0.0, q0=None):
     """(q, q̇, q̈, λ) of ``system``'s initial state at t: assembled, velocities projected
     onto the velocity constraints, consistent accelerations and multipliers — a steady
-    motion when its drives run at constant speed."""
+    motion when its drives run at constant speed. With ``q0`` (n_q,) the state starts
+    there at rest instead: only the drives' rates move it."""
     from ..integrators.reference import accelerations
 
-    q = system.assemble(t=t)
-    qd = system.project_velocity(q, None, t)
+    if q0 is None:
+        q = system.assemble(t=t)
+        qd = system.project_velocity(q, None, t)
+    else:
+        q = system.assemble(q0, t=t)
+        qd = system.project_velocity(q, np.zeros(system.n_q), t)
     qdd, lam = accelerations(system, q, qd, t)
     return q, qd, qdd, lam
 

@@ -26,12 +26,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length", type=float, required=True, help="beam length [m]")
     p.add_argument("--elements", type=int, default=40, help="number of elements (default 40)")
     p.add_argument("--section", type=str.lower, default="rectangle",
-                   choices=["rectangle", "box", "tube", "circle", "i", "channel", "c"],
+                   choices=["rectangle", "box", "tube", "circle", "i", "channel", "c",
+                            "general"],
                    help="section kind (docs/beam_sections.md): rectangle (--width "
                         "--height), box = hollow rectangle (--width --height --thickness), "
                         "tube (--diameter --thickness), circle (--diameter), i = I/H beam "
                         "and channel = C (--width --height --flange-thickness "
-                        "--web-thickness, or --thickness for both)")
+                        "--web-thickness, or --thickness for both), general (--constants "
+                        "--outline)")
     p.add_argument("--width", type=float, help="width along local y [m] (rectangle, box; "
                                                "flange width of i/channel)")
     p.add_argument("--height", type=float, help="height along local z [m] (rectangle, box, "
@@ -41,6 +43,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="box/tube: wall thickness [m]; i/channel: flange and web thickness")
     p.add_argument("--flange-thickness", type=float, help="i/channel: flange thickness [m]")
     p.add_argument("--web-thickness", type=float, help="i/channel: web thickness [m]")
+    p.add_argument("--constants", metavar="A,IY,IZ,J",
+                   help="general: area [m²], second moments about y and z [m⁴] and torsion "
+                        "constant [m⁴] of the section in its principal centroidal axes")
+    p.add_argument("--outline", metavar="FILE",
+                   help="general: the section's outline, one 'y, z' point [m] per line "
+                        "about the centroid; a blank line starts the next loop (outer "
+                        "boundary first, then holes)")
     p.add_argument("--material", default="steel",
                    help="steel, aluminium, or 'E,nu,rho' in SI (e.g. 70e9,0.33,2700)")
     p.add_argument("--theory", choices=["euler-bernoulli", "timoshenko"],
@@ -71,7 +80,51 @@ SECTION_OPTIONS = {
 SECTION_OPTIONS["channel"] = SECTION_OPTIONS["i"]
 
 
+def _outline(text: str) -> list:
+    """Loops of (y, z) points [m] from an outline file (module docstring of --outline)."""
+    from pathlib import Path
+
+    path = Path(text)
+    if not path.is_file():
+        raise ValidationError(f"--outline {text!r}: no such file")
+    loops, loop = [], []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            if loop:
+                loops.append(loop)
+            loop = []
+            continue
+        try:
+            y, z = (float(v) for v in line.replace(",", " ").split())
+        except ValueError:
+            raise ValidationError(f"--outline {path.name}, line {number}: {line!r} is not "
+                                  f"a 'y, z' pair of numbers") from None
+        loop.append((y, z))
+    if loop:
+        loops.append(loop)
+    if not loops:
+        raise ValidationError(f"--outline {path.name}: no points")
+    return loops[0] if len(loops) == 1 else loops
+
+
+def _general(args) -> BeamSection:
+    if args.constants is None or args.outline is None:
+        raise ValidationError("--section general needs --constants A,IY,IZ,J and --outline "
+                              "FILE")
+    try:
+        area, iy, iz, torsion = (float(v) for v in args.constants.split(","))
+    except ValueError:
+        raise ValidationError(f"--constants {args.constants!r}: expected four numbers "
+                              f"A,IY,IZ,J") from None
+    spec = {"kind": "general", "A": area, "Iy": iy, "Iz": iz, "J": torsion,
+            "outline": _outline(args.outline)}
+    return section_from_spec(spec, "--section general")
+
+
 def _section(args) -> BeamSection:
+    if args.section == "general":
+        return _general(args)
     kind = "channel" if args.section == "c" else args.section
     spec = {"kind": kind}
     for key, option in SECTION_OPTIONS[kind]:
