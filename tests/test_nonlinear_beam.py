@@ -16,7 +16,7 @@ from flexmbs.analysis import static_equilibrium
 from flexmbs.assembly import System
 from flexmbs.cases import load_case
 from flexmbs.elements.nonlinear_beam import reference as ref
-from flexmbs.errors import ModelError
+from flexmbs.errors import FlexmbsError, ModelError
 from flexmbs.frame.rotations import quaternion_from_matrix, skew
 from flexmbs.modal.fe.beam import BeamSection, Material
 from flexmbs.model import ModelBuilder
@@ -203,6 +203,27 @@ def test_the_elastica_case_file_loads_and_bends_as_the_elastica():
     u = 1.0 - rest.coordinate("strip/17.x")
     w = -rest.coordinate("strip/17.z")
     np.testing.assert_allclose([u, w], [0.38763, 0.71379], rtol=0, atol=6e-4)
+
+
+def test_a_case_file_material_may_be_written_as_flexmbs_beam_takes_it(tmp_path):
+    """`material = "E,nu,rho"` (as `flexmbs beam --material`) is the same material as
+    the table {E, nu, rho}; a bad one is refused naming the key."""
+    text = (CASES / "elastica.toml").read_text()
+    assert 'material = "steel"' in text
+    bodies = {}
+    for label, material in (("text", '"2.1e11,0.3,7850"'),
+                            ("table", "{ E = 2.1e11, nu = 0.3, rho = 7850.0 }")):
+        path = tmp_path / f"{label}.toml"
+        path.write_text(text.replace('material = "steel"', f"material = {material}"))
+        bodies[label] = [b for b in load_case(path).model.bodies.values()
+                         if b.name.startswith("strip/")]
+    assert len(bodies["text"]) == 17
+    for one, other in zip(bodies["text"], bodies["table"], strict=True):
+        assert one.mass == other.mass and np.array_equal(one.inertia, other.inertia)
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace('material = "steel"', 'material = "2.1e11,0.3"'))
+    with pytest.raises(FlexmbsError, match=r"material.*'2.1e11,0.3'"):
+        load_case(path)
 
 
 def test_the_docs_example_builds_the_beam_it_describes():

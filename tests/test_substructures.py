@@ -348,3 +348,19 @@ def test_cli_beam_substructures_writes_parts_and_sidecar(tmp_path, capsys):
     assert main(["beam", "--length", "1", "--width", "0.02", "--height", "0.01", "--modes",
                  "3", "--free", "--substructures", "3", "-o", str(out)]) == 2
     assert "--free do not apply" in capsys.readouterr().err
+
+
+def test_a_sweep_over_the_parts_modes_runs_and_draws(tmp_path):
+    """`flexmbs study sweep --key bodies.beam.beam.modes` over a substructured beam: runs
+    keeping different numbers of modes complete, and their figure is drawn (it once
+    failed stacking modal peaks of different lengths)."""
+    from flexmbs.cli.main import main
+
+    path = tmp_path / "case.toml"
+    path.write_text(CASE.format(extra="", load=-0.1))
+    out = tmp_path / "sweep"
+    assert main(["study", "sweep", str(path), "--key", "bodies.beam.beam.modes",
+                 "--values", "1,2", "--workers", "1", "-o", str(out), "--quiet"]) == 0
+    assert (out / "sweep.png").stat().st_size > 10_000
+    rows = (out / "sweep.csv").read_text().splitlines()
+    assert len(rows) == 3 and "failed" not in "".join(rows[1:])

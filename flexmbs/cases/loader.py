@@ -337,6 +337,8 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
         if isinstance(spec, dict) and spec.get("substructures", 1) != 1:
             try:  # k bodies joined at the cuts (flexmbs.cases.substructured_case)
                 return add_part(b, t, spec, common, parts)
+            except CaseError:  # already names the file, the entry and the key
+                raise
             except FlexmbsError as exc:
                 raise t.error("beam", str(exc)) from None
         try:

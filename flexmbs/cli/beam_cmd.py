@@ -19,8 +19,6 @@ from ._reduction_args import (
 
 HELP = "make modal data of a straight beam with the built-in beam FE"
 
-MATERIALS = {"steel": Material.steel, "aluminium": Material.aluminium}
-
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length", type=float, required=True, help="beam length [m]")
@@ -145,14 +143,15 @@ def _section(args) -> BeamSection:
 
 
 def _material(text: str) -> Material:
-    if text in MATERIALS:
-        return MATERIALS[text]()
+    from ..model.nonlinear_beam import beam_material
+
     try:
-        e_mod, nu, rho = (float(v) for v in text.split(","))
+        return beam_material(text)
+    except ValidationError as exc:  # E, nu or rho out of range: Material says which
+        raise ValidationError(f"--material {text!r}: {exc}") from None
     except ValueError:
         raise ValidationError(f"--material {text!r}: use steel, aluminium or 'E,nu,rho'"
                               ) from None
-    return Material(e_mod, nu, rho)
 
 
 def run(args: argparse.Namespace) -> int:

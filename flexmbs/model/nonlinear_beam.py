@@ -59,7 +59,8 @@ def node_name(beam: str, label: int) -> str:
 
 
 def beam_material(value):
-    """A Material from a Material, "steel", "aluminium" or {E, nu, rho} [Pa, -, kg/m³]."""
+    """A Material from a Material, "steel", "aluminium", the text "E,nu,rho" (as
+    ``flexmbs beam --material``) or {E, nu, rho} [Pa, -, kg/m³]."""
     from ..modal.fe.beam import Material
 
     if isinstance(value, Material):
@@ -68,6 +69,13 @@ def beam_material(value):
              "aluminum": Material.aluminium}
     if isinstance(value, str) and value.strip().lower() in named:
         return named[value.strip().lower()]()
+    if isinstance(value, str) and value.count(",") == 2:
+        try:
+            e_mod, nu, rho = (float(v) for v in value.split(","))
+        except ValueError:
+            pass
+        else:
+            return Material(e_mod, nu, rho)
     if isinstance(value, dict) and {"E", "nu", "rho"} <= set(value) <= {"E", "nu", "rho",
                                                                          "name"}:
         return Material(**value)

@@ -174,14 +174,18 @@ def dominant_mode(signals, body: str) -> tuple[int, float, bool]:
     modal amplitude of the body is at round-off: no mode's largest nodal displacement
     (|ξⱼ| times RunSignals.shape_peak) reaches :data:`ROUND_OFF` times the body's size
     (without those, the tip deflection against 1 m)."""
-    signals = [s for s in signals if body in s.modal]
-    if not signals or signals[0].modal[body].shape[1] == 0:
+    signals = [s for s in signals if body in s.modal and s.modal[body].shape[1] > 0]
+    if not signals:
         return 0, 0.0, True
-    peaks = np.max([np.max(np.abs(s.modal[body]), axis=0, initial=0.0) for s in signals],
-                   axis=0)
+    # runs may keep different numbers of modes (a sweep over a truncation key)
+    each = [np.max(np.abs(s.modal[body]), axis=0, initial=0.0) for s in signals]
+    peaks = np.zeros(max(p.size for p in each))
+    for p in each:
+        peaks[:p.size] = np.maximum(peaks[:p.size], p)
     j = int(np.argmax(peaks))
     if all(body in s.shape_peak and body in s.size for s in signals):
-        displacement = max(float(np.max(peaks * s.shape_peak[body])) for s in signals)
+        displacement = max(float(np.max(p * s.shape_peak[body]))
+                           for p, s in zip(each, signals, strict=True))
         size = max(s.size[body] for s in signals)
     else:  # signals from elsewhere: the tip only
         displacement = max(peak(norm_rows(s.tip[body])) for s in signals)
