@@ -239,6 +239,25 @@ def test_plate_on_bushings_matches_the_same_supports_from_spring_dampers(plate_d
     assert np.max(np.abs(diff)) < 1e-3 * np.max(np.abs(motion))
 
 
+def test_node_set_bushings_run_the_same_on_the_compiled_engine(plate_data):
+    """The plate on two bushings over averaged node sets (interface markers), damped and
+    moving: the compiled engine's run equals the NumPy reference path's to round-off
+    (tolerance 1e-10 of the motion), its sensors included."""
+    runs = {}
+    for engine in ("compiled", "python"):
+        system = _plate(plate_data, "bushing", velocity=[0.05, -0.03, 0.04],
+                        angular_velocity=[0.5, 0.3, -0.4])
+        runs[engine] = simulate(system, 0.02, 5e-4, "newmark", engine=engine)
+        assert runs[engine].success
+    assert runs["compiled"].statistics["engine"] == "compiled"
+    motion = np.max(np.abs(runs["python"].q - runs["python"].q[0]))
+    assert motion > 1e-4
+    np.testing.assert_allclose(runs["compiled"].q, runs["python"].q, rtol=0,
+                               atol=1e-10 * motion)
+    np.testing.assert_allclose(runs["compiled"].energy_balance()[0],
+                               runs["python"].energy_balance()[0], rtol=1e-6, atol=1e-15)
+
+
 def test_energy_balance_closes_with_damping(plate_data):
     """T + V − W_nc stays at its initial value on a damped run of the plate on two
     bushings (trapezoidal Newmark, 0.05 s, some three periods of the stiffest mount
