@@ -20,6 +20,7 @@ import numpy as np
 from .._files import check_output
 from ..cases import load_case, run_case
 from ..errors import ValidationError
+from ..integrators.options import CHOICES
 from ._common import ProgressBar, emit_json
 
 HELP = "simulate a case file and write its results"
@@ -34,7 +35,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="results file (default: from the case, .res.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--engine", choices=("auto", "compiled", "python"),
+    p.add_argument("--engine", choices=CHOICES["engine"],
                    help="compiled kernels or the NumPy reference path (default: the case's "
                         "[solver] engine, else auto: compiled where the model allows)")
     p.add_argument("--restart", metavar="RESULT",

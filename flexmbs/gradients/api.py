@@ -19,6 +19,7 @@ import numpy as np
 
 from .._blas import single_threaded_blas
 from ..errors import ValidationError
+from ..integrators.options import Engine
 from . import forward
 from .adjoint import backward
 from .direct import sensor_sensitivities
@@ -171,7 +172,7 @@ def forward_engine(source: TangentSource) -> str:
     model: its states solve the same discrete equations as the NumPy path's, to Newton's
     tolerance) where the sweep's Jacobians come from the compiled engine, so that its
     kernels are at hand; else "python" (no compilation started for a gradient)."""
-    return "auto" if source.engine == "compiled" else "python"
+    return (Engine.AUTO if source.engine == Engine.COMPILED else Engine.PYTHON).value
 
 
 def _cost(fwd, seconds, mode, source) -> dict:

@@ -30,6 +30,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import ValidationError
+from ..integrators.options import Engine
 from .rotor import rotor_correction
 from .tangents import (
     exact_tangents,
@@ -37,8 +38,6 @@ from .tangents import (
     needs_numpy_tangents,
     velocity_constraint_jacobian,
 )
-
-ENGINES = ("auto", "compiled", "python")
 
 
 def _torque_servo_rotor(force) -> bool:
@@ -73,24 +72,28 @@ class TangentSource:
     """
 
     def __init__(self, system, engine: str = "auto"):
-        if engine not in ENGINES:
-            raise ValidationError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+        try:
+            chosen = Engine(engine)
+        except ValueError:
+            raise ValidationError(f"engine must be one of {[e.value for e in Engine]}, got "
+                                  f"{engine!r}") from None
         self.system = system
         self.rotor_servos = [f for f in system.model.forces if _torque_servo_rotor(f)]
         self.numpy_forces = [f for f in system.model.forces
                              if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
-        self.compiled, self.engine, self.note = None, "python", "engine='python' requested"
-        if engine == "python":
+        self.compiled, self.engine = None, Engine.PYTHON.value
+        self.note = "engine='python' requested"
+        if chosen is Engine.PYTHON:
             return
         reason = _kernels_at_hand()
         if reason is None:
             reason = self._compile()
         if reason is not None:
-            if engine == "compiled":
+            if chosen is Engine.COMPILED:
                 raise ValidationError(f"engine='compiled': {reason}")
             self.note = reason
             return
-        self.engine = "compiled"
+        self.engine = Engine.COMPILED.value
         self.note = ("compiled iteration matrices" + (
             f", NumPy tangents of {[f.name for f in self.numpy_forces]}"
             if self.numpy_forces else ""))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from ..integrators.options import Engine
 from .forward import initial_state
 from .model_diff import model_tangent
 from .residual_terms import Derivative, DifferenceTerm, ParameterTerms
@@ -50,7 +51,7 @@ class PreparedParameter:
         """Evaluate the differences of the step equations on the compiled engine when
         the step Jacobians come from it (``source``: the
         :class:`~flexmbs.gradients.jacobian_source.TangentSource`)."""
-        if self.difference is not None and source.engine == "compiled":
+        if self.difference is not None and source.engine == Engine.COMPILED:
             self.difference.compile()
 
     def systems(self):
