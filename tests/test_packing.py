@@ -9,7 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from flexmbs.compiled.packing import _f1, _f2, _f3, _f4, _f5, _i1, _i2, _i3, pack
+from flexmbs.compiled.packing import (
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    floats5,
+    ints1,
+    ints2,
+    ints3,
+    pack,
+)
 
 
 class Fields(NamedTuple):
@@ -29,12 +39,13 @@ def _sums(F, IN, H):
     """Σ value × (1 + flat index) of every field's view, and its shape and last entry,
     read inside compiled code."""
     out = np.zeros(8)
-    for k, view in enumerate((_f1(F, H, 0).ravel(), _f2(F, H, 1).ravel(), _f3(F, H, 2).ravel(),
-                              _f4(F, H, 3).ravel(), _f5(F, H, 4).ravel())):
+    for k, view in enumerate((floats1(F, H, 0).ravel(), floats2(F, H, 1).ravel(),
+                              floats3(F, H, 2).ravel(), floats4(F, H, 3).ravel(),
+                              floats5(F, H, 4).ravel())):
         for i in range(view.size):
             out[k] += view[i] * (1 + i)
-    for k, view in enumerate((_i1(IN, H, 5).ravel(), _i2(IN, H, 6).ravel(),
-                              _i3(IN, H, 7).ravel())):
+    for k, view in enumerate((ints1(IN, H, 5).ravel(), ints2(IN, H, 6).ravel(),
+                              ints3(IN, H, 7).ravel())):
         for i in range(view.size):
             out[5 + k] += view[i] * (1 + i)
     return out
@@ -43,7 +54,7 @@ def _sums(F, IN, H):
 @njit
 def _writes(WF, H):
     """Write through a 3-D view and a row of it (the kernels' workspace pattern)."""
-    v = _f3(WF, H, 2)
+    v = floats3(WF, H, 2)
     if v.shape[0] > 0 and v.shape[1] > 0 and v.shape[2] > 0:
         row = v[v.shape[0] - 1]
         row[v.shape[1] - 1, v.shape[2] - 1] = -7.5

@@ -149,7 +149,7 @@ def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | 
     shape's largest coordinate (0.1 rad or 0.1 m, or a modal coordinate of 0.1; the
     drawing magnifies the elastic part to its usual scale). A rigid-body mode is drawn
     over a unit of time."""
-    from ..integrators.simulate import _describe_bodies, _describe_model
+    from ..integrators.simulate import describe_bodies, describe_model
     from ..results import SimulationResult
     from ..results.steps import StepSummary
 
@@ -173,4 +173,4 @@ def mode_motion(system, linear: LinearSystem, mode: Mode, *, amplitude: float | 
                   "frequency_hz": mode.frequency_hz},
         coupling=dict(system.coupling), success=True,
         message=f"linear mode at {mode.frequency_hz:.6g} Hz", wall_time=0.0,
-        bodies=_describe_bodies(system), model=_describe_model(system))
+        bodies=describe_bodies(system), model=describe_model(system))

@@ -99,7 +99,7 @@ def input_format(mass: str, stiffness: str) -> str:
 def _first_entry_is_abaqus(path) -> bool:
     """Whether the first line of ``path`` that is not a heading or comment (``*``, ``%``)
     has the five fields of an Abaqus matrix entry."""
-    from ..modal.io.abaqus import _parse_abaqus_line
+    from ..modal.io.abaqus import parse_abaqus_line
 
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -108,7 +108,7 @@ def _first_entry_is_abaqus(path) -> bool:
                 if not text or text.startswith(("*", "%")):
                     continue
                 try:
-                    _parse_abaqus_line(Path(path), lineno, text)
+                    parse_abaqus_line(Path(path), lineno, text)
                 except FlexmbsError:
                     return False
                 return True

@@ -4,7 +4,7 @@
 Calling a numba function costs a type check and an unboxing per argument; a named tuple
 of some fifty arrays costs about 1 µs per array, more than the whole residual. So Python
 hands the kernels two flat buffers and a header per tuple (:func:`pack`), and each
-kernel takes views of the fields it uses (``_f3(F, H, T_R_IO)``: a pointer and a
+kernel takes views of the fields it uses (``floats3(F, H, T_R_IO)``: a pointer and a
 shape, no copy and no reference to the buffer, so no reference counting; ``reshape``
 would cost some 30 ns a view, ``as_strided`` an atomic reference count per view and
 per sub-view). Such a view must never leave the kernel call: no kernel returns one to
@@ -29,12 +29,12 @@ from .layout import pack  # noqa: F401  (re-exported)
 
 
 def _view_python(buf, offset, shape):
-    """:func:`_view` when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    """:func:`packed_view` when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``)."""
     return buf[offset:offset + int(np.prod(shape))].reshape(shape)
 
 
 @intrinsic
-def _view(typingctx, buf, offset, shape):
+def packed_view(typingctx, buf, offset, shape):
     """A C-contiguous view of ``buf[offset:]`` with ``shape`` (a tuple of ints) that
     does not hold a reference to ``buf`` (no meminfo): creating and passing it costs no
     reference counting, whose atomic operations were a third of a step's time. The
@@ -66,7 +66,7 @@ def borrowed(typingctx, arr):
     strides. The kernels' entry point takes its array arguments so; otherwise every
     call that passes one on, and every view of one, counts a reference atomically. The
     arrays are owned by the calling Python code for the whole call, and such an array
-    must never leave the kernel call (as :func:`_view`)."""
+    must never leave the kernel call (as :func:`packed_view`)."""
 
     def codegen(context, builder, signature, args):
         source = make_array(arr)(context, builder, args[0])
@@ -79,50 +79,53 @@ def borrowed(typingctx, arr):
 
 
 if config.DISABLE_JIT:
-    _view = _view_python  # an intrinsic cannot run as Python
+    packed_view = _view_python  # an intrinsic cannot run as Python
 
     def borrowed(arr):
         return arr
 
 
+# floatsN(F, H, k): field k of the packed float tables (row k of the header H gives its
+# offset and shape) as an N-dimensional view of F, without a copy; intsN(IN, H, k) the
+# same of the integer tables. The kernels of every element kind read their fields so.
 @njit(cache=True, inline="always")
-def _f1(F, H, k):
-    return _view(F, H[k, 1], (H[k, 3],))
-
-
-@njit(cache=True, inline="always")
-def _f2(F, H, k):
-    return _view(F, H[k, 1], (H[k, 3], H[k, 4]))
+def floats1(F, H, k):
+    return packed_view(F, H[k, 1], (H[k, 3],))
 
 
 @njit(cache=True, inline="always")
-def _f3(F, H, k):
-    return _view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5]))
+def floats2(F, H, k):
+    return packed_view(F, H[k, 1], (H[k, 3], H[k, 4]))
 
 
 @njit(cache=True, inline="always")
-def _f4(F, H, k):
-    return _view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5], H[k, 6]))
+def floats3(F, H, k):
+    return packed_view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5]))
 
 
 @njit(cache=True, inline="always")
-def _f5(F, H, k):
-    return _view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5], H[k, 6], H[k, 7]))
+def floats4(F, H, k):
+    return packed_view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5], H[k, 6]))
 
 
 @njit(cache=True, inline="always")
-def _i1(IN, H, k):
-    return _view(IN, H[k, 1], (H[k, 3],))
+def floats5(F, H, k):
+    return packed_view(F, H[k, 1], (H[k, 3], H[k, 4], H[k, 5], H[k, 6], H[k, 7]))
 
 
 @njit(cache=True, inline="always")
-def _i2(IN, H, k):
-    return _view(IN, H[k, 1], (H[k, 3], H[k, 4]))
+def ints1(IN, H, k):
+    return packed_view(IN, H[k, 1], (H[k, 3],))
 
 
 @njit(cache=True, inline="always")
-def _i3(IN, H, k):
-    return _view(IN, H[k, 1], (H[k, 3], H[k, 4], H[k, 5]))
+def ints2(IN, H, k):
+    return packed_view(IN, H[k, 1], (H[k, 3], H[k, 4]))
+
+
+@njit(cache=True, inline="always")
+def ints3(IN, H, k):
+    return packed_view(IN, H[k, 1], (H[k, 3], H[k, 4], H[k, 5]))
 
 
 #: Kernel arguments that select a branch are passed as NumPy scalars: numba types a

@@ -126,7 +126,7 @@ def bind_inputs(model, inputs: dict, mode: str = "hold"):
 
     ``inputs``: {input name: target} as in the module docstring. ValidationError naming
     an input whose target the model does not have, or cannot take an input."""
-    from ..model.builder import _ProfileValue
+    from ..model.builder import ProfileValue
     from ..model.forces import JointActuator, PointLoad
 
     if not isinstance(inputs, dict):
@@ -163,7 +163,7 @@ def bind_inputs(model, inputs: dict, mode: str = "hold"):
             start = item.profile.eval(0.0)[0] if item.profile is not None else 0.0
             signal = InputSignal(name, start, mode)
             new_forces[element] = replace(item, profile=signal,
-                                          function=_ProfileValue(signal))
+                                          function=ProfileValue(signal))
         elif isinstance(item, PointLoad):
             if field not in ("x", "y", "z"):
                 raise ValidationError(f"input {name!r}: point load {element!r} takes one "

@@ -29,12 +29,12 @@ from ..compiled.packing import (
     W_ROT,
     W_V3A,
     W_V3B,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _f5,
-    _i1,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    floats5,
+    ints1,
 )
 from ..compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from ..compiled.rotations import (
@@ -61,8 +61,8 @@ TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-l
 def mode_products(F, IN, H, WF, WI, WH, f, nm, xi):
     """W_QS ← qs_j = Σ_i ξ_i (Q_ij + Q_ji) (n, 3, 3): what Q̄ and M̄(ξ) share
     (Σ_ij ξ_i ξ_j Q_ij = ½ Σ_j ξ_j qs_j), evaluated once per residual."""
-    T_f_Q = _f5(F, H, T_F_Q)
-    qs = _f3(WF, WH, W_QS)
+    T_f_Q = floats5(F, H, T_F_Q)
+    qs = floats3(WF, WH, W_QS)
     for j in range(nm):  # i outside, (a, c) inside: contiguous 3 × 3 blocks
         for a in range(3):
             for c in range(3):
@@ -78,11 +78,11 @@ def mode_products(F, IN, H, WF, WI, WH, f, nm, xi):
 def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, have_qs=False):
     """full ← the two-way M̄(ξ) with its ξξ block M_ff (coupling._full_mass); with
     ``have_qs`` its ξξ term Σ_ij ξ_i ξ_j Q_ij from :func:`mode_products`' W_QS."""
-    T_f_N = _f4(F, H, T_F_N)
-    T_f_Q = _f5(F, H, T_F_Q)
-    T_f_m0 = _f3(F, H, T_F_M0)
-    T_f_mff = _f3(F, H, T_F_MFF)
-    W_nlin = _f2(WF, WH, W_NLIN)
+    T_f_N = floats4(F, H, T_F_N)
+    T_f_Q = floats5(F, H, T_F_Q)
+    T_f_m0 = floats3(F, H, T_F_M0)
+    T_f_mff = floats3(F, H, T_F_MFF)
+    W_nlin = floats2(WF, WH, W_NLIN)
     n6 = 6 + nm
     for i in range(n6):
         for j in range(n6):
@@ -101,7 +101,7 @@ def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, have_qs=False):
             full[i, 3 + c] += nlin[i, c]
             full[3 + c, i] += nlin[i, c]
     if have_qs:
-        qs = _f3(WF, WH, W_QS)
+        qs = floats3(WF, WH, W_QS)
         for a in range(3):
             for c in range(3):
                 acc = 0.0
@@ -125,7 +125,7 @@ def full_mass(F, IN, H, WF, WI, WH, f, nm, q, st, full, have_qs=False):
 @njit(cache=True)
 def mode_mass(F, IN, H, WF, WI, WH, f, nm, mode, full, out):
     """out ← M̄ of coupling ``mode`` from the two-way ``full`` (coupling._mode_mass)."""
-    T_f_m0 = _f3(F, H, T_F_M0)
+    T_f_m0 = floats3(F, H, T_F_M0)
     n6 = 6 + nm
     for i in range(n6):
         for j in range(n6):
@@ -154,12 +154,12 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
     (coupling._general_qbar; ``use_modes`` False: the n = 0 terms only, ξ = ξ̇ = 0;
     ``have_qs``: :func:`mode_products` has filled W_QS for this ξ). W_NLIN holds
     N_jᵀ w (n, 3) meanwhile."""
-    T_f_N = _f4(F, H, T_F_N)
-    W_h6 = _f1(WF, WH, W_H6)
-    W_om3 = _f1(WF, WH, W_OM3)
-    W_qs = _f3(WF, WH, W_QS)
-    W_v3a = _f1(WF, WH, W_V3A)
-    W_v3b = _f1(WF, WH, W_V3B)
+    T_f_N = floats4(F, H, T_F_N)
+    W_h6 = floats1(WF, WH, W_H6)
+    W_om3 = floats1(WF, WH, W_OM3)
+    W_qs = floats3(WF, WH, W_QS)
+    W_v3a = floats1(WF, WH, W_V3A)
+    W_v3b = floats1(WF, WH, W_V3B)
     n6 = 6 + nm
     h, t1, t2 = W_h6, W_v3a, W_v3b
     for i in range(n6):
@@ -188,7 +188,7 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
     om = W_om3
     om[0], om[1], om[2] = o0, o1, o2
     qs = W_qs
-    ntw = _f2(WF, WH, W_NLIN)  # N_jᵀ w, once for both uses below
+    ntw = floats2(WF, WH, W_NLIN)  # N_jᵀ w, once for both uses below
     for j in range(nm):
         t0 = t1_ = t2_ = 0.0
         for i in range(n6):
@@ -333,21 +333,21 @@ def frame_tangents(F, IN, H, WF, WI, WH, b, q, qd, qdd, k, c):
     (``rbasis``); the body's frames (A, Ḡ, the basis of ∂(A s)/∂p) and its invariants
     M̄(0), N, Q from the tables. Scratch: ``qs`` (M, 3, 3), ``fvec`` rows 0–6,
     ``fmat`` 3–4, ``fmodes`` 0–3, ``fp4`` and ``r34``."""
-    st, nm = _i1(IN, H, T_B_START)[b], _i1(IN, H, T_B_NM)[b]
-    f, mode = _i1(IN, H, T_B_FLEX)[b], _i1(IN, H, T_B_MODE)[b]
-    mats = _f3(WF, WH, W_FMAT)
+    st, nm = ints1(IN, H, T_B_START)[b], ints1(IN, H, T_B_NM)[b]
+    f, mode = ints1(IN, H, T_B_FLEX)[b], ints1(IN, H, T_B_MODE)[b]
+    mats = floats3(WF, WH, W_FMAT)
     mbar_mass, mbar_full = mats[2], mats[0]
-    mbar_rigid, gcol = _f3(F, H, T_F_INV_M0)[f], _f2(WF, WH, W_FGCOL)
-    big_n, big_q = _f4(F, H, T_F_N)[f], _f5(F, H, T_F_Q)[f]
-    qs = _f3(WF, WH, W_QS)
-    a, gb = _f3(WF, WH, W_ROT)[b], _f3(WF, WH, W_GBAR)[b]
-    basis, basis_c = _f3(WF, WH, W_BASIS)[b], _f2(WF, WH, W_RBASIS)
+    mbar_rigid, gcol = floats3(F, H, T_F_INV_M0)[f], floats2(WF, WH, W_FGCOL)
+    big_n, big_q = floats4(F, H, T_F_N)[f], floats5(F, H, T_F_Q)[f]
+    qs = floats3(WF, WH, W_QS)
+    a, gb = floats3(WF, WH, W_ROT)[b], floats3(WF, WH, W_GBAR)[b]
+    basis, basis_c = floats3(WF, WH, W_BASIS)[b], floats2(WF, WH, W_RBASIS)
     n_b = 7 + nm
     xi, rd, pd = q[st + 7:st + n_b], qd[st:st + 3], qd[st + 3:st + 7]
     xid, acc = qd[st + 7:st + n_b], qdd[st:st + n_b]
-    g = _f1(F, H, T_GRAVITY)
-    vec, modes = _f2(WF, WH, W_FVEC), _f3(WF, WH, W_FMODES)
-    p4, r34 = _f3(WF, WH, W_FP4), _f3(WF, WH, W_R34)
+    g = floats1(F, H, T_GRAVITY)
+    vec, modes = floats2(WF, WH, W_FVEC), floats3(WF, WH, W_FMODES)
+    p4, r34 = floats3(WF, WH, W_FP4), floats3(WF, WH, W_R34)
     n6 = 6 + nm
     n = 7 + nm
     y, w, qbar, b1, ov, z, gbv = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]

@@ -106,11 +106,11 @@ def _mode_mass(inv: InertiaInvariants, full: np.ndarray, mode: Coupling) -> np.n
 def generalized_mass(inv, m_ff, p, xi, mode: Coupling = Coupling.TWO_WAY) -> np.ndarray:
     """M(q) = Cᵀ M̄ C, shape (7+n)x(7+n) (docs/theory_ffrf.md §5); singular along [0; p; 0]."""
     n = inv.n_modes
-    c = _c_matrix(p, n)
+    c = c_matrix(p, n)
     return c.T @ body_mass(inv, m_ff, xi, mode) @ c
 
 
-def _c_matrix(p, n):
+def c_matrix(p, n):
     c = np.zeros((6 + n, 7 + n))
     c[:3, :3] = rotation_matrix(p).T
     c[3:6, 3:7] = g_bar(p)

@@ -6,14 +6,14 @@ derivative rows du/dq, du/dq̇ Python writes into the workspace (``cb_du``)."""
 from __future__ import annotations
 
 from ..compiled._jit import njit
-from ..compiled.packing import W_CB_DU, W_CB_G, _f1, _f3
+from ..compiled.packing import W_CB_DU, W_CB_G, floats1, floats3
 
 
 @njit(cache=True)
 def _input_load(WF, WH):
     """The workspace's cb_g zeroed: a kind's −∂Q/∂u of one column of u goes there (its
     load at a unit input, through :func:`_apply_load`), for :func:`_input_tangent_into`."""
-    g = _f1(WF, WH, W_CB_G)
+    g = floats1(WF, WH, W_CB_G)
     for i in range(g.size):
         g[i] = 0.0
     return g
@@ -26,8 +26,8 @@ def _input_tangent_into(WF, WH, col, top, k_scale, c_scale):
     derivative rows over all of q (cb_du, written by Python; docs/compiled.md,
     "Callables"). The rows are those g loads, every column (a callable may read any
     coordinate)."""
-    g = _f1(WF, WH, W_CB_G)
-    du = _f3(WF, WH, W_CB_DU)
+    g = floats1(WF, WH, W_CB_G)
+    du = floats3(WF, WH, W_CB_DU)
     for i in range(g.size):
         gi = g[i]
         if gi != 0.0:

@@ -41,11 +41,11 @@ from ..compiled.packing import (
     W_XBLK,
     W_XP,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _i1,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    ints1,
 )
 from ..compiled.rotations import (
     conjugate_basis_into,
@@ -73,7 +73,7 @@ T_K_PSI, T_K_SHAPES = header_rows(
 @njit(cache=True)
 def body_frames(F, IN, H, WF, WI, WH, q):
     """A(p), Ḡ(p), G(p) and B(p) of every body into the workspace."""
-    for b in range(_i1(IN, H, T_B_KIND).size):
+    for b in range(ints1(IN, H, T_B_KIND).size):
         body_frame(F, IN, H, WF, WI, WH, q, b)
 
 
@@ -83,12 +83,12 @@ def body_frame(F, IN, H, WF, WI, WH, q, b):
     b < 0)."""
     if b < 0:
         return
-    st = _i1(IN, H, T_B_START)[b]
+    st = ints1(IN, H, T_B_START)[b]
     p = q[st + 3:st + 7]
-    rotation_into(p, _f3(WF, WH, W_ROT)[b])
-    g_bar_into(p, _f3(WF, WH, W_GBAR)[b])
-    g_global_into(p, _f3(WF, WH, W_GGLOB)[b])
-    d_rotated_basis_into(p, _f3(WF, WH, W_BASIS)[b])
+    rotation_into(p, floats3(WF, WH, W_ROT)[b])
+    g_bar_into(p, floats3(WF, WH, W_GBAR)[b])
+    g_global_into(p, floats3(WF, WH, W_GGLOB)[b])
+    d_rotated_basis_into(p, floats3(WF, WH, W_BASIS)[b])
 
 
 @njit(cache=True)
@@ -96,11 +96,12 @@ def marker_vectors(F, IN, H, WF, WI, WH, q, k, with_jac):
     """V (4, 3) of marker k into W_mk_v[k] — v_0 = R + A s_0, v_a = A s_a with
     s = base + shapes ξ — and, with ``with_jac``, J (4, 3, n_b) into W_mk_j[k]
     (∂v/∂R = I for the point, ∂v/∂p = ∂(A s)/∂p, ∂v/∂ξ = A U). Needs :func:`body_frames`."""
-    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
-    T_k_base, T_k_body = _f3(F, H, T_K_BASE), _i1(IN, H, T_K_BODY)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_basis, W_mk_j, W_mk_v = _f3(WF, WH, W_BASIS), _f4(WF, WH, W_MK_J), _f3(WF, WH, W_MK_V)
-    W_rot, W_s4 = _f3(WF, WH, W_ROT), _f2(WF, WH, W_S4)
+    T_b_nm, T_b_start = ints1(IN, H, T_B_NM), ints1(IN, H, T_B_START)
+    T_k_base, T_k_body = floats3(F, H, T_K_BASE), ints1(IN, H, T_K_BODY)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
+    W_basis, W_mk_j = floats3(WF, WH, W_BASIS), floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_rot, W_s4 = floats3(WF, WH, W_ROT), floats2(WF, WH, W_S4)
     b = T_k_body[k]
     v = W_mk_v[k]
     if b < 0:
@@ -149,7 +150,7 @@ def marker_vectors(F, IN, H, WF, WI, WH, q, k, with_jac):
 @njit(cache=True)
 def all_marker_vectors(F, IN, H, WF, WI, WH, q, with_jac):
     """:func:`marker_vectors` of every marker (with their Jacobians if ``with_jac``)."""
-    for k in range(_i1(IN, H, T_K_BODY).size):
+    for k in range(ints1(IN, H, T_K_BODY).size):
         marker_vectors(F, IN, H, WF, WI, WH, q, k, with_jac)
 
 
@@ -157,19 +158,19 @@ def all_marker_vectors(F, IN, H, WF, WI, WH, q, with_jac):
 def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
     """out[lo:, lo:] += ∂²/∂q² Σ_a wgt[first+a]ᵀ v_a(q) of marker k (A quadratic in p;
     p–ξ mixed terms from ∂A/∂p linear in s; R and ξ–ξ terms vanish)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_base = floats3(F, H, T_K_BASE)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
     b = T_k_body[k]
     if b < 0:
         return
     st = T_b_start[b]
     nm = T_b_nm[b]
-    hsw = _f3(WF, WH, W_HSW)  # scratch: s (4x3), then Σ_a s_a wᵀ in its first rows
+    hsw = floats3(WF, WH, W_HSW)  # scratch: s (4x3), then Σ_a s_a wᵀ in its first rows
     s, sw = hsw[0], hsw[1]
-    unit, basis = _f1(WF, WH, W_HUNIT), _f2(WF, WH, W_HBASIS)
+    unit, basis = floats1(WF, WH, W_HUNIT), floats2(WF, WH, W_HBASIS)
     for a in range(4):
         _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, st, s[a])
     for i in range(3):
@@ -204,7 +205,7 @@ def _marker_hessian(F, IN, H, WF, WI, WH, k, q, wgt, first, out, lo):
 def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
     """top[idx, idx] += scale block[:n, :n], idx = body i's ni coordinates then body
     j's."""
-    T_b_start = _i1(IN, H, T_B_START)
+    T_b_start = ints1(IN, H, T_B_START)
     st_i = T_b_start[bi] if ni > 0 else 0
     st_j = T_b_start[bj] - ni if n > ni else 0
     for r in range(n):
@@ -240,16 +241,16 @@ def _modal_rate_into(shapes, nm, qd, st, out):
 def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
     """out[:, col0:col0+7+n_b] ← the torque (kind 0: angular_jac) or force (kind 1:
     force_jac) Jacobian (3, 7+n_b) of marker k."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_phi = _f3(F, H, T_K_PHI)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_gglob = _f3(WF, WH, W_GGLOB)
-    W_rot = _f3(WF, WH, W_ROT)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_base = floats3(F, H, T_K_BASE)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_k_phi = floats3(F, H, T_K_PHI)
+    T_k_psi = floats3(F, H, T_K_PSI)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    W_gglob = floats3(WF, WH, W_GGLOB)
+    W_rot = floats3(WF, WH, W_ROT)
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     a = W_rot[b]
@@ -265,7 +266,7 @@ def _load_jacobian_into(F, IN, H, WF, WI, WH, k, kind, q, out, col0):
                 out[i, col0 + 7 + j] = (a[i, 0] * T_k_psi[k, 0, j] + a[i, 1] * T_k_psi[k, 1, j]
                                         + a[i, 2] * T_k_psi[k, 2, j])
         return
-    arm = _f2(WF, WH, W_X3)[0]
+    arm = floats2(WF, WH, W_X3)[0]
     _body_vector_into(T_k_base, T_k_shapes, k, POINT, nm, q, st, arm)
     gb = W_gbar[b]
     for i in range(3):
@@ -287,17 +288,17 @@ def _add_load_tangent(F, IN, H, WF, WI, WH, k, kind, q, vec, out, r0, scale):
     """out[r0:, r0:] += scale ∂(Jacᵀ vec)/∂q ((7+n_b) square) for a fixed global vec, Jac
     of ``kind`` of marker k (marker_kinematics.force_jac_tangent_kernel /
     angular_jac_tangent_kernel)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_phi = _f3(F, H, T_K_PHI)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_rot = _f3(WF, WH, W_ROT)
-    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
-    basis_c, pc = _f3(WF, WH, W_XBASIS)[0], _f1(WF, WH, W_XP)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_base = floats3(F, H, T_K_BASE)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_k_phi = floats3(F, H, T_K_PHI)
+    T_k_psi = floats3(F, H, T_K_PSI)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    W_rot = floats3(WF, WH, W_ROT)
+    x3, x34 = floats2(WF, WH, W_X3), floats3(WF, WH, W_X34)
+    basis_c, pc = floats3(WF, WH, W_XBASIS)[0], floats1(WF, WH, W_XP)
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     df = x34[0]
@@ -372,13 +373,13 @@ def _vector_jacobian_rate_into(F, IN, H, WF, WI, WH, k, a, q, qd, out, col0, sig
     """out[:, col0:col0+7+n_b] ← sign ∂(J_a q̇)/∂q of marker k's vector a (0 the point,
     1–3 the axes), J_a = ∂(δ_a0 R + A s_a(ξ))/∂q: p columns ∂(A s_a)/∂p at ṗ plus
     ∂(A U_a ξ̇)/∂p, ξ columns Ȧ U_a (marker_kinematics.marker_jac_rate_kernel)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_base = _f3(F, H, T_K_BASE)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_basis = _f3(WF, WH, W_BASIS)
-    x3, x34, basis_pd = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34), _f3(WF, WH, W_XBASIS)[1]
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_base = floats3(F, H, T_K_BASE)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
+    W_basis = floats3(WF, WH, W_BASIS)
+    x3, x34, basis_pd = floats2(WF, WH, W_X3), floats3(WF, WH, W_X34), floats3(WF, WH, W_XBASIS)[1]
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     basis = W_basis[b]
@@ -408,12 +409,12 @@ def _angular_rate_jacobian_into(F, IN, H, WF, WI, WH, k, q, qd, out, col0, sign)
     """out[:, col0:col0+7+n_b] ← sign ∂(Ω q̇)/∂q of marker k, ω = G(p) ṗ + A Ψ ξ̇: −G(ṗ)
     (as G(p) ṗ = −G(ṗ) p) plus ∂(A Ψ ξ̇)/∂p in the p columns, zero elsewhere
     (marker_kinematics.angular_rate_jac_kernel)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_k_psi = _f3(F, H, T_K_PSI)
-    W_basis = _f3(WF, WH, W_BASIS)
-    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_k_psi = floats3(F, H, T_K_PSI)
+    W_basis = floats3(WF, WH, W_BASIS)
+    x3, x34 = floats2(WF, WH, W_X3), floats3(WF, WH, W_X34)
     b = T_k_body[k]
     nm, st = T_b_nm[b], T_b_start[b]
     psi_xid = x3[2]
@@ -436,10 +437,10 @@ def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_s
     state and ∂g/∂q, ∂g/∂q̇ (3, n) over both bodies' columns, plus the Jacobians' own
     q-dependence at fixed g (marker_pairs.pair_load_tangent). The caller leaves them in
     the load tangents' scratch: jac = x3n[0], g = x3[3], ∂g/∂q = x3n[4], ∂g/∂q̇ = x3n[5]."""
-    x3n = _f3(WF, WH, W_X3N)
-    jac, vec, g_dq, g_dqd = x3n[0], _f2(WF, WH, W_X3)[3], x3n[4], x3n[5]
-    T_k_body, T_b_nm = _i1(IN, H, T_K_BODY), _i1(IN, H, T_B_NM)
-    blocks = _f3(WF, WH, W_XBLK)
+    x3n = floats3(WF, WH, W_X3N)
+    jac, vec, g_dq, g_dqd = x3n[0], floats2(WF, WH, W_X3)[3], x3n[4], x3n[5]
+    T_k_body, T_b_nm = ints1(IN, H, T_K_BODY), ints1(IN, H, T_B_NM)
+    blocks = floats3(WF, WH, W_XBLK)
     k_blk, c_blk = blocks[0], blocks[1]
     bi, bj = T_k_body[ki], T_k_body[kj]
     ni = 7 + T_b_nm[bi] if bi >= 0 else 0
@@ -464,18 +465,19 @@ def _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_s
 def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
     """r[body of marker k] −= scale · Jacᵀ vec (Jac: angular_jac for a torque, kind 0,
     force_jac for a force, kind 1); r holds −Q."""
-    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
-    T_k_base, T_k_body = _f3(F, H, T_K_BASE), _i1(IN, H, T_K_BODY)
-    T_k_phi, T_k_psi = _f3(F, H, T_K_PHI), _f3(F, H, T_K_PSI)
-    T_k_shapes = _f4(F, H, T_K_SHAPES)
-    W_gbar, W_gglob, W_rot = _f3(WF, WH, W_GBAR), _f3(WF, WH, W_GGLOB), _f3(WF, WH, W_ROT)
+    T_b_nm, T_b_start = ints1(IN, H, T_B_NM), ints1(IN, H, T_B_START)
+    T_k_base, T_k_body = floats3(F, H, T_K_BASE), ints1(IN, H, T_K_BODY)
+    T_k_phi, T_k_psi = floats3(F, H, T_K_PHI), floats3(F, H, T_K_PSI)
+    T_k_shapes = floats4(F, H, T_K_SHAPES)
+    W_gbar, W_gglob = floats3(WF, WH, W_GBAR), floats3(WF, WH, W_GGLOB)
+    W_rot = floats3(WF, WH, W_ROT)
     b = T_k_body[k]
     if b < 0:
         return
     st = T_b_start[b]
     nm = T_b_nm[b]
     a = W_rot[b]
-    loc = _f1(WF, WH, W_V3G)  # Aᵀ vec
+    loc = floats1(WF, WH, W_V3G)  # Aᵀ vec
     for c in range(3):
         loc[c] = a[0, c] * vec[0] + a[1, c] * vec[1] + a[2, c] * vec[2]
     if kind == 0:  # [0, Gᵀ T, Ψᵀ Aᵀ T]
@@ -488,7 +490,7 @@ def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
             )
         return
     # [F, Ḡᵀ(u × F̄), Φᵀ F̄] with u the lever arm of the marker (deformed where seen)
-    arm, uf = _f1(WF, WH, W_V3H), _f1(WF, WH, W_V3I)
+    arm, uf = floats1(WF, WH, W_V3H), floats1(WF, WH, W_V3I)
     for c in range(3):
         acc = T_k_base[k, 0, c]
         for j in range(nm):
@@ -512,13 +514,13 @@ def bilinear_hessian_into(F, IN, H, WF, WI, WH, ki, kj, q, top, scale):
     in the workspace (``hcs[0]``, ``hv[0]``): Σ_ab (C + Cᵀ)_ab J_aᵀ J_b plus the markers'
     Hessians with the weights (C + Cᵀ) V + l. The Hessian of any bilinear form in two
     markers' vectors (joints and drives, bushings). Needs the markers of the residual."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    hcs, hv = floats3(WF, WH, W_HCS), floats3(WF, WH, W_HV)  # scratch: nothing allocated
     csum, sym, lsum, vecs, wgt = hcs[0], hcs[1], hv[0], hv[1], hv[2]
-    hess, jac = _f2(WF, WH, W_HHESS), _f3(WF, WH, W_HJAC)
+    hess, jac = floats2(WF, WH, W_HHESS), floats3(WF, WH, W_HJAC)
     for a_ in range(8):
         for b_ in range(8):
             sym[a_, b_] = csum[a_, b_] + csum[b_, a_]

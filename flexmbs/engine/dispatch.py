@@ -30,11 +30,11 @@ from ..compiled.packing import (
     W_OVEC,
     W_QCUR,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _i1,
-    _i2,
+    floats1,
+    floats2,
+    floats3,
+    ints1,
+    ints2,
 )
 from ..elements.actuators.kernels import actuator_loads, actuator_tangents_into
 from ..elements.bushing.kernels import (
@@ -43,7 +43,7 @@ from ..elements.bushing.kernels import (
     bushing_tangents_into,
 )
 from ..elements.constraints.kernels import (
-    _add_phi_t,
+    add_phi_t,
     constraint_hessian_into,
     constraint_values,
     constraint_violations,
@@ -105,8 +105,8 @@ def _has(H, row):
 @njit(cache=True)
 def body_energies(F, IN, H, WF, WI, WH, q, qd):
     """(kinetic, potential) [J] of all bodies at (q, q̇); needs :func:`body_frames`."""
-    b_kind, b_start = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START)
-    gbar = _f3(WF, WH, W_GBAR)
+    b_kind, b_start = ints1(IN, H, T_B_KIND), ints1(IN, H, T_B_START)
+    gbar = floats3(WF, WH, W_GBAR)
     kin, pot = 0.0, 0.0
     for b in range(b_kind.size):
         st = b_start[b]
@@ -130,8 +130,8 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
     """r = M q̈ + Φ_qᵀλ − Q and Φ at (q, q̇, q̈, λ); profiles ``prof`` (nd, 3), the
     forces' input values ``u`` (n_u,: time profiles' and callables'). Leaves the
     markers and frames in the workspace for :func:`jacobian_dense`."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    W_qcur = _f1(WF, WH, W_QCUR)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    W_qcur = floats1(WF, WH, W_QCUR)
     for i in range(q.size):
         r[i] = 0.0
         W_qcur[i] = q[i]
@@ -174,11 +174,11 @@ def phi_only(F, IN, H, WF, WI, WH, q, prof, phi):
 def iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, bp, gp, out):
     """out ← [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] at the state of the last residual
     (its markers, frames and W_jac)."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_p_row, T_p_col = _i1(IN, H, T_P_ROW), _i1(IN, H, T_P_COL)
-    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
-    W_jac = _f2(WF, WH, W_JAC)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_p_row, T_p_col = ints1(IN, H, T_P_ROW), ints1(IN, H, T_P_COL)
+    T_j_row, T_j_col = ints1(IN, H, T_J_ROW), ints1(IN, H, T_J_COL)
+    W_jac = floats2(WF, WH, W_JAC)
     n = q.size
     for k in range(T_p_row.size):  # entries off the pattern are never written: stay 0
         out[T_p_row[k], T_p_col[k]] = 0.0
@@ -242,11 +242,11 @@ def step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, out):
     the forces' tangents are taken with one scale at a time (k, c[, m]) = (1, 0[, 0]),
     (0, 1[, 0]) and (0, 0, 1). ``out`` (3, n_q + n_c, n_q + n_c): entries off the
     iteration matrix's pattern are never written (they stay as given, 0)."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_p_row, T_p_col = _i1(IN, H, T_P_ROW), _i1(IN, H, T_P_COL)
-    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
-    W_jac = _f2(WF, WH, W_JAC)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_p_row, T_p_col = ints1(IN, H, T_P_ROW), ints1(IN, H, T_P_COL)
+    T_j_row, T_j_col = ints1(IN, H, T_J_ROW), ints1(IN, H, T_J_COL)
+    W_jac = floats2(WF, WH, W_JAC)
     n = q.size
     m_out, k_out, c_out = out[0], out[1], out[2]
     for k in range(T_p_row.size):
@@ -283,16 +283,16 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
     previous output)."""
     n_t, n_q = q.shape
     n_c = lam.shape[1]
-    b_kind, b_start, b_nm = _i1(IN, H, T_B_KIND), _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
-    b_flex = _i1(IN, H, T_B_FLEX)
-    f_dff = _f3(F, H, T_F_DFF)
-    c_row, e_row, e_kind = _i1(IN, H, T_C_ROW), _i1(IN, H, T_E_ROW), _i1(IN, H, T_E_KIND)
-    e_drive, e_mark = _i1(IN, H, T_E_DRIVE), _i2(IN, H, T_E_MARK)
-    c_drive = _i1(IN, H, T_C_DRIVE)
-    mk_v = _f3(WF, WH, W_MK_V)
-    qcur = _f1(WF, WH, W_QCUR)
+    b_kind, b_start, b_nm = ints1(IN, H, T_B_KIND), ints1(IN, H, T_B_START), ints1(IN, H, T_B_NM)
+    b_flex = ints1(IN, H, T_B_FLEX)
+    f_dff = floats3(F, H, T_F_DFF)
+    c_row, e_row, e_kind = ints1(IN, H, T_C_ROW), ints1(IN, H, T_E_ROW), ints1(IN, H, T_E_KIND)
+    e_drive, e_mark = ints1(IN, H, T_E_DRIVE), ints2(IN, H, T_E_MARK)
+    c_drive = ints1(IN, H, T_C_DRIVE)
+    mk_v = floats3(WF, WH, W_MK_V)
+    qcur = floats1(WF, WH, W_QCUR)
     # the step's buffers, free after the run: nothing allocated
-    ovec, ocon = _f2(WF, WH, W_OVEC), _f2(WF, WH, W_OCON)
+    ovec, ocon = floats2(WF, WH, W_OVEC), floats2(WF, WH, W_OCON)
     loads, phi, vel = ovec[1], ocon[0], ocon[1]
     for k in range(n_t):
         qk, qdk, lk = q[k], qd[k], lam[k]
@@ -313,7 +313,7 @@ def outputs_entry(F, IN, H, WF, WI, WH, q, qd, lam, prof, u, refs, out):
             vel[i] = -vel[i]
         out[k, 4] = worst
         # vel ← −Φ_q q̇: the drives work through their multipliers, −λ Φ_q q̇
-        _add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
+        add_phi_t(prof[k], vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive)
         power = 0.0
         for c in range(c_row.size):
             power += lk[c_row[c]] * vel[c_row[c]]

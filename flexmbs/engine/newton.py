@@ -59,7 +59,7 @@ from ..compiled.codes import (
     TASK_STEP,
     TASK_STEPS,
 )
-from ..compiled.packing import WORK_FIELDS, _f1, _f2, _i1, borrowed
+from ..compiled.packing import WORK_FIELDS, borrowed, floats1, floats2, ints1
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows
@@ -229,10 +229,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
     bp = (1 - am) / (beta * h * h * (1 - af))
     gp = gamma / (beta * h)
     n, n_c = q.size, lam.size
-    q1, qd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1)
-    qdd1, lam1 = _f1(WF, WH, _QDD1), _f1(WF, WH, _LAM1)
-    r, phi, x = _f1(WF, WH, _R), _f1(WF, WH, _PHI), _f1(WF, WH, _RHS)
-    ctr, fl = _i1(WI, WH, _COUNTERS), _f1(WF, WH, _FLOATS)
+    q1, qd1 = floats1(WF, WH, _Q1), floats1(WF, WH, _QD1)
+    qdd1, lam1 = floats1(WF, WH, _QDD1), floats1(WF, WH, _LAM1)
+    r, phi, x = floats1(WF, WH, _R), floats1(WF, WH, _PHI), floats1(WF, WH, _RHS)
+    ctr, fl = ints1(WI, WH, _COUNTERS), floats1(WF, WH, _FLOATS)
     if start:
         for i in range(n):
             qdd1[i] = qdd[i]
@@ -245,7 +245,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
         ctr[HAVE_RESIDUAL] = 0
         ctr[INPUTS] = 0
         fl[0] = np.inf
-    u_call = _i1(IN, H, T_U_CALL)
+    u_call = ints1(IN, H, T_U_CALL)
     callables = False
     for i in range(u_call.size):
         callables = callables or u_call[i] == 1
@@ -260,14 +260,14 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             dynamic_residual(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, prof, u, r, phi)
         ctr[HAVE_RESIDUAL] = 0
         if ctr[STALE] == 1:
-            jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+            jacobian_dense(F, IN, H, WF, WI, WH, floats2(WF, WH, _JAC))
             iteration_matrix(F, IN, H, WF, WI, WH, q1, qd1, qdd1, lam1, prof, u, bp, gp,
-                             _f2(WF, WH, _MATRIX))
+                             floats2(WF, WH, _MATRIX))
             ctr[STALE] = 0
             ctr[HAVE_RESIDUAL] = 1
             if bounded and sp_i.size == 0 and lu.shape[0] == n + n_c:
                 # a real-time step with its own dense factor buffers: factor here
-                lu_factor_into(_f2(WF, WH, _MATRIX), lu, piv)
+                lu_factor_into(floats2(WF, WH, _MATRIX), lu, piv)
                 continue
             return NEED_FACTOR
         if index2:  # the multiplier rows: Φ_q Δq̇ = −(Φ_q q̇ + Φ_t), Δq̇ = γ'Δq
@@ -278,7 +278,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             x[i] = -r[i] / bp
         for i in range(n_c):
             x[n + i] = -phi[i]
-        if not _solve(lu, piv, sp_i, sp_x, x, _f1(WF, WH, _SOLVE)):
+        if not _solve(lu, piv, sp_i, sp_x, x, floats1(WF, WH, _SOLVE)):
             return NONFINITE_SOLVE
         max_dq, err_q, max_q, max_qdd = 0.0, 0.0, 0.0, 0.0
         for i in range(n):
@@ -305,7 +305,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
             for i in range(n_c):
                 worst = max(worst, abs(phi[i]))
             if err < 1.0 and worst < phi_tol:
-                a1 = _f1(WF, WH, _A1)
+                a1 = floats1(WF, WH, _A1)
                 for i in range(n):
                     a1[i] = ((1 - af) * qdd1[i] + af * qdd[i] - am * a[i]) / (1 - am)
                 return CONVERGED
@@ -314,7 +314,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
                     x[i] = 0.0
                 for i in range(n_c):
                     x[n + i] = -phi[i]
-                if not _solve(lu, piv, sp_i, sp_x, x, _f1(WF, WH, _SOLVE)):
+                if not _solve(lu, piv, sp_i, sp_x, x, floats1(WF, WH, _SOLVE)):
                     return NONFINITE_SOLVE
                 for i in range(n):
                     q1[i] += x[i]
@@ -323,7 +323,7 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
         fl[0] = err
         if ctr[IT] >= max_iter:
             if bounded:  # a real-time step: accepted after its fixed iterations
-                a1 = _f1(WF, WH, _A1)
+                a1 = floats1(WF, WH, _A1)
                 for i in range(n):
                     a1[i] = ((1 - af) * qdd1[i] + af * qdd[i] - am * a[i]) / (1 - am)
                 return BOUNDED
@@ -356,11 +356,11 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
     caller takes it again on the per-step path, which halves it); −(k + 1) when step k
     converged and waits for Python's contact handling."""
     n, n_c = states.shape[2], lams.shape[1]
-    ctr = _i1(WI, WH, _COUNTERS)
-    q1, qd1, qdd1 = _f1(WF, WH, _Q1), _f1(WF, WH, _QD1), _f1(WF, WH, _QDD1)
-    lam1, a1 = _f1(WF, WH, _LAM1), _f1(WF, WH, _A1)
-    matrix, angles = _f2(WF, WH, _MATRIX), _f1(WF, WH, _ANGLES)
-    ct_out, ct_start = _f2(WF, WH, _CT_OUT), _f2(WF, WH, _CT_START)
+    ctr = ints1(WI, WH, _COUNTERS)
+    q1, qd1, qdd1 = floats1(WF, WH, _Q1), floats1(WF, WH, _QD1), floats1(WF, WH, _QDD1)
+    lam1, a1 = floats1(WF, WH, _LAM1), floats1(WF, WH, _A1)
+    matrix, angles = floats2(WF, WH, _MATRIX), floats1(WF, WH, _ANGLES)
+    ct_out, ct_start = floats2(WF, WH, _CT_OUT), floats2(WF, WH, _CT_START)
     n_ct, width = ct_out.shape[0], ct_out.shape[1]
     after_angles = 2 + angles.size
     refresh_above = par[P_REFRESH_ABOVE]
@@ -437,7 +437,7 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
         code = newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
                            u, lu, piv, sp_i, sp_x, start)
         if code in (CONVERGED, BOUNDED):  # the contacts at the step's end
-            contact_samples(F, IN, H, WF, WI, WH, _f1(WF, WH, _Q1), _f1(WF, WH, _QD1))
+            contact_samples(F, IN, H, WF, WI, WH, floats1(WF, WH, _Q1), floats1(WF, WH, _QD1))
         return code
     if task == TASK_OUTPUTS:
         qs, qds, lams, profs, us = (borrowed(qs), borrowed(qds), borrowed(lams),
@@ -452,14 +452,14 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
         return run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x,
                          borrowed(states), borrowed(lams), borrowed(profs), borrowed(us),
                          borrowed(out))
-    r, phi = _f1(WF, WH, _R), _f1(WF, WH, _PHI)
+    r, phi = floats1(WF, WH, _R), floats1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
     if task != TASK_RESIDUAL:  # TASK_MATRIX, TASK_PIECES, TASK_JACOBIAN: Φ_q too
-        jacobian_dense(F, IN, H, WF, WI, WH, _f2(WF, WH, _JAC))
+        jacobian_dense(F, IN, H, WF, WI, WH, floats2(WF, WH, _JAC))
     if task == TASK_PIECES:
         step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, borrowed(states))
     if task == TASK_MATRIX:
         iteration_matrix(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, par[P_BETA_PRIME],
                          par[P_GAMMA_PRIME],
-                         _f2(WF, WH, _MATRIX))
+                         floats2(WF, WH, _MATRIX))
     return CONVERGED

@@ -12,7 +12,7 @@ from ..assembly.system import System
 from ..contact.log import CONTACT_FIELDS  # noqa: F401  (what the results hold per contact)
 
 
-def _describe_model(system: System) -> dict:
+def describe_model(system: System) -> dict:
     """Markers (body-frame origin; modal rows of flexible-body markers), joints, the
     gravity vector [m/s²] (global frame; renders take their up direction from it) and
     the nonlinear beams' node bodies, root to tip (renders draw a beam through them),
@@ -67,7 +67,7 @@ def _section_outline(metadata):
     return section_outline(metadata)
 
 
-def _describe_bodies(system: System) -> dict:
+def describe_bodies(system: System) -> dict:
     """Per body: kind, coordinate range and what post-processing needs so results stand
     on their own: for flexible bodies nodes, shapes, cells, node labels and a beam's
     section outline; for rigid bodies mass, inertia and the drawing geometry."""

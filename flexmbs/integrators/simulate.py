@@ -42,19 +42,19 @@ from .real_time import StepTimes, real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
     Recording,
-    _describe_bodies,
-    _describe_model,
     _hermite,
     _output_quantities,
     _sensor_records,
+    describe_bodies,
+    describe_model,
 )
 from .step_batch import StepBatches, run_batch
 from .step_log import StepLog
 from .stepper import REFRESH_ABOVE, AlphaIntegrator
 
 __all__ = ["CONTACT_FIELDS", "METHODS", "REFRESH_ABOVE", "AlphaIntegrator", "Engine",
-           "Formulation", "SimulationResult", "StepLog", "Tangents", "_describe_bodies",
-           "_describe_model", "simulate", "undamped"]
+           "Formulation", "SimulationResult", "StepLog", "Tangents", "describe_bodies",
+           "describe_model", "simulate", "undamped"]
 
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
 
@@ -279,8 +279,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                   **{k: v for k, v in options.items()
                      if k not in ("q0", "qd0", "on_compile")}},
         coupling=system.coupling, success=success, message=message,
-        wall_time=time.perf_counter() - start, bodies=_describe_bodies(system),
-        model=_describe_model(system), contacts=contacts, statistics=statistics,
+        wall_time=time.perf_counter() - start, bodies=describe_bodies(system),
+        model=describe_model(system), contacts=contacts, statistics=statistics,
         status=status, warnings=[w.as_dict() for w in warns], checkpoint=checkpoint,
         sensors=sensors)
 

@@ -18,11 +18,11 @@ from ..errors import ModelError, problem_report
 from ..frame.rotations import g_global, quaternion_from_matrix
 from .bodies import Ground, RigidBody
 from .declarations import (
+    ProfileValue,
     _floats,
     _marker_node_set,
     _name_problem,
     _orientation,
-    _ProfileValue,
     _shape,
     _vec3,
     distributed_loads,
@@ -58,7 +58,7 @@ from .specs import DriveSpec, JointInitial, JointSpec, Model
 DRIVE_KINDS = ("rotation", "translation", "coordinate")
 
 __all__ = ["DRIVE_KINDS", "DriveSpec", "JointInitial", "JointSpec", "Model", "ModelBuilder",
-           "_ProfileValue", "_marker_node_set"]
+           "ProfileValue", "_marker_node_set"]
 
 
 def _shown(value):
@@ -380,7 +380,7 @@ class ModelBuilder:
             function = Constant(float(function))
         if isinstance(function, Profile):
             profile = function
-            function = _ProfileValue(profile)
+            function = ProfileValue(profile)
         if kind not in ("torque", "force"):
             self._problems.append(f"actuator {name!r}: actuator type must be 'torque' or "
                                   f"'force', got {kind!r}")

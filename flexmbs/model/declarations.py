@@ -143,7 +143,7 @@ def _name_problem(kind: str, name) -> str | None:
 
 
 @dataclass(frozen=True)
-class _ProfileValue:
+class ProfileValue:
     """f(t, state) = s(t) of a profile (a joint actuator given by a time profile)."""
 
     profile: Profile

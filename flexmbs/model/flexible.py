@@ -441,9 +441,9 @@ class FlexibleBody:
         m = generalized_mass(self.data.invariants, self.data.M_ff, q[3:7], q[7:],
                              self.coupling)
         if self._stiff is not None:
-            from ..elements.floating_frame_reference import _c_matrix
+            from ..elements.floating_frame_reference import c_matrix
 
-            c = _c_matrix(q[3:7], self.n_modes)
+            c = c_matrix(q[3:7], self.n_modes)
             m += c.T @ self._stiff.mode_mass(self._stiff.delta_mass(q[7:]), self.coupling) @ c
         return m
 

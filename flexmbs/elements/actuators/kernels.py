@@ -18,12 +18,12 @@ from ...compiled.packing import (
     W_X3,
     W_X3N,
     W_XBLK,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _i1,
-    _i2,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    ints1,
+    ints2,
 )
 from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
@@ -43,10 +43,10 @@ T_A_KIND, T_A_MARK, T_B_NM, T_K_BODY, T_U_CALL = header_rows(
 def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
     """r −= Q of the joint actuators: u z_i on marker j, −u z_i on marker i (z_i the
     z axis of marker i, from its vectors in the workspace)."""
-    T_a_kind = _i1(IN, H, T_A_KIND)
-    T_a_mark = _i2(IN, H, T_A_MARK)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_v3f = _f1(WF, WH, W_V3F)
+    T_a_kind = ints1(IN, H, T_A_KIND)
+    T_a_mark = ints2(IN, H, T_A_MARK)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_v3f = floats1(WF, WH, W_V3F)
     vec = W_v3f
     for act in range(T_a_kind.size):
         ki, kj = T_a_mark[act, 0], T_a_mark[act, 1]
@@ -63,15 +63,15 @@ def actuator_tangents_into(F, IN, H, WF, WI, WH, q, u, top, scale, c_scale):
     Q = [−Jac_iᵀ; Jac_jᵀ](u z_i): through z_i(q) (marker i's z-axis Jacobian) and the
     Jacobians' own q-dependence, and for a state-dependent callable u through its
     derivative rows (K and C, :func:`~flexmbs.elements.inputs._input_tangent_into`)."""
-    T_u_call = _i1(IN, H, T_U_CALL)
-    unit = _f2(WF, WH, W_CB_V)[0]
-    T_a_kind = _i1(IN, H, T_A_KIND)
-    T_a_mark = _i2(IN, H, T_A_MARK)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    jac, vec, dq = _f3(WF, WH, W_X3N)[0], _f2(WF, WH, W_X3)[3], _f3(WF, WH, W_XBLK)[0]
+    T_u_call = ints1(IN, H, T_U_CALL)
+    unit = floats2(WF, WH, W_CB_V)[0]
+    T_a_kind = ints1(IN, H, T_A_KIND)
+    T_a_mark = ints2(IN, H, T_A_MARK)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    jac, vec, dq = floats3(WF, WH, W_X3N)[0], floats2(WF, WH, W_X3)[3], floats3(WF, WH, W_XBLK)[0]
     for act in range(T_a_kind.size):
         ki, kj = T_a_mark[act, 0], T_a_mark[act, 1]
         kind = T_a_kind[act]

@@ -31,11 +31,11 @@ from ...compiled.packing import (
     W_HV,
     W_MK_J,
     W_MK_V,
-    _f2,
-    _f3,
-    _f4,
-    _i1,
-    _i2,
+    floats2,
+    floats3,
+    floats4,
+    ints1,
+    ints2,
 )
 from ..markers import (
     _scatter_n,
@@ -91,13 +91,13 @@ def bushing_state(F, IN, H, WF, WI, WH, u, qd, with_spring):
     """e, ė and s of bushing u into the workspace (``bu_e``), with V and V̇ = J q̇
     (``bu_vec[0]``, ``[1]``); ``with_spring`` False: s = C ė only (the dampers, for the
     power of the outputs). Needs the markers' vectors and Jacobians of the residual."""
-    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_bu_mark = _i2(IN, H, T_BU_MARK)
-    T_bu_k, T_bu_c, T_bu_f0 = _f2(F, H, T_BU_K), _f2(F, H, T_BU_C), _f2(F, H, T_BU_F0)
-    W_mk_v, W_mk_j = _f3(WF, WH, W_MK_V), _f4(WF, WH, W_MK_J)
-    vec = _f3(WF, WH, W_BU_VEC)
-    ee = _f2(WF, WH, W_BU_E)
+    T_b_nm, T_b_start = ints1(IN, H, T_B_NM), ints1(IN, H, T_B_START)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_bu_mark = ints2(IN, H, T_BU_MARK)
+    T_bu_k, T_bu_c, T_bu_f0 = floats2(F, H, T_BU_K), floats2(F, H, T_BU_C), floats2(F, H, T_BU_F0)
+    W_mk_v, W_mk_j = floats3(WF, WH, W_MK_V), floats4(WF, WH, W_MK_J)
+    vec = floats3(WF, WH, W_BU_VEC)
+    ee = floats2(WF, WH, W_BU_E)
     v, vd = vec[0], vec[1]
     ki, kj = T_bu_mark[u, 0], T_bu_mark[u, 1]
     for side in range(2):
@@ -131,11 +131,11 @@ def bushing_state(F, IN, H, WF, WI, WH, u, qd, with_spring):
 def bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, with_spring):
     """r −= Q = −(∇e)ᵀ s of every bushing (r += Σ_k s_k ∇e_k, the form Φ_qᵀλ of a joint
     with λ = s); ``with_spring`` False: the dampers' part only."""
-    T_b_nm, T_b_start = _i1(IN, H, T_B_NM), _i1(IN, H, T_B_START)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_bu_mark = _i2(IN, H, T_BU_MARK)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    vec, ee = _f3(WF, WH, W_BU_VEC), _f2(WF, WH, W_BU_E)
+    T_b_nm, T_b_start = ints1(IN, H, T_B_NM), ints1(IN, H, T_B_START)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_bu_mark = ints2(IN, H, T_BU_MARK)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    vec, ee = floats3(WF, WH, W_BU_VEC), floats2(WF, WH, W_BU_E)
     v, wgt = vec[0], vec[2]
     for u in range(T_bu_mark.shape[0]):
         bushing_state(F, IN, H, WF, WI, WH, u, qd, with_spring)
@@ -160,18 +160,18 @@ def bushing_loads(F, IN, H, WF, WI, WH, q, qd, r, with_spring):
 def bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of every bushing, K = −∂Q/∂q, C = −∂Q/∂q̇ (see the
     module docstring). Needs the markers' vectors and Jacobians of the residual."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_bu_mark = _i2(IN, H, T_BU_MARK)
-    T_bu_k, T_bu_c = _f2(F, H, T_BU_K), _f2(F, H, T_BU_C)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    vec, ee = _f3(WF, WH, W_BU_VEC), _f2(WF, WH, W_BU_E)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_bu_mark = ints2(IN, H, T_BU_MARK)
+    T_bu_k, T_bu_c = floats2(F, H, T_BU_K), floats2(F, H, T_BU_C)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    vec, ee = floats3(WF, WH, W_BU_VEC), floats2(WF, WH, W_BU_E)
     v, vd = vec[0], vec[1]
-    grads, rates, blocks = _f3(WF, WH, W_BU_GRAD), _f3(WF, WH, W_BU_RATE), _f3(WF, WH,
+    grads, rates, blocks = floats3(WF, WH, W_BU_GRAD), floats3(WF, WH, W_BU_RATE), floats3(WF, WH,
                                                                                 W_BU_BLK)
     grad, e_dot_dq = grads[0], grads[1]
     k_blk, c_blk = blocks[0], blocks[1]
-    csum, lsum = _f3(WF, WH, W_HCS)[0], _f3(WF, WH, W_HV)[0]
+    csum, lsum = floats3(WF, WH, W_HCS)[0], floats3(WF, WH, W_HV)[0]
     for u in range(T_bu_mark.shape[0]):
         bushing_state(F, IN, H, WF, WI, WH, u, qd, True)
         ki, kj = T_bu_mark[u, 0], T_bu_mark[u, 1]
@@ -232,9 +232,9 @@ def bushing_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
 def bushing_potential(F, IN, H, WF, WI, WH, qd, pot):
     """pot plus the bushings' potential Σ (½ eᵀ K e − f0ᵀ e) [J] (markers of the
     residual in the workspace)."""
-    T_bu_mark = _i2(IN, H, T_BU_MARK)
-    T_bu_k, T_bu_f0 = _f2(F, H, T_BU_K), _f2(F, H, T_BU_F0)
-    ee = _f2(WF, WH, W_BU_E)
+    T_bu_mark = ints2(IN, H, T_BU_MARK)
+    T_bu_k, T_bu_f0 = floats2(F, H, T_BU_K), floats2(F, H, T_BU_F0)
+    ee = floats2(WF, WH, W_BU_E)
     for u in range(T_bu_mark.shape[0]):
         bushing_state(F, IN, H, WF, WI, WH, u, qd, True)
         for k in range(6):

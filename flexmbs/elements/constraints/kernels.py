@@ -30,12 +30,12 @@ from ...compiled.packing import (
     W_QCUR,
     W_WGT,
     YES,
-    _f1,
-    _f3,
-    _f4,
-    _i1,
-    _i2,
-    _i3,
+    floats1,
+    floats3,
+    floats4,
+    ints1,
+    ints2,
+    ints3,
 )
 from ..markers import add_weighted_jacobian, all_marker_vectors, bilinear_hessian_into
 from ..registry import header_rows
@@ -56,10 +56,10 @@ def equation_coefficients(F, IN, H, WF, WI, WH, prof):
     """The time-dependent coefficients at t: C[5, 1] = −sin θ_d, C[5, 2] = cos θ_d of the
     rotation drives into W_coef and s(t) of the translation drives into W_offset (the
     joints' C_k are copied into W_coef once, by ``make_workspace``)."""
-    T_e_drive = _i1(IN, H, T_E_DRIVE)
-    T_e_kind = _i1(IN, H, T_E_KIND)
-    W_coef = _f3(WF, WH, W_COEF)
-    W_offset = _f1(WF, WH, W_OFFSET)
+    T_e_drive = ints1(IN, H, T_E_DRIVE)
+    T_e_kind = ints1(IN, H, T_E_KIND)
+    W_coef = floats3(WF, WH, W_COEF)
+    W_offset = floats1(WF, WH, W_OFFSET)
     for e in range(T_e_kind.size):
         kind = T_e_kind[e]
         if kind == EQ_ROTATION:
@@ -80,20 +80,20 @@ def constraint_values(F, IN, H, WF, WI, WH, q, prof, phi):
 
 @njit(cache=True)
 def _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi):
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_norm = _i1(IN, H, T_B_NORM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_c_coord = _i1(IN, H, T_C_COORD)
-    T_c_drive = _i1(IN, H, T_C_DRIVE)
-    T_c_row = _i1(IN, H, T_C_ROW)
-    T_e_lin = _f3(F, H, T_E_LIN)
-    T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
-    T_e_pairs = _i3(IN, H, T_E_PAIRS)
-    T_e_row = _i1(IN, H, T_E_ROW)
-    W_coef = _f3(WF, WH, W_COEF)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_offset = _f1(WF, WH, W_OFFSET)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_norm = ints1(IN, H, T_B_NORM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_c_coord = ints1(IN, H, T_C_COORD)
+    T_c_drive = ints1(IN, H, T_C_DRIVE)
+    T_c_row = ints1(IN, H, T_C_ROW)
+    T_e_lin = floats3(F, H, T_E_LIN)
+    T_e_mark = ints2(IN, H, T_E_MARK)
+    T_e_npairs = ints1(IN, H, T_E_NPAIRS)
+    T_e_pairs = ints3(IN, H, T_E_PAIRS)
+    T_e_row = ints1(IN, H, T_E_ROW)
+    W_coef = floats3(WF, WH, W_COEF)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_offset = floats1(WF, WH, W_OFFSET)
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3
         phi[T_b_norm[b]] = (
@@ -143,23 +143,23 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
     Φ_qᵀλ = Σ_k J_kᵀ w_k over the markers k, with w_k = Σ_e λ_e ∂Φ_e/∂V_k the
     multiplier-weighted sum of the equations' weights on marker k's vectors: one pass
     over each marker's Jacobian, however many equations share the marker."""
-    T_e_lin = _f3(F, H, T_E_LIN)
-    W_coef = _f3(WF, WH, W_COEF)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_mk_w = _f3(WF, WH, W_MK_W)
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_norm = _i1(IN, H, T_B_NORM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_c_coord = _i1(IN, H, T_C_COORD)
-    T_c_row = _i1(IN, H, T_C_ROW)
-    T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_npairs = _i1(IN, H, T_E_NPAIRS)
-    T_e_pairs = _i3(IN, H, T_E_PAIRS)
-    T_e_row = _i1(IN, H, T_E_ROW)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    W_wgt = _f3(WF, WH, W_WGT)
+    T_e_lin = floats3(F, H, T_E_LIN)
+    W_coef = floats3(WF, WH, W_COEF)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_mk_w = floats3(WF, WH, W_MK_W)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_norm = ints1(IN, H, T_B_NORM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_c_coord = ints1(IN, H, T_C_COORD)
+    T_c_row = ints1(IN, H, T_C_ROW)
+    T_e_mark = ints2(IN, H, T_E_MARK)
+    T_e_npairs = ints1(IN, H, T_E_NPAIRS)
+    T_e_pairs = ints3(IN, H, T_E_PAIRS)
+    T_e_row = ints1(IN, H, T_E_ROW)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    W_wgt = floats3(WF, WH, W_WGT)
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
     all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
@@ -193,19 +193,19 @@ def constraints_with_jacobian(F, IN, H, WF, WI, WH, q, prof, lam, phi, r):
 def jacobian_dense(F, IN, H, WF, WI, WH, out):
     """Φ_q (n_c x n_q) into ``out`` from the markers and coefficients of the last
     :func:`constraints_with_jacobian` call (same q, t)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_norm = _i1(IN, H, T_B_NORM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_c_coord = _i1(IN, H, T_C_COORD)
-    T_c_row = _i1(IN, H, T_C_ROW)
-    T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_row = _i1(IN, H, T_E_ROW)
-    W_qcur = _f1(WF, WH, W_QCUR)
-    W_wgt = _f3(WF, WH, W_WGT)
-    T_j_row, T_j_col = _i1(IN, H, T_J_ROW), _i1(IN, H, T_J_COL)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_norm = ints1(IN, H, T_B_NORM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_c_coord = ints1(IN, H, T_C_COORD)
+    T_c_row = ints1(IN, H, T_C_ROW)
+    T_e_mark = ints2(IN, H, T_E_MARK)
+    T_e_row = ints1(IN, H, T_E_ROW)
+    W_qcur = floats1(WF, WH, W_QCUR)
+    W_wgt = floats3(WF, WH, W_WGT)
+    T_j_row, T_j_col = ints1(IN, H, T_J_ROW), ints1(IN, H, T_J_COL)
     for k in range(T_j_row.size):  # entries off the pattern are never written: stay 0
         out[T_j_row[k], T_j_col[k]] = 0.0
     q_rows = W_qcur
@@ -230,14 +230,14 @@ def jacobian_dense(F, IN, H, WF, WI, WH, out):
 def constraint_hessian_into(F, IN, H, WF, WI, WH, q, lam, top, scale):
     """top += scale Σ_k λ_k ∂²Φ_k/∂q² (joints and drives per marker pair, normalization
     rows 2λ I; coordinate drives are linear). Needs the markers of the residual."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_norm = _i1(IN, H, T_B_NORM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_e_lin = _f3(F, H, T_E_LIN)
-    T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_row = _i1(IN, H, T_E_ROW)
-    W_coef = _f3(WF, WH, W_COEF)
-    hcs, hv = _f3(WF, WH, W_HCS), _f3(WF, WH, W_HV)  # scratch: nothing allocated
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_norm = ints1(IN, H, T_B_NORM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_e_lin = floats3(F, H, T_E_LIN)
+    T_e_mark = ints2(IN, H, T_E_MARK)
+    T_e_row = ints1(IN, H, T_E_ROW)
+    W_coef = floats3(WF, WH, W_COEF)
+    hcs, hv = floats3(WF, WH, W_HCS), floats3(WF, WH, W_HV)  # scratch: nothing allocated
     csum, lsum = hcs[0], hv[0]  # Σ λ C and Σ λ l of a marker pair's equations
     for b in range(T_b_kind.size):
         s = T_b_start[b] + 3
@@ -273,20 +273,20 @@ def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
     Jacobians and the equations' weights ∂Φ_e/∂V of the last
     :func:`constraints_with_jacobian` call (its q and t),
     Φ_e,q q̇ = Σ_a ∂Φ_e/∂v_a · (J_a q̇), each marker's rates J q̇ taken once."""
-    T_b_kind = _i1(IN, H, T_B_KIND)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_norm = _i1(IN, H, T_B_NORM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_c_coord = _i1(IN, H, T_C_COORD)
-    T_c_row = _i1(IN, H, T_C_ROW)
-    T_e_mark = _i2(IN, H, T_E_MARK)
-    T_e_row = _i1(IN, H, T_E_ROW)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_mk_vd = _f3(WF, WH, W_MK_VD)
-    W_qcur = _f1(WF, WH, W_QCUR)
-    W_wgt = _f3(WF, WH, W_WGT)
+    T_b_kind = ints1(IN, H, T_B_KIND)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_norm = ints1(IN, H, T_B_NORM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_c_coord = ints1(IN, H, T_C_COORD)
+    T_c_row = ints1(IN, H, T_C_ROW)
+    T_e_mark = ints2(IN, H, T_E_MARK)
+    T_e_row = ints1(IN, H, T_E_ROW)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_mk_vd = floats3(WF, WH, W_MK_VD)
+    W_qcur = floats1(WF, WH, W_QCUR)
+    W_wgt = floats3(WF, WH, W_WGT)
     for k in range(T_k_body.size):
         b = T_k_body[k]
         rate = W_mk_vd[k]
@@ -317,8 +317,8 @@ def velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel):
             for c in range(3):
                 acc += wgt[a, c] * W_mk_vd[ki, a, c] + wgt[4 + a, c] * W_mk_vd[kj, a, c]
         vel[T_e_row[e]] = acc
-    _add_phi_t(prof, vel, T_c_row, T_e_row, _i1(IN, H, T_E_KIND), _i1(IN, H, T_E_DRIVE),
-               T_e_mark, W_mk_v, _i1(IN, H, T_C_DRIVE))
+    add_phi_t(prof, vel, T_c_row, T_e_row, ints1(IN, H, T_E_KIND), ints1(IN, H, T_E_DRIVE),
+               T_e_mark, W_mk_v, ints1(IN, H, T_C_DRIVE))
 
 
 @njit(cache=True)
@@ -329,16 +329,16 @@ def constraint_violations(F, IN, H, WF, WI, WH, q, qd, prof, phi, vel):
     equation_coefficients(F, IN, H, WF, WI, WH, prof)
     all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
     _phi_rows(F, IN, H, WF, WI, WH, q, prof, phi)
-    T_e_mark, W_wgt = _i2(IN, H, T_E_MARK), _f3(WF, WH, W_WGT)
+    T_e_mark, W_wgt = ints2(IN, H, T_E_MARK), floats3(WF, WH, W_WGT)
     for e in range(T_e_mark.shape[0]):
-        _equation_weights(_f3(F, H, T_E_LIN), T_e_mark, _i1(IN, H, T_E_NPAIRS),
-                          _i3(IN, H, T_E_PAIRS), _f3(WF, WH, W_COEF), _f3(WF, WH, W_MK_V),
+        _equation_weights(floats3(F, H, T_E_LIN), T_e_mark, ints1(IN, H, T_E_NPAIRS),
+                          ints3(IN, H, T_E_PAIRS), floats3(WF, WH, W_COEF), floats3(WF, WH, W_MK_V),
                           e, W_wgt[e])
     velocity_constraint(F, IN, H, WF, WI, WH, qd, prof, vel)
 
 
 @njit(cache=True)
-def _add_phi_t(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
+def add_phi_t(prof, vel, c_row, e_row, e_kind, e_drive, e_mark, mk_v, c_drive):
     """vel ← vel + Φ_t, Φ_t of the drives (zero on joints and normalization rows)."""
     for c in range(c_row.size):
         vel[c_row[c]] -= prof[c_drive[c], 1]

@@ -33,10 +33,10 @@ from ...compiled.packing import (
     W_CT_STATE,
     W_CT_VEC,
     W_MK_V,
-    _f2,
-    _f3,
-    _i1,
-    _i2,
+    floats2,
+    floats3,
+    ints1,
+    ints2,
 )
 from ...contact.sample import (
     C_ANCHORED,
@@ -100,14 +100,14 @@ def _point_jacobian(F, IN, H, WF, WI, WH, k, px, py, pz, q, out):
     """out[:, :n_b] ← J_c = J_force − skew(c − r) J_torque of the point c = (px, py, pz)
     carried by marker k's frame (r: the marker's point); the body's column count (0 for
     ground)."""
-    b = _i1(IN, H, T_K_BODY)[k]
+    b = ints1(IN, H, T_K_BODY)[k]
     if b < 0:
         return 0
-    n = 7 + _i1(IN, H, T_B_NM)[b]
-    jac = _f3(WF, WH, W_CT_JAC)
+    n = 7 + ints1(IN, H, T_B_NM)[b]
+    jac = floats3(WF, WH, W_CT_JAC)
     _load_jacobian_into(F, IN, H, WF, WI, WH, k, 1, q, jac[0], 0)
     _load_jacobian_into(F, IN, H, WF, WI, WH, k, 0, q, jac[1], 0)
-    v = _f3(WF, WH, W_MK_V)[k]
+    v = floats3(WF, WH, W_MK_V)[k]
     rx, ry, rz = px - v[0, 0], py - v[0, 1], pz - v[0, 2]
     jf, jw = jac[0], jac[1]
     for col in range(n):
@@ -207,13 +207,13 @@ def evaluate(F, IN, H, WF, WI, WH, c, q, qd, row, gen):
     the generalized force Q on its pair's coordinates into ``gen`` (body A's, then body
     B's); the pair's column counts (n_A, n_B). Needs the frames of both bodies and the
     vectors of both markers (:func:`~flexmbs.elements.markers.marker_vectors`)."""
-    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
-    kind, par = _i2(IN, H, T_CT_KIND)[c], _f2(F, H, T_CT_PAR)[c]
-    ka, kb = _i2(IN, H, T_CT_MARK)[c, 0], _i2(IN, H, T_CT_MARK)[c, 1]
-    state = _f2(WF, WH, W_CT_STATE)[c]
-    W_mk_v = _f3(WF, WH, W_MK_V)
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
+    kind, par = ints2(IN, H, T_CT_KIND)[c], floats2(F, H, T_CT_PAR)[c]
+    ka, kb = ints2(IN, H, T_CT_MARK)[c, 0], ints2(IN, H, T_CT_MARK)[c, 1]
+    state = floats2(WF, WH, W_CT_STATE)[c]
+    W_mk_v = floats3(WF, WH, W_MK_V)
     va, vb = W_mk_v[ka], W_mk_v[kb]
-    cvec, jac = _f2(WF, WH, W_CT_VEC), _f3(WF, WH, W_CT_JAC)
+    cvec, jac = floats2(WF, WH, W_CT_VEC), floats3(WF, WH, W_CT_JAC)
     _geometry(kind, par, va, vb, row, cvec)
     ca, cb, vel = cvec[0], cvec[1], cvec[2]
     na = _point_jacobian(F, IN, H, WF, WI, WH, ka, ca[0], ca[1], ca[2], q, jac[2])
@@ -289,9 +289,9 @@ def evaluate(F, IN, H, WF, WI, WH, c, q, qd, row, gen):
 def contact_loads(F, IN, H, WF, WI, WH, q, qd, r):
     """r −= Q of every contact (r holds −Q); needs the frames and marker vectors of the
     residual."""
-    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
-    T_ct_mark = _i2(IN, H, T_CT_MARK)
-    out, gen = _f2(WF, WH, W_CT_OUT), _f2(WF, WH, W_CT_GEN)[0]
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
+    T_ct_mark = ints2(IN, H, T_CT_MARK)
+    out, gen = floats2(WF, WH, W_CT_OUT), floats2(WF, WH, W_CT_GEN)[0]
     for c in range(T_ct_mark.shape[0]):
         na, nb = evaluate(F, IN, H, WF, WI, WH, c, q, qd, out[c], gen)
         if na:
@@ -307,7 +307,7 @@ def contact_loads(F, IN, H, WF, WI, WH, q, qd, r):
 @njit(cache=True)
 def _move(F, IN, H, WF, WI, WH, q, b, ka, kb):
     """The frame of body b and the vectors of markers ka, kb at q (the ones on b)."""
-    T_k_body = _i1(IN, H, T_K_BODY)
+    T_k_body = ints1(IN, H, T_K_BODY)
     body_frame(F, IN, H, WF, WI, WH, q, b)
     if T_k_body[ka] == b:
         marker_vectors(F, IN, H, WF, WI, WH, q, ka, False)
@@ -320,10 +320,10 @@ def contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     """top += k_scale K + c_scale C of every contact, K = −∂Q/∂q and C = −∂Q/∂q̇ by
     forward differences over the pair's coordinates (module docstring). Needs the frames
     and marker vectors (with Jacobians) of the residual, and leaves them as they were."""
-    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
-    T_ct_mark = _i2(IN, H, T_CT_MARK)
-    out, gens = _f2(WF, WH, W_CT_OUT), _f2(WF, WH, W_CT_GEN)
-    blocks, perturbed = _f3(WF, WH, W_CT_BLK), _f2(WF, WH, W_CT_Q)
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
+    T_ct_mark = ints2(IN, H, T_CT_MARK)
+    out, gens = floats2(WF, WH, W_CT_OUT), floats2(WF, WH, W_CT_GEN)
+    blocks, perturbed = floats3(WF, WH, W_CT_BLK), floats2(WF, WH, W_CT_Q)
     g0, g1 = gens[0], gens[1]
     k_blk, c_blk = blocks[0], blocks[1]
     qp, qdp = perturbed[0], perturbed[1]
@@ -368,9 +368,9 @@ def contact_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
 def contact_samples(F, IN, H, WF, WI, WH, q, qd):
     """Every contact's sample at (q, q̇) into ``ct_out`` (frames and marker vectors
     evaluated here)."""
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_ct_mark = _i2(IN, H, T_CT_MARK)
-    out, gen = _f2(WF, WH, W_CT_OUT), _f2(WF, WH, W_CT_GEN)[0]
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_ct_mark = ints2(IN, H, T_CT_MARK)
+    out, gen = floats2(WF, WH, W_CT_OUT), floats2(WF, WH, W_CT_GEN)[0]
     for c in range(T_ct_mark.shape[0]):
         ka, kb = T_ct_mark[c, 0], T_ct_mark[c, 1]
         body_frame(F, IN, H, WF, WI, WH, q, T_k_body[ka])
@@ -454,9 +454,9 @@ def needs_python(F, IN, H, WF, WI, WH, h, tol):
     onset within ``tol`` [m] to locate, a state to switch, an impulse to apply. False
     means the step stands as the per-step path would accept it (docs/compiled.md,
     "Batches of steps")."""
-    kinds, pars = _i2(IN, H, T_CT_KIND), _f2(F, H, T_CT_PAR)
-    start, end = _f2(WF, WH, W_CT_START), _f2(WF, WH, W_CT_OUT)
-    states = _f2(WF, WH, W_CT_STATE)
+    kinds, pars = ints2(IN, H, T_CT_KIND), floats2(F, H, T_CT_PAR)
+    start, end = floats2(WF, WH, W_CT_START), floats2(WF, WH, W_CT_OUT)
+    states = floats2(WF, WH, W_CT_STATE)
     for c in range(kinds.shape[0]):
         if _onset_possible(states[c], start[c], end[c], h, tol) or \
                 _switch_possible(kinds[c], pars[c], states[c], end[c], tol):

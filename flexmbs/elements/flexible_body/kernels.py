@@ -35,12 +35,12 @@ from ...compiled.packing import (
     W_Y6,
     W_Z6,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _f5,
-    _i1,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    floats5,
+    ints1,
 )
 from ...compiled.quadratic_velocity import row_dot
 from ...compiled.rotations import (
@@ -69,29 +69,29 @@ TWO_WAY, ONE_WAY, RIGID, NO_MRF = (np.int64(code) for code in range(4))  # non-l
 def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     """r[body b] += Cᵀ z + [0; 0; K_ff ξ + D_ff ξ̇], z = M̄ C q̈ − Q̄ − gravity rows
     (coupling.body_residual in the body's coupling mode)."""
-    T_b_flex = _i1(IN, H, T_B_FLEX)
-    T_b_mode = _i1(IN, H, T_B_MODE)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_f_inv_m0 = _f3(F, H, T_F_INV_M0)
-    T_f_S = _f3(F, H, T_F_S)
-    T_f_dff = _f3(F, H, T_F_DFF)
-    T_f_kff = _f3(F, H, T_F_KFF)
-    T_f_m0 = _f3(F, H, T_F_M0)
-    T_f_mff = _f3(F, H, T_F_MFF)
-    T_gravity = _f1(F, H, T_GRAVITY)
-    W_full = _f2(WF, WH, W_FULL)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_mass = _f2(WF, WH, W_MASS)
-    W_q6 = _f1(WF, WH, W_Q6)
-    W_qr6 = _f1(WF, WH, W_QR6)
-    W_rigid = _f2(WF, WH, W_RIGID)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_v3a = _f1(WF, WH, W_V3A)
-    W_w6 = _f1(WF, WH, W_W6)
-    W_wr6 = _f1(WF, WH, W_WR6)
-    W_y6 = _f1(WF, WH, W_Y6)
-    W_z6 = _f1(WF, WH, W_Z6)
+    T_b_flex = ints1(IN, H, T_B_FLEX)
+    T_b_mode = ints1(IN, H, T_B_MODE)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_f_inv_m0 = floats3(F, H, T_F_INV_M0)
+    T_f_S = floats3(F, H, T_F_S)
+    T_f_dff = floats3(F, H, T_F_DFF)
+    T_f_kff = floats3(F, H, T_F_KFF)
+    T_f_m0 = floats3(F, H, T_F_M0)
+    T_f_mff = floats3(F, H, T_F_MFF)
+    T_gravity = floats1(F, H, T_GRAVITY)
+    W_full = floats2(WF, WH, W_FULL)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    W_mass = floats2(WF, WH, W_MASS)
+    W_q6 = floats1(WF, WH, W_Q6)
+    W_qr6 = floats1(WF, WH, W_QR6)
+    W_rigid = floats2(WF, WH, W_RIGID)
+    W_rot = floats3(WF, WH, W_ROT)
+    W_v3a = floats1(WF, WH, W_V3A)
+    W_w6 = floats1(WF, WH, W_W6)
+    W_wr6 = floats1(WF, WH, W_WR6)
+    W_y6 = floats1(WF, WH, W_Y6)
+    W_z6 = floats1(WF, WH, W_Z6)
     st = T_b_start[b]
     nm = T_b_nm[b]
     f = T_b_flex[b]
@@ -179,11 +179,11 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         for j in range(nm):
             acc += T_f_kff[f, i, j] * xi[j] + T_f_dff[f, i, j] * xid[j]
         r[st + 7 + i] += acc
-    row = _i1(IN, H, T_F_POLY)[f]
+    row = ints1(IN, H, T_F_POLY)[f]
     if row >= 0:  # a nonlinear body: f(η) beyond K_ff η
-        add_polynomial_force(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm, xi,
+        add_polynomial_force(floats4(F, H, T_F_C3)[row], floats5(F, H, T_F_C4)[row], nm, xi,
                              r[st + 7:st + 7 + nm])
-    if _i1(IN, H, T_F_STIFF)[f]:
+    if ints1(IN, H, T_F_STIFF)[f]:
         n = 7 + nm
         body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r[st:st + n], NO)
 
@@ -193,18 +193,18 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     """(M, K, C) of flexible body b at its coordinates (global q order within the body;
     (7+n)x(7+n) views of the workspace, valid until the next call; a rigid body's:
     :func:`rigid_body_matrices`). Nothing allocated."""
-    T_b_flex = _i1(IN, H, T_B_FLEX)
-    T_b_mode = _i1(IN, H, T_B_MODE)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_f_inv_m0 = _f3(F, H, T_F_INV_M0)
-    T_f_S = _f3(F, H, T_F_S)
-    T_f_dff = _f3(F, H, T_F_DFF)
-    T_f_kff = _f3(F, H, T_F_KFF)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_rot = _f3(WF, WH, W_ROT)
-    mats, gcol, vec = _f3(WF, WH, W_FMAT), _f2(WF, WH, W_FGCOL), _f2(WF, WH, W_FVEC)
-    basis_c, pc = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC)
+    T_b_flex = ints1(IN, H, T_B_FLEX)
+    T_b_mode = ints1(IN, H, T_B_MODE)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_f_inv_m0 = floats3(F, H, T_F_INV_M0)
+    T_f_S = floats3(F, H, T_F_S)
+    T_f_dff = floats3(F, H, T_F_DFF)
+    T_f_kff = floats3(F, H, T_F_KFF)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    W_rot = floats3(WF, WH, W_ROT)
+    mats, gcol, vec = floats3(WF, WH, W_FMAT), floats2(WF, WH, W_FGCOL), floats2(WF, WH, W_FVEC)
+    basis_c, pc = floats2(WF, WH, W_RBASIS), floats1(WF, WH, W_RPC)
     st = T_b_start[b]
     nm = T_b_nm[b]
     n = 7 + nm
@@ -239,15 +239,15 @@ def body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
         for j in range(nm):
             k[7 + i, 7 + j] += T_f_kff[f, i, j]
             c[7 + i, 7 + j] += T_f_dff[f, i, j]
-    row = _i1(IN, H, T_F_POLY)[f]
+    row = ints1(IN, H, T_F_POLY)[f]
     if row >= 0:  # a nonlinear body: ∂f/∂η
-        add_polynomial_tangent(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm,
+        add_polynomial_tangent(floats4(F, H, T_F_C3)[row], floats5(F, H, T_F_C4)[row], nm,
                                q[st + 7:st + 7 + nm], k, 7)
     for i in range(n):  # M = Cᵀ M̄ C
         for j in range(n):
             m[i, j] = 0.0
     add_ct_x_c(a, gb, nm, mbar_mode, tmp, m, 1.0)
-    if _i1(IN, H, T_F_STIFF)[f]:
+    if ints1(IN, H, T_F_STIFF)[f]:
         r_tmp = vec[7, :n]
         for i in range(n):
             r_tmp[i] = 0.0
@@ -261,16 +261,16 @@ def flexible_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin, pot):
     body b at (q, q̇), ω̄ = (w0, w1, w2) [rad/s] in body axes; needs :func:`body_frames`.
     Scratch: (``fmat``, ``fvec``) and the stiffening's (``sdm``, ``svec``) in the
     workspace: nothing allocated."""
-    b_start, b_nm = _i1(IN, H, T_B_START), _i1(IN, H, T_B_NM)
-    b_flex, b_mode = _i1(IN, H, T_B_FLEX), _i1(IN, H, T_B_MODE)
-    f_inv_m0, f_n = _f3(F, H, T_F_INV_M0), _f4(F, H, T_F_N)
-    f_kff, f_mass = _f3(F, H, T_F_KFF), _f1(F, H, T_F_MASS)
-    f_stiff, f_sxc = _i1(IN, H, T_F_STIFF), _f5(F, H, T_F_SXC)
-    f_ska, f_skd = _f4(F, H, T_F_SKA), _f4(F, H, T_F_SKD)
-    g = _f1(F, H, T_GRAVITY)
-    mats, wq = _f3(WF, WH, W_FMAT), _f2(WF, WH, W_FVEC)[0]
+    b_start, b_nm = ints1(IN, H, T_B_START), ints1(IN, H, T_B_NM)
+    b_flex, b_mode = ints1(IN, H, T_B_FLEX), ints1(IN, H, T_B_MODE)
+    f_inv_m0, f_n = floats3(F, H, T_F_INV_M0), floats4(F, H, T_F_N)
+    f_kff, f_mass = floats3(F, H, T_F_KFF), floats1(F, H, T_F_MASS)
+    f_stiff, f_sxc = ints1(IN, H, T_F_STIFF), floats5(F, H, T_F_SXC)
+    f_ska, f_skd = floats4(F, H, T_F_SKA), floats4(F, H, T_F_SKD)
+    g = floats1(F, H, T_GRAVITY)
+    mats, wq = floats3(WF, WH, W_FMAT), floats2(WF, WH, W_FVEC)[0]
     st = b_start[b]
-    a, gb = _f3(WF, WH, W_ROT)[b], _f3(WF, WH, W_GBAR)[b]
+    a, gb = floats3(WF, WH, W_ROT)[b], floats3(WF, WH, W_GBAR)[b]
     nm, f = b_nm[b], b_flex[b]
     n6 = 6 + nm
     full = mats[0]
@@ -300,15 +300,15 @@ def flexible_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin, pot):
         for j in range(nm):
             elastic += q[st + 7 + i] * f_kff[f, i, j] * q[st + 7 + j]
     pot += -first + 0.5 * elastic
-    row = _i1(IN, H, T_F_POLY)[f]
+    row = ints1(IN, H, T_F_POLY)[f]
     if row >= 0:  # a nonlinear body's cubic and quartic strain energy
-        pot += polynomial_energy(_f4(F, H, T_F_C3)[row], _f5(F, H, T_F_C4)[row], nm,
+        pot += polynomial_energy(floats4(F, H, T_F_C3)[row], floats5(F, H, T_F_C4)[row], nm,
                                  q[st + 7:st + 7 + nm])
     if f_stiff[f]:
         n = 7 + nm
         k_s, p_s = stiffening_energies(f_ska[f], f_skd[f], f_sxc[f], nm, a, gb,
                                        q[st:st + n], qd[st:st + n], g,
-                                       _f2(WF, WH, W_SDM), _f2(WF, WH, W_SVEC)[0])
+                                       floats2(WF, WH, W_SDM), floats2(WF, WH, W_SVEC)[0])
         kin += k_s
         pot += p_s
     return kin, pot

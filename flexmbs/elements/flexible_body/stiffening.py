@@ -28,13 +28,13 @@ from ...compiled.packing import (
     W_SMODES,
     W_SP4,
     W_SVEC,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _f5,
-    _i1,
-    _view,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    floats5,
+    ints1,
+    packed_view,
 )
 from ...compiled.quadratic_velocity import frame_terms, frame_terms_jacobian, row_dot
 from ...compiled.rotations import (
@@ -207,9 +207,9 @@ def _mode_rows(mat, nm, mode):
 def mkc_views(WF, WH, n):
     """(M, K, C) of a flexible body as (n, n) views of the rows of the workspace's
     ``fmkc`` (reshape would carry an error path)."""
-    row0, width = WH[W_FMKC, 1], _f2(WF, WH, W_FMKC).shape[1]
-    return (_view(WF, row0, (n, n)), _view(WF, row0 + width, (n, n)),
-            _view(WF, row0 + 2 * width, (n, n)))
+    row0, width = WH[W_FMKC, 1], floats2(WF, WH, W_FMKC).shape[1]
+    return (packed_view(WF, row0, (n, n)), packed_view(WF, row0 + width, (n, n)),
+            packed_view(WF, row0 + 2 * width, (n, n)))
 
 
 @njit(cache=True)
@@ -224,17 +224,17 @@ def body_stiffening(F, IN, H, WF, WI, WH, b, q, qd, qdd, r, tangents):
     modes M): ``sdm``, ``sdmm`` (6+M, 6+M), ``sddm`` and ``sd2`` (max(M, 1), 6+M, 6+M),
     ``svec`` (6, 6+M), ``smat`` (3, 7+M, 7+M), ``smodes`` (6+M, max(M, 1)), ``sp4``
     (3, 6+M, 4) and ``s34`` (3, 4): nothing allocated."""
-    st, nm = _i1(IN, H, T_B_START)[b], _i1(IN, H, T_B_NM)[b]
-    f, mode = _i1(IN, H, T_B_FLEX)[b], _i1(IN, H, T_B_MODE)[b]
-    ka, kd, xc = _f4(F, H, T_F_SKA)[f], _f4(F, H, T_F_SKD)[f], _f5(F, H, T_F_SXC)[f]
-    a, gb = _f3(WF, WH, W_ROT)[b], _f3(WF, WH, W_GBAR)[b]
-    basis, basis_c = _f3(WF, WH, W_BASIS)[b], _f2(WF, WH, W_RBASIS)
+    st, nm = ints1(IN, H, T_B_START)[b], ints1(IN, H, T_B_NM)[b]
+    f, mode = ints1(IN, H, T_B_FLEX)[b], ints1(IN, H, T_B_MODE)[b]
+    ka, kd, xc = floats4(F, H, T_F_SKA)[f], floats4(F, H, T_F_SKD)[f], floats5(F, H, T_F_SXC)[f]
+    a, gb = floats3(WF, WH, W_ROT)[b], floats3(WF, WH, W_GBAR)[b]
+    basis, basis_c = floats3(WF, WH, W_BASIS)[b], floats2(WF, WH, W_RBASIS)
     n_b = 7 + nm
     qb, qdb, qddb = q[st:st + n_b], qd[st:st + n_b], qdd[st:st + n_b]
-    g = _f1(F, H, T_GRAVITY)
-    dm, dm_m, vec = _f2(WF, WH, W_SDM), _f2(WF, WH, W_SDMM), _f2(WF, WH, W_SVEC)
-    ddm, sd2, smat = _f3(WF, WH, W_SDDM), _f3(WF, WH, W_SD2), _f3(WF, WH, W_SMAT)
-    smodes, sp4, s34 = _f2(WF, WH, W_SMODES), _f3(WF, WH, W_SP4), _f2(WF, WH, W_S34)
+    g = floats1(F, H, T_GRAVITY)
+    dm, dm_m, vec = floats2(WF, WH, W_SDM), floats2(WF, WH, W_SDMM), floats2(WF, WH, W_SVEC)
+    ddm, sd2, smat = floats3(WF, WH, W_SDDM), floats3(WF, WH, W_SD2), floats3(WF, WH, W_SMAT)
+    smodes, sp4, s34 = floats2(WF, WH, W_SMODES), floats3(WF, WH, W_SP4), floats2(WF, WH, W_S34)
     if mode == _RIGID:
         return
     n6 = 6 + nm

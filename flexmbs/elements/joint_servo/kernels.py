@@ -23,11 +23,11 @@ from ...compiled.packing import (
     W_X3N,
     W_XBLK,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _i1,
-    _i2,
+    floats1,
+    floats2,
+    floats3,
+    ints1,
+    ints2,
 )
 from ..joint_coordinate import (
     pair_angle_partials,
@@ -74,7 +74,7 @@ def _motor_torque(par, ref, ref_rate, offset, angle, rate):
 @njit(cache=True)
 def _pair_dot(IN, H, ki, kj, ni, n, row, x):
     """Σ_c row[c] x[global column of c] over the pair's local columns."""
-    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
     st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
     st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
     acc = 0.0
@@ -86,7 +86,7 @@ def _pair_dot(IN, H, ki, kj, ni, n, row, x):
 @njit(cache=True)
 def _pair_add(IN, H, ki, kj, ni, n, row, scale, r):
     """r[global column of c] += scale row[c] over the pair's local columns."""
-    T_b_start, T_k_body = _i1(IN, H, T_B_START), _i1(IN, H, T_K_BODY)
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
     st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
     st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
     for c in range(n):
@@ -99,12 +99,13 @@ def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
     False: the controller's torque alone (the power of the outputs), else with the rotor's
     inertia torque −n² J_m θ̈. ``prof``: the time-level rows, a servo's at v_row
     (θ_ref, θ̇_ref, offset torque b)."""
-    T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
-    T_v_kind = _i1(IN, H, T_V_KIND)
-    first = _i2(IN, H, T_T_MARK).shape[0]
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    vec = _f1(WF, WH, W_V3D)
-    rows = _f3(WF, WH, W_X3N)[3]
+    T_v_mark, T_v_par = ints2(IN, H, T_V_MARK), floats2(F, H, T_V_PAR)
+    T_v_row = ints1(IN, H, T_V_ROW)
+    T_v_kind = ints1(IN, H, T_V_KIND)
+    first = ints2(IN, H, T_T_MARK).shape[0]
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    vec = floats1(WF, WH, W_V3D)
+    rows = floats3(WF, WH, W_X3N)[3]
     for s in range(T_v_mark.shape[0]):
         ki, kj, kind = T_v_mark[s, 0], T_v_mark[s, 1], T_v_kind[s]
         par = T_v_par[s]
@@ -132,11 +133,12 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
     2 n² J_m gᵀ ∂θ̇/∂q (its q-derivative left out), as
     :meth:`flexmbs.model.servos.JointServo.tangents`. The angle memory is read, not
     moved."""
-    T_v_mark, T_v_par, T_v_row = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR), _i1(IN, H, T_V_ROW)
-    T_k_body, T_v_kind = _i1(IN, H, T_K_BODY), _i1(IN, H, T_V_KIND)
-    first = _i2(IN, H, T_T_MARK).shape[0]
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    T_v_mark, T_v_par = ints2(IN, H, T_V_MARK), floats2(F, H, T_V_PAR)
+    T_v_row = ints1(IN, H, T_V_ROW)
+    T_k_body, T_v_kind = ints1(IN, H, T_K_BODY), ints1(IN, H, T_V_KIND)
+    first = ints2(IN, H, T_T_MARK).shape[0]
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    x3n, vec = floats3(WF, WH, W_X3N), floats2(WF, WH, W_X3)[3]
     dz, rows, g_dq, g_dqd = x3n[1], x3n[3], x3n[4], x3n[5]
     for s in range(T_v_mark.shape[0]):
         ki, kj, kind = T_v_mark[s, 0], T_v_mark[s, 1], T_v_kind[s]
@@ -161,7 +163,7 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
             vec[e] = torque * z_i[e]
         _pair_load_tangents(F, IN, H, WF, WI, WH, ki, kj, kind, q, top, k_scale, c_scale)
         if inertia != 0.0:  # the partials' rows are still in x3n[3]
-            blk = _f3(WF, WH, W_XBLK)[0]
+            blk = floats3(WF, WH, W_XBLK)[0]
             for a in range(n):  # M: n² J_m g gᵀ
                 for b in range(n):
                     blk[a, b] = inertia * rows[2, a] * rows[2, b]
@@ -180,10 +182,10 @@ def servo_outputs(F, IN, H, WF, WI, WH, q, qd, prof, refs, loads, kin):
     returns kin plus the rotors' kinetic energy ½ n² J_m θ̇² [J]; each angle takes its
     turns from ``refs`` (the angles the run recorded, the servos' after the springs';
     NaN: continue from the previous output)."""
-    T_v_mark, T_v_par = _i2(IN, H, T_V_MARK), _f2(F, H, T_V_PAR)
-    T_v_kind = _i1(IN, H, T_V_KIND)
-    first = _i2(IN, H, T_T_MARK).shape[0]
-    angles = _f1(WF, WH, W_ANGLES)
+    T_v_mark, T_v_par = ints2(IN, H, T_V_MARK), floats2(F, H, T_V_PAR)
+    T_v_kind = ints1(IN, H, T_V_KIND)
+    first = ints2(IN, H, T_T_MARK).shape[0]
+    angles = floats1(WF, WH, W_ANGLES)
     for s in range(T_v_mark.shape[0]):
         if not np.isnan(refs[first + s]):
             angles[first + s] = refs[first + s]

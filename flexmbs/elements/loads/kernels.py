@@ -28,11 +28,11 @@ from ...compiled.packing import (
     W_XBASIS,
     W_XBLK,
     W_XP,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _i1,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    ints1,
 )
 from ...compiled.rotations import (
     conjugate_basis_into,
@@ -75,19 +75,19 @@ def _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r):
     """r −= Q of distributed load d with the value ``vec`` (3,): [A W f̄; Ḡᵀ(arm × f̄);
     (ΣwΦ)ᵀ f̄] with f̄ = vec (body axes) or Aᵀvec (global), arm = Σwū0 + ΣwΦ ξ where the
     coupling mode shows the deformation (two-way, no-Mrf), and no ξ rows in rigid mode."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_b_mode = _i1(IN, H, T_B_MODE)
-    T_d_body = _i1(IN, H, T_D_BODY)
-    T_d_frame = _i1(IN, H, T_D_FRAME)
-    T_d_total = _f1(F, H, T_D_TOTAL)
-    T_d_first = _f2(F, H, T_D_FIRST)
-    T_d_shapes = _f3(F, H, T_D_SHAPES)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    f_bar = _f1(WF, WH, W_V3D)
-    arm = _f1(WF, WH, W_V3E)
-    moment = _f1(WF, WH, W_V3F)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_b_mode = ints1(IN, H, T_B_MODE)
+    T_d_body = ints1(IN, H, T_D_BODY)
+    T_d_frame = ints1(IN, H, T_D_FRAME)
+    T_d_total = floats1(F, H, T_D_TOTAL)
+    T_d_first = floats2(F, H, T_D_FIRST)
+    T_d_shapes = floats3(F, H, T_D_SHAPES)
+    W_rot = floats3(WF, WH, W_ROT)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    f_bar = floats1(WF, WH, W_V3D)
+    arm = floats1(WF, WH, W_V3E)
+    moment = floats1(WF, WH, W_V3F)
     b = T_d_body[d]
     st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
     a = W_rot[b]
@@ -118,9 +118,9 @@ def _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r):
 def distributed_loads(F, IN, H, WF, WI, WH, q, u, r):
     """r −= Q of the distributed loads (:func:`_distributed_load`), each with its
     constant value or its callable's from ``u``."""
-    T_d_col = _i1(IN, H, T_D_COL)
-    T_d_vec = _f2(F, H, T_D_VEC)
-    vec = _f2(WF, WH, W_CB_V)[1]
+    T_d_col = ints1(IN, H, T_D_COL)
+    T_d_vec = floats2(F, H, T_D_VEC)
+    vec = floats2(WF, WH, W_CB_V)[1]
     for d in range(T_d_col.size):
         _value_into(T_d_col[d], T_d_vec[d], u, vec)
         _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r)
@@ -131,23 +131,23 @@ def distributed_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale)
     """top += k_scale K + c_scale C of the distributed loads, K = −∂Q/∂q (no q̇
     dependence at a given value); a callable's value adds g ⊗ du/dq and g ⊗ du/dq̇ per
     component, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
-    T_d_col = _i1(IN, H, T_D_COL)
-    cb_v = _f2(WF, WH, W_CB_V)
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_b_mode = _i1(IN, H, T_B_MODE)
-    T_d_body = _i1(IN, H, T_D_BODY)
-    T_d_frame = _i1(IN, H, T_D_FRAME)
-    T_d_vec = _f2(F, H, T_D_VEC)
-    T_d_total = _f1(F, H, T_D_TOTAL)
-    T_d_first = _f2(F, H, T_D_FIRST)
-    T_d_shapes = _f3(F, H, T_D_SHAPES)
-    W_basis = _f3(WF, WH, W_BASIS)
-    W_rot = _f3(WF, WH, W_ROT)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    x3, x34 = _f2(WF, WH, W_X3), _f3(WF, WH, W_X34)
-    basis_c, pc = _f3(WF, WH, W_XBASIS)[0], _f1(WF, WH, W_XP)
-    dq = _f3(WF, WH, W_XBLK)[0]
+    T_d_col = ints1(IN, H, T_D_COL)
+    cb_v = floats2(WF, WH, W_CB_V)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_b_mode = ints1(IN, H, T_B_MODE)
+    T_d_body = ints1(IN, H, T_D_BODY)
+    T_d_frame = ints1(IN, H, T_D_FRAME)
+    T_d_vec = floats2(F, H, T_D_VEC)
+    T_d_total = floats1(F, H, T_D_TOTAL)
+    T_d_first = floats2(F, H, T_D_FIRST)
+    T_d_shapes = floats3(F, H, T_D_SHAPES)
+    W_basis = floats3(WF, WH, W_BASIS)
+    W_rot = floats3(WF, WH, W_ROT)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    x3, x34 = floats2(WF, WH, W_X3), floats3(WF, WH, W_X34)
+    basis_c, pc = floats3(WF, WH, W_XBASIS)[0], floats1(WF, WH, W_XP)
+    dq = floats3(WF, WH, W_XBLK)[0]
     arm, f_bar, df = x3[0], x3[1], x34[0]
     for d in range(T_d_body.size):
         b = T_d_body[d]
@@ -201,14 +201,14 @@ def point_loads(F, IN, H, WF, WI, WH, q, u, r):
     """r −= Q of the point forces and torques, in global axes or along their marker's
     axes (:class:`flexmbs.model.forces.PointLoad`), each with its constant value or its
     callable's from ``u``."""
-    T_l_col = _i1(IN, H, T_L_COL)
-    val = _f2(WF, WH, W_CB_V)[1]
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    T_l_mark = _i1(IN, H, T_L_MARK)
-    T_l_kind = _i1(IN, H, T_L_KIND)
-    T_l_frame = _i1(IN, H, T_L_FRAME)
-    T_l_vec = _f2(F, H, T_L_VEC)
-    vec = _f1(WF, WH, W_V3D)
+    T_l_col = ints1(IN, H, T_L_COL)
+    val = floats2(WF, WH, W_CB_V)[1]
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    T_l_mark = ints1(IN, H, T_L_MARK)
+    T_l_kind = ints1(IN, H, T_L_KIND)
+    T_l_frame = ints1(IN, H, T_L_FRAME)
+    T_l_vec = floats2(F, H, T_L_VEC)
+    vec = floats1(WF, WH, W_V3D)
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         _value_into(T_l_col[ld], T_l_vec[ld], u, val)
@@ -228,20 +228,20 @@ def point_load_tangents_into(F, IN, H, WF, WI, WH, q, u, top, k_scale, c_scale):
     vectors and Jacobians of the last residual in the workspace); a callable's value
     adds g ⊗ du/dq and g ⊗ du/dq̇ per component, g = −∂Q/∂u
     (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
-    T_l_col = _i1(IN, H, T_L_COL)
-    cb_v = _f2(WF, WH, W_CB_V)
+    T_l_col = ints1(IN, H, T_L_COL)
+    cb_v = floats2(WF, WH, W_CB_V)
     val = cb_v[1]
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_l_mark = _i1(IN, H, T_L_MARK)
-    T_l_kind = _i1(IN, H, T_L_KIND)
-    T_l_frame = _i1(IN, H, T_L_FRAME)
-    T_l_vec = _f2(F, H, T_L_VEC)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_l_mark = ints1(IN, H, T_L_MARK)
+    T_l_kind = ints1(IN, H, T_L_KIND)
+    T_l_frame = ints1(IN, H, T_L_FRAME)
+    T_l_vec = floats2(F, H, T_L_VEC)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    x3n, vec = floats3(WF, WH, W_X3N), floats2(WF, WH, W_X3)[3]
     jac = x3n[0]
-    blk = _f3(WF, WH, W_XBLK)[0]
+    blk = floats3(WF, WH, W_XBLK)[0]
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         b = T_k_body[k]

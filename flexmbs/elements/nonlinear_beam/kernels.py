@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...compiled._jit import njit
-from ...compiled.packing import _f1, _f2, _i1, _i2
+from ...compiled.packing import floats1, floats2, ints1, ints2
 from ..registry import header_rows
 from .reference import COMPLEX_STEP, LOG_LIMIT, SERIES_LIMIT
 
@@ -201,8 +201,8 @@ def _row(k, sa, sb):
 @njit(cache=True)
 def beam_loads(F, IN, H, WF, WI, WH, q, r):
     """r += ∂U/∂q of every nonlinear beam element (r −= Q, Q = −∂U/∂q)."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_par = _f2(F, H, T_NB_PAR)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_par = floats2(F, H, T_NB_PAR)
     for e in range(T_nb_node.shape[0]):
         sa, sb = T_b_start[T_nb_node[e, 0]], T_b_start[T_nb_node[e, 1]]
         grad, _ = element(q, sa, sb, T_nb_par[e], 0.0, -1)
@@ -214,8 +214,8 @@ def beam_loads(F, IN, H, WF, WI, WH, q, r):
 def beam_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
     """top += k_scale ∂²U/∂q² of every element: column by column by the complex step
     (14 complex evaluations per element), exact to round-off."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_par = _f2(F, H, T_NB_PAR)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_par = floats2(F, H, T_NB_PAR)
     step = COMPLEX_STEP
     scale = k_scale / step
     for e in range(T_nb_node.shape[0]):
@@ -231,8 +231,8 @@ def beam_tangents_into(F, IN, H, WF, WI, WH, q, top, k_scale):
 @njit(cache=True)
 def beam_potential(F, IN, H, WF, WI, WH, q, pot):
     """pot + Σ U [J] of every element."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_par = _f2(F, H, T_NB_PAR)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_par = floats2(F, H, T_NB_PAR)
     for e in range(T_nb_node.shape[0]):
         sa, sb = T_b_start[T_nb_node[e, 0]], T_b_start[T_nb_node[e, 1]]
         _, energy = element(q, sa, sb, T_nb_par[e], 0.0, -1)
@@ -319,8 +319,8 @@ def _slot_terms(q, qd, qdd, sa, sb, m, g):
 def beam_inertia(F, IN, H, WF, WI, WH, q, qd, qdd, r):
     """r += Jᵀ m_D (J q̈ + a_v − ĝ) of every element: its consistent inertia's share of
     the residual (mass, velocity and gravity terms)."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_mass, g = _f2(F, H, T_NB_MASS), _f1(F, H, T_GRAVITY)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_mass, g = floats2(F, H, T_NB_MASS), floats1(F, H, T_GRAVITY)
     for e in range(T_nb_node.shape[0]):
         sa, sb = T_b_start[T_nb_node[e, 0]], T_b_start[T_nb_node[e, 1]]
         w, ta, tb, _, _, _, _ = _slot_terms(q, qd, qdd, sa, sb, T_nb_mass[e], g)
@@ -339,8 +339,8 @@ def beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, top, k_scale, c_scale, m
     M = Jᵀ m_D J; C = Jᵀ m_D ∂a_v/∂q̇ (2 T(ṗ) on the axis slots); K = the Hessian
     H(w_t) of wᵀt on the Euler parameters plus Jᵀ m_D T(p̈), w = m_D (J q̈ + a_v − ĝ)
     (reference.inertia_tangents and inertia_mass_tangent), exact."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_mass, g = _f2(F, H, T_NB_MASS), _f1(F, H, T_GRAVITY)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_mass, g = floats2(F, H, T_NB_MASS), floats1(F, H, T_GRAVITY)
     for e in range(T_nb_node.shape[0]):
         sa, sb = T_b_start[T_nb_node[e, 0]], T_b_start[T_nb_node[e, 1]]
         m = T_nb_mass[e]
@@ -381,8 +381,8 @@ def beam_inertia_into(F, IN, H, WF, WI, WH, q, qd, qdd, top, k_scale, c_scale, m
 def beam_inertia_energies(F, IN, H, WF, WI, WH, q, qd, kin, pot):
     """(kin + ½ żᵀ m_D ż, pot − ĝᵀ m_D z) [J]: the consistent inertia's shares of the
     kinetic energy and the gravity potential, z = (r_a, t_a, r_b, t_b), ż = J q̇."""
-    T_b_start, T_nb_node = _i1(IN, H, T_B_START), _i2(IN, H, T_NB_NODE)
-    T_nb_mass, g = _f2(F, H, T_NB_MASS), _f1(F, H, T_GRAVITY)
+    T_b_start, T_nb_node = ints1(IN, H, T_B_START), ints2(IN, H, T_NB_NODE)
+    T_nb_mass, g = floats2(F, H, T_NB_MASS), floats1(F, H, T_GRAVITY)
     for e in range(T_nb_node.shape[0]):
         sa, sb = T_b_start[T_nb_node[e, 0]], T_b_start[T_nb_node[e, 1]]
         m = T_nb_mass[e]

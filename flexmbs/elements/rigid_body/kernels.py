@@ -31,10 +31,10 @@ from ...compiled.packing import (
     W_V3G,
     W_V3H,
     W_V3I,
-    _f1,
-    _f2,
-    _f3,
-    _i1,
+    floats1,
+    floats2,
+    floats3,
+    ints1,
 )
 from ...compiled.quadratic_velocity import row_dot
 from ...compiled.rotations import (
@@ -59,15 +59,15 @@ def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     """r[body b] += M q̈ − Q_v − Q_g of a rigid body (RigidBody.residual):
     r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × α̅), r_p = Ḡᵀ(I_O α̅ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g)).
     Scratch: nine 3-vectors of the workspace, named by what they hold."""
-    T_gravity = _f1(F, H, T_GRAVITY)
-    T_r_mass, T_r_s = _f1(F, H, T_R_MASS), _f2(F, H, T_R_S)
-    T_r_offset = _i1(IN, H, T_R_OFFSET)
-    W_rot = _f3(WF, WH, W_ROT)
-    st = _i1(IN, H, T_B_START)[b]
-    gb = _f3(WF, WH, W_GBAR)[b]
-    io = _f3(F, H, T_R_IO)[b]
-    w, alpha, acc = _f1(WF, WH, W_V3A), _f1(WF, WH, W_V3B), _f1(WF, WH, W_V3C)
-    iw, moment, tmp = _f1(WF, WH, W_V3D), _f1(WF, WH, W_V3E), _f1(WF, WH, W_V3F)
+    T_gravity = floats1(F, H, T_GRAVITY)
+    T_r_mass, T_r_s = floats1(F, H, T_R_MASS), floats2(F, H, T_R_S)
+    T_r_offset = ints1(IN, H, T_R_OFFSET)
+    W_rot = floats3(WF, WH, W_ROT)
+    st = ints1(IN, H, T_B_START)[b]
+    gb = floats3(WF, WH, W_GBAR)[b]
+    io = floats3(F, H, T_R_IO)[b]
+    w, alpha, acc = floats1(WF, WH, W_V3A), floats1(WF, WH, W_V3B), floats1(WF, WH, W_V3C)
+    iw, moment, tmp = floats1(WF, WH, W_V3D), floats1(WF, WH, W_V3E), floats1(WF, WH, W_V3F)
     for c in range(3):
         w[c] = (
             gb[c, 0] * qd[st + 3]
@@ -91,7 +91,7 @@ def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     if T_r_offset[b]:
         a = W_rot[b]
         s = T_r_s[b]
-        ws, wws, sa = _f1(WF, WH, W_V3G), _f1(WF, WH, W_V3H), _f1(WF, WH, W_V3I)
+        ws, wws, sa = floats1(WF, WH, W_V3G), floats1(WF, WH, W_V3H), floats1(WF, WH, W_V3I)
         cross_into(w, s, ws)
         cross_into(w, ws, wws)
         cross_into(s, alpha, sa)
@@ -114,20 +114,20 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
     :func:`frame_tangents` without modes and the M_RR = m I correction of
     :func:`body_matrices`, the same terms written without temporaries (a model of many
     rigid bodies rebuilds the iteration matrix without allocating)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_r_io = _f3(F, H, T_R_IO)
-    T_r_mass = _f1(F, H, T_R_MASS)
-    T_r_offset = _i1(IN, H, T_R_OFFSET)
-    T_r_s = _f2(F, H, T_R_S)
-    g = _f1(F, H, T_GRAVITY)
-    W_basis = _f3(WF, WH, W_BASIS)
-    W_gbar = _f3(WF, WH, W_GBAR)
-    W_rot = _f3(WF, WH, W_ROT)
-    vec, mats = _f2(WF, WH, W_RVEC), _f3(WF, WH, W_RMAT)
-    p4, r34 = _f3(WF, WH, W_RP4), _f3(WF, WH, W_R34)
-    basis_c, pc = _f2(WF, WH, W_RBASIS), _f1(WF, WH, W_RPC)
-    jc, mkc = _f2(WF, WH, W_RJC), _f3(WF, WH, W_RMKC)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_r_io = floats3(F, H, T_R_IO)
+    T_r_mass = floats1(F, H, T_R_MASS)
+    T_r_offset = ints1(IN, H, T_R_OFFSET)
+    T_r_s = floats2(F, H, T_R_S)
+    g = floats1(F, H, T_GRAVITY)
+    W_basis = floats3(WF, WH, W_BASIS)
+    W_gbar = floats3(WF, WH, W_GBAR)
+    W_rot = floats3(WF, WH, W_ROT)
+    vec, mats = floats2(WF, WH, W_RVEC), floats3(WF, WH, W_RMAT)
+    p4, r34 = floats3(WF, WH, W_RP4), floats3(WF, WH, W_R34)
+    basis_c, pc = floats2(WF, WH, W_RBASIS), floats1(WF, WH, W_RPC)
+    jc, mkc = floats2(WF, WH, W_RJC), floats3(WF, WH, W_RMKC)
     st, no_modes = T_b_start[b], T_b_nm[b]
     a, gb, basis = W_rot[b], W_gbar[b], W_basis[b]
     mass, s, io = T_r_mass[b], T_r_s[b], T_r_io[b]
@@ -242,10 +242,10 @@ def rigid_body_matrices(F, IN, H, WF, WI, WH, b, q, qd, qdd):
 def rigid_energies(F, IN, H, WF, WI, WH, b, q, qd, w0, w1, w2, kin, pot):
     """(kin, pot) plus the kinetic and gravity potential energy [J] of rigid body b at
     (q, q̇), ω̄ = (w0, w1, w2) [rad/s] in body axes; needs :func:`body_frames`."""
-    r_mass, r_io, r_s = _f1(F, H, T_R_MASS), _f3(F, H, T_R_IO), _f2(F, H, T_R_S)
-    g = _f1(F, H, T_GRAVITY)
-    st = _i1(IN, H, T_B_START)[b]
-    a = _f3(WF, WH, W_ROT)[b]
+    r_mass, r_io, r_s = floats1(F, H, T_R_MASS), floats3(F, H, T_R_IO), floats2(F, H, T_R_S)
+    g = floats1(F, H, T_GRAVITY)
+    st = ints1(IN, H, T_B_START)[b]
+    a = floats3(WF, WH, W_ROT)[b]
     s = r_s[b]
     ws = (w1 * s[2] - w2 * s[1], w2 * s[0] - w0 * s[2], w0 * s[1] - w1 * s[0])
     w = (w0, w1, w2)

@@ -19,10 +19,10 @@ from ...compiled.packing import (
     W_X3,
     W_X3N,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _i2,
+    floats1,
+    floats2,
+    floats3,
+    ints2,
 )
 from ..joint_coordinate import pair_angle_partials, pair_angle_state
 from ..markers import _apply_load, _pair_load_tangents
@@ -38,7 +38,7 @@ def torsion_state(F, IN, H, WF, WI, WH, s, qd, store):
     (:func:`~flexmbs.elements.joint_coordinate.pair_angle_state`, its angle memory in slot s;
     ω_j − ω_i into W_V3E). Needs the marker vectors and body frames of the last residual
     in the workspace."""
-    T_t_mark = _i2(IN, H, T_T_MARK)
+    T_t_mark = ints2(IN, H, T_T_MARK)
     return pair_angle_state(F, IN, H, WF, WI, WH, T_t_mark[s, 0], T_t_mark[s, 1], s, qd,
                             store)
 
@@ -48,10 +48,10 @@ def torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, store, with_spring):
     """r −= Q of the rotational spring–dampers: τ z_i on marker j, −τ z_i on i, with
     τ = −k (θ − θ0) − c θ̇ (:func:`torsion_state`; the angle stored when ``store``);
     ``with_spring`` False: the damper part −c θ̇ only (for the power of the outputs)."""
-    T_t_mark = _i2(IN, H, T_T_MARK)
-    T_t_par = _f2(F, H, T_T_PAR)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    vec = _f1(WF, WH, W_V3D)
+    T_t_mark = ints2(IN, H, T_T_MARK)
+    T_t_par = floats2(F, H, T_T_PAR)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    vec = floats1(WF, WH, W_V3D)
     for s in range(T_t_mark.shape[0]):
         angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, store)
         torque = -T_t_par[s, 1] * rate
@@ -73,10 +73,10 @@ def torsion_tangents_into(F, IN, H, WF, WI, WH, q, qd, top, k_scale, c_scale):
     ∂θ = (cos θ ∂(x_j·y_i) − sin θ ∂(x_j·x_i)) / ρ² through the marker axes' Jacobians,
     ∂θ̇/∂q = (ω_j − ω_i)ᵀ ∂z_i + z_iᵀ[−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] and ∂θ̇/∂q̇ = z_iᵀ[−Ω_i, Ω_j]
     (forces._rotation_partials). The angle memory is read, not moved."""
-    T_t_mark = _i2(IN, H, T_T_MARK)
-    T_t_par = _f2(F, H, T_T_PAR)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    T_t_mark = ints2(IN, H, T_T_MARK)
+    T_t_par = floats2(F, H, T_T_PAR)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    x3n, vec = floats3(WF, WH, W_X3N), floats2(WF, WH, W_X3)[3]
     dz, rows, g_dq, g_dqd = x3n[1], x3n[3], x3n[4], x3n[5]
     for s in range(T_t_mark.shape[0]):
         angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, NO)
@@ -100,8 +100,8 @@ def torsion_potential(F, IN, H, WF, WI, WH, qd, refs, pot):
     """pot plus the rotational springs' potential Σ ½ k (θ − θ0)² [J] at an output, each
     angle taking its turns from ``refs`` (the angle the run recorded; NaN: continue from
     the previous output), from the markers of the residual in the workspace."""
-    T_t_mark, T_t_par = _i2(IN, H, T_T_MARK), _f2(F, H, T_T_PAR)
-    angles = _f1(WF, WH, W_ANGLES)
+    T_t_mark, T_t_par = ints2(IN, H, T_T_MARK), floats2(F, H, T_T_PAR)
+    angles = floats1(WF, WH, W_ANGLES)
     for s in range(T_t_mark.shape[0]):  # the angle's turns from the run
         if not np.isnan(refs[s]):
             angles[s] = refs[s]

@@ -20,12 +20,12 @@ from ...compiled.packing import (
     W_X3,
     W_X3N,
     YES,
-    _f1,
-    _f2,
-    _f3,
-    _f4,
-    _i1,
-    _i2,
+    floats1,
+    floats2,
+    floats3,
+    floats4,
+    ints1,
+    ints2,
 )
 from ..inputs import _input_load, _input_tangent_into
 from ..markers import (
@@ -48,16 +48,16 @@ def spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring):
     W_v3f and ḋ = J_j q̇_j − J_i q̇_i into W_v3e, from the markers' vectors and Jacobians
     in the workspace; ``with_spring`` False leaves out k (L − L0) (its non-conservative
     part). Coincident markers with a nonzero force give f = NaN (no line of action)."""
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_b_start = _i1(IN, H, T_B_START)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_s_mark = _i2(IN, H, T_S_MARK)
-    T_s_par = _f2(F, H, T_S_PAR)
-    T_s_act = _i1(IN, H, T_S_ACT)
-    W_mk_v = _f3(WF, WH, W_MK_V)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    unit = _f1(WF, WH, W_V3F)
-    d_dot = _f1(WF, WH, W_V3E)
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_b_start = ints1(IN, H, T_B_START)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_s_mark = ints2(IN, H, T_S_MARK)
+    T_s_par = floats2(F, H, T_S_PAR)
+    T_s_act = ints1(IN, H, T_S_ACT)
+    W_mk_v = floats3(WF, WH, W_MK_V)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    unit = floats1(WF, WH, W_V3F)
+    d_dot = floats1(WF, WH, W_V3E)
     ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
     length = 0.0
     for c in range(3):
@@ -95,9 +95,9 @@ def spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
     """r −= Q of the spring–damper–actuators (f u on marker i, −f u on j: tension pulls
     them together); ``with_spring`` False: their non-conservative part only (damper and
     actuator, for the power of the outputs)."""
-    T_s_mark = _i2(IN, H, T_S_MARK)
-    vec = _f1(WF, WH, W_V3D)
-    unit = _f1(WF, WH, W_V3F)
+    T_s_mark = ints2(IN, H, T_S_MARK)
+    vec = floats1(WF, WH, W_V3D)
+    unit = floats1(WF, WH, W_V3F)
     for s in range(T_s_mark.shape[0]):
         force, _, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring)
         if force == 0.0:
@@ -114,20 +114,20 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
     C = −∂Q/∂q̇ (the markers' vectors and Jacobians of the last residual in the
     workspace); an actuator force from a state-dependent callable adds g ⊗ du/dq and
     g ⊗ du/dq̇, g = −∂Q/∂u (:func:`~flexmbs.elements.inputs._input_tangent_into`)."""
-    T_s_act, T_u_call = _i1(IN, H, T_S_ACT), _i1(IN, H, T_U_CALL)
-    along = _f2(WF, WH, W_CB_V)[0]
-    T_b_nm = _i1(IN, H, T_B_NM)
-    T_k_body = _i1(IN, H, T_K_BODY)
-    T_s_mark = _i2(IN, H, T_S_MARK)
-    T_s_par = _f2(F, H, T_S_PAR)
-    W_mk_j = _f4(WF, WH, W_MK_J)
-    x3n, vec = _f3(WF, WH, W_X3N), _f2(WF, WH, W_X3)[3]
+    T_s_act, T_u_call = ints1(IN, H, T_S_ACT), ints1(IN, H, T_U_CALL)
+    along = floats2(WF, WH, W_CB_V)[0]
+    T_b_nm = ints1(IN, H, T_B_NM)
+    T_k_body = ints1(IN, H, T_K_BODY)
+    T_s_mark = ints2(IN, H, T_S_MARK)
+    T_s_par = floats2(F, H, T_S_PAR)
+    W_mk_j = floats4(WF, WH, W_MK_J)
+    x3n, vec = floats3(WF, WH, W_X3N), floats2(WF, WH, W_X3)[3]
     jac, d_dq, rates, du, g_dq, g_dqd = x3n[0], x3n[1], x3n[2], x3n[3], x3n[4], x3n[5]
     for s in range(T_s_mark.shape[0]):
         force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, YES)
         if length == 0.0:
             continue  # no line of action (the NumPy path differences it)
-        unit, d_dot = _f1(WF, WH, W_V3F), _f1(WF, WH, W_V3E)
+        unit, d_dot = floats1(WF, WH, W_V3F), floats1(WF, WH, W_V3E)
         u0, u1, u2 = unit[0], unit[1], unit[2]
         e0, e1, e2 = d_dot[0], d_dot[1], d_dot[2]
         ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
@@ -180,8 +180,8 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
 def spring_damper_potential(F, IN, H, WF, WI, WH, pot):
     """pot plus the springs' potential Σ ½ k (L − L0)² [J] (markers of the residual in the
     workspace)."""
-    T_s_mark, T_s_par = _i2(IN, H, T_S_MARK), _f2(F, H, T_S_PAR)
-    mk_v = _f3(WF, WH, W_MK_V)
+    T_s_mark, T_s_par = ints2(IN, H, T_S_MARK), floats2(F, H, T_S_PAR)
+    mk_v = floats3(WF, WH, W_MK_V)
     for s in range(T_s_mark.shape[0]):
         length = 0.0
         for c in range(3):

@@ -151,7 +151,7 @@ def read_abaqus_coordinate(path, node_ids, dofs_per_node: int | None = None
                          np.asarray(numbers, dtype=np.int64), path)
 
 
-def _parse_abaqus_line(path: Path, lineno: int, line: str):
+def parse_abaqus_line(path: Path, lineno: int, line: str):
     fields = [f for f in _SPLIT.split(line) if f]
     if len(fields) == 3:
         raise ReadError(
@@ -195,7 +195,7 @@ def read_abaqus_matrix(path: str | os.PathLike) -> AbaqusEntries:
                                 "MATRIX OUTPUT file (retained-DOF substructure matrices), "
                                 "not a *MATRIX OUTPUT file of the full model; not supported")
             continue
-        rows.append(_parse_abaqus_line(path, lineno, line))
+        rows.append(parse_abaqus_line(path, lineno, line))
         numbers.append(lineno)
     if not rows:
         raise ReadError(f"{path}: no matrix entries found (expected lines 'row node, row DOF, "
