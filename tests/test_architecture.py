@@ -104,3 +104,21 @@ def test_at_most_two_modules_over_600_lines():
                   for p in PACKAGE.rglob("*.py")
                   if len(p.read_text(encoding="utf-8").splitlines()) > 600)
     assert len(long) <= 2, long
+
+
+def test_no_private_name_crosses_a_stage():
+    """A stage uses another stage's documented names only: no ``from ..stage.module
+    import _name`` (the compiled layer's table views included)."""
+    crossing = []
+    for path in PACKAGE.rglob("*.py"):
+        own = _stage(_module(path))
+        package = _module(path).split(".")
+        package = package if path.name == "__init__.py" else package[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level and node.module):
+                continue
+            target = [*package[:len(package) - node.level + 1], *node.module.split(".")]
+            other = _stage(".".join(target))
+            crossing += [f"{_module(path)}: {'.'.join(target)}.{a.name}" for a in node.names
+                         if a.name.startswith("_") and other != own]
+    assert crossing == []
