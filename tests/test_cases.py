@@ -126,7 +126,7 @@ def test_arm_beam_seed_case_runs_in_every_coupling_mode():
     shoulder = {}
     for mode in ("two-way", "one-way", "no-Mrf", "rigid"):
         case = load_case(CASES / "arm_beam_seed.toml")
-        case.solver.update(coupling=mode, t_end=0.2)
+        case.solver = case.solver.replace(coupling=mode, t_end=0.2)
         _, res = run_case(case)
         assert res.success, (mode, res.message)
         xi = res.modal_coordinates("beam")

@@ -275,7 +275,7 @@ def test_shipped_cases_evaluate_the_same_on_both_paths(name):
 
 def _run(name, engine, t_end, **options):
     case = load_case(CASES / name)
-    case.solver["t_end"] = t_end
+    case.solver = case.solver.replace(t_end=t_end)
     return run_case(case, engine=engine, **options)[1]
 
 

@@ -20,7 +20,7 @@ CASE = "cases/arm_beam_seed.toml"
 
 def _run(t_end=0.3, **solver):
     case = load_case(CASE)
-    case.solver.update(t_end=t_end, **solver)
+    case.solver = case.solver.replace(t_end=t_end, **solver)
     return run_case(case)[1]
 
 

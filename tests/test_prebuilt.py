@@ -69,7 +69,7 @@ runs = {}
 for name in names:
     case = load_case(f"{cases}/{name}")
     t_end = 150 * float(case.solver["h"])
-    case.solver["t_end"] = t_end
+    case.solver = case.solver.replace(t_end=t_end)
     runs[name] = (t_end, run_case(case, engine="python")[1], run_case(case, engine="auto")[1])
 print("numba imported:", "numba" in sys.modules, "llvmlite imported:",
       "llvmlite" in sys.modules)
@@ -469,7 +469,7 @@ def test_a_damaged_install_falls_back_to_numba_and_says_so(tmp_path, monkeypatch
     monkeypatch.setattr(prebuilt, "_loaded", None)
     monkeypatch.setattr(prebuilt, "_failed", None)
     case = load_case(TESTS.parent / "cases" / "seed_pendulum.toml")
-    case.solver["t_end"] = 0.01
+    case.solver = case.solver.replace(t_end=0.01)
     with pytest.warns(RuntimeWarning, match="checksum mismatch; the kernels come from numba"):
         result = run_case(case, engine="compiled")[1]
     assert result.statistics["kernels"].startswith("compiled for this machine (the "
@@ -561,7 +561,7 @@ def test_loading_the_prebuilt_kernel_counts_as_kernel_time(monkeypatch):
 
     monkeypatch.setattr(prebuilt, "ensure_loaded", slow_loading)
     case = load_case(TESTS.parent / "cases" / "seed_pendulum.toml")
-    case.solver["t_end"] = 0.01
+    case.solver = case.solver.replace(t_end=0.01)
     result = run_case(case, engine="auto")[1]
     assert calls, "the run did not try the prebuilt kernel"
     assert result.statistics["engine"] == "compiled"

@@ -27,7 +27,7 @@ ARM = "cases/arm_beam_seed.toml"
 
 def _arm(**solver):
     case = load_case(ARM)
-    case.solver.update(solver)
+    case.solver = case.solver.replace(**solver)
     return run_case(case)
 
 
@@ -92,7 +92,7 @@ def test_real_time_refuses_what_it_cannot_bound():
         simulate(system, 0.1, 1e-3, real_time=True, error_tol=1e-4)
     with pytest.raises(ValidationError, match="needs the compiled engine"):
         simulate(system, 0.1, 1e-3, real_time=True, engine="python")
-    with pytest.raises(ValidationError, match="real_time_matrix must be one of"):
+    with pytest.raises(ValidationError, match="real_time_matrix must be frozen or per-step, got .sometimes."):
         simulate(system, 0.1, 1e-3, real_time=True, real_time_matrix="sometimes")
     with pytest.raises(ValidationError, match="real_time_iterations"):
         simulate(system, 0.1, 1e-3, real_time=True, real_time_iterations=0)

@@ -21,7 +21,7 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 def _run(path, batch: bool, monkeypatch, steps=300, **options):
     monkeypatch.setattr(step_batch, "BATCH", step_batch.BATCH if batch else 0)
     case = load_case(path)
-    case.solver["t_end"] = steps * float(case.solver["h"])
+    case.solver = case.solver.replace(t_end=steps * float(case.solver["h"]))
     return run_case(case, engine="compiled", **options)[1]
 
 

@@ -345,7 +345,7 @@ def test_case_file_with_a_urdf_robot(tmp_path):
     tool = marker_state(system, "forearm.tool", q, qd)[3]
     assert_allclose(tool, [0.3 + 0.5 * np.cos(np.pi / 6), 0.5 * np.sin(np.pi / 6), 0.1],
                     rtol=0, atol=1e-12)
-    case.solver["t_end"] = 0.02
+    case.solver = case.solver.replace(t_end=0.02)
     case.output = tmp_path / "arm.res.h5"
     _, result = run_case(case)
     assert result.success

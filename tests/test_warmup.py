@@ -50,7 +50,7 @@ def no_kernels(tmp_path, monkeypatch):
 
 def _auto_run():
     case = load_case(ROOT / "cases" / "seed_pendulum.toml")
-    case.solver["t_end"] = 0.01
+    case.solver = case.solver.replace(t_end=0.01)
     return run_case(case, engine="auto")[1]
 
 

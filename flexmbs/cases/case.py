@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
+from ..integrators.options import SolverOptions
 
 
 class CaseError(ModelError):
@@ -25,7 +26,7 @@ class Case:
 
     path: Path
     model: Any
-    solver: dict
+    solver: SolverOptions
     output: Path
     title: str = ""
     notes: list = field(default_factory=list)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
-from ..integrators.options import CHOICES, METHOD_OPTIONS, SOLVER_TABLE_KEYS
+from ..integrators.options import SOLVER_TABLE_KEYS, SolverOptions
 from ..model import ModelBuilder
 from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
@@ -552,42 +552,9 @@ def _finish(path, raw, top, b, inputs):
     except ModelError as exc:
         raise CaseError(f"{path.name}: {exc}") from None
     solver_t = _Table(path, "[solver]", raw.get("solver", {}), set(SOLVER_TABLE_KEYS))
-    solver = dict(solver_t.data)
-    solver.setdefault("method", "generalized-alpha")
     solver_t.number("h", required=True, positive=True)
     solver_t.number("t_end", required=True, positive=True)
-    method = solver["method"]
-    if not isinstance(method, str) or method not in METHOD_OPTIONS:
-        raise solver_t.error("method", f"must be one of {sorted(METHOD_OPTIONS)}, got "
-                                       f"{method!r}")
-    wrong = sorted(set().union(*METHOD_OPTIONS.values()) & set(solver)
-                   - METHOD_OPTIONS[method])
-    if wrong:
-        raise solver_t.error(wrong[0], f"does not apply to method {method!r} (it takes "
-                                       f"{sorted(METHOD_OPTIONS[method])})")
-    for key in ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
-                "rho_inf", "beta", "gamma"):
-        solver_t.number(key)
-    for key in ("h_contact", "contact_tol"):
-        solver_t.number(key, positive=True)
-    real_time = solver.get("real_time")
-    if real_time is not None and not isinstance(real_time, bool):
-        raise solver_t.error("real_time", f"must be true or false, got {real_time!r}")
-    for key in ("max_iter", "output_every", "real_time_iterations"):
-        value = solver_t.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            raise solver_t.error(key, f"must be an integer >= 1, got {value!r}")
-    stiffening = solver.get("stiffening")
-    if stiffening is not None and not isinstance(stiffening, bool):
-        raise solver_t.error("stiffening", f"must be true or false, got {stiffening!r}")
-    for key in ("coupling", "tangents", "engine", "formulation", "newton",
-                "real_time_matrix"):
-        value = solver.get(key)
-        if value is not None and (not isinstance(value, str) or value not in CHOICES[key]):
-            *first, last = CHOICES[key]
-            raise solver_t.error(key, f"must be {', '.join(first)} or {last}, got "
-                                      f"{value!r}")
+    solver = SolverOptions.from_table(solver_t.data, solver_t.error)
     out_t = _Table(path, "[output]", raw.get("output", {}), {"file"})
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),

@@ -5,8 +5,12 @@ take their key lists and choices from here instead of each keeping its own."""
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from enum import Enum
+from typing import Any
 
 from ..errors import AccuracyWarning, ValidationError
 from ..frame.coupling import Coupling
@@ -123,3 +127,132 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "newton": tuple(NEWTON_PRESETS),
     "real_time_matrix": REAL_TIME_MATRIX,
 }
+
+
+#: Numbers of [solver] / simulate(): finite (and > 0 where marked) floats.
+_FLOATS = ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
+           "rho_inf", "beta", "gamma")
+_POSITIVE = ("h", "t_end", "h_contact", "contact_tol")
+_COUNTS = ("max_iter", "output_every", "real_time_iterations")
+_FLAGS = ("real_time", "stiffening")
+_ENUMS = {"coupling": Coupling, "tangents": Tangents, "engine": Engine,
+          "formulation": Formulation}
+
+
+@dataclass(frozen=True)
+class SolverOptions(Mapping):
+    """The options of a run, validated once: a case file's ``[solver]`` table
+    (``Case.solver``), the keywords of :func:`~flexmbs.integrators.simulate` and the
+    command line's overrides (docs/case_files.md, docs/integrators.md). Every field is
+    None when not given (the run's default then applies); the enumerated ones hold their
+    Enums. It is also a read-only mapping of the options given, with the enumerated
+    ones as their text, so that ``simulate(system, **{...})`` and the results' settings
+    take it as they took the table: ``{**case.solver, "engine": "python"}``.
+    :meth:`replace` gives a changed copy, validated again."""
+
+    method: str = "generalized-alpha"
+    h: float | None = None
+    t_end: float | None = None
+    output_every: int | None = None
+    output_times: Any = None
+    coupling: Coupling | None = None
+    stiffening: bool | None = None
+    newton: str | None = None
+    engine: Engine | None = None
+    tangents: Tangents | None = None
+    formulation: Formulation | None = None
+    real_time: bool | None = None
+    real_time_iterations: int | None = None
+    real_time_matrix: str | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    phi_tol: float | None = None
+    acc_rtol: float | None = None
+    max_iter: int | None = None
+    h_min: float | None = None
+    h_max: float | None = None
+    error_tol: float | None = None
+    h_contact: float | None = None
+    contact_tol: float | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    gamma: float | None = None
+    rho_inf: float | None = None
+
+    @classmethod
+    def from_table(cls, table: Mapping, error=None) -> SolverOptions:
+        """Validated options from ``table`` (a [solver] table or keywords).
+        ``error(key, message)`` makes the exception to raise (default: a
+        ValidationError naming the key); it names the key and the value."""
+        error = error or (lambda key, message: ValidationError(f"{key} {message}"))
+        unknown = sorted(set(table) - set(SOLVER_TABLE_KEYS))
+        if unknown:
+            return _raise(error(unknown[0], f"is not a solver option (they are: "
+                                            f"{sorted(SOLVER_TABLE_KEYS)})"))
+        values = dict(table)
+        method = values.setdefault("method", "generalized-alpha")
+        if not isinstance(method, str) or method not in METHOD_OPTIONS:
+            _raise(error("method", f"must be one of {sorted(METHOD_OPTIONS)}, got "
+                                   f"{method!r}"))
+        wrong = sorted(set().union(*METHOD_OPTIONS.values()) & set(values)
+                       - METHOD_OPTIONS[method])
+        if wrong:
+            _raise(error(wrong[0], f"does not apply to method {method!r} (it takes "
+                                   f"{sorted(METHOD_OPTIONS[method])})"))
+        for key, value in values.items():
+            values[key] = _checked(key, value, error)
+        return cls(**values)
+
+    def replace(self, **changes) -> SolverOptions:
+        """A copy with ``changes`` (None removes an option), validated again."""
+        table = {**self, **changes}
+        return SolverOptions.from_table({k: v for k, v in table.items() if v is not None})
+
+    def _given(self) -> dict:
+        out = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None:
+                out[item.name] = value.value if isinstance(value, Enum) else value
+        return out
+
+    def __getitem__(self, key):
+        return self._given()[key]
+
+    def __iter__(self):
+        return iter(self._given())
+
+    def __len__(self) -> int:
+        return len(self._given())
+
+
+def _raise(exc):
+    raise exc
+
+
+def _checked(key: str, value, error):
+    """``value`` of option ``key`` checked (and an enumerated one as its Enum)."""
+    bad = None
+    if key in _FLOATS or key in _POSITIVE:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            bad = "must be a finite number"
+        elif key in _POSITIVE and not value > 0:
+            bad = "must be a positive number"
+        else:
+            value = float(value)
+    elif key in _COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            bad = "must be an integer >= 1"
+    elif key in _FLAGS:
+        if not isinstance(value, bool):
+            bad = "must be true or false"
+    elif key in CHOICES and key != "method":
+        if not isinstance(value, str) or value not in CHOICES[key]:
+            *first, last = CHOICES[key]
+            bad = f"must be {', '.join(first)} or {last}"
+        elif key in _ENUMS:
+            value = _ENUMS[key](value)
+    if bad is not None:
+        _raise(error(key, f"{bad}, got {value!r}"))
+    return value

@@ -31,9 +31,11 @@ from .interrupts import StepInterrupts
 from .options import (
     METHOD_OPTIONS,
     NEWTON_PRESETS,
+    SOLVER_TABLE_KEYS,
     STEP_OPTIONS,
     Engine,
     Formulation,
+    SolverOptions,
     Tangents,
     undamped,
 )
@@ -59,6 +61,9 @@ __all__ = ["CONTACT_FIELDS", "METHODS", "REFRESH_ABOVE", "AlphaIntegrator", "Eng
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
 
 
+_METHOD_KEYS = frozenset().union(*METHOD_OPTIONS.values()) | {"method"}
+
+
 def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
              *, output_every: int = 1, t_out=None, progress=None, restart=None,
              **options) -> SimulationResult:
@@ -82,6 +87,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     """
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
+    # the step options a case file's [solver] takes are checked as it checks them (the
+    # method's parameters below, by the method)
+    SolverOptions.from_table({k: v for k, v in options.items()
+                              if k in SOLVER_TABLE_KEYS - _METHOD_KEYS})
     limits = _range_limits(options.pop("range_limits", None))
     # sampled controllers and the model inputs they drive (docs/cosimulation.md)
     controllers = list(options.pop("controllers", None) or ())
