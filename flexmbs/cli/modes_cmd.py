@@ -24,8 +24,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="Nastran mass matrix for an .op2 file's inertia invariants "
                         "(default: lumped from the bulk data's elements)")
     p.add_argument("--matrices", metavar="FILE.op4",
-                   help="OP4 matrices of a Nastran superelement punch (.pch); default: the "
-                        "punch's stem .op4 beside it, or its DMIG entries")
+                   help="OP4 matrices (KAA, MAA) of a Nastran superelement punch (.pch), or "
+                        "of the superelement whose USET table an .op2 file holds; default "
+                        "for a punch: its stem .op4 beside it, or its DMIG entries")
     p.add_argument("--frame", choices=["mean-axis", "attached"],
                    help="reference frame of a Nastran superelement (attached: to every "
                         "boundary grid)")

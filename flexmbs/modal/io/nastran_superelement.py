@@ -226,7 +226,9 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
     Parameters
     ----------
     path : the punch (``.pch``); the assembly punch of the same stem (``.asm``) is checked
-        against it when present.
+        against it when present. Or an OP2 file with the superelement's USET table (the
+        NAS2CAM DMAP's or PARAM,POST,-1's, read with pyyeti: :mod:`.nastran.op2_uset`),
+        which gives the a-set, the grids and their CD systems instead of the punch.
     matrices : the OP4 file (default: the punch's stem ``.op4`` beside it, unless the
         punch holds DMIG KAAX/MAAX entries).
     units : the unit system of the files (default SI); PARAM,WTMASS scales the mass.
@@ -243,7 +245,14 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
         mass: the a-set mass with the q-set as ``generalized_shapes``.
     """
     path = Path(path)
-    punch = read_punch(path, superelement)
+    if path.suffix.lower() == ".op2":  # the a-set from the OP2's USET table
+        from .nastran.op2_uset import punch_from_op2
+
+        punch = punch_from_op2(path, superelement)
+        if matrices is None:
+            matrices = _beside(path)
+    else:
+        punch = read_punch(path, superelement)
     check_assembly(punch)
     found, source, _ = _matrices(punch, matrices)
     k_raw, m_raw = found["stiffness"], found["mass"]

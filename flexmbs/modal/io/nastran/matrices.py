@@ -7,6 +7,7 @@ import io
 import os
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,15 +34,41 @@ def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
     return Path(text), None
 
 
+class _Matrix(NamedTuple):
+    """A matrix read by pyyeti, with the ``data`` attribute of pyNastran's."""
+
+    data: np.ndarray
+
+
+def _pyyeti_op4(path: Path) -> dict | None:
+    """The OP4 file's matrices read by pyyeti (extra ``nastran``), or None without it.
+    pyyeti reads binary OP4 record layouts that pyNastran 1.4 refuses (MSC Nastran's
+    NAS2CAM output among them)."""
+    try:
+        from pyyeti.nastran import op4
+    except ImportError:
+        return None
+    with redirect_stdout(io.StringIO()):
+        found = op4.read(str(path))
+    return {name: _Matrix(np.asarray(value, dtype=float)) for name, value in found.items()}
+
+
 def read_op4_file(path: Path, what: str) -> dict:
     """Every matrix of the OP4 file ``path`` (pyNastran's Matrix objects by name), read in
     double precision whatever the header declares (pyNastran's default rounds type-1
-    text matrices to float32); ReadError naming ``what`` and the file."""
+    text matrices to float32); a file pyNastran cannot read is read by pyyeti when it is
+    installed. ReadError naming ``what`` and the file."""
     op4 = _import("pyNastran.op4.op4")
     try:
         with redirect_stdout(io.StringIO()):
             return op4.read_op4(str(path), precision="double", log=_quiet_logger())
     except Exception as exc:
+        try:
+            found = _pyyeti_op4(path)
+        except Exception:
+            found = None
+        if found is not None:
+            return found
         raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc}") from None
 
 

@@ -50,7 +50,8 @@ def _eigenvector_table(op2, path: Path, subcase):
 
 def read_nastran_modes(path: str | os.PathLike, *, geometry=None, mass=None,
                        units: str | None = None, subcase=None,
-                       reference_frame: str | None = None) -> ModalData:
+                       reference_frame: str | None = None, matrices=None,
+                       **superelement) -> ModalData:
     """Modal data from a SOL 103 OP2 file and its bulk data ``geometry`` (``.bdf``).
 
     The eigenvectors (turned from each grid's displacement system into basic; rotations
@@ -66,11 +67,26 @@ def read_nastran_modes(path: str | os.PathLike, *, geometry=None, mass=None,
     description is the lumped 6-DOF grid mass (:mod:`.grid_mass`: rotary inertia of CBEAMs
     and CONM2s included, PARAM,WTMASS applied), compared with the OP2's grid point weight
     generator output when it has one (``metadata["provenance"]``).
+
+    With ``matrices`` (``"file.op4"``: KAA and MAA) the OP2 is read for its USET table
+    instead, and the superelement reader builds the body (its other options —
+    ``attach_set``, ``superelement``, ``w4`` — pass through):
+    :func:`~flexmbs.modal.io.nastran_superelement.read_nastran_superelement`.
     """
     path = Path(path)
+    if matrices is not None or superelement:  # a superelement: USET table + OP4 KAA, MAA
+        if geometry is not None or mass is not None or subcase is not None:
+            raise ReadError(f"{path}: give matrices= (a superelement's KAA and MAA over the "
+                            f"OP2's USET a-set) or geometry= (SOL 103 modes), not both")
+        from ..nastran_superelement import read_nastran_superelement
+
+        return read_nastran_superelement(path, matrices=matrices, units=units,
+                                         reference_frame=reference_frame, **superelement)
     if geometry is None:
         raise ReadError(f"{path}: an OP2 file needs its geometry: "
-                        f"read_modal({str(path)!r}, geometry='model.bdf')")
+                        f"read_modal({str(path)!r}, geometry='model.bdf') for SOL 103 "
+                        f"modes, or matrices='model.op4' for a superelement's KAA and MAA "
+                        f"over the OP2's USET table")
     geo = geometry if isinstance(geometry, BdfGeometry) else read_bdf(geometry)
     op2_module = _import("pyNastran.op2.op2")
     op2 = op2_module.OP2(log=_quiet_logger())
