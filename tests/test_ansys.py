@@ -319,18 +319,24 @@ def test_mapping_reads_heading_and_labels(tmp_path):
     assert_array_equal(dofs, [1, 6])
 
 
-def test_reduce_command(tmp_path, examples, reference):
+@pytest.mark.parametrize("choice", [["--clamp-nodes", "constrained"], []])
+def test_reduce_command(tmp_path, examples, reference, choice, capsys):
+    """`flexmbs reduce --mass F.full --stiffness F.full --nodes F.cdb --modes 6`, with
+    the clamp given or, with no other choice, MAPDL's own constraints: the eigenvalues of
+    the file's own K and M with the constrained DOFs removed (1e-8)."""
     from flexmbs.cli.main import main
 
     out = tmp_path / "out.fmd.h5"
     code = main(["reduce", "--mass", examples.fullfile, "--stiffness", examples.fullfile,
-                 "--nodes", examples.hexarchivefile, "--modes", "6", "--clamp-nodes",
-                 "constrained", "-o", str(out)])
+                 "--nodes", examples.hexarchivefile, "--modes", "6", *choice,
+                 "-o", str(out)])
     assert code == 0
     data = read_modal(out)
     lam = np.diag(data.K_ff) / np.diag(data.M_ff)
     assert_allclose(lam, reference[0][:6], rtol=1e-8, atol=0)
     assert data.attach_set == "constrained"
+    if not choice:
+        assert "clamping the DOFs MAPDL constrained" in capsys.readouterr().out
 
 
 def test_input_format_picks_ansys_for_full_files():

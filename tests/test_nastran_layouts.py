@@ -263,8 +263,8 @@ def test_provenance_names_the_layout_and_the_condensed_points(tmp_path):
     assert prov["mapping"]["layout"].startswith("3 DOF at each grid less the SPC'd")
     assert prov["mapping"]["dofs_per_node"] == 3
     assert prov["files"]["geometry"] == str(bdf)
-    assert prov["units"] == {"source": "SI", "stated_by": "declared by the user: the "
-                             "format has no unit system"}
+    assert prov["units"] == {"source": "SI", "stated_by": "the format has no unit system: "
+                             "the one given with --units / units=, SI when none was given"}
 
 
 def _two_grids(tmp_path, *, cd=0):

@@ -270,7 +270,7 @@ def test_flexmbs_modes_states_the_provenance_of_the_op2(capsys, beam_op2):
     prov = json.loads(capsys.readouterr().out)["provenance"]
     assert prov["files"] == {"file": str(BEAM_OP2), "geometry": str(BEAM_DAT)}
     assert prov["units"]["source"] == "in-lbf-s"
-    assert "declared by the user" in prov["units"]["stated_by"]
+    assert "the one given with --units" in prov["units"]["stated_by"]
     gpwg = next(iter(beam_op2.grid_point_weight.values()))
     assert prov["mass"]["source_total_kg"] == pytest.approx(
         gpwg.mass[0] * IN_LBF_S.mass, rel=1e-6)

@@ -411,3 +411,35 @@ def test_the_payload_example_of_the_docs_runs(capsys):
     beam = fm.Material.aluminium().rho * section.A * 0.5
     assert scope["forearm"].total_mass == pytest.approx(beam + 0.6, rel=1e-12)
     capsys.readouterr()
+
+
+def _shapes(phi):
+    """Mode shapes with each column divided by its entry of largest magnitude."""
+    top = phi[np.argmax(np.abs(phi), axis=0), np.arange(phi.shape[1])]
+    return phi / top
+
+
+def test_case_file_beam_scales_its_stiffness_and_mass_before_the_reduction(tmp_path):
+    """`scale_stiffness = 0.01` in a case file's beam table divides every frequency by 10
+    (to the eigenvalues' round-off), `scale_mass = 4` halves them, the mode shapes
+    unchanged; `material` may be written 'E,nu,rho' as `flexmbs beam --material` takes
+    it; bad factors are named."""
+    plain = _quiet(load_case, _case(tmp_path, "[]", elements=10)).model.bodies["arm"].data
+    for extra, factor in (("scale_stiffness = 0.01", 0.1), ("scale_mass = 4.0", 0.5),
+                          ('material = "2.1e11,0.3,7850"', None)):
+        path = tmp_path / "scaled.toml"
+        path.write_text(CASE.format(payloads="[]", elements=10).replace(
+            "stress = false", f"stress = false\n{extra}"))
+        data = _quiet(load_case, path).model.bodies["arm"].data
+        if factor is None:  # steel's own constants
+            given = data.metadata["source"]["material"]
+            assert (given["E"], given["nu"], given["rho"]) == (2.1e11, 0.3, 7850.0)
+            continue
+        # round-off of the lowest eigenvalues of the beam's FE model: eps times the ratio
+        # of its axial to its first bending stiffness, about 1e-11 (the same with the API)
+        np.testing.assert_allclose(data.frequencies, factor * plain.frequencies, rtol=5e-11)
+        np.testing.assert_allclose(_shapes(data.phi), _shapes(plain.phi), atol=1e-9)
+    path.write_text(CASE.format(payloads="[]", elements=10).replace(
+        "stress = false", "stress = false\nscale_mass = -1.0"))
+    with pytest.raises(CaseError, match=r"beam.scale_mass must be a positive number, got -1.0"):
+        load_case(path)

@@ -15,6 +15,9 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
     static_correction = "tip"
     point_masses = [{ node = "tip", mass = 0.5, inertia = [1e-4, 2e-4, 2e-4] }]
 
+``scale_stiffness`` and ``scale_mass`` multiply the FE stiffness and mass before the
+reduction (:func:`~flexmbs.modal.preparation.scale`, as ``flexmbs beam
+--scale-stiffness``): every frequency scales by sqrt(scale_stiffness / scale_mass).
 ``substructures = k`` makes the beam k Craig–Bampton bodies joined at the cuts
 (flexmbs.cases.substructured_case). ``point_masses`` are payloads added to the FE mass
 before the reduction, so the modes carry them
@@ -26,6 +29,7 @@ Iyz, or a 3x3) and ``offset`` [m] of that centre from the node.
 
 from __future__ import annotations
 
+import math
 from numbers import Integral
 
 from ..errors import ValidationError
@@ -35,21 +39,22 @@ REQUIRED = ("length", "section", "modes")
 OPTIONAL = {"elements": 40, "material": "steel", "theory": "euler-bernoulli",
             "static_correction": None, "stress": True, "axis": (1.0, 0.0, 0.0),
             "up": (0.0, 0.0, 1.0), "rotary_inertia": False, "point_masses": (),
-            "substructures": 1}
+            "substructures": 1, "scale_stiffness": 1.0, "scale_mass": 1.0}
 
 
 def beam_material(value):
-    from ..modal.fe.beam import Material
+    """The ``material`` of a beam table, as the nonlinear beam's and ``flexmbs beam
+    --material`` take it; ValidationError naming ``beam.material``."""
+    from ..model.nonlinear_beam import beam_material as material
 
-    named = {"steel": Material.steel, "aluminium": Material.aluminium,
-             "aluminum": Material.aluminium}
-    if isinstance(value, str) and value.strip().lower() in named:
-        return named[value.strip().lower()]()
-    if isinstance(value, dict) and set(value) <= {"E", "nu", "rho", "name"} and \
-            {"E", "nu", "rho"} <= set(value):
-        return Material(**value)
-    raise ValidationError(f"beam.material must be 'steel', 'aluminium' or a table "
-                          f"{{E = ..., nu = ..., rho = ...}} (SI), got {value!r}")
+    try:
+        return material(value)
+    except ValidationError as exc:
+        raise ValidationError(f"beam.material: {exc}") from None
+    except ValueError:
+        raise ValidationError(f"beam.material must be 'steel', 'aluminium', 'E,nu,rho' or "
+                              f"a table {{E = ..., nu = ..., rho = ...}} (SI), got {value!r}"
+                              ) from None
 
 
 def beam_fe(spec):
@@ -85,6 +90,15 @@ def beam_fe(spec):
     parts = opt["substructures"]
     if isinstance(parts, bool) or not isinstance(parts, Integral) or parts < 1:
         raise ValidationError(f"beam.substructures must be an integer >= 1, got {parts!r}")
+    for key in ("scale_stiffness", "scale_mass"):
+        value = opt[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not (math.isfinite(value) and value > 0):
+            raise ValidationError(f"beam.{key} must be a positive number, got {value!r}")
+    if opt["scale_stiffness"] != 1.0 or opt["scale_mass"] != 1.0:
+        from ..modal.preparation import scale
+
+        fe = scale(fe, opt["scale_stiffness"], opt["scale_mass"], what="beam")
     return _with_point_masses(fe, opt["point_masses"]), opt
 
 

@@ -152,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
         fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
                                 dofs_per_node=args.dofs_per_node, material=material)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
+    if kind == "ansys" and "constrained" in fe.node_sets and not (
+            args.clamp_nodes or args.interface_nodes or args.free):
+        # MAPDL's own constraints, with no other choice: the modes MAPDL computes
+        args.default_clamp = "constrained"
+        if not args.json:
+            print("flexmbs reduce: no reduction chosen; clamping the DOFs MAPDL "
+                  "constrained (node set 'constrained'), as MAPDL's modal analysis does")
     try:
         data = reduce_from_args(fe, args)
     except FlexmbsError as exc:  # the matrices' files named, as a reader's errors do

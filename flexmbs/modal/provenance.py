@@ -138,7 +138,8 @@ def provenance(data) -> dict[str, Any]:
         "mapping": mapping,
         "dropped": dropped,
         "units": {"source": units,
-                  "stated_by": ("declared by the user: the format has no unit system"
+                  "stated_by": ("the format has no unit system: the one given with "
+                                "--units / units=, SI when none was given"
                                 if unitless else "the file")},
         "mass": mass,
         "preparation": _find(layers, "preparation") or [],
