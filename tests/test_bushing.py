@@ -352,6 +352,23 @@ def _case(tmp_path):
     return path
 
 
+def test_flexmbs_linear_gives_the_free_body_on_a_bushing_its_textbook_frequencies(
+        tmp_path, capsys):
+    """The issue's case, through the command line: a free 2 kg body (no gravity) on the
+    bushing at its centre of mass, its inertia axes along marker i: `flexmbs linear`
+    lists √(k_i/m) and √(kr_i/I_i) (1e-6; about the equilibrium, where the preload is
+    balanced by the offset it causes, so it does not change them)."""
+    path = tmp_path / "free.toml"
+    path.write_text(CASE.replace("{extra}", "").replace(
+        "gravity = [0.0, 0.0, -9.81]", "gravity = [0.0, 0.0, 0.0]"))
+    assert main(["linear", "--json", str(path)]) == 0
+    found = sorted(m["frequency_hz"] for m in json.loads(capsys.readouterr().out)["modes"])
+    omega = np.concatenate([np.sqrt(np.array([2e4, 3e4, 1e4]) / 2.0),
+                            np.sqrt(np.array([200.0, 300.0, 400.0]) /
+                                    np.array([0.02, 0.03, 0.04]))])
+    np.testing.assert_allclose(found, np.sort(omega) / (2 * np.pi), rtol=1e-6)
+
+
 def test_preloaded_bushing_holds_the_body_at_its_static_offset(tmp_path, capsys):
     """``flexmbs static``: the preload f0 = 5 N along z carries part of the weight, so the
     body sinks by (f0 − m g)/k_z = −1.462 mm and nothing else moves (measured 2e-17 m;
