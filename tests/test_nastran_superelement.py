@@ -388,3 +388,65 @@ def test_massless_boundary_rotations_are_condensed(tmp_path, reference):
     lam = np.sort(lam[np.isfinite(lam)].real)[6:]
     np.testing.assert_allclose(body.frequencies, np.sqrt(lam[:body.n_modes]) / (2 * np.pi),
                                rtol=1e-7)
+
+
+def test_mug1_recovery_is_exact_at_the_boundary_of_the_real_file():
+    """The real OP4's MUG1 recovers the 11 boundary grids (DTI TUG1): at their a-set
+    components it reproduces the a-set motion exactly (recorded difference 0), and those
+    grids are the body's nodes (node set 'recovered')."""
+    body = read_modal(PCH)
+    note = body.metadata["recovery"]
+    assert note.startswith("MUG1 rows of 11 grid(s)")
+    assert float(note.rsplit("differ by ", 1)[1].split()[0]) < 1e-12
+    assert sorted(body.node_ids[body.node_sets["recovered"]]) == sorted(
+        body.node_ids[body.node_sets["boundary"]])
+
+
+def test_an_interior_grid_recovered_through_mug1_becomes_a_node(tmp_path, monkeypatch,
+                                                                reference):
+    """A derived fixture: the real punch and OP4 with one more recovered grid halfway
+    between the first two boundary grids, its MUG1 rows (in basic, CD 0) the mean of
+    theirs turned to basic. It becomes a node at its position whose translations and
+    rotations are the mean of theirs in every mode (1e-12), in node set 'recovered'."""
+    from flexmbs.modal.io import nastran_superelement as module
+    from flexmbs.modal.io.nastran_punch import read_punch
+
+    k_aa, m_aa = reference
+    mug1 = read_op4(str(OP4), precision="double")["MUG1"].data
+    mug1 = mug1.toarray() if hasattr(mug1, "toarray") else np.asarray(mug1)
+    punch = read_punch(PCH)
+    a, b = 20110010, 20110020
+    ia, ib = (int(np.searchsorted(punch.grid_ids, g)) for g in (a, b))
+    rows = []
+    for g, k in ((a, ia), (b, ib)):
+        turn = np.kron(np.eye(2), punch.frames[k])  # CD -> basic, translations and rotations
+        rows.append(turn @ mug1[punch.tug1[g]:punch.tug1[g] + 6])
+    new_id = 20119999
+    extended = np.vstack([mug1, 0.5 * (rows[0] + rows[1])])
+    position = 0.5 * (punch.coords[ia] + punch.coords[ib])
+    order = np.argsort(np.r_[punch.grid_ids, new_id])
+    punch.grid_ids = np.r_[punch.grid_ids, new_id][order]
+    punch.coords = np.vstack([punch.coords, position])[order]
+    punch.frames = np.concatenate([punch.frames, np.eye(3)[None]])[order]
+    for name in ("cp_frames",):
+        value = getattr(punch, name)
+        if value is not None:
+            setattr(punch, name, np.concatenate([value, np.eye(3)[None]])[order])
+    if punch.blank_cd is not None:
+        punch.blank_cd = np.r_[punch.blank_cd, False][order]
+    punch.tug1 = {**punch.tug1, new_id: mug1.shape[0]}
+    punch.tug1_shape = extended.shape
+    copy = _with_matrices(tmp_path, KAA=k_aa, MAA=m_aa, MUG1=extended)
+    punch.path = copy  # its OP4 is the one beside the copy
+    monkeypatch.setattr(module, "read_punch", lambda path, superelement=None: punch)
+    body = read_modal(copy)
+    ids = body.node_ids.tolist()
+    k_new, k_a, k_b = ids.index(new_id), ids.index(a), ids.index(b)
+    assert k_new in body.node_sets["recovered"]
+    np.testing.assert_allclose(body.nodes[k_new], 0.5 * (body.nodes[k_a] + body.nodes[k_b]),
+                               rtol=0, atol=1e-12)
+    for shapes in (body.phi, body.psi):
+        per_node = shapes.reshape(-1, 3, shapes.shape[1])
+        mean = 0.5 * (per_node[k_a] + per_node[k_b])
+        np.testing.assert_allclose(per_node[k_new], mean, rtol=0,
+                                   atol=1e-12 * np.abs(per_node).max())
