@@ -47,6 +47,8 @@ def problem_report(problems: list[str], what: str = "model") -> str:
     """One message for every problem found in a check: its first line is the first
     problem whole (it names the entry, the key and the value), and the others follow
     one per line, so that a one-line error display still says what is wrong."""
+    if not problems:
+        raise ValueError("problem_report needs at least one problem")
     if len(problems) == 1:
         return problems[0]
     return (f"{problems[0]} (the {what} has {len(problems)} problems:\n  - "

@@ -17,7 +17,7 @@ from flexmbs.integrators import simulate
     ({"t_end": 0.0}, "t_end = 0.0 s must be a finite time after the start"),
     ({"h_min": 0.5}, r"h_min must lie in \(0, h = 0.001\] s, got 0.5"),
     ({"rtol": -1e-8}, "rtol must be a positive number, got -1e-08"),
-    ({"atol": float("nan")}, "atol must be a finite number, got nan"),
+    ({"atol": float("nan")}, "atol must be a positive number, got nan"),
 ])
 def test_simulate_refuses_meaningless_settings_by_name(kwargs, match):
     args = {"t_end": 0.1, **kwargs}

@@ -46,7 +46,7 @@ def _stage_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for path in PACKAGE.rglob("*.py"):
         own = _stage(_module(path))
-        if own is None or (PACKAGE / own).is_file():
+        if own is None or (PACKAGE / f"{own}.py").is_file():
             continue
         for target in _imports(path):
             while target not in modules and "." in target:

@@ -368,6 +368,15 @@ def test_cli_general_section_from_constants_and_an_outline_file(tmp_path, capsys
     assert cli([*common, "--section", "general", "--constants", constants, "--outline",
                 str(outline), "-o", str(tmp_path / "bad.fmd.h5")]) == 2
     assert "--outline box.txt, line 2: '0.015 oops'" in capsys.readouterr().err
+    outline.write_bytes(b"\xff\xfe\x00bad")
+    assert cli([*common, "--section", "general", "--constants", constants, "--outline",
+                str(outline), "-o", str(tmp_path / "bad.fmd.h5")]) == 2
+    assert "--outline box.txt: cannot be read as text" in capsys.readouterr().err
+    assert cli([*common, "--section", "box", "--width", "0.03", "--height", "0.015",
+                "--thickness", "0.002", "--outline", str(outline),
+                "-o", str(tmp_path / "bad.fmd.h5")]) == 2
+    assert "--outline apply to --section general, not to --section box" in \
+        capsys.readouterr().err
 
 
 def test_cli_names_missing_section_options(tmp_path, capsys):

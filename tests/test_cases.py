@@ -99,7 +99,7 @@ def test_solver_settings_are_validated_when_loading(tmp_path):
          r"\[solver\]: key 'rho_inf' does not apply to method 'hht'"),
         ("t_end = 0.1\nmethod = 'hhtt'", r"\[solver\]: key 'method' must be one of"),
         ("t_end = 0.1\noutput_every = 2.5", r"key 'output_every' must be an integer"),
-        ("t_end = 0.1\nrtol = 'tight'", r"key 'rtol' must be a finite number"),
+        ("t_end = 0.1\nrtol = 'tight'", r"key 'rtol' must be a positive number, got 'tight'"),
     ):
         with pytest.raises(CaseError, match=pattern):
             load_case(write(tmp_path, base.replace("t_end = 0.1", change)))

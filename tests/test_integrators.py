@@ -186,7 +186,7 @@ def test_option_errors():
         hht(0.2)
     with pytest.raises(ValidationError, match="not unconditionally stable"):
         newmark(0.25, 0.3)
-    for bad, pattern in (({"error_tol": 0.0}, "error_tol must be positive"),
+    for bad, pattern in (({"error_tol": 0.0}, "error_tol must be a positive number, got 0.0"),
                          ({"max_iter": 0}, "max_iter must be an integer"),
                          ({"output_every": 0}, "output_every must be an integer"),
                          ({"t_out": [5.0]}, "output_times must lie in")):

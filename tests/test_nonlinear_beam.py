@@ -211,8 +211,9 @@ def test_a_case_file_material_may_be_written_as_flexmbs_beam_takes_it(tmp_path):
     text = (CASES / "elastica.toml").read_text()
     assert 'material = "steel"' in text
     bodies = {}
-    for label, material in (("text", '"2.1e11,0.3,7850"'),
-                            ("table", "{ E = 2.1e11, nu = 0.3, rho = 7850.0 }")):
+    for label, material in (("text", '"7.0e10,0.33,2700"'),
+                            ("table", "{ E = 7.0e10, nu = 0.33, rho = 2700.0 }"),
+                            ("steel", '"steel"')):
         path = tmp_path / f"{label}.toml"
         path.write_text(text.replace('material = "steel"', f"material = {material}"))
         bodies[label] = [b for b in load_case(path).model.bodies.values()
@@ -220,6 +221,7 @@ def test_a_case_file_material_may_be_written_as_flexmbs_beam_takes_it(tmp_path):
     assert len(bodies["text"]) == 17
     for one, other in zip(bodies["text"], bodies["table"], strict=True):
         assert one.mass == other.mass and np.array_equal(one.inertia, other.inertia)
+    assert bodies["text"][0].mass != bodies["steel"][0].mass  # not the default steel
     path = tmp_path / "bad.toml"
     path.write_text(text.replace('material = "steel"', 'material = "2.1e11,0.3"'))
     with pytest.raises(FlexmbsError, match=r"material.*'2.1e11,0.3'"):

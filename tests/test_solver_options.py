@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from flexmbs.assembly import System
@@ -34,11 +35,29 @@ def test_a_case_files_solver_table_is_one_with_enums_and_reads_as_its_table():
     assert options.rtol == 1e-9  # frozen: replace made a copy
     with pytest.raises(ValidationError, match="tangents must be analytic or fd, got 'ad'"):
         options.replace(tangents="ad")
+    with pytest.raises(ValidationError, match="rtol must be a positive number, got -1"):
+        SolverOptions(rtol=-1)  # made directly: checked all the same
+    assert SolverOptions(engine="python").engine is Engine.PYTHON
+    assert options == dict(options) and options != {**options, "rtol": 1e-3}
+    with pytest.raises(ValidationError, match="output_times must be a non-empty list"):
+        options.replace(output_times=[0.1, "x"])
+    assert options.replace(output_times=[0.1, 0.2])["output_times"] == (0.1, 0.2)
+
+
+def test_simulate_takes_none_as_a_default_and_numpy_numbers():
+    """None is the default of h_max, error_tol and h_contact; numpy scalars are numbers;
+    a key simulate() does not take is a TypeError naming it, not a value error."""
+    system = System(load_case(CASE).model)
+    result = simulate(system, 0.003, 1e-3, h_max=None, error_tol=None, h_contact=None,
+                      rtol=np.float32(1e-8), max_iter=np.int64(20))
+    assert result.success
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['coupling'\]"):
+        simulate(system, 0.003, 1e-3, coupling="bogus")
 
 
 @pytest.mark.parametrize(("key", "value", "words"), [
-    ("rtol", "small", "must be a finite number, got 'small'"),
-    ("atol", math.inf, "must be a finite number, got inf"),
+    ("rtol", "small", "must be a positive number, got 'small'"),
+    ("atol", math.inf, "must be a positive number, got inf"),
     ("h_contact", -1.0, "must be a positive number, got -1.0"),
     ("max_iter", 0, "must be an integer >= 1, got 0"),
     ("real_time", "yes", "must be true or false, got 'yes'"),

@@ -17,7 +17,8 @@ optional static-correction modes and stress modes (docs/beam_sections.md)::
 
 ``scale_stiffness`` and ``scale_mass`` multiply the FE stiffness and mass before the
 reduction (:func:`~flexmbs.modal.preparation.scale`, as ``flexmbs beam
---scale-stiffness``): every frequency scales by sqrt(scale_stiffness / scale_mass).
+--scale-stiffness``): without point masses every frequency scales by
+sqrt(scale_stiffness / scale_mass); point masses are added after the scaling.
 ``substructures = k`` makes the beam k Craig–Bampton bodies joined at the cuts
 (flexmbs.cases.substructured_case). ``point_masses`` are payloads added to the FE mass
 before the reduction, so the modes carry them

@@ -85,8 +85,13 @@ def _outline(text: str) -> list:
     path = Path(text)
     if not path.is_file():
         raise ValidationError(f"--outline {text!r}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"--outline {path.name}: cannot be read as text ({exc})"
+                              ) from None
     loops, loop = [], []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         line = line.split("#", 1)[0].strip()
         if not line:
             if loop:
@@ -123,6 +128,11 @@ def _general(args) -> BeamSection:
 def _section(args) -> BeamSection:
     if args.section == "general":
         return _general(args)
+    given = [flag for flag, value in (("--constants", args.constants),
+                                      ("--outline", args.outline)) if value is not None]
+    if given:
+        raise ValidationError(f"{' and '.join(given)} apply to --section general, not to "
+                              f"--section {args.section}")
     kind = "channel" if args.section == "c" else args.section
     spec = {"kind": kind}
     for key, option in SECTION_OPTIONS[kind]:

@@ -10,7 +10,10 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import Enum
+from numbers import Integral, Real
 from typing import Any
+
+import numpy as np
 
 from ..errors import AccuracyWarning, ValidationError
 from ..frame.coupling import Coupling
@@ -129,17 +132,18 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-#: Numbers of [solver] / simulate(): finite (and > 0 where marked) floats.
-_FLOATS = ("rtol", "atol", "phi_tol", "h_min", "h_max", "error_tol", "acc_rtol", "alpha",
-           "rho_inf", "beta", "gamma")
-_POSITIVE = ("h", "t_end", "h_contact", "contact_tol")
+#: Numbers of [solver] / simulate(): finite floats (the method's parameters, whose
+#: ranges the method checks), and positive ones (steps, times and tolerances).
+_FLOATS = ("alpha", "rho_inf", "beta", "gamma")
+_POSITIVE = ("h", "t_end", "h_contact", "contact_tol", "rtol", "atol", "phi_tol",
+             "acc_rtol", "h_min", "h_max", "error_tol")
 _COUNTS = ("max_iter", "output_every", "real_time_iterations")
 _FLAGS = ("real_time", "stiffening")
 _ENUMS = {"coupling": Coupling, "tangents": Tangents, "engine": Engine,
           "formulation": Formulation}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SolverOptions(Mapping):
     """The options of a run, validated once: a case file's ``[solver]`` table
     (``Case.solver``), the keywords of :func:`~flexmbs.integrators.simulate` and the
@@ -147,8 +151,9 @@ class SolverOptions(Mapping):
     None when not given (the run's default then applies); the enumerated ones hold their
     Enums. It is also a read-only mapping of the options given, with the enumerated
     ones as their text, so that ``simulate(system, **{...})`` and the results' settings
-    take it as they took the table: ``{**case.solver, "engine": "python"}``.
-    :meth:`replace` gives a changed copy, validated again."""
+    take it as they took the table: ``{**case.solver, "engine": "python"}``; it equals
+    a mapping of the same options. Every value is checked when it is made (ValidationError
+    naming the key and the value); :meth:`replace` gives a changed copy."""
 
     method: str = "generalized-alpha"
     h: float | None = None
@@ -179,16 +184,16 @@ class SolverOptions(Mapping):
     gamma: float | None = None
     rho_inf: float | None = None
 
-    @classmethod
-    def from_table(cls, table: Mapping, error=None) -> SolverOptions:
-        """Validated options from ``table`` (a [solver] table or keywords).
-        ``error(key, message)`` makes the exception to raise (default: a
-        ValidationError naming the key); it names the key and the value."""
+    def __post_init__(self):
+        given = {item.name: getattr(self, item.name) for item in fields(self)
+                 if getattr(self, item.name) is not None}
+        for key, value in SolverOptions._validated(given).items():
+            object.__setattr__(self, key, value)
+
+    @staticmethod
+    def _validated(table: Mapping, error=None) -> dict:
+        """The options of ``table`` checked, the enumerated ones as their Enums."""
         error = error or (lambda key, message: ValidationError(f"{key} {message}"))
-        unknown = sorted(set(table) - set(SOLVER_TABLE_KEYS))
-        if unknown:
-            return _raise(error(unknown[0], f"is not a solver option (they are: "
-                                            f"{sorted(SOLVER_TABLE_KEYS)})"))
         values = dict(table)
         method = values.setdefault("method", "generalized-alpha")
         if not isinstance(method, str) or method not in METHOD_OPTIONS:
@@ -199,9 +204,19 @@ class SolverOptions(Mapping):
         if wrong:
             _raise(error(wrong[0], f"does not apply to method {method!r} (it takes "
                                    f"{sorted(METHOD_OPTIONS[method])})"))
-        for key, value in values.items():
-            values[key] = _checked(key, value, error)
-        return cls(**values)
+        return {key: _checked(key, value, error) for key, value in values.items()}
+
+    @classmethod
+    def from_table(cls, table: Mapping, error=None) -> SolverOptions:
+        """Validated options from ``table`` (a [solver] table or keywords).
+        ``error(key, message)`` makes the exception to raise (default: a
+        ValidationError naming the key); it names the key and the value."""
+        error = error or (lambda key, message: ValidationError(f"{key} {message}"))
+        unknown = sorted(set(table) - set(SOLVER_TABLE_KEYS))
+        if unknown:
+            return _raise(error(unknown[0], f"is not a solver option (they are: "
+                                            f"{sorted(SOLVER_TABLE_KEYS)})"))
+        return cls(**cls._validated(table, error))
 
     def replace(self, **changes) -> SolverOptions:
         """A copy with ``changes`` (None removes an option), validated again."""
@@ -233,17 +248,31 @@ def _raise(exc):
 def _checked(key: str, value, error):
     """``value`` of option ``key`` checked (and an enumerated one as its Enum)."""
     bad = None
-    if key in _FLOATS or key in _POSITIVE:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
-            bad = "must be a finite number"
-        elif key in _POSITIVE and not value > 0:
+    real = not isinstance(value, bool) and isinstance(value, Real)
+    if key in _POSITIVE:
+        if not (real and math.isfinite(value) and value > 0):
             bad = "must be a positive number"
         else:
             value = float(value)
+    elif key in _FLOATS:
+        if not (real and math.isfinite(value)):
+            bad = "must be a finite number"
+        else:
+            value = float(value)
     elif key in _COUNTS:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
             bad = "must be an integer >= 1"
+        else:
+            value = int(value)
+    elif key == "output_times":
+        times = np.asarray(value, dtype=object).ravel() if isinstance(
+            value, (list, tuple, np.ndarray)) else None
+        if times is None or times.size == 0 or not all(
+                not isinstance(t, bool) and isinstance(t, Real) and math.isfinite(t)
+                for t in times):
+            bad = "must be a non-empty list of finite times [s]"
+        else:
+            value = tuple(float(t) for t in times)
     elif key in _FLAGS:
         if not isinstance(value, bool):
             bad = "must be true or false"

@@ -61,7 +61,8 @@ __all__ = ["CONTACT_FIELDS", "METHODS", "REFRESH_ABOVE", "AlphaIntegrator", "Eng
 METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alpha}
 
 
-_METHOD_KEYS = frozenset().union(*METHOD_OPTIONS.values()) | {"method"}
+#: The options of simulate() that a case file's [solver] table takes as well.
+_CHECKED_KEYS = (STEP_OPTIONS | {"newton"}) & SOLVER_TABLE_KEYS
 
 
 def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
@@ -88,9 +89,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if method not in METHODS:
         raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
     # the step options a case file's [solver] takes are checked as it checks them (the
-    # method's parameters below, by the method)
-    SolverOptions.from_table({k: v for k, v in options.items()
-                              if k in SOLVER_TABLE_KEYS - _METHOD_KEYS})
+    # method's parameters below, by the method; None is each one's default)
+    checked = SolverOptions.from_table({k: v for k, v in options.items()
+                                        if k in _CHECKED_KEYS and v is not None})
+    options.update({k: checked[k] for k in checked if k in options})  # numbers as float
     limits = _range_limits(options.pop("range_limits", None))
     # sampled controllers and the model inputs they drive (docs/cosimulation.md)
     controllers = list(options.pop("controllers", None) or ())

@@ -166,7 +166,8 @@ def _marker_hint(ref, markers: dict, bodies: dict) -> str:
     if body not in bodies:
         return f"unknown body {body!r}; bodies: {_some(bodies)}"
     own = [m.split(".", 1)[1] for m in markers if m.split(".", 1)[0] == body]
-    return f"body {body!r} has the markers {_some(own)}"
+    return (f"body {body!r} has the markers {_some(own)}" if own
+            else f"body {body!r} has no markers")
 
 
 def resolve_markers(declared, bodies: dict, problems: list[str]
@@ -398,8 +399,9 @@ def reference_problems(joints, drives, forces, markers: dict, bodies: dict,
         names.add(item.name)
     for item in [*joints, *drives, *forces]:
         kind = {"JointSpec": "joint", "DriveSpec": "drive"}.get(
-            type(item).__name__, type(item).__name__)
-        sides = ("a", "b", "") if kind == "Contact" else ("i", "j", "")
+            type(item).__name__,
+            str(getattr(item, "element_kind", type(item).__name__)).replace("_", " "))
+        sides = ("a", "b", "") if kind == "contact" else ("i", "j", "")
         for side, attribute in zip(sides, ("marker_i", "marker_j", "marker"), strict=True):
             ref = getattr(item, attribute, None)
             if ref is not None and ref not in markers:

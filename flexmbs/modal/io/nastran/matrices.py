@@ -58,15 +58,26 @@ def read_op4_file(path: Path, what: str) -> dict:
     double precision whatever the header declares (pyNastran's default rounds type-1
     text matrices to float32); a file pyNastran cannot read is read by pyyeti when it is
     installed. ReadError naming ``what`` and the file."""
-    op4 = _import("pyNastran.op4.op4")
+    try:
+        op4 = _import("pyNastran.op4.op4")
+    except FlexmbsError as missing:  # without pyNastran, pyyeti alone when it is there
+        try:
+            found = _pyyeti_op4(path)
+        except Exception as exc:
+            raise ReadError(f"{what}: {path} could not be read as an OP4 file by pyyeti: "
+                            f"{exc}") from None
+        if found is None:
+            raise missing from None
+        return found
     try:
         with redirect_stdout(io.StringIO()):
             return op4.read_op4(str(path), precision="double", log=_quiet_logger())
     except Exception as exc:
         try:
             found = _pyyeti_op4(path)
-        except Exception:
-            found = None
+        except Exception as again:  # pyyeti refuses it too: both reasons
+            raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc} "
+                            f"(pyNastran); {again} (pyyeti)") from None
         if found is not None:
             return found
         raise ReadError(f"{what}: {path} could not be read as an OP4 file: {exc}") from None
