@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
+from ..model.declarations import ProfileValue
 from .model_diff import model_tangent
 
 #: one dotted segment: a name, optionally with [i] (a list entry; [i,j] at the end only)
@@ -411,18 +412,8 @@ def _replaced(obj, attrs, index, value, key):
         new = float(value)
     changes = {attr: new}
     if attr == "profile" and callable(getattr(obj, "function", None)):
-        changes["function"] = _ProfileValue(new)  # a joint actuator's value
+        changes["function"] = ProfileValue(new)  # a joint actuator's value
     return replace(obj, **changes)
-
-
-@dataclass(frozen=True)
-class _ProfileValue:
-    """f(t, state) = s(t) of a profile (a joint actuator's value)."""
-
-    profile: object
-
-    def __call__(self, t, state=None) -> float:
-        return self.profile.eval(t)[0]
 
 
 def _with_element(model, group, name, element):

@@ -20,7 +20,6 @@ from .bodies import Ground, RigidBody
 from .declarations import (
     ProfileValue,
     _floats,
-    _marker_node_set,
     _name_problem,
     _orientation,
     _shape,
@@ -58,7 +57,7 @@ from .specs import DriveSpec, JointInitial, JointSpec, Model
 DRIVE_KINDS = ("rotation", "translation", "coordinate")
 
 __all__ = ["DRIVE_KINDS", "DriveSpec", "JointInitial", "JointSpec", "Model", "ModelBuilder",
-           "ProfileValue", "_marker_node_set"]
+           "ProfileValue"]
 
 
 def _shown(value):
