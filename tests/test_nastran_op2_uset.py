@@ -95,3 +95,55 @@ def test_op4_files_are_read_by_pyyeti_without_pynastran(monkeypatch):
     monkeypatch.setattr(matrices, "_import", no_pynastran)
     found = matrices.read_op4_file(OP4, "test")
     np.testing.assert_array_equal(found["kaa"].data, op4.read(str(OP4))["kaa"])
+
+
+def test_a_grid_in_a_rotated_displacement_system(tmp_path, monkeypatch):
+    """A derived fixture pins the CD convention of the USET table (rows 4–6: the system's
+    transformation to basic, x_basic = T x_cd): grid 373 put in a rotated rectangular CD
+    system, KAA and MAA turned to match (Bᵀ K B). The rigid motions still leave KAA
+    force-free (1e-10; read the other way round, T for Tᵀ, they would not) and the body is
+    the same in basic: frequencies (1e-8) and grid 373's mode shapes (1e-8 of the
+    largest entry)."""
+    from pyNastran.op2.result_objects.matrix import Matrix
+    from pyNastran.op4.op4 import write_op4
+
+    from flexmbs.modal.io.nastran import op2_uset
+
+    punch = punch_from_op2(OP2)
+    plain = read_modal(OP2, matrices=OP4)
+    usets = op2_uset._usets(OP2)
+    uset = usets[0].copy()
+    angle, axis = 0.7, np.array([1.0, 2.0, 2.0]) / 3.0
+    skew = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    turn = np.eye(3) + np.sin(angle) * skew + (1 - np.cos(angle)) * skew @ skew
+    rows = np.flatnonzero(np.asarray(uset.index.get_level_values(0)) == 373)
+    values = uset[["x", "y", "z"]].to_numpy(copy=True)
+    values[rows[1]] = [5.0, 1.0, 0.0]  # CD 5, rectangular
+    values[rows[2]] = [0.0, 0.0, 0.0]
+    values[rows[3:6]] = turn
+    uset[["x", "y", "z"]] = values
+    monkeypatch.setattr(op2_uset, "_usets", lambda path: {0: uset})
+    mats = read_op4_file(OP4, "test")
+    k_aa, m_aa = (np.asarray(mats[name].data, dtype=float) for name in ("kaa", "maa"))
+    b = np.eye(k_aa.shape[0])
+    b[:3, :3] = b[3:6, 3:6] = turn  # grid 373: the a-set's first six DOFs
+    folder = tmp_path / "turned"
+    folder.mkdir()
+    op2 = folder / OP2.name
+    op2.write_bytes(OP2.read_bytes())
+    write_op4(str(folder / OP4.name), {"KAA": Matrix("KAA", 6, b.T @ k_aa @ b),
+                                       "MAA": Matrix("MAA", 6, b.T @ m_aa @ b)},
+              is_binary=False)
+    assert punch.boundary[373] == (1, 2, 3, 4, 5, 6)
+    turned = read_modal(op2, matrices=folder / OP4.name)
+    residual = next(iter(turned.metadata["aset_rigid_force_residual"].values()))
+    assert residual < 1e-10
+    # the turned matrices go through a text OP4 (measured 3.4e-10 in the highest mode)
+    np.testing.assert_allclose(turned.frequencies, plain.frequencies, rtol=1e-8)
+    k = plain.node_ids.tolist().index(373)
+    for shapes in ("phi", "psi"):
+        one = getattr(plain, shapes)[3 * k:3 * k + 3]
+        two = getattr(turned, shapes)[3 * k:3 * k + 3]
+        signs = np.sign(np.sum(one * two, axis=0))
+        scale = np.abs(getattr(plain, shapes)).max()
+        np.testing.assert_allclose(two * signs, one, rtol=0, atol=1e-8 * scale)
