@@ -364,3 +364,20 @@ def test_a_sweep_over_the_parts_modes_runs_and_draws(tmp_path):
     assert (out / "sweep.png").stat().st_size > 10_000
     rows = (out / "sweep.csv").read_text().splitlines()
     assert len(rows) == 3 and "failed" not in "".join(rows[1:])
+
+
+def test_the_truncation_study_takes_a_substructured_beam_as_a_whole(tmp_path):
+    """`flexmbs study truncation` of a case whose beam is 4 parts: every part keeps n
+    fixed-interface modes at level n (the beam table's `modes`), the part at the tip is
+    measured, every level runs, and the tip error falls with n to the reference."""
+    from flexmbs.studies import truncation_study
+
+    path = tmp_path / "case.toml"
+    path.write_text(CASE.format(extra="", load=-0.1).replace("t_end = 0.01", "t_end = 0.05"))
+    for body in (None, "beam"):
+        study = truncation_study(path, [1, 2, 3], body=body, workers=1)
+        assert study.body == "beam_4"
+        rows = study.rows()
+        assert all(r["success"] for r in rows), rows
+        errors = [r["tip error max [mm]"] for r in rows]
+        assert errors[0] > errors[1] > errors[2] == 0.0, errors

@@ -161,21 +161,34 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
                      overrides: dict | None = None, **sweep_options) -> TruncationStudy:
     """Run ``case_path`` keeping the ``levels`` lowest modes of flexible body ``body``.
 
+    ``body`` may name a beam of substructures (a case entry with ``substructures = k``):
+    every part then keeps n fixed-interface modes at level n, and the part holding the
+    beam's tip is measured (docs/studies.md, "Large-deflection models in studies").
+
     ``reference``: a results file (``.res.h5``) to compare against; by default the largest
     level is the reference. The levels may not exceed the modes the body's data holds
     (the case's own ``modes`` key is replaced). ``sweep_options`` go to
     :func:`~flexmbs.studies.sweep.sweep`; with ``from_equilibrium=True`` each level
     starts at rest in its own static equilibrium (its sag with its n modes).
     """
-    body = _flexible_body(case_path, body, overrides)
-    # the case may already truncate: the levels available are those of the data file
-    available = _available_modes(case_path, body, overrides)
     levels = sorted({int(n) for n in levels})
-    if not levels or levels[0] < 1 or levels[-1] > available.size:
-        raise ValidationError(f"truncation levels must lie in 1..{available.size} (the modes "
-                              f"of {body!r}'s modal data), got {levels}")
-    variants = [(f"{n} modes", {**(overrides or {}), f"bodies.{body}.modes": n})
-                for n in levels]
+    parts = _substructured(case_path, body, overrides)
+    if parts is not None:  # a beam of k parts: every part keeps n modes
+        entry, names = parts
+        if not levels or levels[0] < 1:
+            raise ValidationError(f"truncation levels must be integers >= 1, got {levels}")
+        key = f"bodies.{entry}.beam.modes"
+        body = names[-1]  # the part that holds the beam's tip is measured
+        available = _part_frequencies(case_path, overrides, key, body, levels)
+    else:
+        body = _flexible_body(case_path, body, overrides)
+        # the case may already truncate: the levels available are those of the data file
+        available = _available_modes(case_path, body, overrides)
+        if not levels or levels[0] < 1 or levels[-1] > available.size:
+            raise ValidationError(f"truncation levels must lie in 1..{available.size} (the "
+                                  f"modes of {body!r}'s modal data), got {levels}")
+        key = f"bodies.{body}.modes"
+    variants = [(f"{n} modes", {**(overrides or {}), key: n}) for n in levels]
     records = sweep(case_path, variants, **sweep_options)
     if reference is None:
         ref_rec = records[-1]
@@ -191,6 +204,42 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
     return TruncationStudy(str(case_path), body, levels, records, available, label, ref_t,
                            ref_tip, len(levels) - 1 if reference is None else None,
                            bool(sweep_options.get("from_equilibrium", False)))
+
+
+def _substructured(case_path, body, overrides=None) -> tuple[str, list[str]] | None:
+    """(the beam entry, its parts in order) when ``body`` names a case entry that is a
+    beam of substructures (``beam_1`` … ``beam_k``), or, without ``body``, when the case's
+    flexible bodies are the parts of one such beam; None otherwise."""
+    from ..cases import load_case
+    from ..cases.loader import tomllib
+
+    case = load_case(case_path, overrides)
+    flexible = [name for name, b in case.model.bodies.items() if hasattr(b, "data")]
+    raw = tomllib.loads(case.source.get("text", "")) if case.source.get("text") else {}
+    for entry in raw.get("bodies", []):
+        beam = entry.get("beam") if isinstance(entry, dict) else None
+        count = beam.get("substructures", 1) if isinstance(beam, dict) else 1
+        overridden = (overrides or {}).get(f"bodies.{entry.get('name')}.beam.substructures")
+        count = overridden if overridden is not None else count
+        if not isinstance(count, int) or count < 2:
+            continue
+        name = str(entry.get("name"))
+        parts = [f"{name}_{j}" for j in range(1, count + 1)]
+        if body == name or (body is None and sorted(flexible) == sorted(parts)):
+            return name, parts
+    return None
+
+
+def _part_frequencies(case_path, overrides, key, part, levels) -> np.ndarray:
+    """(max level,) the highest natural frequency [Hz] of ``part`` when every part keeps
+    n modes, at the ``levels`` (NaN between them)."""
+    from ..cases import load_case
+
+    out = np.full(levels[-1], np.nan)
+    for n in levels:
+        case = load_case(case_path, {**(overrides or {}), key: n})
+        out[n - 1] = float(np.max(case.model.bodies[part].data.frequencies))
+    return out
 
 
 def _available_modes(case_path, body, overrides=None) -> np.ndarray:
