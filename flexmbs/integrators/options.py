@@ -189,6 +189,10 @@ class SolverOptions(Mapping):
                  if getattr(self, item.name) is not None}
         for key, value in SolverOptions._validated(given).items():
             object.__setattr__(self, key, value)
+        # the mapping of the options given, made once (the enumerated ones as text)
+        object.__setattr__(self, "_table", {
+            item.name: (value.value if isinstance(value, Enum) else value)
+            for item in fields(self) if (value := getattr(self, item.name)) is not None})
 
     @staticmethod
     def _validated(table: Mapping, error=None) -> dict:
@@ -223,22 +227,14 @@ class SolverOptions(Mapping):
         table = {**self, **changes}
         return SolverOptions.from_table({k: v for k, v in table.items() if v is not None})
 
-    def _given(self) -> dict:
-        out = {}
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if value is not None:
-                out[item.name] = value.value if isinstance(value, Enum) else value
-        return out
-
     def __getitem__(self, key):
-        return self._given()[key]
+        return self._table[key]
 
     def __iter__(self):
-        return iter(self._given())
+        return iter(self._table)
 
     def __len__(self) -> int:
-        return len(self._given())
+        return len(self._table)
 
 
 def _raise(exc):
