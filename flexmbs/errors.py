@@ -23,6 +23,18 @@ class ModelError(FlexmbsError, ValueError):
     """A model is inconsistent (unknown names, bad references, over-constraint...)."""
 
 
+class FieldError(ModelError):
+    """One field of a declaration (a force, a body) has a bad value.
+
+    ``str(error)`` names the element, the field and the value; ``field`` is the field's
+    name and ``detail`` the message without the element's name (what a case-file reader
+    puts after the case key it read the field from)."""
+
+    def __init__(self, element: str, field: str, detail: str):
+        super().__init__(f"{element}: {field} {detail}")
+        self.element, self.field, self.detail = element, field, detail
+
+
 class ReadError(FlexmbsError, OSError):
     """A file cannot be read or does not follow its documented format."""
 

@@ -171,12 +171,14 @@ def _plate_data():
         return free_free_modes(fe, 4)
 
 
-def _plate(data, supports: str, velocity=(0, 0, 0), angular_velocity=(0, 0, 0)):
+def _plate(data, supports: str, velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
+           rotational=True):
     """The plate (turned, free–free modes) held at its end faces x0 and x1 (node-set
     markers, axes turned against the body's) by two bushings (``"bushing"``) or by three
     axial spring–dampers along the mount's axes plus three rotational spring–dampers
     about them per mount (``"springs"``): the same stiffness and damping to linear
-    order."""
+    order. ``rotational=False``: the bushings have no rotational stiffness or damping,
+    and the springs are the six axial spring–dampers alone."""
     body_axes = frame([0.2, 1.0, -0.4], 0.6)
     b = ModelBuilder()
     b.add_flexible_body("plate", data, position=[0.1, -0.3, 0.8], orientation=body_axes,
@@ -192,13 +194,16 @@ def _plate(data, supports: str, velocity=(0, 0, 0), angular_velocity=(0, 0, 0)):
         if supports == "bushing":
             b.add_marker("ground", name, r, a_glob)
             b.add_bushing(f"mount{name}", f"ground.{name}", f"plate.{name}", stiffness=K_T,
-                          damping=C_T, rotational_stiffness=K_R, rotational_damping=C_R)
+                          damping=C_T, rotational_stiffness=K_R * rotational,
+                          rotational_damping=C_R * rotational)
             continue
         for k in range(3):
             axis = a_glob[:, k]
             b.add_marker("ground", f"{name}t{k}", r - ANCHOR * axis)
             b.add_spring_damper(f"{name}t{k}", f"ground.{name}t{k}", f"plate.{name}",
                                 stiffness=K_T[k], damping=C_T[k], free_length=ANCHOR)
+            if not rotational:
+                continue
             # a frame whose z axis is marker i's axis k, on the ground and on the node set
             turned = np.roll(a_glob, 2 - k, axis=1)
             b.add_marker("ground", f"{name}r{k}", r, turned)
@@ -237,6 +242,52 @@ def test_plate_on_bushings_matches_the_same_supports_from_spring_dampers(plate_d
     diff = runs["bushing"].q - runs["springs"].q
     assert np.max(np.abs(motion)) > 1e-5  # it moved
     assert np.max(np.abs(diff)) < 1e-3 * np.max(np.abs(motion))
+
+
+def test_plate_on_translational_bushings_matches_six_axial_spring_dampers(plate_data):
+    """Two bushings with translational stiffness and damping only, against the six axial
+    spring–dampers (three per mount, along the mount's axes, at their free length)
+    that give the same supports to linear order. The plate keeps one free motion, the
+    rotation about the line through the two mounts: both have exactly one rigid mode,
+    and the other modes' frequencies and damping ratios agree to round-off (tolerance
+    1e-9 relative; the ratios of the plate's undamped modes, about 1e-16, to 1e-12)."""
+    modes = {s: eigenmodes(linearize(system := _plate(plate_data, s, rotational=False),
+                                     system.assemble()))
+             for s in ("bushing", "springs")}
+    for s in modes:
+        assert len(modes[s]) == 6 + plate_data.n_modes
+        assert sum(mode.rigid for mode in modes[s]) == 1
+    elastic = {s: [m for m in modes[s] if not m.rigid] for s in modes}
+    # the plate's own modes are undamped: their ratios are round-off about zero (1e-16)
+    for what, atol in (("frequency_hz", 0.0), ("damping_ratio", 1e-12)):
+        np.testing.assert_allclose([getattr(m, what) for m in elastic["bushing"]],
+                                   [getattr(m, what) for m in elastic["springs"]], rtol=1e-9,
+                                   atol=atol)
+    assert min(m.frequency_hz for m in elastic["bushing"]) > 1.0  # supported, not loose
+
+
+def test_add_force_takes_a_registered_declaration():
+    """``ModelBuilder.add_force`` adds any registered kind's declaration (the bushing
+    here) as its dedicated method does; anything else is refused by name."""
+    models = []
+    for how in ("add_bushing", "add_force"):
+        b = ModelBuilder()
+        b.add_rigid_body("body", 1.0, [0.1, 0.1, 0.1])
+        b.add_marker("ground", "i")
+        b.add_marker("body", "j")
+        if how == "add_bushing":
+            b.add_bushing("mount", "ground.i", "body.j", stiffness=[1.0, 2.0, 3.0])
+        else:
+            assert b.add_force(Bushing("mount", "ground.i", "body.j",
+                                       stiffness=[1.0, 2.0, 3.0])) == "mount"
+        models.append(b.finalize())
+    first, second = (model.forces[0] for model in models)
+    assert type(first) is type(second) is Bushing
+    for key in ("marker_i", "marker_j", "stiffness6", "damping6", "preload6"):
+        np.testing.assert_array_equal(getattr(first, key), getattr(second, key))
+    with pytest.raises(ModelError, match=r"add_force takes the declaration of a force of a "
+                                         "registered element kind .*got dict"):
+        ModelBuilder().add_force({"name": "x"})
 
 
 def test_node_set_bushings_run_the_same_on_the_compiled_engine(plate_data):
@@ -409,13 +460,15 @@ def test_case_file_runs_and_its_sensors_read_the_bushing_load(tmp_path, capsys):
 
 @pytest.mark.parametrize(("replace", "message"), [
     ({"stiffness = [2e4, 3e4, 1e4]": "stiffness = [2e4, 3e4]"},
-     "key 'stiffness' must be a list of 3 numbers"),
+     "key 'stiffness' must be 3 numbers [N/m] (x, y, z of marker i's axes), got 2: "
+     "[20000.0, 30000.0]"),
     ({"damping = [20.0, 30.0, 10.0]": "damping = [nan, 30.0, 10.0]"},
      "key 'damping' must be finite, got [nan, 30.0, 10.0]"),
     ({"rotational_stiffness = [200.0": "rotational_stiffness = [-200.0"},
      "key 'rotational_stiffness' must be non-negative, got [-200.0, 300.0, 400.0]"),
-    ({"preload_torque = [0.0, 0.0, 0.0]": "preload_torque = 3.0"},
-     "key 'preload_torque' must be a list of 3 numbers"),
+    ({"preload_torque = [0.0, 0.0, 0.0]": 'preload_torque = "up"'},
+     "key 'preload_torque' must be 3 numbers [N m], got 'up'"),
+    ({'i = "ground.i"': "i = 3"}, "key 'i' must be a non-empty string, got 3"),
     ({"preload_torque = [0.0, 0.0, 0.0]": "free_length = 0.1"},
      "key 'free_length' does not apply to type 'bushing'"),
     ({'quantity = "torque"': 'quantity = "value"'},

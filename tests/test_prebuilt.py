@@ -746,6 +746,7 @@ def test_the_kernel_sources_are_listed_once_and_include_the_elements():
 
     names = {p.relative_to(ROOT / "flexmbs").as_posix() for p in compiled.kernel_sources()}
     assert {"engine/newton.py", "engine/dispatch.py", "compiled/layout.py",
+            "compiled/workspace.py",
             "elements/__init__.py", "elements/registry.py"} <= names
     assert not {"engine/compiled_system.py", "engine/prebuilt.py"} & names
     assert {f"elements/{p.relative_to(ROOT / 'flexmbs' / 'elements').as_posix()}"

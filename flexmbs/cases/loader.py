@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FlexmbsError, ModelError, ValidationError
+from ..errors import FieldError, FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
 from ..integrators.options import SOLVER_TABLE_KEYS, SolverOptions
 from ..model import ModelBuilder
@@ -448,17 +448,27 @@ def _add_drive(path, b, k, entry):
                 coordinate=t.text("coordinate"))
 
 
+#: Keys of the [[forces]] types read by hand below (besides those of the registered
+#: kinds' case forms, ``elements.registry.CASE_FORMS``).
+FORCE_KEYS = {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
+              "free_length", "angle0", "value", "frame", "weights", "actuator"}
+
+
 def _add_force(path, b, k, entry):
+    from ..elements.registry import CASE_FORMS  # the kinds' tables, at first use
+
+    own = {form.type: set(form.keys) - FORCE_KEYS for form in CASE_FORMS.values()}
+    own["joint-servo"] = set(SERVO_KEYS)
     t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
-               {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
-                "free_length", "angle0", "value", "frame", "weights", "actuator",
-                *BUSHING_KEYS, *SERVO_KEYS})
+               FORCE_KEYS.union(*own.values()))
     name, kind = t.text("name", required=True), t.get("type", required=True)
-    for owner, keys in (("bushing", BUSHING_KEYS), ("joint-servo", SERVO_KEYS)):
-        misplaced = sorted(set(keys) & set(t.data)) if kind != owner else []
+    for owner, keys in own.items():
+        misplaced = sorted(keys & set(t.data)) if kind != owner else []
         if misplaced:
             raise t.error(misplaced[0], f"belongs to type {owner!r}, not {kind!r}")
-    if kind == "spring-damper":
+    if kind in CASE_FORMS:
+        b.add_force(_registered_force(t, name, CASE_FORMS[kind]))
+    elif kind == "spring-damper":
         b.add_spring_damper(name, t.text("i", required=True), t.text("j", required=True),
                             stiffness=t.number("stiffness", 0.0),
                             damping=t.number("damping", 0.0),
@@ -471,8 +481,6 @@ def _add_force(path, b, k, entry):
                                        stiffness=t.number("stiffness", 0.0),
                                        damping=t.number("damping", 0.0),
                                        angle0=t.number("angle0", 0.0))
-    elif kind == "bushing":
-        _add_bushing(b, t, name)
     elif kind == "joint-servo":
         _add_servo(b, t, name)
     elif kind in ("joint-torque", "joint-force"):
@@ -489,9 +497,9 @@ def _add_force(path, b, k, entry):
                                weights=t.get("weights", "mass"),
                                frame=t.get("frame", "global"))
     else:
-        raise t.error("type", f"must be spring-damper, rotational-spring-damper, "
-                              f"bushing, joint-servo, joint-torque, joint-force, point-force, "
-                              f"point-torque or distributed; got {kind!r}")
+        types = ["spring-damper", "rotational-spring-damper", *CASE_FORMS, "joint-servo",
+                 "joint-torque", "joint-force", "point-force", "point-torque"]
+        raise t.error("type", f"must be {', '.join(types)} or distributed; got {kind!r}")
 
 
 #: Keys of a [[forces]] entry of type "joint-servo" besides name and type.
@@ -516,34 +524,23 @@ def _add_servo(b, t, name):
                       coordinate=t.text("coordinate"))
 
 
-#: Keys of a [[forces]] entry of type "bushing" besides name, type, i, j (stiffness and
-#: damping are shared with the spring–dampers).
-BUSHING_KEYS = ("rotational_stiffness", "rotational_damping", "preload_force",
-                "preload_torque")
-
-
-def _add_bushing(b, t, name):
-    """A bushing: i, j and the 3-vectors stiffness, damping, rotational_stiffness,
-    rotational_damping (≥ 0) and preload_force, preload_torque (zeros when missing)."""
-    extra = sorted(set(t.data) - {"name", "type", "i", "j", "stiffness", "damping",
-                                  *BUSHING_KEYS})
+def _registered_force(t, name, form):
+    """The declaration of a registered kind's force from its entry (``form``: the
+    kind's :class:`~flexmbs.elements.declaration.CaseForm`): the values as written,
+    checked by the declaration, whose errors name the case key."""
+    extra = sorted(set(t.data) - {"name", "type", *form.keys})
     if extra:
-        raise t.error(extra[0], "does not apply to type 'bushing' (its keys: name, i, j, "
-                                "stiffness, damping, " + ", ".join(BUSHING_KEYS) + ")")
-    values = {}
-    for key in ("stiffness", "damping", *BUSHING_KEYS):
-        value = t.get(key, [0.0, 0.0, 0.0])
-        arr = np.asarray(value, dtype=float) if isinstance(value, list) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) else None
-        if arr is None or arr.shape != (3,):
-            raise t.error(key, f"must be a list of 3 numbers (x, y, z of marker i's axes), "
-                               f"got {value!r}")
-        if not np.all(np.isfinite(arr)):
-            raise t.error(key, f"must be finite, got {value!r}")
-        if key not in ("preload_force", "preload_torque") and np.any(arr < 0):
-            raise t.error(key, f"must be non-negative, got {value!r}")
-        values[key] = arr
-    b.add_bushing(name, t.text("i", required=True), t.text("j", required=True), **values)
+        raise t.error(extra[0], f"does not apply to type {form.type!r} (its keys: name, "
+                                f"{', '.join(form.keys)})")
+    values = {keyword: (t.text(key, required=True) if key in form.required
+                        else t.get(key)) for key, keyword in form.keys.items()
+              if key in form.required or key in t.data}
+    try:
+        return form.declaration(name, **values)
+    except FieldError as exc:
+        key = next((k for k, keyword in form.keys.items() if keyword == exc.field),
+                   exc.field)
+        raise t.error(key, exc.detail) from None
 
 
 def _finish(path, raw, top, b, inputs):

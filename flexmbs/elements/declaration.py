@@ -3,7 +3,8 @@
 
 A kind's tables are flat arrays, one row per instance (a spring's markers and
 parameters, a flexible body's invariants). It declares their fields — name, buffer and
-shape — and a function that fills them from a :class:`~flexmbs.assembly.system.System`;
+shape — and a function that fills them from a :class:`~flexmbs.assembly.system.System`,
+and the workspace buffers its kernels need beside the core ones;
 :mod:`flexmbs.elements.registry` collects the declarations into the one named tuple the
 kernels read, and gives each field its header row. Plain Python: the run side builds
 the tables without importing numba.
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ..compiled.workspace import Scratch
 
 #: Buffers of a field: float64 array, int64 array, or a Python int.
 FLOAT, INT, SCALAR = "float", "int", "scalar"
@@ -52,6 +55,27 @@ class Field:
                              f"{FLOAT!r}, {INT!r}, {SCALAR!r}")
 
 
+@dataclass(frozen=True, eq=False)
+class CaseForm:
+    """How a force kind is written as a ``[[forces]]`` entry of a case file
+    (docs/case_files.md): its ``type``, the class of its declaration, and which case key
+    gives which keyword of that class (``{"i": "marker_i", "stiffness": "stiffness"}``);
+    the ``required`` keys are marker names. The case reader passes the values as they
+    were written and the declaration checks them: a
+    :class:`~flexmbs.errors.FieldError` it raises is reported against the case key."""
+
+    type: str
+    declaration: type
+    keys: dict[str, str]
+    required: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        missing = [k for k in self.required if k not in self.keys]
+        if missing:
+            raise ValueError(f"case form {self.type!r}: required keys {missing} are not "
+                             f"among its keys {sorted(self.keys)}")
+
+
 @dataclass(frozen=True)
 class KindTables:
     """The table declaration of one element kind.
@@ -68,6 +92,12 @@ class KindTables:
     build: Callable[[Any, TableContext], dict[str, Any]]
     claims: Callable[[Any], bool] = field(default=lambda force: False)
     refusal: Callable[[Any], str | None] = field(default=lambda force: None)
+    #: The kind's own workspace buffers (:class:`~flexmbs.compiled.workspace.Scratch`),
+    #: after the core ones; a kernel finds their header rows with ``registry.work_rows``.
+    scratch: tuple[Scratch, ...] = ()
+    #: How a force of the kind is written in a case file (None: read by hand in
+    #: ``flexmbs.cases.loader``, or not a force).
+    case_form: CaseForm | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

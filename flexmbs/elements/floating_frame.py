@@ -22,13 +22,11 @@ from ..compiled.packing import (
     W_GBAR,
     W_H6,
     W_NLIN,
-    W_OM3,
+    W_QBAR_VEC,
     W_QS,
     W_R34,
     W_RBASIS,
     W_ROT,
-    W_V3A,
-    W_V3B,
     floats1,
     floats2,
     floats3,
@@ -156,12 +154,10 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
     N_jᵀ w (n, 3) meanwhile."""
     T_f_N = floats4(F, H, T_F_N)
     W_h6 = floats1(WF, WH, W_H6)
-    W_om3 = floats1(WF, WH, W_OM3)
     W_qs = floats3(WF, WH, W_QS)
-    W_v3a = floats1(WF, WH, W_V3A)
-    W_v3b = floats1(WF, WH, W_V3B)
+    W_qbar_vec = floats2(WF, WH, W_QBAR_VEC)  # h_R, h_θ, ω
     n6 = 6 + nm
-    h, t1, t2 = W_h6, W_v3a, W_v3b
+    h, t1, t2 = W_h6, W_qbar_vec[0], W_qbar_vec[1]
     for i in range(n6):
         acc = 0.0
         for j in range(n6):
@@ -185,7 +181,7 @@ def general_qbar(F, IN, H, WF, WI, WH, f, nm, mbar, w, xi, xid, use_modes, out,
     out[5] -= (o0 * t2[1] - o1 * t2[0]) + (v0 * t1[1] - v1 * t1[0])
     if nm == 0:
         return
-    om = W_om3
+    om = W_qbar_vec[2]
     om[0], om[1], om[2] = o0, o1, o2
     qs = W_qs
     ntw = floats2(WF, WH, W_NLIN)  # N_jᵀ w, once for both uses below

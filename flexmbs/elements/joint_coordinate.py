@@ -23,8 +23,8 @@ from ..compiled.packing import (
     W_GGLOB,
     W_MK_J,
     W_MK_V,
+    W_PAIR_RATE,
     W_ROT,
-    W_V3E,
     W_X3N,
     floats1,
     floats3,
@@ -45,7 +45,7 @@ T_B_NM, T_B_START, T_K_BODY, T_K_PSI = header_rows("b_nm", "b_start", "k_body", 
 @njit(cache=True)
 def pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, slot, qd, store):
     """(θ [rad], θ̇ [rad/s]) of markers ki, kj: θ continued from the angle memory
-    W_ANGLES[slot] (NaN: none yet; replaced by θ when ``store``); ω_j − ω_i into W_V3E.
+    W_ANGLES[slot] (NaN: none yet; replaced by θ when ``store``); ω_j − ω_i into W_PAIR_RATE.
     Needs the marker vectors and body frames of the last residual in the workspace."""
     T_b_nm = ints1(IN, H, T_B_NM)
     T_b_start = ints1(IN, H, T_B_START)
@@ -55,7 +55,7 @@ def pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, slot, qd, store):
     W_rot = floats3(WF, WH, W_ROT)
     W_gglob = floats3(WF, WH, W_GGLOB)
     W_angles = floats1(WF, WH, W_ANGLES)
-    w_rel = floats1(WF, WH, W_V3E)
+    w_rel = floats1(WF, WH, W_PAIR_RATE)
     sn, cs = 0.0, 0.0
     for c in range(3):
         sn += W_mk_v[kj, 1, c] * W_mk_v[ki, 2, c]
@@ -93,7 +93,7 @@ def pair_angle_state(F, IN, H, WF, WI, WH, ki, kj, slot, qd, store):
 def pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     """The partial derivatives of θ and θ̇ over the pair's columns (marker i's body's n_i
     then marker j's; returns (n_i, n)), after :func:`pair_angle_state` (ω_j − ω_i in
-    W_V3E). Into the load tangents' scratch x3n: the torque Jacobians [Ω_i, Ω_j] (x3n[0]),
+    W_PAIR_RATE). Into the load tangents' scratch x3n: the torque Jacobians [Ω_i, Ω_j] (x3n[0]),
     ∂z_i/∂q (x3n[1]), [−∂(Ω_i q̇_i), ∂(Ω_j q̇_j)] (x3n[2]) and the rows ∂θ/∂q, ∂θ̇/∂q,
     ∂θ̇/∂q̇ (x3n[3][0..2]):
     ∂θ = (cos θ ∂(x_j·y_i) − sin θ ∂(x_j·x_i)) / ρ² through the marker axes' Jacobians,
@@ -104,7 +104,7 @@ def pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     W_mk_v = floats3(WF, WH, W_MK_V)
     x3n = floats3(WF, WH, W_X3N)
     jac, dz, om_rate, rows = x3n[0], x3n[1], x3n[2], x3n[3]
-    w_rel = floats1(WF, WH, W_V3E)
+    w_rel = floats1(WF, WH, W_PAIR_RATE)
     w0, w1, w2 = w_rel[0], w_rel[1], w_rel[2]
     bi, bj = T_k_body[ki], T_k_body[kj]
     ni = 7 + T_b_nm[bi] if bi >= 0 else 0
@@ -149,14 +149,14 @@ def pair_angle_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
 @njit(cache=True)
 def pair_slide_state(F, IN, H, WF, WI, WH, ki, kj, qd):
     """(s [m], ṡ [m/s]) of markers ki, kj: s = z_iᵀ(r_j − r_i), ṡ = z_iᵀ(ṙ_j − ṙ_i) with
-    ṙ = J q̇ of the marker points (ṙ_j − ṙ_i into W_V3E). Needs the marker vectors and
+    ṙ = J q̇ of the marker points (ṙ_j − ṙ_i into W_PAIR_RATE). Needs the marker vectors and
     their Jacobians of the last residual in the workspace."""
     T_b_nm = ints1(IN, H, T_B_NM)
     T_b_start = ints1(IN, H, T_B_START)
     T_k_body = ints1(IN, H, T_K_BODY)
     W_mk_v = floats3(WF, WH, W_MK_V)
     W_mk_j = floats4(WF, WH, W_MK_J)
-    d_dot = floats1(WF, WH, W_V3E)
+    d_dot = floats1(WF, WH, W_PAIR_RATE)
     for c in range(3):
         d_dot[c] = 0.0
     for k, sign in ((kj, 1.0), (ki, -1.0)):
@@ -179,7 +179,7 @@ def pair_slide_state(F, IN, H, WF, WI, WH, ki, kj, qd):
 @njit(cache=True)
 def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     """The partial derivatives of s and ṡ over the pair's columns (returns (n_i, n)),
-    after :func:`pair_slide_state` (ṙ_j − ṙ_i in W_V3E). Into x3n: the force Jacobians
+    after :func:`pair_slide_state` (ṙ_j − ṙ_i in W_PAIR_RATE). Into x3n: the force Jacobians
     (x3n[0]), ∂z_i/∂q (x3n[1]), [−∂(J_i q̇_i), ∂(J_j q̇_j)] of the points (x3n[2]) and the
     rows ∂s/∂q = z_iᵀ[−J_i, J_j] + (r_j − r_i)ᵀ∂z_i, ∂ṡ/∂q = (ṙ_j − ṙ_i)ᵀ∂z_i
     + z_iᵀ[−∂(J_i q̇_i), ∂(J_j q̇_j)] and ∂ṡ/∂q̇ = z_iᵀ[−J_i, J_j] (x3n[3][0..2])."""
@@ -189,7 +189,7 @@ def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     W_mk_v = floats3(WF, WH, W_MK_V)
     x3n = floats3(WF, WH, W_X3N)
     jac, dz, rates, rows = x3n[0], x3n[1], x3n[2], x3n[3]
-    d_dot = floats1(WF, WH, W_V3E)  # read before the Jacobian helpers use it as scratch
+    d_dot = floats1(WF, WH, W_PAIR_RATE)  # read before the Jacobian helpers use it as scratch
     v0, v1, v2 = d_dot[0], d_dot[1], d_dot[2]
     bi, bj = T_k_body[ki], T_k_body[kj]
     ni = 7 + T_b_nm[bi] if bi >= 0 else 0

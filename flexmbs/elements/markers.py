@@ -28,12 +28,10 @@ from ..compiled.packing import (
     W_HUNIT,
     W_HV,
     W_MK_J,
+    W_MK_LOAD,
     W_MK_V,
     W_ROT,
     W_S4,
-    W_V3G,
-    W_V3H,
-    W_V3I,
     W_X3,
     W_X3N,
     W_X34,
@@ -477,7 +475,7 @@ def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
     st = T_b_start[b]
     nm = T_b_nm[b]
     a = W_rot[b]
-    loc = floats1(WF, WH, W_V3G)  # Aᵀ vec
+    loc = floats2(WF, WH, W_MK_LOAD)[0]  # Aᵀ vec
     for c in range(3):
         loc[c] = a[0, c] * vec[0] + a[1, c] * vec[1] + a[2, c] * vec[2]
     if kind == 0:  # [0, Gᵀ T, Ψᵀ Aᵀ T]
@@ -490,7 +488,7 @@ def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
             )
         return
     # [F, Ḡᵀ(u × F̄), Φᵀ F̄] with u the lever arm of the marker (deformed where seen)
-    arm, uf = floats1(WF, WH, W_V3H), floats1(WF, WH, W_V3I)
+    arm, uf = floats2(WF, WH, W_MK_LOAD)[1], floats2(WF, WH, W_MK_LOAD)[2]
     for c in range(3):
         acc = T_k_base[k, 0, c]
         for j in range(nm):

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..compiled.workspace import CORE, Sizes
 from . import shared_tables
 from .actuators import table as actuators
 from .bushing import table as bushing
@@ -50,6 +51,12 @@ FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
                contact.TABLE, joint_servo.TABLE, nonlinear_beam.TABLE)
 
 
+#: The force kinds a case file writes as ``[[forces]]`` entries of their own
+#: ``type`` (``CaseForm``), by type.
+CASE_FORMS = {kind.case_form.type: kind.case_form for kind in FORCE_KINDS
+              if kind.case_form is not None}
+
+
 def _fields():
     names = [f.name for kind in KINDS for f in kind.fields]
     if len(set(names)) != len(names):
@@ -77,3 +84,33 @@ def header_rows(*names: str):
     except KeyError as exc:
         raise KeyError(f"no element kind declares the table field {exc.args[0]!r}") from None
     return rows[0] if len(rows) == 1 else rows
+
+
+#: Every workspace buffer: the core ones, then each kind's own, in :data:`KINDS` order.
+SCRATCH = CORE + tuple(s for kind in KINDS for s in kind.scratch)
+
+#: The workspace's fields in header-row order.
+WORK_FIELDS = tuple(s.name for s in SCRATCH)
+if len(set(WORK_FIELDS)) != len(WORK_FIELDS):
+    raise AssertionError(f"two workspace buffers share a name: {sorted(WORK_FIELDS)}")
+
+#: Scratch and state buffers of one run, sized once from the model's tables.
+Workspace = NamedTuple("Workspace", [(s.name, np.ndarray) for s in SCRATCH])
+
+_WORK_ROW = {name: k for k, name in enumerate(WORK_FIELDS)}
+
+
+def work_rows(*names: str):
+    """The header rows of the workspace buffers ``names`` (an int for one name, else a
+    tuple), for a kernel module's constants (``W_BU_VEC = work_rows("bu_vec")``)."""
+    try:
+        rows = tuple(_WORK_ROW[name] for name in names)
+    except KeyError as exc:
+        raise KeyError(f"no workspace buffer is named {exc.args[0]!r}") from None
+    return rows[0] if len(rows) == 1 else rows
+
+
+def make_workspace(T) -> Workspace:
+    """Zeroed (or initial) buffers for the model of the tables ``T``."""
+    sizes = Sizes.of(T)
+    return Workspace(*(s.make(sizes) for s in SCRATCH))

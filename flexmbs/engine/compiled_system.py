@@ -36,9 +36,9 @@ from ..compiled.codes import (
     step_parameters,
 )
 from ..compiled.layout import pack
-from ..compiled.workspace import make_workspace
 from ..contact.sample import C_ANCHORED, C_LA, C_LB, C_MODE, C_OFF, C_V_ONSET, samples_of
 from ..elements.declaration import input_is_callable, input_width
+from ..elements.registry import make_workspace
 from ..errors import ModelError
 from ..model.drives import drive_values
 from .callbacks import CallableInputs

@@ -59,10 +59,10 @@ from ..compiled.codes import (
     TASK_STEP,
     TASK_STEPS,
 )
-from ..compiled.packing import WORK_FIELDS, borrowed, floats1, floats2, ints1
+from ..compiled.packing import borrowed, floats1, floats2, ints1
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples, needs_python
-from ..elements.registry import header_rows
+from ..elements.registry import header_rows, work_rows
 from .dispatch import (
     dynamic_residual,
     iteration_matrix,
@@ -73,12 +73,11 @@ from .dispatch import (
 
 T_U_CALL = header_rows("u_call")
 
-_Q1, _QD1, _QDD1, _LAM1 = (WORK_FIELDS.index(k) for k in ("q1", "qd1", "qdd1", "lam1"))
-_R, _PHI, _RHS, _MATRIX = (WORK_FIELDS.index(k) for k in ("r", "phi", "rhs", "matrix"))
-_JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = (
-    WORK_FIELDS.index(k) for k in ("jac", "a1", "counters", "floats", "solve"))
-_ANGLES = WORK_FIELDS.index("angles")
-_CT_OUT, _CT_START = WORK_FIELDS.index("ct_out"), WORK_FIELDS.index("ct_start")
+_Q1, _QD1, _QDD1, _LAM1 = work_rows("q1", "qd1", "qdd1", "lam1")
+_R, _PHI, _RHS, _MATRIX = work_rows("r", "phi", "rhs", "matrix")
+_JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = work_rows("jac", "a1", "counters", "floats", "solve")
+_ANGLES = work_rows("angles")
+_CT_OUT, _CT_START = work_rows("ct_out", "ct_start")
 
 
 @njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception

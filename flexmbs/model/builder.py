@@ -367,8 +367,23 @@ class ModelBuilder:
         except ModelError as exc:
             self._problems.append(str(exc))
             return name
-        self._forces.append(bushing)
-        return name
+        return self.add_force(bushing)
+
+    def add_force(self, force):
+        """Add a force given as its declaration, an object of a registered element kind
+        (``force.element_kind``: ``Bushing(...)``; docs/compiled.md "Adding an element
+        kind"), and return its name. Its markers are checked with the rest of the model
+        by :meth:`finalize`."""
+        from ..elements.registry import FORCE_KINDS  # the kinds' tables, at first use
+
+        kinds = {kind.kind for kind in FORCE_KINDS}
+        kind = getattr(force, "element_kind", None)
+        if kind not in kinds or not isinstance(getattr(force, "name", None), str):
+            raise ModelError(f"add_force takes the declaration of a force of a registered "
+                             f"element kind ({', '.join(sorted(kinds))}), got "
+                             f"{type(force).__name__} {force!r:.80}")
+        self._forces.append(force)
+        return force.name
 
     def add_joint_actuator(self, name, marker_i, marker_j, function, kind="torque"):
         """Torque about z_i [N m] (``kind="torque"``) or force along z_i [N] (``"force"``)

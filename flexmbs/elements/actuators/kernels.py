@@ -12,13 +12,12 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     W_CB_V,
+    W_FORCE_VEC,
     W_MK_J,
     W_MK_V,
-    W_V3F,
     W_X3,
     W_X3N,
     W_XBLK,
-    floats1,
     floats2,
     floats3,
     floats4,
@@ -46,8 +45,7 @@ def actuator_loads(F, IN, H, WF, WI, WH, q, u, r):
     T_a_kind = ints1(IN, H, T_A_KIND)
     T_a_mark = ints2(IN, H, T_A_MARK)
     W_mk_v = floats3(WF, WH, W_MK_V)
-    W_v3f = floats1(WF, WH, W_V3F)
-    vec = W_v3f
+    vec = floats2(WF, WH, W_FORCE_VEC)[2]
     for act in range(T_a_kind.size):
         ki, kj = T_a_mark[act, 0], T_a_mark[act, 1]
         zi = W_mk_v[ki][3]

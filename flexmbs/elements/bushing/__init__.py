@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...errors import ModelError
+from ...errors import FieldError, ModelError
 from . import reference
 
 __all__ = ["FIELDS", "SENSOR_QUANTITIES", "Bushing", "reference"]
@@ -41,22 +41,22 @@ SENSOR_QUANTITIES = {"force": "N", "torque": "N m"}
 def _three(name: str, key: str, value) -> np.ndarray:
     """``value`` as 3 finite floats (a single number is taken for all three axes)."""
     units, nonnegative = FIELDS[key]
-    who = f"bushing {name!r}: {key}"
+    who = f"bushing {name!r}"
     if isinstance(value, (bool, str)):
-        raise ModelError(f"{who} must be 3 numbers [{units}], got {value!r}")
+        raise FieldError(who, key, f"must be 3 numbers [{units}], got {value!r}")
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ModelError(f"{who} must be 3 numbers [{units}], got {value!r}") from None
+        raise FieldError(who, key, f"must be 3 numbers [{units}], got {value!r}") from None
     if arr.ndim == 0:
         arr = np.full(3, float(arr))
     if arr.shape != (3,):
-        raise ModelError(f"{who} must be 3 numbers [{units}] (x, y, z of marker i's "
-                         f"axes), got {np.size(value)}: {value!r}")
+        raise FieldError(who, key, f"must be 3 numbers [{units}] (x, y, z of marker i's "
+                                   f"axes), got {np.size(value)}: {value!r}")
     if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{who} must be finite, got {value!r}")
+        raise FieldError(who, key, f"must be finite, got {value!r}")
     if nonnegative and np.any(arr < 0):
-        raise ModelError(f"{who} must be non-negative, got {value!r}")
+        raise FieldError(who, key, f"must be non-negative, got {value!r}")
     arr.flags.writeable = False
     return arr
 
@@ -110,7 +110,7 @@ class Bushing:
         for key in ("marker_i", "marker_j"):
             value = getattr(self, key)
             if not isinstance(value, str) or not value.strip():
-                raise ModelError(f"bushing {self.name!r}: {key} must be a marker name "
+                raise FieldError(f"bushing {self.name!r}", key, f"must be a marker name "
                                  f"('body.marker'), got {value!r}")
         for key in FIELDS:
             object.__setattr__(self, key, _three(self.name, key, getattr(self, key)))

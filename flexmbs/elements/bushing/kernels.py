@@ -22,11 +22,6 @@ from ...compiled._jit import njit
 from ...compiled.packing import (
     ROWS_I,
     ROWS_J,
-    W_BU_BLK,
-    W_BU_E,
-    W_BU_GRAD,
-    W_BU_RATE,
-    W_BU_VEC,
     W_HCS,
     W_HV,
     W_MK_J,
@@ -43,7 +38,7 @@ from ..markers import (
     add_weighted_jacobian,
     bilinear_hessian_into,
 )
-from ..registry import header_rows
+from ..registry import header_rows, work_rows
 from .reference import coefficients
 
 
@@ -70,6 +65,8 @@ PAIRS, WEIGHTS = _pairs()
 T_B_NM, T_B_START, T_BU_C, T_BU_F0, T_BU_K, T_BU_MARK = header_rows(
     "b_nm", "b_start", "bu_c", "bu_f0", "bu_k", "bu_mark")
 T_K_BODY = header_rows("k_body")
+W_BU_BLK, W_BU_E, W_BU_GRAD, W_BU_RATE, W_BU_VEC = work_rows(
+    "bu_blk", "bu_e", "bu_grad", "bu_rate", "bu_vec")
 
 
 @njit(cache=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..declaration import FLOAT, INT, Field, KindTables
+from ...compiled.workspace import Scratch
+from ..declaration import FLOAT, INT, CaseForm, Field, KindTables
+from . import FIELDS, Bushing
 
 KIND = "bushing"
 
@@ -27,4 +29,17 @@ TABLE = KindTables(KIND, (
                          "N m/rad ×3]"),
     Field("bu_c", FLOAT, "(nu, 6) damping [N s/m ×3, N m s/rad ×3]"),
     Field("bu_f0", FLOAT, "(nu, 6) preload on marker j along i's axes [N ×3, N m ×3]"),
-), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND)
+), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND, scratch=(
+    Scratch("bu_vec", "(3, 8, 3) the markers' vectors V, their rates J q̇, the weights",
+            lambda s: np.zeros((3, 8, 3))),
+    Scratch("bu_e", "(3, 6) the deformation e, its rate ė, the load s",
+            lambda s: np.zeros((3, 6))),
+    Scratch("bu_grad", "(2, 6, 2(7+M)) ∇e and ∂ė/∂q over both markers' bodies",
+            lambda s: np.zeros((2, 6, s.pair))),
+    Scratch("bu_rate", "(8, 3, 2(7+M)) ∂(J_a q̇)/∂q of the eight vectors",
+            lambda s: np.zeros((8, 3, s.pair))),
+    Scratch("bu_blk", "(2, 2(7+M), 2(7+M)) the K and C blocks of a bushing",
+            lambda s: np.zeros((2, s.pair, s.pair)))),
+    case_form=CaseForm("bushing", Bushing, {"i": "marker_i", "j": "marker_j",
+                                            **{key: key for key in FIELDS}},
+                       required=("i", "j")))

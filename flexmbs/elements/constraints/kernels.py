@@ -24,8 +24,6 @@ from ...compiled.packing import (
     W_HV,
     W_MK_J,
     W_MK_V,
-    W_MK_VD,
-    W_MK_W,
     W_OFFSET,
     W_QCUR,
     W_WGT,
@@ -38,7 +36,7 @@ from ...compiled.packing import (
     ints3,
 )
 from ..markers import add_weighted_jacobian, all_marker_vectors, bilinear_hessian_into
-from ..registry import header_rows
+from ..registry import header_rows, work_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_KIND, T_B_NM, T_B_NORM, T_B_START, T_C_COORD, T_C_DRIVE = header_rows(
@@ -47,6 +45,7 @@ T_C_ROW, T_E_DRIVE, T_E_KIND, T_E_LIN, T_E_MARK, T_E_NPAIRS = header_rows(
     "c_row", "e_drive", "e_kind", "e_lin", "e_mark", "e_npairs")
 T_E_PAIRS, T_E_ROW, T_J_COL, T_J_ROW, T_K_BODY = header_rows(
     "e_pairs", "e_row", "j_col", "j_row", "k_body")
+W_MK_VD, W_MK_W = work_rows("mk_vd", "mk_w")
 
 EQ_ROTATION, EQ_TRANSLATION = 1, 2
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...compiled.workspace import Scratch
 from ..declaration import FLOAT, INT, Field, KindTables
 
 #: Equation kinds of the bilinear constraint table.
@@ -69,4 +70,8 @@ TABLE = KindTables("constraints", (
     Field("c_row", INT, "(ncd,) constraint row of a coordinate drive"),
     Field("c_coord", INT, "(ncd,) its coordinate"),
     Field("c_drive", INT, "(ncd,) its drive index"),
-), _build)
+), _build, scratch=(
+    Scratch("mk_w", "(nk, 4, 3) Σ_e λ_e ∂Φ_e/∂v_a of each marker's vectors",
+            lambda s: np.zeros((s.nk, 4, 3))),
+    Scratch("mk_vd", "(nk, 4, 3) the rates J q̇ of each marker's vectors",
+            lambda s: np.zeros((s.nk, 4, 3)))))

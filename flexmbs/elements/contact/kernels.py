@@ -24,14 +24,6 @@ import math
 
 from ...compiled._jit import njit
 from ...compiled.packing import (
-    W_CT_BLK,
-    W_CT_GEN,
-    W_CT_JAC,
-    W_CT_OUT,
-    W_CT_Q,
-    W_CT_START,
-    W_CT_STATE,
-    W_CT_VEC,
     W_MK_V,
     floats2,
     floats3,
@@ -61,7 +53,7 @@ from ...contact.sample import (
     S_VT,
 )
 from ..markers import _load_jacobian_into, _scatter_n, body_frame, marker_vectors
-from ..registry import header_rows
+from ..registry import header_rows, work_rows
 from .table import (
     HERTZ,
     IMPULSE,
@@ -87,6 +79,9 @@ from .table import (
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_NM, T_B_START, T_CT_KIND, T_CT_MARK, T_CT_PAR, T_K_BODY = header_rows(
     "b_nm", "b_start", "ct_kind", "ct_mark", "ct_par", "k_body")
+(W_CT_BLK, W_CT_GEN, W_CT_JAC, W_CT_OUT,
+ W_CT_Q, W_CT_START, W_CT_STATE, W_CT_VEC) = work_rows(
+    "ct_blk", "ct_gen", "ct_jac", "ct_out", "ct_q", "ct_start", "ct_state", "ct_vec")
 
 #: Contact modes (:mod:`flexmbs.contact.element`).
 OPEN, STICK, SLIP = 0.0, 1.0, 2.0

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...compiled.workspace import Scratch
 from ...contact.geometry import JournalBearing, SpherePlane, SphereSphere
 from ...contact.laws import Hertz, HuntCrossley, Impulse, Penalty
+from ...contact.sample import N_SAMPLE, N_STATE
 from ..declaration import FLOAT, INT, Field, KindTables
 
 KIND = "contact"
@@ -91,6 +93,11 @@ def _refusal(contact) -> str | None:
     return None
 
 
+def _count(sizes) -> int:
+    """The model's contacts."""
+    return sizes.tables.ct_mark.shape[0]
+
+
 TABLE = KindTables(KIND, (
     Field("ct_mark", INT, "(nct, 2) markers of side A (plane, sphere a, bearing) and "
                           "side B (sphere, sphere b, journal)"),
@@ -99,4 +106,21 @@ TABLE = KindTables(KIND, (
                            "μ_s, μ_k, Stribeck speed [m/s] (0: none), v_reg [m/s], "
                            "stick stiffness [N/m] and damping [N s/m]"),
 ), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND,
-    refusal=_refusal)
+    refusal=_refusal, scratch=(
+        Scratch("ct_state", "(nct, N_STATE) mode, v⁻ (NaN: none), anchored, anchors, "
+                "offset", lambda s: np.full((_count(s), N_STATE), np.nan)),
+        Scratch("ct_out", "(nct, N_SAMPLE) each contact's sample (flexmbs.contact.sample)",
+                lambda s: np.zeros((_count(s), N_SAMPLE))),
+        Scratch("ct_vec", "(4, 3) contact points on A and B, relative velocity, scratch",
+                lambda s: np.zeros((4, 3))),
+        Scratch("ct_jac", "(4, 3, 2(7+M)) a marker's force and torque Jacobians, J_cA, "
+                "J_cB", lambda s: np.zeros((4, 3, s.pair))),
+        Scratch("ct_gen", "(2, 2(7+M)) generalized force of a contact, unperturbed and "
+                "perturbed", lambda s: np.zeros((2, s.pair))),
+        Scratch("ct_blk", "(2, 2(7+M), 2(7+M)) the K and C blocks of a contact",
+                lambda s: np.zeros((2, s.pair, s.pair))),
+        Scratch("ct_q", "(2, n_q) the perturbed q and q̇ of the difference quotients",
+                lambda s: np.zeros((2, s.n_q))),
+        Scratch("ct_start", "(nct, N_SAMPLE) each contact's sample at the step's start "
+                "(a batch of steps, engine.newton.run_steps)",
+                lambda s: np.zeros((_count(s), N_SAMPLE)))))

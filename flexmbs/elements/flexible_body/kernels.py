@@ -15,6 +15,7 @@ import numpy as np
 from ...compiled._jit import njit
 from ...compiled.packing import (
     NO,
+    W_BODY_GRAVITY,
     W_FGCOL,
     W_FMAT,
     W_FULL,
@@ -29,7 +30,6 @@ from ...compiled.packing import (
     W_RPC,
     W_SDM,
     W_SVEC,
-    W_V3A,
     W_W6,
     W_WR6,
     W_Y6,
@@ -87,7 +87,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     W_qr6 = floats1(WF, WH, W_QR6)
     W_rigid = floats2(WF, WH, W_RIGID)
     W_rot = floats3(WF, WH, W_ROT)
-    W_v3a = floats1(WF, WH, W_V3A)
+    W_body_gravity = floats1(WF, WH, W_BODY_GRAVITY)
     W_w6 = floats1(WF, WH, W_W6)
     W_wr6 = floats1(WF, WH, W_WR6)
     W_y6 = floats1(WF, WH, W_Y6)
@@ -158,7 +158,7 @@ def flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
         z[i] = acc - qb[i]
     g = T_gravity
     if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:
-        gbv = W_v3a
+        gbv = W_body_gravity
         for c in range(3):
             gbv[c] = a[0, c] * g[0] + a[1, c] * g[1] + a[2, c] * g[2]
         rig = full if (mode in (TWO_WAY, NO_MRF)) else T_f_inv_m0[f]

@@ -17,8 +17,8 @@ from ...compiled.packing import (
     NO,
     TORQUE,
     W_ANGLES,
+    W_FORCE_VEC,
     W_MK_V,
-    W_V3D,
     W_X3,
     W_X3N,
     W_XBLK,
@@ -104,7 +104,7 @@ def servo_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, r, store, with_inertia):
     T_v_kind = ints1(IN, H, T_V_KIND)
     first = ints2(IN, H, T_T_MARK).shape[0]
     W_mk_v = floats3(WF, WH, W_MK_V)
-    vec = floats1(WF, WH, W_V3D)
+    vec = floats2(WF, WH, W_FORCE_VEC)[0]
     rows = floats3(WF, WH, W_X3N)[3]
     for s in range(T_v_mark.shape[0]):
         ki, kj, kind = T_v_mark[s, 0], T_v_mark[s, 1], T_v_kind[s]

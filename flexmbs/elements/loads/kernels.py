@@ -15,13 +15,11 @@ from ...compiled._jit import njit
 from ...compiled.packing import (
     W_BASIS,
     W_CB_V,
+    W_FORCE_VEC,
     W_GBAR,
     W_MK_J,
     W_MK_V,
     W_ROT,
-    W_V3D,
-    W_V3E,
-    W_V3F,
     W_X3,
     W_X3N,
     W_X34,
@@ -85,9 +83,8 @@ def _distributed_load(F, IN, H, WF, WI, WH, d, vec, q, r):
     T_d_shapes = floats3(F, H, T_D_SHAPES)
     W_rot = floats3(WF, WH, W_ROT)
     W_gbar = floats3(WF, WH, W_GBAR)
-    f_bar = floats1(WF, WH, W_V3D)
-    arm = floats1(WF, WH, W_V3E)
-    moment = floats1(WF, WH, W_V3F)
+    vecs = floats2(WF, WH, W_FORCE_VEC)
+    f_bar, arm, moment = vecs[0], vecs[1], vecs[2]
     b = T_d_body[d]
     st, nm, mode = T_b_start[b], T_b_nm[b], T_b_mode[b]
     a = W_rot[b]
@@ -208,7 +205,7 @@ def point_loads(F, IN, H, WF, WI, WH, q, u, r):
     T_l_kind = ints1(IN, H, T_L_KIND)
     T_l_frame = ints1(IN, H, T_L_FRAME)
     T_l_vec = floats2(F, H, T_L_VEC)
-    vec = floats1(WF, WH, W_V3D)
+    vec = floats2(WF, WH, W_FORCE_VEC)[0]
     for ld in range(T_l_mark.size):
         k = T_l_mark[ld]
         _value_into(T_l_col[ld], T_l_vec[ld], u, val)

@@ -14,6 +14,7 @@ from ...compiled.packing import (
     W_BASIS,
     W_GBAR,
     W_R34,
+    W_RB_VEC,
     W_RBASIS,
     W_RJC,
     W_RMAT,
@@ -22,15 +23,6 @@ from ...compiled.packing import (
     W_RP4,
     W_RPC,
     W_RVEC,
-    W_V3A,
-    W_V3B,
-    W_V3C,
-    W_V3D,
-    W_V3E,
-    W_V3F,
-    W_V3G,
-    W_V3H,
-    W_V3I,
     floats1,
     floats2,
     floats3,
@@ -58,7 +50,7 @@ T_R_S = header_rows("r_s")
 def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     """r[body b] += M q̈ − Q_v − Q_g of a rigid body (RigidBody.residual):
     r_R = m (R̈ − g) + A(ω̄ × (ω̄ × S) − S × α̅), r_p = Ḡᵀ(I_O α̅ + ω̄ × I_O ω̄ + S × Aᵀ(R̈ − g)).
-    Scratch: nine 3-vectors of the workspace, named by what they hold."""
+    Scratch: the nine 3-vectors of the workspace's ``rb_vec``, named by what they hold."""
     T_gravity = floats1(F, H, T_GRAVITY)
     T_r_mass, T_r_s = floats1(F, H, T_R_MASS), floats2(F, H, T_R_S)
     T_r_offset = ints1(IN, H, T_R_OFFSET)
@@ -66,8 +58,9 @@ def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     st = ints1(IN, H, T_B_START)[b]
     gb = floats3(WF, WH, W_GBAR)[b]
     io = floats3(F, H, T_R_IO)[b]
-    w, alpha, acc = floats1(WF, WH, W_V3A), floats1(WF, WH, W_V3B), floats1(WF, WH, W_V3C)
-    iw, moment, tmp = floats1(WF, WH, W_V3D), floats1(WF, WH, W_V3E), floats1(WF, WH, W_V3F)
+    vecs = floats2(WF, WH, W_RB_VEC)
+    w, alpha, acc = vecs[0], vecs[1], vecs[2]
+    iw, moment, tmp = vecs[3], vecs[4], vecs[5]
     for c in range(3):
         w[c] = (
             gb[c, 0] * qd[st + 3]
@@ -91,7 +84,7 @@ def rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r):
     if T_r_offset[b]:
         a = W_rot[b]
         s = T_r_s[b]
-        ws, wws, sa = floats1(WF, WH, W_V3G), floats1(WF, WH, W_V3H), floats1(WF, WH, W_V3I)
+        ws, wws, sa = vecs[6], vecs[7], vecs[8]
         cross_into(w, s, ws)
         cross_into(w, ws, wws)
         cross_into(s, alpha, sa)

@@ -14,8 +14,8 @@ from ...compiled.packing import (
     NO,
     TORQUE,
     W_ANGLES,
+    W_FORCE_VEC,
     W_MK_V,
-    W_V3D,
     W_X3,
     W_X3N,
     YES,
@@ -36,7 +36,7 @@ T_T_MARK, T_T_PAR = header_rows("t_mark", "t_par")
 def torsion_state(F, IN, H, WF, WI, WH, s, qd, store):
     """(θ [rad], θ̇ [rad/s]) of rotational spring–damper s
     (:func:`~flexmbs.elements.joint_coordinate.pair_angle_state`, its angle memory in slot s;
-    ω_j − ω_i into W_V3E). Needs the marker vectors and body frames of the last residual
+    ω_j − ω_i into W_PAIR_RATE). Needs the marker vectors and body frames of the last residual
     in the workspace."""
     T_t_mark = ints2(IN, H, T_T_MARK)
     return pair_angle_state(F, IN, H, WF, WI, WH, T_t_mark[s, 0], T_t_mark[s, 1], s, qd,
@@ -51,7 +51,7 @@ def torsion_loads(F, IN, H, WF, WI, WH, q, qd, r, store, with_spring):
     T_t_mark = ints2(IN, H, T_T_MARK)
     T_t_par = floats2(F, H, T_T_PAR)
     W_mk_v = floats3(WF, WH, W_MK_V)
-    vec = floats1(WF, WH, W_V3D)
+    vec = floats2(WF, WH, W_FORCE_VEC)[0]
     for s in range(T_t_mark.shape[0]):
         angle, rate = torsion_state(F, IN, H, WF, WI, WH, s, qd, store)
         torque = -T_t_par[s, 1] * rate

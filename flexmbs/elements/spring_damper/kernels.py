@@ -12,11 +12,10 @@ from ...compiled._jit import njit
 from ...compiled.packing import (
     FORCE,
     W_CB_V,
+    W_FORCE_VEC,
     W_MK_J,
     W_MK_V,
-    W_V3D,
-    W_V3E,
-    W_V3F,
+    W_PAIR_RATE,
     W_X3,
     W_X3N,
     YES,
@@ -45,7 +44,7 @@ T_U_CALL = header_rows("u_call")
 @njit(cache=True)
 def spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring):
     """(f [N], L [m], L̇ [m/s]) of spring–damper–actuator s, its unit vector i → j into
-    W_v3f and ḋ = J_j q̇_j − J_i q̇_i into W_v3e, from the markers' vectors and Jacobians
+    force_vec[2] and ḋ = J_j q̇_j − J_i q̇_i into pair_rate, from the markers' vectors and Jacobians
     in the workspace; ``with_spring`` False leaves out k (L − L0) (its non-conservative
     part). Coincident markers with a nonzero force give f = NaN (no line of action)."""
     T_b_nm = ints1(IN, H, T_B_NM)
@@ -56,8 +55,8 @@ def spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring):
     T_s_act = ints1(IN, H, T_S_ACT)
     W_mk_v = floats3(WF, WH, W_MK_V)
     W_mk_j = floats4(WF, WH, W_MK_J)
-    unit = floats1(WF, WH, W_V3F)
-    d_dot = floats1(WF, WH, W_V3E)
+    unit = floats2(WF, WH, W_FORCE_VEC)[2]
+    d_dot = floats1(WF, WH, W_PAIR_RATE)
     ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
     length = 0.0
     for c in range(3):
@@ -96,8 +95,8 @@ def spring_damper_loads(F, IN, H, WF, WI, WH, q, qd, u, r, with_spring):
     them together); ``with_spring`` False: their non-conservative part only (damper and
     actuator, for the power of the outputs)."""
     T_s_mark = ints2(IN, H, T_S_MARK)
-    vec = floats1(WF, WH, W_V3D)
-    unit = floats1(WF, WH, W_V3F)
+    vec = floats2(WF, WH, W_FORCE_VEC)[0]
+    unit = floats2(WF, WH, W_FORCE_VEC)[2]
     for s in range(T_s_mark.shape[0]):
         force, _, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, with_spring)
         if force == 0.0:
@@ -127,7 +126,7 @@ def spring_damper_tangents_into(F, IN, H, WF, WI, WH, q, qd, u, top, k_scale, c_
         force, length, _ = spring_state(F, IN, H, WF, WI, WH, s, qd, u, YES)
         if length == 0.0:
             continue  # no line of action (the NumPy path differences it)
-        unit, d_dot = floats1(WF, WH, W_V3F), floats1(WF, WH, W_V3E)
+        unit, d_dot = floats2(WF, WH, W_FORCE_VEC)[2], floats1(WF, WH, W_PAIR_RATE)
         u0, u1, u2 = unit[0], unit[1], unit[2]
         e0, e1, e2 = d_dot[0], d_dot[1], d_dot[2]
         ki, kj = T_s_mark[s, 0], T_s_mark[s, 1]
