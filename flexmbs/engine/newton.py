@@ -194,9 +194,11 @@ def _solve(lu, piv, sp_i, sp_x, x, tmp):
 
 # inlined into the entry point: not a library of its own to optimize and link again
 @njit(cache=True, inline="always")
-def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
-                piv, sp_i, sp_x, start):
-    """Iterate the step from t_n (q, q̇, q̈, a, λ) to t_{n+1} = par[P_T1].
+def newton_step(F, IN, H, WF, WI, WH, state, par, max_iter, inputs, factors, start):
+    """Iterate the step from t_n, ``state`` = (q, q̇, q̈, a, λ), to t_{n+1} = par[P_T1],
+    with the time-level ``inputs`` = (prof, u) of its end and the ``factors`` = (lu,
+    piv, sp_i, sp_x) of the iteration matrix. (The tuples group the arguments by what
+    they are; the function is inlined into its callers, so they cost nothing.)
 
     ``par``: the step parameters, in the named slots of :mod:`flexmbs.compiled.codes`;
     the iterate lives in the workspace (q1, qd1, qdd1, lam1, then a1 on convergence);
@@ -219,6 +221,9 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
     matrix is to be rebuilt at that iterate: Python writes the callables' values into
     their columns of ``u`` (and their rows du/dq, du/dq̇ into cb_du), sets
     counters[INPUTS] = 1 (2) and calls again with ``start=False``."""
+    q, qd, qdd, a, lam = state
+    prof, u = inputs
+    lu, piv, sp_i, sp_x = factors
     am, af, beta, gamma = par[P_ALPHA_M], par[P_ALPHA_F], par[P_BETA], par[P_GAMMA]
     h = par[P_H]
     rtol, atol = par[P_RTOL], par[P_ATOL]
@@ -330,10 +335,10 @@ def newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u
 
 
 @njit(cache=True, inline="always")
-def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, lams,
-              profs, us, out):
+def run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors, batch, out):
     """Up to K = profs.shape[0] steps of size par[P_H] in one call (a batch: no return to
-    Python between steps, docs/compiled.md, "Batches of steps"): step k starts from
+    Python between steps, docs/compiled.md, "Batches of steps"), ``batch`` = (states,
+    lams, profs, us) and ``factors`` = (lu, piv, sp_i, sp_x): step k starts from
     states[k] (rows q, q̇, q̈, a) and lams[k], takes the time-level inputs profs[k],
     us[k] of its end, and on convergence writes its end state into states[k + 1] and
     lams[k + 1], its Newton iterations and iteration-matrix factorizations into out[k,
@@ -354,6 +359,8 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
     Returns the number of steps accepted, k: k = K, or k < K when step k failed (the
     caller takes it again on the per-step path, which halves it); −(k + 1) when step k
     converged and waits for Python's contact handling."""
+    states, lams, profs, us = batch
+    lu, piv = factors[0], factors[1]
     n, n_c = states.shape[2], lams.shape[1]
     ctr = ints1(WI, WH, _COUNTERS)
     q1, qd1, qdd1 = floats1(WF, WH, _Q1), floats1(WF, WH, _QD1), floats1(WF, WH, _QDD1)
@@ -370,9 +377,8 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x, states, 
         factorizations = 0
         start = True
         while True:
-            code = newton_step(F, IN, H, WF, WI, WH, now[0], now[1], now[2], now[3],
-                               lams[k], par, max_iter, profs[k], us[k], lu, piv, sp_i,
-                               sp_x, start)
+            code = newton_step(F, IN, H, WF, WI, WH, (now[0], now[1], now[2], now[3], lams[k]),
+                               par, max_iter, (profs[k], us[k]), factors, start)
             if code != NEED_FACTOR:
                 break
             lu_factor_into(matrix, lu, piv)
@@ -432,9 +438,10 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
                                borrowed(lam), borrowed(par))
     prof, u, lu, piv = borrowed(prof), borrowed(u), borrowed(lu), borrowed(piv)
     sp_i, sp_x = borrowed(sp_i), borrowed(sp_x)
+    factors = (lu, piv, sp_i, sp_x)
     if task == TASK_STEP:
-        code = newton_step(F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof,
-                           u, lu, piv, sp_i, sp_x, start)
+        code = newton_step(F, IN, H, WF, WI, WH, (q, qd, qdd, a, lam), par, max_iter,
+                           (prof, u), factors, start)
         if code in (CONVERGED, BOUNDED):  # the contacts at the step's end
             contact_samples(F, IN, H, WF, WI, WH, floats1(WF, WH, _Q1), floats1(WF, WH, _QD1))
         return code
@@ -448,8 +455,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
         contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
     if task == TASK_STEPS:
-        return run_steps(F, IN, H, WF, WI, WH, par, max_iter, lu, piv, sp_i, sp_x,
-                         borrowed(states), borrowed(lams), borrowed(profs), borrowed(us),
+        return run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors,
+                         (borrowed(states), borrowed(lams), borrowed(profs), borrowed(us)),
                          borrowed(out))
     r, phi = floats1(WF, WH, _R), floats1(WF, WH, _PHI)
     dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi)
