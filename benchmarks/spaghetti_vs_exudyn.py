@@ -15,7 +15,7 @@ p(t) = 80 t up to 2.5 s, 80 (5 − t) up to 5 s, then 0 (peaks 20 N and (0, −1
 N m); 15 s, generalized-α with ρ∞ = 1, no damping. Output: the path of end A.
 ``--case plane``: the plane variant of the tests and docs/nonlinear_beam.md, force
 (8, 0, 0) and torque (0, 0, 80) times the same triangle scaled to peak at 1 (the beam
-stays in its plane; the centre of mass then moves by a fifth of the figures below).
+stays in its plane; the centre of mass then moves by two fifths of the figures below).
 
 Exact, whatever the code: the beam's mass is 10, so its centre of mass moves along x by
 0.4 t³/3 up to 2.5 s and by 12.5 + 5 (t − 5) after 5 s (the impulse is 50 N s).

@@ -34,6 +34,9 @@ class FieldError(ModelError):
         super().__init__(f"{element}: {field} {detail}")
         self.element, self.field, self.detail = element, field, detail
 
+    def __reduce__(self):  # pickled (a sweep's worker) with its three parts
+        return FieldError, (self.element, self.field, self.detail)
+
 
 class ReadError(FlexmbsError, OSError):
     """A file cannot be read or does not follow its documented format."""

@@ -267,8 +267,9 @@ def test_plate_on_translational_bushings_matches_six_axial_spring_dampers(plate_
 
 
 def test_add_force_takes_a_registered_declaration():
-    """``ModelBuilder.add_force`` adds any registered kind's declaration (the bushing
-    here) as its dedicated method does; anything else is refused by name."""
+    """``ModelBuilder.add_force`` adds a registered kind's declaration (the bushing
+    here) as its dedicated method does; anything else (another force, whose own add_…
+    method checks it, or an imitation) is refused by name."""
     models = []
     for how in ("add_bushing", "add_force"):
         b = ModelBuilder()
@@ -285,9 +286,16 @@ def test_add_force_takes_a_registered_declaration():
     assert type(first) is type(second) is Bushing
     for key in ("marker_i", "marker_j", "stiffness6", "damping6", "preload6"):
         np.testing.assert_array_equal(getattr(first, key), getattr(second, key))
-    with pytest.raises(ModelError, match=r"add_force takes the declaration of a force of a "
-                                         "registered element kind .*got dict"):
-        ModelBuilder().add_force({"name": "x"})
+    from types import SimpleNamespace
+
+    from flexmbs.model.forces import SpringDamperActuator
+
+    spring = SpringDamperActuator("s", "ground.i", "body.j", 1.0, 0.0, 0.0, None)
+    imitation = SimpleNamespace(name="x", element_kind="bushing")
+    for other in ({"name": "x"}, spring, imitation):
+        with pytest.raises(ModelError, match=r"add_force takes a declaration of Bushing; "
+                                             r"got (dict|SpringDamperActuator|SimpleNamespace) "):
+            ModelBuilder().add_force(other)
 
 
 def test_node_set_bushings_run_the_same_on_the_compiled_engine(plate_data):
@@ -460,7 +468,7 @@ def test_case_file_runs_and_its_sensors_read_the_bushing_load(tmp_path, capsys):
 
 @pytest.mark.parametrize(("replace", "message"), [
     ({"stiffness = [2e4, 3e4, 1e4]": "stiffness = [2e4, 3e4]"},
-     "key 'stiffness' must be 3 numbers [N/m] (x, y, z of marker i's axes), got 2: "
+     "key 'stiffness' must be 3 numbers [N/m] (x, y, z of marker i's axes), got shape (2,): "
      "[20000.0, 30000.0]"),
     ({"damping = [20.0, 30.0, 10.0]": "damping = [nan, 30.0, 10.0]"},
      "key 'damping' must be finite, got [nan, 30.0, 10.0]"),
@@ -469,6 +477,13 @@ def test_case_file_runs_and_its_sensors_read_the_bushing_load(tmp_path, capsys):
     ({"preload_torque = [0.0, 0.0, 0.0]": 'preload_torque = "up"'},
      "key 'preload_torque' must be 3 numbers [N m], got 'up'"),
     ({'i = "ground.i"': "i = 3"}, "key 'i' must be a non-empty string, got 3"),
+    ({"stiffness = [2e4, 3e4, 1e4]": 'stiffness = ["2e4", 3e4, 1e4]'},
+     "key 'stiffness' must be 3 numbers [N/m], got ['2e4', 30000.0, 10000.0]"),
+    ({"damping = [20.0, 30.0, 10.0]": "damping = [true, 30.0, 10.0]"},
+     "key 'damping' must be 3 numbers [N s/m], got [True, 30.0, 10.0]"),
+    ({"stiffness = [2e4, 3e4, 1e4]": "stiffness = [[2e4, 3e4, 1e4]]"},
+     "key 'stiffness' must be 3 numbers [N/m] (x, y, z of marker i's axes), got shape "
+     "(1, 3)"),
     ({"preload_torque = [0.0, 0.0, 0.0]": "free_length = 0.1"},
      "key 'free_length' does not apply to type 'bushing'"),
     ({'quantity = "torque"': 'quantity = "value"'},
@@ -520,3 +535,19 @@ def test_builder_errors_name_the_bushing_the_field_and_the_value(field, value, m
     assert f"bushing 'mount': {message}" in str(info.value)
     with pytest.raises(ModelError, match="bushing 'x': marker_j must be a marker name"):
         Bushing("x", "ground.i", "")
+
+
+def test_a_field_error_keeps_its_parts_through_pickling():
+    """A sweep's worker sends errors back pickled: a FieldError keeps its message and
+    its element, field and detail."""
+    import pickle
+
+    from flexmbs.errors import FieldError
+
+    with pytest.raises(FieldError) as info:
+        Bushing("mount", "ground.i", "body.j", damping=[1.0, -2.0, 0.0])
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (copy.element, copy.field, copy.detail) == ("bushing 'mount'", "damping",
+                                                       "must be non-negative, got "
+                                                       "[1.0, -2.0, 0.0]")
+    assert str(copy) == str(info.value)

@@ -453,6 +453,12 @@ def _add_drive(path, b, k, entry):
 FORCE_KEYS = {"name", "type", "i", "j", "marker", "body", "stiffness", "damping",
               "free_length", "angle0", "value", "frame", "weights", "actuator"}
 
+#: The [[forces]] types read by hand below (the registered kinds' are read through
+#: their case forms).
+HAND_READ_TYPES = ("spring-damper", "rotational-spring-damper", "joint-servo",
+                   "joint-torque", "joint-force", "point-force", "point-torque",
+                   "distributed")
+
 
 def _add_force(path, b, k, entry):
     from ..elements.registry import CASE_FORMS  # the kinds' tables, at first use
@@ -463,9 +469,12 @@ def _add_force(path, b, k, entry):
                FORCE_KEYS.union(*own.values()))
     name, kind = t.text("name", required=True), t.get("type", required=True)
     for owner, keys in own.items():
-        misplaced = sorted(keys & set(t.data)) if kind != owner else []
+        misplaced = sorted((keys - own.get(kind, set())) & set(t.data)) if kind != owner else []
         if misplaced:
             raise t.error(misplaced[0], f"belongs to type {owner!r}, not {kind!r}")
+    if set(CASE_FORMS) & set(HAND_READ_TYPES):
+        raise AssertionError(f"element kinds register case types read by hand: "
+                             f"{sorted(set(CASE_FORMS) & set(HAND_READ_TYPES))}")
     if kind in CASE_FORMS:
         b.add_force(_registered_force(t, name, CASE_FORMS[kind]))
     elif kind == "spring-damper":
@@ -497,9 +506,9 @@ def _add_force(path, b, k, entry):
                                weights=t.get("weights", "mass"),
                                frame=t.get("frame", "global"))
     else:
-        types = ["spring-damper", "rotational-spring-damper", *CASE_FORMS, "joint-servo",
-                 "joint-torque", "joint-force", "point-force", "point-torque"]
-        raise t.error("type", f"must be {', '.join(types)} or distributed; got {kind!r}")
+        types = [*HAND_READ_TYPES[:2], *CASE_FORMS, *HAND_READ_TYPES[2:]]
+        raise t.error("type", f"must be {', '.join(types[:-1])} or {types[-1]}; got "
+                              f"{kind!r}")
 
 
 #: Keys of a [[forces]] entry of type "joint-servo" besides name and type.

@@ -1,12 +1,15 @@
 """The layout of the packed model and workspace: which buffer and offset each field of
-the model's tables (:class:`flexmbs.elements.registry.Tables`) and of the
-:class:`~flexmbs.compiled.workspace.Workspace` lives at (docs/compiled.md, "Where the
+the model's tables (:class:`flexmbs.elements.registry.Tables`) and of the workspace
+(:class:`flexmbs.elements.registry.Workspace`) lives at (docs/compiled.md, "Where the
 arrays come from").
 
 :func:`pack` lays the fields of a named tuple into one float and one integer buffer with
-a header. The header row of a field is its index in the tuple: the workspace's are the
-``W_*`` constants below, the tables' come from the element kinds' declarations
-(:func:`flexmbs.elements.registry.header_rows`, ``T_*`` in the kernel modules). Plain
+a header. The header row of a field is its index in the tuple: the core workspace's
+buffers (:data:`flexmbs.compiled.workspace.CORE`) come first and have the ``W_*``
+constants below; the element kinds' own scratch follows
+(:func:`flexmbs.elements.registry.work_rows`), and the tables' rows come from the kinds'
+declarations (:func:`flexmbs.elements.registry.header_rows`, ``T_*`` in the kernel
+modules). Plain
 NumPy: the run side packs with it without importing numba.
 
 Header row k of a tuple: (kind, offset, ndim, shape[0..4]); kind 0 float64 in ``F``,
@@ -19,12 +22,9 @@ import numpy as np
 
 from .workspace import CORE_FIELDS
 
-#: Field order of the core workspace (the header row of a core field is its index here;
-#: the element kinds' scratch follows, ``flexmbs.elements.registry.work_rows``).
-WORK_FIELDS = CORE_FIELDS
-
 # Header rows of the core workspace's fields, for the kernels' views: W_ROT, W_GBAR, …,
 # one constant per field of flexmbs.compiled.workspace.CORE, named W_<NAME>.
+# (The element kinds' scratch follows the core's: flexmbs.elements.registry.work_rows.)
 globals().update({"W_" + name.upper(): row for row, name in enumerate(CORE_FIELDS)})
 
 
@@ -63,5 +63,5 @@ def pack(parts):
 
 
 #: What the kernel modules take from here (through :mod:`flexmbs.compiled.packing`):
-#: the field orders, the header-row constants and :func:`pack`.
-__all__ = ["WORK_FIELDS", "pack", *(name for name in tuple(globals()) if name[:2] == "W_")]
+#: the core workspace's header-row constants and :func:`pack`.
+__all__ = ["pack", *(name for name in tuple(globals()) if name[:2] == "W_")]

@@ -1,5 +1,6 @@
 """Packing of the model's tables (:class:`flexmbs.elements.registry.Tables`) and
-:class:`~flexmbs.compiled.workspace.Workspace` into one float and one integer buffer.
+workspace (:class:`flexmbs.elements.registry.Workspace`) into one float and one integer
+buffer.
 
 Calling a numba function costs a type check and an unboxing per argument; a named tuple
 of some fifty arrays costs about 1 µs per array, more than the whole residual. So Python

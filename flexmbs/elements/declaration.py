@@ -74,6 +74,10 @@ class CaseForm:
         if missing:
             raise ValueError(f"case form {self.type!r}: required keys {missing} are not "
                              f"among its keys {sorted(self.keys)}")
+        reserved = sorted({"name", "type"} & set(self.keys))
+        if reserved:
+            raise ValueError(f"case form {self.type!r}: {reserved} are every entry's own "
+                             f"keys, not a kind's")
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ def pair_slide_partials(F, IN, H, WF, WI, WH, ki, kj, q, qd):
     W_mk_v = floats3(WF, WH, W_MK_V)
     x3n = floats3(WF, WH, W_X3N)
     jac, dz, rates, rows = x3n[0], x3n[1], x3n[2], x3n[3]
-    d_dot = floats1(WF, WH, W_PAIR_RATE)  # read before the Jacobian helpers use it as scratch
+    d_dot = floats1(WF, WH, W_PAIR_RATE)
     v0, v1, v2 = d_dot[0], d_dot[1], d_dot[2]
     bi, bj = T_k_body[ki], T_k_body[kj]
     ni = 7 + T_b_nm[bi] if bi >= 0 else 0

@@ -488,7 +488,8 @@ def _apply_load(F, IN, H, WF, WI, WH, k, vec, kind, scale, q, r):
             )
         return
     # [F, Ḡᵀ(u × F̄), Φᵀ F̄] with u the lever arm of the marker (deformed where seen)
-    arm, uf = floats2(WF, WH, W_MK_LOAD)[1], floats2(WF, WH, W_MK_LOAD)[2]
+    mk_load = floats2(WF, WH, W_MK_LOAD)
+    arm, uf = mk_load[1], mk_load[2]
     for c in range(3):
         acc = T_k_base[k, 0, c]
         for j in range(nm):

@@ -55,6 +55,8 @@ FORCE_KINDS = (actuators.TABLE, spring_damper.TABLE, loads.POINT_TABLE,
 #: ``type`` (``CaseForm``), by type.
 CASE_FORMS = {kind.case_form.type: kind.case_form for kind in FORCE_KINDS
               if kind.case_form is not None}
+if len(CASE_FORMS) != sum(kind.case_form is not None for kind in FORCE_KINDS):
+    raise AssertionError("two element kinds declare the same case-file type")
 
 
 def _fields():

@@ -370,17 +370,18 @@ class ModelBuilder:
         return self.add_force(bushing)
 
     def add_force(self, force):
-        """Add a force given as its declaration, an object of a registered element kind
-        (``force.element_kind``: ``Bushing(...)``; docs/compiled.md "Adding an element
-        kind"), and return its name. Its markers are checked with the rest of the model
-        by :meth:`finalize`."""
-        from ..elements.registry import FORCE_KINDS  # the kinds' tables, at first use
+        """Add a force given as its declaration, an instance of the declaration class of
+        a registered element kind with a case form (``Bushing(...)``; docs/compiled.md
+        "Adding an element kind"): a declaration that checks itself, so nothing is left
+        for the builder to do. Returns its name; its markers are checked with the rest
+        of the model by :meth:`finalize`. The other forces have their own ``add_…``
+        methods, which check what their declarations do not."""
+        from ..elements.registry import CASE_FORMS  # the kinds' tables, at first use
 
-        kinds = {kind.kind for kind in FORCE_KINDS}
-        kind = getattr(force, "element_kind", None)
-        if kind not in kinds or not isinstance(getattr(force, "name", None), str):
-            raise ModelError(f"add_force takes the declaration of a force of a registered "
-                             f"element kind ({', '.join(sorted(kinds))}), got "
+        classes = tuple(form.declaration for form in CASE_FORMS.values())
+        if not isinstance(force, classes):
+            names = ", ".join(cls.__name__ for cls in classes)
+            raise ModelError(f"add_force takes a declaration of {names}; got "
                              f"{type(force).__name__} {force!r:.80}")
         self._forces.append(force)
         return force.name

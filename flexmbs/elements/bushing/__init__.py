@@ -42,7 +42,9 @@ def _three(name: str, key: str, value) -> np.ndarray:
     """``value`` as 3 finite floats (a single number is taken for all three axes)."""
     units, nonnegative = FIELDS[key]
     who = f"bushing {name!r}"
-    if isinstance(value, (bool, str)):
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    if any(isinstance(v, (bool, np.bool_, str, bytes)) for v in np.ravel(
+            np.asarray(items, dtype=object))):
         raise FieldError(who, key, f"must be 3 numbers [{units}], got {value!r}")
     try:
         arr = np.array(value, dtype=float)
@@ -52,7 +54,7 @@ def _three(name: str, key: str, value) -> np.ndarray:
         arr = np.full(3, float(arr))
     if arr.shape != (3,):
         raise FieldError(who, key, f"must be 3 numbers [{units}] (x, y, z of marker i's "
-                                   f"axes), got {np.size(value)}: {value!r}")
+                                   f"axes), got shape {arr.shape}: {value!r}")
     if not np.all(np.isfinite(arr)):
         raise FieldError(who, key, f"must be finite, got {value!r}")
     if nonnegative and np.any(arr < 0):

@@ -62,6 +62,7 @@ camera.add(headlight);
 const controls = new OrbitControls(camera, renderer.domElement);
 let dirty = true;
 const pageStart = performance.now();  // the clock's origin (page time, ms)
+let last = pageStart;  // the page time of the clock's last step (ms)
 controls.addEventListener('change', () => { dirty = true; });
 
 function home() {  // the first view: along V.direction, every corner of the run's extent in sight
@@ -443,7 +444,7 @@ function show(frame, force) {
 function probe() {
   const out = {frame: state.frame, time: times[state.frame], scale: state.scale,
                field: state.field, clock: state.time,
-               elapsed: (performance.now() - pageStart) / 1000,
+               elapsed: (last - pageStart) / 1000,
                flexible: flexible.map((b) => ({positions: b.world(),
                                                  value: Array.from(b.value)})),
                rigid: rigid.map((r) => ({position: r.group.position.toArray(),
@@ -499,7 +500,6 @@ show(frameAt(state.time), true);
 // The clock: each step advances the playback by the time since the last one and draws
 // when something changed. Animation frames drive it in a visible page; a 25 Hz timer
 // keeps it going where frames are not produced (headless screenshots at a page time).
-let last = pageStart;
 function step() {
   const now = performance.now();
   const dt = Math.max(0, (now - last) / 1000);
