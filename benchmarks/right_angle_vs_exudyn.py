@@ -28,14 +28,11 @@ histories over the 30 s (on flexmbs's output times) and the wall times.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
+from _beam_runs import dynamics_models, solve_exudyn
 
 
 def pulse_force(t: float) -> float:
@@ -91,30 +88,13 @@ def run_exudyn(elements: int, h: float, t_end: float = 30.0):
     sensor = mbs.AddSensor(SensorNode(nodeNumber=second[-1], storeInternal=True,
                                       outputVariableType=exu.OutputVariableType.Displacement))
     mbs.Assemble()
-    settings = exu.SimulationSettings()
-    settings.timeIntegration.numberOfSteps = round(t_end / h)
-    settings.timeIntegration.endTime = t_end
-    settings.timeIntegration.generalizedAlpha.spectralRadius = 1.0
-    settings.timeIntegration.newton.relativeTolerance = 1e-8
-    settings.timeIntegration.newton.absoluteTolerance = 1e-8
-    settings.timeIntegration.verboseMode = 0
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = h
-    start = time.perf_counter()
-    mbs.SolveDynamic(settings)
-    wall = time.perf_counter() - start
-    data = mbs.GetSensorStoredData(sensor)
+    data, wall = solve_exudyn(exu, mbs, sensor, h, t_end)
     return data[:, 0], data[:, 3], wall
 
 
 def run_flexmbs(elements: int, h: float, t_end: float = 30.0):
     """(t, z of the free end, wall time [s]) of flexmbs's nonlinear beams."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    spec = importlib.util.spec_from_file_location(
-        "nonlinear_beam_dynamics", ROOT / "tests" / "test_nonlinear_beam_dynamics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = dynamics_models()
     from flexmbs.integrators import simulate
 
     system = module.right_angle_cantilever(elements)

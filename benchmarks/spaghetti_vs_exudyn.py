@@ -34,14 +34,11 @@ at 5, 10 and 15 s in both codes, and the wall times.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
+from _beam_runs import dynamics_models, solve_exudyn
 
 #: End A, the beam's direction and length.
 START, AXIS, LENGTH = np.array([6.0, 0.0, 0.0]), np.array([-0.6, 0.8, 0.0]), 10.0
@@ -97,30 +94,13 @@ def run_exudyn(case: str, elements: int, h: float, t_end: float):
     sensor = mbs.AddSensor(SensorNode(nodeNumber=end, storeInternal=True,
                                       outputVariableType=exu.OutputVariableType.Position))
     mbs.Assemble()
-    settings = exu.SimulationSettings()
-    settings.timeIntegration.numberOfSteps = round(t_end / h)
-    settings.timeIntegration.endTime = t_end
-    settings.timeIntegration.generalizedAlpha.spectralRadius = 1.0
-    settings.timeIntegration.newton.relativeTolerance = 1e-8
-    settings.timeIntegration.newton.absoluteTolerance = 1e-8
-    settings.timeIntegration.verboseMode = 0
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = h
-    start = time.perf_counter()
-    mbs.SolveDynamic(settings)
-    wall = time.perf_counter() - start
-    data = mbs.GetSensorStoredData(sensor)
+    data, wall = solve_exudyn(exu, mbs, sensor, h, t_end)
     return data[:, 0], data[:, 1:4], wall
 
 
 def run_flexmbs(case: str, elements: int, h: float, t_end: float):
     """(t, end A's position (n, 3), wall time [s]) of flexmbs's nonlinear beam."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    spec = importlib.util.spec_from_file_location(
-        "nonlinear_beam_dynamics", ROOT / "tests" / "test_nonlinear_beam_dynamics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = dynamics_models()
     from flexmbs.integrators import simulate
 
     system = module.spaghetti(elements, *CASES[case])

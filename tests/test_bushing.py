@@ -477,6 +477,9 @@ def test_case_file_runs_and_its_sensors_read_the_bushing_load(tmp_path, capsys):
     ({"preload_torque = [0.0, 0.0, 0.0]": 'preload_torque = "up"'},
      "key 'preload_torque' must be 3 numbers [N m], got 'up'"),
     ({'i = "ground.i"': "i = 3"}, "key 'i' must be a non-empty string, got 3"),
+    ({'type = "bushing"': 'type = ["bushing"]'},
+     "key 'type' must be spring-damper, rotational-spring-damper, bushing, joint-servo, "
+     "joint-torque, joint-force, point-force, point-torque or distributed; got ['bushing']"),
     ({"stiffness = [2e4, 3e4, 1e4]": 'stiffness = ["2e4", 3e4, 1e4]'},
      "key 'stiffness' must be 3 numbers [N/m], got ['2e4', 30000.0, 10000.0]"),
     ({"damping = [20.0, 30.0, 10.0]": "damping = [true, 30.0, 10.0]"},

@@ -7,6 +7,7 @@ number, got -1``. Relative paths (modal data, outputs) are resolved from the cas
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -460,23 +461,38 @@ HAND_READ_TYPES = ("spring-damper", "rotational-spring-damper", "joint-servo",
                    "distributed")
 
 
-def _add_force(path, b, k, entry):
+@functools.cache
+def _force_forms():
+    """(the registered kinds' case forms by type, each type's own keys (those no other
+    type shares), the keys a [[forces]] entry may have), made once."""
     from ..elements.registry import CASE_FORMS  # the kinds' tables, at first use
 
-    own = {form.type: set(form.keys) - FORCE_KEYS for form in CASE_FORMS.values()}
-    own["joint-servo"] = set(SERVO_KEYS)
-    t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry,
-               FORCE_KEYS.union(*own.values()))
+    clash = sorted(set(CASE_FORMS) & set(HAND_READ_TYPES))
+    if clash:
+        raise AssertionError(f"element kinds register case types read by hand: {clash}")
+    own = {form.type: frozenset(set(form.keys) - FORCE_KEYS)
+           for form in CASE_FORMS.values()}
+    own["joint-servo"] = frozenset(SERVO_KEYS)
+    return CASE_FORMS, own, FORCE_KEYS.union(*own.values())
+
+
+def _force_types(forms) -> str:
+    types = [*HAND_READ_TYPES[:2], *forms, *HAND_READ_TYPES[2:]]
+    return f"{', '.join(types[:-1])} or {types[-1]}"
+
+
+def _add_force(path, b, k, entry):
+    forms, own, allowed = _force_forms()
+    t = _Table(path, f"[[forces]] #{k} {entry.get('name', '')!r}", entry, allowed)
     name, kind = t.text("name", required=True), t.get("type", required=True)
+    if not isinstance(kind, str):
+        raise t.error("type", f"must be {_force_types(forms)}; got {kind!r}")
     for owner, keys in own.items():
         misplaced = sorted((keys - own.get(kind, set())) & set(t.data)) if kind != owner else []
         if misplaced:
             raise t.error(misplaced[0], f"belongs to type {owner!r}, not {kind!r}")
-    if set(CASE_FORMS) & set(HAND_READ_TYPES):
-        raise AssertionError(f"element kinds register case types read by hand: "
-                             f"{sorted(set(CASE_FORMS) & set(HAND_READ_TYPES))}")
-    if kind in CASE_FORMS:
-        b.add_force(_registered_force(t, name, CASE_FORMS[kind]))
+    if kind in forms:
+        b.add_force(_registered_force(t, name, forms[kind]))
     elif kind == "spring-damper":
         b.add_spring_damper(name, t.text("i", required=True), t.text("j", required=True),
                             stiffness=t.number("stiffness", 0.0),
@@ -506,9 +522,7 @@ def _add_force(path, b, k, entry):
                                weights=t.get("weights", "mass"),
                                frame=t.get("frame", "global"))
     else:
-        types = [*HAND_READ_TYPES[:2], *CASE_FORMS, *HAND_READ_TYPES[2:]]
-        raise t.error("type", f"must be {', '.join(types[:-1])} or {types[-1]}; got "
-                              f"{kind!r}")
+        raise t.error("type", f"must be {_force_types(forms)}; got {kind!r}")
 
 
 #: Keys of a [[forces]] entry of type "joint-servo" besides name and type.
