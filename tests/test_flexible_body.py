@@ -380,3 +380,24 @@ def test_a_flexible_body_without_modes_is_refused_naming_it():
     with pytest.raises(ModelError, match=r"FlexibleBody\('beam'\): its modal data have no "
                                          r"modes.*add_rigid_body"):
         b.finalize()
+
+
+def test_interface_modes_are_shared_by_bodies_of_the_same_data_yet_independent():
+    """A node-set marker's modes are computed once per data and node set: a second call
+    gives the first's values (those of a fresh computation) as new arrays, so changing
+    one result leaves the next alone; other weights give their own modes."""
+    from flexmbs.model.flexible import _INTERFACES, _interface_modes, interface_modes
+
+    data, _ = random_modal(4)
+    nodes = np.arange(6)
+    first = interface_modes(data, nodes)
+    first.phi[...] = np.nan
+    again = interface_modes(data, nodes)
+    fresh = _interface_modes(data, nodes, None)
+    for got, want in zip((again.u0, again.phi, again.psi),
+                         (fresh.u0, fresh.phi, fresh.psi), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert len(_INTERFACES[data]) == 1
+    weighted = interface_modes(data, nodes, np.linspace(1.0, 2.0, nodes.size))
+    assert len(_INTERFACES[data]) == 2
+    assert not np.allclose(weighted.u0, again.u0)

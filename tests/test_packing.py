@@ -85,3 +85,23 @@ def test_views_in_compiled_code_are_the_packed_fields(shapes, seed):
     assert tuple(shape) == floats[2].shape
     if all(floats[2].shape):  # the write landed in the buffer, where pack's view sees it
         assert views.a3[-1, -1, -1] == -7.5
+
+
+class _Large(NamedTuple):
+    zeros: np.ndarray
+    ones: np.ndarray
+    sparse: np.ndarray
+    small: np.ndarray
+
+
+def test_large_fields_are_packed_element_for_element_zero_or_not():
+    """Large all-zero fields are not copied (their buffer is zero already): every field
+    still reads back exactly, including a large one that is zero but for one entry."""
+    sparse = np.zeros((300, 300))
+    sparse[299, 1] = -2.5
+    parts = _Large(np.zeros((400, 300)), np.ones(70_000), sparse, np.arange(5.0))
+    F, _, _, views = pack(parts)
+    for field, view in zip(parts, views, strict=True):
+        np.testing.assert_array_equal(view, field)
+    assert F.size == sum(v.size for v in parts)
+    assert not F[:120_000].any() and F[120_000:190_000].all()

@@ -10,6 +10,7 @@ multibody core works on them through the same body interface as rigid bodies.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -62,12 +63,30 @@ def node_modes(data: ModalData, node: int) -> MarkerModes:
     return MarkerModes(data.nodes[node].copy(), data.phi[rows].copy(), psi.copy())
 
 
+#: interface_modes' results per modal data (by identity) and (nodes, weights): bodies
+#: that share their data (a chain of copies of one part) share their interfaces' modes.
+_INTERFACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
     """RBE3-like interface: origin and translation the weighted mean of the nodes', and
     rotation the weighted least-squares rotation of the node cloud about it:
     ψ = −(Σ w ρ̃ᵀρ̃)⁻¹ Σ w ρ̃ᵀ (φ_k − φ̄), ρ_k = ū0_k − ū0_mean. Needs ≥ 3 non-collinear
-    nodes for the rotation."""
+    nodes for the rotation. Computed once per data and node set (new arrays each call)."""
     idx = np.asarray(nodes, dtype=np.int64)
+    key = (idx.tobytes(), None if weights is None
+           else np.asarray(weights, dtype=float).tobytes())
+    try:
+        known = _INTERFACES.setdefault(data, {})
+    except TypeError:  # data that takes no weak reference (a stand-in): not kept
+        known = {}
+    if key not in known:
+        known[key] = _interface_modes(data, idx, weights)
+    modes = known[key]
+    return MarkerModes(modes.u0.copy(), modes.phi.copy(), modes.psi.copy())
+
+
+def _interface_modes(data: ModalData, idx: np.ndarray, weights) -> MarkerModes:
     w = np.ones(idx.size) if weights is None else np.asarray(weights, dtype=float)
     w = w / w.sum()
     pts = data.nodes[idx]
