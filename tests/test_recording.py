@@ -66,13 +66,47 @@ def test_recording_stacks_its_outputs():
         qs = list(rows)
         for k in range(7):
             rec.add(0.1 * k, qs[k], -rows[k], 2 * rows[k], np.array([k], float))
-        assert len(rec) == 7 and rec["t"][-1] == pytest.approx(0.6)
+        assert len(rec) == 7 and rec.newest("t") == pytest.approx(0.6)
+        assert (rec.newest("q") is qs[-1]) == (not copy)  # references unless copying
         t, q, qd, qdd, lam = rec.histories()
         assert np.array_equal(q, rows) and np.array_equal(qd, -rows)
         assert np.array_equal(qdd, 2 * rows) and lam.shape == (7, 1)
-        assert (rec["q"][0] is qs[0]) == (not copy)  # references unless copying
         rec.extend(t, q, qd, qdd, lam)
         assert np.array_equal(rec.histories()[1], np.vstack([rows, rows]))
+
+
+def test_recording_keeps_rows_and_blocks_in_their_order():
+    """Single outputs and batches' blocks interleaved stack in the order recorded, and
+    the newest output's time can be set whichever it was."""
+    rng = np.random.default_rng(3)
+    rec = Recording(2, 1)
+    want = []
+    for k, size in enumerate((1, 4, 1, 1, 3, 2)):
+        t = np.arange(size, dtype=float) + 10 * k
+        q = rng.normal(size=(size, 2))
+        lam = rng.normal(size=(size, 1))
+        if size == 1 or k == 5:
+            for j in range(size):
+                rec.add(t[j], q[j], -q[j], 2 * q[j], lam[j])
+        else:
+            states = np.stack([q, -q, 2 * q], axis=1)  # a batch's (n, 3, n_q) rows
+            rec.add_block(list(t), states[:, 0], states[:, 1], states[:, 2], lam)
+        want.append((t, q, lam))
+    rec.set_newest_time(99.0)
+    assert rec.newest("q") is not None and len(rec) == 12
+    t, q, qd, qdd, lam = rec.histories()
+    t_want = np.concatenate([w[0] for w in want])
+    t_want[-1] = 99.0
+    np.testing.assert_array_equal(t, t_want)
+    np.testing.assert_array_equal(q, np.concatenate([w[1] for w in want]))
+    np.testing.assert_array_equal(qd, -q)
+    np.testing.assert_array_equal(qdd, 2 * q)
+    np.testing.assert_array_equal(lam, np.concatenate([w[2] for w in want]))
+    rec.add_block([100.0], q[:1], qd[:1], qdd[:1], lam[:1])
+    rec.set_newest_time(101.0)
+    assert rec.histories()[0][-1] == 101.0 and rec.newest("t") == 101.0
+
+
     empty = Recording(2, 0)
     empty.add(0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(0))
     assert empty.histories()[4].shape == (1, 0)

@@ -101,55 +101,79 @@ class Recording:
     """The recorded outputs (t, q, q̇, q̈, λ): references to the integrator's state arrays,
     which it replaces at every step (never writes into), stacked once after the run.
     ``copy``: copy them instead (real-time mode, whose steps write into two alternating
-    sets of arrays). ``recording["q"]`` is the list of outputs (``[-1]``: the newest).
-    ``on_output``: called with the output's time at each output :meth:`add` records."""
+    sets of arrays). ``on_output``: called with the output's time at each output
+    :meth:`add` records.
+
+    Single outputs are kept as rows; a batch's outputs (:meth:`add_block`) as the
+    batch's own arrays, so stacking costs one concatenation per batch rather than one
+    row per output."""
 
     KEYS = ("t", "q", "qd", "qdd", "lam")
 
     def __init__(self, n_q: int, n_c: int, copy: bool = False, on_output=None):
         self.n_q, self.n_c, self.copy, self.on_output = n_q, n_c, copy, on_output
-        self.t, self.q, self.qd, self.qdd, self.lam = [], [], [], [], []
+        self._rows: dict[str, list] = {key: [] for key in self.KEYS}  # since the last block
+        self._blocks: list[tuple] = []  # stacked outputs, in order: (t, q, q̇, q̈, λ)
+        self._count = 0
 
     def add(self, t, q, qd, qdd, lam) -> None:
         """Record one output."""
         if self.copy:
             q, qd, qdd, lam = q.copy(), qd.copy(), qdd.copy(), lam.copy()
-        self.t.append(t)
-        self.q.append(q)
-        self.qd.append(qd)
-        self.qdd.append(qdd)
-        self.lam.append(lam)
+        for key, value in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):
+            self._rows[key].append(value)
+        self._count += 1
         if self.on_output is not None:
             self.on_output(t)
 
     def add_block(self, t, q, qd, qdd, lam) -> None:
-        """Record consecutive outputs at once: ``t`` a list, the others rows of arrays
+        """Record consecutive outputs at once: ``t`` a sequence, the others (n, ·) arrays
         the integrator no longer writes into (a batch's copies); ``on_output`` is not
         called (the caller keeps what it would)."""
-        self.t.extend(t)
-        self.q.extend(q)
-        self.qd.extend(qd)
-        self.qdd.extend(qdd)
-        self.lam.extend(lam)
+        self._stack_rows()
+        self._blocks.append((np.asarray(t, dtype=float), q, qd, qdd, lam))
+        self._count += len(t)
 
     def extend(self, t, q, qd, qdd, lam) -> None:
-        """Record the outputs of stacked histories (a restart's: rows of its arrays)."""
-        for key, rows in zip(self.KEYS, (t, q, qd, qdd, lam), strict=True):
-            getattr(self, key).extend(np.asarray(rows, dtype=float))
+        """Record the outputs of stacked histories (a restart's)."""
+        self.add_block(*(np.asarray(v, dtype=float) for v in (t, q, qd, qdd, lam)))
 
-    def __getitem__(self, key: str) -> list:
-        return getattr(self, key)
+    def newest(self, key: str):
+        """The newest output's ``key`` ("t", "q", "qd", "qdd" or "lam")."""
+        rows = self._rows[key]
+        return rows[-1] if rows else self._blocks[-1][self.KEYS.index(key)][-1]
+
+    def set_newest_time(self, t: float) -> None:
+        """Give the newest output the time ``t`` [s] (an output time met by a step)."""
+        if self._rows["t"]:
+            self._rows["t"][-1] = float(t)
+        else:
+            self._blocks[-1][0][-1] = float(t)
 
     def __len__(self) -> int:
-        return len(self.t)
+        return self._count
+
+    def _stack_rows(self) -> None:
+        if not self._rows["t"]:
+            return
+        n = len(self._rows["t"])
+        widths = (None, self.n_q, self.n_q, self.n_q, self.n_c)
+        self._blocks.append(tuple(
+            np.array(self._rows[key], dtype=float).reshape((n,) if w is None else (n, w))
+            for key, w in zip(self.KEYS, widths, strict=True)))
+        self._rows = {key: [] for key in self.KEYS}
 
     def histories(self) -> tuple[np.ndarray, ...]:
         """(t (n_t,), q, q̇, q̈ (n_t, n_q), λ (n_t, n_c)) of the outputs, new arrays."""
-        n = len(self.t)
-        return (np.array(self.t, dtype=float).reshape(n),
-                *(np.array(getattr(self, key), dtype=float).reshape(n, self.n_q)
-                  for key in ("q", "qd", "qdd")),
-                np.array(self.lam, dtype=float).reshape(n, self.n_c))
+        self._stack_rows()
+        widths = (None, self.n_q, self.n_q, self.n_q, self.n_c)
+        out = []
+        for k, w in enumerate(widths):
+            shape = (0,) if w is None else (0, w)
+            parts = [np.asarray(block[k], dtype=float).reshape((len(block[0]),) + shape[1:])
+                     for block in self._blocks]
+            out.append(np.concatenate(parts) if parts else np.zeros(shape))
+        return tuple(out)
 
 
 def _hermite(t0, t1, y0, y1, d0, d1, t):

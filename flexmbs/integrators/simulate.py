@@ -180,11 +180,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         memory.append(dict(angles) if angles else {})
         if not integ.contacts:
             return
-        q_k, qd_k = rec["q"][-1], rec["qd"][-1]
+        q_k, qd_k = rec.newest("q"), rec.newest("qd")
         contact_log.add(integ.contact_samples(q_k, qd_k, at_state))
         if integ.compiled is None:  # (the kernels' outputs give the rest after the run)
             derived["power"].append(system.nonconservative_power(
-                q_k, qd_k, rec["lam"][-1], float(rec["t"][-1])))
+                q_k, qd_k, rec.newest("lam"), float(rec.newest("t"))))
 
     def record():
         rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
@@ -209,10 +209,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     else:
         while next_out < outputs.size and outputs[next_out] <= integ.t + 1e-14:
             record()
-            rec["t"][-1] = np.array(outputs[next_out])
+            rec.set_newest_time(outputs[next_out])
             if integ.contacts and integ.compiled is None:
                 derived["power"][-1] = system.nonconservative_power(
-                    rec["q"][-1], rec["qd"][-1], rec["lam"][-1], float(outputs[next_out]))
+                    rec.newest("q"), rec.newest("qd"), rec.newest("lam"),
+                    float(outputs[next_out]))
             next_out += 1
     ranges = body_ranges(system)
     adaptive = options.get("error_tol") is not None
