@@ -170,7 +170,7 @@ class Recording:
         out = []
         for k, w in enumerate(widths):
             shape = (0,) if w is None else (0, w)
-            parts = [np.asarray(block[k], dtype=float).reshape((len(block[0]),) + shape[1:])
+            parts = [np.asarray(block[k], dtype=float).reshape((len(block[0]), *shape[1:]))
                      for block in self._blocks]
             out.append(np.concatenate(parts) if parts else np.zeros(shape))
         return tuple(out)
