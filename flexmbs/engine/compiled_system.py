@@ -419,20 +419,32 @@ class CompiledSystem:
         is left alone. The contacts are left out: their stored energy and dissipation
         depend on their states at each output, and a run takes them from the contacts'
         samples (:class:`flexmbs.contact.log.ContactLog`)."""
+        self.load_angles({})
+        return self.outputs_with(self._kernel, (self.WF, self.WI, self.WH), t, q, qd, lam,
+                                 refs, callables=True)
+
+    def outputs_with(self, kernel, buffers, t, q, qd, lam, refs=None,
+                     callables: bool = False) -> np.ndarray:
+        """:meth:`outputs` by the kernel caller ``kernel`` in the workspace ``buffers``
+        (WF, WI, WH): this system's own, or another thread's
+        (:mod:`flexmbs.engine.concurrent_outputs`); ``callables``: fill the
+        state-dependent callables' columns of u (by calling them)."""
         n_t = len(t)
         prof, u = self.time_values_many(t)
-        self.callbacks.outputs_into(t, q, qd, u)
+        if callables:
+            self.callbacks.outputs_into(t, q, qd, u)
         out = np.zeros((n_t, 5))
-        self.load_angles({})
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
                 else np.ascontiguousarray(refs, dtype=float).reshape(n_t, -1))
+        d = self._dummy
         try:
-            self._call(TASK_OUTPUTS, qs=np.ascontiguousarray(q, dtype=float),
-                       qds=np.ascontiguousarray(qd, dtype=float),
-                       lams=np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c),
-                       profs=prof, us=u, refs=refs, out=out)
+            kernel(TASK_OUTPUTS, self.F, self.IN, self.H, *buffers, d.q, d.q, d.q, d.q,
+                   d.lam, d.par, 1, d.prof, d.u, d.lu, d.piv, d.sp_i, d.sp_x, False,
+                   np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(qd, dtype=float),
+                   np.ascontiguousarray(lam, dtype=float).reshape(n_t, self.n_c), prof, u,
+                   refs, out, d.states)
         finally:
-            release = getattr(self._kernel, "release", None)
+            release = getattr(kernel, "release", None)
             if release is not None:  # the prebuilt kernel's caller: not the histories'
                 release()  # owner
         return out

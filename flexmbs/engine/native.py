@@ -121,9 +121,16 @@ class NativeKernel:
         # code: the mapping of the linked code (kept while this caller may run it)
         self._code, self._address, self._parameters = code, address, parameters
         # called holding the GIL, as numba's kernels are (a kernel's tables are its
-        # caller's alone: one NativeKernel per CompiledSystem)
-        self._function = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                           ctypes.c_void_p)(address)
+        # caller's alone: one NativeKernel per CompiledSystem); the tasks in
+        # released_tasks are called with the GIL released instead, so another thread's
+        # Python runs meanwhile (the code touches no Python object: it links against
+        # the C and maths libraries alone)
+        signature = (ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        self._function = ctypes.PYFUNCTYPE(*signature)(address)
+        self._released = ctypes.CFUNCTYPE(*signature)(address)
+        #: the tasks (kernel task codes) called with the GIL released: long calls only
+        #: (releasing and taking the GIL back costs about a microsecond)
+        self.released_tasks: frozenset = frozenset()
         names = [name for name, _, _ in parameters]
         self._n_args = len(names)
         self._arrays = []  # (name, dtype, ndim, first shape slot)
@@ -198,7 +205,10 @@ class NativeKernel:
         numbers = self._numbers
         for i, at in enumerate(self._scalar_at):
             numbers[i] = args[at]
-        result = self._function(*self._call_addresses)
+        if args[self._scalar_at[0]] in self.released_tasks:  # (the task)
+            result = self._released(*self._call_addresses)
+        else:
+            result = self._function(*self._call_addresses)
         if result == FAILED:
             raise _raised(int(self._error[0]))
         return result

@@ -211,19 +211,29 @@ def _sensor_records(system, t, q, qd, qdd, lam, contacts, statistics, refs) -> d
     return out
 
 
-def _output_quantities(system, integ, histories, derived, refs):
+def _output_quantities(system, integ, histories, derived, refs, known=None):
     """Energies (n_t, 2) [J], violations (n_t, 2) and the non-conservative work (n_t,)
     [J] at the recorded outputs ``histories`` (t, q, q̇, λ), after the run (one kernel
     call on the compiled path).
     ``refs`` ({force: (n_t,) angle}, :func:`output_angles`) give each rotational
     spring's turns at every output, so a spring wound several turns has its potential
-    however far apart the outputs; the System's memory is left as the run left it."""
+    however far apart the outputs; the System's memory is left as the run left it.
+    ``known``: (outputs, mask) of the rows evaluated during the run
+    (:mod:`flexmbs.engine.concurrent_outputs`, compiled path); the rest are evaluated
+    here."""
     t, q, qd, lam_hist = histories
-    if integ.compiled is not None:  # one kernel call for every output
+    if integ.compiled is not None:  # one kernel call for every output not yet known
         names = integ.compiled.torsion_names
-        outs = integ.compiled.outputs(t, q, qd, lam_hist, np.column_stack(
-            [refs.get(n, np.full(t.size, np.nan)) for n in names]) if names
-            else np.zeros((t.size, 0)))
+        ref_cols = (np.column_stack([refs.get(n, np.full(t.size, np.nan)) for n in names])
+                    if names else np.zeros((t.size, 0)))
+        if known is None:
+            outs = integ.compiled.outputs(t, q, qd, lam_hist, ref_cols)
+        else:  # (no rotational springs: each output stands alone)
+            outs, done = known
+            rest = ~done
+            if rest.any():
+                outs[rest] = integ.compiled.outputs(t[rest], q[rest], qd[rest],
+                                                    lam_hist[rest], ref_cols[rest])
         energies, viol = outs[:, :2], outs[:, 3:]
         derived["power"] = outs[:, 2]
     else:

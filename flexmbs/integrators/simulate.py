@@ -13,6 +13,7 @@ import numpy as np
 
 from ..assembly.system import System
 from ..contact.log import ContactLog
+from ..engine.concurrent_outputs import ConcurrentOutputs
 from ..errors import ModelError, ValidationError
 from ..results import SimulationResult
 from .alpha import generalized_alpha, hht, newmark
@@ -192,7 +193,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
 
     def record_block(times, states, lams, contacts):
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
-        (:func:`~flexmbs.integrators.step_batch.run_batch`)."""
+        (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
+        start on the worker thread when there is one."""
+        if concurrent is not None:
+            concurrent.submit(len(rec), times, states[:, 0], states[:, 1], lams)
         rec.add_block(times, states[:, 0], states[:, 1], states[:, 2], lams)
         angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
         memory.extend([dict(angles) if angles else {}] * len(times))  # one, read-only
@@ -224,11 +228,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         for ctrl in controllers:
             ctrl.start(control[1])
     step_times = StepTimes(h) if integ.real_time else None
-    with numerical, _blas_threads(integ):
-        success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
-            system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
-            record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
-            control, step_times, None if signals else record_block)
+    concurrent = None if signals else ConcurrentOutputs.for_run(integ)
+    try:
+        with numerical, _blas_threads(integ):
+            success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
+                system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
+                record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
+                control, step_times, None if signals else record_block)
+    except BaseException:
+        if concurrent is not None:
+            concurrent.close()
+        raise
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
@@ -240,8 +250,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     with numerical:
         t, q, qd, qdd_hist, lam_hist = rec.histories()
         refs = output_angles(system, t, q, qd, memory)
+        known = None if concurrent is None else concurrent.collect(t.size)
         energies, viol, work = _output_quantities(system, integ, (t, q, qd, lam_hist),
-                                                  derived, refs)
+                                                  derived, refs, known)
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
@@ -269,6 +280,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                               "acc_rtol": integ.acc_rtol, "phi_tol": integ.phi_tol,
                               "max_iter": integ.max_iter},
         "output_time": float(time.perf_counter() - post_start),
+        "outputs_during_run": 0 if known is None else int(known[1].sum()),
         "setup_time": float(setup_time)}
     if integ.compiled is not None and integ.compiled.callbacks:  # docs/compiled.md
         statistics["callbacks"] = integ.compiled.callbacks.statistics()

@@ -70,7 +70,9 @@ class SimulationResult:
     prebuilt kernel, or importing numba and compiling the kernels or loading them from
     its cache; then one warm-up call), ``setup_time`` (consistent
     initial state, engine), ``stepping_time`` (the steps alone), ``output_time``
-    (energies, power and violations after the run)."""
+    (energies, power and violations after the run), and ``outputs_during_run`` (how
+    many outputs had theirs evaluated on a second thread while the steps ran,
+    :mod:`flexmbs.engine.concurrent_outputs`)."""
     status: str = COMPLETED
     """"completed", "completed with warnings" (``success`` True), "diverged" or "failed"
     (``success`` False; the history up to there is kept): see

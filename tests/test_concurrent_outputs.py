@@ -1,0 +1,79 @@
+"""Output quantities evaluated on a second thread while the steps run
+(flexmbs.engine.concurrent_outputs, docs/compiled.md "Outputs during the run"): the
+energies, power and violations are those of the evaluation after the run, bit for bit,
+whichever blocks the worker took, and a block that fails there is evaluated again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.cases import load_case, run_case
+from flexmbs.engine import concurrent_outputs, prebuilt
+from flexmbs.engine.compiled_system import CompiledSystem
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+#: Cases whose every output can be evaluated during the run (no rotational springs,
+#: servos or callables): rigid, flexible, contacts.
+TAKEN = ("slider_crank_ideal", "spin_up_beam", "beam_stop", "seed_double_pendulum")
+QUANTITIES = ("kinetic", "potential", "nonconservative_work", "phi_violation",
+              "velocity_violation")
+
+needs_worker = pytest.mark.skipif(
+    prebuilt.find()[0] is None or concurrent_outputs._usable_cpus() < 2,
+    reason="the worker runs with the prebuilt kernel on two or more CPUs")
+
+
+def _run(name, concurrent: bool, monkeypatch, steps: int = 400):
+    monkeypatch.setenv(concurrent_outputs.ENV, "1" if concurrent else "0")
+    case = load_case(CASES / f"{name}.toml")
+    case.solver = case.solver.replace(t_end=steps * float(case.solver["h"]))
+    return run_case(case, engine="compiled")[1]
+
+
+@needs_worker
+@pytest.mark.parametrize("name", TAKEN)
+def test_outputs_during_the_run_are_those_after_it_bit_for_bit(name, monkeypatch):
+    after = _run(name, False, monkeypatch)
+    during = _run(name, True, monkeypatch)
+    assert after.statistics["outputs_during_run"] == 0
+    taken = during.statistics["outputs_during_run"]
+    assert 0.5 * len(during.t) < taken < len(during.t)  # the batches', not the first
+    for key in ("t", "q", *QUANTITIES):
+        np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
+                                      err_msg=key)
+    assert during.status == after.status
+
+
+@needs_worker
+def test_a_block_that_fails_on_the_worker_is_evaluated_after_the_run(monkeypatch):
+    calls = []
+    real = CompiledSystem.outputs_with
+
+    def flaky(self, kernel, buffers, t, *args, **kwargs):
+        calls.append(len(t))
+        if len(calls) % 2:  # every other block fails on the worker
+            raise RuntimeError("a block that failed")
+        return real(self, kernel, buffers, t, *args, **kwargs)
+
+    after = _run("slider_crank_ideal", False, monkeypatch)
+    monkeypatch.setattr(CompiledSystem, "outputs_with", flaky)
+    during = _run("slider_crank_ideal", True, monkeypatch)
+    assert len(calls) >= 3
+    assert 0 < during.statistics["outputs_during_run"] < len(during.t) - 1
+    for key in QUANTITIES:
+        np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
+                                      err_msg=key)
+
+
+def test_models_whose_outputs_read_the_run_stay_after_it(monkeypatch):
+    """Rotational springs and servos (turns remembered by the run), the NumPy path and
+    the switch off leave every output to the evaluation after the run."""
+    monkeypatch.setenv(concurrent_outputs.ENV, "1")
+    for name, engine in (("arm_vertical_pd", "compiled"), ("slider_crank_ideal", "python")):
+        case = load_case(CASES / f"{name}.toml")
+        case.solver = case.solver.replace(t_end=50 * float(case.solver["h"]))
+        result = run_case(case, engine=engine)[1]
+        assert result.statistics.get("outputs_during_run", 0) == 0, name
