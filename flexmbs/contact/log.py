@@ -20,10 +20,13 @@ class ContactLog:
 
     def __init__(self, contacts):
         self.contacts = list(contacts)
-        # flat lists (one extend per output), turned into arrays once after the run
+        # flat lists (one extend per output) since the last block, and stacked blocks
+        # (samples (k, n_contacts, N_SAMPLE), modes, dissipated (k, n_contacts)) in
+        # order; one concatenation after the run
         self._rows: list = []
         self._modes: list = []
         self._dissipated: list = []
+        self._blocks: list = []
         self._cache = None
 
     def add(self, samples) -> None:
@@ -37,23 +40,33 @@ class ContactLog:
 
     def add_block(self, rows, dissipated) -> None:
         """Keep several outputs at once, the contacts' states unchanged over them:
-        ``rows`` (n, n_contacts, N_SAMPLE) nested lists of their samples, ``dissipated``
-        (n, n_contacts) lists of their dissipated energies [J]."""
-        for outputs in rows:
-            for row in outputs:
-                self._rows.extend(row)
-        modes = [c.state.mode for c in self.contacts]
-        self._modes.extend(modes * len(rows))
-        for energies in dissipated:
-            self._dissipated.extend(energies)
+        ``rows`` (n, n_contacts, N_SAMPLE) their samples, ``dissipated`` (n, n_contacts)
+        their dissipated energies [J] (arrays the caller no longer writes, or lists)."""
+        n_c = len(self.contacts)
+        rows = np.asarray(rows, dtype=float).reshape(-1, n_c, N_SAMPLE)
+        self._stack_rows()
+        modes = np.array([c.state.mode for c in self.contacts], dtype=np.int64)
+        self._blocks.append((rows, np.broadcast_to(modes, (rows.shape[0], n_c)),
+                             np.asarray(dissipated, dtype=float).reshape(-1, n_c)))
         self._cache = None
+
+    def _stack_rows(self) -> None:
+        if self._modes:
+            n_c = len(self.contacts)
+            self._blocks.append((np.array(self._rows, dtype=float).reshape(-1, n_c, N_SAMPLE),
+                                 np.array(self._modes, dtype=np.int64).reshape(-1, n_c),
+                                 np.array(self._dissipated, dtype=float).reshape(-1, n_c)))
+            self._rows, self._modes, self._dissipated = [], [], []
 
     def _arrays(self):
         if self._cache is None:
             n_c = len(self.contacts)
-            self._cache = (np.array(self._rows, dtype=float).reshape(-1, n_c, N_SAMPLE),
-                           np.array(self._modes, dtype=np.int64).reshape(-1, n_c),
-                           np.array(self._dissipated, dtype=float).reshape(-1, n_c))
+            self._stack_rows()
+            empty = (np.zeros((0, n_c, N_SAMPLE)), np.zeros((0, n_c), np.int64),
+                     np.zeros((0, n_c)))
+            self._cache = tuple(
+                np.concatenate([block[k] for block in self._blocks]) if self._blocks
+                else empty[k] for k in range(3))
         return self._cache
 
     def totals(self) -> dict:

@@ -290,7 +290,8 @@ def _record_all(batches, done, h, k, limits, ranges, iterations, rows, record_bl
             break
     batches.integ.stats.add_closed(h, iterations[:count])
     batches.accept(count - 1, rows)
-    contacts = ((batches._end_rows[:count], batches._energies[:count])
+    contacts = ((batches.out[:count, batches.at_samples:].copy(),  # (the next batch
+                 batches._dissipated[:count])                     # writes out again)
                 if batches.n_contacts else None)
     record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts)
     return k + count, reason

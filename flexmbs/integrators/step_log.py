@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..results.steps import StepSummary, interval
 
 
@@ -19,11 +21,13 @@ class StepLog:
     are the run's totals (restarts included), ``last_iterations`` the Newton iterations
     of the last accepted step (the rebuild policy of the iteration matrix reads it)."""
 
-    __slots__ = ("_rows", "count", "h_max", "h_min", "h_sum", "it_max", "it_sum",
-                 "iterations", "last_iterations", "rejected", "steps")
+    __slots__ = ("_blocks", "_n_blocked", "_rows", "count", "h_max", "h_min", "h_sum",
+                 "it_max", "it_sum", "iterations", "last_iterations", "rejected", "steps")
 
     def __init__(self):
-        self._rows: list[tuple] = []  # one per output
+        self._rows: list[tuple] = []  # one per output since the last block
+        self._blocks: list[np.ndarray] = []  # earlier rows, stacked (k, 7), in order
+        self._n_blocked = 0
         self.steps = 0  # accepted steps of the whole run
         self.iterations = 0  # their Newton iterations
         self.last_iterations = 0
@@ -57,9 +61,15 @@ class StepLog:
             self.add(h, iterations[0])
             self.close()
             iterations = iterations[1:]
-        self._rows.extend((1, h, h, h, it, it, 0) for it in iterations)
+        if iterations:  # one row each, stacked at once (a batch's steps)
+            its = np.asarray(iterations, dtype=float)
+            block = np.empty((its.size, 7))
+            block[:, 0], block[:, 1:4], block[:, 4:6], block[:, 6] = 1, h, its[:, None], 0
+            self._stack_rows()
+            self._blocks.append(block)
+            self._n_blocked += its.size
         self.steps += len(iterations)
-        self.iterations += sum(iterations)
+        self.iterations += int(sum(iterations))
         if iterations:
             self.last_iterations = iterations[-1]
 
@@ -79,11 +89,19 @@ class StepLog:
 
     def __len__(self) -> int:
         """Closed intervals (outputs)."""
-        return len(self._rows)
+        return self._n_blocked + len(self._rows)
+
+    def _stack_rows(self) -> None:
+        if self._rows:
+            self._blocks.append(np.asarray(self._rows, dtype=float).reshape(-1, 7))
+            self._n_blocked += len(self._rows)
+            self._rows = []
 
     def summary(self) -> StepSummary:
         """The closed intervals, one row per output."""
-        return StepSummary.from_rows(self._rows)
+        self._stack_rows()
+        return StepSummary.from_rows(np.concatenate(self._blocks) if self._blocks
+                                     else np.zeros((0, 7)))
 
     def open_interval(self) -> dict:
         """The steps since the last output (:func:`~flexmbs.results.steps.interval`)."""
@@ -122,5 +140,5 @@ class StepLog:
         new = StepLog()
         for name in self.__slots__:
             setattr(new, name, getattr(self, name))
-        new._rows = list(self._rows)
+        new._rows, new._blocks = list(self._rows), list(self._blocks)  # (blocks: read only)
         return new
