@@ -21,6 +21,8 @@ which then says what failed as before.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -29,9 +31,35 @@ from ..compiled.codes import TASK_OUTPUTS, TASK_STEPS
 from ..compiled.layout import pack
 from ..elements.registry import make_workspace
 
+#: Outputs per job of the worker: each job takes the GIL for its Python part (the time
+#: values, the arrays), which the steps then wait for when a batch ends; a few large
+#: jobs keep those waits rare.
+CHUNK = 256
+
+_STEPS, _NONE = frozenset({TASK_STEPS}), frozenset()
+
+#: Cost per output [s] below which the worker stops after its first job (measured:
+#: 1.2 µs per output on the ball drop, where a worker made the whole run 4 ms longer,
+#: against 3.5–12 µs on the slider–crank, the arms and the beams).
+MIN_COST = 2.5e-6
+
 #: Switch for this process: ``FLEXMBS_CONCURRENT_OUTPUTS=0`` evaluates every output
 #: after the run (for comparisons).
 ENV = "FLEXMBS_CONCURRENT_OUTPUTS"
+
+
+_WORKER: ThreadPoolExecutor | None = None
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The process's output worker: one thread, started once (a thread per run cost
+    about a millisecond)."""
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            _WORKER = ThreadPoolExecutor(1, thread_name_prefix="flexmbs-outputs")
+        return _WORKER
 
 
 def switched_off() -> bool:
@@ -52,20 +80,26 @@ class ConcurrentOutputs:
     :meth:`submit` a block (its first output's index in the run's outputs, and its
     times, q, q̇, λ rows); :meth:`collect` after the steps: the (n_t, 5) outputs
     (:meth:`CompiledSystem.outputs`' columns) with the rows it evaluated and a mask of
-    them."""
+    them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs; those
+    still gathering when the steps end are left to the evaluation after the run."""
 
     def __init__(self, compiled):
         self.compiled = compiled
         self._jobs: list = []
-        self._pool = None  # the worker, its kernel caller and workspace: at the first block
+        self._pending: list = []  # blocks not yet handed to the worker
+        self.cost: float | None = None  # [s] per output, of the first job
+        self._declined_now = False
+        self._n_pending = 0
+        self._pool = None  # the worker, its kernel caller and workspace: at the first job
 
     def _start(self) -> None:
         cs = self.compiled
         self.buffers = pack(make_workspace(cs.tables))[:3]  # WF, WI, WH
         self.kernel = cs._kernel.twin()
         self.kernel.released_tasks = frozenset({TASK_OUTPUTS})
-        cs._kernel.released_tasks = frozenset({TASK_STEPS})  # the batches, GIL released
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="flexmbs-outputs")
+        self._pool = _worker()
+        self._in_flight = 0
+        self._lock = threading.Lock()
 
     @classmethod
     def for_run(cls, integ) -> ConcurrentOutputs | None:
@@ -81,13 +115,54 @@ class ConcurrentOutputs:
         return cls(cs)
 
     def submit(self, start: int, t, q, qd, lam) -> None:
-        """Evaluate outputs start … start + len(t) − 1 (rows the steps no longer write)."""
+        """Evaluate outputs start … start + len(t) − 1 (rows the steps no longer write),
+        gathered with the blocks before it into jobs of about :data:`CHUNK` outputs."""
+        if self._declined():
+            return
+        pending = self._pending
+        if pending and pending[-1][0] + len(pending[-1][1]) != start:
+            self._flush()  # (not contiguous: outputs of single steps lie between)
+        self._pending.append((start, t, q, qd, lam))
+        self._n_pending += len(t)
+        if self._n_pending >= CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending, self._n_pending = self._pending, [], 0
+        if not pending:
+            return
         if self._pool is None:
             self._start()
-        self._jobs.append((start, len(t), self._pool.submit(self._outputs, t, q, qd, lam)))
+        parts = [np.concatenate([np.asarray(block[k], dtype=float) for block in pending])
+                 for k in range(1, 5)]
+        with self._lock:  # the batches run with the GIL released while a job runs
+            self._in_flight += 1
+            self.compiled._kernel.released_tasks = _STEPS
+        job = self._pool.submit(self._outputs, *parts)
+        job.add_done_callback(self._job_done)
+        self._jobs.append((pending[0][0], len(parts[0]), job))
+
+    def _job_done(self, _job) -> None:
+        with self._lock:  # no job left: the batches keep the GIL (releasing it costs)
+            self._in_flight -= 1
+            if not self._in_flight:
+                self.compiled._kernel.released_tasks = _NONE
 
     def _outputs(self, t, q, qd, lam) -> np.ndarray:
-        return self.compiled.outputs_with(self.kernel, self.buffers, t, q, qd, lam)
+        tic = time.perf_counter()
+        out = self.compiled.outputs_with(self.kernel, self.buffers, t, q, qd, lam)
+        if self.cost is None:
+            self.cost = (time.perf_counter() - tic) / max(len(t), 1)
+        return out
+
+    def _declined(self) -> bool:
+        """Whether the worker gives up after its first job: outputs cheaper than
+        :data:`MIN_COST` cost the steps more beside a worker (its thread, the GIL's
+        hand-overs) than they save."""
+        if not self._declined_now and self.cost is not None and self.cost < MIN_COST:
+            self._declined_now = True
+            self._pending, self._n_pending = [], 0
+        return self._declined_now
 
     def collect(self, n_t: int) -> tuple[np.ndarray, np.ndarray]:
         """((n_t, 5) outputs, (n_t,) mask of the rows evaluated), once the worker is
@@ -95,6 +170,7 @@ class ConcurrentOutputs:
         what fails)."""
         out = np.zeros((n_t, 5))
         done = np.zeros(n_t, dtype=bool)
+        self._pending, self._n_pending = [], 0  # (the last few: with the rest, after)
         try:
             for start, count, job in self._jobs:
                 try:
@@ -110,7 +186,11 @@ class ConcurrentOutputs:
     def close(self) -> None:
         """Stop the worker (after the queued blocks) and give the steps their GIL back."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            for _, _, job in self._jobs:  # (the worker is the process's: not shut down)
+                job.cancel()
+            for _, _, job in self._jobs:
+                if not job.cancelled():
+                    job.exception()  # waits for it; what it raised was read in collect
             self._pool = None
-            self.compiled._kernel.released_tasks = frozenset()
+            self.compiled._kernel.released_tasks = _NONE
         self._jobs = []
