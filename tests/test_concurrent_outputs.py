@@ -95,3 +95,23 @@ def test_cheap_outputs_stop_the_worker_after_its_first_job(monkeypatch):
     for key in QUANTITIES:
         np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
                                       err_msg=key)
+
+
+@needs_worker
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_process_starts_its_own_worker(monkeypatch):
+    """After the parent's worker has run, a forked child's runs still finish (fork
+    copies only the calling thread: the child starts a worker of its own)."""
+    import multiprocessing
+
+    _run("slider_crank_ideal", True, monkeypatch)  # the parent's worker is running
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        taken = pool.apply_async(_child_run).get(timeout=60)
+    assert taken > 0
+
+
+def _child_run() -> int:
+    case = load_case(CASES / "slider_crank_ideal.toml")
+    case.solver = case.solver.replace(t_end=400 * float(case.solver["h"]))
+    return run_case(case, engine="compiled")[1].statistics["outputs_during_run"]

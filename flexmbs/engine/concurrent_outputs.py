@@ -62,6 +62,17 @@ def _worker() -> ThreadPoolExecutor:
         return _WORKER
 
 
+def _forget_worker_in_child() -> None:
+    """A forked process has no worker thread (fork copies only the calling thread):
+    it starts its own at its first job (a sweep on local processes forks)."""
+    global _WORKER, _WORKER_LOCK
+    _WORKER, _WORKER_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker_in_child)
+
+
 def switched_off() -> bool:
     return os.environ.get(ENV, "1").strip().lower() in ("0", "off", "no", "false")
 
