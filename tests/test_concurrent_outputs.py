@@ -42,7 +42,6 @@ def test_outputs_during_the_run_are_those_after_it_bit_for_bit(name, monkeypatch
     assert after.statistics["outputs_during_run"] == 0
     taken = during.statistics["outputs_during_run"]
     assert 0.5 * len(during.t) < taken < len(during.t)  # the batches', not the first
-    # (nor the last blocks, still gathering into a job when the steps end)
     for key in ("t", "q", *QUANTITIES):
         np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
                                       err_msg=key)

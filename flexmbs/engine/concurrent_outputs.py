@@ -91,8 +91,8 @@ class ConcurrentOutputs:
     :meth:`submit` a block (its first output's index in the run's outputs, and its
     times, q, q̇, λ rows); :meth:`collect` after the steps: the (n_t, 5) outputs
     (:meth:`CompiledSystem.outputs`' columns) with the rows it evaluated and a mask of
-    them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs; those
-    still gathering when the steps end are left to the evaluation after the run."""
+    them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs, and those
+    still gathering when the steps end at :meth:`steps_done`."""
 
     def __init__(self, compiled):
         self.compiled = compiled
@@ -136,6 +136,12 @@ class ConcurrentOutputs:
         self._pending.append((start, t, q, qd, lam))
         self._n_pending += len(t)
         if self._n_pending >= CHUNK:
+            self._flush()
+
+    def steps_done(self) -> None:
+        """The steps have ended: the blocks still gathering go to the worker now, which
+        evaluates them while the run stacks its histories."""
+        if not self._declined():
             self._flush()
 
     def _flush(self) -> None:

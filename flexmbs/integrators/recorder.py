@@ -130,8 +130,13 @@ class Recording:
         """Record consecutive outputs at once: ``t`` a sequence, the others (n, ·) arrays
         the integrator no longer writes into (a batch's copies); ``on_output`` is not
         called (the caller keeps what it would)."""
+        self.add_states(t, np.stack([q, qd, qdd], axis=1), lam)
+
+    def add_states(self, t, states, lam) -> None:
+        """:meth:`add_block` of the states (n, ≥ 3, n_q): rows q, q̇, q̈ (then any),
+        a batch's own array, kept as it is."""
         self._stack_rows()
-        self._blocks.append((np.asarray(t, dtype=float), q, qd, qdd, lam))
+        self._blocks.append((np.asarray(t, dtype=float), states, lam))
         self._count += len(t)
 
     def extend(self, t, q, qd, qdd, lam) -> None:
@@ -141,7 +146,11 @@ class Recording:
     def newest(self, key: str):
         """The newest output's ``key`` ("t", "q", "qd", "qdd" or "lam")."""
         rows = self._rows[key]
-        return rows[-1] if rows else self._blocks[-1][self.KEYS.index(key)][-1]
+        if rows:
+            return rows[-1]
+        t, states, lam = self._blocks[-1]
+        return {"t": t, "lam": lam}[key][-1] if key in ("t", "lam") else \
+            states[-1, self.KEYS.index(key) - 1]
 
     def set_newest_time(self, t: float) -> None:
         """Give the newest output the time ``t`` [s] (an output time met by a step)."""
@@ -157,23 +166,29 @@ class Recording:
         if not self._rows["t"]:
             return
         n = len(self._rows["t"])
-        widths = (None, self.n_q, self.n_q, self.n_q, self.n_c)
-        self._blocks.append(tuple(
-            np.array(self._rows[key], dtype=float).reshape((n,) if w is None else (n, w))
-            for key, w in zip(self.KEYS, widths, strict=True)))
+        rows = self._rows
+        states = np.empty((n, 3, self.n_q))
+        for k, key in enumerate(("q", "qd", "qdd")):
+            states[:, k] = np.array(rows[key], dtype=float).reshape(n, self.n_q)
+        self._blocks.append((np.array(rows["t"], dtype=float).reshape(n), states,
+                             np.array(rows["lam"], dtype=float).reshape(n, self.n_c)))
         self._rows = {key: [] for key in self.KEYS}
 
     def histories(self) -> tuple[np.ndarray, ...]:
         """(t (n_t,), q, q̇, q̈ (n_t, n_q), λ (n_t, n_c)) of the outputs, new arrays."""
         self._stack_rows()
-        widths = (None, self.n_q, self.n_q, self.n_q, self.n_c)
-        out = []
-        for k, w in enumerate(widths):
-            shape = (0,) if w is None else (0, w)
-            parts = [np.asarray(block[k], dtype=float).reshape((len(block[0]), *shape[1:]))
-                     for block in self._blocks]
-            out.append(np.concatenate(parts) if parts else np.zeros(shape))
-        return tuple(out)
+        if not self._blocks:
+            return (np.zeros(0), *(np.zeros((0, self.n_q)) for _ in range(3)),
+                    np.zeros((0, self.n_c)))
+        t = np.concatenate([block[0] for block in self._blocks])
+        lam = np.concatenate([np.asarray(block[2], dtype=float).reshape(len(block[0]),
+                                                                        self.n_c)
+                              for block in self._blocks])
+        # the states in one pass: blocks of the same row count are joined whole
+        width = min(block[1].shape[1] for block in self._blocks)
+        states = np.concatenate([block[1] if block[1].shape[1] == width
+                                 else block[1][:, :width] for block in self._blocks])
+        return (t, *(np.ascontiguousarray(states[:, k]) for k in range(3)), lam)
 
 
 def _hermite(t0, t1, y0, y1, d0, d1, t):

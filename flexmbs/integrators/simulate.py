@@ -197,7 +197,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         start on the worker thread when there is one."""
         if concurrent is not None:
             concurrent.submit(len(rec), times, states[:, 0], states[:, 1], lams)
-        rec.add_block(times, states[:, 0], states[:, 1], states[:, 2], lams)
+        rec.add_states(times, states, lams)
         angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
         memory.extend([dict(angles) if angles else {}] * len(times))  # one, read-only
         if contacts is not None:
@@ -239,6 +239,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if concurrent is not None:
             concurrent.close()
         raise
+    if concurrent is not None:
+        concurrent.steps_done()
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
