@@ -130,9 +130,6 @@ class ConcurrentOutputs:
         gathered with the blocks before it into jobs of about :data:`CHUNK` outputs."""
         if self._declined():
             return
-        pending = self._pending
-        if pending and pending[-1][0] + len(pending[-1][1]) != start:
-            self._flush()  # (not contiguous: outputs of single steps lie between)
         self._pending.append((start, t, q, qd, lam))
         self._n_pending += len(t)
         if self._n_pending >= CHUNK:
@@ -152,12 +149,14 @@ class ConcurrentOutputs:
             self._start()
         parts = [np.concatenate([np.asarray(block[k], dtype=float) for block in pending])
                  for k in range(1, 5)]
+        rows = np.concatenate([np.arange(block[0], block[0] + len(block[1]))
+                               for block in pending])  # (outputs of single steps between)
         with self._lock:  # the batches run with the GIL released while a job runs
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
         job = self._pool.submit(self._outputs, *parts)
         job.add_done_callback(self._job_done)
-        self._jobs.append((pending[0][0], len(parts[0]), job))
+        self._jobs.append((rows, job))
 
     def _job_done(self, _job) -> None:
         with self._lock:  # no job left: the batches keep the GIL (releasing it costs)
@@ -189,13 +188,13 @@ class ConcurrentOutputs:
         done = np.zeros(n_t, dtype=bool)
         self._pending, self._n_pending = [], 0  # (the last few: with the rest, after)
         try:
-            for start, count, job in self._jobs:
+            for rows, job in self._jobs:
                 try:
-                    rows = job.result()
+                    values = job.result()
                 except Exception:  # evaluated again after the run, which says why
                     continue
-                out[start:start + count] = rows
-                done[start:start + count] = True
+                out[rows] = values
+                done[rows] = True
         finally:
             self.close()
         return out, done
@@ -203,9 +202,9 @@ class ConcurrentOutputs:
     def close(self) -> None:
         """Stop the worker (after the queued blocks) and give the steps their GIL back."""
         if self._pool is not None:
-            for _, _, job in self._jobs:  # (the worker is the process's: not shut down)
+            for _, job in self._jobs:  # (the worker is the process's: not shut down)
                 job.cancel()
-            for _, _, job in self._jobs:
+            for _, job in self._jobs:
                 if not job.cancelled():
                     job.exception()  # waits for it; what it raised was read in collect
             self._pool = None
