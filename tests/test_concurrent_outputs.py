@@ -53,12 +53,12 @@ def test_a_block_that_fails_on_the_worker_is_evaluated_after_the_run(monkeypatch
     calls = []
     real = CompiledSystem.outputs_with
 
-    def flaky(self, kernel, buffers, t, *args, **kwargs):
+    def flaky(self, kernel, buffers, q, *args, **kwargs):
         if threading.current_thread() is not threading.main_thread():
-            calls.append(len(t))
+            calls.append(len(q))
             if len(calls) % 2:  # every other job fails on the worker
                 raise RuntimeError("a block that failed")
-        return real(self, kernel, buffers, t, *args, **kwargs)
+        return real(self, kernel, buffers, q, *args, **kwargs)
 
     after = _run("slider_crank_ideal", False, monkeypatch)
     monkeypatch.setattr(concurrent_outputs, "CHUNK", 32)  # several jobs
@@ -114,3 +114,45 @@ def _child_run() -> int:
     case = load_case(CASES / "slider_crank_ideal.toml")
     case.solver = case.solver.replace(t_end=400 * float(case.solver["h"]))
     return run_case(case, engine="compiled")[1].statistics["outputs_during_run"]
+
+
+@needs_worker
+def test_a_worker_that_takes_no_more_work_leaves_the_outputs_to_after_the_run(
+        monkeypatch):
+    """At interpreter exit the worker refuses new jobs (RuntimeError): the run goes on
+    and evaluates every output after the steps, as without a worker."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    closed = ThreadPoolExecutor(1)
+    closed.shutdown()
+    after = _run("slider_crank_ideal", False, monkeypatch)
+    monkeypatch.setattr(concurrent_outputs, "_worker", lambda: closed)
+    during = _run("slider_crank_ideal", True, monkeypatch)
+    assert during.status == after.status and during.statistics["outputs_during_run"] == 0
+    for key in QUANTITIES:
+        np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
+                                      err_msg=key)
+
+
+@needs_worker
+def test_an_interrupt_while_a_batch_is_recorded_keeps_the_run(monkeypatch):
+    """Ctrl-C arriving while a batch's outputs are recorded: the run ends interrupted
+    with the outputs so far and their energies, as without a worker."""
+    from flexmbs.integrators.recorder import Recording
+
+    real = Recording.add_states
+
+    def interrupted(self, *args):
+        if self._count > 150:
+            raise KeyboardInterrupt
+        return real(self, *args)
+
+    monkeypatch.setattr(Recording, "add_states", interrupted)
+    monkeypatch.setattr(concurrent_outputs, "CHUNK", 16)
+    results = [_run("slider_crank_ideal", flag, monkeypatch) for flag in (False, True)]
+    for result in results:
+        assert result.status == "interrupted" and not result.success
+    assert len(results[1].t) == len(results[0].t)
+    for key in QUANTITIES:
+        np.testing.assert_array_equal(getattr(results[1], key), getattr(results[0], key),
+                                      err_msg=key)

@@ -420,19 +420,18 @@ class CompiledSystem:
         depend on their states at each output, and a run takes them from the contacts'
         samples (:class:`flexmbs.contact.log.ContactLog`)."""
         self.load_angles({})
-        return self.outputs_with(self._kernel, (self.WF, self.WI, self.WH), t, q, qd, lam,
-                                 refs, callables=True)
+        prof, u = self.time_values_many(t)
+        self.callbacks.outputs_into(t, q, qd, u)
+        return self.outputs_with(self._kernel, (self.WF, self.WI, self.WH), q, qd, lam,
+                                 prof, u, refs)
 
-    def outputs_with(self, kernel, buffers, t, q, qd, lam, refs=None,
-                     callables: bool = False) -> np.ndarray:
+    def outputs_with(self, kernel, buffers, q, qd, lam, prof, u, refs=None) -> np.ndarray:
         """:meth:`outputs` by the kernel caller ``kernel`` in the workspace ``buffers``
         (WF, WI, WH): this system's own, or another thread's
-        (:mod:`flexmbs.engine.concurrent_outputs`); ``callables``: fill the
-        state-dependent callables' columns of u (by calling them)."""
-        n_t = len(t)
-        prof, u = self.time_values_many(t)
-        if callables:
-            self.callbacks.outputs_into(t, q, qd, u)
+        (:mod:`flexmbs.engine.concurrent_outputs`), with the time values ``prof``, ``u``
+        of the outputs' times (:meth:`time_values_many`, the callables' columns
+        filled). Calls no Python of the model's."""
+        n_t = len(q)
         out = np.zeros((n_t, 5))
         refs = (np.full((n_t, len(self.torsion_names)), np.nan) if refs is None
                 else np.ascontiguousarray(refs, dtype=float).reshape(n_t, -1))

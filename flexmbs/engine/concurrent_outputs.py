@@ -151,10 +151,19 @@ class ConcurrentOutputs:
                  for k in range(1, 5)]
         rows = np.concatenate([np.arange(block[0], block[0] + len(block[1]))
                                for block in pending])  # (outputs of single steps between)
+        try:  # the drives' and inputs' values here: no Python of the model's on the worker
+            prof, u = self.compiled.time_values_many(parts[0])
+        except Exception:  # evaluated after the run, which says what fails
+            return
         with self._lock:  # the batches run with the GIL released while a job runs
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
-        job = self._pool.submit(self._outputs, *parts)
+        try:
+            job = self._pool.submit(self._outputs, *parts[1:], prof, u)
+        except RuntimeError:  # no new work at interpreter exit: all after the run
+            self._job_done(None)
+            self._declined_now = True
+            return
         job.add_done_callback(self._job_done)
         self._jobs.append((rows, job))
 
@@ -164,11 +173,11 @@ class ConcurrentOutputs:
             if not self._in_flight:
                 self.compiled._kernel.released_tasks = _NONE
 
-    def _outputs(self, t, q, qd, lam) -> np.ndarray:
+    def _outputs(self, q, qd, lam, prof, u) -> np.ndarray:
         tic = time.perf_counter()
-        out = self.compiled.outputs_with(self.kernel, self.buffers, t, q, qd, lam)
+        out = self.compiled.outputs_with(self.kernel, self.buffers, q, qd, lam, prof, u)
         if self.cost is None:
-            self.cost = (time.perf_counter() - tic) / max(len(t), 1)
+            self.cost = (time.perf_counter() - tic) / max(len(q), 1)
         return out
 
     def _declined(self) -> bool:
@@ -193,8 +202,9 @@ class ConcurrentOutputs:
                     values = job.result()
                 except Exception:  # evaluated again after the run, which says why
                     continue
-                out[rows] = values
-                done[rows] = True
+                keep = rows < n_t  # (rows beyond the recorded outputs: none expected)
+                out[rows[keep]] = values[keep]
+                done[rows[keep]] = True
         finally:
             self.close()
         return out, done

@@ -195,9 +195,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
         (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
         start on the worker thread when there is one."""
-        if concurrent is not None:
-            concurrent.submit(len(rec), times, states[:, 0], states[:, 1], lams)
         rec.add_states(times, states, lams)
+        if concurrent is not None:  # (recorded first: an interrupt leaves no job beyond)
+            concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
+                              lams)
         angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
         memory.extend([dict(angles) if angles else {}] * len(times))  # one, read-only
         if contacts is not None:
@@ -235,12 +236,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
                 record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
                 control, step_times, None if signals else record_block)
+        if concurrent is not None:
+            concurrent.steps_done()
     except BaseException:
         if concurrent is not None:
             concurrent.close()
         raise
-    if concurrent is not None:
-        concurrent.steps_done()
     earlier = restart.statistics if cp else {}
     stepping += float(earlier.get("stepping_time", 0.0))
     checkpoint = {**integ.checkpoint(), "steps": steps, "next_output": next_out,
@@ -248,13 +249,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     if numerical.count and not success:
         message = f"{message}; before it: {numerical.sentence()}"
     post_start = time.perf_counter()
-    derived.update(contact_log.totals())
-    with numerical:
-        t, q, qd, qdd_hist, lam_hist = rec.histories()
-        refs = output_angles(system, t, q, qd, memory)
-        known = None if concurrent is None else concurrent.collect(t.size)
-        energies, viol, work = _output_quantities(system, integ, (t, q, qd, lam_hist),
-                                                  derived, refs, known)
+    try:
+        derived.update(contact_log.totals())
+        with numerical:
+            t, q, qd, qdd_hist, lam_hist = rec.histories()
+            refs = output_angles(system, t, q, qd, memory)
+            known = None if concurrent is None else concurrent.collect(t.size)
+            energies, viol, work = _output_quantities(system, integ, (t, q, qd, lam_hist),
+                                                      derived, refs, known)
+    finally:
+        if concurrent is not None:
+            concurrent.close()
     phi_v, vel_v = viol.reshape(-1, 2).T
     elastic = np.zeros(t.size)
     for body, sl in zip(system.bodies, system.slices, strict=True):
