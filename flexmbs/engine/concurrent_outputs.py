@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -38,10 +38,17 @@ CHUNK = 256
 
 _STEPS, _NONE = frozenset({TASK_STEPS}), frozenset()
 
-#: Cost per output [s] below which the worker stops after its first job (measured:
-#: 1.2 µs per output on the ball drop, where a worker made the whole run 4 ms longer,
-#: against 3.5–12 µs on the slider–crank, the arms and the beams).
-MIN_COST = 2.5e-6
+#: Up to this size [bytes] the worker's workspace is a copy of the run's (the output
+#: kernel writes every entry it reads but the joints' constant coefficients, which the
+#: copy carries); above it a new one is packed.
+_COPY_UP_TO = 1 << 20
+
+#: The run's outputs must cost at least this long [s], by the first job's time per
+#: output (on the main thread) times the outputs expected, for the worker to be used.
+#: Measured: the worker saved 4–8 % of the whole run where the outputs came to 10–30 ms
+#: (the arms, the spin-up beam, the clearance slider–crank) and cost 1–4 ms more where
+#: they came to 2–4 ms (the ball drop, the 4-mode solid beam's 1001 outputs).
+MIN_SAVING = 8e-3
 
 #: Switch for this process: ``FLEXMBS_CONCURRENT_OUTPUTS=0`` evaluates every output
 #: after the run (for comparisons).
@@ -92,10 +99,12 @@ class ConcurrentOutputs:
     times, q, q̇, λ rows); :meth:`collect` after the steps: the (n_t, 5) outputs
     (:meth:`CompiledSystem.outputs`' columns) with the rows it evaluated and a mask of
     them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs, and those
-    still gathering when the steps end at :meth:`steps_done`."""
+    still gathering when the steps end at :meth:`steps_done`. The first job runs on the
+    main thread, timed: where the outputs are cheap the worker is never used."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, expected: int = 0):
         self.compiled = compiled
+        self.expected = int(expected)  # outputs the run is expected to record
         self._jobs: list = []
         self._pending: list = []  # blocks not yet handed to the worker
         self.cost: float | None = None  # [s] per output, of the first job
@@ -105,7 +114,10 @@ class ConcurrentOutputs:
 
     def _start(self) -> None:
         cs = self.compiled
-        self.buffers = pack(make_workspace(cs.tables))[:3]  # WF, WI, WH
+        if cs.WF.nbytes + cs.WI.nbytes <= _COPY_UP_TO:  # the same layout, one copy each
+            self.buffers = (cs.WF.copy(), cs.WI.copy(), cs.WH)
+        else:  # (a large model's dense scratch: a fresh workspace, zero pages untouched)
+            self.buffers = pack(make_workspace(cs.tables))[:3]  # WF, WI, WH
         self.kernel = cs._kernel.twin()
         self.kernel.released_tasks = frozenset({TASK_OUTPUTS})
         self._pool = _worker()
@@ -113,7 +125,7 @@ class ConcurrentOutputs:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_run(cls, integ) -> ConcurrentOutputs | None:
+    def for_run(cls, integ, expected: int = 0) -> ConcurrentOutputs | None:
         """A worker for the run of ``integ`` (an AlphaIntegrator), or None where the
         outputs stay after the run: the NumPy path, numba's kernel (which holds the
         GIL), one CPU, rotational springs or servos (their outputs read the run's
@@ -123,7 +135,7 @@ class ConcurrentOutputs:
                 or not hasattr(cs._kernel, "twin") or cs.torsion_names or integ.servos
                 or cs.callbacks or integ.real_time):
             return None
-        return cls(cs)
+        return cls(cs, expected)
 
     def submit(self, start: int, t, q, qd, lam) -> None:
         """Evaluate outputs start … start + len(t) − 1 (rows the steps no longer write),
@@ -155,6 +167,15 @@ class ConcurrentOutputs:
             prof, u = self.compiled.time_values_many(parts[0])
         except Exception:  # evaluated after the run, which says what fails
             return
+        if self.cost is None:  # the first job here, timed: cheap outputs stay here
+            job = Future()
+            try:
+                job.set_result(self._outputs(*parts[1:], prof, u))
+            except Exception as exc:  # evaluated again after the run, which says why
+                job.set_exception(exc)
+                self.cost = 0.0
+            self._jobs.append((rows, job))
+            return
         with self._lock:  # the batches run with the GIL released while a job runs
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
@@ -181,10 +202,11 @@ class ConcurrentOutputs:
         return out
 
     def _declined(self) -> bool:
-        """Whether the worker gives up after its first job: outputs cheaper than
-        :data:`MIN_COST` cost the steps more beside a worker (its thread, the GIL's
-        hand-overs) than they save."""
-        if not self._declined_now and self.cost is not None and self.cost < MIN_COST:
+        """Whether the worker is not used: the first job, evaluated on the main thread
+        and timed, found the run's outputs worth less than :data:`MIN_SAVING` in all,
+        which cost the steps more beside a worker (its hand-overs) than they save."""
+        if (not self._declined_now and self.cost is not None
+                and self.cost * self.expected < MIN_SAVING):
             self._declined_now = True
             self._pending, self._n_pending = [], 0
         return self._declined_now

@@ -229,7 +229,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         for ctrl in controllers:
             ctrl.start(control[1])
     step_times = StepTimes(h) if integ.real_time else None
-    concurrent = None if signals else ConcurrentOutputs.for_run(integ)
+    concurrent = None if signals else ConcurrentOutputs.for_run(
+        integ, int((t_end - integ.t) / h) // output_every)
     try:
         with numerical, _blas_threads(integ):
             success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
