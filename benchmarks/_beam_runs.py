@@ -42,3 +42,16 @@ def solve_exudyn(exu, mbs, sensor, h: float, t_end: float):
     mbs.SolveDynamic(settings)
     wall = time.perf_counter() - start
     return mbs.GetSensorStoredData(sensor), wall
+
+
+def beam_section(exu, axial_shear: float, bending_torsion: float):
+    """Exudyn's ``BeamSection`` of the Simo–Vu-Quoc examples: stiffness diag(EA, GA, GA)
+    = ``axial_shear`` [N] and diag(GJ, EI, EI) = ``bending_torsion`` [N m²], rotary
+    inertia diag(20, 10, 10) [kg m], mass 1 kg/m."""
+    import numpy as np
+
+    section = exu.BeamSection()
+    section.stiffnessMatrix = np.diag([axial_shear] * 3 + [bending_torsion] * 3)
+    section.inertia = np.diag([20.0, 10.0, 10.0])
+    section.massPerLength = 1.0
+    return section

@@ -32,7 +32,7 @@ import sys
 import time
 
 import numpy as np
-from _beam_runs import dynamics_models, solve_exudyn
+from _beam_runs import beam_section, dynamics_models, solve_exudyn
 
 
 def pulse_force(t: float) -> float:
@@ -57,10 +57,7 @@ def run_exudyn(elements: int, h: float, t_end: float = 30.0):
 
     container = exu.SystemContainer()
     mbs = container.AddSystem()
-    section = exu.BeamSection()
-    section.stiffnessMatrix = np.diag([1e6, 1e6, 1e6, 1e3, 1e3, 1e3])
-    section.inertia = np.diag([20.0, 10.0, 10.0])
-    section.massPerLength = 1.0
+    section = beam_section(exu, 1e6, 1e3)
     length = 10.0 / elements
     along_y = RotationMatrixZ(np.pi / 2)  # the first leg's frame: its x along global y
     turned = [float(v) for v in RotationMatrix2EulerParameters(along_y)]

@@ -38,7 +38,7 @@ import sys
 import time
 
 import numpy as np
-from _beam_runs import dynamics_models, solve_exudyn
+from _beam_runs import beam_section, dynamics_models, solve_exudyn
 
 #: End A, the beam's direction and length.
 START, AXIS, LENGTH = np.array([6.0, 0.0, 0.0]), np.array([-0.6, 0.8, 0.0]), 10.0
@@ -69,10 +69,7 @@ def run_exudyn(case: str, elements: int, h: float, t_end: float):
 
     container = exu.SystemContainer()
     mbs = container.AddSystem()
-    section = exu.BeamSection()
-    section.stiffnessMatrix = np.diag([1e4, 1e4, 1e4, 500.0, 500.0, 500.0])
-    section.inertia = np.diag([20.0, 10.0, 10.0])
-    section.massPerLength = 1.0
+    section = beam_section(exu, 1e4, 500.0)
     length = LENGTH / elements
     turned = RotationMatrixZ(np.arctan2(AXIS[1], AXIS[0]))  # the beam's x along AXIS
     ep = [float(v) for v in RotationMatrix2EulerParameters(turned)]
