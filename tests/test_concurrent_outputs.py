@@ -100,6 +100,30 @@ def test_cheap_outputs_stop_the_worker_after_its_first_job(monkeypatch):
 
 
 @needs_worker
+def test_outputs_on_the_main_thread_count_as_output_time_not_stepping(monkeypatch):
+    """The first job runs on the main thread between two batches: its time goes to
+    ``output_time``. A job made to last 0.3 s shows where it went (an accounting check:
+    the stepping of 1200 steps of this case takes a few tens of ms)."""
+    import time as clock
+
+    real = concurrent_outputs.ConcurrentOutputs._outputs
+    slept = []
+
+    def slow(self, *args):
+        if threading.current_thread() is threading.main_thread():
+            clock.sleep(0.3)
+            slept.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(concurrent_outputs.ConcurrentOutputs, "_outputs", slow)
+    result = _run("slider_crank_ideal", True, monkeypatch, steps=1200, saving=1e3)
+    stats = result.statistics
+    assert slept == [1] and stats["outputs_during_run"] > 0
+    assert stats["output_time"] >= 0.3
+    assert 0.0 < stats["stepping_time"] < result.wall_time - 0.3
+
+
+@needs_worker
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
 def test_a_forked_process_starts_its_own_worker(monkeypatch):
     """After the parent's worker has run, a forked child's runs still finish (fork

@@ -112,6 +112,9 @@ class ConcurrentOutputs:
         self._declined_now = False
         self._n_pending = 0
         self._pool = None  # the worker, its kernel caller and workspace: at the first job
+        #: [s] the main thread spent on the outputs while the steps went on (handing
+        #: jobs over, and the first job itself): output time, not stepping time
+        self.main_thread_time = 0.0
 
     def _start(self) -> None:
         cs = self.compiled
@@ -146,7 +149,11 @@ class ConcurrentOutputs:
         self._pending.append((start, t, q, qd, lam))
         self._n_pending += len(t)
         if self._n_pending >= CHUNK:
-            self._flush()
+            tic = time.perf_counter()
+            try:
+                self._flush()
+            finally:
+                self.main_thread_time += time.perf_counter() - tic
 
     def steps_done(self) -> None:
         """The steps have ended: the blocks still gathering go to the worker now, which
