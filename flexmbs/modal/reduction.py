@@ -482,6 +482,35 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     basis[i_dofs, :n_normal] = phi_n
     basis[i_dofs, n_normal:] = psi_ib
     basis[b_dofs, n_normal:] = np.eye(n_b)
+    sets = {"interface": iface} if iface.size else {}
+    attach_name = None
+    if attach is not None:
+        attach_name = attach if isinstance(attach, str) else "attach"
+        sets[attach_name] = attached
+    meta = {
+        "method": "craig-bampton",
+        "interface_nodes": fe.node_ids[iface].tolist(),
+        "attach_nodes": fe.node_ids[attached].tolist(),
+        "n_normal": n_normal,
+        "n_constraint": n_b,
+        "fixed_interface_frequencies_hz": (np.sqrt(np.clip(lam_n, 0, None))
+                                           / (2 * np.pi)).tolist(),
+    }
+    return reduce_on_basis(fe, basis, n_normal, attached=None if attach is None else attached,
+                           attach_name=attach_name, node_sets=sets, metadata=meta,
+                           normalization=normalization, n_modes=n_modes, start=start)
+
+
+def reduce_on_basis(fe: FEModel, basis: np.ndarray, n_normal: int, *, attached,
+                    attach_name: str | None, node_sets: dict, metadata: dict,
+                    normalization: Normalization = "displacement",
+                    n_modes: int | None = None, start: float | None = None) -> ModalData:
+    """ModalData of a Craig–Bampton ``basis`` (n_dof, n_normal + n_b; fixed-interface
+    modes first), orthonormalised by the reduced eigenproblem. ``attached``: node
+    indices fixed to the frame, or None (free–free basis, mean axes: six rigid modes
+    removed). For :func:`craig_bampton` and :mod:`flexmbs.modal.solid_substructures`."""
+    start, attach = time.perf_counter() if start is None else start, attached
+    m_mat, k_mat = fe.mass.tocsr(), fe.stiffness.tocsr()
     m_cb = basis.T @ (m_mat @ basis)
     k_cb = basis.T @ (k_mat @ basis)
     m_cb = 0.5 * (m_cb + m_cb.T)
@@ -525,24 +554,9 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     mb = np.einsum("ij,ij->j", x[n_normal:], m_cb[n_normal:, n_normal:] @ x[n_normal:])
     fraction = mb / (mn + mb)
     kinds = [ModeKind.CONSTRAINT if f > 0.5 else ModeKind.NORMAL for f in fraction]
-    sets = {"interface": iface} if iface.size else {}
-    attach_name = None
-    if attach is not None:
-        attach_name = attach if isinstance(attach, str) else "attach"
-        sets[attach_name] = attached
-    meta = {
-        "method": "craig-bampton",
-        "interface_nodes": fe.node_ids[iface].tolist(),
-        "attach_nodes": fe.node_ids[attached].tolist(),
-        "n_normal": n_normal,
-        "n_constraint": n_b,
-        "fixed_interface_frequencies_hz": (np.sqrt(np.clip(lam_n, 0, None))
-                                           / (2 * np.pi)).tolist(),
-        "time_s": time.perf_counter() - start,
-        **meta_extra,
-    }
+    meta = {**metadata, "time_s": time.perf_counter() - start, **meta_extra}
     frame = ReferenceFrame.ATTACHED if attach is not None else ReferenceFrame.MEAN_AXIS
-    return _assemble_modal(fe, modes, frame=frame, attach_set=attach_name, node_sets=sets,
+    return _assemble_modal(fe, modes, frame=frame, attach_set=attach_name, node_sets=node_sets,
                            kinds=kinds, fraction=fraction, metadata=meta,
                            normalization=normalization, eigenvalues=lam)
 

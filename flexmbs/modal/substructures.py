@@ -67,11 +67,15 @@ class Substructure:
 @dataclass(frozen=True)
 class Cut:
     """A cut node (parent label ``node``) between part ``inner`` (nearer the root, where
-    the node is an interface node) and part ``outer`` (whose frame is attached there)."""
+    the node is an interface node) and part ``outer`` (whose frame is attached there).
+    A cut surface of a solid (:mod:`flexmbs.modal.solid_substructures`) also gives its
+    node labels ``nodes`` and its node-set name ``name`` in both parts."""
 
     node: int
     inner: int
     outer: int
+    nodes: tuple = ()
+    name: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +95,7 @@ class SplitModel:
         """Index of the part that holds node ``label`` (a cut node: the part attached
         there, whose frame it is fixed to); ValidationError for an unknown label."""
         for cut in self.cuts:
-            if cut.node == int(label):
+            if cut.node == int(label) or int(label) in cut.nodes:
                 return cut.outer
         for j, part in enumerate(self.parts):
             if np.any(part.fe.node_ids == int(label)):

@@ -6,9 +6,10 @@
 ``name_1 … name_k`` (root part first), all placed where the single body would be (the
 parent's body frame at ``position``/``orientation``), and joins every cut by a fixed
 joint ``name_cut<label>`` between markers ``name_<i>.n<label>`` and
-``name_<j>.n<label>`` on the cut node of the inner and outer part. Each part has its own
-floating frame, so the chain follows rotations far beyond the small-deflection range of
-one linear FFRF body; within a part the deflection is linear.
+``name_<j>.n<label>`` on the cut node of the inner and outer part (a solid's cut
+surface: joint ``name_cut<j>`` between markers ``cut<j>`` on the surface's node set).
+Each part has its own floating frame, so the chain follows rotations far beyond the
+small-deflection range of one linear FFRF body; within a part the deflection is linear.
 
 :func:`substructured_beam` does it all for a built-in straight beam: mesh, split into k
 parts of equal length, reduce, add, join. The returned :class:`SubstructuredPart` puts
@@ -84,6 +85,11 @@ def add_substructured_part(builder, name: str, split, data, *, position=(0, 0, 0
                                   orientation=orientation, velocity=velocity,
                                   angular_velocity=angular_velocity, coupling=coupling)
     for cut in split.cuts:
+        if cut.name:  # a solid's cut surface: markers on its node set in both parts
+            inner = builder.add_marker(bodies[cut.inner], cut.name, node_set=cut.name)
+            outer = builder.add_marker(bodies[cut.outer], cut.name, node_set=cut.name)
+            builder.add_joint(f"{name}_{cut.name}", "fixed", inner, outer)
+            continue
         marker = f"n{cut.node}"
         inner = builder.add_marker(bodies[cut.inner], marker, node=cut.node)
         outer = builder.add_marker(bodies[cut.outer], marker, node=cut.node)
