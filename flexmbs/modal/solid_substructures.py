@@ -34,7 +34,7 @@ import scipy.sparse.linalg as spla
 from ..errors import ValidationError
 from .fe import solid_elements
 from .femodel import FEModel
-from .substructures import COUPLING_RTOL, Cut, SplitModel, _labels
+from .substructures import Cut, SplitModel, _labels, cell_pieces, node_local_rest
 
 #: The solid cells whose element matrices are computed here.
 SOLID_CELLS = ("hexahedron", "tetra")
@@ -159,23 +159,9 @@ def _assemble(n_dof: int, blocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 def _node_local_rest(fe: FEModel, elements) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """(K − Σ K_e, M − Σ M_e), checked to sit on single nodes (point masses)."""
     k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements])
-    rests = []
-    for name, full, summed in (("stiffness", fe.stiffness, k_sum), ("mass", fe.mass, m_sum)):
-        rest = (full - summed).tocoo()
-        scale = max(float(abs(full).max()), 1e-300)
-        keep = np.abs(rest.data) > COUPLING_RTOL * scale
-        r, c, v = rest.row[keep], rest.col[keep], rest.data[keep]
-        cross = r // 3 != c // 3
-        if np.any(cross):
-            i = int(np.flatnonzero(cross)[0])
-            raise ValidationError(
-                f"split: the FE {name} is not the sum of its solid cells' element matrices "
-                f"(full integration, consistent mass) plus node-local terms: entry ({r[i]}, "
-                f"{c[i]}) between nodes {int(fe.node_ids[r[i] // 3])} and "
-                f"{int(fe.node_ids[c[i] // 3])} is off by {v[i]:.3g} of {scale:.3g} "
-                f"(reduced integration, a lumped mass or another formulation?)")
-        rests.append(sp.csr_matrix((v, (r, c)), shape=full.shape))
-    return rests[0], rests[1]
+    return node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices (full "
+                           "integration, consistent mass)", "reduced integration, a lumped "
+                           "mass or another formulation?")
 
 
 def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarray]:
@@ -242,33 +228,8 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
         on_cut[nodes] = j
     conn_all = [c for _, c, _, _ in elements]
     cell_nodes = [row for conn in conn_all for row in conn]
-    n_cells = len(cell_nodes)
-    parent = np.arange(n_cells)
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    first_cell: dict[int, int] = {}
-    for c, row in enumerate(cell_nodes):
-        for n in row:
-            if on_cut[n] >= 0:
-                continue
-            if n in first_cell:
-                parent[find(c)] = find(first_cell[int(n)])
-            else:
-                first_cell[int(n)] = c
-    groups: dict[int, list[int]] = {}
-    for c in range(n_cells):
-        groups.setdefault(find(c), []).append(c)
-    pieces = list(groups.values())
-    nodes_of = [np.unique(np.concatenate([cell_nodes[c] for c in cells])) for cells in pieces]
-    holder = [j for j, nodes in enumerate(nodes_of) if np.isin(root_idx, nodes).all()]
-    if len(holder) != 1:
-        raise ValidationError("split: the root nodes must all lie in one part")
-    order, attach_of, cut_list = [holder[0]], {holder[0]: root_idx}, []
+    pieces, nodes_of, holder = cell_pieces(cell_nodes, on_cut >= 0, root_idx)
+    order, attach_of, cut_list = [holder], {holder: root_idx}, []
     for j in order:
         for s, nodes in enumerate(cut_sets):
             if not np.isin(nodes, nodes_of[j]).all() or any(c[0] == s for c in cut_list):

@@ -225,37 +225,11 @@ def split_line_model(fe: FEModel, cuts, *, element_matrices: ElementMatrices | N
                               f"cell or none meets there); a cut must lie inside it")
     if np.intersect1d(cut_idx, root_idx).size:
         raise ValidationError("split: the root node cannot be a cut node")
-    # connected pieces of the cells, joined through nodes that are not cut
-    n_el = lines.shape[0]
-    parent = np.arange(n_el)
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     is_cut = np.zeros(fe.n_nodes, bool)
     is_cut[cut_idx] = True
-    first_cell = {}
-    for c, (a, b) in enumerate(lines):
-        for n in (int(a), int(b)):
-            if is_cut[n]:
-                continue
-            if n in first_cell:
-                parent[find(c)] = find(first_cell[n])
-            else:
-                first_cell[n] = c
-    groups: dict[int, list[int]] = {}
-    for c in range(n_el):
-        groups.setdefault(find(c), []).append(c)
-    pieces = [np.asarray(cells) for cells in groups.values()]
-    nodes_of = [np.unique(lines[cells]) for cells in pieces]
-    holder = [j for j, nodes in enumerate(nodes_of) if np.isin(root_idx, nodes).all()]
-    if len(holder) != 1:
-        raise ValidationError("split: the root nodes must all lie in one part")
+    pieces, nodes_of, holder = cell_pieces(list(lines), is_cut, root_idx)
     # order the parts from the root outwards (breadth first over the cut nodes)
-    order, attach_of, cut_list = [holder[0]], {holder[0]: root_idx}, []
+    order, attach_of, cut_list = [holder], {holder: root_idx}, []
     for j in order:
         for n in nodes_of[j]:
             if not is_cut[n]:
@@ -327,23 +301,67 @@ def _node_local_rest(fe: FEModel, lines: np.ndarray, provider: ElementMatrices):
         m_vals.append(me.ravel())
     rows, cols = np.concatenate(rows), np.concatenate(cols)
     shape = (fe.n_dof, fe.n_dof)
+    summed = [sp.csr_matrix((np.concatenate(vals), (rows, cols)), shape=shape)
+              for vals in (k_vals, m_vals)]
+    rest_k, rest_m = node_local_rest(fe, *summed, "its cells' element matrices",
+                                     "was the model scaled or edited after meshing?")
+    return rest_k, rest_m, elems
+
+
+def cell_pieces(cells: list, is_cut: np.ndarray, root_idx: np.ndarray):
+    """(pieces, their nodes, the root's piece): the connected pieces of ``cells`` (rows of
+    node indices) joined through nodes that are not cut (``is_cut`` mask), each a list of
+    cell indices, and the index of the one holding every node of ``root_idx``
+    (ValidationError unless exactly one does)."""
+    parent = np.arange(len(cells))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_cell: dict[int, int] = {}
+    for c, row in enumerate(cells):
+        for n in (int(v) for v in row):
+            if is_cut[n]:
+                continue
+            if n in first_cell:
+                parent[find(c)] = find(first_cell[n])
+            else:
+                first_cell[n] = c
+    groups: dict[int, list[int]] = {}
+    for c in range(len(cells)):
+        groups.setdefault(find(c), []).append(c)
+    pieces = [np.asarray(group) for group in groups.values()]
+    nodes_of = [np.unique(np.concatenate([cells[c] for c in group])) for group in pieces]
+    holder = [j for j, nodes in enumerate(nodes_of) if np.isin(root_idx, nodes).all()]
+    if len(holder) != 1:
+        raise ValidationError("split: the root nodes must all lie in one part")
+    return pieces, nodes_of, holder[0]
+
+
+def node_local_rest(fe: FEModel, k_sum, m_sum, what: str, hint: str):
+    """(K − k_sum, M − m_sum) of ``fe``, checked to sit on single nodes (point masses):
+    ValidationError naming the first entry between two nodes, ``what`` the sum is of and
+    the ``hint``."""
+    dpn = fe.dofs_per_node
     rests = []
-    for name, vals, full in (("stiffness", k_vals, fe.stiffness), ("mass", m_vals, fe.mass)):
-        rest = (full - sp.csr_matrix((np.concatenate(vals), (rows, cols)), shape=shape))
-        rest = rest.tocoo()
+    for name, full, summed in (("stiffness", fe.stiffness, k_sum), ("mass", fe.mass, m_sum)):
+        rest = (full - summed).tocoo()
         scale = max(float(abs(full).max()), 1e-300)
         keep = np.abs(rest.data) > COUPLING_RTOL * scale
         r, c, v = rest.row[keep], rest.col[keep], rest.data[keep]
-        cross = r // 6 != c // 6
+        cross = r // dpn != c // dpn
         if np.any(cross):
             i = int(np.flatnonzero(cross)[0])
             raise ValidationError(
-                f"split: the FE {name} is not the sum of its cells' element matrices plus "
-                f"node-local terms: entry ({r[i]}, {c[i]}) between nodes "
-                f"{int(fe.node_ids[r[i] // 6])} and {int(fe.node_ids[c[i] // 6])} is off by "
-                f"{v[i]:.3g} (was the model scaled or edited after meshing?)")
-        rests.append(sp.csr_matrix((v, (r, c)), shape=shape))
-    return rests[0], rests[1], elems
+                f"split: the FE {name} is not the sum of {what} plus node-local terms: "
+                f"entry ({r[i]}, {c[i]}) between nodes {int(fe.node_ids[r[i] // dpn])} and "
+                f"{int(fe.node_ids[c[i] // dpn])} is off by {v[i]:.3g} of {scale:.3g} "
+                f"({hint})")
+        rests.append(sp.csr_matrix((v, (r, c)), shape=full.shape))
+    return rests[0], rests[1]
 
 
 def reduce_parts(split: SplitModel, n_normal: int, *, normalization="displacement"):
