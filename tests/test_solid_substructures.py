@@ -226,5 +226,8 @@ def test_bad_splits_are_refused_naming_what():
                    node_sets=fe.node_sets)
     with pytest.raises(ValidationError, match=r"no E, nu, rho in metadata\['material'\]"):
         split_solid_model(bare, [layer], root="x0")
+    tip_labels = fe.node_ids[fe.node_sets["x1"]].tolist()  # an end given by its labels
+    split = split_solid_model(fe, [layer], root="x0", ends=[tip_labels])
+    assert sorted(split.parts[1].surfaces) == ["end1"]
     with pytest.raises(ValidationError, match="no layer of nodes"):
         surfaces_along(fe, 6, root="x0", tip="x1")

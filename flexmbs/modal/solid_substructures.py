@@ -207,7 +207,7 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
         the part. The cells on its two sides may share only its nodes.
     root : node set
         The surface part 1's frame is attached to (where the part is clamped or jointed).
-    ends : iterable of set names
+    ends : iterable of set names or lists of node labels
         Sets that move rigidly with six constraint modes in the part holding them
         (where loads or joints act); names that are not sets of ``fe`` are skipped.
 
@@ -254,7 +254,8 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
     for s, _, outer in cut_list:
         owner[cut_sets[s]] = rank[outer]
     rest_k, rest_m = _node_local_rest(fe, elements)
-    end_sets = {e: _labels(fe, e, "split: ends") for e in ends if e in fe.node_sets}
+    end_sets = {e if isinstance(e, str) else f"end{i + 1}": _labels(fe, e, "split: ends")
+                for i, e in enumerate(ends) if not isinstance(e, str) or e in fe.node_sets}
     cell_kind = [(kind, conn, k_e, m_e, offset) for (kind, conn, k_e, m_e), offset in
                  zip(elements, np.cumsum([0] + [len(c) for c in conn_all[:-1]]),
                      strict=True)]
