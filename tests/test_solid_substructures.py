@@ -231,3 +231,64 @@ def test_bad_splits_are_refused_naming_what():
     assert sorted(split.parts[1].surfaces) == ["end1"]
     with pytest.raises(ValidationError, match="no layer of nodes"):
         surfaces_along(fe, 6, root="x0", tip="x1")
+
+
+def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys):
+    """``flexmbs reduce --substructures 2`` on the box written as Matrix Market matrices
+    and an .inp with C3D8 elements in mm-t-s: the two parts, joined as the sidecar says,
+    deflect under a tip load as the parts split through the Python API in SI."""
+    import json
+
+    import scipy.io
+    from test_stiffening_elements import _write_inp
+
+    from flexmbs.cli.main import main
+
+    fe = box_mesh(1.0, 0.04, 0.02, 8, 2, 1, E=E, nu=NU, rho=RHO)
+    tip_labels = np.flatnonzero(np.isclose(fe.nodes[:, 0], 1.0)) + 101
+    _write_inp(tmp_path / "box.inp", fe, scale=1e3,
+               extra="*NSET, NSET=tip\n" + ", ".join(str(v) for v in tip_labels) + "\n")
+    for name, mat in (("M", fe.mass * 1e-3), ("K", fe.stiffness * 1e-3)):
+        scipy.io.mmwrite(str(tmp_path / f"{name}.mtx"), sp.coo_matrix(mat),
+                         symmetry="symmetric", precision=17)
+    out = tmp_path / "box.fmd.h5"
+    args = ["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness", str(tmp_path / "K.mtx"),
+            "--nodes", str(tmp_path / "box.inp"), "--units", "mm-t-s", "--modes", "3",
+            "--material", f"E={E / 1e6!r},nu={NU!r},rho={RHO * 1e-12!r}",
+            "--substructures", "2", "-o", str(out)]
+    assert main(args) == 0, capsys.readouterr()
+    assert "cut1 (6 nodes)" in capsys.readouterr().out  # (a layer of 3 x 2 nodes)
+    info = json.loads((tmp_path / "box.substructures.json").read_text())
+    assert info["files"] == ["box.1.fmd.h5", "box.2.fmd.h5"]
+    (cut,) = info["cuts"]
+    assert (cut["inner"], cut["outer"], cut["surface"], len(cut["nodes"])) == (1, 2, "cut1", 6)
+    load = np.array([0.0, 0.0, -50.0])
+
+    def tip_of(datas):
+        b = fm.ModelBuilder()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for j, data in enumerate(datas, 1):
+                b.add_flexible_body(f"box_{j}", data)
+        b.add_marker("box_1", "c", node_set="cut1")
+        b.add_marker("box_2", "c", node_set="cut1")
+        b.add_joint("cut1", "fixed", "box_1.c", "box_2.c")
+        b.add_marker("ground", "O")
+        b.add_marker("box_1", "root", node_set="root" if "root" in datas[0].node_sets
+                     else "x0")
+        b.add_joint("clamp", "fixed", "ground.O", "box_1.root")
+        b.add_marker("box_2", "tip", node_set="tip" if "tip" in datas[1].node_sets
+                     else "x1")
+        b.add_point_force("P", "box_2.tip", load)
+        system = System(b.finalize())
+        res = static_equilibrium(system)
+        body, mk, sl = system.marker_info("box_2.tip")
+        return marker_state(body, mk, res.q[sl], jac_needed=False).r
+
+    found = tip_of([fm.read_modal(tmp_path / f) for f in info["files"]])
+    split = split_solid_model(fe, surfaces_along(fe, 2, root="x0", tip="x1"), root="x0",
+                              ends=("x1",))
+    expected = tip_of(reduce_solid_parts(split, 3))
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-7 * abs(expected[2]))
+    assert main([*args[:-2], "--stress", "-o", str(out)]) == 2
+    assert "--stress do not apply" in capsys.readouterr().err

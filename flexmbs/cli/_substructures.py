@@ -1,6 +1,7 @@
-"""``flexmbs beam --substructures K``: the beam cut into K Craig–Bampton parts, written as
-K modal data files plus a JSON sidecar that says how to join them
-(docs/flexible_bodies.md, "Substructured parts")."""
+"""``flexmbs beam --substructures K`` and ``flexmbs reduce --substructures K``: the beam,
+or a solid part read with its elements, cut into K Craig–Bampton parts, written as K
+modal data files plus a JSON sidecar that says how to join them
+(docs/flexible_bodies.md, "Substructured parts" and "Substructured solid parts")."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def run_parts(fe, args) -> int:
     from ..modal.stress import with_stress
 
     k = args.substructures
-    stray = [opt for opt, attr in NOT_WITH_PARTS if getattr(args, attr, None)]
+    solid = fe.dofs_per_node == 3  # (ends given by --attach-nodes and --interface-nodes)
+    stray = [opt for opt, attr in NOT_WITH_PARTS if getattr(args, attr, None)
+             and not (solid and attr in ("attach_nodes", "interface_nodes"))]
     if args.clamp_nodes not in (None, "root"):
         stray.insert(0, "--clamp-nodes")
     if stray:
@@ -46,8 +49,11 @@ def run_parts(fe, args) -> int:
     files, sidecar = part_paths(args.output, k)
     for path in files:
         check_writable(str(path))
-    split = split_line_model(fe, cuts_along(fe, k))
-    datas = reduce_parts(split, args.modes, normalization=args.normalization)
+    if solid:
+        split, datas = _solid_parts(fe, args)
+    else:
+        split = split_line_model(fe, cuts_along(fe, k))
+        datas = reduce_parts(split, args.modes, normalization=args.normalization)
     written = []
     for part, data, path in zip(split.parts, datas, files, strict=True):
         if args.stiffening:
@@ -64,7 +70,8 @@ def run_parts(fe, args) -> int:
         "version": 1,
         "files": [p.name for p in files],
         "cuts": [{"node": c.node, "inner": c.inner + 1, "outer": c.outer + 1,
-                  "joint": "fixed"} for c in split.cuts],
+                  "joint": "fixed", **({"surface": c.name, "nodes": list(c.nodes)}
+                                       if c.name else {})} for c in split.cuts],
         "nodes": [part.fe.node_ids.tolist() for part in split.parts],
         "attach": [part.attach.tolist() for part in split.parts],
         "interface": [part.interface.tolist() for part in split.parts],
@@ -78,5 +85,27 @@ def run_parts(fe, args) -> int:
         labels = split.parts[j - 1].fe.node_ids
         print(f"part {j}: nodes {labels.min()}-{labels.max()}, {data.n_modes} modes "
               f"(f1 = {data.frequencies[0]:.4g} Hz) -> {path}")
-    print(f"joints (fixed) at nodes {[c.node for c in split.cuts]}; written {sidecar}")
+    where = ([f"{c.name} ({len(c.nodes)} nodes)" for c in split.cuts] if solid
+             else f"nodes {[c.node for c in split.cuts]}")
+    print(f"joints (fixed) at {where}; written {sidecar}")
     return 0
+
+
+def _solid_parts(fe, args):
+    """(split, ModalData per part) of a solid model: cut surfaces at the node layers
+    nearest to equal stations from the root set (``--attach-nodes``, default the set
+    ``root``) to the tip set (``--interface-nodes``, default ``tip``), both ends and the
+    cuts rigid (docs/flexible_bodies.md, "Substructured solid parts")."""
+    from ..modal.solid_substructures import (
+        reduce_solid_parts,
+        split_solid_model,
+        surfaces_along,
+    )
+    from ._common import parse_nodes
+
+    root = parse_nodes(args.attach_nodes, "--attach-nodes")
+    tip = parse_nodes(args.interface_nodes, "--interface-nodes")
+    root, tip = ("root" if root is None else root), ("tip" if tip is None else tip)
+    split = split_solid_model(fe, surfaces_along(fe, args.substructures, root=root, tip=tip),
+                              root=root, ends=(tip,))
+    return split, reduce_solid_parts(split, args.modes, normalization=args.normalization)

@@ -53,6 +53,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "cases from the elements of the --nodes .inp (C3D4, C3D8) and "
                         "--material (docs/theory_stiffening.md)")
     add_reduction_args(p)
+    p.add_argument("--substructures", type=int, default=1, metavar="K",
+                   help="cut a solid part (the --nodes mesh's solid elements, --material "
+                        "with rho) into K parts at the node layers nearest to equal "
+                        "stations from the root set (--attach-nodes, default 'root') to the "
+                        "tip set (--interface-nodes, default 'tip'), each reduced by "
+                        "Craig-Bampton with rigid cut surfaces (--modes fixed-interface "
+                        "modes each); writes OUTPUT's stem .1 ... .K files and a "
+                        ".substructures.json (docs/flexible_bodies.md)")
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -152,6 +160,23 @@ def run(args: argparse.Namespace) -> int:
         fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
                                 dofs_per_node=args.dofs_per_node, material=material)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
+    if args.substructures != 1:
+        from ._substructures import run_parts
+
+        if args.substructures < 1:
+            raise ValidationError(f"--substructures must be >= 1, got {args.substructures}")
+        if fe.dofs_per_node != 3:
+            raise ValidationError("--substructures: flexmbs reduce splits solid parts (3 "
+                                  "DOFs per node); a beam is split by flexmbs beam "
+                                  "--substructures")
+        stray = [opt for opt, on in (("--free", args.free), ("--stiffening", args.stiffening),
+                                     ("--modal-derivatives", args.modal_derivatives),
+                                     ("--stress", args.stress)) if on]
+        if stray:
+            raise ValidationError(f"--substructures: {', '.join(stray)} do not apply to the "
+                                  f"parts of a solid (not yet); every part is reduced by "
+                                  f"Craig–Bampton with rigid cut surfaces")
+        return run_parts(fe, args)
     if kind == "ansys" and "constrained" in fe.node_sets and not (
             args.clamp_nodes or args.interface_nodes or args.free):
         # MAPDL's own constraints, with no other choice: the modes MAPDL computes
