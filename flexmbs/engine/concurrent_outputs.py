@@ -12,10 +12,11 @@ with the GIL released, so the two run on two cores. On one core, or with numba's
 (which holds the GIL), the work is the same and only its timing changes.
 
 The values are those :meth:`CompiledSystem.outputs` gives, bit for bit (same kernel,
-same inputs). What it does not take (a model with rotational springs, servos or
-state-dependent callables, whose outputs read the run's memory of turns or call
-Python), and any block whose evaluation fails, is left to the evaluation after the run,
-which then says what failed as before.
+same inputs: a rotational spring's or servo's turns come with each block, as the run
+remembered them). What it does not take (a model with state-dependent callables, whose
+outputs call Python; a block whose turns the memory lacks), and any block whose
+evaluation fails, is left to the evaluation after the run, which then says what failed
+as before.
 """
 
 from __future__ import annotations
@@ -132,21 +133,26 @@ class ConcurrentOutputs:
     def for_run(cls, integ, expected: int = 0) -> ConcurrentOutputs | None:
         """A worker for the run of ``integ`` (an AlphaIntegrator), or None where the
         outputs stay after the run: the NumPy path, numba's kernel (which holds the
-        GIL), one CPU, rotational springs or servos (their outputs read the run's
-        angle memory), state-dependent callables, or the switch off (:data:`ENV`)."""
+        GIL), one CPU, state-dependent callables, or the switch off (:data:`ENV`).
+        Rotational springs and servos come with the angle references of each block
+        (:func:`~flexmbs.integrators.output_angles.angle_snapshots`)."""
         cs = integ.compiled
         if (cs is None or switched_off() or _usable_cpus() < 2
-                or not hasattr(cs._kernel, "twin") or cs.torsion_names or integ.servos
-                or cs.callbacks or integ.real_time):
+                or not hasattr(cs._kernel, "twin") or cs.callbacks or integ.real_time):
             return None
         return cls(cs, expected)
 
-    def submit(self, start: int, t, q, qd, lam) -> None:
+    def submit(self, start: int, t, q, qd, lam, refs=None) -> None:
         """Evaluate outputs start … start + len(t) − 1 (rows the steps no longer write),
-        gathered with the blocks before it into jobs of about :data:`CHUNK` outputs."""
+        gathered with the blocks before it into jobs of about :data:`CHUNK` outputs;
+        ``refs``: the rotational springs' angle references of those rows ((len(t), n)
+        [rad] in ``torsion_names`` order, as the evaluation after the run would give
+        them; None without springs)."""
         if self._declined():
             return
-        self._pending.append((start, t, q, qd, lam))
+        if refs is None:
+            refs = np.full((len(t), len(self.compiled.torsion_names)), np.nan)
+        self._pending.append((start, t, q, qd, lam, refs))
         self._n_pending += len(t)
         if self._n_pending >= CHUNK:
             tic = time.perf_counter()
@@ -168,7 +174,7 @@ class ConcurrentOutputs:
         if self._pool is None:
             self._start()
         parts = [np.concatenate([np.asarray(block[k], dtype=float) for block in pending])
-                 for k in range(1, 5)]
+                 for k in range(1, 6)]
         rows = np.concatenate([np.arange(block[0], block[0] + len(block[1]))
                                for block in pending])  # (outputs of single steps between)
         try:  # the drives' and inputs' values here: no Python of the model's on the worker
@@ -178,7 +184,7 @@ class ConcurrentOutputs:
         if self.cost is None:  # the first job here, timed: cheap outputs stay here
             job = Future()
             try:
-                job.set_result(self._outputs(*parts[1:], prof, u))
+                job.set_result(self._outputs(*parts[1:4], prof, u, parts[4]))
             except Exception as exc:  # evaluated again after the run, which says why
                 job.set_exception(exc)
                 self.cost = 0.0
@@ -188,7 +194,7 @@ class ConcurrentOutputs:
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
         try:
-            job = self._pool.submit(self._outputs, *parts[1:], prof, u)
+            job = self._pool.submit(self._outputs, *parts[1:4], prof, u, parts[4])
         except RuntimeError:  # no new work at interpreter exit: all after the run
             self._job_done(None)
             self._declined_now = True
@@ -202,9 +208,10 @@ class ConcurrentOutputs:
             if not self._in_flight:
                 self.compiled._kernel.released_tasks = _NONE
 
-    def _outputs(self, q, qd, lam, prof, u) -> np.ndarray:
+    def _outputs(self, q, qd, lam, prof, u, refs) -> np.ndarray:
         tic = time.perf_counter()
-        out = self.compiled.outputs_with(self.kernel, self.buffers, q, qd, lam, prof, u)
+        out = self.compiled.outputs_with(self.kernel, self.buffers, q, qd, lam, prof, u,
+                                         refs)
         if self.cost is None:
             self.cost = (time.perf_counter() - tic) / max(len(q), 1)
         return out

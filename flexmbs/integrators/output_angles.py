@@ -61,3 +61,28 @@ def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
                 values[k] += 2 * np.pi * np.round((guess - raw[k]) / (2 * np.pi))
         out[force.name] = values
     return out
+
+
+def angle_snapshots(before: dict, rows, names, wanted) -> tuple[list[dict], np.ndarray | None]:
+    """The angle memory after each step of a batch, as the per-step path keeps it with
+    each output: ``before`` (the memory the batch starts from) updated by each step's
+    angles ``rows`` ((count, n) [rad] in ``names`` order: the kernels' ``torsion_names``;
+    NaN where a step left none). Also the (count, n) references the outputs after the run
+    would give the kernels for those rows (:func:`output_angles`: the memory for the
+    forces in ``wanted``, the names of :func:`angle_forces`; NaN for the others), or None
+    where one of them is not in the memory (such rows are left to after the run)."""
+    memory = dict(before)
+    snapshots = []
+    refs = np.full((len(rows), len(names)), np.nan)
+    for k, row in enumerate(rows):
+        for name, angle in zip(names, row, strict=True):
+            if angle == angle:  # (NaN: no memory)
+                memory[name] = angle
+        snapshots.append(dict(memory) if memory else {})
+        for i, name in enumerate(names):
+            if name in wanted:
+                refs[k, i] = memory.get(name, np.nan)
+    columns = [i for i, name in enumerate(names) if name in wanted]
+    if not np.all(np.isfinite(refs[:, columns])):
+        return snapshots, None
+    return snapshots, refs

@@ -243,7 +243,7 @@ def _output_quantities(system, integ, histories, derived, refs, known=None):
                     if names else np.zeros((t.size, 0)))
         if known is None:
             outs = integ.compiled.outputs(t, q, qd, lam_hist, ref_cols)
-        else:  # (no rotational springs: each output stands alone)
+        else:  # (each output stands alone: the springs' turns are in its refs)
             outs, done = known
             rest = ~done
             if rest.any():

@@ -40,7 +40,7 @@ from .options import (
     Tangents,
     undamped,
 )
-from .output_angles import output_angles
+from .output_angles import angle_forces, angle_snapshots, output_angles
 from .real_time import StepTimes, real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
@@ -166,6 +166,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
 
     rec = Recording(system.n_q, system.n_c, copy=integ.real_time, on_output=on_output)
     memory: list = []  # the angle memory at each output (None: not known)
+    wanted_angles = {force.name for force in angle_forces(system)}  # (read after the run)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
     derived = {k: [] for k in ("energy", "power")}
@@ -191,16 +192,25 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         derive(at_state=True)
 
-    def record_block(times, states, lams, contacts):
+    def record_block(times, states, lams, contacts, angles=None):
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
         (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
         start on the worker thread when there is one."""
+        if angles is None:  # (no rotational springs: the memory unchanged in a batch)
+            kept = system.angle_memory
+            snapshots = [dict(kept) if kept else {}] * len(times)  # one, read-only
+            refs = None
+        else:
+            snapshots, refs = angle_snapshots(*angles, integ.compiled.torsion_names,
+                                              wanted_angles)
         rec.add_states(times, states, lams)
-        if concurrent is not None:  # (recorded first: an interrupt leaves no job beyond)
+        memory.extend(snapshots)
+        if concurrent is not None and (angles is None or refs is not None):
             concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
-                              lams)
-        angles = system.angle_memory  # (no rotational springs: unchanged in a batch)
-        memory.extend([dict(angles) if angles else {}] * len(times))  # one, read-only
+                              lams, refs)  # (recorded first: an interrupt leaves no job)
+        for servo in integ.servos:  # (what on_output does per output)
+            for t_k in times:
+                servo.pin(float(t_k))
         if contacts is not None:
             contact_log.add_block(*contacts)
 

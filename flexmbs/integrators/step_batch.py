@@ -241,11 +241,13 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     """One batch of up to ``n`` steps from step count ``k``, with the per-step path's
     bookkeeping of each accepted step: the step record, the divergence check every
     ``limits.check_every`` steps (a diverged state is recorded and ends the run) and an
-    output every ``output_every`` steps (``record()``; with every step an output, no
-    rotational springs and ``record_block`` given, the outputs of the steps at once:
-    ``record_block(times, states, lams, contacts)``, the times a list, the states
-    (count, 4, n_q) rows q, q̇, q̈, a, and the contacts' samples and dissipated energies
-    as nested lists (count, n_contacts, …), or None without contacts). Returns (the step
+    output every ``output_every`` steps (``record()``; with every step an output and
+    ``record_block`` given, the outputs of the steps at once:
+    ``record_block(times, states, lams, contacts, angles)``, the times a list, the states
+    (count, 4, n_q) rows q, q̇, q̈, a, the contacts' samples and dissipated energies
+    as nested lists (count, n_contacts, …), or None without contacts, and the rotational
+    springs' angles: (the System's angle memory before the block, the angles after each
+    step in ``torsion_names`` order, NaN where none), or None without). Returns (the step
     count after it, the divergence found or None). The integrator's state arrays are
     replaced, never written into (the records hold them)."""
     h = batches.step_size(h)
@@ -258,7 +260,7 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     rows = None
     if output_every == 1:  # every state recorded: one copy of them all
         rows = (batches.states[1:done + 1].copy(), batches.lams[1:done + 1].copy())
-        if record_block is not None and batches.at_samples == 2:  # no angle memory
+        if record_block is not None:
             return _record_all(batches, done, h, k, limits, ranges, iterations, rows,
                                record_block)
     for j in range(done):
@@ -289,9 +291,11 @@ def _record_all(batches, done, h, k, limits, ranges, iterations, rows, record_bl
             count = j + 1
             break
     batches.integ.stats.add_closed(h, iterations[:count])
+    before = dict(batches.integ.system.angle_memory)  # (the memory the block starts from)
     batches.accept(count - 1, rows)
     contacts = ((batches.out[:count, batches.at_samples:].copy(),  # (the next batch
                  batches._dissipated[:count])                     # writes out again)
                 if batches.n_contacts else None)
-    record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts)
+    angles = (before, batches._angles[:count]) if batches.at_samples > 2 else None
+    record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts, angles)
     return k + count, reason
