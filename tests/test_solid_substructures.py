@@ -290,5 +290,45 @@ def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys):
                               ends=("x1",))
     expected = tip_of(reduce_solid_parts(split, 3))
     np.testing.assert_allclose(found, expected, rtol=0, atol=1e-7 * abs(expected[2]))
+    # a case file joins the same parts: modal_data = the sidecar
+    (tmp_path / "box.toml").write_text(f"""
+[[bodies]]
+name = "box"
+type = "flexible"
+modal_data = "box.substructures.json"
+[[markers]]
+body = "ground"
+name = "O"
+[[markers]]
+body = "box"
+name = "root"
+node_set = "root"
+[[markers]]
+body = "box"
+name = "tip"
+node_set = "tip"
+[[joints]]
+name = "clamp"
+type = "fixed"
+i = "ground.O"
+j = "box.root"
+[[forces]]
+name = "P"
+type = "point-force"
+marker = "box.tip"
+value = {load.tolist()}
+[solver]
+h = 1e-3
+t_end = 0.01
+""")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        case = fm.load_case(tmp_path / "box.toml")
+        assert case.model.forces[0].marker == "box_2.tip"
+        system = System(case.model)
+        res = static_equilibrium(system)
+    body, mk, sl = system.marker_info("box_2.tip")
+    from_case = marker_state(body, mk, res.q[sl], jac_needed=False).r
+    np.testing.assert_allclose(from_case, found, rtol=0, atol=1e-12)
     assert main([*args[:-2], "--stress", "-o", str(out)]) == 2
     assert "--stress do not apply" in capsys.readouterr().err

@@ -381,3 +381,37 @@ def test_the_truncation_study_takes_a_substructured_beam_as_a_whole(tmp_path):
         assert all(r["success"] for r in rows), rows
         errors = [r["tip error max [mm]"] for r in rows]
         assert errors[0] > errors[1] > errors[2] == 0.0, errors
+
+
+def test_a_case_file_joins_the_parts_that_the_cli_wrote(tmp_path, capsys):
+    """``modal_data = "part.substructures.json"``: the parts ``flexmbs beam
+    --substructures 4`` wrote become bodies beam_1 … beam_4 joined at the cuts, with the
+    markers routed as for a case's own substructured beam, whose static tip deflection
+    they give (the same parts, through the files)."""
+    assert main(["beam", "--length", "1", "--elements", "16", "--width", "0.02",
+                 "--height", "0.02", "--modes", "2", "--no-stiffening", "--substructures",
+                 "4", "-o", str(tmp_path / "part.fmd.h5")]) == 0, capsys.readouterr()
+    load = -2 * EI
+    built_in = tmp_path / "built_in.toml"
+    built_in.write_text(CASE.format(extra="", load=load))
+    files = tmp_path / "files.toml"
+    text = CASE.format(extra="", load=load)
+    start, end = text.index("[bodies.beam]"), text.index("[[markers]]")
+    files.write_text(text[:start] + 'modal_data = "part.substructures.json"\n\n' + text[end:])
+    tips = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in (built_in, files):
+            case = fm.load_case(path)
+            assert {"beam_1.root", "beam_4.tip", "beam_3.mid"} <= set(case.model.markers)
+            system = System(case.model)
+            tips.append(tip_position(system, static_equilibrium(system).q, "beam_4.tip"))
+    np.testing.assert_allclose(tips[1], tips[0], rtol=0, atol=1e-10)
+    files.write_text(files.read_text().replace('name = "beam"\n',
+                                               'name = "beam"\nmodes = 3\n', 1))
+    with pytest.raises(fm.FlexmbsError, match=r"'modes'.*does not apply to the parts"):
+        fm.load_case(files)
+    (tmp_path / "part.3.fmd.h5").unlink()
+    files.write_text(files.read_text().replace("modes = 3\n", ""))
+    with pytest.raises(fm.FlexmbsError, match=r"part file 'part\.3\.fmd\.h5' is missing"):
+        fm.load_case(files)

@@ -21,7 +21,7 @@ from .case import Case, CaseError, CaseKeyError
 from .contacts import _add_contact
 from .entry import _orientation, _profile, _Table, modal_options
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
-from .substructured_case import add_part, rewrite, route_marker
+from .substructured_case import add_files_part, add_part, rewrite, route_marker
 from .tables import read_table
 
 try:  # Python ≥ 3.11
@@ -352,6 +352,13 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
     elif kind == "flexible":
         file = (path.parent / t.text("modal_data", required=True)).resolve()
         inputs.append(file)
+        if file.name.endswith(".substructures.json"):  # k parts joined at their cuts
+            try:
+                return add_files_part(b, t, file, common, parts)
+            except CaseError:
+                raise
+            except FlexmbsError as exc:
+                raise t.error("modal_data", str(exc)) from None
         options = _modal_options(path, t, inputs)
         try:
             data = read_modal(file, **options)

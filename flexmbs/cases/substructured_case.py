@@ -1,5 +1,7 @@
-"""Case-file beams cut into substructures: ``beam = { ..., substructures = 4 }`` on a
-flexible body (docs/case_files.md, docs/flexible_bodies.md "Substructured parts").
+"""Case-file parts cut into substructures: ``beam = { ..., substructures = 4 }`` on a
+flexible body, or ``modal_data = "part.substructures.json"`` (the parts that ``flexmbs
+beam/reduce --substructures`` wrote) (docs/case_files.md, docs/flexible_bodies.md
+"Substructured parts").
 
 The body ``name`` becomes the bodies ``name_1 … name_k`` joined by fixed joints at the
 cuts (:func:`flexmbs.model.substructured.add_substructured_part`). A ``[[markers]]``
@@ -38,6 +40,24 @@ def add_part(b, t, spec: dict, common: dict, parts: dict) -> None:
     stiffening = t.get("stiffening")
     if stiffening is not None and not isinstance(stiffening, bool):
         raise t.error("stiffening", f"must be true or false, got {stiffening!r}")
+    part = add_substructured_part(b, name, split, datas,
+                                  coupling=t.get("coupling", "two-way"), **common)
+    parts[name] = {"part": part, "aliases": {}}
+
+
+def add_files_part(b, t, file, common: dict, parts: dict) -> None:
+    """Add the parts named by the sidecar ``file`` (``modal_data`` of table ``t``)."""
+    from ..modal.substructure_files import read_substructures
+    from ..model.substructured import add_substructured_part
+
+    name = t.text("name", required=True)
+    for key in ("modes", "xi", "xi_dot", "fixed", "damping_ratio", "modal_options",
+                "nonlinear", "stiffening"):
+        if key in t.data:
+            raise t.error(key, f"does not apply to the parts of {file.name} (each part "
+                               f"has its own modes, as its file holds them)")
+    common.pop("fixed", None)  # (empty: refused above when given)
+    split, datas = read_substructures(file)
     part = add_substructured_part(b, name, split, datas,
                                   coupling=t.get("coupling", "two-way"), **common)
     parts[name] = {"part": part, "aliases": {}}
