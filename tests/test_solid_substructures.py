@@ -106,9 +106,9 @@ def test_tetrahedra_pass_the_patch_test_and_carry_their_mass():
     assert ones @ (m @ ones) == pytest.approx(RHO * volume, rel=1e-12)
 
 
-def _split(fe, k, modes=4):
+def _split(fe, k, modes=4, cuts="rigid"):
     split = split_solid_model(fe, surfaces_along(fe, k, root="x0", tip="x1"),
-                              root="x0", ends=("x1",))
+                              root="x0", ends=("x1",), cuts=cuts)
     return split, reduce_solid_parts(split, modes)
 
 
@@ -130,15 +130,16 @@ def test_split_parts_add_up_to_the_parent():
     assert split.part_of(first_cut.nodes[0]) == first_cut.outer == 1
 
 
-def _joined(fe, k, load, modes=4):
-    split, data = _split(fe, k, modes)
+def _joined(fe, k, load, modes=4, cuts="rigid", tip_node=None):
+    split, data = _split(fe, k, modes, cuts)
     b = fm.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         part = add_substructured_part(b, "beam", split, data)
     b.add_marker("ground", "O")
     b.add_joint("clamp", "fixed", "ground.O", part.add_marker(b, "root", node_set="x0"))
-    tip = part.add_marker(b, "tip", node_set="x1")
+    tip = (part.add_marker(b, "tip", node_set="x1") if tip_node is None
+           else part.add_marker(b, "tip", node=tip_node))
     assert tip == f"beam_{k}.tip"
     b.add_point_force("P", tip, load)
     system = System(b.finalize())
@@ -215,6 +216,48 @@ def test_a_bent_solid_converges_in_the_number_of_parts():
     assert errors[-1] < 1e-2, errors
 
 
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_tied_cuts_deflect_as_the_fe_model_itself(k):
+    """Flexible cut surfaces (cuts="tied": constraint modes at every cut node, the
+    nodes tied by spherical joints): under a small load on one tip node the joined parts
+    deflect as the plain FE model's K⁻¹F (root face clamped), to 1e-6 of the deflection
+    plus its second-order shortening: no section is held rigid."""
+    fe = _beam()
+    node = int(fe.node_ids[fe.node_sets["x1"]][4])  # the tip face's centre
+    load = np.array([0.0, 0.3, -1.0])
+    found, split = _joined(fe, k, load, cuts="tied", tip_node=node)
+    assert all(c.joint == "nodes" for c in split.cuts)
+    i = int(np.flatnonzero(fe.node_ids == node)[0])
+    fixed = (3 * fe.node_sets["x0"][:, None] + np.arange(3)).ravel()
+    free = np.setdiff1d(np.arange(fe.n_dof), fixed)
+    rhs = np.zeros(fe.n_dof)
+    rhs[3 * i:3 * i + 3] = load
+    u = np.zeros(fe.n_dof)
+    u[free] = spla.spsolve(fe.stiffness[free][:, free].tocsc(), rhs[free])
+    expected = u[3 * i:3 * i + 3]
+    origin = fe.nodes[i] - fe.nodes[fe.node_sets["x0"]].mean(axis=0)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(found - origin, expected, rtol=0,
+                               atol=1e-6 * scale + scale**2 / 1.0)
+
+
+def test_tied_cuts_converge_past_the_rigid_sections():
+    """The bent cantilever of the test above with tied cuts: 4, 8 and 16 parts (16 of
+    one element each) come to 2.5e-2, 3.7e-3 and 4.0e-4 L of the elastica, past the
+    rigid sections' floor (5.8e-3 L at 8 parts, 1.6e-2 L at 16). Two parts are worse
+    than one (8.7e-2 L against 6.5e-2 L): each half still turns far within its frame."""
+    fe = _beam(nx=16)
+    bend, _ = _joined(fe, 1, [0.0, 0.0, -1.0])
+    ei = -1.0 / (3.0 * bend[2])
+    ur, vr = elastica_tip(1.0)
+    errors = []
+    for k in (4, 8, 16):
+        r, _ = _joined(fe, k, [0.0, 0.0, -ei], cuts="tied")
+        errors.append(np.hypot(1.0 - r[0] - ur, -r[2] - vr))
+    assert np.all(np.diff(errors) < 0), errors
+    assert errors[-1] < 1e-3, errors
+
+
 def test_bad_splits_are_refused_naming_what():
     fe = _beam(nx=4)
     layer = surfaces_along(fe, 2, root="x0", tip="x1")[0]
@@ -233,10 +276,12 @@ def test_bad_splits_are_refused_naming_what():
         surfaces_along(fe, 6, root="x0", tip="x1")
 
 
-def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys):
-    """``flexmbs reduce --substructures 2`` on the box written as Matrix Market matrices
-    and an .inp with C3D8 elements in mm-t-s: the two parts, joined as the sidecar says,
-    deflect under a tip load as the parts split through the Python API in SI."""
+@pytest.mark.parametrize("cuts", ["rigid", "tied"])
+def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys, cuts):
+    """``flexmbs reduce --substructures 2 --cuts …`` on the box written as Matrix Market
+    matrices and an .inp with C3D8 elements in mm-t-s: the two parts, joined as the
+    sidecar says, deflect under a tip load as the parts split through the Python API in
+    SI, and so do they through a case file."""
     import json
 
     import scipy.io
@@ -255,24 +300,31 @@ def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys):
     args = ["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness", str(tmp_path / "K.mtx"),
             "--nodes", str(tmp_path / "box.inp"), "--units", "mm-t-s", "--modes", "3",
             "--material", f"E={E / 1e6!r},nu={NU!r},rho={RHO * 1e-12!r}",
-            "--substructures", "2", "-o", str(out)]
+            "--substructures", "2", "--cuts", cuts, "-o", str(out)]
     assert main(args) == 0, capsys.readouterr()
     assert "cut1 (6 nodes)" in capsys.readouterr().out  # (a layer of 3 x 2 nodes)
     info = json.loads((tmp_path / "box.substructures.json").read_text())
     assert info["files"] == ["box.1.fmd.h5", "box.2.fmd.h5"]
     (cut,) = info["cuts"]
     assert (cut["inner"], cut["outer"], cut["surface"], len(cut["nodes"])) == (1, 2, "cut1", 6)
+    assert cut["joint"] == {"rigid": "fixed", "tied": "nodes"}[cuts]
     load = np.array([0.0, 0.0, -50.0])
 
-    def tip_of(datas):
+    def tip_of(datas, offset=0):  # (offset: the files' node labels less the API's)
         b = fm.ModelBuilder()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for j, data in enumerate(datas, 1):
                 b.add_flexible_body(f"box_{j}", data)
-        b.add_marker("box_1", "c", node_set="cut1")
-        b.add_marker("box_2", "c", node_set="cut1")
-        b.add_joint("cut1", "fixed", "box_1.c", "box_2.c")
+        if cuts == "rigid":
+            b.add_marker("box_1", "c", node_set="cut1")
+            b.add_marker("box_2", "c", node_set="cut1")
+            b.add_joint("cut1", "fixed", "box_1.c", "box_2.c")
+        else:  # each cut node of one part tied to its twin
+            for label in np.asarray(cut["nodes"]) - offset:
+                b.add_marker("box_1", f"n{label}", node=int(label))
+                b.add_marker("box_2", f"n{label}", node=int(label))
+                b.add_joint(f"tie{label}", "spherical", f"box_1.n{label}", f"box_2.n{label}")
         b.add_marker("ground", "O")
         b.add_marker("box_1", "root", node_set="root" if "root" in datas[0].node_sets
                      else "x0")
@@ -286,9 +338,10 @@ def test_cli_reduce_splits_a_solid_read_with_its_elements(tmp_path, capsys):
         return marker_state(body, mk, res.q[sl], jac_needed=False).r
 
     found = tip_of([fm.read_modal(tmp_path / f) for f in info["files"]])
+    assert min(min(c["nodes"]) for c in info["cuts"]) > 100  # (the .inp's labels: 101 …)
     split = split_solid_model(fe, surfaces_along(fe, 2, root="x0", tip="x1"), root="x0",
-                              ends=("x1",))
-    expected = tip_of(reduce_solid_parts(split, 3))
+                              ends=("x1",), cuts=cuts)
+    expected = tip_of(reduce_solid_parts(split, 3), offset=100)
     np.testing.assert_allclose(found, expected, rtol=0, atol=1e-7 * abs(expected[2]))
     # a case file joins the same parts: modal_data = the sidecar
     (tmp_path / "box.toml").write_text(f"""

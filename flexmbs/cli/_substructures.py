@@ -70,7 +70,7 @@ def run_parts(fe, args) -> int:
         "version": 1,
         "files": [p.name for p in files],
         "cuts": [{"node": c.node, "inner": c.inner + 1, "outer": c.outer + 1,
-                  "joint": "fixed", **({"surface": c.name, "nodes": list(c.nodes)}
+                  "joint": c.joint, **({"surface": c.name, "nodes": list(c.nodes)}
                                        if c.name else {})} for c in split.cuts],
         "nodes": [part.fe.node_ids.tolist() for part in split.parts],
         "attach": [part.attach.tolist() for part in split.parts],
@@ -94,8 +94,8 @@ def run_parts(fe, args) -> int:
 def _solid_parts(fe, args):
     """(split, ModalData per part) of a solid model: cut surfaces at the node layers
     nearest to equal stations from the root set (``--attach-nodes``, default the set
-    ``root``) to the tip set (``--interface-nodes``, default ``tip``), both ends and the
-    cuts rigid (docs/flexible_bodies.md, "Substructured solid parts")."""
+    ``root``) to the tip set (``--interface-nodes``, default ``tip``), rigid or tied
+    (``--cuts``; docs/flexible_bodies.md, "Substructured solid parts")."""
     from ..modal.solid_substructures import (
         reduce_solid_parts,
         split_solid_model,
@@ -107,5 +107,5 @@ def _solid_parts(fe, args):
     tip = parse_nodes(args.interface_nodes, "--interface-nodes")
     root, tip = ("root" if root is None else root), ("tip" if tip is None else tip)
     split = split_solid_model(fe, surfaces_along(fe, args.substructures, root=root, tip=tip),
-                              root=root, ends=(tip,))
+                              root=root, ends=(tip,), cuts=getattr(args, "cuts", "rigid"))
     return split, reduce_solid_parts(split, args.modes, normalization=args.normalization)

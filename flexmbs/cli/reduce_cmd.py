@@ -61,6 +61,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "Craig-Bampton with rigid cut surfaces (--modes fixed-interface "
                         "modes each); writes OUTPUT's stem .1 ... .K files and a "
                         ".substructures.json (docs/flexible_bodies.md)")
+    p.add_argument("--cuts", choices=["rigid", "tied"], default="rigid",
+                   help="with --substructures: 'rigid' cut surfaces (six constraint modes "
+                        "each, a fixed joint) or 'tied' ones (constraint modes at every cut "
+                        "node, a spherical joint per node: no section held rigid)")
     p.add_argument("-o", "--output", required=True, help="output modal data file (.fmd.h5)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -160,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
                                 dofs_per_node=args.dofs_per_node, material=material)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
+    if args.cuts != "rigid" and args.substructures == 1:
+        raise ValidationError("--cuts applies with --substructures K (K >= 2)")
     if args.substructures != 1:
         from ._substructures import run_parts
 

@@ -43,12 +43,14 @@ SOLID_CELLS = ("hexahedron", "tetra")
 @dataclass(frozen=True, eq=False)
 class SolidSubstructure:
     """One part of a split solid model: its FE model (parent coordinates [m] and
-    labels), the node labels of its root-side surface (``attach``, fixed to its frame),
-    and its other rigid surfaces by set name (the cuts further out, the ends)."""
+    labels), the node labels of its root-side surface (``attach``), and its other
+    surfaces by set name (the cuts further out, the ends). ``tied``: the cut surfaces
+    stay flexible (``cuts="tied"`` of :func:`split_solid_model`)."""
 
     fe: FEModel
     attach: np.ndarray
     surfaces: dict
+    tied: bool = False
 
     @property
     def interface(self) -> np.ndarray:
@@ -195,7 +197,8 @@ def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarr
     return out
 
 
-def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> SplitModel:
+def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
+                      cuts: str = "rigid") -> SplitModel:
     """Split ``fe`` (solid cells, 3 DOFs per node) at the cut ``surfaces``.
 
     Parameters
@@ -208,8 +211,15 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
     root : node set
         The surface part 1's frame is attached to (where the part is clamped or jointed).
     ends : iterable of set names or lists of node labels
-        Sets that move rigidly with six constraint modes in the part holding them
-        (where loads or joints act); names that are not sets of ``fe`` are skipped.
+        Sets that get constraint modes in the part holding them (where loads or joints
+        act); names that are not sets of ``fe`` are skipped.
+    cuts : {"rigid", "tied"}
+        "rigid" (default): every cut surface and end moves rigidly (six constraint
+        modes each, a fixed joint between the surface markers). "tied": the surfaces
+        stay flexible: constraint modes at every node of the cuts and ends, the root
+        part's frame attached to the root set and the others' on mean axes, and each
+        cut node of one part tied to the same node of the next by a spherical joint
+        (3 equations per node): the joined parts are the FE model itself, statically.
 
     Returns
     -------
@@ -217,6 +227,8 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
         :class:`SolidSubstructure` parts ordered from the root outwards, and the cuts
         (surface labels, inner part, outer part, set name ``cut<j>``).
     """
+    if cuts not in ("rigid", "tied"):
+        raise ValidationError(f"split: cuts must be 'rigid' or 'tied', got {cuts!r}")
     elements = element_matrices(fe)
     cut_sets = [_labels(fe, s, f"split: surface {j + 1}") for j, s in enumerate(surfaces)]
     root_idx = _labels(fe, root, "split: root")
@@ -228,7 +240,7 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
         on_cut[nodes] = j
     conn_all = [c for _, c, _, _ in elements]
     cell_nodes = [row for conn in conn_all for row in conn]
-    pieces, nodes_of, holder = cell_pieces(cell_nodes, on_cut >= 0, root_idx)
+    pieces, nodes_of, holder = cell_pieces(cell_nodes, on_cut, root_idx)
     order, attach_of, cut_list = [holder], {holder: root_idx}, []
     for j in order:
         for s, nodes in enumerate(cut_sets):
@@ -289,11 +301,13 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",)) -> S
                           node_ids=fe.node_ids[nodes], node_sets=sets, cells=cells,
                           metadata={**fe.metadata, "substructure": rank[j] + 1})
         parts.append(SolidSubstructure(part_fe, fe.node_ids[attach_of[j]],
-                                       {n: fe.node_ids[v] for n, v in rigid.items()}))
-    cuts = tuple(Cut(int(fe.node_ids[cut_sets[s][0]]), rank[a], rank[b],
-                     nodes=tuple(int(v) for v in fe.node_ids[cut_sets[s]]),
-                     name=f"cut{s + 1}") for s, a, b in cut_list)
-    return SplitModel(tuple(parts), cuts, fe)
+                                       {n: fe.node_ids[v] for n, v in rigid.items()},
+                                       tied=cuts == "tied"))
+    joint = "fixed" if cuts == "rigid" else "nodes"
+    cut_objs = tuple(Cut(int(fe.node_ids[cut_sets[s][0]]), rank[a], rank[b],
+                         nodes=tuple(int(v) for v in fe.node_ids[cut_sets[s]]),
+                         name=f"cut{s + 1}", joint=joint) for s, a, b in cut_list)
+    return SplitModel(tuple(parts), cut_objs, fe)
 
 
 def rigid_surface_modes(fe: FEModel, labels) -> tuple[np.ndarray, np.ndarray]:
@@ -310,15 +324,25 @@ def rigid_surface_modes(fe: FEModel, labels) -> tuple[np.ndarray, np.ndarray]:
     return fe.node_dofs(idx), t.reshape(-1, 6)
 
 
-def reduce_solid_part(part: SolidSubstructure, n_normal: int, *,
+def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = True,
                       normalization="displacement"):
-    """Craig–Bampton with rigid surfaces: the frame attached to ``part.attach``, six
-    constraint modes per rigid surface (:func:`rigid_surface_modes`, the interior
-    static), and ``n_normal`` fixed-interface modes (every surface node fixed)."""
+    """Craig–Bampton of one part. Rigid surfaces: the frame attached to
+    ``part.attach``, six constraint modes per rigid surface (:func:`rigid_surface_modes`,
+    the interior static), and ``n_normal`` fixed-interface modes (every surface node
+    fixed). Tied surfaces (``part.tied``): constraint modes at every node of its
+    surfaces, the frame attached to ``part.attach`` for the ``root`` part and on mean
+    axes for the others (whose root-side surface is then an interface too)."""
     from .eigen import eigen
-    from .reduction import reduce_on_basis
+    from .reduction import craig_bampton, reduce_on_basis
 
     fe = part.fe
+    if part.tied:
+        interface = part.interface if root else np.union1d(part.interface, part.attach)
+        held = np.union1d(interface, part.attach)
+        n_int = fe.n_dof - 3 * held.size - fe.inactive_dofs.size
+        return craig_bampton(fe, interface, min(int(n_normal), max(n_int, 0)),
+                             attach=part.attach if root else None,
+                             normalization=normalization)
     attached = fe.resolve_nodes(np.asarray(part.attach), "split: attach surface")
     surfaces = [rigid_surface_modes(fe, labels) for labels in part.surfaces.values()]
     fixed = np.concatenate([fe.node_dofs(attached), *[d for d, _ in surfaces]])
@@ -358,7 +382,8 @@ def reduce_solid_parts(split: SplitModel, n_normal: int, *, normalization="displ
     out = []
     for j, part in enumerate(split.parts):
         try:
-            out.append(reduce_solid_part(part, n_normal, normalization=normalization))
+            out.append(reduce_solid_part(part, n_normal, root=j == 0,
+                                         normalization=normalization))
         except ValidationError as exc:
             raise ValidationError(f"substructure {j + 1}: {exc}") from None
     return out

@@ -94,11 +94,15 @@ def read_substructures(path) -> tuple[SplitModel, list]:
     try:
         cut_objs = tuple(Cut(int(c["node"]), int(c["inner"]) - 1, int(c["outer"]) - 1,
                              nodes=tuple(int(v) for v in c.get("nodes", ())),
-                             name=str(c.get("surface", ""))) for c in cuts)
+                             name=str(c.get("surface", "")),
+                             joint=str(c.get("joint", "fixed"))) for c in cuts)
     except (KeyError, TypeError, ValueError) as exc:
         raise ReadError(f"{path}: a cut must give node, inner and outer part numbers "
                         f"({type(exc).__name__}: {exc})") from None
     n = len(datas)
+    odd = [c.joint for c in cut_objs if c.joint not in ("fixed", "nodes")]
+    if odd:
+        raise ReadError(f"{path}: a cut's joint must be 'fixed' or 'nodes', got {odd[0]!r}")
     bad = [c for c in cut_objs if not (0 <= c.inner < n and 0 <= c.outer < n)]
     if bad:
         raise ReadError(f"{path}: cut at node {bad[0].node} joins parts {bad[0].inner + 1} "

@@ -69,13 +69,16 @@ class Cut:
     """A cut node (parent label ``node``) between part ``inner`` (nearer the root, where
     the node is an interface node) and part ``outer`` (whose frame is attached there).
     A cut surface of a solid (:mod:`flexmbs.modal.solid_substructures`) also gives its
-    node labels ``nodes`` and its node-set name ``name`` in both parts."""
+    node labels ``nodes``, its node-set name ``name`` in both parts and how the parts
+    join there: ``joint`` "fixed" (a rigid surface: one fixed joint) or "nodes" (a
+    flexible one: a spherical joint at each node)."""
 
     node: int
     inner: int
     outer: int
     nodes: tuple = ()
     name: str = ""
+    joint: str = "fixed"
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,7 +230,9 @@ def split_line_model(fe: FEModel, cuts, *, element_matrices: ElementMatrices | N
         raise ValidationError("split: the root node cannot be a cut node")
     is_cut = np.zeros(fe.n_nodes, bool)
     is_cut[cut_idx] = True
-    pieces, nodes_of, holder = cell_pieces(list(lines), is_cut, root_idx)
+    cut_id = np.full(fe.n_nodes, -1)
+    cut_id[cut_idx] = np.arange(cut_idx.size)
+    pieces, nodes_of, holder = cell_pieces(list(lines), cut_id, root_idx)
     # order the parts from the root outwards (breadth first over the cut nodes)
     order, attach_of, cut_list = [holder], {holder: root_idx}, []
     for j in order:
@@ -308,11 +313,12 @@ def _node_local_rest(fe: FEModel, lines: np.ndarray, provider: ElementMatrices):
     return rest_k, rest_m, elems
 
 
-def cell_pieces(cells: list, is_cut: np.ndarray, root_idx: np.ndarray):
+def cell_pieces(cells: list, cut_id: np.ndarray, root_idx: np.ndarray):
     """(pieces, their nodes, the root's piece): the connected pieces of ``cells`` (rows of
-    node indices) joined through nodes that are not cut (``is_cut`` mask), each a list of
-    cell indices, and the index of the one holding every node of ``root_idx``
-    (ValidationError unless exactly one does)."""
+    node indices), each a list of cell indices, and the index of the one holding every
+    node of ``root_idx`` (ValidationError unless exactly one does). ``cut_id``: each
+    node's cut (−1: none). Two cells are joined when they share a node that is not cut,
+    or two nodes of different cuts (a layer of cells between two neighbouring cuts)."""
     parent = np.arange(len(cells))
 
     def find(i):
@@ -321,15 +327,19 @@ def cell_pieces(cells: list, is_cut: np.ndarray, root_idx: np.ndarray):
             i = parent[i]
         return i
 
-    first_cell: dict[int, int] = {}
+    first_cell: dict = {}
     for c, row in enumerate(cells):
-        for n in (int(v) for v in row):
-            if is_cut[n]:
-                continue
-            if n in first_cell:
-                parent[find(c)] = find(first_cell[n])
+        nodes = [int(v) for v in row]
+        keys = [n for n in nodes if cut_id[n] < 0]
+        cut = [n for n in nodes if cut_id[n] >= 0]
+        keys += [(a, b) for i, a in enumerate(cut) for b in cut[i + 1:]
+                 if cut_id[a] != cut_id[b]]
+        for key in keys:
+            key = tuple(sorted(key)) if isinstance(key, tuple) else key
+            if key in first_cell:
+                parent[find(c)] = find(first_cell[key])
             else:
-                first_cell[n] = c
+                first_cell[key] = c
     groups: dict[int, list[int]] = {}
     for c in range(len(cells)):
         groups.setdefault(find(c), []).append(c)

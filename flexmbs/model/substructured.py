@@ -85,6 +85,12 @@ def add_substructured_part(builder, name: str, split, data, *, position=(0, 0, 0
                                   orientation=orientation, velocity=velocity,
                                   angular_velocity=angular_velocity, coupling=coupling)
     for cut in split.cuts:
+        if cut.joint == "nodes":  # a flexible cut surface: each node tied to its twin
+            for label in cut.nodes:
+                inner = builder.add_marker(bodies[cut.inner], f"n{label}", node=label)
+                outer = builder.add_marker(bodies[cut.outer], f"n{label}", node=label)
+                builder.add_joint(f"{name}_{cut.name}_n{label}", "spherical", inner, outer)
+            continue
         if cut.name:  # a solid's cut surface: markers on its node set in both parts
             inner = builder.add_marker(bodies[cut.inner], cut.name, node_set=cut.name)
             outer = builder.add_marker(bodies[cut.outer], cut.name, node_set=cut.name)
