@@ -98,8 +98,12 @@ def _newton_step(system, q, lam, t, r, phi, jac):
     n_c = phi.size
     matrix = np.block([[k_t, jac.T], [jac, np.zeros((n_c, n_c))]])
     rhs = -np.concatenate([r, phi])
+    # symmetric equilibration: stiffnesses of 1e9 beside unit constraint rows otherwise
+    # make the condition estimate (and its warning) meaningless
+    big = np.max(np.abs(matrix), axis=1)
+    d = 1.0 / np.sqrt(np.where(big > 0, big, 1.0))
     try:
-        return sla.solve(matrix, rhs, check_finite=True)
+        return d * sla.solve(matrix * d[:, None] * d[None, :], d * rhs, check_finite=True)
     except (sla.LinAlgError, ValueError):
         return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
