@@ -271,3 +271,23 @@ def test_fe_model_built_in_other_units_gives_the_same_physics(units, length, e_m
     np.testing.assert_allclose(b.inertia_tensor, a.inertia_tensor, rtol=1e-9,
                                atol=1e-12 * np.max(a.inertia_tensor))
     np.testing.assert_allclose(np.abs(b.phi), np.abs(a.phi), rtol=1e-6, atol=1e-9)
+
+
+def test_an_fe_model_leaves_the_callers_matrices_as_they_were():
+    """A CSR matrix with explicit zeros given to FEModel: the model cleans its own copy;
+    the caller's matrix keeps its entries and values (removing the zeros in place once
+    garbled a shared mass matrix)."""
+    import scipy.sparse as sp
+
+    from flexmbs.modal.femodel import FEModel
+
+    rows = np.array([0, 0, 0, 1, 1, 2, 2])
+    cols = np.array([0, 1, 2, 1, 2, 2, 0])
+    mass = sp.csr_matrix((np.array([3.0, 0.0, 0.0, 3.0, 0.0, 5.0, 0.0]), (rows, cols)),
+                         shape=(3, 3))  # (explicit zeros, as element blocks leave them)
+    before = (mass.data.copy(), mass.indices.copy(), mass.indptr.copy(), mass.sum())
+    fe = FEModel(np.zeros((1, 3)), mass, sp.identity(3, format="csr"), dofs_per_node=3)
+    assert fe.mass.sum() == pytest.approx(11.0)
+    for now, then in zip((mass.data, mass.indices, mass.indptr), before[:3], strict=True):
+        np.testing.assert_array_equal(now, then)
+    assert mass.sum() == before[3] == pytest.approx(11.0)

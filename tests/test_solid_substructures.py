@@ -274,6 +274,45 @@ def test_bad_splits_are_refused_naming_what():
     assert sorted(split.parts[1].surfaces) == ["end1"]
     with pytest.raises(ValidationError, match="no layer of nodes"):
         surfaces_along(fe, 6, root="x0", tip="x1")
+    # a constrained export: the rest is not node-local, and the message says why
+    keep = np.ones(fe.n_dof)
+    keep[(3 * fe.node_sets["x0"][:, None] + np.arange(3)).ravel()] = 0.0
+    cut_out = sp.diags(keep)  # (the root face's rows and columns removed)
+    constrained = FEModel(fe.nodes, (cut_out @ fe.mass @ cut_out).tocsr(),
+                          (cut_out @ fe.stiffness @ cut_out).tocsr(), dofs_per_node=3,
+                          cells=fe.cells, node_sets=fe.node_sets, metadata=fe.metadata)
+    assert constrained.inactive_dofs.size == 3 * fe.node_sets["x0"].size
+    with pytest.raises(ValidationError, match="constrained out"):
+        split_solid_model(constrained, [layer], root="x0")
+    # the modes asked for, and a part left with none
+    split = split_solid_model(fe, [layer], root="x0", ends=())
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValidationError, match="n_normal"):
+            reduce_solid_parts(split, bad)
+    with pytest.raises(ValidationError, match="substructure 2: the part has no modes"):
+        reduce_solid_parts(split, 0)
+    with pytest.raises(ValidationError, match="end set 'y0' spans several parts"):
+        split_solid_model(fe, [layer], root="x0", ends=("y0",))  # (a long face)
+
+
+def test_a_ring_of_cuts_is_refused():
+    """A square ring of eight hexahedra cut twice next to the root cell: the two cuts
+    join the same two parts (a loop), which would join them twice."""
+    idx = np.arange(32).reshape(4, 4, 2)
+    nodes = 0.1 * np.array([[i, j, k] for i in range(4) for j in range(4) for k in range(2)],
+                           float)
+    cells = [[idx[i, j, 0], idx[i + 1, j, 0], idx[i + 1, j + 1, 0], idx[i, j + 1, 0],
+              idx[i, j, 1], idx[i + 1, j, 1], idx[i + 1, j + 1, 1], idx[i, j + 1, 1]]
+             for i in range(3) for j in range(3) if (i, j) != (1, 1)]
+    eye = sp.identity(96, format="csr")
+    ring = FEModel(nodes, eye, eye, dofs_per_node=3, cells={"hexahedron": np.array(cells)},
+                   metadata={"material": {"E": E, "nu": NU, "rho": RHO}})
+    labels = ring.node_ids
+    cut_a = labels[idx[1, 0:2, :].ravel()]  # between cells (0, 0) and (1, 0)
+    cut_b = labels[idx[0:2, 2, :].ravel()]  # between cells (0, 1) and (0, 2)
+    root = labels[idx[0, 0:2, :].ravel()]   # the face x = 0 of cell (0, 0)
+    with pytest.raises(ValidationError, match="a loop of cuts"):
+        split_solid_model(ring, [cut_a, cut_b], root=root, ends=())
 
 
 @pytest.mark.parametrize("cuts", ["rigid", "tied"])

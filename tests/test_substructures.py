@@ -407,6 +407,15 @@ def test_a_case_file_joins_the_parts_that_the_cli_wrote(tmp_path, capsys):
             system = System(case.model)
             tips.append(tip_position(system, static_equilibrium(system).q, "beam_4.tip"))
     np.testing.assert_allclose(tips[1], tips[0], rtol=0, atol=1e-10)
+    # the part files are inputs of the case (an FMU carries them, a run cannot overwrite)
+    names = {p.name for p in fm.load_case(files).inputs}
+    assert {f"part.{j}.fmd.h5" for j in range(1, 5)} | {"part.substructures.json"} <= names
+    sidecar = tmp_path / "part.substructures.json"
+    info = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**info, "files": []}))
+    with pytest.raises(fm.FlexmbsError, match="lists no part file"):
+        fm.load_case(files)
+    sidecar.write_text(json.dumps(info))
     files.write_text(files.read_text().replace('name = "beam"\n',
                                                'name = "beam"\nmodes = 3\n', 1))
     with pytest.raises(fm.FlexmbsError, match=r"'modes'.*does not apply to the parts"):

@@ -354,7 +354,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
         inputs.append(file)
         if file.name.endswith(".substructures.json"):  # k parts joined at their cuts
             try:
-                return add_files_part(b, t, file, common, parts)
+                return add_files_part(b, t, file, common, parts, inputs)
             except CaseError:
                 raise
             except FlexmbsError as exc:

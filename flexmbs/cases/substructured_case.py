@@ -45,8 +45,9 @@ def add_part(b, t, spec: dict, common: dict, parts: dict) -> None:
     parts[name] = {"part": part, "aliases": {}}
 
 
-def add_files_part(b, t, file, common: dict, parts: dict) -> None:
-    """Add the parts named by the sidecar ``file`` (``modal_data`` of table ``t``)."""
+def add_files_part(b, t, file, common: dict, parts: dict, inputs: list) -> None:
+    """Add the parts named by the sidecar ``file`` (``modal_data`` of table ``t``); their
+    files join the case's ``inputs``."""
     from ..modal.substructure_files import read_substructures
     from ..model.substructured import add_substructured_part
 
@@ -57,7 +58,7 @@ def add_files_part(b, t, file, common: dict, parts: dict) -> None:
             raise t.error(key, f"does not apply to the parts of {file.name} (each part "
                                f"has its own modes, as its file holds them)")
     common.pop("fixed", None)  # (empty: refused above when given)
-    split, datas = read_substructures(file)
+    split, datas = read_substructures(file, inputs)
     part = add_substructured_part(b, name, split, datas,
                                   coupling=t.get("coupling", "two-way"), **common)
     parts[name] = {"part": part, "aliases": {}}

@@ -12,8 +12,8 @@ with the GIL released, so the two run on two cores. On one core, or with numba's
 (which holds the GIL), the work is the same and only its timing changes.
 
 The values are those :meth:`CompiledSystem.outputs` gives, bit for bit (same kernel,
-same inputs: a rotational spring's or servo's turns come with each block, as the run
-remembered them). What it does not take (a model with state-dependent callables, whose
+same inputs: a rotational spring's turns come with each block, as the run remembered
+them). What it does not take (a model with state-dependent callables, whose
 outputs call Python; a block whose turns the memory lacks), and any block whose
 evaluation fails, is left to the evaluation after the run, which then says what failed
 as before.
@@ -133,12 +133,14 @@ class ConcurrentOutputs:
     def for_run(cls, integ, expected: int = 0) -> ConcurrentOutputs | None:
         """A worker for the run of ``integ`` (an AlphaIntegrator), or None where the
         outputs stay after the run: the NumPy path, numba's kernel (which holds the
-        GIL), one CPU, state-dependent callables, or the switch off (:data:`ENV`).
-        Rotational springs and servos come with the angle references of each block
+        GIL), one CPU, joint servos (which run no batches), state-dependent callables,
+        or the switch off (:data:`ENV`). Rotational springs come with the angle
+        references of each block
         (:func:`~flexmbs.integrators.output_angles.angle_snapshots`)."""
         cs = integ.compiled
         if (cs is None or switched_off() or _usable_cpus() < 2
-                or not hasattr(cs._kernel, "twin") or cs.callbacks or integ.real_time):
+                or not hasattr(cs._kernel, "twin") or cs.callbacks or integ.servos
+                or integ.real_time):
             return None
         return cls(cs, expected)
 

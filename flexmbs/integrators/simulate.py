@@ -208,9 +208,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if concurrent is not None and (angles is None or refs is not None):
             concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
                               lams, refs)  # (recorded first: an interrupt leaves no job)
-        for servo in integ.servos:  # (what on_output does per output)
-            for t_k in times:
-                servo.pin(float(t_k))
         if contacts is not None:
             contact_log.add_block(*contacts)
 
@@ -249,9 +246,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
                 control, step_times, None if signals else record_block)
         if concurrent is not None:
-            concurrent.steps_done()
-            outputs_in_loop = concurrent.main_thread_time  # (timed inside the batches)
-            stepping -= outputs_in_loop
+            stepping -= concurrent.main_thread_time  # (timed inside the batches)
+            tic = time.perf_counter()
+            concurrent.steps_done()  # (the last blocks, or a short run's first job)
+            outputs_in_loop = concurrent.main_thread_time + time.perf_counter() - tic
     except BaseException:
         if concurrent is not None:
             concurrent.close()

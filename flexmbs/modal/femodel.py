@@ -28,8 +28,8 @@ PENALTY_STIFFNESS = 1e30
 
 
 def _as_csr(mat, name: str) -> sp.csr_matrix:
-    if sp.issparse(mat):
-        out = sp.csr_matrix(mat, dtype=float)
+    if sp.issparse(mat):  # (a copy: summing duplicates must not change the caller's)
+        out = sp.csr_matrix(mat, dtype=float, copy=True)
     else:
         arr = as_float_array(mat, name)
         if arr.ndim != 2:

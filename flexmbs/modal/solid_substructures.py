@@ -161,9 +161,12 @@ def _assemble(n_dof: int, blocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 def _node_local_rest(fe: FEModel, elements) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """(K − Σ K_e, M − Σ M_e), checked to sit on single nodes (point masses)."""
     k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements])
+    hint = "reduced integration, a lumped mass or another formulation?"
+    if fe.inactive_dofs.size:
+        hint = (f"{fe.inactive_dofs.size} DOFs of the model are constrained out (an SPC "
+                f"in the export?): give the matrices without constraints, or {hint}")
     return node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices (full "
-                           "integration, consistent mass)", "reduced integration, a lumped "
-                           "mass or another formulation?")
+                           "integration, consistent mass)", hint)
 
 
 def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarray]:
@@ -252,6 +255,10 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                 raise ValidationError(f"split: cut surface {s + 1} does not separate two "
                                       f"parts ({len(sides) + 1} part(s) hold all its nodes): "
                                       f"it must cut across, and no cell may straddle it")
+            if sides[0] in order:
+                raise ValidationError(f"split: cut surface {s + 1} joins two parts that "
+                                      f"other cuts already join (a loop of cuts, as in a "
+                                      f"ring): the parts must form a tree from the root")
             order.append(sides[0])
             attach_of[sides[0]] = nodes
             cut_list.append((s, j, sides[0]))
@@ -268,6 +275,11 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
     rest_k, rest_m = _node_local_rest(fe, elements)
     end_sets = {e if isinstance(e, str) else f"end{i + 1}": _labels(fe, e, "split: ends")
                 for i, e in enumerate(ends) if not isinstance(e, str) or e in fe.node_sets}
+    for name, idx in end_sets.items():
+        if not any(np.isin(idx, nodes_of[j]).all() for j in order):
+            raise ValidationError(f"split: end set {name!r} spans several parts; an end "
+                                  f"(where loads or joints act) must lie inside one part")
+    labels_of = dict((fe.metadata or {}).get("cell_labels") or {})  # (parent's, by kind)
     cell_kind = [(kind, conn, k_e, m_e, offset) for (kind, conn, k_e, m_e), offset in
                  zip(elements, np.cumsum([0] + [len(c) for c in conn_all[:-1]]),
                      strict=True)]
@@ -278,7 +290,7 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
         local[nodes] = np.arange(nodes.size)
         dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
         mine = sp.diags(np.repeat(owner == rank[j], 3).astype(float))
-        blocks, cells = [], {}
+        blocks, cells, cell_labels = [], {}, {}
         mine_cells = np.asarray(pieces[j])
         for kind, conn, k_e, m_e, offset in cell_kind:
             sel = mine_cells[(mine_cells >= offset) & (mine_cells < offset + len(conn))]
@@ -286,6 +298,8 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                 blocks.append((local[conn[sel - offset]], k_e[sel - offset],
                                m_e[sel - offset]))
                 cells[kind] = local[conn[sel - offset]]
+                if kind in labels_of:
+                    cell_labels[kind] = [labels_of[kind][i] for i in sel - offset]
         k_p, m_p = _assemble(dofs.size, blocks)
         k_p = k_p + (mine @ rest_k)[dofs][:, dofs]
         m_p = m_p + (mine @ rest_m)[dofs][:, dofs]
@@ -296,10 +310,13 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                 for name, members in fe.node_sets.items()}
         sets.update({f"cut{s + 1}": local[cut_sets[s]] for s, a, b in cut_list
                      if j in (a, b)})
+        sets.update({name: local[idx] for name, idx in end_sets.items()
+                     if np.isin(idx, nodes).all()})
         sets = {name: v for name, v in sets.items() if v.size}
         part_fe = FEModel(fe.nodes[nodes], m_p.tocsr(), k_p.tocsr(), dofs_per_node=3,
                           node_ids=fe.node_ids[nodes], node_sets=sets, cells=cells,
-                          metadata={**fe.metadata, "substructure": rank[j] + 1})
+                          metadata={**fe.metadata, "substructure": rank[j] + 1,
+                                    "cell_labels": cell_labels})
         parts.append(SolidSubstructure(part_fe, fe.node_ids[attach_of[j]],
                                        {n: fe.node_ids[v] for n, v in rigid.items()},
                                        tied=cuts == "tied"))
@@ -335,6 +352,10 @@ def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = Tr
     from .eigen import eigen
     from .reduction import craig_bampton, reduce_on_basis
 
+    if isinstance(n_normal, bool) or not isinstance(n_normal, (int, np.integer)) \
+            or n_normal < 0:
+        raise ValidationError(f"substructure modes (n_normal) must be an integer >= 0, "
+                              f"got {n_normal!r}")
     fe = part.fe
     if part.tied:
         interface = part.interface if root else np.union1d(part.interface, part.attach)
@@ -356,6 +377,9 @@ def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = Tr
     else:
         lam_n, phi_n = np.zeros(0), np.zeros((interior.size, 0))
     n_b = 6 * len(surfaces)
+    if n + n_b == 0:
+        raise ValidationError("the part has no modes: no rigid surface (a cut further out "
+                              "or an end set it holds) and n_normal = 0")
     basis = np.zeros((fe.n_dof, n + n_b))
     basis[interior, :n] = phi_n
     if n_b:

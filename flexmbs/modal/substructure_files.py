@@ -57,10 +57,11 @@ def _field(path: Path, info: dict, key: str, kind):
     return value
 
 
-def read_substructures(path) -> tuple[SplitModel, list]:
+def read_substructures(path, inputs: list | None = None) -> tuple[SplitModel, list]:
     """(split, ModalData per part, root part first) of the sidecar ``path`` and the part
-    files it names (beside it). ReadError naming the file and the key when the sidecar
-    is not one, or a part file is missing or unreadable."""
+    files it names (beside it), each appended to ``inputs`` (a case's input files) when
+    given. ReadError naming the file and the key when the sidecar is not one, or a part
+    file is missing or unreadable."""
     from .io import read_modal
 
     path = Path(path)
@@ -74,11 +75,15 @@ def read_substructures(path) -> tuple[SplitModel, list]:
                         f".substructures.json of flexmbs beam/reduce --substructures)")
     files = _field(path, info, "files", list)
     cuts = _field(path, info, "cuts", list)
+    if not files:
+        raise ReadError(f"{path}: key 'files' lists no part file")
     datas = []
     for name in files:
-        file = path.parent / str(name)
+        file = (path.parent / str(name)).resolve()
         if not file.is_file():
             raise ReadError(f"{path}: part file {name!r} is missing (looked for {file})")
+        if inputs is not None:
+            inputs.append(file)
         datas.append(read_modal(file))
     labels = {}
     for data in datas:
