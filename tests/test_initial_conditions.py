@@ -103,6 +103,31 @@ def test_a_large_angle_is_reached_on_its_own_branch():
     assert res.sensor("knee")[0, 0] == pytest.approx(2.5, abs=1e-10)
 
 
+def test_small_angles_take_fewer_continuation_steps_to_the_same_state(monkeypatch):
+    """Angles only: as many steps as keep each within π/8 (0.5 rad and 0.4 rad: 2), at
+    most STEPS (3 rad: 8); the state they reach is the 8-step continuation's to the
+    assembly's tolerance, and a large angle still arrives on its branch."""
+    from flexmbs.assembly import initial
+
+    class Angle:
+        quantity = "angle"
+
+    class Shift:
+        quantity = "displacement"
+
+    steps = initial.continuation_steps
+    assert steps([Angle(), Angle()], [0.0, 0.0], [0.5, -0.4]) == 2  # (0.5 / (π/8) = 1.3)
+    assert steps([Angle()], [0.0], [3.0]) == initial.STEPS
+    assert steps([Angle()], [0.2], [0.2]) == 1
+    assert steps([Angle(), Shift()], [0.0, 0.0], [0.1, 0.01]) == initial.STEPS
+    system = double_pendulum(angles=(0.5, -0.4), rates=(0.0, 0.0))
+    few = initial.initial_state(system)
+    monkeypatch.setattr(initial, "ANGLE_STEP", 1e-3)  # (every condition: STEPS steps)
+    many = initial.initial_state(system)
+    np.testing.assert_allclose(few[0], many[0], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(few[1], many[1], rtol=0, atol=1e-9)
+
+
 @pytest.mark.parametrize("entry, message", [
     ('joint = "wrist"\nangle = 0.1', "joint 'wrist': unknown joint"),
     ('joint = "weld"\nangle = 0.1', "a fixed joint has no angle"),

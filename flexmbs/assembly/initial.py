@@ -6,9 +6,10 @@ of the same kind on the joint's markers (a rotation drive: the angle of x_j abou
 the coordinate the revolute joint turns about; a translation drive: z_iᵀ(r_j − r_i)),
 added to the model's constraints for the assembly only. Positions: the joint coordinates
 are carried from their values at the bodies' given poses to the targets in
-:data:`STEPS` equal steps, each a least-change Newton projection
-(:meth:`System.assemble`) from the last, so a chain may start from any guess (all bodies
-at the origin) and a large angle is not taken on its other branch. Velocities: the
+:data:`STEPS` equal steps (fewer for small angles: :func:`continuation_steps`), each
+a least-change Newton projection (:meth:`System.assemble`) from the last, so a chain
+may start from any guess (all bodies at the origin) and a large angle is not taken on
+its other branch. Velocities: the
 least-change projection of the bodies' given velocities onto the velocity constraints
 with the prescribed rates (the drives s(t) = s₀ + ṡ₀ (t − t₀)); a condition without a
 rate leaves that rate free.
@@ -23,8 +24,24 @@ import numpy as np
 from ..errors import ConvergenceError
 from ..model.drives import Polynomial, Profile
 
-#: Continuation steps from the joint coordinates at the given poses to the targets.
+#: Continuation steps from the joint coordinates at the given poses to the targets (at
+#: most: conditions on angles alone take as many as keep each step within ANGLE_STEP).
 STEPS = 8
+
+#: The largest change of a joint angle per continuation step [rad] when every condition
+#: is an angle: a small fraction of the π between the two branches of a rotation drive's
+#: equation, so each step's Newton projection stays on the branch it starts from.
+ANGLE_STEP = np.pi / 8
+
+
+def continuation_steps(conditions, start, targets) -> int:
+    """The continuation steps from ``start`` to ``targets`` (the conditions' values):
+    :data:`STEPS`, or fewer where every condition is an angle and the largest change
+    fits in fewer steps of at most :data:`ANGLE_STEP` (a 30° elbow: 2 steps)."""
+    if any(item.quantity != "angle" for item in conditions):
+        return STEPS
+    largest = max((abs(v - s) for s, v in zip(start, targets, strict=True)), default=0.0)
+    return int(min(STEPS, max(1, np.ceil(largest / ANGLE_STEP))))
 
 
 class _Target(Profile):
@@ -79,9 +96,10 @@ def initial_state(system, t0: float = 0.0) -> tuple[np.ndarray, np.ndarray] | No
     steering = _with_drives(system, [
         _drive(item, specs[item.joint], 0.0, 0.0, t0, goal)
         for item, goal in zip(conditions, goals, strict=True)])
+    steps = continuation_steps(conditions, start, targets)
     try:
-        for k in range(1, STEPS + 1):
-            frac = k / STEPS
+        for k in range(1, steps + 1):
+            frac = k / steps
             for goal, s, v in zip(goals, start, targets, strict=True):
                 goal.value = s + frac * (v - s)
             q = steering.assemble(q, t=t0)
