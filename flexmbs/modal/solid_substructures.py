@@ -33,6 +33,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import ValidationError
 from .fe import solid_elements
+from .fe.solid import _isotropic_elasticity
 from .femodel import FEModel
 from .substructures import Cut, SplitModel, _labels, cell_pieces, node_local_rest
 
@@ -115,11 +116,8 @@ def element_matrices(fe: FEModel) -> list[tuple[str, np.ndarray, np.ndarray, np.
     hexahedra by 2 × 2 × 2 Gauss points (exact for a parallelepiped), tetrahedra by
     their closed forms (K = V BᵀDB, M = ρV/20 (1 + δ_ab) I₃)."""
     young, nu, rho = _material(fe)
-    lam, mu = solid_elements.isotropic_lame(young, nu)
-    d = np.zeros((6, 6))
-    d[:3, :3] = lam
-    d[np.arange(3), np.arange(3)] += 2.0 * mu
-    d[np.arange(3, 6), np.arange(3, 6)] = mu
+    solid_elements.isotropic_lame(young, nu)  # (refuses a bad E or ν by name)
+    d = _isotropic_elasticity(young, nu)  # Voigt order as _strain_rows
     labels = (fe.metadata or {}).get("cell_labels") or {}
     out = []
     for kind, conn in _cells(fe):
@@ -369,7 +367,8 @@ def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = Tr
     fixed = np.concatenate([fe.node_dofs(attached), *[d for d, _ in surfaces]])
     interior = np.setdiff1d(np.setdiff1d(np.arange(fe.n_dof), fe.inactive_dofs), fixed)
     k_mat, m_mat = fe.stiffness.tocsr(), fe.mass.tocsr()
-    k_ii = k_mat[interior][:, interior].tocsc()
+    k_rows = k_mat[interior]  # (the interior rows, sliced once)
+    k_ii = k_rows[:, interior].tocsc()
     n = min(int(n_normal), interior.size)
     if n:
         lam_n, phi_n = eigen(k_ii, m_mat[interior][:, interior].tocsc(), n, 0.0,
@@ -387,7 +386,7 @@ def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = Tr
         for s, (dofs, t) in enumerate(surfaces):
             cols = slice(n + 6 * s, n + 6 * s + 6)
             basis[dofs, cols] = t
-            basis[interior, cols] = -lu.solve(np.asarray(k_mat[interior][:, dofs] @ t))
+            basis[interior, cols] = -lu.solve(np.asarray(k_rows[:, dofs] @ t))
     sets = {"attach": attached}
     meta = {"method": "craig-bampton, rigid surfaces",
             "attach_nodes": fe.node_ids[attached].tolist(),
