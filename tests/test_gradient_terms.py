@@ -17,7 +17,7 @@ from flexmbs.assembly import System
 from flexmbs.gradients.jacobian_source import TangentSource
 from flexmbs.gradients.parameters import ModelModels, resolve
 from flexmbs.gradients.residual_terms import Derivative, ParameterTerms, State
-from flexmbs.gradients.step import Coefficients, StepJacobian
+from flexmbs.gradients.step import AdjointSteps, Coefficients, StepJacobian
 from flexmbs.gradients.tangents import exact_tangents, velocity_constraint_jacobian
 from flexmbs.integrators.alpha import generalized_alpha
 
@@ -156,6 +156,78 @@ def test_compiled_step_matrices_are_the_exact_ones(seed):
     z_ref = numpy_.velocity_jacobian(state, coef.h)
     z = compiled.velocity_jacobian(state, coef.h)
     np.testing.assert_allclose(z, z_ref, rtol=0, atol=1e-7 * max(1.0, np.abs(z_ref).max()))
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+@example(seed=0)  # rotational springs: their angle memory taken per state
+@example(seed=3)  # a torque servo with a rotor
+def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
+    """TangentSource.pieces_many (one kernel call for M, K_t, C_t and Φ_q of all the
+    states, one for Φ_q at q ± ε q̇ of all) completed by ``pieces`` equals ``pieces`` and
+    ``velocity_jacobian`` taken state by state, each state with its own angle memory
+    (the rotational springs' turns: a wrong memory moves K_t by k (θ − θ0) ∂g/∂q)."""
+    system = random_model(seed)
+    rng = np.random.default_rng(seed)
+    source = TangentSource(system, "compiled")
+    assert source.batched
+    coef = Coefficients.of(generalized_alpha(0.8), 1e-3)
+    states, memories = [], []
+    for k in range(4):
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t + 0.01 * k, q, qd, qdd, lam))
+        system.angle_memory = {}
+        system.dynamic_residual(q, qd, qdd, lam, t + 0.01 * k)
+        memories.append({name: value + 2 * np.pi * (k - 1)
+                         for name, value in system.angle_memory.items()})
+    raws = source.pieces_many(states, memories, [coef.h] * 4, True)
+    for st_, memory, raw in zip(states, memories, raws, strict=True):
+        system.angle_memory = dict(memory)
+        one = source.pieces(st_, coef.bp, coef.gp)
+        z_one = source.velocity_jacobian(st_, coef.h)
+        system.angle_memory = dict(memory)
+        many = source.pieces(st_, coef.bp, coef.gp, raw)
+        for name, a, b in zip(("M", "K_t", "C_t", "Φ_q"), many, one, strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max()),
+                                       err_msg=name)
+        np.testing.assert_allclose(raw[4], z_one, rtol=0,
+                                   atol=1e-9 * max(1.0, np.abs(z_one).max()))
+
+
+@pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])
+@pytest.mark.parametrize("index2", [False, True])
+def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):
+    """AdjointSteps (a chunk's matrices assembled as stacked arrays, P from one stacked
+    solve) gives StepJacobian's Jᵀ solve, L_xᵀ and F_yᵀ products at each step of the
+    chunk, to round-off, on the compiled pieces taken together and one by one."""
+    from test_gradients import small_model
+
+    system = System(small_model(kind, 5)[0])
+    rng = np.random.default_rng(7)
+    source = TangentSource(system, "compiled")
+    states, coefs = [], []
+    for k in range(3):
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t, q, qd, qdd, lam))
+        coefs.append(Coefficients.of(generalized_alpha(0.8), 1e-2 * (1 + k)))
+    memories = [{}] * 3
+    raws = source.pieces_many(states, memories, [c.h for c in coefs], index2)
+    steps = AdjointSteps(system, states, coefs, memories, index2, source, raws)
+    n, m = system.n_q, system.n_c
+    for i, (st_, coef) in enumerate(zip(states, coefs, strict=True)):
+        system.angle_memory = {}
+        one = StepJacobian(system, st_, coef, index2, source)
+        assert steps.size == one.size
+        bars = [rng.normal(size=n) for _ in range(4)] + [rng.normal(size=m)]
+        rhs = one.unknown_cotangent(coef, *bars)
+        np.testing.assert_allclose(steps.unknown_cotangent(i, coef, *bars), rhs,
+                                   rtol=1e-13, atol=1e-13)
+        mu = one.solve_transposed(rhs)
+        got = steps.solve_transposed(i, rhs)
+        np.testing.assert_allclose(got, mu, rtol=0, atol=1e-10 * np.abs(mu).max())
+        for a, b in zip(steps.state_cotangents(i, mu), one.state_cotangents(mu),
+                        strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])

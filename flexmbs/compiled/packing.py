@@ -31,7 +31,7 @@ from .layout import pack  # noqa: F401  (re-exported)
 
 def _view_python(buf, offset, shape):
     """:func:`packed_view` when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``)."""
-    return buf[offset:offset + int(np.prod(shape))].reshape(shape)
+    return buf.reshape(-1)[offset:offset + int(np.prod(shape))].reshape(shape)
 
 
 @intrinsic

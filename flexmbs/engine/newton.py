@@ -52,14 +52,16 @@ from ..compiled.codes import (
     P_RTOL,
     STALE,
     TASK_CONTACTS,
+    TASK_JACOBIANS_MANY,
     TASK_MATRIX,
     TASK_OUTPUTS,
     TASK_PIECES,
+    TASK_PIECES_MANY,
     TASK_RESIDUAL,
     TASK_STEP,
     TASK_STEPS,
 )
-from ..compiled.packing import borrowed, floats1, floats2, ints1
+from ..compiled.packing import borrowed, floats1, floats2, ints1, packed_view
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows, work_rows
@@ -408,6 +410,38 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors, batch, out):
 
 
 @njit(cache=True)
+def pieces_many(F, IN, H, WF, WI, WH, full, states, lams, profs, us, refs, out):
+    """The gradients' step pieces at many states in one call (docs/gradients.md,
+    "Checkpoints and cost"): state k has q, q̇, q̈ = states[k, 0:3] (n_q,), λ = lams[k],
+    the time values profs[k], us[k] and the rotational springs' angle memory refs[k]
+    (NaN: none), loaded before its residual as :meth:`~flexmbs.engine.compiled_system.
+    CompiledSystem.load_angles` does for one state. ``full``: M with Φ_q below it, K_t
+    and C_t (:func:`~flexmbs.engine.dispatch.step_pieces`) into out[3 s k : 3 s (k + 1)]
+    viewed as (3, s, s), s = n_q + n_c (off-pattern entries stay as given); else the
+    dense Φ_q (n_c, n_q) into out[n_c k : n_c (k + 1)]."""
+    n_t, n = states.shape[0], states.shape[2]
+    m = lams.shape[1]
+    size = n + m
+    r, phi = floats1(WF, WH, _R), floats1(WF, WH, _PHI)
+    jac = floats2(WF, WH, _JAC)
+    angles = floats1(WF, WH, _ANGLES)
+    for k in range(n_t):
+        for s in range(refs.shape[1]):
+            angles[s] = refs[k, s]
+        q, qd, qdd, lam = states[k, 0], states[k, 1], states[k, 2], lams[k]
+        dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], r, phi)
+        jacobian_dense(F, IN, H, WF, WI, WH, jac)
+        if full:
+            block = packed_view(out, 3 * size * size * k, (3, size, size))
+            step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], block)
+        else:
+            for i in range(m):
+                for j in range(n):
+                    out[m * k + i, j] = jac[i, j]
+    return n_t
+
+
+@njit(cache=True)
 def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, u, lu,
            piv, sp_i, sp_x, start, qs, qds, lams, profs, us, refs, out, states):
     """The one compiled entry point (one entry links and optimizes the kernels once):
@@ -428,6 +462,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_PIECES: M with Φ_q, K_t and C_t at (q, q̇, q̈, λ) into ``states`` (3, n, n)
       (:func:`flexmbs.engine.dispatch.step_pieces`; the gradients' step Jacobians);
     * TASK_JACOBIAN: r, Φ and the dense Φ_q at (q, q̇, q̈, λ) into the workspace.
+    * TASK_PIECES_MANY, TASK_JACOBIANS_MANY: :func:`pieces_many` (full, or Φ_q alone) at
+      the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -454,6 +490,10 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     if task == TASK_CONTACTS:
         contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
+    if task in (TASK_PIECES_MANY, TASK_JACOBIANS_MANY):
+        return pieces_many(F, IN, H, WF, WI, WH, task == TASK_PIECES_MANY, borrowed(states),
+                           borrowed(lams), borrowed(profs), borrowed(us), borrowed(refs),
+                           borrowed(out))
     if task == TASK_STEPS:
         return run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors,
                          (borrowed(states), borrowed(lams), borrowed(profs), borrowed(us)),

@@ -25,7 +25,7 @@ from .forward import segment
 from .jacobian_source import TangentSource
 from .prepared import initial_matrix
 from .servo_integrals import ServoIntegrals
-from .step import Coefficients, StepJacobian
+from .step import AdjointSteps, Coefficients
 
 
 def _segments(run_):
@@ -57,36 +57,54 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     i_bar = np.zeros(len(integrals.servos))
     params = run_.settings.params
     state0 = None
+    width = _chunk_width(system, index2)
     for first, last in _segments(run_):
         states = segment(system, run_, first, last)
-        for k in range(last, first, -1):
-            state, angles = states[k]
-            system.angle_memory = dict(angles)
-            if integrals:  # I_{k−1} acts in this step
-                acting = integrals.acting(states[k - 1][1])
-                integrals.hold(float(run_.t[k - 1]), acting)
-            g = float(weights[k])
-            if g:
-                gq, gqd, gqdd, glam = probe.gradient(state)
-                q_bar, qd_bar, qdd_bar = q_bar + g * gq, qd_bar + g * gqd, qdd_bar + g * gqdd
-                lam_bar = lam_bar + g * glam
+        for top in range(last, first, -width):
+            ks = range(top, max(first, top - width), -1)
+            coefs = [Coefficients.of(params, run_.h[k - 1]) for k in ks]
+            chunk = [states[k] for k in ks]
+            # the servos' integrals are held step by step: their pieces one at a time
+            raws = (source.pieces_many([c[0] for c in chunk], [c[1] for c in chunk],
+                                       [c.h for c in coefs], index2)
+                    if source.batched and not integrals else [None] * len(chunk))
+
+            def hold(i, ks=ks, states=states):
+                integrals.hold(float(run_.t[ks[i] - 1]),
+                               integrals.acting(states[ks[i] - 1][1]))
+
+            steps = AdjointSteps(system, [c[0] for c in chunk], coefs,
+                                 [c[1] for c in chunk], index2, source, raws,
+                                 hold if integrals else None)
+            for i, k in enumerate(ks):
+                state, angles = states[k]
+                coef = coefs[i]
+                system.angle_memory = dict(angles)
+                if integrals:  # I_{k−1} acts in this step
+                    acting = integrals.acting(states[k - 1][1])
+                    integrals.hold(float(run_.t[k - 1]), acting)
+                g = float(weights[k])
+                if g:
+                    gq, gqd, gqdd, glam = probe.gradient(state)
+                    q_bar, qd_bar, qdd_bar = (q_bar + g * gq, qd_bar + g * gqd,
+                                              qdd_bar + g * gqdd)
+                    lam_bar = lam_bar + g * glam
+                    for j, prep in enumerate(prepared):
+                        grad[j] += g * prep.sensor_derivative(probe, state)
+                if integrals:  # I_k = I_{k−1} + h n (θ_ref − θ(q_k)): Ī_k reaches q_k, p
+                    terms = integrals.step(state, coef.h, acting, steps.size)
+                    q_bar = q_bar + i_bar @ terms.d_q
+                    grad += i_bar @ terms.d_p
+                mu = steps.solve_transposed(i, steps.unknown_cotangent(
+                    i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
                 for j, prep in enumerate(prepared):
-                    grad[j] += g * prep.sensor_derivative(probe, state)
-            coef = Coefficients.of(params, run_.h[k - 1])
-            jac = StepJacobian(system, state, coef, index2, source)
-            if integrals:  # I_k = I_{k−1} + h n (θ_ref − θ(q_k)): Ī_k reaches q_k and p
-                terms = integrals.step(state, float(run_.h[k - 1]), acting, jac.size)
-                q_bar = q_bar + i_bar @ terms.d_q
-                grad += i_bar @ terms.d_p
-            mu = jac.solve_transposed(jac.unknown_cotangent(coef, q_bar, qd_bar, qdd_bar,
-                                                            a_bar, lam_bar))
-            for j, prep in enumerate(prepared):
-                grad[j] -= mu @ prep.step_derivative(state, index2)
-            if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
-                i_bar = i_bar - terms.load @ mu
-            f_q, f_qd = jac.state_cotangents(mu)
-            q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd, a_bar)
-            lam_bar = np.zeros(system.n_c)
+                    grad[j] -= mu @ prep.step_derivative(state, index2)
+                if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
+                    i_bar = i_bar - terms.load @ mu
+                f_q, f_qd = steps.state_cotangents(i, mu)
+                q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd,
+                                                               a_bar)
+                lam_bar = np.zeros(system.n_c)
         if first == 0:
             state0 = states[0]
     state, angles = state0
@@ -103,6 +121,19 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     grad += initial_terms(system, run_.settings, state, prepared,
                           (q_bar, qd_bar, qdd_bar + a_bar, lam_bar))
     return grad, time.perf_counter() - tic
+
+
+#: The memory [bytes] of the step Jacobians the sweep builds at once (a chunk of steps).
+CHUNK_BYTES = 8 << 20
+
+
+def _chunk_width(system, index2: bool) -> int:
+    """How many steps' Jacobians the sweep builds together: at most 64, within
+    ``CHUNK_BYTES`` (the kernel's pieces, the matrices and their inverses)."""
+    n, m = system.n_q, system.n_c
+    size = n + (2 * m if index2 else m)
+    per_step = 8 * (3 * (n + m) ** 2 + 3 * size * size + 2 * n * size + 5 * n * n)
+    return max(1, min(64, CHUNK_BYTES // per_step))
 
 
 def initial_terms(system, settings, state, prepared, bars) -> np.ndarray:

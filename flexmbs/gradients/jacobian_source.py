@@ -122,20 +122,62 @@ class TangentSource:
         self._reduced = reduced
         return None
 
-    def pieces(self, state, bp: float, gp: float):
+    @property
+    def batched(self) -> bool:
+        """Whether :meth:`pieces_many` takes a segment's states in one kernel call (the
+        compiled engine, no state-dependent callables left in its System)."""
+        return self.compiled is not None and not self.compiled.callbacks.items
+
+    def pieces_many(self, states, angles, steps, index2: bool) -> list[tuple]:
+        """The kernel's (M, K_t, C_t, Φ_q, Z) at many converged states in two kernel
+        calls (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`):
+        ``angles`` the System's angle memory at each state ({name: rad}), ``steps`` the
+        step h [s] that ended at each; Z (index 2 only, else None) as
+        :meth:`velocity_jacobian` takes it. Give each tuple to :meth:`pieces` as
+        ``raw``, which adds what the kernel leaves out at that state."""
+        compiled = self.compiled
+        count, n = len(states), self.system.n_q
+        stack = np.empty((count, 3, n))
+        for k, st in enumerate(states):
+            stack[k, 0], stack[k, 1], stack[k, 2] = st.q, st.qd, st.qdd
+        lams = np.array([st.lam for st in states], dtype=float).reshape(count, -1)
+        times = np.array([st.t for st in states], dtype=float)
+        refs = np.array([[memory.get(name, np.nan) for name in compiled.torsion_names]
+                         for memory in angles], dtype=float).reshape(count, -1)
+        out = compiled.pieces_many(stack, lams, times, refs)
+        zs = [None] * count
+        if index2:
+            eps = np.array([_difference_step(st, h) for st, h in zip(states, steps,
+                                                                   strict=True)])
+            shifted = np.concatenate([stack, stack])
+            shifted[:count, 0] += eps[:, None] * stack[:, 1]
+            shifted[count:, 0] -= eps[:, None] * stack[:, 1]
+            ends = compiled.pieces_many(shifted, np.concatenate([lams, lams]),
+                                        np.concatenate([times + eps, times - eps]),
+                                        np.concatenate([refs, refs]), full=False)
+            zs = list((ends[:count] - ends[count:]) / (2.0 * eps[:, None, None]))
+        return [(out[k, 0, :n, :n], out[k, 1, :n, :n], out[k, 2, :n, :n], out[k, 0, n:, :n],
+                 zs[k]) for k in range(count)]
+
+    def pieces(self, state, bp: float, gp: float, raw=None):
         """(M, K_t, C_t, Φ_q) dense at ``state`` (a converged
         :class:`~flexmbs.gradients.residual_terms.State`) for a step whose scaled
         iteration matrix has β' = ``bp`` [1/s²] and γ' = ``gp`` [1/s] (the NumPy
         tangents and the compiled pieces do not depend on them). The System's angle
-        memory is read."""
+        memory is read. ``raw``: the kernel's pieces at this state from
+        :meth:`pieces_many` (used, and completed, in place of a kernel call)."""
         system, st = self.system, state
         if self.compiled is None:
             k_t, c_t = exact_tangents(system, st.q, st.qd, st.qdd, st.lam, st.t)
             mass = np.asarray(system.mass_matrix(st.q, sparse=False))
             jac = np.asarray(system.jacobian(st.q, st.t, sparse=False))
             return mass, k_t, c_t, jac
-        self._reduced.angle_memory = system.angle_memory
-        mass, k_t, c_t, jac = self.compiled.step_pieces(st.q, st.qd, st.qdd, st.lam, st.t)
+        if raw is None:
+            self._reduced.angle_memory = system.angle_memory
+            mass, k_t, c_t, jac = self.compiled.step_pieces(st.q, st.qd, st.qdd, st.lam,
+                                                            st.t)
+        else:
+            mass, k_t, c_t, jac = raw[:4]
         for servo in self.rotor_servos:
             idx, k_r, c_r = rotor_correction(system, servo, st.q, st.qd, st.qdd)
             block = np.ix_(idx, idx)
@@ -166,11 +208,18 @@ class TangentSource:
         system, st = self.system, state
         if self.compiled is None:
             return velocity_constraint_jacobian(system, st.q, st.qd, st.t)
-        rate = float(np.max(np.abs(st.qd))) if st.qd.size else 0.0
-        eps = 1e-3 * h
-        if rate > 0.0:
-            eps = min(eps, 1e-5 * max(1.0, float(np.max(np.abs(st.q)))) / rate)
+        eps = _difference_step(st, h)
         self._reduced.angle_memory = system.angle_memory
         ends = [self.compiled.constraint_jacobian(st.q + s * st.qd, st.qd, st.qdd, st.lam,
                                                   st.t + s) for s in (eps, -eps)]
         return (ends[0] - ends[1]) / (2.0 * eps)
+
+
+def _difference_step(state, h: float) -> float:
+    """ε [s] of :meth:`TangentSource.velocity_jacobian`'s central difference:
+    min(10⁻³ h, 10⁻⁵ max(1, |q|∞)/|q̇|∞)."""
+    rate = float(np.max(np.abs(state.qd))) if state.qd.size else 0.0
+    eps = 1e-3 * h
+    if rate > 0.0:
+        eps = min(eps, 1e-5 * max(1.0, float(np.max(np.abs(state.q)))) / rate)
+    return eps

@@ -239,13 +239,15 @@ class SensorProbe:
         """Whether the sensor reads a model field the parameter moves (beyond the state):
         a force sensor its force's fields, an energy sensor its body's or gravity, a drive
         sensor its drive's profile, any sensor the markers it reads, and any sensor when a
-        flexible body's modes change (its markers and nodes move with them)."""
+        flexible body's modes change (its markers and nodes move with them; not its
+        modal stiffness or damping alone)."""
         s = self.sensor
         for path in tangent:
             if path[0] == "markers":
                 return True
-            if path[0] == "bodies" and len(path) > 2 and path[2] in ("data",
-                                                                     "marker_modes"):
+            if (path[0] == "bodies" and len(path) > 2 and path[2] in ("data",
+                                                                      "marker_modes")
+                    and path[3:4] not in (("K_ff",), ("D_ff",))):
                 return True  # a flexible body's modes: its markers and nodes move
             if s.kind == "force" and path[:2] == ("forces", s.target):
                 return True

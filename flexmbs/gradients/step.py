@@ -104,13 +104,15 @@ class StepJacobian:
     with Ŝ = M + (γ'/β')C_t + K_t/β', Z = ∂(Φ_q q̇ + Φ_t)/∂q and Φ_q P = I.
     """
 
-    def __init__(self, system, state, coef: Coefficients, index2: bool, source=None):
+    def __init__(self, system, state, coef: Coefficients, index2: bool, source=None,
+                 raw=None):
         n, m = system.n_q, system.n_c
         self.n, self.m, self.index2 = n, m, index2
         bp, gp = coef.bp, coef.gp
         if source is None:
             source = TangentSource(system, "python")
-        mass, k_t, c_t, jac = source.pieces(state, bp, gp)
+        mass, k_t, c_t, jac = (source.pieces(state, bp, gp) if raw is None else
+                               source.pieces(state, bp, gp, raw))
         self.k, self.c, self.mass, self.jac = k_t, c_t, mass, jac
         size = n + (2 * m if index2 else m)
         matrix = np.zeros((size, size))
@@ -125,7 +127,7 @@ class StepJacobian:
             self.rows = np.concatenate([np.full(n, 1 / bp), np.ones(m)])
             self.cols = np.full(n + m, bp)
         else:
-            self.z = source.velocity_jacobian(state, coef.h)
+            self.z = (source.velocity_jacobian(state, coef.h) if raw is None else raw[4])
             rhs = np.zeros((n + m, m))
             rhs[n:] = np.eye(m)
             self.p = _solve(_factor(matrix[:n + m, :n + m].copy(), state), rhs)[:n]
@@ -193,3 +195,100 @@ class StepJacobian:
         if self.index2:
             dq = dq + self.p @ x[n + m:]
         return dq, h * coef.gamma * coef.c1 * dqdd, dqdd, coef.c1 * dqdd, dlam
+
+
+class AdjointSteps:
+    """The step Jacobians of consecutive steps of the backward sweep, assembled together
+    (stacked arrays; in index 2, P of every step from one stacked solve) in the same
+    scaled form as :class:`StepJacobian` and factored one by one (LAPACK's getrf beats
+    a stacked inverse at every order), for the sweep's two products a step:
+
+    * μ = diag(rows) J⁻ᵀ diag(cols) b (:meth:`StepJacobian.solve_transposed`);
+    * (F_yᵀμ)_q, (F_yᵀμ)_q̇ = B_k μ (:meth:`StepJacobian.state_cotangents`).
+
+    ``states``: the steps' end states (converged :class:`~flexmbs.gradients.
+    residual_terms.State`), ``coefs`` their :class:`Coefficients`, ``angles`` the
+    System's angle memory at each ({name: rad}; read by the tangents), ``raws`` the
+    kernel's pieces at each (:meth:`~flexmbs.gradients.jacobian_source.TangentSource.
+    pieces_many`; None: the source takes the state alone); ``before(i)``, when given,
+    is called before the pieces of step i are taken (the servos' integrals held)."""
+
+    def __init__(self, system, states, coefs, angles, index2: bool, source, raws,
+                 before=None):
+        n, m, count = system.n_q, system.n_c, len(states)
+        self.n, self.m, self.index2 = n, m, index2
+        size = n + (2 * m if index2 else m)
+        mass, k_t, c_t = (np.empty((count, n, n)) for _ in range(3))
+        jac, z = np.empty((count, m, n)), np.empty((count, m, n))
+        for i, (st, coef, memory, raw) in enumerate(zip(states, coefs, angles, raws,
+                                                       strict=True)):
+            system.angle_memory = dict(memory)
+            if before is not None:
+                before(i)
+            mass[i], k_t[i], c_t[i], jac[i] = source.pieces(st, coef.bp, coef.gp, raw)
+            if index2:
+                z[i] = source.velocity_jacobian(st, coef.h) if raw is None else raw[4]
+        bp = np.array([c.bp for c in coefs])[:, None, None]
+        gp = np.array([c.gp for c in coefs])[:, None, None]
+        jac_t = jac.transpose(0, 2, 1)
+        matrix = np.zeros((count, size, size))
+        matrix[:, :n, :n] = mass + (gp / bp) * c_t + k_t / bp
+        matrix[:, :n, n:n + m] = jac_t
+        matrix[:, n:n + m, :n] = jac
+        rows, cols = np.ones((count, size)), np.empty((count, size))
+        rows[:, :n] = 1 / bp[:, 0]
+        cols[:, :n + m] = bp[:, 0]
+        back = np.zeros((count, 2 * n, size))  # B_k
+        back[:, :n, :n] = k_t.transpose(0, 2, 1)
+        back[:, n:, :n] = c_t.transpose(0, 2, 1)
+        self.p = None
+        if index2:
+            rhs = np.zeros((count, n + m, m))
+            rhs[:, n:] = np.eye(m)
+            self.p = p = _stacked(np.linalg.solve, matrix[:, :n + m, :n + m], rhs,
+                                  states)[:, :n]
+            matrix[:, :n, n + m:] = k_t @ p / bp
+            matrix[:, n:n + m, :n] += z / gp
+            matrix[:, n:n + m, n + m:] = z @ p / gp
+            matrix[:, n + m:, :n] = jac
+            matrix[:, n + m:, n + m:] = np.eye(m)
+            rows[:, n:n + m] = 1 / gp[:, 0]
+            cols[:, n + m:] = 1.0
+            back[:, :n, n:n + m] = z.transpose(0, 2, 1)
+            back[:, :n, n + m:] = jac_t
+            back[:, n:, n:n + m] = jac_t
+        else:
+            back[:, :n, n:] = jac_t
+        self.factors = [_factor(a, st) for a, st in zip(matrix, states, strict=True)]
+        self.rows, self.cols = rows, cols
+        self.back = back
+        self.size = size
+
+    def solve_transposed(self, i: int, rhs: np.ndarray) -> np.ndarray:
+        """μ with J_iᵀ μ = rhs (step i of the chunk)."""
+        return self.rows[i] * _solve(self.factors[i], self.cols[i] * rhs, 1)
+
+    def state_cotangents(self, i: int, mu: np.ndarray):
+        """(F_yᵀμ)_q and (F_yᵀμ)_q̇ of step i (:meth:`StepJacobian.state_cotangents`)."""
+        both = self.back[i] @ mu
+        return both[:self.n], both[self.n:]
+
+    def unknown_cotangent(self, i: int, coef: Coefficients, q_bar, qd_bar, qdd_bar, a_bar,
+                          lam_bar):
+        """L_xᵀ ỹ of step i (:meth:`StepJacobian.unknown_cotangent`)."""
+        h = coef.h
+        top = qdd_bar + coef.c1 * (a_bar + h * h * coef.beta * q_bar + h * coef.gamma * qd_bar)
+        if self.index2:
+            return np.concatenate([top, lam_bar, self.p[i].T @ q_bar])
+        return np.concatenate([top, lam_bar])
+
+
+def _stacked(operation, matrices, rhs, states):
+    """``operation`` (np.linalg.solve) of stacked matrices; a singular one raises the
+    ConvergenceError of :func:`_factor` naming its step's time."""
+    try:
+        return operation(matrices, rhs)
+    except np.linalg.LinAlgError:
+        for matrix, state in zip(matrices, states, strict=True):
+            _factor(matrix.copy(), state)
+        raise
