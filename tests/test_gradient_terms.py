@@ -194,6 +194,64 @@ def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
                                    atol=1e-9 * max(1.0, np.abs(z_one).max()))
 
 
+class _NoSensor:
+    """A probe whose sensor reads no model field (PreparedParameter asks)."""
+
+    def depends_on(self, tangent) -> bool:
+        return False
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+@example(seed=0)  # rotational springs (their turns), distributed loads
+@example(seed=4)  # a flexible body: its stiffness scale with damping ratios held
+def test_chunk_derivatives_equal_the_analytic_terms(seed):
+    """∂F/∂p of a chunk of states from the compiled equations of the model moved along
+    the parameter's tangent line (chunk_terms.ChunkDerivatives) equals the per-kind
+    analytic terms state by state, for every parameter of every kind the chunk takes
+    (each state with its own angle memory); the others are left to the analytic terms."""
+    import dataclasses
+
+    from flexmbs.gradients.chunk_terms import ChunkDerivatives, polynomial
+    from flexmbs.gradients.prepared import PreparedParameter
+
+    model = random_model(seed).model
+    rng = np.random.default_rng(seed)
+    bodies = {name: dataclasses.replace(body, data=body.data.with_damping(
+        ratio=rng.uniform(0.01, 0.05, body.data.n_modes))) if hasattr(body, "data") else body
+        for name, body in model.bodies.items()}  # D_ff through ω: held as K_ff moves
+    system = System(dataclasses.replace(model, bodies=bodies))
+    source = TangentSource(system, "compiled")
+    states, memories = [], []
+    for k in range(3):
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t + 0.01 * k, q, qd, qdd, lam))
+        system.angle_memory = {}
+        system.dynamic_residual(q, qd, qdd, lam, t + 0.01 * k)
+        memories.append({name: value + 2 * np.pi * (k - 1)
+                         for name, value in system.angle_memory.items()})
+    models, taken = ModelModels(system.model), 0
+    for kind, keys in parameter_keys(system.model).items():
+        for key in keys:
+            (par,), _ = resolve([key], models)
+            prep = PreparedParameter(par, system, {}, _NoSensor())
+            chunk = ChunkDerivatives(system, source, [prep])
+            if chunk.plans[0] is None:
+                # not polynomial, a rigid body's I_c refused at p ± Δ, or callables
+                assert not polynomial(prep.terms) or kind == "rigid" or source.numpy_forces, key
+                continue
+            taken += 1
+            for index2 in (False, True):
+                got = chunk.at(states, memories, index2)[0]
+                for st_, memory, row in zip(states, memories, got, strict=True):
+                    system.angle_memory = dict(memory)
+                    ref = prep.step_derivative(st_, index2)
+                    np.testing.assert_allclose(row, ref, rtol=0,
+                                               atol=1e-9 * max(1.0, np.abs(ref).max()),
+                                               err_msg=f"{kind}: {key}")
+    assert taken >= 4
+
+
 @pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])
 @pytest.mark.parametrize("index2", [False, True])
 def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):

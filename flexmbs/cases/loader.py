@@ -116,15 +116,21 @@ def _check_magnitudes(path: Path, node, where: str = "") -> None:
                             f"{MAGNITUDES[1]:g} in SI units)")
 
 
-def load_case(path, overrides: dict | None = None, modal_data: dict | None = None) -> Case:
+def load_case(path, overrides: dict | None = None, modal_data: dict | None = None,
+              reader=None) -> Case:
     """Parse and validate ``path``; raises CaseError naming table and key.
 
     ``overrides`` maps dotted keys to values applied to the file's tables before
     validation (see :func:`apply_overrides`), e.g. ``{"solver.coupling": "one-way",
     "bodies.beam.modes": 4}``. ``modal_data`` {body name: ModalData} stands in for the
     reduction of those built-in beams (gradients: the modal data on a tangent line).
+    ``reader``: reads the modal data files (``read_modal``'s arguments; default
+    :func:`flexmbs.read_modal`), e.g. one that keeps what it read for the next load.
     """
     from .. import read_modal
+
+    if reader is not None:
+        read_modal = reader
 
     path = Path(path)
     raw = read_case_toml(path)

@@ -26,6 +26,7 @@ from ..compiled.codes import (
     NEED_INPUTS,
     P_T1,
     TASK_CONTACTS,
+    TASK_EQUATIONS_MANY,
     TASK_JACOBIAN,
     TASK_JACOBIANS_MANY,
     TASK_MATRIX,
@@ -313,14 +314,15 @@ class CompiledSystem:
         mk, kk, ck = self._pieces
         return mk[:n, :n].copy(), kk[:n, :n].copy(), ck[:n, :n].copy(), mk[n:, :n].copy()
 
-    def pieces_many(self, states, lams, times, refs, full: bool = True) -> np.ndarray:
-        """:meth:`step_pieces` at many states in one kernel call
-        (:func:`~flexmbs.engine.newton.pieces_many`): ``states`` (K, ≥3, n_q) rows q, q̇,
-        q̈; ``lams`` (K, n_c); ``times`` (K,) [s]; ``refs`` (K, len(torsion_names)) the
-        rotational springs' angle memory at each state (NaN: none). Returns (K, 3, s, s),
-        s = n_q + n_c, with M (Φ_q below it), K_t and C_t (``full``), or Φ_q
-        (K, n_c, n_q). Not for Systems with state-dependent callables, whose values
-        Python gives state by state (ModelError)."""
+    def pieces_many(self, states, lams, times, refs, what: str = "pieces") -> np.ndarray:
+        """At many states in one kernel call (:func:`~flexmbs.engine.newton.pieces_many`):
+        ``states`` (K, ≥3, n_q) rows q, q̇, q̈; ``lams`` (K, n_c); ``times`` (K,) [s];
+        ``refs`` (K, len(torsion_names)) the rotational springs' angle memory at each
+        state (NaN: none). ``what``: "pieces" (K, 3, s, s), s = n_q + n_c: M (Φ_q below
+        it), K_t and C_t (:meth:`step_pieces`); "jacobians" (K, n_c, n_q): Φ_q;
+        "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t. Not for Systems with
+        state-dependent callables, whose values Python gives state by state
+        (ModelError)."""
         if self.callbacks.items:
             raise ModelError(f"pieces_many: the callables {self.callbacks.names} are "
                              f"evaluated state by state")
@@ -329,12 +331,13 @@ class CompiledSystem:
         lams = np.ascontiguousarray(lams, dtype=float).reshape(count, m)
         refs = np.ascontiguousarray(refs, dtype=float).reshape(count, len(self.torsion_names))
         profs, us = self.time_values_many(times)
-        shape = (count, 3, n + m, n + m) if full else (count, m, n)
+        task, shape = {"pieces": (TASK_PIECES_MANY, (count, 3, n + m, n + m)),
+                       "jacobians": (TASK_JACOBIANS_MANY, (count, m, n)),
+                       "equations": (TASK_EQUATIONS_MANY, (count, n + 2 * m))}[what]
         out = np.zeros(shape)
         if count:
-            self._call(TASK_PIECES_MANY if full else TASK_JACOBIANS_MANY, lams=lams,
-                       profs=profs, us=us, refs=refs, out=out.reshape(-1, shape[-1]),
-                       states=states)
+            self._call(task, lams=lams, profs=profs, us=us, refs=refs,
+                       out=out.reshape(-1, shape[-1]), states=states)
         return out
 
     def constraint_jacobian(self, q, qd, qdd, lam, t: float) -> np.ndarray:

@@ -52,6 +52,7 @@ from ..compiled.codes import (
     P_RTOL,
     STALE,
     TASK_CONTACTS,
+    TASK_EQUATIONS_MANY,
     TASK_JACOBIANS_MANY,
     TASK_MATRIX,
     TASK_OUTPUTS,
@@ -410,15 +411,20 @@ def run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors, batch, out):
 
 
 @njit(cache=True)
-def pieces_many(F, IN, H, WF, WI, WH, full, states, lams, profs, us, refs, out):
-    """The gradients' step pieces at many states in one call (docs/gradients.md,
+def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
+    """What the gradients need at many states in one call (docs/gradients.md,
     "Checkpoints and cost"): state k has q, q̇, q̈ = states[k, 0:3] (n_q,), λ = lams[k],
     the time values profs[k], us[k] and the rotational springs' angle memory refs[k]
     (NaN: none), loaded before its residual as :meth:`~flexmbs.engine.compiled_system.
-    CompiledSystem.load_angles` does for one state. ``full``: M with Φ_q below it, K_t
-    and C_t (:func:`~flexmbs.engine.dispatch.step_pieces`) into out[3 s k : 3 s (k + 1)]
-    viewed as (3, s, s), s = n_q + n_c (off-pattern entries stay as given); else the
-    dense Φ_q (n_c, n_q) into out[n_c k : n_c (k + 1)]."""
+    CompiledSystem.load_angles` does for one state. Into ``out`` by ``task``:
+
+    * TASK_PIECES_MANY: M with Φ_q below it, K_t and C_t (:func:`~flexmbs.engine.
+      dispatch.step_pieces`) into out[3 s k : 3 s (k + 1)] viewed as (3, s, s),
+      s = n_q + n_c (off-pattern entries stay as given);
+    * TASK_JACOBIANS_MANY: the dense Φ_q (n_c, n_q) into out[n_c k : n_c (k + 1)];
+    * TASK_EQUATIONS_MANY: the step equations r (n_q), Φ (n_c) and Φ_q q̇ + Φ_t (n_c)
+      into the row out[k].
+    """
     n_t, n = states.shape[0], states.shape[2]
     m = lams.shape[1]
     size = n + m
@@ -430,8 +436,18 @@ def pieces_many(F, IN, H, WF, WI, WH, full, states, lams, profs, us, refs, out):
             angles[s] = refs[k, s]
         q, qd, qdd, lam = states[k, 0], states[k, 1], states[k, 2], lams[k]
         dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], r, phi)
+        if task == TASK_EQUATIONS_MANY:
+            row = out[k]
+            for i in range(n):
+                row[i] = r[i]
+            for i in range(m):
+                row[n + i] = phi[i]
+            velocity_constraint(F, IN, H, WF, WI, WH, qd, profs[k], phi)
+            for i in range(m):
+                row[n + m + i] = phi[i]
+            continue
         jacobian_dense(F, IN, H, WF, WI, WH, jac)
-        if full:
+        if task == TASK_PIECES_MANY:
             block = packed_view(out, 3 * size * size * k, (3, size, size))
             step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], block)
         else:
@@ -462,8 +478,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_PIECES: M with Φ_q, K_t and C_t at (q, q̇, q̈, λ) into ``states`` (3, n, n)
       (:func:`flexmbs.engine.dispatch.step_pieces`; the gradients' step Jacobians);
     * TASK_JACOBIAN: r, Φ and the dense Φ_q at (q, q̇, q̈, λ) into the workspace.
-    * TASK_PIECES_MANY, TASK_JACOBIANS_MANY: :func:`pieces_many` (full, or Φ_q alone) at
-      the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
+    * TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY: :func:`pieces_many`
+      at the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -490,8 +506,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     if task == TASK_CONTACTS:
         contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
-    if task in (TASK_PIECES_MANY, TASK_JACOBIANS_MANY):
-        return pieces_many(F, IN, H, WF, WI, WH, task == TASK_PIECES_MANY, borrowed(states),
+    if task in (TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY):
+        return pieces_many(F, IN, H, WF, WI, WH, task, borrowed(states),
                            borrowed(lams), borrowed(profs), borrowed(us), borrowed(refs),
                            borrowed(out))
     if task == TASK_STEPS:

@@ -21,6 +21,7 @@ from itertools import pairwise
 import numpy as np
 import scipy.linalg as sla
 
+from .chunk_terms import ChunkDerivatives
 from .forward import segment
 from .jacobian_source import TangentSource
 from .prepared import initial_matrix
@@ -58,6 +59,10 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     params = run_.settings.params
     state0 = None
     width = _chunk_width(system, index2)
+    # ∂F/∂p of a chunk at once where the Jacobians' kernels are at hand and no servo
+    # integral is held step by step (the Systems at p ± δ read the same histories)
+    chunk_terms = (ChunkDerivatives(system, source, prepared)
+                   if source.batched and not integrals else None)
     for first, last in _segments(run_):
         states = segment(system, run_, first, last)
         for top in range(last, first, -width):
@@ -76,6 +81,8 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
             steps = AdjointSteps(system, [c[0] for c in chunk], coefs,
                                  [c[1] for c in chunk], index2, source, raws,
                                  hold if integrals else None)
+            derivs = (chunk_terms.at([c[0] for c in chunk], [c[1] for c in chunk], index2)
+                      if chunk_terms is not None else [None] * len(prepared))
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -98,7 +105,8 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                 mu = steps.solve_transposed(i, steps.unknown_cotangent(
                     i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
                 for j, prep in enumerate(prepared):
-                    grad[j] -= mu @ prep.step_derivative(state, index2)
+                    grad[j] -= mu @ (prep.step_derivative(state, index2)
+                                     if derivs[j] is None else derivs[j][i])
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
                     i_bar = i_bar - terms.load @ mu
                 f_q, f_qd = steps.state_cotangents(i, mu)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..integrators.options import Engine
+from .residual_terms import stacked_states
 from .rotor import rotor_correction
 from .tangents import (
     exact_tangents,
@@ -137,13 +138,7 @@ class TangentSource:
         ``raw``, which adds what the kernel leaves out at that state."""
         compiled = self.compiled
         count, n = len(states), self.system.n_q
-        stack = np.empty((count, 3, n))
-        for k, st in enumerate(states):
-            stack[k, 0], stack[k, 1], stack[k, 2] = st.q, st.qd, st.qdd
-        lams = np.array([st.lam for st in states], dtype=float).reshape(count, -1)
-        times = np.array([st.t for st in states], dtype=float)
-        refs = np.array([[memory.get(name, np.nan) for name in compiled.torsion_names]
-                         for memory in angles], dtype=float).reshape(count, -1)
+        stack, lams, times, refs = stacked_states(states, angles, compiled.torsion_names)
         out = compiled.pieces_many(stack, lams, times, refs)
         zs = [None] * count
         if index2:
@@ -154,7 +149,7 @@ class TangentSource:
             shifted[count:, 0] -= eps[:, None] * stack[:, 1]
             ends = compiled.pieces_many(shifted, np.concatenate([lams, lams]),
                                         np.concatenate([times + eps, times - eps]),
-                                        np.concatenate([refs, refs]), full=False)
+                                        np.concatenate([refs, refs]), "jacobians")
             zs = list((ends[:count] - ends[count:]) / (2.0 * eps[:, None, None]))
         return [(out[k, 0, :n, :n], out[k, 1, :n, :n], out[k, 2, :n, :n], out[k, 0, n:, :n],
                  zs[k]) for k in range(count)]

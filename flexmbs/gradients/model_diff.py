@@ -123,3 +123,71 @@ def _name(path) -> str:
 def path_name(path) -> str:
     """A leaf path written as a dotted name (messages)."""
     return _name(path)
+
+
+def moved(model, tangent: dict, delta: float):
+    """``model`` with each leaf of ``tangent`` ({path: derivative}, :func:`model_tangent`)
+    moved by ``delta`` times its derivative: the model on the parameter's tangent line,
+    built in memory (no case file read again). Covers gravity and the fields of bodies
+    (a flexible body's modal data by its arrays) and forces; derived fields (not
+    constructor arguments) follow from the others. ModelError for any other leaf.
+
+    A flexible body's modal damping stays a matrix: given by ratios, D_ff =
+    M X diag(2ζω) Xᵀ M would follow K_ff through ω; D_ff goes first, from the nominal."""
+    for path, slope in sorted(tangent.items(), key=lambda item: item[0][-1] != "D_ff"):
+        head = path[0]
+        if head == "gravity":
+            model = dataclasses.replace(model, gravity=_shifted(model.gravity, slope, delta))
+        elif head in ("bodies", "forces") and len(path) > 2:
+            name = path[1]
+            if head == "bodies":
+                bodies = dict(model.bodies)
+                bodies[name] = _moved_field(bodies[name], path[2:], slope, delta)
+                model = dataclasses.replace(model, bodies=bodies)
+            else:
+                model = dataclasses.replace(model, forces=tuple(
+                    _moved_field(f, path[2:], slope, delta) if f.name == name else f
+                    for f in model.forces))
+        else:
+            raise ModelError(f"{_name(path)} cannot be moved in memory")
+    return model
+
+
+def _shifted(value, slope, delta):
+    """``value`` + delta × slope in ``value``'s own type (float, array, list, tuple)."""
+    new = np.asarray(value, dtype=float) + delta * np.asarray(slope, dtype=float)
+    if isinstance(value, Number):
+        return float(new)
+    if isinstance(value, (list, tuple)):
+        return type(value)(new.tolist())
+    return new
+
+
+def _moved_field(obj, rest, slope, delta):
+    """A copy of ``obj`` with the leaf at the field path ``rest`` moved."""
+    if not rest:
+        return _shifted(obj, slope, delta)
+    key = rest[0]
+    if type(obj).__name__ == "ModalData":
+        if rest == ("D_ff",):  # a property: as a matrix
+            return dataclasses.replace(obj, damping_ratio=None,
+                                       damping_matrix=_shifted(obj.D_ff, slope, delta))
+        if obj.damping_ratio is not None:  # D_ff held as it is (not through ω)
+            obj = dataclasses.replace(obj, damping_ratio=None, damping_matrix=obj.D_ff)
+    if dataclasses.is_dataclass(obj):
+        field_ = next((f for f in dataclasses.fields(obj) if f.name == key), None)
+        if field_ is None:
+            raise ModelError(f"{type(obj).__name__} has no field {key!r}")
+        if not field_.init:  # derived: recomputed from the fields it follows
+            return obj
+        return dataclasses.replace(obj, **{key: _moved_field(getattr(obj, key), rest[1:],
+                                                              slope, delta)})
+    if isinstance(obj, dict):
+        out = dict(obj)
+        out[key] = _moved_field(obj[key], rest[1:], slope, delta)
+        return out
+    if isinstance(obj, (list, tuple)) and isinstance(key, int):
+        items = list(obj)
+        items[key] = _moved_field(obj[key], rest[1:], slope, delta)
+        return type(obj)(items)
+    raise ModelError(f"cannot move the leaf {key!r} of a {type(obj).__name__}")

@@ -166,11 +166,12 @@ class CaseModels:
         self.raw = read_case_toml(self.path)
         apply_overrides(self.raw, self.overrides, self.path.name)
         self._nominal = None
+        self._read = _kept_reads({})
 
     def _load(self, overrides: dict, scales: dict, modal_data: dict | None = None):
         from ..cases.loader import load_case
 
-        case = load_case(self.path, overrides, modal_data)
+        case = load_case(self.path, overrides, modal_data, self._read)
         for name, factor in scales.items():
             case.model = scale_stiffness(case.model, name, factor)
         return case
@@ -289,6 +290,21 @@ class CaseModels:
             return self._load(overrides, scales).model
         except FlexmbsError as exc:
             raise ModelError(f"parameter {key!r} = {value:.6g}: {exc}") from None
+
+
+def _kept_reads(reads: dict):
+    """A modal data reader (``read_modal``'s arguments) that reads each file with each set
+    of options once and keeps it in ``reads``: the models at p ± δ of one case share the
+    files' data (ModalData is immutable; truncation and damping make new objects)."""
+    from .. import read_modal
+
+    def read(file, **options):
+        key = (str(file), repr(sorted(options.items())))
+        if key not in reads:
+            reads[key] = read_modal(file, **options)
+        return reads[key]
+
+    return read
 
 
 def _material_table(name: str, key) -> dict:

@@ -66,6 +66,22 @@ class State:
     lam: np.ndarray
 
 
+def stacked_states(states, memories, names):
+    """(q, q̇, q̈ rows (K, 3, n_q); λ (K, n_c); t (K,) [s]; angle memory (K, len(names)),
+    NaN where none) of the converged ``states`` with the System's angle memories
+    ``memories`` ({name: rad}) for the kernels' many-state calls
+    (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`)."""
+    count = len(states)
+    stack = np.empty((count, 3, states[0].q.size if count else 0))
+    for k, st in enumerate(states):
+        stack[k, 0], stack[k, 1], stack[k, 2] = st.q, st.qd, st.qdd
+    lams = np.array([st.lam for st in states], dtype=float).reshape(count, -1)
+    times = np.array([st.t for st in states], dtype=float)
+    refs = np.array([[memory.get(name, np.nan) for name in names] for memory in memories],
+                    dtype=float).reshape(count, len(names))
+    return stack, lams, times, refs
+
+
 class Derivative:
     """The parts dr (n_q,), dΦ (n_c,) and d(Φ_q q̇ + Φ_t) (n_c,) of ∂F/∂p at a state."""
 
@@ -403,6 +419,26 @@ class DifferenceTerm:
             return cs.work.r.copy(), cs.work.phi.copy(), jac @ st.qd + s.phi_t(st.q, st.t)
         r, phi, jac = s.dynamic_residual(st.q, st.qd, st.qdd, st.lam, st.t, sparse=False)
         return r, phi, np.asarray(jac @ st.qd).ravel() + s.phi_t(st.q, st.t)
+
+    @property
+    def batched(self) -> bool:
+        """Whether :meth:`many` can run: compiled, no state-dependent callables."""
+        return self.compiled is not None and not any(cs.callbacks.items
+                                                     for cs in self.compiled)
+
+    def many(self, states, memories, index2: bool) -> np.ndarray:
+        """∂F/∂p (K, size) at the converged ``states`` (the System's angle memory at each:
+        ``memories``) in one kernel call per System, in the row order of the step
+        Jacobian: (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2."""
+        ends = []
+        for cs in self.compiled:
+            stack, lams, times, refs = stacked_states(states, memories, cs.torsion_names)
+            ends.append(cs.pieces_many(stack, lams, times, refs, "equations"))
+        d = (ends[0] - ends[1]) / self.span
+        n, m = self.system.n_q, self.system.n_c
+        if index2:
+            return np.concatenate([d[:, :n], d[:, n + m:], d[:, n:n + m]], axis=1)
+        return d[:, :n + m]
 
     def evaluate(self, st: State, out: Derivative) -> Derivative:
         parts = []

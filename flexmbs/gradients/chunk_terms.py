@@ -1,0 +1,145 @@
+"""∂F/∂p of the backward sweep for a chunk of steps at once (docs/gradients.md,
+"Checkpoints and cost").
+
+The per-kind terms of :mod:`.residual_terms` take one state at a time in NumPy. For a
+parameter that the step equations F = (r, Φ[, Φ_q q̇ + Φ_t]) hold polynomially — every
+field its model tangent moves is one of :data:`POLYNOMIAL_FIELDS`, a rigid body's mass,
+inertia or centre of mass, a flexible body's K_ff or D_ff, or gravity — a difference of
+F between the model and the model moved along its tangent line by Δ (built in memory:
+:func:`~flexmbs.gradients.model_diff.moved`) is exact at any Δ:
+
+* F is affine in all of these fields except a rigid body's centre of mass c (its I_O is
+  quadratic in c), so ∂F/∂p = (F(p + Δ) − F(p)) / Δ, with F(p) shared by the chunk's
+  parameters (one compiled evaluation of the chunk's states each, and one more), and
+  Δ < 0 where the model refuses p + Δ (a bound);
+* with a centre of mass among them, (F(p + Δ) − F(p − Δ)) / 2Δ.
+
+Δ = |p|/4 (1/4 at p = 0) keeps the difference's round-off near ε |F| / (|p| |∂F/∂p|).
+Each compiled evaluation takes the chunk's states in one kernel call
+(:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations").
+Parameters without analytic terms keep their differences between the Systems at p ± δ
+(:class:`~flexmbs.gradients.residual_terms.DifferenceTerm`), a chunk at a time too. The
+others — drives, servos, actuators and a spring's actuator (profiles, saturations) —
+keep their terms state by state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FlexmbsError
+from .model_diff import moved
+from .residual_terms import stacked_states
+
+#: The force fields the step equations hold linearly, by element kind.
+POLYNOMIAL_FIELDS = {
+    "SpringDamperActuator": {"stiffness", "damping", "free_length"},
+    "RotationalSpringDamper": {"stiffness", "damping", "angle0"},
+    "Bushing": {"stiffness", "damping", "rotational_stiffness", "rotational_damping",
+                "preload_force", "preload_torque"},
+    "PointLoad": {"value"},
+    "DistributedLoad": {"value"},
+}
+
+
+def polynomial(terms) -> bool:
+    """Whether every analytic term of ``terms`` (a :class:`~flexmbs.gradients.
+    residual_terms.ParameterTerms`) is polynomial in the parameter (module docstring)."""
+    if terms.unsupported:
+        return False
+    for term in terms.terms:
+        kind = term[0]
+        if kind in ("gravity", "rigid", "flexible"):
+            continue
+        fields_ = POLYNOMIAL_FIELDS.get(kind)
+        if fields_ is None or not {path[0] for path in term[2]} <= fields_:
+            return False
+    return True
+
+
+def _compiled(system):
+    """The CompiledSystem of ``system`` for many-state evaluations, or None."""
+    from ..engine.compiled_system import CompiledSystem
+    from ..engine.tables import unsupported_reason
+
+    if unsupported_reason(system) is not None:
+        return None
+    compiled = CompiledSystem(system)
+    return None if compiled.callbacks.items else compiled
+
+
+def _equations(compiled, states, memories, index2: bool, n: int, m: int) -> np.ndarray:
+    """F (K, size) at the states in the step Jacobian's row order."""
+    stack, lams, times, refs = stacked_states(states, memories, compiled.torsion_names)
+    out = compiled.pieces_many(stack, lams, times, refs, "equations")
+    if index2:
+        return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
+    return out[:, :n + m]
+
+
+class ChunkDerivatives:
+    """How each of ``prepared`` (:class:`~flexmbs.gradients.prepared.PreparedParameter`)
+    gets ∂F/∂p for a chunk of ``system``'s steps: ("difference", its DifferenceTerm),
+    ("forward", compiled model at p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ) or
+    None (state by state). ``source``: the sweep's
+    :class:`~flexmbs.gradients.jacobian_source.TangentSource`, whose System gives F(p)
+    when it holds every force (no NumPy-only ones)."""
+
+    def __init__(self, system, source, prepared):
+        self.system, self.plans = system, []
+        self.nominal = (source.compiled if source.compiled is not None
+                        and not source.numpy_forces else None)
+        for prep in prepared:
+            self.plans.append(self._plan(prep))
+
+    def _plan(self, prep):
+        from ..assembly import System
+
+        if prep.difference is not None:
+            return ("difference", prep.difference) if prep.difference.compile() \
+                and prep.difference.batched else None
+        if not polynomial(prep.terms):
+            return None
+        value = prep.parameter.value
+        wide = 0.25 * abs(value) if value else 0.25
+        central = self.nominal is None or any(
+            path[0] == "bodies" and path[2:3] == ("com",) for path in prep.tangent)
+
+        def at(d):
+            return _compiled(System(moved(self.system.model, prep.tangent, d),
+                                    **prep.overrides))
+
+        try:
+            if central:
+                ends = [at(wide), at(-wide)]
+                return None if None in ends else ("central", ends, 2.0 * wide)
+        except FlexmbsError:  # a field the model refuses at p ± Δ: state by state
+            return None
+        for d in (wide, -wide):  # at a bound (a damping of 0): the side the model allows
+            try:
+                end = at(d)
+            except FlexmbsError:
+                continue
+            return None if end is None else ("forward", end, d)
+        return None
+
+    def at(self, states, memories, index2: bool) -> list:
+        """∂F/∂p (K, size) per parameter at the chunk's converged ``states`` (the System's
+        angle memory at each: ``memories``), None for those taken state by state."""
+        n, m = self.system.n_q, self.system.n_c
+        base = None
+        out = []
+        for plan in self.plans:
+            if plan is None:
+                out.append(None)
+            elif plan[0] == "difference":
+                out.append(plan[1].many(states, memories, index2))
+            elif plan[0] == "central":
+                ends = [_equations(c, states, memories, index2, n, m) for c in plan[1]]
+                out.append((ends[0] - ends[1]) / plan[2])
+            else:
+                if base is None:
+                    base = _equations(self.nominal, states, memories, index2, n, m)
+                out.append((_equations(plan[1], states, memories, index2, n, m) - base)
+                           / plan[2])
+        return out
