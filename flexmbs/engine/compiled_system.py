@@ -314,15 +314,17 @@ class CompiledSystem:
         mk, kk, ck = self._pieces
         return mk[:n, :n].copy(), kk[:n, :n].copy(), ck[:n, :n].copy(), mk[n:, :n].copy()
 
-    def pieces_many(self, states, lams, times, refs, what: str = "pieces") -> np.ndarray:
+    def pieces_many(self, states, lams, times, refs, what: str = "pieces",
+                    values=None) -> np.ndarray:
         """At many states in one kernel call (:func:`~flexmbs.engine.newton.pieces_many`):
         ``states`` (K, ≥3, n_q) rows q, q̇, q̈; ``lams`` (K, n_c); ``times`` (K,) [s];
         ``refs`` (K, len(torsion_names)) the rotational springs' angle memory at each
         state (NaN: none). ``what``: "pieces" (K, 3, s, s), s = n_q + n_c: M (Φ_q below
         it), K_t and C_t (:meth:`step_pieces`); "jacobians" (K, n_c, n_q): Φ_q;
-        "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t. Not for Systems with
-        state-dependent callables, whose values Python gives state by state
-        (ModelError)."""
+        "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t. ``values``: the time values
+        (profiles (K, rows, 3), u (K, n_u)) to take instead of those at ``times``. Not
+        for Systems with state-dependent callables, whose values Python gives state by
+        state (ModelError)."""
         if self.callbacks.items:
             raise ModelError(f"pieces_many: the callables {self.callbacks.names} are "
                              f"evaluated state by state")
@@ -330,7 +332,7 @@ class CompiledSystem:
         count, n, m = states.shape[0], self.n_q, self.n_c
         lams = np.ascontiguousarray(lams, dtype=float).reshape(count, m)
         refs = np.ascontiguousarray(refs, dtype=float).reshape(count, len(self.torsion_names))
-        profs, us = self.time_values_many(times)
+        profs, us = self.time_values_many(times) if values is None else values
         task, shape = {"pieces": (TASK_PIECES_MANY, (count, 3, n + m, n + m)),
                        "jacobians": (TASK_JACOBIANS_MANY, (count, m, n)),
                        "equations": (TASK_EQUATIONS_MANY, (count, n + 2 * m))}[what]

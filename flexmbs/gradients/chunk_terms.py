@@ -17,10 +17,14 @@ F between the model and the model moved along its tangent line by Δ (built in m
 Δ = |p|/4 (1/4 at p = 0) keeps the difference's round-off near ε |F| / (|p| |∂F/∂p|).
 Each compiled evaluation takes the chunk's states in one kernel call
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations").
-Parameters without analytic terms keep their differences between the Systems at p ± δ
+A joint actuator's profile or a spring–damper's actuator enters the residual through its
+value u alone, linearly: ∂F/∂p = (F(u + Δ u_p) − F(u)) / Δ on the nominal System, u_p
+the profile's slope along the parameter (:class:`~flexmbs.gradients.residual_terms.
+ProfileSlope`, as the analytic term takes it). Parameters without analytic terms keep
+their differences between the Systems at p ± δ
 (:class:`~flexmbs.gradients.residual_terms.DifferenceTerm`), a chunk at a time too. The
-others — drives, servos, actuators and a spring's actuator (profiles, saturations) —
-keep their terms state by state.
+others — drives and servos (profiles through the constraints, saturations) — keep their
+terms state by state.
 """
 
 from __future__ import annotations
@@ -68,10 +72,36 @@ def _compiled(system):
     return None if compiled.callbacks.items else compiled
 
 
-def _equations(compiled, states, memories, index2: bool, n: int, m: int) -> np.ndarray:
-    """F (K, size) at the states in the step Jacobian's row order."""
+def _input_column(compiled, prep):
+    """(u column, profile slope) when ``prep``'s only term is a joint actuator's profile or
+    a spring–damper's actuator, whose value u the residual holds linearly; else None."""
+    terms = prep.terms
+    if terms.unsupported or len(terms.terms) != 1:
+        return None
+    wanted = {"JointActuator": "profile", "SpringDamperActuator": "actuator"}.get(
+        terms.terms[0][0])
+    if wanted is None:
+        return None
+    _, element, fields_, slope = terms.terms[0]
+    if slope is None or {path[0] for path in fields_} != {wanted}:
+        return None
+    column = next((k for k, force, _ in compiled._input_profiles
+                   if force.name == element.name), None)
+    return None if column is None else (column, slope)
+
+
+def _equations(compiled, states, memories, index2: bool, n: int, m: int,
+               shift=None) -> np.ndarray:
+    """F (K, size) at the states in the step Jacobian's row order; ``shift`` (column,
+    slope, Δ): that input u moved by Δ × the slope of its profile at each state's time."""
     stack, lams, times, refs = stacked_states(states, memories, compiled.torsion_names)
-    out = compiled.pieces_many(stack, lams, times, refs, "equations")
+    values = None
+    if shift is not None:
+        column, slope, delta = shift
+        profs, us = compiled.time_values_many(times)
+        us[:, column] += delta * np.array([slope(float(t))[0] for t in times])
+        values = (profs, us)
+    out = compiled.pieces_many(stack, lams, times, refs, "equations", values)
     if index2:
         return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
     return out[:, :n + m]
@@ -80,8 +110,8 @@ def _equations(compiled, states, memories, index2: bool, n: int, m: int) -> np.n
 class ChunkDerivatives:
     """How each of ``prepared`` (:class:`~flexmbs.gradients.prepared.PreparedParameter`)
     gets ∂F/∂p for a chunk of ``system``'s steps: ("difference", its DifferenceTerm),
-    ("forward", compiled model at p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ) or
-    None (state by state). ``source``: the sweep's
+    ("forward", compiled model at p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ),
+    ("input", (u column, profile slope, Δ)) or None (state by state). ``source``: the sweep's
     :class:`~flexmbs.gradients.jacobian_source.TangentSource`, whose System gives F(p)
     when it holds every force (no NumPy-only ones)."""
 
@@ -98,6 +128,11 @@ class ChunkDerivatives:
         if prep.difference is not None:
             return ("difference", prep.difference) if prep.difference.compile() \
                 and prep.difference.batched else None
+        if self.nominal is not None:
+            column = _input_column(self.nominal, prep)
+            if column is not None:
+                value = prep.parameter.value
+                return ("input", (*column, 0.25 * abs(value) if value else 0.25))
         if not polynomial(prep.terms):
             return None
         value = prep.parameter.value
@@ -140,6 +175,10 @@ class ChunkDerivatives:
             else:
                 if base is None:
                     base = _equations(self.nominal, states, memories, index2, n, m)
-                out.append((_equations(plan[1], states, memories, index2, n, m) - base)
-                           / plan[2])
+                if plan[0] == "input":
+                    end = _equations(self.nominal, states, memories, index2, n, m, plan[1])
+                    out.append((end - base) / plan[1][2])
+                else:
+                    out.append((_equations(plan[1], states, memories, index2, n, m) - base)
+                               / plan[2])
         return out
