@@ -90,11 +90,11 @@ def _input_column(compiled, prep):
     return None if column is None else (column, slope)
 
 
-def _equations(compiled, states, memories, index2: bool, n: int, m: int,
-               shift=None) -> np.ndarray:
-    """F (K, size) at the states in the step Jacobian's row order; ``shift`` (column,
-    slope, Δ): that input u moved by Δ × the slope of its profile at each state's time."""
-    stack, lams, times, refs = stacked_states(states, memories, compiled.torsion_names)
+def _equations(compiled, chunk, index2: bool, n: int, m: int, shift=None) -> np.ndarray:
+    """F (K, size) at the states of ``chunk`` (:func:`~flexmbs.gradients.residual_terms.
+    stacked_states`) in the step Jacobian's row order; ``shift`` (column, slope, Δ): that
+    input u moved by Δ × the slope of its profile at each state's time."""
+    stack, lams, times, refs = chunk
     values = None
     if shift is not None:
         column, slope, delta = shift
@@ -162,23 +162,24 @@ class ChunkDerivatives:
         """∂F/∂p (K, size) per parameter at the chunk's converged ``states`` (the System's
         angle memory at each: ``memories``), None for those taken state by state."""
         n, m = self.system.n_q, self.system.n_c
-        base = None
+        base = chunk = None
         out = []
         for plan in self.plans:
-            if plan is None:
-                out.append(None)
-            elif plan[0] == "difference":
-                out.append(plan[1].many(states, memories, index2))
-            elif plan[0] == "central":
-                ends = [_equations(c, states, memories, index2, n, m) for c in plan[1]]
+            if plan is None or plan[0] == "difference":
+                out.append(None if plan is None else plan[1].many(states, memories, index2))
+                continue
+            if chunk is None:  # the models moved keep the forces: the same springs
+                names = (self.nominal if self.nominal is not None else plan[1][0]).torsion_names
+                chunk = stacked_states(states, memories, names)
+            if plan[0] == "central":
+                ends = [_equations(c, chunk, index2, n, m) for c in plan[1]]
                 out.append((ends[0] - ends[1]) / plan[2])
+                continue
+            if base is None:
+                base = _equations(self.nominal, chunk, index2, n, m)
+            if plan[0] == "input":
+                end = _equations(self.nominal, chunk, index2, n, m, plan[1])
+                out.append((end - base) / plan[1][2])
             else:
-                if base is None:
-                    base = _equations(self.nominal, states, memories, index2, n, m)
-                if plan[0] == "input":
-                    end = _equations(self.nominal, states, memories, index2, n, m, plan[1])
-                    out.append((end - base) / plan[1][2])
-                else:
-                    out.append((_equations(plan[1], states, memories, index2, n, m) - base)
-                               / plan[2])
+                out.append((_equations(plan[1], chunk, index2, n, m) - base) / plan[2])
         return out
