@@ -142,8 +142,11 @@ class TangentSource:
         out = compiled.pieces_many(stack, lams, times, refs)
         zs = [None] * count
         if index2:
-            eps = np.array([_difference_step(st, h) for st, h in zip(states, steps,
-                                                                   strict=True)])
+            rate = np.abs(stack[:, 1]).max(axis=1) if n else np.zeros(count)
+            size = np.maximum(1.0, np.abs(stack[:, 0]).max(axis=1)) if n else np.ones(count)
+            eps = 1e-3 * np.asarray(steps, dtype=float)  # as _difference_step, at once
+            moving = rate > 0.0
+            eps[moving] = np.minimum(eps[moving], 1e-5 * size[moving] / rate[moving])
             shifted = np.concatenate([stack, stack])
             shifted[:count, 0] += eps[:, None] * stack[:, 1]
             shifted[count:, 0] -= eps[:, None] * stack[:, 1]
