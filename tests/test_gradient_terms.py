@@ -158,6 +158,20 @@ def test_compiled_step_matrices_are_the_exact_ones(seed):
     np.testing.assert_allclose(z, z_ref, rtol=0, atol=1e-7 * max(1.0, np.abs(z_ref).max()))
 
 
+def states_with_memories(system, rng, count: int):
+    """``count`` random states 0.01 s apart, each with an angle memory of its own: the
+    springs' angles there, shifted by 2π (k − 1) (another turn each)."""
+    states, memories = [], []
+    for k in range(count):
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t + 0.01 * k, q, qd, qdd, lam))
+        system.angle_memory = {}
+        system.dynamic_residual(q, qd, qdd, lam, t + 0.01 * k)
+        memories.append({name: value + 2 * np.pi * (k - 1)
+                         for name, value in system.angle_memory.items()})
+    return states, memories
+
+
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000))
 @example(seed=0)  # rotational springs: their angle memory taken per state
@@ -172,14 +186,7 @@ def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
     source = TangentSource(system, "compiled")
     assert source.batched
     coef = Coefficients.of(generalized_alpha(0.8), 1e-3)
-    states, memories = [], []
-    for k in range(4):
-        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
-        states.append(State(t + 0.01 * k, q, qd, qdd, lam))
-        system.angle_memory = {}
-        system.dynamic_residual(q, qd, qdd, lam, t + 0.01 * k)
-        memories.append({name: value + 2 * np.pi * (k - 1)
-                         for name, value in system.angle_memory.items()})
+    states, memories = states_with_memories(system, rng, 4)
     raws = source.pieces_many(states, memories, [coef.h] * 4, True)
     for st_, memory, raw in zip(states, memories, raws, strict=True):
         system.angle_memory = dict(memory)
@@ -222,14 +229,7 @@ def test_chunk_derivatives_equal_the_analytic_terms(seed):
         for name, body in model.bodies.items()}  # D_ff through ω: held as K_ff moves
     system = System(dataclasses.replace(model, bodies=bodies))
     source = TangentSource(system, "compiled")
-    states, memories = [], []
-    for k in range(3):
-        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
-        states.append(State(t + 0.01 * k, q, qd, qdd, lam))
-        system.angle_memory = {}
-        system.dynamic_residual(q, qd, qdd, lam, t + 0.01 * k)
-        memories.append({name: value + 2 * np.pi * (k - 1)
-                         for name, value in system.angle_memory.items()})
+    states, memories = states_with_memories(system, rng, 3)
     models, taken = ModelModels(system.model), 0
     for kind, keys in parameter_keys(system.model).items():
         for key in keys:
