@@ -244,12 +244,40 @@ def test_chunk_derivatives_equal_the_analytic_terms(seed):
             for index2 in (False, True):
                 got = chunk.at(states, memories, index2)[0]
                 for st_, memory, row in zip(states, memories, got, strict=True):
+                    if np.isnan(row[0]):  # not linear over ±Δ: the analytic terms
+                        assert chunk.plans[0][0] == "checked", key
+                        continue
                     system.angle_memory = dict(memory)
                     ref = prep.step_derivative(st_, index2)
                     np.testing.assert_allclose(row, ref, rtol=0,
                                                atol=1e-9 * max(1.0, np.abs(ref).max()),
                                                err_msg=f"{kind}: {key}")
     assert taken >= 4
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(slope=st.floats(-5, 5), kink=st.floats(-3, 3), bend=st.floats(0.5, 4),
+       scale=st.floats(1e-3, 1e3))
+def test_checked_differences_keep_only_what_is_linear_over_the_span(slope, kink, bend,
+                                                                      scale):
+    """chunk_terms._checked on F(p) = scale (slope p + max(0, bend (p − kink))) (a
+    saturation's kink) and G(p) = scale p² at p = 1, Δ = 0.25: the exact slope where no
+    kink lies within ±Δ, NaN where one does, and NaN for the curve."""
+    from flexmbs.gradients.chunk_terms import _checked
+
+    def f(p):
+        return scale * np.array([slope * p + max(0.0, bend * (p - kink)), p * p])
+
+    p, delta = 1.0, 0.25
+    rows = [f(p + delta), f(p - delta)]
+    both = _checked(f(p)[None, :], [r[None, :] for r in rows], delta)[0]
+    assert np.isnan(both).all()  # a row is linear or not as a whole: the curve in it
+    only = _checked(f(p)[None, :1], [r[None, :1] for r in rows], delta)[0]
+    if abs(kink - p) > delta:
+        assert only[0] == pytest.approx(scale * (slope + (bend if p > kink else 0.0)),
+                                        rel=1e-12, abs=1e-12 * scale * (6 + bend))
+    elif abs(kink - p) < delta - 1e-6:
+        assert np.isnan(only[0])
 
 
 @pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])

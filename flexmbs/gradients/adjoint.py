@@ -104,9 +104,11 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                     grad += i_bar @ terms.d_p
                 mu = steps.solve_transposed(i, steps.unknown_cotangent(
                     i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
-                for j, prep in enumerate(prepared):
-                    grad[j] -= mu @ (prep.step_derivative(state, index2)
-                                     if derivs[j] is None else derivs[j][i])
+                for j, prep in enumerate(prepared):  # NaN rows: not linear over ±Δ
+                    row = derivs[j][i] if derivs[j] is not None else None
+                    if row is None or np.isnan(row[0]):
+                        row = prep.step_derivative(state, index2)
+                    grad[j] -= mu @ row
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
                     i_bar = i_bar - terms.load @ mu
                 f_q, f_qd = steps.state_cotangents(i, mu)

@@ -22,9 +22,13 @@ value u alone, linearly: ∂F/∂p = (F(u + Δ u_p) − F(u)) / Δ on the nomina
 the profile's slope along the parameter (:class:`~flexmbs.gradients.residual_terms.
 ProfileSlope`, as the analytic term takes it). Parameters without analytic terms keep
 their differences between the Systems at p ± δ
-(:class:`~flexmbs.gradients.residual_terms.DifferenceTerm`), a chunk at a time too. The
-others — drives and servos (profiles through the constraints, saturations) — keep their
-terms state by state.
+(:class:`~flexmbs.gradients.residual_terms.DifferenceTerm`), a chunk at a time too.
+
+A joint servo's gains, torque limit and motor efficiency are linear in the
+parameter between the saturation's kinks (the efficiency while the motor drives): F at
+p − Δ, p and p + Δ, and where the two one-sided differences agree (to 1e-8,
+:func:`_checked`) their mean; the chunk's other states take the analytic terms. Drives
+keep their terms state by state.
 """
 
 from __future__ import annotations
@@ -59,6 +63,31 @@ def polynomial(terms) -> bool:
         if fields_ is None or not {path[0] for path in term[2]} <= fields_:
             return False
     return True
+
+
+def _servo_gains(terms) -> bool:
+    """Whether every term of ``terms`` is a joint servo's gain, torque limit or motor
+    efficiency: linear in the parameter between the saturation's kinks (and, for the
+    efficiency, while the motor drives). Its reference keeps the analytic term, whose
+    profile slope the other parameters of profiles share."""
+    return bool(terms.terms) and not terms.unsupported and all(
+        t[0] == "JointServo" and {p[0] for p in t[2]} <= {"kp", "kd", "torque_limit",
+                                                           "motor"}
+        for t in terms.terms)
+
+
+def _checked(base, ends, delta: float) -> np.ndarray:
+    """∂F/∂p (K, size) from F at p (``base``), p + Δ and p − Δ (``ends``) where F is
+    linear over [p − Δ, p + Δ]: the two one-sided differences agree to 1e-8 (and the
+    round-off of F); NaN rows where they do not (a saturation's kink or a curve within
+    ±Δ: those states take the analytic terms)."""
+    ahead, behind = ends[0] - base, base - ends[1]
+    scale = np.maximum(np.abs(ahead).max(axis=1), np.abs(behind).max(axis=1))
+    floor = 1e-13 * np.abs(base).max(axis=1)
+    linear = np.abs(ahead - behind).max(axis=1) <= 1e-8 * scale + floor
+    out = (ahead + behind) / (2.0 * delta)
+    out[~linear] = np.nan
+    return out
 
 
 def _compiled(system):
@@ -111,7 +140,8 @@ class ChunkDerivatives:
     """How each of ``prepared`` (:class:`~flexmbs.gradients.prepared.PreparedParameter`)
     gets ∂F/∂p for a chunk of ``system``'s steps: ("difference", its DifferenceTerm),
     ("forward", compiled model at p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ),
-    ("input", (u column, profile slope, Δ)) or None (state by state). ``source``: the sweep's
+    ("input", (u column, profile slope, Δ)), ("checked", (at p + Δ, at p − Δ), Δ) or
+    None (state by state). ``source``: the sweep's
     :class:`~flexmbs.gradients.jacobian_source.TangentSource`, whose System gives F(p)
     when it holds every force (no NumPy-only ones)."""
 
@@ -133,16 +163,25 @@ class ChunkDerivatives:
             if column is not None:
                 value = prep.parameter.value
                 return ("input", (*column, 0.25 * abs(value) if value else 0.25))
-        if not polynomial(prep.terms):
-            return None
         value = prep.parameter.value
         wide = 0.25 * abs(value) if value else 0.25
-        central = self.nominal is None or any(
-            path[0] == "bodies" and path[2:3] == ("com",) for path in prep.tangent)
 
         def at(d):
             return _compiled(System(moved(self.system.model, prep.tangent, d),
                                     **prep.overrides))
+
+        if not polynomial(prep.terms):
+            if self.nominal is None or not _servo_gains(prep.terms):
+                return None
+            for d in (wide, wide / 16, wide / 256):  # within the fields' bounds
+                try:
+                    ends = [at(d), at(-d)]
+                except FlexmbsError:
+                    continue
+                return None if None in ends else ("checked", ends, d)
+            return None
+        central = self.nominal is None or any(
+            path[0] == "bodies" and path[2:3] == ("com",) for path in prep.tangent)
 
         try:
             if central:
@@ -177,6 +216,10 @@ class ChunkDerivatives:
                 continue
             if base is None:
                 base = _equations(self.nominal, chunk, index2, n, m)
+            if plan[0] == "checked":
+                out.append(_checked(base, [_equations(c, chunk, index2, n, m)
+                                           for c in plan[1]], plan[2]))
+                continue
             if plan[0] == "input":
                 end = _equations(self.nominal, chunk, index2, n, m, plan[1])
                 out.append((end - base) / plan[1][2])
