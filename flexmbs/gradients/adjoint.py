@@ -104,9 +104,9 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                     grad += i_bar @ terms.d_p
                 mu = steps.solve_transposed(i, steps.unknown_cotangent(
                     i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
-                for j, prep in enumerate(prepared):  # NaN rows: not linear over ±Δ
-                    row = derivs[j][i] if derivs[j] is not None else None
-                    if row is None or np.isnan(row[0]):
+                for j, prep in enumerate(prepared):  # non-finite rows: not linear over
+                    row = derivs[j][i] if derivs[j] is not None else None  # ±Δ, or a
+                    if row is None or not np.isfinite(row).all():  # spring of length 0
                         row = prep.step_derivative(state, index2)
                     grad[j] -= mu @ row
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}

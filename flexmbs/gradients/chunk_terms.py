@@ -4,7 +4,8 @@
 The per-kind terms of :mod:`.residual_terms` take one state at a time in NumPy. For a
 parameter that the step equations F = (r, Φ[, Φ_q q̇ + Φ_t]) hold polynomially — every
 field its model tangent moves is one of :data:`POLYNOMIAL_FIELDS`, a rigid body's mass,
-inertia or centre of mass, a flexible body's K_ff or D_ff, or gravity — a difference of
+inertia or centre of mass, a flexible body's K_ff or D_ff (a nonlinear body's cubic and
+quartic tensors with them), or gravity — a difference of
 F between the model and the model moved along its tangent line by Δ (built in memory:
 :func:`~flexmbs.gradients.model_diff.moved`) is exact at any Δ:
 
@@ -12,9 +13,13 @@ F between the model and the model moved along its tangent line by Δ (built in m
   quadratic in c), so ∂F/∂p = (F(p + Δ) − F(p)) / Δ, with F(p) shared by the chunk's
   parameters (one compiled evaluation of the chunk's states each, and one more), and
   Δ < 0 where the model refuses p + Δ (a bound);
-* with a centre of mass among them, (F(p + Δ) − F(p − Δ)) / 2Δ.
+* with a centre of mass among them, or when the sweep's System lacks forces the
+  Newton tangents take in NumPy (then F(p) is not at hand compiled),
+  (F(p + Δ) − F(p − Δ)) / 2Δ.
 
-Δ = |p|/4 (1/4 at p = 0) keeps the difference's round-off near ε |F| / (|p| |∂F/∂p|).
+Exact but for round-off, about ε |F| / (Δ |∂F/∂p|) with |F| the size of a row's terms
+(a stiff beam's elastic forces at a state: 1e-6 of ∂F/∂g with Δ = 1/4): Δ is the largest
+of 64, 8 and 1/4 times max(|p|, 1) that the model accepts.
 Each compiled evaluation takes the chunk's states in one kernel call
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations").
 A joint actuator's profile or a spring–damper's actuator enters the residual through its
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.tables import torsion_springs
 from ..errors import FlexmbsError
 from .model_diff import moved
 from .residual_terms import stacked_states
@@ -151,6 +157,8 @@ class ChunkDerivatives:
                         and not source.numpy_forces else None)
         for prep in prepared:
             self.plans.append(self._plan(prep))
+        #: the rotational springs in the kernels' order (the models moved keep the forces)
+        self.torsion_names = [f.name for f in torsion_springs(system)]
 
     def _plan(self, prep):
         from ..assembly import System
@@ -164,12 +172,14 @@ class ChunkDerivatives:
                 value = prep.parameter.value
                 return ("input", (*column, 0.25 * abs(value) if value else 0.25))
         value = prep.parameter.value
-        wide = 0.25 * abs(value) if value else 0.25
+        wide = 0.25 * abs(value) if value else 0.25  # the servos' kinks: within |p|/4
 
         def at(d):
             return _compiled(System(moved(self.system.model, prep.tangent, d),
                                     **prep.overrides))
 
+        if not prep.terms.terms and not prep.terms.unsupported:
+            return None  # nothing in the step equations moves: zeros, state by state
         if not polynomial(prep.terms):
             if self.nominal is None or not _servo_gains(prep.terms):
                 return None
@@ -182,19 +192,20 @@ class ChunkDerivatives:
             return None
         central = self.nominal is None or any(
             path[0] == "bodies" and path[2:3] == ("com",) for path in prep.tangent)
-
-        try:
-            if central:
-                ends = [at(wide), at(-wide)]
+        size = max(abs(value), 1.0)
+        for wide in (64.0 * size, 8.0 * size, 0.25 * size):  # exact at any Δ: the larger,
+            if central:  # the less round-off, within what the model accepts
+                try:
+                    ends = [at(wide), at(-wide)]
+                except FlexmbsError:
+                    continue
                 return None if None in ends else ("central", ends, 2.0 * wide)
-        except FlexmbsError:  # a field the model refuses at p ± Δ: state by state
-            return None
-        for d in (wide, -wide):  # at a bound (a damping of 0): the side the model allows
-            try:
-                end = at(d)
-            except FlexmbsError:
-                continue
-            return None if end is None else ("forward", end, d)
+            for d in (wide, -wide):  # at a bound (a damping of 0): the side allowed
+                try:
+                    end = at(d)
+                except FlexmbsError:
+                    continue
+                return None if end is None else ("forward", end, d)
         return None
 
     def at(self, states, memories, index2: bool) -> list:
@@ -207,9 +218,8 @@ class ChunkDerivatives:
             if plan is None or plan[0] == "difference":
                 out.append(None if plan is None else plan[1].many(states, memories, index2))
                 continue
-            if chunk is None:  # the models moved keep the forces: the same springs
-                names = (self.nominal if self.nominal is not None else plan[1][0]).torsion_names
-                chunk = stacked_states(states, memories, names)
+            if chunk is None:
+                chunk = stacked_states(states, memories, self.torsion_names)
             if plan[0] == "central":
                 ends = [_equations(c, chunk, index2, n, m) for c in plan[1]]
                 out.append((ends[0] - ends[1]) / plan[2])

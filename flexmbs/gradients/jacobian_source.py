@@ -130,8 +130,9 @@ class TangentSource:
         return self.compiled is not None and not self.compiled.callbacks.items
 
     def pieces_many(self, states, angles, steps, index2: bool) -> list[tuple]:
-        """The kernel's (M, K_t, C_t, Φ_q, Z) at many converged states in two kernel
-        calls (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`):
+        """The kernel's (M, K_t, C_t, Φ_q, Z) at many converged states in one kernel call
+        (two in index 2, for Z;
+        :meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`):
         ``angles`` the System's angle memory at each state ({name: rad}), ``steps`` the
         step h [s] that ended at each; Z (index 2 only, else None) as
         :meth:`velocity_jacobian` takes it. Give each tuple to :meth:`pieces` as

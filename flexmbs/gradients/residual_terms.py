@@ -11,7 +11,8 @@ exactly, through the plain functions of ``flexmbs/elements/<kind>/parameters.py`
 leaves                 derivative
 =====================  ==========================================================
 gravity                rigid bodies: −Q_g(dg); other bodies: r_b(dg) − r_b(0)
-                       (the residual is affine in g)
+                       (the residual is affine in g); a nonlinear beam's elements:
+                       the gravity term of their consistent inertia
 rigid mass, inertia,   residual linear in (m, I_O, S = m c)
 centre of mass
 flexible K_ff, D_ff    dK_ff ξ + dD_ff ξ̇
@@ -259,6 +260,11 @@ class ParameterTerms:
                 out.r[sl] += flexible_gravity_derivative(body, q, dg)
             else:  # affine in g
                 out.r[sl] += body.residual(q, qd, qdd, dg) - body.residual(q, qd, qdd, zero)
+        for force in system.model.forces:  # a nonlinear beam's consistent inertia
+            part = (force.gravity_derivative(system, st.q, st.qd, dg)
+                    if hasattr(force, "gravity_derivative") else None)
+            if part is not None:
+                np.add.at(out.r, part[0], part[1])
 
     def _rigid(self, st, out, k, fields_):
         body, sl = self.system.bodies[k], self.system.slices[k]

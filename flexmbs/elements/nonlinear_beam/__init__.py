@@ -108,6 +108,18 @@ class BeamElements:
                                                        self._mass_difference(),
                                                        system.model.gravity))
 
+    def gravity_derivative(self, system, q, qd, d_gravity):
+        """(idx, ∂r/∂g · dg): the change of the residual r = … − Q on the elements' nodes
+        for a change ``d_gravity`` [m/s², global] of gravity, through the gravity term of
+        their consistent inertia (affine in g); None with the lumped mass alone."""
+        if not self.mass_per_length:
+            return None
+        idx, qa, qb = self._split(system, q)
+        qd_e = qd[idx]
+        args = (qa, qb, qd_e[:, :7], qd_e[:, 7:], self._mass_difference())
+        return idx, (reference.inertia_force(*args, np.asarray(d_gravity, dtype=float))
+                     - reference.inertia_force(*args, np.zeros(3)))
+
     def _assemble(self, idx, blocks):
         nodes = np.unique(idx)
         local = np.searchsorted(nodes, idx)
