@@ -129,15 +129,9 @@ def test_gravity_gradient_of_a_nonlinear_beam_on_both_engines(tmp_path):
     gravity against central differences of the run, the step Jacobians from NumPy and
     from the compiled kernels (their ∂F/∂g through the elements' consistent inertia;
     measured 7e-8 and 2e-10, 1.4e-3 and 5e-5 before the elements' term)."""
-    from pathlib import Path
+    from test_gradients import RTOL, as_override, case_objective, elastica_with_constants
 
-    from test_gradients import RTOL, as_override, case_objective
-
-    text = (Path(CASES) / "elastica.toml").read_text().replace(
-        'material = "steel"',
-        'material = "steel"\nstiffness = [4.2e6, 1.6e6, 1.6e6, 20.0, 1.4e3, 2.8]')
-    path = tmp_path / "elastica.toml"
-    path.write_text(text)
+    path = elastica_with_constants(tmp_path)
     objective = Objective("tip", "final", component="z")
     key, d = "model.gravity[2]", 1e-3
     value = load_case(str(path)).model.gravity[2]

@@ -421,12 +421,9 @@ def test_parameters_beyond_the_analytic_terms_take_differences():
     assert result.gradient[p.key] == pytest.approx(fd, rel=1e-4)
 
 
-def test_a_nonlinear_beams_constants_take_differences_of_the_step_equations(tmp_path):
-    """The elastica case (a nonlinear beam whipped by a tip load) with its section
-    constants given: the tip's final height along the bending stiffness EI_y (by
-    differences of the step equations: the beam's elements, with the bending
-    flexibility in series with the shear) and the load (analytic) against central
-    differences of the run (measured 5e-9 and 5e-11)."""
+def elastica_with_constants(tmp_path):
+    """The elastica case with its beam's section constants given (EA, GA_y, GA_z, GJ,
+    EI_y, EI_z), written into ``tmp_path``: its path."""
     from pathlib import Path
 
     text = (Path(CASES) / "elastica.toml").read_text().replace(
@@ -434,6 +431,16 @@ def test_a_nonlinear_beams_constants_take_differences_of_the_step_equations(tmp_
         'material = "steel"\nstiffness = [4.2e6, 1.6e6, 1.6e6, 20.0, 1.4e3, 2.8]')
     path = tmp_path / "elastica.toml"
     path.write_text(text)
+    return path
+
+
+def test_a_nonlinear_beams_constants_take_differences_of_the_step_equations(tmp_path):
+    """The elastica case (a nonlinear beam whipped by a tip load) with its section
+    constants given: the tip's final height along the bending stiffness EI_y (by
+    differences of the step equations: the beam's elements, with the bending
+    flexibility in series with the shear) and the load (analytic) against central
+    differences of the run (measured 5e-9 and 5e-11)."""
+    path = elastica_with_constants(tmp_path)
     objective = Objective("tip", "final", component="z")
     keys = ["bodies.strip.stiffness[4]", "forces.load.value[2]"]
     result = gradient(str(path), objective, keys, newton="converged", t_end=0.02)

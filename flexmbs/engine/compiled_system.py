@@ -26,13 +26,10 @@ from ..compiled.codes import (
     NEED_INPUTS,
     P_T1,
     TASK_CONTACTS,
-    TASK_EQUATIONS_MANY,
     TASK_JACOBIAN,
-    TASK_JACOBIANS_MANY,
     TASK_MATRIX,
     TASK_OUTPUTS,
     TASK_PIECES,
-    TASK_PIECES_MANY,
     TASK_RESIDUAL,
     TASK_STEP,
     TASK_STEPS,
@@ -42,9 +39,10 @@ from ..compiled.layout import pack
 from ..contact.sample import C_ANCHORED, C_LA, C_LB, C_MODE, C_OFF, C_V_ONSET, samples_of
 from ..elements.declaration import input_is_callable, input_width
 from ..elements.registry import make_workspace
-from ..errors import ModelError, ValidationError
+from ..errors import ModelError
 from ..model.drives import drive_values
 from .callbacks import CallableInputs
+from .many_states import many_state_inputs
 from .tables import (
     compile_tables,
     drive_specs,
@@ -326,46 +324,12 @@ class CompiledSystem:
         for Systems with state-dependent callables, whose values Python gives state by
         state, nor with contacts, whose states move between states (ModelError); shapes
         that do not fit raise ValidationError (the kernel does not check bounds)."""
-        if self.callbacks.items:
-            raise ModelError(f"pieces_many: the callables {self.callbacks.names} are "
-                             f"evaluated state by state")
-        if self.contacts:
-            raise ModelError("pieces_many: the contacts' states change between states; "
-                             "evaluate a model with contacts state by state")
-        n, m = self.n_q, self.n_c
-        tasks = {"pieces": TASK_PIECES_MANY, "jacobians": TASK_JACOBIANS_MANY,
-                 "equations": TASK_EQUATIONS_MANY}
-        if what not in tasks:
-            raise ValidationError(f"pieces_many: what must be one of {sorted(tasks)}, got "
-                                  f"{what!r}")
-        states = np.ascontiguousarray(states, dtype=float)
-        count = states.shape[0] if states.ndim == 3 else -1
-        if states.ndim != 3 or states.shape[1] < 3 or states.shape[2] != n:
-            raise ValidationError(f"pieces_many: states must be (K, ≥3, n_q = {n}) rows q, "
-                                  f"q̇, q̈; got shape {states.shape}")
-        times = np.asarray(times, dtype=float)
-        given = {"lams": (np.asarray(lams, dtype=float), (count, m)),
-                 "times": (times, (count,)),
-                 "refs": (np.asarray(refs, dtype=float), (count, len(self.torsion_names)))}
-        if values is not None:
-            given["values[0]"] = (np.asarray(values[0]), (count, self.n_rows, 3))
-            given["values[1]"] = (np.asarray(values[1]), (count, self.n_u))
-        for name, (array, shape) in given.items():
-            if array.size != int(np.prod(shape)) or (array.ndim > 1 and array.shape != shape):
-                raise ValidationError(f"pieces_many: {name} must have shape {shape}, got "
-                                      f"{array.shape}")
-        lams = np.ascontiguousarray(given["lams"][0]).reshape(count, m)
-        refs = np.ascontiguousarray(given["refs"][0]).reshape(count, len(self.torsion_names))
-        profs, us = self.time_values_many(times) if values is None else (
-            np.ascontiguousarray(values[0], dtype=float),
-            np.ascontiguousarray(values[1], dtype=float))
-        task = tasks[what]
-        shape = {"pieces": (count, 3, n + m, n + m), "jacobians": (count, m, n),
-                 "equations": (count, n + 2 * m)}[what]
+        task, shape, arrays = many_state_inputs(self, states, lams, times, refs, what,
+                                                values)
+        count = shape[0]
         out = np.zeros(shape)
         if count:
-            self._call(task, lams=lams, profs=profs, us=us, refs=refs,
-                       out=out.reshape(-1, shape[-1]), states=states)
+            self._call(task, **arrays, out=out.reshape(-1, shape[-1]))
         return out
 
     def constraint_jacobian(self, q, qd, qdd, lam, t: float) -> np.ndarray:

@@ -1,0 +1,59 @@
+"""The inputs of the compiled kernels' many-state tasks (docs/gradients.md, "Chunks of
+steps"), checked before the kernel runs: it checks no bounds, so a shape that does not
+fit would read past an array."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiled.codes import TASK_EQUATIONS_MANY, TASK_JACOBIANS_MANY, TASK_PIECES_MANY
+from ..errors import ModelError, ValidationError
+
+#: The tasks by the name :meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`
+#: takes.
+TASKS = {"pieces": TASK_PIECES_MANY, "jacobians": TASK_JACOBIANS_MANY,
+         "equations": TASK_EQUATIONS_MANY}
+
+
+def many_state_inputs(compiled, states, lams, times, refs, what: str, values=None):
+    """(task, output shape, kernel arrays {states, lams, profs, us, refs}) of a
+    many-state call on ``compiled`` (a :class:`~flexmbs.engine.compiled_system.
+    CompiledSystem`; arguments as its ``pieces_many``). ModelError for a System with
+    state-dependent callables or contacts (their values and states move state by
+    state); ValidationError naming the argument whose shape does not fit."""
+    if compiled.callbacks.items:
+        raise ModelError(f"pieces_many: the callables {compiled.callbacks.names} are "
+                         f"evaluated state by state")
+    if compiled.contacts:
+        raise ModelError("pieces_many: the contacts' states change between states; "
+                         "evaluate a model with contacts state by state")
+    if what not in TASKS:
+        raise ValidationError(f"pieces_many: what must be one of {sorted(TASKS)}, got "
+                              f"{what!r}")
+    n, m, n_s = compiled.n_q, compiled.n_c, len(compiled.torsion_names)
+    states = np.ascontiguousarray(states, dtype=float)
+    if states.ndim != 3 or states.shape[1] < 3 or states.shape[2] != n:
+        raise ValidationError(f"pieces_many: states must be (K, ≥3, n_q = {n}) rows q, q̇, "
+                              f"q̈; got shape {states.shape}")
+    count = states.shape[0]
+    times = np.asarray(times, dtype=float)
+    given = {"lams": (lams, (count, m)), "times": (times, (count,)),
+             "refs": (refs, (count, n_s))}
+    if values is not None:
+        given["values[0]"] = (values[0], (count, compiled.n_rows, 3))
+        given["values[1]"] = (values[1], (count, compiled.n_u))
+    for name, (array, shape) in given.items():
+        array = np.asarray(array, dtype=float)
+        if array.size != int(np.prod(shape)) or (array.ndim > 1 and array.shape != shape):
+            raise ValidationError(f"pieces_many: {name} must have shape {shape}, got "
+                                  f"{array.shape}")
+    profs, us = compiled.time_values_many(times) if values is None else (
+        np.ascontiguousarray(values[0], dtype=float),
+        np.ascontiguousarray(values[1], dtype=float))
+    shape = {"pieces": (count, 3, n + m, n + m), "jacobians": (count, m, n),
+             "equations": (count, n + 2 * m)}[what]
+    arrays = {"states": states,
+              "lams": np.ascontiguousarray(lams, dtype=float).reshape(count, m),
+              "profs": profs, "us": us,
+              "refs": np.ascontiguousarray(refs, dtype=float).reshape(count, n_s)}
+    return TASKS[what], shape, arrays
