@@ -505,3 +505,26 @@ def test_changes_of_the_modes_are_refused():
     with pytest.raises(ModelError, match="geometric stiffening"):
         gradient(CASES + "robot_arm.toml", Objective("payload", component="y"),
                  ["bodies.forearm.beam.section.height"], t_end=0.002)
+
+
+def test_a_run_that_halves_its_steps_keeps_the_sizes_it_took():
+    """The elastica as shipped, Newton converged: its steps halve where Newton fails, and
+    the sweep must take the sizes the steps took (it took the size asked for, and the
+    gradient along the load was 64 % off). The sizes add up to the run, some are halved,
+    and the gradient matches central differences of the run on both engines."""
+    path = CASES + "elastica.toml"
+    objective = Objective("tip", "final", component="z")
+    key = "forces.load.value[2]"
+    results = {engine: gradient(path, objective, [key], newton="converged", t_end=0.005,
+                                jacobian_engine=engine) for engine in ("python", "compiled")}
+    value = results["python"].values[key]
+    d = FD_REL * abs(value)
+    fd = (case_objective(path, objective, {"solver.t_end": 0.005,
+                                           **as_override(path, key, value + d)})
+          - case_objective(path, objective, {"solver.t_end": 0.005,
+                                             **as_override(path, key, value - d)})) / (2 * d)
+    t = results["python"].t
+    sizes = np.diff(t)
+    assert t[-1] == pytest.approx(0.005) and sizes.min() < 0.6 * sizes.max()
+    for engine, result in results.items():
+        assert result.gradient[key] == pytest.approx(fd, rel=RTOL), engine

@@ -203,10 +203,9 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
     out.checkpoints[0] = _checkpoint(integ, keep)
     k = 0
     while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-        step = min(h, t_end - integ.t)  # the size the step takes (and a recompute)
-        _advance(integ, step, t_end)
+        _advance(integ, min(h, t_end - integ.t), t_end)
         k += 1
-        sizes.append(step)
+        sizes.append(integ.last_step)  # the size it took: h/2ⁱ after halvings
         times.append(integ.t)
         state, angles = _state_of(integ)
         values.append(probe.value(state))

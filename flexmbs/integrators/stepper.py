@@ -1,7 +1,6 @@
-"""The generalized-α step as an object (docs/theory_integrators.md): Newton on the
-analytic (or finite-difference) tangents on the compiled or the NumPy engine, the
-index-3 or stabilized index-2 formulation, step halving on Newton failure, error
-estimates for adaptive steps, checkpoints and contact events. :func:`simulate` drives it."""
+"""The generalized-α step as an object (docs/theory_integrators.md): Newton on analytic
+(or finite-difference) tangents, compiled or NumPy, index 3 or stabilized index 2, step
+halving on Newton failure, error estimates, checkpoints, contact events (:func:`simulate`)."""
 
 from __future__ import annotations
 
@@ -132,6 +131,7 @@ class AlphaIntegrator:
         self.error_tol = error_tol
         self.h_max = self.h if h_max is None else float(h_max)
         self.rejected = 0
+        self.last_step = None  #: [s] of the last accepted step (h/2ⁱ after halvings)
         self.t = float(t0)
         # A run starts from its own initial state: the angle memory of rotational springs
         # and sensors (System.unwrap) left by an earlier run on this System does not carry
@@ -398,8 +398,7 @@ class AlphaIntegrator:
             max_iter = self.max_iter
             stale = self.matrix_stale(h)
         work.counters[nk.STALE] = int(stale)
-        factors = self.matrix.lu if self.matrix.lu is not None else (
-            cs.placeholder_factors())
+        factors = self.matrix.lu if self.matrix.lu is not None else cs.placeholder_factors()
         in_kernel = stale and self.real_time and not cs.sparse  # the kernel factors
         if in_kernel:
             if self._rt_factors is None:  # the real-time step's own factor buffers
@@ -504,6 +503,7 @@ class AlphaIntegrator:
                 self.h = min(self.h_max, h * factor)
             if ok:
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
+                self.last_step = h
                 if self.contacts:
                     try:
                         self._after_contact_step(h, end)
@@ -574,9 +574,9 @@ class AlphaIntegrator:
         if matrix is not None:
             matrix = np.array(matrix, dtype=float)
             if self.compiled is not None:
-                self.compiled.work.matrix[...] = matrix
-                self.matrix.lu, self.matrix.age = self.compiled.factor(
-                    self.compiled.work.matrix), 0
+                work = self.compiled.work
+                work.matrix[...] = matrix
+                self.matrix.lu, self.matrix.age = self.compiled.factor(work.matrix), 0
             else:
                 self.matrix.factor(matrix)
             self._matrix_h = float(cp["matrix_h"])
