@@ -68,21 +68,19 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
         for top in range(last, first, -width):
             ks = range(top, max(first, top - width), -1)
             coefs = [Coefficients.of(params, run_.h[k - 1]) for k in ks]
-            chunk = [states[k] for k in ks]
+            at, memories = [states[k][0] for k in ks], [states[k][1] for k in ks]
             # the servos' integrals are held step by step: their pieces one at a time
-            raws = (source.pieces_many([c[0] for c in chunk], [c[1] for c in chunk],
-                                       [c.h for c in coefs], index2)
-                    if source.batched and not integrals else [None] * len(chunk))
+            raws = (source.pieces_many(at, memories, [c.h for c in coefs], index2)
+                    if source.batched and not integrals else [None] * len(at))
 
             def hold(i, ks=ks, states=states):
                 integrals.hold(float(run_.t[ks[i] - 1]),
                                integrals.acting(states[ks[i] - 1][1]))
 
-            steps = AdjointSteps(system, [c[0] for c in chunk], coefs,
-                                 [c[1] for c in chunk], index2, source, raws,
+            steps = AdjointSteps(system, at, coefs, memories, index2, source, raws,
                                  hold if integrals else None)
-            derivs = (chunk_terms.at([c[0] for c in chunk], [c[1] for c in chunk], index2)
-                      if chunk_terms is not None else [None] * len(prepared))
+            derivs = (chunk_terms.at(at, memories, index2) if chunk_terms is not None
+                      else [None] * len(prepared))
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -139,7 +137,7 @@ CHUNK_BYTES = 8 << 20
 
 def _chunk_width(system, index2: bool) -> int:
     """How many steps' Jacobians the sweep builds together: at most 64, within
-    ``CHUNK_BYTES`` (the kernel's pieces, the matrices and their inverses)."""
+    ``CHUNK_BYTES`` (the kernel's pieces, the matrices and their factors)."""
     n, m = system.n_q, system.n_c
     size = n + (2 * m if index2 else m)
     per_step = 8 * (3 * (n + m) ** 2 + 3 * size * size + 2 * n * size + 5 * n * n)

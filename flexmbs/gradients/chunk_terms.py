@@ -43,7 +43,7 @@ import numpy as np
 from ..engine.tables import torsion_springs
 from ..errors import FlexmbsError
 from .model_diff import moved
-from .residual_terms import stacked_states
+from .residual_terms import stacked_states, step_equations_many
 
 #: The force fields the step equations hold linearly, by element kind.
 POLYNOMIAL_FIELDS = {
@@ -125,21 +125,18 @@ def _input_column(compiled, prep):
     return None if column is None else (column, slope)
 
 
-def _equations(compiled, chunk, index2: bool, n: int, m: int, shift=None) -> np.ndarray:
+def _equations(compiled, chunk, index2: bool, shift=None) -> np.ndarray:
     """F (K, size) at the states of ``chunk`` (:func:`~flexmbs.gradients.residual_terms.
-    stacked_states`) in the step Jacobian's row order; ``shift`` (column, slope, Δ): that
-    input u moved by Δ × the slope of its profile at each state's time."""
-    stack, lams, times, refs = chunk
+    step_equations_many`); ``shift`` (column, slope, Δ): that input u moved by Δ × the
+    slope of its profile at each state's time."""
     values = None
     if shift is not None:
         column, slope, delta = shift
+        times = chunk[2]
         profs, us = compiled.time_values_many(times)
         us[:, column] += delta * np.array([slope(float(t))[0] for t in times])
         values = (profs, us)
-    out = compiled.pieces_many(stack, lams, times, refs, "equations", values)
-    if index2:
-        return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
-    return out[:, :n + m]
+    return step_equations_many(compiled, chunk, index2, values)
 
 
 class ChunkDerivatives:
@@ -211,7 +208,6 @@ class ChunkDerivatives:
     def at(self, states, memories, index2: bool) -> list:
         """∂F/∂p (K, size) per parameter at the chunk's converged ``states`` (the System's
         angle memory at each: ``memories``), None for those taken state by state."""
-        n, m = self.system.n_q, self.system.n_c
         base = chunk = None
         out = []
         for plan in self.plans:
@@ -221,18 +217,18 @@ class ChunkDerivatives:
             if chunk is None:
                 chunk = stacked_states(states, memories, self.torsion_names)
             if plan[0] == "central":
-                ends = [_equations(c, chunk, index2, n, m) for c in plan[1]]
+                ends = [_equations(c, chunk, index2) for c in plan[1]]
                 out.append((ends[0] - ends[1]) / plan[2])
                 continue
             if base is None:
-                base = _equations(self.nominal, chunk, index2, n, m)
+                base = _equations(self.nominal, chunk, index2)
             if plan[0] == "checked":
-                out.append(_checked(base, [_equations(c, chunk, index2, n, m)
+                out.append(_checked(base, [_equations(c, chunk, index2)
                                            for c in plan[1]], plan[2]))
                 continue
             if plan[0] == "input":
-                end = _equations(self.nominal, chunk, index2, n, m, plan[1])
+                end = _equations(self.nominal, chunk, index2, plan[1])
                 out.append((end - base) / plan[1][2])
             else:
-                out.append((_equations(plan[1], chunk, index2, n, m) - base) / plan[2])
+                out.append((_equations(plan[1], chunk, index2) - base) / plan[2])
         return out

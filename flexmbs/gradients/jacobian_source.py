@@ -143,11 +143,7 @@ class TangentSource:
         out = compiled.pieces_many(stack, lams, times, refs)
         zs = [None] * count
         if index2:
-            rate = np.abs(stack[:, 1]).max(axis=1) if n else np.zeros(count)
-            size = np.maximum(1.0, np.abs(stack[:, 0]).max(axis=1)) if n else np.ones(count)
-            eps = 1e-3 * np.asarray(steps, dtype=float)  # as _difference_step, at once
-            moving = rate > 0.0
-            eps[moving] = np.minimum(eps[moving], 1e-5 * size[moving] / rate[moving])
+            eps = _difference_steps(stack[:, 0], stack[:, 1], steps)
             shifted = np.concatenate([stack, stack])
             shifted[:count, 0] += eps[:, None] * stack[:, 1]
             shifted[count:, 0] -= eps[:, None] * stack[:, 1]
@@ -207,18 +203,22 @@ class TangentSource:
         system, st = self.system, state
         if self.compiled is None:
             return velocity_constraint_jacobian(system, st.q, st.qd, st.t)
-        eps = _difference_step(st, h)
+        eps = float(_difference_steps(st.q[None, :], st.qd[None, :], [h])[0])
         self._reduced.angle_memory = system.angle_memory
         ends = [self.compiled.constraint_jacobian(st.q + s * st.qd, st.qd, st.qdd, st.lam,
                                                   st.t + s) for s in (eps, -eps)]
         return (ends[0] - ends[1]) / (2.0 * eps)
 
 
-def _difference_step(state, h: float) -> float:
-    """ε [s] of :meth:`TangentSource.velocity_jacobian`'s central difference:
+def _difference_steps(q, qd, h) -> np.ndarray:
+    """ε [s] (K,) of :meth:`TangentSource.velocity_jacobian`'s central difference at the
+    states of rows q, q̇ (K, n_q) ending steps h (K,) [s]:
     min(10⁻³ h, 10⁻⁵ max(1, |q|∞)/|q̇|∞)."""
-    rate = float(np.max(np.abs(state.qd))) if state.qd.size else 0.0
-    eps = 1e-3 * h
-    if rate > 0.0:
-        eps = min(eps, 1e-5 * max(1.0, float(np.max(np.abs(state.q)))) / rate)
+    eps = 1e-3 * np.asarray(h, dtype=float)
+    if q.shape[1] == 0:
+        return eps
+    rate = np.abs(qd).max(axis=1)
+    size = np.maximum(1.0, np.abs(q).max(axis=1))
+    moving = rate > 0.0
+    eps[moving] = np.minimum(eps[moving], 1e-5 * size[moving] / rate[moving])
     return eps

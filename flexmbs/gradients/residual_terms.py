@@ -83,6 +83,18 @@ def stacked_states(states, memories, names):
     return stack, lams, times, refs
 
 
+def step_equations_many(compiled, chunk, index2: bool, values=None) -> np.ndarray:
+    """F (K, size) of ``compiled`` (a CompiledSystem) at the states of ``chunk``
+    (:func:`stacked_states`) in one kernel call, in the row order of the step Jacobian:
+    (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2; ``values``: the time values to
+    take instead of those at the states' times."""
+    n, m = compiled.n_q, compiled.n_c
+    out = compiled.pieces_many(*chunk, "equations", values)
+    if index2:
+        return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
+    return out[:, :n + m]
+
+
 class Derivative:
     """The parts dr (n_q,), dΦ (n_c,) and d(Φ_q q̇ + Φ_t) (n_c,) of ∂F/∂p at a state."""
 
@@ -436,15 +448,9 @@ class DifferenceTerm:
         """∂F/∂p (K, size) at the converged ``states`` (the System's angle memory at each:
         ``memories``) in one kernel call per System, in the row order of the step
         Jacobian: (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2."""
-        ends = []
-        for cs in self.compiled:
-            stack, lams, times, refs = stacked_states(states, memories, cs.torsion_names)
-            ends.append(cs.pieces_many(stack, lams, times, refs, "equations"))
-        d = (ends[0] - ends[1]) / self.span
-        n, m = self.system.n_q, self.system.n_c
-        if index2:
-            return np.concatenate([d[:, :n], d[:, n + m:], d[:, n:n + m]], axis=1)
-        return d[:, :n + m]
+        chunk = stacked_states(states, memories, self.compiled[0].torsion_names)
+        ends = [step_equations_many(cs, chunk, index2) for cs in self.compiled]
+        return (ends[0] - ends[1]) / self.span
 
     def evaluate(self, st: State, out: Derivative) -> Derivative:
         parts = []
