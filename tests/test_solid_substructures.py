@@ -422,5 +422,21 @@ t_end = 0.01
     body, mk, sl = system.marker_info("box_2.tip")
     from_case = marker_state(body, mk, res.q[sl], jac_needed=False).r
     np.testing.assert_allclose(from_case, found, rtol=0, atol=1e-12)
-    assert main([*args[:-2], "--stress", "-o", str(out)]) == 2
-    assert "--stress do not apply" in capsys.readouterr().err
+    # stiffened by the whole part's stresses and with stress modes: as through the API
+    assert main([*args[:-2], "--stiffening", "--stress", "-o", str(out)]) == 0
+    capsys.readouterr()
+    from flexmbs.modal.part_stiffening import with_parts_stiffening
+
+    api = with_parts_stiffening(split, reduce_solid_parts(split, 3))
+    for name, data in zip(info["files"], api, strict=True):
+        written = fm.read_modal(tmp_path / name)
+        assert "stress" in written.modal_fields
+        for case, matrix in data.stiffening.items():
+            scale = np.abs(matrix).max()
+            if scale == 0:
+                continue
+            # (the same basis up to each mode's sign: compare |K_c| entry by entry)
+            np.testing.assert_allclose(np.abs(written.stiffening[case]), np.abs(matrix),
+                                       rtol=0, atol=1e-6 * scale)
+    assert main([*args[:-2], "--modal-derivatives", "-o", str(out)]) == 2
+    assert "--modal-derivatives do not apply" in capsys.readouterr().err

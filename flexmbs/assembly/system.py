@@ -441,11 +441,24 @@ class System:
 
         Each step is the weighted least-norm correction Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ
         with weight ``fixed_weight`` on the coordinates the user fixed, 1 elsewhere.
+        Flexible bodies' modal coordinates ξ are held first, so that bodies placed by
+        their joints start undeformed, their ξ as given (a deformation standing in for a
+        frame's placement would start the run prestressed); only when the joints cannot
+        be closed that way do they move too.
         Raises ConvergenceError naming the joints still violated.
         """
         q = (self.q0 if q is None else self._check_q(q)).copy()
+        held = self._weights(fixed_weight, hold_elastic=True)
+        if held.any() and not np.array_equal(held, self._weights(fixed_weight)):
+            try:  # (a failed first pass leaves the start as it was)
+                return self._project(q.copy(), t, tol, max_iter, held)
+            except ConvergenceError:
+                pass
+        return self._project(q, t, tol, max_iter, self._weights(fixed_weight))
+
+    def _project(self, q, t, tol, max_iter, w_inv) -> np.ndarray:
+        """:meth:`assemble`'s Newton iteration from ``q`` with the weights ``w_inv``."""
         start = q.copy()
-        w_inv = self._weights(fixed_weight)
         history = []
         for _ in range(max_iter):
             phi = self.phi(q, t)
@@ -500,11 +513,18 @@ class System:
         if problems:
             raise ModelError("assembly cannot start: " + "; ".join(problems))
 
-    def _weights(self, fixed_weight: float = 1e6) -> np.ndarray:
+    def _weights(self, fixed_weight: float = 1e6, hold_elastic: bool = False) -> np.ndarray:
+        """W⁻¹ of the least-change steps: 1 / ``fixed_weight`` on the coordinates the user
+        fixed, 1 elsewhere; with ``hold_elastic`` 0 on floating-frame bodies' modal
+        coordinates ξ (they do not move)."""
+        from ..model.flexible import FlexibleBody
+
         w_inv = np.ones(self.n_q)
         for body, sl in zip(self.bodies, self.slices, strict=True):
             for k in getattr(body, "fixed", ()):
                 w_inv[sl.start + k] = 1.0 / fixed_weight
+            if hold_elastic and isinstance(body, FlexibleBody):
+                w_inv[sl.start + 7:sl.stop] = 0.0
         return w_inv
 
     def _check_drive_branches(self, q, t):
@@ -539,10 +559,21 @@ class System:
         return scale * y
 
     def project_velocity(self, q, qd=None, t: float = 0.0) -> np.ndarray:
-        """Least-change q̇ with Φ_q q̇ = ν (velocity-level consistency)."""
+        """Least-change q̇ with Φ_q q̇ = ν (velocity-level consistency); flexible bodies'
+        modal rates ξ̇ held as given where the frames' rates alone satisfy it (as
+        :meth:`assemble` holds ξ)."""
         q = self._check_q(q)
         qd = self.qd0 if qd is None else self._check_q(qd, "qd")
-        residual = np.asarray(self.jacobian(q, t) @ qd) - self.nu(q, t)
+        jac = self.jacobian(q, t)
+        nu = self.nu(q, t)
+        residual = np.asarray(jac @ qd) - nu
+        held = self._weights(hold_elastic=True)
+        if held.any() and not np.array_equal(held, self._weights()):
+            out = qd + self._least_change_step(q, t, residual, held)
+            left = np.asarray(jac @ out) - nu
+            scale = max(float(np.max(np.abs(residual))) if residual.size else 0.0, 1.0)
+            if not left.size or np.max(np.abs(left)) <= 1e-10 * scale:
+                return out
         return qd + self._least_change_step(q, t, residual, self._weights())
 
     def require_body(self, name: str):

@@ -106,9 +106,10 @@ def beam_fe(spec):
 def beam_parts(spec, stiffening: bool = False):
     """(SplitModel, [ModalData]) of a ``beam`` table with ``substructures = k``: k parts
     of equal length, each reduced by Craig–Bampton with ``modes`` fixed-interface modes
-    (flexmbs.modal.substructures); ``static_correction`` is refused (the cuts and the
+    (flexmbs.modal.substructures), stiffened by the whole beam's stresses
+    (flexmbs.modal.part_stiffening) when asked; ``static_correction`` is refused (the cuts and the
     tip already carry constraint modes)."""
-    from ..modal.stiffening import with_stiffening
+    from ..modal.part_stiffening import with_parts_stiffening
     from ..modal.stress import with_stress
     from ..modal.substructures import cuts_along, reduce_parts, split_line_model
 
@@ -122,10 +123,10 @@ def beam_parts(spec, stiffening: bool = False):
         raise ValidationError(f"beam.substructures = {opt['substructures']!r}: {exc}"
                               ) from None
     datas = reduce_parts(split, int(opt["modes"]))
-    out = []
-    for part, data in zip(split.parts, datas, strict=True):
-        data = with_stiffening(data, part.fe) if stiffening else data
-        out.append(with_stress(data, part.fe) if opt["stress"] else data)
+    if stiffening:  # the stresses of the whole beam, each part its own elements'
+        datas = with_parts_stiffening(split, datas)
+    out = [with_stress(data, part.fe) if opt["stress"] else data
+           for part, data in zip(split.parts, datas, strict=True)]
     return split, out
 
 

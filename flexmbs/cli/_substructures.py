@@ -33,7 +33,7 @@ def part_paths(output: str, k: int) -> tuple[list[Path], Path]:
 def run_parts(fe, args) -> int:
     """Split ``fe`` into ``args.substructures`` parts, reduce (``--modes`` fixed-interface
     modes each), write the files and the sidecar, print a summary."""
-    from ..modal.stiffening import with_stiffening
+    from ..modal.part_stiffening import with_parts_stiffening
     from ..modal.stress import with_stress
 
     k = args.substructures
@@ -54,10 +54,10 @@ def run_parts(fe, args) -> int:
     else:
         split = split_line_model(fe, cuts_along(fe, k))
         datas = reduce_parts(split, args.modes, normalization=args.normalization)
+    if args.stiffening:  # the stresses of the whole part, each part its own elements'
+        datas = with_parts_stiffening(split, datas)
     written = []
     for part, data, path in zip(split.parts, datas, files, strict=True):
-        if args.stiffening:
-            data = with_stiffening(data, part.fe)
         if args.modal_derivatives:
             from ..modal.derivatives import with_modal_derivatives
 

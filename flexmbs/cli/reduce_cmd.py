@@ -175,13 +175,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValidationError("--substructures: flexmbs reduce splits solid parts (3 "
                                   "DOFs per node); a beam is split by flexmbs beam "
                                   "--substructures")
-        stray = [opt for opt, on in (("--free", args.free), ("--stiffening", args.stiffening),
-                                     ("--modal-derivatives", args.modal_derivatives),
-                                     ("--stress", args.stress)) if on]
+        stray = [opt for opt, on in (("--free", args.free),
+                                     ("--modal-derivatives", args.modal_derivatives)) if on]
         if stray:
             raise ValidationError(f"--substructures: {', '.join(stray)} do not apply to the "
-                                  f"parts of a solid (not yet); every part is reduced by "
-                                  f"Craig–Bampton with rigid cut surfaces")
+                                  f"parts of a solid: every part is reduced by Craig–Bampton "
+                                  f"at its cut surfaces, and the joined parts are linear "
+                                  f"(their relative motion carries the large deflection)")
         return run_parts(fe, args)
     if kind == "ansys" and "constrained" in fe.node_sets and not (
             args.clamp_nodes or args.interface_nodes or args.free):

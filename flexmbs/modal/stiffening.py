@@ -207,20 +207,34 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     modes = mode_vectors(fe, data)
     out = {}
     for case in cases:
-        a_mat, b_vec = UNIT_FIELDS[case]
-        field = (beam_nodal_field(fe, a_mat, b_vec) if beam
-                 else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
-        u = static(-(fe.mass @ field))  # d'Alembert load −ρ a
-        if beam:
-            k_g = beam_geometric_matrix(fe, u)
-        elif solid:
-            k_g = solid_geometric_matrix(fe, u)
-        else:
-            k_g = solid_elements.geometric_stiffness(fe.nodes, elements["cells"], u,
-                                                     elements["lame"], elements["labels"])
+        k_g = geometric_matrix(fe, unit_displacement(fe, static, case), elements)
         proj = modes.T @ (k_g @ modes)
         out[case] = 0.5 * (proj + proj.T)
     return out
+
+
+def unit_displacement(fe, static, case: str) -> np.ndarray:
+    """The static displacement (n_dof,) of ``fe`` under the d'Alembert load −ρ a_c(r) of
+    the unit load case ``case`` (:data:`UNIT_FIELDS`), ``static`` the solver of the
+    frame condition (load → u)."""
+    a_mat, b_vec = UNIT_FIELDS[case]
+    field = (beam_nodal_field(fe, a_mat, b_vec) if _is_builtin_beam(fe)
+             else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
+    return static(-(fe.mass @ field))
+
+
+def geometric_matrix(fe, u: np.ndarray, elements=None) -> sp.csr_matrix:
+    """The FE geometric stiffness (n_dof, n_dof) of ``fe`` for the stresses of the
+    displacement ``u``: the built-in beam's or hexahedral box's, else that of the solid
+    cells of FE data (``elements``: :func:`solid_elements_of`, found when None)."""
+    if _is_builtin_beam(fe):
+        return beam_geometric_matrix(fe, u)
+    if _is_builtin_solid(fe):
+        return solid_geometric_matrix(fe, u)
+    if elements is None:
+        elements = solid_elements_of(fe)
+    return solid_elements.geometric_stiffness(fe.nodes, elements["cells"], u,
+                                              elements["lame"], elements["labels"])
 
 
 def solid_elements_of(fe, what: str = "stiffening") -> dict:
