@@ -274,16 +274,26 @@ def test_bad_splits_are_refused_naming_what():
     assert sorted(split.parts[1].surfaces) == ["end1"]
     with pytest.raises(ValidationError, match="no layer of nodes"):
         surfaces_along(fe, 6, root="x0", tip="x1")
-    # a constrained export: the rest is not node-local, and the message says why
-    keep = np.ones(fe.n_dof)
-    keep[(3 * fe.node_sets["x0"][:, None] + np.arange(3)).ravel()] = 0.0
-    cut_out = sp.diags(keep)  # (the root face's rows and columns removed)
-    constrained = FEModel(fe.nodes, (cut_out @ fe.mass @ cut_out).tocsr(),
-                          (cut_out @ fe.stiffness @ cut_out).tocsr(), dofs_per_node=3,
-                          cells=fe.cells, node_sets=fe.node_sets, metadata=fe.metadata)
-    assert constrained.inactive_dofs.size == 3 * fe.node_sets["x0"].size
+    # a constrained export (rows and columns of a face removed, as MAPDL's .full does):
+    # at the root, which the root part clamps, its parts are the unconstrained model's;
+    # elsewhere the rest is not node-local, and the message says why
+    def constrained_at(face):
+        keep = np.ones(fe.n_dof)
+        keep[(3 * fe.node_sets[face][:, None] + np.arange(3)).ravel()] = 0.0
+        cut_out = sp.diags(keep)
+        return FEModel(fe.nodes, (cut_out @ fe.mass @ cut_out).tocsr(),
+                       (cut_out @ fe.stiffness @ cut_out).tocsr(), dofs_per_node=3,
+                       cells=fe.cells, node_sets=fe.node_sets, metadata=fe.metadata)
+
+    assert constrained_at("x0").inactive_dofs.size == 3 * fe.node_sets["x0"].size
+    plain = split_solid_model(fe, [layer], root="x0")
+    held = split_solid_model(constrained_at("x0"), [layer], root="x0")
+    for a, b in zip(plain.parts, held.parts, strict=True):
+        for name in ("stiffness", "mass"):
+            full = getattr(a.fe, name)
+            assert abs(getattr(b.fe, name) - full).max() <= 1e-12 * abs(full).max()
     with pytest.raises(ValidationError, match="constrained out"):
-        split_solid_model(constrained, [layer], root="x0")
+        split_solid_model(constrained_at("x1"), [layer], root="x0")
     # the modes asked for, and a part left with none
     split = split_solid_model(fe, [layer], root="x0", ends=())
     for bad in (-1, 2.5, True):

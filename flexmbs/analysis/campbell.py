@@ -3,7 +3,9 @@ with the modes tracked from speed to speed (docs/static_linear.md, "Campbell dia
 
 At each speed Ω the drive turns (or slides) at the constant rate Ω from t = 0 (its
 profile replaced by Ω t), the model is linearized about that steady motion at t = 0
-(:func:`flexmbs.analysis.linear.linearize`) and its elastic modes are found
+(:func:`flexmbs.analysis.linear.linearize`; a spin about a fixed axis first solved for
+its steady state, :mod:`flexmbs.analysis.steady_spin`, and linearized in the chart that
+turns with it) and its elastic modes are found
 (:func:`flexmbs.analysis.linear.eigenmodes`). A mode at one speed is matched to the mode
 at the next speed whose shape is most alike — the modal assurance criterion
 MAC(a, b) = |aᴴb|² / (aᴴa · bᴴb), assigned one to one (linear_sum_assignment) — so that
@@ -20,6 +22,7 @@ from scipy.optimize import linear_sum_assignment
 from ..errors import ValidationError
 from ..model.drives import Polynomial
 from .linear import eigenmodes, initial_state, linearize
+from .steady_spin import steady_spin
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,32 @@ def _at_speed(system, drive: str, speed: float):
 
 def _steady_modes(system, drive, speed, start=None):
     moving = _at_speed(system, drive, speed)
-    lin = linearize(moving, *initial_state(moving, 0.0, start), 0.0)
+    state = initial_state(moving, 0.0, start)
+    spin = _spin(moving, drive, speed, state[0])
+    if spin is not None:  # the spin's own stretch and the loads it carries
+        axis, origin = spin
+        state = steady_spin(moving, state[0], state[3], axis, origin, speed)
+        spin = (axis, speed)
+    lin = linearize(moving, *state, 0.0, spin=spin)
     return lin, [m for m in eigenmodes(lin) if not m.rigid]
+
+
+def _spin(system, drive: str, speed: float, q):
+    """(axis, origin) [global] of a rotation drive turning at ``speed`` about its marker
+    i's z axis, when that marker is on the ground and gravity lies along the axis (or is
+    zero): the motion is then steady in the frame that turns with it. None otherwise
+    (a translation drive: a frame moving at constant velocity changes no rate; a drive
+    on a moving body, or gravity across the axis: no steady state to solve for)."""
+    spec = next(d for d in system.model.drives if d.name == drive)
+    if spec.kind != "rotation" or speed == 0.0 or system.marker_body_index(
+            spec.marker_i) >= 0:
+        return None
+    state = system._state(spec.marker_i, q, jac_needed=False)
+    axis = np.asarray(state.axes[2], float)
+    gravity = np.asarray(system.model.gravity, float)
+    if np.linalg.norm(np.cross(gravity, axis)) > 1e-12 * max(np.linalg.norm(gravity), 1.0):
+        return None
+    return axis, np.asarray(state.r, float)
 
 
 def mac(a: np.ndarray, b: np.ndarray) -> float:
@@ -110,9 +137,13 @@ def campbell(system, drive: str, speeds, n_modes: int = 8, *,
     loads, ``drive`` held where the diagram's motion Ω t starts and the other drives at
     their values there) instead of the case's initial state —
     the sag under gravity, as the time studies' ``--from-equilibrium`` — and the drive
-    turns at each speed from there, the other coordinates at rest. The deflection that
-    the spin itself would add (centrifugal loads) is not solved for; its stiffening
-    effect enters through geometric stiffening (docs/theory_stiffening.md)."""
+    turns at each speed from there, the other coordinates at rest.
+
+    A rotation drive whose marker i is on the ground, with gravity along its axis (or
+    none), is a steady motion: at each speed the model's steady spin is solved for (the
+    centrifugal stretch and the loads it carries, :mod:`~flexmbs.analysis.steady_spin`)
+    and linearized in the frame that turns with it (:func:`~flexmbs.analysis.linear.
+    rotating_chart`). Otherwise the initial state is linearized as it is."""
     speeds = np.asarray(speeds, dtype=float)
     if speeds.ndim != 1 or speeds.size == 0 or not np.all(np.isfinite(speeds)):
         raise ValidationError(f"speeds must be a list of finite numbers, got {speeds!r}")

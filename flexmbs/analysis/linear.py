@@ -14,9 +14,14 @@ basis of the null space of Φ_q (δq = N z, so Φ_q δq = 0 and Φ_qᵀ δλ dro
 
     M_r z̈ + C_r ż + K_r z = 0,     M_r = Nᵀ M N,  C_r = Nᵀ C_t N,  K_r = Nᵀ K_t N.
 
-N is taken at the state and held constant: exact at rest, and in a steady motion whose
-drives prescribe the moving frames (a beam spun by a drive, whose free coordinates are
-its modal coordinates); elsewhere the rate of N (terms in Ṅ) is left out. The complex
+N is taken at the state and held constant: exact at rest. In a steady spin at Ω about a
+fixed axis the coordinates of the turning bodies change even when nothing moves
+relative to the spin (a flapping blade's Euler parameters turn with it), so the
+linear system is taken in the chart that turns with the spin (``spin=(axis, Ω)``,
+:func:`rotating_chart`): δq = A(t) δq' with A = ∂q/∂q', A(0) = I, gives
+K' = K_t + C_t Ȧ + M Ä and C' = C_t + 2 M Ȧ, and there the motion is steady, so N is
+constant. Without it a hinged blade spun at Ω flapped at 0.968 Ω instead of Ω; a beam
+whose frame the drive prescribes (free coordinates modal only) is the same either way. The complex
 eigenvalues s of the first-order form give the natural frequency |s|/2π [Hz], the
 damped one Im s/2π and the damping ratio −Re s/|s|; s = 0 are rigid-body (free) modes.
 """
@@ -80,9 +85,13 @@ def initial_state(system, t: float = 0.0, q0=None):
     return q, qd, qdd, lam
 
 
-def linearize(system, q, qd=None, qdd=None, lam=None, t: float = 0.0) -> LinearSystem:
+def linearize(system, q, qd=None, qdd=None, lam=None, t: float = 0.0, *,
+              spin=None) -> LinearSystem:
     """The reduced linear system about (q, q̇, q̈, λ) at time t (zero rates and
-    multipliers by default; for an equilibrium pass its λ)."""
+    multipliers by default; for an equilibrium pass its λ). ``spin`` = (axis (3,), Ω
+    [rad/s]): the state is a steady spin at Ω about the global ``axis`` (a unit vector),
+    and the linear system is taken in the frame that turns with it
+    (:func:`rotating_chart`, module docstring)."""
     n = system.n_q
     q = np.asarray(q, float)
     qd = np.zeros(n) if qd is None else np.asarray(qd, float)
@@ -92,11 +101,46 @@ def linearize(system, q, qd=None, qdd=None, lam=None, t: float = 0.0) -> LinearS
     k_t, c_t = (np.asarray(m.toarray() if hasattr(m, "toarray") else m, float)
                 for m in (k_t, c_t))
     mass = np.asarray(system.mass_matrix(q, sparse=False), float)
+    if spin is not None:  # δq = A(t) δq': δq̇ = δq̇' + Ȧ δq', δq̈ = δq̈' + 2Ȧ δq̇' + Ä δq'
+        a_dot, a_ddot = rotating_chart(system, *spin)
+        k_t = k_t + c_t @ a_dot + mass @ a_ddot
+        c_t = c_t + 2.0 * mass @ a_dot
     jac = np.asarray(system.jacobian(q, t, sparse=False), float)
     basis = sla.null_space(jac, rcond=1e-10) if jac.size else np.eye(n)
     reduce = basis.T
     return LinearSystem(reduce @ mass @ basis, reduce @ c_t @ basis, reduce @ k_t @ basis,
                         basis, q, float(t), tuple(system.coord_names))
+
+
+def rotating_chart(system, axis, omega: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Ȧ, Ä) (n_q × n_q) at t = 0 of the chart q = T(q', t) that turns every body about
+    the global ``axis`` (unit vector) at ``omega`` [rad/s]: r = o + R(t)(r' − o) for a
+    body's position, p = p_R(t) ⊗ p' for its Euler parameters, ξ = ξ' for modal
+    coordinates, A(t) = ∂q/∂q' (A(0) = I). Ȧ = Ω[a]× and Ä = Ω²[a]×² on positions,
+    L((0, Ωa/2)) and −Ω²/4 I on Euler parameters (L(x) the left quaternion product).
+    ValidationError naming a body whose coordinates are not a position and Euler
+    parameters first."""
+    from ..errors import ValidationError
+    from ..model.bodies import RigidBody
+    from ..model.flexible import FlexibleBody
+
+    a = np.asarray(axis, float)
+    a = a / np.linalg.norm(a)
+    cross = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    left = np.zeros((4, 4))  # L((0, a)): (0, a) ⊗ p
+    left[0, 1:], left[1:, 0], left[1:, 1:] = -a, a, cross
+    n = system.n_q
+    a_dot, a_ddot = np.zeros((n, n)), np.zeros((n, n))
+    for body, rows in zip(system.bodies, system.slices, strict=True):
+        if not isinstance(body, RigidBody | FlexibleBody):
+            raise ValidationError(f"linearize with spin: body {body.name!r} has no frame "
+                                  f"coordinates (position, Euler parameters) to turn")
+        pos, quat = slice(rows.start, rows.start + 3), slice(rows.start + 3, rows.start + 7)
+        a_dot[pos, pos] = omega * cross
+        a_ddot[pos, pos] = omega**2 * (cross @ cross)
+        a_dot[quat, quat] = 0.5 * omega * left
+        a_ddot[quat, quat] = -0.25 * omega**2 * np.eye(4)
+    return a_dot, a_ddot
 
 
 def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:

@@ -2,14 +2,16 @@
 (docs/flexible_bodies.md, "Substructured solid parts").
 
 The solid counterpart of :mod:`flexmbs.modal.substructures`: a part meshed with linear
-hexahedra and tetrahedra (the built-in :func:`~flexmbs.modal.fe.solid.box_mesh`, or FE
-data read with its elements and an isotropic material, ``metadata["material"]``) is
-cut at **cut surfaces**, node sets across the part that the cells do not straddle.
+hexahedra, tetrahedra and 20-node bricks (the built-in
+:func:`~flexmbs.modal.fe.solid.box_mesh`, or FE data read with its elements and an
+isotropic material, ``metadata["material"]``) is cut at **cut surfaces**, node sets
+across the part that the cells do not straddle.
 
 * The parts are the connected pieces of the cells once the cut surfaces' nodes are
   duplicated, ordered from the ``root`` set outwards. Each part's matrices are the sum of
   its cells' element matrices (:func:`element_matrices`: full 2 × 2 × 2 Gauss
-  integration for hexahedra, the exact formulas for tetrahedra) plus the node-local rest
+  integration for hexahedra, the exact formulas for tetrahedra, MAPDL SOLID186's
+  integration for 20-node bricks) plus the node-local rest
   of the parent's matrices (point masses), held by the part attached at a cut node. The
   parts add up to the parent: a parent that is not its cells' sum (reduced integration,
   another element formulation) is refused, naming the entry.
@@ -38,7 +40,7 @@ from .femodel import FEModel
 from .substructures import Cut, SplitModel, _labels, cell_pieces, node_local_rest
 
 #: The solid cells whose element matrices are computed here.
-SOLID_CELLS = ("hexahedron", "tetra")
+SOLID_CELLS = ("hexahedron", "tetra", "hexahedron20")
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +99,15 @@ def _hex_shapes() -> np.ndarray:
     return (1.0 + corners[None, :, :] * points[:, None, :]).prod(axis=2) / 8.0
 
 
+def _hex20_mass(coords: np.ndarray) -> np.ndarray:
+    """∫ N_a N_b dV (E, 20, 20) [m³] of 20-node bricks (node coordinates (E, 20, 3)) by
+    Irons' 14-point rule, as MAPDL's SOLID186 integrates its consistent mass."""
+    points, weights = solid_elements.irons14()
+    shapes, grads = solid_elements.hex20_shapes(points)
+    det = np.linalg.det(np.einsum("pad,eai->epid", grads, coords))   # (E, P)
+    return np.einsum("ep,p,pa,pb->eab", det, weights, shapes, shapes)
+
+
 def _strain_rows(dndx: np.ndarray) -> np.ndarray:
     """B (E, G, 6, 3a): Voigt strains [xx, yy, zz, xy, yz, zx] (engineering shear)."""
     n_e, n_g, n_a, _ = dndx.shape
@@ -114,7 +125,9 @@ def element_matrices(fe: FEModel) -> list[tuple[str, np.ndarray, np.ndarray, np.
     every solid cell of ``fe``, in the model's (body) axes and node-major DOF order:
     linear elasticity of the isotropic material (``_material``), consistent mass;
     hexahedra by 2 × 2 × 2 Gauss points (exact for a parallelepiped), tetrahedra by
-    their closed forms (K = V BᵀDB, M = ρV/20 (1 + δ_ab) I₃)."""
+    their closed forms (K = V BᵀDB, M = ρV/20 (1 + δ_ab) I₃), 20-node bricks as MAPDL's
+    SOLID186 by default (K by 2 × 2 × 2 Gauss points, uniform reduced integration; M by
+    Irons' 14 points)."""
     young, nu, rho = _material(fe)
     solid_elements.isotropic_lame(young, nu)  # (refuses a bad E or ν by name)
     d = _isotropic_elasticity(young, nu)  # Voigt order as _strain_rows
@@ -128,6 +141,8 @@ def element_matrices(fe: FEModel) -> list[tuple[str, np.ndarray, np.ndarray, np.
         if kind == "hexahedron":
             shapes = _hex_shapes()
             scalar = rho * np.einsum("eg,ga,gb->eab", wdet, shapes, shapes)
+        elif kind == "hexahedron20":
+            scalar = rho * _hex20_mass(fe.nodes[conn])
         else:
             volume = wdet[:, 0]
             scalar = (rho * volume / 20.0)[:, None, None] * (np.ones((n_a, n_a))
@@ -156,22 +171,40 @@ def _assemble(n_dof: int, blocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
             sp.csr_matrix((np.concatenate(mv), idx), shape=shape))
 
 
-def _node_local_rest(fe: FEModel, elements) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """(K − Σ K_e, M − Σ M_e), checked to sit on single nodes (point masses)."""
+def _node_local_rest(fe: FEModel, elements, root_idx) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(K − Σ K_e, M − Σ M_e), checked to sit on single nodes (point masses). Rows that
+    the export left out (empty rows of a matrix, as MAPDL's ``.full`` leaves its
+    constrained DOFs' stiffness) are not compared where they belong to the root nodes,
+    which the root part clamps anyway: there the elements' own terms stand in for them."""
     k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements])
     hint = "reduced integration, a lumped mass or another formulation?"
-    if fe.inactive_dofs.size:
-        hint = (f"{fe.inactive_dofs.size} DOFs of the model are constrained out (an SPC "
-                f"in the export?): give the matrices without constraints, or {hint}")
-    return node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices (full "
-                           "integration, consistent mass)", hint)
+    sums = []
+    for full, summed in ((fe.stiffness, k_sum), (fe.mass, m_sum)):
+        empty = np.flatnonzero(np.diff(full.indptr) == 0)  # rows the export left out
+        held = np.isin(empty // 3, np.asarray(root_idx))
+        if empty.size and held.all():  # the missing rows and columns: the elements'
+            keep = np.ones(fe.n_dof)
+            keep[empty] = 0.0
+            mask = sp.diags(keep)
+            summed = mask @ summed @ mask
+        elif empty.size:
+            hint = (f"{int((~held).sum())} DOFs of the model off the root set are "
+                    f"constrained out (an SPC in the export?), node "
+                    f"{int(fe.node_ids[empty[~held][0] // 3])} first: give the "
+                    f"matrices without constraints, or {hint}")
+        sums.append(summed)
+    k_sum, m_sum = sums
+    k_rest, m_rest = node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices "
+                                     "(their own integration, consistent mass)", hint)
+    return k_rest, m_rest
 
 
 def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarray]:
     """The node-label sets of ``k − 1`` cut surfaces that divide a solid into ``k``
     parts of (nearly) equal length along the line from the centroid of ``root`` to that
     of ``tip``: at each station the layer of nodes at the same distance along the line
-    (within 1e-9 of the length) nearest to it. ValidationError when no such layer lies
+    (within 1e-9 of the length) nearest to it that no cell straddles (the element
+    faces', not a quadratic element's midside layer). ValidationError when no such layer lies
     between two neighbouring stations (a mesh without node layers across it)."""
     from numbers import Integral
 
@@ -185,6 +218,11 @@ def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarr
     s = (fe.nodes - start) @ ((end - start) / length)
     tol = 1e-9 * length
     layers = np.unique(np.round(s / tol)) * tol
+    # only layers that no cell straddles (a 20-node brick's midside layer is inside it)
+    spans = [(s[conn].min(axis=1), s[conn].max(axis=1))
+             for conn in (np.asarray(c, np.int64) for c in fe.cells.values())]
+    layers = np.array([x for x in layers
+                       if not any(np.any((lo < x - tol) & (hi > x + tol)) for lo, hi in spans)])
     out, previous = [], 0.0
     for j in range(1, k):
         inside = layers[(layers > previous + tol) & (layers < length - tol)]
@@ -270,7 +308,7 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
         owner[nodes_of[j]] = np.where(owner[nodes_of[j]] < 0, rank[j], owner[nodes_of[j]])
     for s, _, outer in cut_list:
         owner[cut_sets[s]] = rank[outer]
-    rest_k, rest_m = _node_local_rest(fe, elements)
+    rest_k, rest_m = _node_local_rest(fe, elements, root_idx)
     end_sets = {e if isinstance(e, str) else f"end{i + 1}": _labels(fe, e, "split: ends")
                 for i, e in enumerate(ends) if not isinstance(e, str) or e in fe.node_sets}
     for name, idx in end_sets.items():

@@ -12,11 +12,12 @@ Each field is an array (N nodes, components, n modes) per unit modal coordinate:
   the true outline's convex hull (a rectangle's, a box's, an I's or a channel's four
   outer corners, in the order (−y,−z), (+y,−z), (+y,+z), (−y,+z)), or 16 points of a
   round section's outer circle (docs/beam_sections.md);
-* solids (the built-in hexahedral box, or hexahedra and tetrahedra of FE files with an
-  isotropic material): ``stress`` — σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy [Pa] in the body
-  frame, Hooke's law at the elements' Gauss points extrapolated to their corners
-  (trilinear, exact for a linear stress field; a tetrahedron's one point as it is) and
-  averaged over the elements at each node.
+* solids (the built-in hexahedral box, or hexahedra, 20-node bricks and tetrahedra of FE
+  files with an isotropic material): ``stress`` — σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy
+  [Pa] in the body frame, Hooke's law at the elements' Gauss points extrapolated to their
+  corners (trilinear from the 2 × 2 × 2 points, exact for a linear stress field; a
+  20-node brick's midside node the mean of its edge's corners; a tetrahedron's one point
+  as it is) and averaged over the elements at each node.
 
 Static correction (:func:`static_correction`): the static deflections under unit loads
 at chosen nodes, made mass-orthogonal to the kept modes and turned into modes of their
@@ -171,8 +172,14 @@ def solid_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
             sigma = solid_elements.gauss_stresses(dndx, conn, vectors[:, j], lame)
             voigt = np.stack([sigma[..., 0, 0], sigma[..., 1, 1], sigma[..., 2, 2],
                               sigma[..., 1, 2], sigma[..., 0, 2], sigma[..., 0, 1]], axis=-1)
-            corner = (np.einsum("ag,egc->eac", extrapolate, voigt) if kind == "hexahedron"
-                      else np.repeat(voigt, conn.shape[1], axis=1))  # (E, a, 6)
+            if kind in ("hexahedron", "hexahedron20"):  # (2 x 2 x 2 points: trilinear)
+                corner = np.einsum("ag,egc->eac", extrapolate, voigt)      # (E, 8, 6)
+                if kind == "hexahedron20":  # a midside node: its edge's mean
+                    corner = np.concatenate([corner, 0.5 * (
+                        corner[:, [a for a, _ in solid_elements.HEX20_EDGES]]
+                        + corner[:, [b for _, b in solid_elements.HEX20_EDGES]])], axis=1)
+            else:
+                corner = np.repeat(voigt, conn.shape[1], axis=1)  # (E, a, 6)
             np.add.at(total[:, :, j], conn, corner)
         np.add.at(count, conn, 1.0)
     return total / np.maximum(count, 1.0)[:, None, None]

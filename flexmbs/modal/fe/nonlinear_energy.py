@@ -16,8 +16,9 @@ sums over the *strain points* g of one or more groups (:class:`StrainGroup`):
   quadratic parts, t_g,c = Σ_terms a d_i d_j d_l their cubic parts (beams only; one
   sub-point), D (k, k) the moduli, w_g the point's weight.
 
-**Solids** (built-in hexahedral box, hexahedra and tetrahedra of FE data read from
-files): one point per Gauss point, d = ∇u (9: ∂u_i/∂x_j), the Green–Lagrange strain
+**Solids** (built-in hexahedral box, hexahedra, tetrahedra and 20-node bricks of FE data
+read from files): one point per Gauss point (a 20-node brick's 2 × 2 × 2, the
+integration of its stiffness), d = ∇u (9: ∂u_i/∂x_j), the Green–Lagrange strain
 E = sym ∇u + ½ ∇uᵀ∇u in Voigt order [xx, yy, zz, xy, yz, zx] with engineering shears,
 and Hooke's isotropic D: the St Venant–Kirchhoff energy, a quartic polynomial, with
 nothing left out.

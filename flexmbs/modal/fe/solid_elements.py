@@ -11,6 +11,8 @@ solid elements
   the node order of VTK and Abaqus: one face counter-clockwise seen from the opposite
   face, then the opposite face likewise),
 * ``tetra`` (4 nodes, linear, one point; Abaqus C3D4),
+* ``hexahedron20`` (20 nodes, serendipity, 2 x 2 x 2 Gauss points: uniform reduced
+  integration, MAPDL's SOLID186 by default; the VTK / meshio node order),
 
 of arbitrary shape (isoparametric mapping), the Gauss-point stress of a displacement
 field and the geometric stiffness it gives,
@@ -32,7 +34,7 @@ import scipy.sparse as sp
 from ...errors import ValidationError
 
 #: Cell types whose stresses and geometric stiffness are computed here.
-STRESS_CELLS = ("hexahedron", "tetra")
+STRESS_CELLS = ("hexahedron", "tetra", "hexahedron20")
 
 #: Natural coordinates (±1) of the hexahedron's corners in the VTK / meshio order.
 _HEX_CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
@@ -58,7 +60,70 @@ def _tet_reference_gradients() -> tuple[np.ndarray, np.ndarray]:
     return grads, np.array([1.0 / 6.0])
 
 
-_REFERENCE = {"hexahedron": _hex_reference_gradients, "tetra": _tet_reference_gradients}
+#: Natural coordinates of the 20-node brick's nodes in the VTK / meshio order: the 8
+#: corners, then the midsides of the edges (0 1), (1 2), (2 3), (3 0), (4 5), (5 6),
+#: (6 7), (7 4), (0 4), (1 5), (2 6), (3 7).
+HEX20_EDGES = ((0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4),
+               (1, 5), (2, 6), (3, 7))
+_HEX20_NODES = np.vstack([_HEX_CORNERS,
+                          [(_HEX_CORNERS[a] + _HEX_CORNERS[b]) / 2 for a, b in HEX20_EDGES]])
+
+
+def hex20_shapes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N (P, 20), ∂N/∂ξ (P, 20, 3)) of the serendipity 20-node brick at the natural
+    points (P, 3): corners N = ⅛ Π(1 + ξ_iξ) (ξ_iξ + η_iη + ζ_iζ − 2), midsides
+    N = ¼ (1 − ξ²)(1 + η_iη)(1 + ζ_iζ) and its permutations."""
+    pts = np.asarray(points, float)[:, None, :]               # (P, 1, 3)
+    nat = _HEX20_NODES[None, :, :]                            # (1, 20, 3)
+    lin = 1.0 + nat * pts                                     # (P, 20, 3): 1 + ξ_i ξ
+    quad = 1.0 - pts ** 2                                     # (P, 1, 3)
+    n_p = pts.shape[0]
+    shapes, grads = np.empty((n_p, 20)), np.empty((n_p, 20, 3))
+    corner = slice(0, 8)
+    s = (nat[:, corner] * pts).sum(axis=2) - 2.0              # (P, 8)
+    prod = lin[:, corner].prod(axis=2)                        # (P, 8)
+    shapes[:, corner] = prod * s / 8.0
+    for d in range(3):
+        others = lin[:, corner][..., [e for e in range(3) if e != d]].prod(axis=2)
+        grads[:, corner, d] = nat[:, corner, d] * (others * s + prod) / 8.0
+    mid = slice(8, 20)
+    zero = nat[0, mid] == 0.0                                  # (12, 3): the edge's axis
+    factors = np.where(zero[None], quad, lin[:, mid])          # (P, 12, 3)
+    shapes[:, mid] = factors.prod(axis=2) / 4.0
+    dfactors = np.where(zero[None], -2.0 * np.broadcast_to(pts, factors.shape),
+                        np.broadcast_to(nat[:, mid], factors.shape))
+    for d in range(3):
+        others = factors[..., [e for e in range(3) if e != d]].prod(axis=2)
+        grads[:, mid, d] = dfactors[..., d] * others / 4.0
+    return shapes, grads
+
+
+def _hex20_reference_gradients() -> tuple[np.ndarray, np.ndarray]:
+    """(∂N/∂ξ at the 2 × 2 × 2 Gauss points (8, 20, 3), weights (8,)) of the 20-node
+    brick: the uniform reduced integration of MAPDL's SOLID186 (its default
+    KEYOPT(2) = 0), whose stiffness tests/test_ansys_solid186.py compares with MAPDL's
+    own to 1e-12; the points in the order of the 8-node brick's."""
+    points = _HEX_CORNERS / math.sqrt(3.0)
+    return hex20_shapes(points)[1], np.ones(8)
+
+
+#: Irons' 14-point rule on the cube [−1, 1]³ (exact to degree 5): six points on the axes
+#: at ±b and eight at (±c, ±c, ±c), with their weights; the consistent mass of the
+#: 20-node brick as MAPDL's SOLID186 integrates it.
+_B14, _C14 = 0.795822425754221, 0.758786910639328
+_W_B14, _W_C14 = 0.886426592797784, 0.335180055401662
+
+
+def irons14() -> tuple[np.ndarray, np.ndarray]:
+    """(points (14, 3), weights (14,)) of Irons' 14-point rule (sum of weights 8)."""
+    axes = np.vstack([np.eye(3), -np.eye(3)]) * _B14
+    corners = _HEX_CORNERS * _C14
+    return (np.vstack([axes, corners]),
+            np.concatenate([np.full(6, _W_B14), np.full(8, _W_C14)]))
+
+
+_REFERENCE = {"hexahedron": _hex_reference_gradients, "tetra": _tet_reference_gradients,
+              "hexahedron20": _hex20_reference_gradients}
 
 
 def gradients(nodes: np.ndarray, conn: np.ndarray, cell_type: str,

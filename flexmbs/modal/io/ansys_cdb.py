@@ -41,10 +41,13 @@ VTK_CELLS = {3: "line", 21: "line3", 5: "triangle", 22: "triangle6", 9: "quad",
              23: "quad8", 10: "tetra", 24: "tetra10", 12: "hexahedron",
              25: "hexahedron20", 13: "wedge", 26: "wedge15", 14: "pyramid",
              27: "pyramid13"}
-#: MAPDL element routines that are linear (first-order) solids: their tetrahedra and
-#: hexahedra have the trilinear displacement field of flexmbs' solid elements, so the
-#: stress modes and geometric stiffening of those cells are those of the MAPDL model.
-LINEAR_SOLIDS = {45: "SOLID45", 185: "SOLID185"}
+#: MAPDL element routines whose cells have flexmbs' solid elements: the linear (first-
+#: order) solids, whose tetrahedra and hexahedra have the trilinear displacement field,
+#: and SOLID186, whose 20-node bricks are flexmbs' serendipity brick with MAPDL's
+#: default uniform reduced integration (tests/test_ansys_solid186.py: the same K and M
+#: to 1e-10); so the stress modes and geometric stiffening of those cells are those of
+#: the MAPDL model.
+STRESS_SOLIDS = {45: "SOLID45", 185: "SOLID185", 186: "SOLID186"}
 #: MAPDL names of element routines met in archives, for messages and metadata.
 ELEMENT_NAMES = {21: "MASS21", 45: "SOLID45", 95: "SOLID95", 154: "SURF154",
                  180: "LINK180", 181: "SHELL181", 182: "PLANE182", 183: "PLANE183",
@@ -99,9 +102,10 @@ class CdbModel:
         if not self.cells:
             return None, "the archive has no elements"
         routines = np.concatenate([np.asarray(v) for v in self.cell_routines.values()])
-        other = sorted({element_name(r) for r in routines if int(r) not in LINEAR_SOLIDS})
+        other = sorted({element_name(r) for r in routines if int(r) not in STRESS_SOLIDS})
         if other:
-            return None, (f"its elements are not all linear solids (SOLID185/SOLID45): "
+            return None, (f"its elements are not all solids with stress recovery "
+                          f"(SOLID185/SOLID45/SOLID186): "
                           f"{', '.join(other)}")
         mats = np.unique(np.concatenate([np.asarray(v)
                                          for v in self.cell_materials.values()]))

@@ -14,8 +14,8 @@ input file (``.inp``) whose ``*NODE`` blocks give the nodes and whose ``*NSET`` 
 (plain or ``GENERATE``) become node sets. Its ``*ELEMENT`` blocks of solid types (C3D4,
 C3D6, C3D8*, C3D10*, C3D20*; node lists may continue on the next line) become the model's
 cells (``tetra``, ``wedge``, ``hexahedron``, ``tetra10``, ``hexahedron20``), for
-animations and, for the linear tetrahedra and hexahedra with a ``material``, for
-geometric stiffening; elements of other types are counted in
+animations and, for the linear tetrahedra and hexahedra and the 20-node bricks with a
+``material``, for stresses and geometric stiffening; elements of other types are counted in
 ``metadata["skipped_elements"]``.
 
 Units: ``units`` names the unit system of all the files of a model; coordinates and
