@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
+from test_solid_substructures import rigid_section_fe_tip  # MAPDL's own K, solved directly
 
 import flexmbs as fm
 from flexmbs.analysis.static import static_equilibrium
@@ -139,32 +139,6 @@ def _tip_of_parts(fe, k, load):
     return marker_state(body, mk, res.q[sl], jac_needed=False).r, split
 
 
-def _rigid_section_tip(fe, surfaces, load):
-    """MAPDL's own K, the constrained end held, every surface in ``surfaces`` (node
-    indices; the tip last) moving rigidly about its centroid, the load at the tip's
-    centroid: the displacement of that centroid, solved directly."""
-    n = fe.n_dof
-    tied = np.concatenate([(3 * s[:, None] + np.arange(3)).ravel() for s in surfaces])
-    held = (3 * fe.node_sets["constrained"][:, None] + np.arange(3)).ravel()
-    free = np.setdiff1d(np.arange(n), np.concatenate([held, tied]))
-    rows, cols, vals = list(free), list(range(free.size)), [1.0] * free.size
-    for j, s in enumerate(surfaces):
-        base = free.size + 6 * j
-        for node in s:
-            x, y, z = fe.nodes[node] - fe.nodes[s].mean(axis=0)
-            pattern = [[1, 0, 0, 0, z, -y], [0, 1, 0, -z, 0, x], [0, 0, 1, y, -x, 0]]
-            for d in range(3):
-                for c in range(6):
-                    if pattern[d][c]:
-                        rows.append(3 * node + d)
-                        cols.append(base + c)
-                        vals.append(pattern[d][c])
-    t = sp.csr_matrix((vals, (rows, cols)), shape=(n, free.size + 6 * len(surfaces)))
-    rhs = np.zeros(t.shape[1])
-    rhs[-6:-3] = load
-    return spla.spsolve((t.T @ fe.stiffness @ t).tocsc(), rhs)[-6:-3]
-
-
 @pytest.mark.parametrize("k", [2, 3])
 def test_mapdl_beam_split_into_parts_deflects_as_mapdls_matrices(hexbeam, k):
     """The MAPDL beam cut into k parts (rigid cut sections): under a small tip load the
@@ -176,7 +150,8 @@ def test_mapdl_beam_split_into_parts_deflects_as_mapdls_matrices(hexbeam, k):
     assert split.k == k
     index = {int(label): i for i, label in enumerate(fe.node_ids)}
     surfaces = [np.array([index[int(v)] for v in c.nodes]) for c in split.cuts]
-    expected = _rigid_section_tip(fe, [*surfaces, fe.node_sets["tip"]], load)
+    expected = rigid_section_fe_tip(fe, [*surfaces, fe.node_sets["tip"]], load,
+                                    clamped="constrained")
     origin = (fe.nodes[fe.node_sets["tip"]].mean(axis=0)
               - fe.nodes[fe.node_sets["constrained"]].mean(axis=0))
     scale = np.abs(expected).max()

@@ -150,12 +150,13 @@ def _joined(fe, k, load, modes=4, cuts="rigid", tip_node=None):
     return marker_state(body, mk, res.q[sl], jac_needed=False).r, split
 
 
-def _rigid_section_fe_tip(fe, surfaces, load):
-    """The FE model's static tip displacement with the x0 face clamped and every surface
-    in ``surfaces`` (node indices; the tip face last) moving rigidly about its centroid,
-    the load at the tip face's centroid: K condensed by u = T ū, solved directly."""
+def rigid_section_fe_tip(fe, surfaces, load, clamped="x0"):
+    """The FE model's static tip displacement with the face ``clamped`` (a node set)
+    held and every surface in ``surfaces`` (node indices; the tip face last) moving
+    rigidly about its centroid, the load at the tip face's centroid: K condensed by
+    u = T ū, solved directly."""
     n = fe.n_dof
-    fixed = (3 * fe.node_sets["x0"][:, None] + np.arange(3)).ravel()
+    fixed = (3 * fe.node_sets[clamped][:, None] + np.arange(3)).ravel()
     tied = np.concatenate([(3 * s[:, None] + np.arange(3)).ravel() for s in surfaces])
     free = np.setdiff1d(np.arange(n), np.concatenate([fixed, tied]))
     rows, cols, vals = list(free), list(range(free.size)), [1.0] * free.size
@@ -187,7 +188,7 @@ def test_joined_parts_deflect_as_the_fe_model_with_rigid_sections(k):
     load = np.array([0.0, 0.3, -1.0])
     found, split = _joined(fe, k, load)
     surfaces = [np.searchsorted(fe.node_ids, np.asarray(c.nodes)) for c in split.cuts]
-    expected = _rigid_section_fe_tip(fe, [*surfaces, fe.node_sets["x1"]], load)
+    expected = rigid_section_fe_tip(fe, [*surfaces, fe.node_sets["x1"]], load)
     # the clamp puts the root face's centroid at the ground origin
     origin = fe.nodes[fe.node_sets["x1"]].mean(axis=0) - fe.nodes[fe.node_sets["x0"]].mean(
         axis=0)
