@@ -516,16 +516,16 @@ def test_a_run_that_halves_its_steps_keeps_the_sizes_it_took():  # that diverge,
     path = CASES + "elastica.toml"
     objective = Objective("tip", "final", component="z")
     key = "forces.load.value[2]"
-    results = {engine: gradient(path, objective, [key], newton="converged", t_end=0.005,
+    results = {engine: gradient(path, objective, [key], newton="converged", t_end=0.003,
                                 jacobian_engine=engine) for engine in ("python", "compiled")}
     value = results["python"].values[key]
     d = FD_REL * abs(value)
-    fd = (case_objective(path, objective, {"solver.t_end": 0.005,
+    fd = (case_objective(path, objective, {"solver.t_end": 0.003,
                                            **as_override(path, key, value + d)})
-          - case_objective(path, objective, {"solver.t_end": 0.005,
+          - case_objective(path, objective, {"solver.t_end": 0.003,
                                              **as_override(path, key, value - d)})) / (2 * d)
     t = results["python"].t
     sizes = np.diff(t)
-    assert t[-1] == pytest.approx(0.005) and sizes.min() < 0.6 * sizes.max()
+    assert t[-1] == pytest.approx(0.003) and sizes.min() < 0.6 * sizes.max()
     for engine, result in results.items():
         assert result.gradient[key] == pytest.approx(fd, rel=RTOL), engine
