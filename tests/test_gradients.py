@@ -507,8 +507,8 @@ def test_changes_of_the_modes_are_refused():
                  ["bodies.forearm.beam.section.height"], t_end=0.002)
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NumPy path's iterates
-def test_a_run_that_halves_its_steps_keeps_the_sizes_it_took():  # that diverge, then halve
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # diverging iterates warn no user
+def test_a_run_that_halves_its_steps_keeps_the_sizes_it_took():
     """The elastica as shipped, Newton converged: its steps halve where Newton fails, and
     the sweep must take the sizes the steps took (it took the size asked for, and the
     gradient along the load was 64 % off). The sizes add up to the run, some are halved,

@@ -463,8 +463,7 @@ class AlphaIntegrator:
             raise
 
     def _attempts(self, h, accepted) -> tuple[bool, str]:
-        """The attempts of :meth:`step` from step size ``h`` (``accepted``: the angle
-        memory of the accepted state)."""
+        """The attempts of :meth:`step` from step size ``h`` (``accepted``: the angle memory)."""
         attempt = 0
         while True:
             if attempt:
@@ -473,8 +472,9 @@ class AlphaIntegrator:
             pending, self.pending = self.pending, None
             if pending is not None and attempt == 1 and pending.h == h:  # a batch's
                 ok, message, iters, state, end = pending.resume(self)
-            else:
-                ok, message, iters, state = self._try_step(h)
+            else:  # (iterates that diverge to overflow fail the attempt, then halve)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    ok, message, iters, state = self._try_step(h)
                 end = (self.contact_steps.end_samples(state[1], state[2])
                        if ok and self.contacts else None)
             if ok and self.contacts:
