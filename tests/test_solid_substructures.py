@@ -426,7 +426,14 @@ t_end = 0.01
 """)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        case = fm.load_case(tmp_path / "box.toml")
+        reads = []
+
+        def reader(file, **options):  # (the case's reader reads the part files)
+            reads.append(file.name)
+            return fm.read_modal(file, **options)
+
+        case = fm.load_case(tmp_path / "box.toml", reader=reader)
+        assert reads == info["files"]
         assert case.model.forces[0].marker == "box_2.tip"
         system = System(case.model)
         res = static_equilibrium(system)

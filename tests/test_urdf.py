@@ -414,3 +414,31 @@ def test_docs_page_examples_run(capsys, monkeypatch):
     gravity = pin.computeGeneralizedGravity(pm, pm.createData(),
                                             np.array([0.0, -1.0, 1.2, 0.0, 0.5, 0.0]))
     assert_allclose(namespace["holding"], gravity, rtol=1e-12, atol=1e-12)
+
+
+def test_a_flexible_links_modal_file_goes_through_the_cases_reader(tmp_path):
+    """A flexible link given by ``modal_data`` is read by the reader the case loads with
+    (``load_case(..., reader=)``: gradients keep one read per file over the models at
+    p ± δ), once per load, and gives the link the file's data."""
+    import shutil
+
+    import flexmbs as fm
+
+    shipped = load_case(ROOT / "cases" / "urdf_arm.toml")
+    forearm = shipped.model.bodies["forearm"]
+    fm.write_modal(forearm.data, tmp_path / "forearm.fmd.h5")
+    shutil.copytree(ROOT / "cases" / "urdf", tmp_path / "urdf")
+    text = (ROOT / "cases" / "urdf_arm.toml").read_text()
+    start = text.index("beam = {")
+    text = text[:start] + 'modal_data = "forearm.fmd.h5"' + text[text.index("\n", start):]
+    (tmp_path / "arm.toml").write_text(text)
+    reads = []
+
+    def reader(file, **options):
+        reads.append(Path(file).name)
+        return fm.read_modal(file, **options)
+
+    case = load_case(tmp_path / "arm.toml", reader=reader)
+    assert reads == ["forearm.fmd.h5"]
+    data = case.model.bodies["forearm"].data
+    assert_allclose(data.K_ff, forearm.data.K_ff, rtol=1e-14)

@@ -147,7 +147,7 @@ def load_case(path, overrides: dict | None = None, modal_data: dict | None = Non
         from .urdf_case import URDF_KEYS, urdf_builder
 
         b = urdf_builder(path, _Table(path, "[model]", model, {"gravity", *URDF_KEYS}),
-                         inputs)
+                         inputs, reader)
     else:
         model_t = _Table(path, "[model]", model, {"gravity", "urdf"})
         b = ModelBuilder(gravity=model_t.vector("gravity", [0.0, 0.0, 0.0]))
@@ -360,7 +360,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
         inputs.append(file)
         if file.name.endswith(".substructures.json"):  # k parts joined at their cuts
             try:
-                return add_files_part(b, t, file, common, parts, inputs)
+                return add_files_part(b, t, file, common, parts, inputs, read_modal)
             except CaseError:
                 raise
             except FlexmbsError as exc:

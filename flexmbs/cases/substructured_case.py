@@ -45,9 +45,11 @@ def add_part(b, t, spec: dict, common: dict, parts: dict) -> None:
     parts[name] = {"part": part, "aliases": {}}
 
 
-def add_files_part(b, t, file, common: dict, parts: dict, inputs: list) -> None:
+def add_files_part(b, t, file, common: dict, parts: dict, inputs: list,
+                   reader=None) -> None:
     """Add the parts named by the sidecar ``file`` (``modal_data`` of table ``t``); their
-    files join the case's ``inputs``."""
+    files join the case's ``inputs`` and are read by ``reader`` (``read_modal``'s
+    arguments; default :func:`flexmbs.read_modal`)."""
     from ..modal.substructure_files import read_substructures
     from ..model.substructured import add_substructured_part
 
@@ -58,7 +60,7 @@ def add_files_part(b, t, file, common: dict, parts: dict, inputs: list) -> None:
             raise t.error(key, f"does not apply to the parts of {file.name} (each part "
                                f"has its own modes, as its file holds them)")
     common.pop("fixed", None)  # (empty: refused above when given)
-    split, datas = read_substructures(file, inputs)
+    split, datas = read_substructures(file, inputs, reader)
     part = add_substructured_part(b, name, split, datas,
                                   coupling=t.get("coupling", "two-way"), **common)
     parts[name] = {"part": part, "aliases": {}}

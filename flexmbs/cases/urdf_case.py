@@ -34,7 +34,7 @@ def _flag(t: _Table, key: str, default: bool) -> bool:
     return value
 
 
-def _flexible(path, robot_file, table, inputs) -> dict:
+def _flexible(path, robot_file, table, inputs, reader=None) -> dict:
     """Link → ModalData of [model.flexible]: a built-in ``beam`` along the link, or a
     ``modal_data`` file (relative to the case), with ``modes`` and ``damping_ratio``."""
     from .. import read_modal
@@ -61,7 +61,7 @@ def _flexible(path, robot_file, table, inputs) -> dict:
             else:
                 file = (path.parent / t.text("modal_data")).resolve()
                 inputs.append(file)
-                data = read_modal(file)
+                data = (reader or read_modal)(file)
         except FlexmbsError as exc:
             key = "beam" if "beam" in entry else "modal_data"
             raise t.error(key, str(exc)) from None
@@ -69,7 +69,7 @@ def _flexible(path, robot_file, table, inputs) -> dict:
     return out
 
 
-def urdf_builder(path, model_t: _Table, inputs):
+def urdf_builder(path, model_t: _Table, inputs, reader=None):
     """The builder of a [model] table with ``urdf`` (gravity default (0, 0, −9.81))."""
     from .urdf_model import load_urdf
 
@@ -82,7 +82,7 @@ def urdf_builder(path, model_t: _Table, inputs):
     if base not in ("fixed", "floating"):
         raise model_t.error("base", f"must be 'fixed' or 'floating', got {base!r}")
     try:
-        flexible = _flexible(path, robot_file, model_t.get("flexible", {}), inputs)
+        flexible = _flexible(path, robot_file, model_t.get("flexible", {}), inputs, reader)
         return load_urdf(robot_file, gravity=model_t.vector("gravity", [0.0, 0.0, -9.81]),
                          flexible=flexible, base=base,
                          merge_fixed=_flag(model_t, "merge_fixed", True),

@@ -57,7 +57,8 @@ def _field(path: Path, info: dict, key: str, kind):
     return value
 
 
-def read_substructures(path, inputs: list | None = None) -> tuple[SplitModel, list]:
+def read_substructures(path, inputs: list | None = None,
+                       reader=None) -> tuple[SplitModel, list]:
     """(split, ModalData per part, root part first) of the sidecar ``path`` and the part
     files it names (beside it), each appended to ``inputs`` (a case's input files) when
     given. ReadError naming the file and the key when the sidecar is not one, or a part
@@ -84,7 +85,7 @@ def read_substructures(path, inputs: list | None = None) -> tuple[SplitModel, li
             raise ReadError(f"{path}: part file {name!r} is missing (looked for {file})")
         if inputs is not None:
             inputs.append(file)
-        datas.append(read_modal(file))
+        datas.append((reader or read_modal)(file))
     labels = {}
     for data in datas:
         for label, node in zip(data.node_ids, data.nodes, strict=True):
