@@ -6,11 +6,11 @@ carrying the lumped mass and rotary inertia of the beam around them) joined by n
 two-node Simo–Reissner elements; :class:`BeamElements` is the force that stands for
 all n elements of one beam. It has the methods the NumPy assembly calls on a force
 (``apply``, ``tangents``, ``potential``, ``nonconservative``), its numbers coming from
-the array functions of :mod:`flexmbs.elements.nonlinear_beam.reference`.
-
-The compiled kernels of this kind are the next stage: no compiled element kind claims
-:class:`BeamElements`, so the engine's ``unsupported_reason`` names it and a run with a
-nonlinear beam falls back to the NumPy path, with that reason recorded.
+the array functions of :mod:`flexmbs.elements.nonlinear_beam.reference` (the NumPy
+reference path). The compiled engine runs the same elements from the kind's table
+(:mod:`~flexmbs.elements.nonlinear_beam.table`) and kernels
+(:mod:`~flexmbs.elements.nonlinear_beam.kernels`: the element force, its complex-step
+tangent and its energy, allocating nothing).
 """
 
 from __future__ import annotations
