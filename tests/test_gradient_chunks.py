@@ -144,37 +144,3 @@ def test_gravity_gradient_of_a_nonlinear_beam_on_both_engines(tmp_path):
         result = gradient(str(path), objective, [key], newton="converged", t_end=0.02,
                           jacobian_engine=engine)
         assert result.gradient[key] == pytest.approx(fd, rel=RTOL), engine
-
-
-@pytest.mark.parametrize(("kind", "rho_inf"), [  # ρ∞ < 1: index 3; 1: stabilized index 2
-    ("spring", 0.7), ("spring", 1.0), ("rotational", 0.7), ("rotational", 1.0),
-    ("flexible", 0.7)])  # (the flexible one in index 2 is larger than the limit)
-def test_small_chunks_by_their_transitions_give_the_step_by_step_sweep(kind, rho_inf,
-                                                                         monkeypatch):
-    """A small model's chunks swept by their transitions (one product a step,
-    flexmbs.gradients.chunk_sweep) give the step-by-step sweep's gradient to 1e-12, with
-    a sensor that reads the multipliers (the hinge's reaction, its λ̄ terms) and one
-    that reads positions, in both formulations."""
-    from flexmbs.gradients import chunk_sweep
-
-    def extra(b):
-        b.add_sensor("pull", "reaction", "force", joint="hinge")
-
-    model, keys, position = small_model(kind, 3, extra)
-    run = {"t_end": 0.03, "h": 2e-3, "rho_inf": rho_inf}
-    used = []
-    sweep = chunk_sweep.sweep
-
-    def counted(*args, **kwargs):
-        used.append(1)
-        return sweep(*args, **kwargs)
-
-    for objective in (position, Objective("pull", "rms", component="x")):
-        monkeypatch.setattr(chunk_sweep, "sweep", counted)
-        fast = gradient(model, objective, keys, **run).gradient
-        assert used, "the transitions were not used"
-        monkeypatch.setattr(chunk_sweep, "usable", lambda *args: False)
-        slow = gradient(model, objective, keys, **run).gradient
-        monkeypatch.undo()
-        for key in keys:
-            assert fast[key] == pytest.approx(slow[key], rel=1e-12, abs=1e-15), key

@@ -21,7 +21,6 @@ from itertools import pairwise
 import numpy as np
 import scipy.linalg as sla
 
-from . import chunk_sweep
 from .chunk_terms import ChunkDerivatives
 from .forward import segment
 from .jacobian_source import TangentSource
@@ -78,17 +77,10 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                 integrals.hold(float(run_.t[ks[i] - 1]),
                                integrals.acting(states[ks[i] - 1][1]))
 
-            small = chunk_sweep.usable(system, index2, integrals)
             steps = AdjointSteps(system, at, coefs, memories, index2, source, raws,
-                                 hold if integrals else None, factor=not small)
+                                 hold if integrals else None)
             derivs = (chunk_terms.at(at, memories, index2) if chunk_terms is not None
                       else [None] * len(prepared))
-            if small:  # the chunk by its transitions (one product a step)
-                bars = _small_chunk(system, states, ks, coefs, steps, derivs, probe,
-                                    weights, prepared, grad,
-                                    np.concatenate([q_bar, qd_bar, qdd_bar, a_bar]))
-                q_bar, qd_bar, qdd_bar, a_bar = np.split(bars, 4)
-                continue
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -137,42 +129,6 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     grad += initial_terms(system, run_.settings, state, prepared,
                           (q_bar, qd_bar, qdd_bar + a_bar, lam_bar))
     return grad, time.perf_counter() - tic
-
-
-def _small_chunk(system, states, ks, coefs, steps, derivs, probe, weights, prepared,
-                 grad, bars):
-    """One chunk of the sweep by :mod:`.chunk_sweep` (the steps ``ks``, latest first;
-    ``bars`` the cotangent (q̄, q̄̇, q̄̈, ā) after them); adds the chunk's terms to
-    ``grad`` and returns the cotangent before it."""
-    n, m, count = system.n_q, system.n_c, len(ks)
-    s_mat, trans, trans_lam = chunk_sweep.transitions(steps, coefs)
-    sensor, lam_sensor = np.zeros((count, 4 * n)), None
-    for i, k in enumerate(ks):  # the sensor's terms at each state (its λ̄ alone)
-        g = float(weights[k])
-        if not g:
-            continue
-        state, angles = states[k]
-        system.angle_memory = dict(angles)
-        gq, gqd, gqdd, glam = probe.gradient(state)
-        sensor[i, :3 * n] = g * np.concatenate([gq, gqd, gqdd])
-        if np.any(glam):
-            lam_sensor = np.zeros((count, m)) if lam_sensor is None else lam_sensor
-            lam_sensor[i] = g * glam
-        for j, prep in enumerate(prepared):
-            grad[j] += g * prep.sensor_derivative(probe, state)
-    bars, mus = chunk_sweep.sweep(bars, s_mat, trans, trans_lam, sensor, lam_sensor,
-                                  coefs, n, steps.p)
-    for j, prep in enumerate(prepared):  # μᵀ ∂F/∂p; non-finite rows: state by state
-        rows = derivs[j]
-        finite = (np.isfinite(rows).all(axis=1) if rows is not None
-                  else np.zeros(count, dtype=bool))
-        if finite.any():
-            grad[j] -= float(np.einsum("ks,ks->", mus[finite], rows[finite]))
-        for i in np.flatnonzero(~finite):
-            state, angles = states[ks[i]]
-            system.angle_memory = dict(angles)
-            grad[j] -= mus[i] @ prep.step_derivative(state, steps.index2)
-    return bars
 
 
 #: The memory [bytes] of the step Jacobians the sweep builds at once (a chunk of steps).

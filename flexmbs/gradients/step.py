@@ -211,12 +211,10 @@ class AdjointSteps:
     System's angle memory at each ({name: rad}; read by the tangents), ``raws`` the
     kernel's pieces at each (:meth:`~flexmbs.gradients.jacobian_source.TangentSource.
     pieces_many`; None: the source takes the state alone); ``before(i)``, when given,
-    is called before the pieces of step i are taken (the servos' integrals held);
-    ``factor=False`` keeps the matrices unfactored for :meth:`scaled_inverse_transposes`
-    (:mod:`~flexmbs.gradients.chunk_sweep`)."""
+    is called before the pieces of step i are taken (the servos' integrals held)."""
 
     def __init__(self, system, states, coefs, angles, index2: bool, source, raws,
-                 before=None, factor: bool = True):
+                 before=None):
         n, m, count = system.n_q, system.n_c, len(states)
         self.n, self.m, self.index2 = n, m, index2
         size = n + (2 * m if index2 else m)
@@ -261,25 +259,10 @@ class AdjointSteps:
             back[:, n:, n:n + m] = jac_t
         else:
             back[:, :n, n:] = jac_t
-        self.factors = ([_factor(a, st) for a, st in zip(matrix, states, strict=True)]
-                        if factor else None)
-        self.matrix, self.states = (None, None) if factor else (matrix, states)
+        self.factors = [_factor(a, st) for a, st in zip(matrix, states, strict=True)]
         self.rows, self.cols = rows, cols
         self.back = back
         self.size = size
-
-    def scaled_inverse_transposes(self) -> np.ndarray:
-        """diag(rows) J⁻ᵀ diag(cols) of every step (K, size, size), by one stacked
-        inversion of the matrices kept unfactored (``factor=False``): μ = S b is
-        :meth:`solve_transposed`. A singular matrix raises the ConvergenceError of
-        :func:`_factor` naming its step's time."""
-        try:
-            inverse = np.linalg.inv(self.matrix)
-        except np.linalg.LinAlgError:
-            for matrix, state in zip(self.matrix, self.states, strict=True):
-                _factor(matrix.copy(), state)
-            raise
-        return self.rows[:, :, None] * inverse.transpose(0, 2, 1) * self.cols[:, None, :]
 
     def solve_transposed(self, i: int, rhs: np.ndarray) -> np.ndarray:
         """μ with J_iᵀ μ = rhs (step i of the chunk)."""
