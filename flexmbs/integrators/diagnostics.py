@@ -3,6 +3,8 @@ condition of the iteration matrix at the last Newton iterate (docs/integrators.m
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -35,3 +37,21 @@ def condition_estimate(integ) -> float:
         return float(np.linalg.cond(mat, 1))
     except (TypeError, ValueError, np.linalg.LinAlgError):
         return float("inf")
+
+
+def one_attempt(try_step, h, compiled):
+    """``try_step(h)`` (an integrator's attempt at one step: (ok, message, iterations,
+    state)). On the NumPy path (``compiled`` None) the floating-point warnings of an
+    attempt that fails are dropped with it — its iterates diverged, the step is halved
+    and taken again — and those of one that succeeds pass on to the caller (a run
+    gathers them, :class:`~flexmbs.integrators.health.NumericalWarnings`), as every
+    other warning does."""
+    if compiled is not None:
+        return try_step(h)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = try_step(h)
+    for w in caught:
+        if out[0] or not issubclass(w.category, (RuntimeWarning, FloatingPointError)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out

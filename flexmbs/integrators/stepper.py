@@ -14,7 +14,7 @@ from ..compiled.codes import P_BOUNDED, P_H, P_T1, step_parameters
 from ..errors import FlexmbsError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
 from .contact_steps import ContactSteps
-from .diagnostics import failure_message
+from .diagnostics import failure_message, one_attempt
 from .options import (
     NEWTON_PRESETS,
     Engine,
@@ -472,9 +472,8 @@ class AlphaIntegrator:
             pending, self.pending = self.pending, None
             if pending is not None and attempt == 1 and pending.h == h:  # a batch's
                 ok, message, iters, state, end = pending.resume(self)
-            else:  # (iterates that diverge to overflow fail the attempt, then halve)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    ok, message, iters, state = self._try_step(h)
+            else:  # (a failed NumPy attempt's floating-point warnings go with it)
+                ok, message, iters, state = one_attempt(self._try_step, h, self.compiled)
                 end = (self.contact_steps.end_samples(state[1], state[2])
                        if ok and self.contacts else None)
             if ok and self.contacts:
