@@ -259,6 +259,100 @@ def test_tied_cuts_converge_past_the_rigid_sections():
     assert errors[-1] < 1e-3, errors
 
 
+def _solid_bend(slabs=16):
+    """A solid 45° bend (Bathe and Bolourchi's: radius 100, section 1 x 1, E = 1e7,
+    ν = 0) swept slab by slab from its root face: slabs x 2 x 2 hexahedra."""
+    from flexmbs.modal.solid_substructures import _assemble
+
+    phi = np.linspace(0.0, np.pi / 4, slabs + 1)
+    radii = 100.0 - np.linspace(-0.5, 0.5, 3)  # (the second index along +y at the root)
+    heights = np.linspace(-0.5, 0.5, 3)
+    idx = np.arange((slabs + 1) * 9).reshape(slabs + 1, 3, 3)
+    nodes = np.array([[r * np.sin(p), 100.0 - r * np.cos(p), z] for p in phi
+                      for r in radii for z in heights])
+    cells = np.array([[idx[i, j, k], idx[i + 1, j, k], idx[i + 1, j + 1, k],
+                       idx[i, j + 1, k], idx[i, j, k + 1], idx[i + 1, j, k + 1],
+                       idx[i + 1, j + 1, k + 1], idx[i, j + 1, k + 1]]
+                      for i in range(slabs) for j in range(2) for k in range(2)])
+    meta = {"material": {"E": 1e7, "nu": 0.0, "rho": 1.0}}
+    eye = sp.identity(nodes.size, format="csr")
+    shape = FEModel(nodes, eye, eye, dofs_per_node=3, cells={"hexahedron": cells},
+                    metadata=meta)
+    k_mat, m_mat = _assemble(nodes.size, [(c, k_e, m_e) for _, c, k_e, m_e in
+                                           element_matrices(shape)])
+    return FEModel(nodes, m_mat, k_mat, dofs_per_node=3, cells={"hexahedron": cells},
+                   metadata=meta, node_sets={"root": idx[0].ravel(), "tip": idx[-1].ravel()})
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_a_bent_solid_is_cut_across_its_own_path(k):
+    """The solid 45° bend: no layer of nodes lies across a straight line from the root
+    face to the tip face (surfaces_along refuses), but the cell layers swept from the
+    root give k − 1 cross-sections of 3 x 3 nodes (surfaces_along_mesh); joined, the
+    parts deflect under a small load out of plane at the tip as the FE model with the
+    same rigid sections, solved directly, to 1e-6 of the deflection plus its
+    second-order shortening."""
+    from flexmbs.modal.solid_substructures import surfaces_along_mesh
+
+    fe = _solid_bend()
+    with pytest.raises(ValidationError, match="no layer of nodes"):
+        surfaces_along(fe, 4, root="root", tip="tip")
+    surfaces = surfaces_along_mesh(fe, k, root="root")
+    assert [len(x) for x in surfaces] == [9] * (k - 1)
+    split = split_solid_model(fe, surfaces, root="root", ends=("tip",))
+    b = fm.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part = add_substructured_part(b, "bend", split, reduce_solid_parts(split, 4))
+    b.add_marker("ground", "O")
+    b.add_joint("clamp", "fixed", "ground.O", part.add_marker(b, "root", node_set="root"))
+    tip = part.add_marker(b, "tip", node_set="tip")
+    load = np.array([0.0, 0.0, 1e-2])
+    b.add_point_force("P", tip, load)
+    system = System(b.finalize())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = static_equilibrium(system)
+    body, mk, sl = system.marker_info(tip)
+    found = marker_state(body, mk, res.q[sl], jac_needed=False).r
+    index = {int(label): i for i, label in enumerate(fe.node_ids)}
+    cuts = [np.array([index[int(v)] for v in c.nodes]) for c in split.cuts]
+    expected = rigid_section_fe_tip(fe, [*cuts, fe.node_sets["tip"]], load,
+                                    clamped="root")
+    origin = (fe.nodes[fe.node_sets["tip"]].mean(axis=0)
+              - fe.nodes[fe.node_sets["root"]].mean(axis=0))
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(found - origin, expected, rtol=0,
+                               atol=1e-6 * scale + scale**2 / 50.0)
+    with pytest.raises(ValidationError, match="exceeds the 16 cell layers"):
+        surfaces_along_mesh(fe, 17, root="root")
+
+
+def test_cli_cuts_a_bent_solid_along_its_mesh(tmp_path, capsys):
+    """``flexmbs reduce --substructures 3`` on the bend written as Matrix Market
+    matrices and an .inp with C3D8 elements: no straight layer, so the cuts follow the
+    cell layers (it says so), 3 x 3 nodes each, and the parts are written."""
+    import json
+
+    from test_stiffening_elements import _write_inp, _write_matrices
+
+    from flexmbs.cli.main import main
+
+    fe = _solid_bend()
+    tip = fe.node_sets["tip"] + 101
+    _write_inp(tmp_path / "bend.inp", fe,
+               extra="*NSET, NSET=tip\n" + ", ".join(str(v) for v in tip) + "\n")
+    _write_matrices(tmp_path, fe)
+    out = tmp_path / "bend.fmd.h5"
+    assert main(["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness",
+                 str(tmp_path / "K.mtx"), "--nodes", str(tmp_path / "bend.inp"),
+                 "--modes", "2", "--material", "E=1e7,nu=0,rho=1",
+                 "--substructures", "3", "-o", str(out)]) == 0
+    assert "follow the mesh's cell layers" in capsys.readouterr().out
+    info = json.loads((tmp_path / "bend.substructures.json").read_text())
+    assert [len(cut["nodes"]) for cut in info["cuts"]] == [9, 9]
+
+
 def test_bad_splits_are_refused_naming_what():
     fe = _beam(nx=4)
     layer = surfaces_along(fe, 2, root="x0", tip="x1")[0]

@@ -94,18 +94,31 @@ def run_parts(fe, args) -> int:
 def _solid_parts(fe, args):
     """(split, ModalData per part) of a solid model: cut surfaces at the node layers
     nearest to equal stations from the root set (``--attach-nodes``, default the set
-    ``root``) to the tip set (``--interface-nodes``, default ``tip``), rigid or tied
-    (``--cuts``; docs/flexible_bodies.md, "Substructured solid parts")."""
+    ``root``) to the tip set (``--interface-nodes``, default ``tip``), or, where no layer
+    lies across that straight line (a bent part), between the cell layers swept from
+    the root; rigid or tied (``--cuts``; docs/flexible_bodies.md, "Substructured solid
+    parts")."""
     from ..modal.solid_substructures import (
         reduce_solid_parts,
         split_solid_model,
         surfaces_along,
+        surfaces_along_mesh,
     )
     from ._common import parse_nodes
 
     root = parse_nodes(args.attach_nodes, "--attach-nodes")
     tip = parse_nodes(args.interface_nodes, "--interface-nodes")
     root, tip = ("root" if root is None else root), ("tip" if tip is None else tip)
-    split = split_solid_model(fe, surfaces_along(fe, args.substructures, root=root, tip=tip),
-                              root=root, ends=(tip,), cuts=getattr(args, "cuts", "rigid"))
+    try:
+        surfaces = surfaces_along(fe, args.substructures, root=root, tip=tip)
+    except ValidationError as straight:  # a bent part: its own cell layers, if swept
+        try:
+            surfaces = surfaces_along_mesh(fe, args.substructures, root=root)
+        except ValidationError as swept:
+            raise ValidationError(f"{straight}; along the mesh: {swept}") from None
+        if not getattr(args, "json", False):
+            print("flexmbs reduce: no node layer lies across the straight line from the "
+                  "root to the tip set; the cut surfaces follow the mesh's cell layers")
+    split = split_solid_model(fe, surfaces, root=root, ends=(tip,),
+                              cuts=getattr(args, "cuts", "rigid"))
     return split, reduce_solid_parts(split, args.modes, normalization=args.normalization)

@@ -236,6 +236,63 @@ def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarr
     return out
 
 
+def surfaces_along_mesh(fe: FEModel, k: int, root="root") -> list[np.ndarray]:
+    """The node-label sets of ``k − 1`` cut surfaces that divide a swept solid (a bent
+    bar, a curved blade, a pipe bend: any mesh built slab by slab from the ``root``
+    face) into ``k`` parts of (nearly) equal numbers of cell layers, following the mesh
+    rather than a straight line (:func:`surfaces_along`). The cells are layered from the
+    root outwards — layer 0 the cells on the root set's nodes, layer j + 1 the cells that
+    share a node with layer j and belong to none before — and the surface between
+    layers j and j + 1 is the nodes they share. ValidationError when the layers do not
+    stack (a cell touching two layers back: the mesh is not swept from the root) or
+    there are fewer than ``k`` of them."""
+    from numbers import Integral
+
+    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+        raise ValidationError(f"substructures must be an integer >= 1, got {k!r}")
+    cells = [np.asarray(row, np.int64) for conn in fe.cells.values()
+             for row in np.asarray(conn, np.int64)]
+    if not cells:
+        raise ValidationError("split: the model has no cells to follow")
+    root_idx = _labels(fe, root, "split: root")
+    layer = np.full(len(cells), -1)
+    node_layer = np.full(fe.n_nodes, -1)  # the first layer that reached each node
+    node_layer[root_idx] = 0
+    cells_of: dict[int, list[int]] = {}
+    for c, row in enumerate(cells):
+        for v in row:
+            cells_of.setdefault(int(v), []).append(c)
+    front = sorted({c for v in root_idx for c in cells_of.get(int(v), [])})
+    depth = 0
+    while front:
+        layer[front] = depth
+        nodes = np.unique(np.concatenate([cells[c] for c in front]))
+        fresh = nodes[node_layer[nodes] < 0]
+        node_layer[fresh] = depth + 1
+        front = sorted({c for v in fresh for c in cells_of[int(v)] if layer[c] < 0})
+        depth += 1
+    if np.any(layer < 0):
+        raise ValidationError("split: some cells are not connected to the root set")
+    interfaces = []
+    for j in range(depth - 1):
+        inner = np.unique(np.concatenate([cells[c] for c in np.flatnonzero(layer == j)]))
+        outer = np.unique(np.concatenate([cells[c] for c in np.flatnonzero(layer == j + 1)]))
+        shared = np.intersect1d(inner, outer)
+        behind = np.flatnonzero(layer < j)
+        if behind.size and np.intersect1d(shared, np.unique(np.concatenate(
+                [cells[c] for c in behind]))).size:
+            raise ValidationError(f"split: the cell layers {j} and {j + 1} from the root "
+                                  f"do not stack (a cell reaches two layers back): the "
+                                  f"mesh is not swept from the root; give the cut "
+                                  f"surfaces as node sets")
+        interfaces.append(shared)
+    if k > depth:
+        raise ValidationError(f"substructures = {k} exceeds the {depth} cell layers from "
+                              f"the root: each part needs at least one")
+    picks = [round(i * depth / k) - 1 for i in range(1, k)]
+    return [fe.node_ids[interfaces[j]] for j in picks]
+
+
 def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                       cuts: str = "rigid") -> SplitModel:
     """Split ``fe`` (solid cells, 3 DOFs per node) at the cut ``surfaces``.
