@@ -18,11 +18,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_solid_substructures import rigid_section_fe_tip  # MAPDL's own K, solved directly
+from test_solid_substructures import assert_parts_deflect_as_rigid_sections
 
-import flexmbs as fm
-from flexmbs.analysis.static import static_equilibrium
-from flexmbs.assembly import System
 from flexmbs.modal.fe import solid_elements
 from flexmbs.modal.solid_substructures import (
     element_matrices,
@@ -30,8 +27,6 @@ from flexmbs.modal.solid_substructures import (
     split_solid_model,
     surfaces_along,
 )
-from flexmbs.model.joints import marker_state
-from flexmbs.model.substructured import add_substructured_part
 
 pytestmark = pytest.mark.filterwarnings("ignore::flexmbs.errors.UnitsWarning")
 
@@ -118,45 +113,18 @@ def test_a_uniform_stress_gives_its_geometric_stiffness_on_the_mapdl_mesh(hexbea
     assert v @ (k_g @ v) == pytest.approx(5.0 * np.trace(h @ expected @ h.T), rel=1e-9)
 
 
-def _tip_of_parts(fe, k, load):
-    split = split_solid_model(fe, surfaces_along(fe, k, root="constrained", tip="tip"),
-                              root="constrained", ends=("tip",))
-    datas = reduce_solid_parts(split, 4)
-    b = fm.ModelBuilder()
-    b.add_marker("ground", "O")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        part = add_substructured_part(b, "beam", split, datas)
-    root = part.add_marker(b, "root", node_set="constrained")
-    b.add_joint("clamp", "fixed", "ground.O", root)
-    tip = part.add_marker(b, "tip", node_set="tip")
-    b.add_point_force("P", tip, load)
-    system = System(b.finalize())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = static_equilibrium(system, max_iter=100)
-    body, mk, sl = system.marker_info(tip)
-    return marker_state(body, mk, res.q[sl], jac_needed=False).r, split
-
-
 @pytest.mark.parametrize("k", [2, 3])
 def test_mapdl_beam_split_into_parts_deflects_as_mapdls_matrices(hexbeam, k):
     """The MAPDL beam cut into k parts (rigid cut sections): under a small tip load the
     joined parts deflect as MAPDL's own stiffness with the same rigid sections, solved
     directly, to 1e-6 of the deflection plus its second-order shortening."""
     fe = hexbeam
-    load = np.array([0.3, -1.0, 0.0]) * 1e-2
-    found, split = _tip_of_parts(fe, k, load)
+    split = split_solid_model(fe, surfaces_along(fe, k, root="constrained", tip="tip"),
+                              root="constrained", ends=("tip",))
     assert split.k == k
-    index = {int(label): i for i, label in enumerate(fe.node_ids)}
-    surfaces = [np.array([index[int(v)] for v in c.nodes]) for c in split.cuts]
-    expected = rigid_section_fe_tip(fe, [*surfaces, fe.node_sets["tip"]], load,
-                                    clamped="constrained")
-    origin = (fe.nodes[fe.node_sets["tip"]].mean(axis=0)
-              - fe.nodes[fe.node_sets["constrained"]].mean(axis=0))
-    scale = np.abs(expected).max()
-    np.testing.assert_allclose(found - origin, expected, rtol=0,
-                               atol=1e-6 * scale + scale**2 / 5.0)
+    assert_parts_deflect_as_rigid_sections(fe, split, reduce_solid_parts(split, 4),
+                                           np.array([0.3, -1.0, 0.0]) * 1e-2,
+                                           "constrained", 5.0)
 
 
 def test_mapdl_parts_take_stress_modes_and_stiffening(hexbeam):
