@@ -29,7 +29,7 @@ from flexmbs.modal.stiffening import (
     unit_displacement,
     with_stiffening,
 )
-from flexmbs.modal.substructures import cuts_along, split_line_model
+from flexmbs.modal.substructures import cuts_along, reduce_parts, split_line_model
 from flexmbs.model.drives import Polynomial
 from flexmbs.model.joints import marker_state
 from flexmbs.model.substructured import add_substructured_part
@@ -195,3 +195,23 @@ def test_a_loop_that_needs_deformation_still_assembles():
         q = system.assemble()
     assert np.abs(system.phi(q, 0.0)).max() < 1e-10
     assert np.abs(q[7:]).max() > 0  # the beam bent to reach
+
+
+def test_the_outermost_beam_part_carries_only_its_own_inertia():
+    """A cantilever of beam elements cut into 4 parts: the tip part carries no load but
+    its own, so its matrices from the whole beam's stresses equal those of its own unit
+    cases with its root-side cut clamped (a beam is statically determinate: the same
+    axial forces), to 1e-10; the parts further in carry the tip parts' tension too, so
+    their spin matrices are larger than their own."""
+    fe = straight_beam(1.0, 16, BeamSection.rectangle(0.02, 0.01), Material.steel())
+    split = split_line_model(fe, cuts_along(fe, 4))
+    datas = reduce_parts(split, 2)
+    whole = with_parts_stiffening(split, datas)
+    own = [with_stiffening(d, p.fe) for d, p in zip(datas, split.parts, strict=True)]
+    for case, matrix in own[-1].stiffening.items():
+        scale = max(np.abs(matrix).max(), 1e-300)
+        np.testing.assert_allclose(whole[-1].stiffening[case], matrix, rtol=0,
+                                   atol=1e-10 * scale, err_msg=case)
+    for inner, alone in zip(whole[:-1], own[:-1], strict=True):
+        assert np.abs(inner.stiffening["ww_zz"]).max() > 2 * np.abs(
+            alone.stiffening["ww_zz"]).max()
