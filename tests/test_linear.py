@@ -365,3 +365,28 @@ def test_a_blade_hinged_on_a_spinning_hub_flaps_at_the_centrifugal_frequency(ine
     expected = speeds * np.sqrt((about_hinge - inertia_x) / about_hinge)
     np.testing.assert_allclose(2 * np.pi * result.frequencies_hz[:, 0], expected,
                                rtol=1e-9)
+
+
+def test_campbell_leaves_bodies_that_do_not_turn_with_the_drive_alone():
+    """A body beside the rotor (on its own hinge across the spin axis, 3 m off it, held
+    by a torsional spring): the rigid turn of the whole model would break its hinge, so
+    no steady spin is solved for, and its line stays at √(k/I) whatever the speed."""
+    from flexmbs.analysis import campbell
+
+    b = ModelBuilder()
+    b.add_marker("ground", "O")
+    b.add_rigid_body("hub", 1.0, np.diag([0.01, 0.01, 0.02]))
+    b.add_marker("hub", "c")
+    b.add_revolute("spin_joint", "ground.O", "hub.c")
+    b.add_drive("spin", "rotation", Polynomial((0.0, 0.0)), marker_i="ground.O",
+                marker_j="hub.c")
+    across = np.array([[1.0, 0, 0], [0, 0, 1], [0, -1, 0]])  # its hinge along global y
+    b.add_marker("ground", "P", (3.0, 0.0, 0.0), orientation=across)
+    b.add_rigid_body("side", 2.0, np.diag([0.2, 0.1, 0.3]), position=(3.0, 0.0, 0.0))
+    b.add_marker("side", "c", orientation=across)
+    b.add_revolute("side_hinge", "ground.P", "side.c")
+    b.add_rotational_spring_damper("k", "ground.P", "side.c", stiffness=1.96, damping=0.0)
+    system = System(b.finalize())
+    result = campbell(system, "spin", np.array([0.5, 1.0, 2.0]), n_modes=1)
+    np.testing.assert_allclose(2 * np.pi * result.frequencies_hz[:, 0],
+                               np.sqrt(1.96 / 0.1), rtol=1e-9)

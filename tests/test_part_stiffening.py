@@ -63,7 +63,8 @@ def test_the_parts_geometric_stiffness_adds_up_to_the_parent(case, seed, solid, 
     """For the parent's unit-case displacement u_c, the parts' geometric stiffness of
     their share of u_c adds up to the parent's: Σ_j v_jᵀ K_G^(j) v_j = vᵀ K_G v for any
     v (a cut node's DOFs shared), solid and line models, for the cases that stress
-    a straight part (along it)."""
+    a straight part (along it): the element split that parts_stiffening takes its parts'
+    shares by (its matrices: the tests below)."""
     parent, split = _solid_split(k) if solid else _line_split(k)
     root_set = "x0" if solid else "root"
     u = unit_displacement(parent, _attached_solver(parent, parent.node_sets[root_set]), case)

@@ -328,6 +328,9 @@ def test_a_bent_solid_is_cut_across_its_own_path(k):
                                            np.array([0.0, 0.0, 1e-2]), "root", 78.0)
     with pytest.raises(ValidationError, match="exceeds the 16 cell layers"):
         surfaces_along_mesh(fe, 17, root="root")
+    box = _beam(nx=8)  # layered from one corner node, the sections would be ragged
+    with pytest.raises(ValidationError, match="not swept slab by slab"):
+        surfaces_along_mesh(box, 2, root=[int(box.node_ids[0])])
 
 
 @pytest.mark.filterwarnings("ignore::flexmbs.errors.UnitsWarning")  # (ρ = 1 on a 100 m bend)
@@ -354,6 +357,12 @@ def test_cli_cuts_a_bent_solid_along_its_mesh(tmp_path, capsys):
     assert "follow the mesh's cell layers" in capsys.readouterr().out
     info = json.loads((tmp_path / "bend.substructures.json").read_text())
     assert [len(cut["nodes"]) for cut in info["cuts"]] == [9, 9]
+    _write_inp(tmp_path / "bend.inp", fe)  # no tip set: said, not followed
+    assert main(["reduce", "--mass", str(tmp_path / "M.mtx"), "--stiffness",
+                 str(tmp_path / "K.mtx"), "--nodes", str(tmp_path / "bend.inp"),
+                 "--modes", "2", "--material", "E=1e7,nu=0,rho=1",
+                 "--substructures", "3", "-o", str(out)]) == 2
+    assert "'tip'" in capsys.readouterr().err
 
 
 def test_bad_splits_are_refused_naming_what():

@@ -441,23 +441,21 @@ class System:
 
         Each step is the weighted least-norm correction Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ
         with weight ``fixed_weight`` on the coordinates the user fixed, 1 elsewhere.
-        Flexible bodies' modal coordinates ξ are held first, so that bodies placed by
-        their joints start undeformed, their ξ as given (a deformation standing in for a
-        frame's placement would start the run prestressed); only when the joints cannot
-        be closed that way do they move too.
-        Raises ConvergenceError naming the joints still violated.
-        """
+        Flexible bodies' modal coordinates ξ are held first (bodies placed by their
+        joints start undeformed, not prestressed); they move too only where the joints
+        cannot be closed so. Raises ConvergenceError naming the joints still violated."""
         q = (self.q0 if q is None else self._check_q(q)).copy()
         held = self._weights(fixed_weight, hold_elastic=True)
         if held.any() and not np.array_equal(held, self._weights(fixed_weight)):
-            try:  # (a failed first pass leaves the start as it was)
-                return self._project(q.copy(), t, tol, max_iter, held)
-            except ConvergenceError:
-                pass
+            found = self._project(q.copy(), t, tol, max_iter, held, first=True)
+            if found is not None:  # (else the start as it was, everything free)
+                return found
         return self._project(q, t, tol, max_iter, self._weights(fixed_weight))
 
-    def _project(self, q, t, tol, max_iter, w_inv) -> np.ndarray:
-        """:meth:`assemble`'s Newton iteration from ``q`` with the weights ``w_inv``."""
+    def _project(self, q, t, tol, max_iter, w_inv, first: bool = False):
+        """:meth:`assemble`'s Newton iteration from ``q`` with the weights ``w_inv``;
+        ``first``: the pass with ξ held, which gives up (None) once |Φ| stops falling
+        (not halved over three steps) instead of reporting."""
         start = q.copy()
         history = []
         for _ in range(max_iter):
@@ -467,9 +465,13 @@ class System:
             if err < tol:
                 self._check_drive_branches(q, t)
                 return q
+            if first and len(history) > 3 and not err < 0.5 * history[-4]:
+                return None
             q = q + self._least_change_step(q, t, phi, w_inv)
             if not np.all(np.isfinite(q)):
                 break
+        if first:
+            return None
         self._check_axis_pairs(start)  # a stationary start names its joint instead
         bad = self.violated(q, t, tol=max(tol, 1e-9))
         listing = ", ".join(f"{n} (|Φ| = {v:.3g})" for n, v in bad[:8]) or "none above 1e-9"

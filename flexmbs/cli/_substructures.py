@@ -99,6 +99,7 @@ def _solid_parts(fe, args):
     the root; rigid or tied (``--cuts``; docs/flexible_bodies.md, "Substructured solid
     parts")."""
     from ..modal.solid_substructures import (
+        NoLayerError,
         reduce_solid_parts,
         split_solid_model,
         surfaces_along,
@@ -111,7 +112,7 @@ def _solid_parts(fe, args):
     root, tip = ("root" if root is None else root), ("tip" if tip is None else tip)
     try:
         surfaces = surfaces_along(fe, args.substructures, root=root, tip=tip)
-    except ValidationError as straight:  # a bent part: its own cell layers, if swept
+    except NoLayerError as straight:  # a bent part: its own cell layers, if swept
         try:
             surfaces = surfaces_along_mesh(fe, args.substructures, root=root)
         except ValidationError as swept:

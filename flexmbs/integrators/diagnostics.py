@@ -41,17 +41,31 @@ def condition_estimate(integ) -> float:
 
 def one_attempt(try_step, h, compiled):
     """``try_step(h)`` (an integrator's attempt at one step: (ok, message, iterations,
-    state)). On the NumPy path (``compiled`` None) the floating-point warnings of an
-    attempt that fails are dropped with it — its iterates diverged, the step is halved
-    and taken again — and those of one that succeeds pass on to the caller (a run
-    gathers them, :class:`~flexmbs.integrators.health.NumericalWarnings`), as every
-    other warning does."""
+    state)). On the NumPy path (``compiled`` None) the floating-point warnings
+    (:data:`~flexmbs.integrators.health.NUMERICAL`) of an attempt that fails are dropped
+    with it — its iterates diverged, the step is halved and taken again — and those of
+    one that succeeds are shown after it, as they would have been (a run gathers them,
+    :class:`~flexmbs.integrators.health.NumericalWarnings`). Other warnings are shown as
+    they come, after the filters have had their say (once per place by default)."""
     if compiled is not None:
         return try_step(h)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    from .health import NUMERICAL
+
+    held = []
+    shown = warnings.showwarning
+
+    def hold(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, NUMERICAL):
+            held.append((message, category, filename, lineno, file, line))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = hold
+    try:
         out = try_step(h)
-    for w in caught:
-        if out[0] or not issubclass(w.category, (RuntimeWarning, FloatingPointError)):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    finally:
+        warnings.showwarning = shown
+    if out[0]:
+        for args in held:
+            shown(*args)
     return out

@@ -58,10 +58,11 @@ def parts_stiffening(split, datas, cases=STIFFENING_CASES) -> list[dict]:
     elements = [None if _builtin(part.fe) else solid_elements_of(part.fe)
                 for part in split.parts]
     dofs, modes = [], []
-    for part, data in zip(split.parts, datas, strict=True):
+    for j, (part, data) in enumerate(zip(split.parts, datas, strict=True)):
         if data.n_nodes != part.fe.n_nodes:
-            raise ValidationError(f"stiffening of parts: modal data of {data.n_nodes} "
-                                  f"nodes for a part of {part.fe.n_nodes}")
+            raise ValidationError(f"stiffening of parts: substructure {j + 1}'s modal data "
+                                  f"have {data.n_nodes} nodes, the part "
+                                  f"{part.fe.n_nodes}")
         rows = np.array([index[int(label)] for label in part.fe.node_ids])
         dofs.append(parent.node_dofs(rows))
         modes.append(mode_vectors(part.fe, data))

@@ -39,6 +39,13 @@ from .fe.solid import _isotropic_elasticity
 from .femodel import FEModel
 from .substructures import Cut, SplitModel, _labels, cell_pieces, node_local_rest
 
+
+class NoLayerError(ValidationError):
+    """No layer of nodes lies across the straight line from the root set to the tip set
+    (:func:`surfaces_along`): a bent part, whose cuts can follow its mesh instead
+    (:func:`surfaces_along_mesh`)."""
+
+
 #: The solid cells whose element matrices are computed here.
 SOLID_CELLS = ("hexahedron", "tetra", "hexahedron20")
 
@@ -218,19 +225,25 @@ def surfaces_along(fe: FEModel, k: int, root="root", tip="tip") -> list[np.ndarr
     s = (fe.nodes - start) @ ((end - start) / length)
     tol = 1e-9 * length
     layers = np.unique(np.round(s / tol)) * tol
-    # only layers that no cell straddles (a 20-node brick's midside layer is inside it)
     spans = [(s[conn].min(axis=1), s[conn].max(axis=1))
              for conn in (np.asarray(c, np.int64) for c in fe.cells.values())]
-    layers = np.array([x for x in layers
-                       if not any(np.any((lo < x - tol) & (hi > x + tol)) for lo, hi in spans)])
+
+    def across(x) -> bool:  # no cell straddles it (a 20-node brick's midside layer)
+        return not any(np.any((lo < x - tol) & (hi > x + tol)) for lo, hi in spans)
+
     out, previous = [], 0.0
     for j in range(1, k):
         inside = layers[(layers > previous + tol) & (layers < length - tol)]
-        if inside.size == 0:
-            raise ValidationError(f"split: no layer of nodes across the part between "
-                                  f"{previous:.6g} m and {length:.6g} m along it for cut {j} "
-                                  f"of {k - 1}: give the cut surfaces as node sets")
-        station = inside[np.argmin(np.abs(inside - j * length / k))]
+        station = None  # the nearest layer to the station that no cell straddles
+        for x in inside[np.argsort(np.abs(inside - j * length / k), kind="stable")]:
+            if across(x):
+                station = x
+                break
+        if station is None:
+            raise NoLayerError(f"split: no layer of nodes across the part between "
+                               f"{previous:.6g} m and {length:.6g} m along it for cut {j} "
+                               f"of {k - 1}: give the cut surfaces as node sets, or follow "
+                               f"the mesh (surfaces_along_mesh)")
         out.append(fe.node_ids[np.flatnonzero(np.abs(s - station) <= tol)])
         previous = station
     return out
@@ -243,9 +256,10 @@ def surfaces_along_mesh(fe: FEModel, k: int, root="root") -> list[np.ndarray]:
     rather than a straight line (:func:`surfaces_along`). The cells are layered from the
     root outwards — layer 0 the cells on the root set's nodes, layer j + 1 the cells that
     share a node with layer j and belong to none before — and the surface between
-    layers j and j + 1 is the nodes they share. ValidationError when the layers do not
-    stack (a cell touching two layers back: the mesh is not swept from the root) or
-    there are fewer than ``k`` of them."""
+    layers j and j + 1 is the nodes they share. ValidationError when a section has
+    another number of nodes than the root set (the mesh is not swept slab by slab from
+    a whole root face: the layers would be ragged) or there are fewer than ``k``
+    layers."""
     from numbers import Integral
 
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
@@ -278,13 +292,12 @@ def surfaces_along_mesh(fe: FEModel, k: int, root="root") -> list[np.ndarray]:
         inner = np.unique(np.concatenate([cells[c] for c in np.flatnonzero(layer == j)]))
         outer = np.unique(np.concatenate([cells[c] for c in np.flatnonzero(layer == j + 1)]))
         shared = np.intersect1d(inner, outer)
-        behind = np.flatnonzero(layer < j)
-        if behind.size and np.intersect1d(shared, np.unique(np.concatenate(
-                [cells[c] for c in behind]))).size:
-            raise ValidationError(f"split: the cell layers {j} and {j + 1} from the root "
-                                  f"do not stack (a cell reaches two layers back): the "
-                                  f"mesh is not swept from the root; give the cut "
-                                  f"surfaces as node sets")
+        if shared.size != root_idx.size:  # a swept mesh: every section is the root's
+            raise ValidationError(
+                f"split: the section between cell layers {j} and {j + 1} from the root "
+                f"has {shared.size} nodes, the root set {root_idx.size}: the mesh is not "
+                f"swept slab by slab from the root face (or the root set is not a whole "
+                f"face); give the cut surfaces as node sets")
         interfaces.append(shared)
     if k > depth:
         raise ValidationError(f"substructures = {k} exceeds the {depth} cell layers from "
