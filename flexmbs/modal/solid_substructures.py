@@ -185,21 +185,23 @@ def _node_local_rest(fe: FEModel, elements, root_idx) -> tuple[sp.csr_matrix, sp
     which the root part clamps anyway: there the elements' own terms stand in for them."""
     k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements])
     hint = "reduced integration, a lumped mass or another formulation?"
-    sums = []
+    sums, off_root = [], None
     for full, summed in ((fe.stiffness, k_sum), (fe.mass, m_sum)):
-        empty = np.flatnonzero(np.diff(full.indptr) == 0)  # rows the export left out
+        # rows the export left out (nothing stored, or only zeros)
+        empty = np.flatnonzero(np.asarray(abs(full).sum(axis=1)).ravel() == 0)
         held = np.isin(empty // 3, np.asarray(root_idx))
         if empty.size and held.all():  # the missing rows and columns: the elements'
             keep = np.ones(fe.n_dof)
             keep[empty] = 0.0
             mask = sp.diags(keep)
             summed = mask @ summed @ mask
-        elif empty.size:
-            hint = (f"{int((~held).sum())} DOFs of the model off the root set are "
-                    f"constrained out (an SPC in the export?), node "
-                    f"{int(fe.node_ids[empty[~held][0] // 3])} first: give the "
-                    f"matrices without constraints, or {hint}")
+        elif empty.size and off_root is None:
+            off_root = (int((~held).sum()), int(fe.node_ids[empty[~held][0] // 3]))
         sums.append(summed)
+    if off_root is not None:
+        hint = (f"{off_root[0]} DOFs of the model off the root set are constrained out "
+                f"(an SPC in the export?), node {off_root[1]} first: give the matrices "
+                f"without constraints, or {hint}")
     k_sum, m_sum = sums
     k_rest, m_rest = node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices "
                                      "(their own integration, consistent mass)", hint)
