@@ -157,6 +157,7 @@ def test_view_up_values_and_errors(tmp_path, vertical_arm, capsys):
            lambda g: np.linalg.norm(g) > 0.2),
        extent=st.tuples(*[st.floats(0.01, 1.0)] * 3), seed=st.integers(0, 100))
 @example(gravity=(0.0, 1.0, 1.0), extent=(1.0, 0.03125, 1.0), seed=0)  # a plane at 45°
+@example(gravity=(0.5, 0.875, -1.0), extent=(1.0, 1.0, 0.03125), seed=0)  # 44.8° off up
 def test_any_gravity_keeps_its_up_on_the_screen_and_the_floor_below(gravity, extent, seed):
     rng = np.random.default_rng(seed)
     cloud = rng.uniform(-1.0, 1.0, (40, 3)) * np.array(extent)

@@ -39,12 +39,14 @@ def condition_estimate(integ) -> float:
         return float("inf")
 
 
-def one_attempt(try_step, h, compiled):
+def one_attempt(try_step, h, compiled, last: bool = False):
     """``try_step(h)`` (an integrator's attempt at one step: (ok, message, iterations,
     state)). On the NumPy path (``compiled`` None) the floating-point warnings
-    (:data:`~flexmbs.integrators.health.NUMERICAL`) of an attempt that fails are dropped
-    with it — its iterates diverged, the step is halved and taken again — and those of
-    one that succeeds are shown after it, as they would have been (a run gathers them,
+    (:data:`~flexmbs.integrators.health.NUMERICAL`) of a failed attempt are held: they
+    are dropped once the step succeeds at a smaller size (the attempt's iterates
+    diverged and the step was halved), and shown when the ``last`` attempt fails too (no
+    halving left: the run fails, and they say what went wrong). A successful attempt's
+    are shown after it, as they would have been (a run gathers them,
     :class:`~flexmbs.integrators.health.NumericalWarnings`). Other warnings are shown as
     they come, after the filters have had their say (once per place by default)."""
     if compiled is not None:
@@ -65,7 +67,16 @@ def one_attempt(try_step, h, compiled):
         out = try_step(h)
     finally:
         warnings.showwarning = shown
+    # the failed attempts of this step so far: dropped once one succeeds, shown when the
+    # step fails for good (the blow-up's overflows say what went wrong)
+    failed = try_step.__self__.__dict__.setdefault("_failed_attempt_warnings", [])
     if out[0]:
-        for args in held:
-            shown(*args)
+        failed.clear()
+    else:
+        failed.extend(held)
+        held = []
+        if last:
+            held, failed[:] = list(failed), []
+    for args in held:
+        shown(*args)
     return out

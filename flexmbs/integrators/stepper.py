@@ -473,7 +473,8 @@ class AlphaIntegrator:
             if pending is not None and attempt == 1 and pending.h == h:  # a batch's
                 ok, message, iters, state, end = pending.resume(self)
             else:  # (a failed NumPy attempt's floating-point warnings go with it)
-                ok, message, iters, state = one_attempt(self._try_step, h, self.compiled)
+                ok, message, iters, state = one_attempt(
+                    self._try_step, h, self.compiled, h / 2 < self.h_min or self.real_time)
                 end = (self.contact_steps.end_samples(state[1], state[2])
                        if ok and self.contacts else None)
             if ok and self.contacts:

@@ -103,8 +103,10 @@ def auto_camera(bounds, up=None) -> str | tuple:
             a = horizontal_axes(up)[0]
             away = _unit(a - (a @ normal) * normal)
         direction = np.cos(np.radians(30)) * normal - tilt * away
-    else:  # a vertical plane: from its normal's side, 30° above
-        direction = np.cos(np.radians(30)) * normal + tilt * _unit(up - (up @ normal) * normal)
+    else:  # a vertical plane: from its normal's side, horizontally, then 30° above (a
+        # plane tilted by up to 45° from vertical: its normal's horizontal part)
+        level = _unit(normal - (normal @ up) * up)
+        direction = np.cos(np.radians(30)) * level + tilt * up
     return tuple(_unit(direction)), tuple(camera_up(up, direction))
 
 
