@@ -31,6 +31,18 @@ def make_modal_kwargs(n_nodes: int = 8, n_modes: int = 3, seed: int = 0, lumped:
                 node_sets={"root": [0], "tip": [n_nodes - 1]})
 
 
+@pytest.fixture(scope="module")
+def examples():
+    """ansys-mapdl-reader's example files (real MAPDL output: tests/test_ansys.py and
+    tests/test_ansys_solid186.py); skipped without the package."""
+    pytest.importorskip("ansys.mapdl.reader",
+                        reason="ansys-mapdl-reader (pip install 'flexmbs[ansys]') is not "
+                               "installed")
+    from ansys.mapdl.reader import examples as ex
+
+    return ex
+
+
 @pytest.fixture
 def modal_kwargs():
     return make_modal_kwargs()

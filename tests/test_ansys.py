@@ -42,16 +42,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::flexmbs.errors.UnitsWarning")
 
 
 @pytest.fixture(scope="module")
-def examples():
-    pytest.importorskip("ansys.mapdl.reader",
-                        reason="ansys-mapdl-reader (pip install 'flexmbs[ansys]') is not "
-                               "installed")
-    from ansys.mapdl.reader import examples as ex
-
-    return ex
-
-
-@pytest.fixture(scope="module")
 def raw(examples):
     """The reader's raw output: DOF table (node, DOF 0-2) in file order, symmetric K and
     M (dense) with the constrained rows removed, and the constrained flags."""

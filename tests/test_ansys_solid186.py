@@ -32,12 +32,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::flexmbs.errors.UnitsWarning")
 
 
 @pytest.fixture(scope="module")
-def hexbeam():
+def hexbeam(examples):
     """The MAPDL model as an FEModel with the job's material and a ``tip`` set (z = 5)."""
-    pytest.importorskip("ansys.mapdl.reader",
-                        reason="ansys-mapdl-reader (pip install 'flexmbs[ansys]') is not "
-                               "installed")
-    from ansys.mapdl.reader import examples, read_binary
+    from ansys.mapdl.reader import read_binary
 
     from flexmbs.modal.io.ansys import read_ansys
 

@@ -211,18 +211,7 @@ def test_substructured_frame_statics_equal_the_full_fe_solution():
     fe, provider = _l_frame()
     split = split_line_model(fe, [6, 11, 15], element_matrices=provider)
     force = np.array([0.0, 0.0, 0.5])
-    b = fm.ModelBuilder()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        part = add_substructured_part(b, "frame", split, reduce_parts(split, 2))
-    b.add_marker("ground", "O")
-    b.add_joint("clamp", "fixed", "ground.O", part.add_marker(b, "root", node_set="root"))
-    tip = part.add_marker(b, "tip", node=19)
-    assert tip == "frame_4.tip"
-    b.add_point_force("P", tip, force)
-    system = System(b.finalize())
-    res = static_equilibrium(system)
-    found = tip_position(system, res.q, tip) - fe.nodes[-1]
+    found = _static_tip(split, reduce_parts(split, 2), force, {"node": 19}) - fe.nodes[-1]
     free = np.arange(6, fe.n_dof)
     rhs = np.zeros(fe.n_dof)
     rhs[6 * 18:6 * 18 + 3] = force
@@ -285,16 +274,25 @@ def _bend_tip_of_parts(k):
                     node_sets={"root": [0], "tip": [n - 1]},
                     cells={"line": [[i, i + 1] for i in range(BEND_CHORDS)]})
     split = split_line_model(fe, cuts_along(fe, k), element_matrices=lambda c: mats[c])
+    return _static_tip(split, reduce_parts(split, 4), [0.0, 0.0, BEND_LOAD],
+                       {"node_set": "tip"})
+
+
+def _static_tip(split, datas, force, tip, max_iter=200):
+    """The static tip [m] of the line parts of ``split`` (modal data ``datas``) joined,
+    clamped at the set ``root``, ``force`` [N] at the marker ``tip`` (add_marker's
+    node= or node_set=)."""
     b = fm.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        part = add_substructured_part(b, "bend", split, reduce_parts(split, 4))
+        part = add_substructured_part(b, "part", split, datas)
     b.add_marker("ground", "O")
     b.add_joint("clamp", "fixed", "ground.O", part.add_marker(b, "root", node_set="root"))
-    tip = part.add_marker(b, "tip", node_set="tip")
-    b.add_point_force("P", tip, [0.0, 0.0, BEND_LOAD])
+    marker = part.add_marker(b, "tip", **tip)
+    assert marker == f"part_{split.k}.tip"
+    b.add_point_force("P", marker, force)
     system = System(b.finalize())
-    return tip_position(system, static_equilibrium(system, max_iter=200).q, tip)
+    return tip_position(system, static_equilibrium(system, max_iter=max_iter).q, marker)
 
 
 def test_a_curved_cantilever_cut_into_parts_converges_to_the_exact_rods():

@@ -32,9 +32,9 @@ from ..errors import ValidationError
 from .kinds import STIFFENING_CASES
 from .stiffening import (
     _attached_solver,
+    elements_of,
     geometric_matrix,
     mode_vectors,
-    solid_elements_of,
     unit_displacement,
 )
 
@@ -55,8 +55,7 @@ def parts_stiffening(split, datas, cases=STIFFENING_CASES) -> list[dict]:
                               f"{list(STIFFENING_CASES)}")
     index = {int(label): i for i, label in enumerate(parent.node_ids)}
     root = np.array([index[int(label)] for label in split.parts[0].attach])
-    elements = [None if _builtin(part.fe) else solid_elements_of(part.fe)
-                for part in split.parts]
+    elements = [elements_of(part.fe) for part in split.parts]
     dofs, modes = [], []
     for j, (part, data) in enumerate(zip(split.parts, datas, strict=True)):
         if data.n_nodes != part.fe.n_nodes:
@@ -88,8 +87,3 @@ def with_parts_stiffening(split, datas) -> list:
                            _invariants=data.invariants))
     return out
 
-
-def _builtin(fe) -> bool:
-    from .stiffening import _is_builtin_beam, _is_builtin_solid
-
-    return _is_builtin_beam(fe) or _is_builtin_solid(fe)

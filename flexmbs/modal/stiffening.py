@@ -190,8 +190,7 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     cell types without stresses, or the rotational shapes."""
     from .kinds import ReferenceFrame
 
-    beam, solid = _is_builtin_beam(fe), _is_builtin_solid(fe)
-    elements = None if (beam or solid) else solid_elements_of(fe)
+    elements = elements_of(fe)
     attached = data.reference_frame is ReferenceFrame.ATTACHED
     if attached and data.attach_set is None:
         raise ValidationError("stiffening: the modal data have an attached frame without "
@@ -221,6 +220,12 @@ def unit_displacement(fe, static, case: str) -> np.ndarray:
     field = (beam_nodal_field(fe, a_mat, b_vec) if _is_builtin_beam(fe)
              else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
     return static(-(fe.mass @ field))
+
+
+def elements_of(fe):
+    """None for the built-in beam and hexahedral box (their own element data), else the
+    solid elements of FE data (:func:`solid_elements_of`, which names what is missing)."""
+    return None if _is_builtin_beam(fe) or _is_builtin_solid(fe) else solid_elements_of(fe)
 
 
 def geometric_matrix(fe, u: np.ndarray, elements=None) -> sp.csr_matrix:
