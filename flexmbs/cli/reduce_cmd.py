@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import FlexmbsError, ValidationError
 from ..modal.io import check_writable
 from ._reduction_args import (
@@ -46,12 +48,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dofs-per-node", type=int, choices=[3, 6],
                    help="DOFs per node (default: inferred from the sizes)")
     p.add_argument("--material", metavar="E=...,nu=...",
-                   help="isotropic material of the solid elements, in the units of the "
-                        "inputs (with --units mm-t-s, E in MPa)")
+                   help="isotropic material of the solid or shell elements, in the units "
+                        "of the inputs (with --units mm-t-s, E in MPa; default: a Nastran "
+                        "bulk file's single MAT1, an Ansys archive's MP)")
+    p.add_argument("--thickness", type=float, metavar="T",
+                   help="thickness of the shell elements (quadrilaterals of a 6-DOF model), "
+                        "in the length unit of the inputs (default: a Nastran bulk file's "
+                        "PSHELL thickness; docs/theory_shells.md)")
     p.add_argument("--stiffening", action="store_true",
                    help="compute the geometric-stiffening matrices of the twelve unit load "
-                        "cases from the elements of the --nodes .inp (C3D4, C3D8) and "
-                        "--material (docs/theory_stiffening.md)")
+                        "cases from the elements of the --nodes mesh (solids: C3D4, C3D8, "
+                        "20-node bricks; shells: CQUAD4, S4, SHELL181 quadrilaterals) and "
+                        "their material (docs/theory_stiffening.md)")
     add_reduction_args(p)
     p.add_argument("--substructures", type=int, default=1, metavar="K",
                    help="cut a solid part (the --nodes mesh's solid elements, --material "
@@ -129,12 +137,32 @@ def _first_entry_is_abaqus(path) -> bool:
     return False
 
 
+def with_thickness(fe, thickness: float | None, units: str | None):
+    """``fe`` with its shells' thickness ``--thickness`` (in the inputs' length unit) as
+    ``metadata["shell_thickness"]`` [m]; ``fe`` itself without one."""
+    if thickness is None:
+        return fe
+    from dataclasses import replace
+
+    from ..modal.units import get_units
+
+    if not (np.isfinite(thickness) and thickness > 0):
+        raise ValidationError(f"--thickness must be a positive length; got {thickness!r}")
+    if "quad" not in fe.cells or fe.dofs_per_node != 6:
+        raise ValidationError(f"--thickness applies to shell elements (quadrilateral cells "
+                              f"of a 6-DOF model); the --nodes mesh has "
+                              f"{sorted(fe.cells) or 'no cells'} with {fe.dofs_per_node} "
+                              f"DOFs per node")
+    length = get_units(units).length
+    return replace(fe, metadata={**fe.metadata, "shell_thickness": thickness * length})
+
+
 def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
 
     material = parse_material(args.material)
     kind = args.input_format or input_format(args.mass, args.stiffness)
-    if args.stiffening and material is None and kind not in ("ansys", "hbmat"):
+    if args.stiffening and material is None and kind not in ("ansys", "hbmat", "nastran"):
         raise ValidationError("--stiffening needs the elements' material: --material "
                               "E=...,nu=... (and the *ELEMENT blocks in the --nodes .inp)")
     if kind in ("ansys", "hbmat"):
@@ -149,10 +177,8 @@ def run(args: argparse.Namespace) -> int:
     elif kind == "nastran":
         from ..modal.io import nastran
 
-        if args.stiffening:
-            raise ValidationError("--stiffening needs solid elements of an Abaqus .inp; "
-                                  "Nastran bulk data elements are read for the mesh only")
-        fe = nastran.read_nastran(args.mass, args.stiffness, args.nodes, units=args.units)
+        fe = nastran.read_nastran(args.mass, args.stiffness, args.nodes, units=args.units,
+                                  material=material)
     elif kind == "abaqus":
         from ..modal.io.abaqus import read_abaqus
 
@@ -163,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
         fe = read_matrix_market(args.mass, args.stiffness, args.nodes, units=args.units,
                                 dofs_per_node=args.dofs_per_node, material=material)
+    fe = with_thickness(fe, args.thickness, args.units)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     if args.cuts != "rigid" and args.substructures == 1:
         raise ValidationError("--cuts applies with --substructures K (K >= 2)")

@@ -19,7 +19,8 @@ c, computed once from the undeformed FE model:
    the mean-axis condition imposed);
 3. the FE geometric stiffness K_G of the resulting stresses (axial forces for beams,
    :mod:`flexmbs.modal.fe.beam_geometric`; the Gauss-point stress tensor for the
-   hexahedral solid, :func:`solid_geometric_matrix`);
+   hexahedral solid, :func:`solid_geometric_matrix`; the membrane forces for shells,
+   :func:`flexmbs.modal.fe.shell_elements.geometric_stiffness`);
 4. its projection on the modes, Φᵀ K_G Φ (n_m x n_m).
 
 The result is a dict case name → matrix, stored in ``ModalData.stiffening``.
@@ -33,7 +34,7 @@ import scipy.sparse.linalg as spla
 
 from .._blas import solve_small
 from ..errors import ValidationError
-from .fe import solid_elements
+from .fe.file_elements import file_elements_of
 from .kinds import STIFFENING_CASES
 
 _AXES = "xyz"
@@ -183,8 +184,9 @@ def stiffening_matrices(fe, data, cases=STIFFENING_CASES) -> dict[str, np.ndarra
     no stress.
 
     The element information comes from the built-in beam and hexahedral FE, or, for FE
-    matrices read from files, from the solid cells (``hexahedron``, ``tetra``) and the
-    isotropic ``material`` the model carries (:func:`solid_elements_of`).
+    matrices read from files, from the solid cells (``hexahedron``, ``tetra``,
+    ``hexahedron20``) or the shells (``quad``, with their thickness) and the isotropic
+    ``material`` the model carries (:func:`elements_of`).
 
     Raises ValidationError naming what is missing: element information, the material,
     cell types without stresses, or the rotational shapes."""
@@ -218,66 +220,45 @@ def unit_displacement(fe, static, case: str) -> np.ndarray:
     frame condition (load → u)."""
     a_mat, b_vec = UNIT_FIELDS[case]
     field = (beam_nodal_field(fe, a_mat, b_vec) if _is_builtin_beam(fe)
-             else (fe.nodes @ a_mat.T + b_vec).ravel())  # trilinear: exact
+             else nodal_field(fe, a_mat, b_vec))
     return static(-(fe.mass @ field))
+
+
+def nodal_field(fe, a_mat: np.ndarray, b_vec: np.ndarray) -> np.ndarray:
+    """The DOF vector of the field u(r) = A r + b on FE data: the translations A r_n + b
+    at the nodes (exact for solids and shells, whose interpolation holds linear fields)
+    and, with 6 DOFs per node, the rotation of the field's skew part, ½ axial(A − Aᵀ), at
+    every node. That rotation makes a rigid angular acceleration's load exact (its
+    inertia relief leaves no stress); the symmetric (centripetal) part's through-
+    thickness variation, a load on the shells' rotary inertia ρt³/12, is left out."""
+    out = np.zeros((fe.n_nodes, fe.dofs_per_node))
+    out[:, :3] = fe.nodes @ a_mat.T + b_vec
+    if fe.dofs_per_node == 6:
+        skew = 0.5 * (a_mat - a_mat.T)
+        out[:, 3:] = [skew[2, 1], skew[0, 2], skew[1, 0]]
+    return out.ravel()
 
 
 def elements_of(fe):
     """None for the built-in beam and hexahedral box (their own element data), else the
-    solid elements of FE data (:func:`solid_elements_of`, which names what is missing)."""
-    return None if _is_builtin_beam(fe) or _is_builtin_solid(fe) else solid_elements_of(fe)
+    solid or shell elements of FE data
+    (:func:`~flexmbs.modal.fe.file_elements.file_elements_of`, which names what is
+    missing)."""
+    return (None if _is_builtin_beam(fe) or _is_builtin_solid(fe)
+            else file_elements_of(fe))
 
 
 def geometric_matrix(fe, u: np.ndarray, elements=None) -> sp.csr_matrix:
     """The FE geometric stiffness (n_dof, n_dof) of ``fe`` for the stresses of the
     displacement ``u``: the built-in beam's or hexahedral box's, else that of the solid
-    cells of FE data (``elements``: :func:`solid_elements_of`, found when None)."""
+    or shell cells of FE data (``elements``: :func:`elements_of`, found when None)."""
     if _is_builtin_beam(fe):
         return beam_geometric_matrix(fe, u)
     if _is_builtin_solid(fe):
         return solid_geometric_matrix(fe, u)
     if elements is None:
-        elements = solid_elements_of(fe)
-    return solid_elements.geometric_stiffness(fe.nodes, elements["cells"], u,
-                                              elements["lame"], elements["labels"])
-
-
-def solid_elements_of(fe, what: str = "stiffening") -> dict:
-    """The solid element information of an FE model read from files: its cells of the
-    types :data:`~flexmbs.modal.fe.solid_elements.STRESS_CELLS`, their labels, and the
-    Lamé constants of ``fe.metadata["material"]`` (``{"E": Pa, "nu": -}``). Raises
-    ValidationError saying what is missing, by name."""
-    source = fe.metadata.get("generator") or fe.metadata.get("source") or "this FE model"
-    kinds = sorted(fe.cells)
-    if not kinds:
-        raise ValidationError(
-            f"{what}: no element information in {source!r}: it needs "
-            f"the elements (solid cells {list(solid_elements.STRESS_CELLS)} with an "
-            f"isotropic material, e.g. flexmbs reduce --nodes part.inp with *ELEMENT "
-            f"blocks and --material E=...,nu=...), or the built-in beam or hexahedral FE")
-    if fe.dofs_per_node != 3:
-        raise ValidationError(
-            f"{what}: {source!r} has {fe.dofs_per_node} DOFs per node; stresses of "
-            f"external FE data are computed for 3-DOF solid elements only")
-    skipped = fe.metadata.get("skipped_elements")
-    if skipped:
-        raise ValidationError(
-            f"{what}: {source!r} has elements that were not read ({skipped}): the "
-            f"stress field would miss their part of the structure")
-    other = [k for k in kinds if k not in solid_elements.STRESS_CELLS]
-    if other:
-        raise ValidationError(
-            f"{what}: cell type(s) {other} of {source!r} have no stress recovery here; "
-            f"the solid cells with one are {list(solid_elements.STRESS_CELLS)}")
-    material = fe.metadata.get("material")
-    if not isinstance(material, dict) or "E" not in material or "nu" not in material:
-        raise ValidationError(
-            f"{what}: {source!r} has elements but no material: give the isotropic "
-            f"material as metadata['material'] = {{'E': Pa, 'nu': -}} (flexmbs reduce "
-            f"--material E=...,nu=...)")
-    return {"cells": dict(fe.cells), "labels": fe.metadata.get("cell_labels") or {},
-            "lame": solid_elements.isotropic_lame(float(material["E"]),
-                                                  float(material["nu"]))}
+        elements = file_elements_of(fe)
+    return elements.geometric_stiffness(fe.nodes, u)
 
 
 def _attached_solver(fe, attach_nodes):

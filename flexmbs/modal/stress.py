@@ -17,7 +17,14 @@ Each field is an array (N nodes, components, n modes) per unit modal coordinate:
   [Pa] in the body frame, Hooke's law at the elements' Gauss points extrapolated to their
   corners (trilinear from the 2 × 2 × 2 points, exact for a linear stress field; a
   20-node brick's midside node the mean of its edge's corners; a tetrahedron's one point
-  as it is) and averaged over the elements at each node.
+  as it is) and averaged over the elements at each node;
+* shells (quadrilaterals of FE files with a thickness and an isotropic material,
+  docs/theory_shells.md): ``shell_stress`` — the plane stress of the top surface
+  (z = +t/2 along each element's normal, the right-hand normal of its node order) then
+  of the bottom one, each as σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy [Pa] in the body frame,
+  extrapolated bilinearly from the 2 × 2 Gauss points to the corners and averaged over
+  the elements at each node (a mesh's normals must agree for the sides to mean the same
+  at a shared node).
 
 Static correction (:func:`static_correction`): the static deflections under unit loads
 at chosen nodes, made mass-orthogonal to the kept modes and turned into modes of their
@@ -36,7 +43,8 @@ import scipy.linalg as sla
 
 from .._blas import solve_small
 from ..errors import ValidationError
-from .fe import solid_elements
+from .fe import shell_elements, solid_elements
+from .fe.file_elements import file_elements_of
 from .fe.sections import CIRCLE_POINTS
 
 #: Components of the fields (their names, for plots, JSON and exports).
@@ -44,9 +52,11 @@ FIELD_COMPONENTS = {
     "section_forces": ("N", "Q_y", "Q_z", "T", "M_y", "M_z"),
     "fibre_stress": ("-y-z", "+y-z", "+y+z", "-y+z"),
     "stress": ("xx", "yy", "zz", "yz", "xz", "xy"),
+    "shell_stress": tuple(f"{side} {c}" for side in ("top", "bottom")
+                          for c in ("xx", "yy", "zz", "yz", "xz", "xy")),
 }
 FIELD_UNITS = {"section_forces": "N, N, N, N m, N m, N m", "fibre_stress": "Pa",
-               "stress": "Pa"}
+               "stress": "Pa", "shell_stress": "Pa"}
 #: Natural coordinates of the corners (VTK order) and of the 2x2x2 Gauss points.
 _CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
                      [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
@@ -72,13 +82,16 @@ def von_mises(name: str, values: np.ndarray) -> np.ndarray:
                        + 3.0 * (syz**2 + sxz**2 + sxy**2))
     if name == "fibre_stress":
         return np.max(np.abs(v), axis=-1)
+    if name == "shell_stress":  # the larger of the two surfaces'
+        return np.maximum(von_mises("stress", v[..., :6]), von_mises("stress", v[..., 6:]))
     raise ValidationError(f"no von Mises stress for field {name!r}; stress fields are "
-                          f"'stress' (solids) and 'fibre_stress' (beams)")
+                          f"'stress' (solids), 'shell_stress' (shells) and 'fibre_stress' "
+                          f"(beams)")
 
 
 def stress_field_name(fields) -> str | None:
     """The field of ``fields`` (names) a von Mises stress comes from, or None."""
-    for name in ("stress", "fibre_stress"):
+    for name in ("stress", "shell_stress", "fibre_stress"):
         if name in fields:
             return name
     return None
@@ -147,14 +160,14 @@ def beam_fibre_stress(fe, forces: np.ndarray, outline: dict) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ solids
 def _solid_parts(fe) -> tuple[dict, tuple[float, float]]:
-    from .stiffening import _is_builtin_solid, solid_elements_of
+    from .stiffening import _is_builtin_solid
 
     if _is_builtin_solid(fe):
         meta = fe.metadata
         return ({"hexahedron": np.asarray(fe.cells["hexahedron"], np.int64)},
                 solid_elements.isotropic_lame(float(meta["E"]), float(meta["nu"])))
-    elements = solid_elements_of(fe, what="stress modes")
-    return elements["cells"], elements["lame"]
+    elements = file_elements_of(fe, what="stress modes")
+    return elements.cells, elements.lame
 
 
 def solid_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
@@ -185,6 +198,31 @@ def solid_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
     return total / np.maximum(count, 1.0)[:, None, None]
 
 
+# ------------------------------------------------------------------------------ shells
+def shell_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
+    """(N, 12, n) nodal surface stresses [Pa] (top then bottom: xx, yy, zz, yz, xz, xy;
+    body frame) of the displacement vectors (6N, n) of a shell FE model (see the module
+    docstring)."""
+    elements = file_elements_of(fe, what="stress modes")
+    conn = elements.shells
+    gauss = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / np.sqrt(3.0)
+    corners = gauss * np.sqrt(3.0)
+    at_gauss = 0.25 * np.prod(1.0 + gauss[:, None, :] * corners[None, :, :], axis=2)
+    extrapolate = np.linalg.inv(at_gauss)              # (corner, Gauss point)
+    pairs = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
+    n = vectors.shape[1]
+    total = np.zeros((fe.n_nodes, 12, n))
+    for j in range(n):
+        sigma = shell_elements.surface_stresses(fe.nodes, conn, elements.thickness,
+                                                elements.young, elements.nu,
+                                                vectors[:, j], elements.shell_labels)
+        voigt = np.concatenate([np.stack([sigma[:, :, side, a, b] for a, b in pairs], -1)
+                                for side in (1, 0)], axis=-1)       # (E, 4 points, 12)
+        np.add.at(total[:, :, j], conn, np.einsum("ag,egc->eac", extrapolate, voigt))
+    count = np.bincount(conn.ravel(), minlength=fe.n_nodes)
+    return total / np.maximum(count, 1)[:, None, None]
+
+
 # ------------------------------------------------------------------------------ public
 def stress_fields(fe, data) -> dict[str, np.ndarray]:
     """The stress modes of ``data`` (modes reduced from ``fe``): beam or solid fields as in
@@ -213,8 +251,7 @@ def stress_fields(fe, data) -> dict[str, np.ndarray]:
         return {"section_forces": forces,
                 "fibre_stress": beam_fibre_stress(fe, forces, outline)}
     if fe.dofs_per_node == 6:
-        raise ValidationError("stress modes: a 6-DOF FE model other than the built-in beam "
-                              "has no stress recovery here (its element types are unknown)")
+        return {"shell_stress": shell_nodal_stress(fe, vectors)}
     return {"stress": solid_nodal_stress(fe, vectors)}
 
 

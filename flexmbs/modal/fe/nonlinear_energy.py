@@ -16,6 +16,11 @@ sums over the *strain points* g of one or more groups (:class:`StrainGroup`):
   quadratic parts, t_g,c = Σ_terms a d_i d_j d_l their cubic parts (beams only; one
   sub-point), D (k, k) the moduli, w_g the point's weight.
 
+**Shells** (quadrilaterals of FE data read from files, docs/theory_shells.md): one point
+per Gauss point, d the six in-plane derivatives of the mid-surface displacement in the
+element's axes, the membrane Green–Lagrange strain with plane-stress moduli and weight
+t dA; bending and transverse shear stay linear (their energy is all in K).
+
 **Solids** (built-in hexahedral box, hexahedra, tetrahedra and 20-node bricks of FE data
 read from files): one point per Gauss point (a 20-node brick's 2 × 2 × 2, the
 integration of its stiffness), d = ∇u (9: ∂u_i/∂x_j), the Green–Lagrange strain
@@ -310,9 +315,10 @@ def solid_strain_points(nodes, cells: dict, lame, labels=None,
 
 def strain_points(fe) -> StrainPoints:
     """The :class:`StrainPoints` of ``fe``: the built-in beam, the built-in hexahedral
-    box, or FE data with solid elements and an isotropic material. ValidationError saying
-    what is missing otherwise."""
-    from ..stiffening import _is_builtin_beam, _is_builtin_solid, solid_elements_of
+    box, or FE data with solid elements or shells and an isotropic material.
+    ValidationError saying what is missing otherwise."""
+    from ..stiffening import _is_builtin_beam, _is_builtin_solid
+    from .file_elements import file_elements_of, strain_groups
 
     if _is_builtin_beam(fe):
         return beam_strain_points(fe)
@@ -321,8 +327,16 @@ def strain_points(fe) -> StrainPoints:
         return solid_strain_points(fe.nodes, fe.cells,
                                    solid_elements.isotropic_lame(meta["E"], meta["nu"]),
                                    source="built-in hexahedral box")
-    elements = solid_elements_of(fe, "modal derivatives")
-    source = fe.metadata.get("source") or "FE data"
-    return solid_strain_points(fe.nodes, elements["cells"], elements["lame"],
-                               elements["labels"], source=f"solid elements of {source}"
-                               if isinstance(source, str) else "solid elements")
+    elements = file_elements_of(fe, "modal derivatives")
+    source = fe.metadata.get("source")
+    source = source if isinstance(source, str) else "FE data"
+    groups = strain_groups(fe, elements)
+    if elements.shells is None:
+        lam, mu = elements.lame
+        return StrainPoints(groups=groups, description=(
+            f"solid elements of {source}: St Venant–Kirchhoff (Green–Lagrange strain, "
+            f"isotropic Hooke's law, λ = {lam:.6g} Pa, μ = {mu:.6g} Pa)"))
+    return StrainPoints(groups=groups, description=(
+        f"shells of {source}: the membrane Green–Lagrange strain of the mid-surface "
+        f"(von Kármán terms and their in-plane companions), plane stress E = "
+        f"{elements.young:.6g} Pa, ν = {elements.nu:.6g}; bending and shear linear"))

@@ -287,3 +287,32 @@ def surface_stresses(nodes: np.ndarray, conn: np.ndarray, thickness, young: floa
         local[..., 0, 1] = local[..., 1, 0] = voigt[..., 2]
         out[:, :, s] = np.einsum("eki,egkl,elj->egij", axes, local, axes)
     return out
+
+
+def membrane_strain_group(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
+                          nu: float, labels=None):
+    """The :class:`~flexmbs.modal.fe.nonlinear_energy.StrainGroup` of the shells' membrane
+    Green–Lagrange strain: one point per Gauss point, weight t dA [m³], plane-stress
+    modulus E/(1 − ν²)[…] [Pa]."""
+    from .nonlinear_energy import StrainGroup
+
+    conn = np.asarray(conn, np.int64)
+    t = np.broadcast_to(np.asarray(thickness, float), (len(conn),))
+    grad, area = membrane_gradient_rows(nodes, conn, labels)
+    lin, quad = membrane_green_lagrange()
+    return StrainGroup(grad=grad, beta=np.ones(1), weight=area * np.repeat(t, 4),
+                       linear=lin, quadratic=quad, modulus=_plane_stress(young, nu))
+
+
+def geometric_stiffness(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
+                        nu: float, u: np.ndarray, labels=None) -> sp.csr_matrix:
+    """Global geometric stiffness (6N x 6N) [N/m …] of the membrane forces of the
+    displacement ``u`` (6N,) in the quadrilateral shells ``conn``: the second variation
+    of their work on the membrane Green–Lagrange strain, Σ_g Gᵀ (t dA Σ_c σ_c H_c) G
+    (docs/theory_shells.md)."""
+    group = membrane_strain_group(nodes, conn, thickness, young, nu, labels)
+    d = (group.grad @ np.asarray(u, float)).reshape(-1, 6)            # (points, 6)
+    stress = (d @ group.linear.T) @ group.modulus                      # (points, 3) [Pa]
+    blocks = group.weight[:, None, None] * np.einsum("pc,cij->pij", stress,
+                                                     group.quadratic)  # (points, 6, 6)
+    return (group.grad.T @ sp.block_diag(list(blocks), format="csr") @ group.grad).tocsr()

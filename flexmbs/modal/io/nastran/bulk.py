@@ -52,6 +52,7 @@ class BdfGeometry:
     xref_error: str | None = None
     scalar_points: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     extra_points: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cell_labels: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def clamped(self) -> np.ndarray:
@@ -180,11 +181,11 @@ def read_bdf(path: str | os.PathLike) -> BdfGeometry:
         frames[k] = np.eye(3) if cd == 0 else _axes_at(model.coords[cd], coords[k])
     index = {int(n): k for k, n in enumerate(ids)}
     rotating = rotating_grids(model, ids)
+    cells, skipped, labels = _cells(model, index, path)
     return BdfGeometry(ids, coords, frames, _spc_sets(model, index, path, rotating),
-                       *_cells(model, index, path), path=path, model=model,
-                       xref_error=xref_error,
+                       cells, skipped, path=path, model=model, xref_error=xref_error,
                        scalar_points=np.array(scalar, dtype=np.int64),
-                       extra_points=np.array(extra, dtype=np.int64))
+                       extra_points=np.array(extra, dtype=np.int64), cell_labels=labels)
 
 
 def _read_bulk(path: Path):
@@ -236,9 +237,11 @@ def _spc_sets(model, index: dict, path: Path, rotating: np.ndarray
     return out
 
 
-def _cells(model, index: dict, path: Path) -> tuple[dict, dict]:
-    """Mesh cells by meshio type (node indices) and the element cards not drawn."""
+def _cells(model, index: dict, path: Path) -> tuple[dict, dict, dict]:
+    """Mesh cells by meshio type (node indices), the element cards not drawn, and the
+    element IDs of each type's cells."""
     cells: dict[str, list] = {}
+    labels: dict[str, list] = {}
     skipped: dict[str, int] = {}
     for eid, elem in sorted(model.elements.items()):
         grids = [n for n in elem.node_ids if n is not None]
@@ -257,4 +260,6 @@ def _cells(model, index: dict, path: Path) -> tuple[dict, dict]:
             raise ReadError(f"{path}: {elem.type} {eid} references grid {missing[0]}, which "
                             "no GRID card defines")
         cells.setdefault(kind, []).append([index[n] for n in grids])
-    return ({k: np.asarray(v, dtype=np.int64) for k, v in cells.items()}, skipped)
+        labels.setdefault(kind, []).append(int(eid))
+    return ({k: np.asarray(v, dtype=np.int64) for k, v in cells.items()}, skipped,
+            {k: np.asarray(v, dtype=np.int64) for k, v in labels.items()})

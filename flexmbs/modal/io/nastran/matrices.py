@@ -236,14 +236,20 @@ def _to_grids(mats: list[sp.csr_matrix], geometry: BdfGeometry, labels: list[str
 
 def read_nastran(mass: str | os.PathLike, stiffness: str | os.PathLike,
                  geometry: str | os.PathLike | BdfGeometry, *, units: str | None = None,
-                 ) -> FEModel:
+                 material: dict | None = None) -> FEModel:
     """An FEModel from Nastran OP4 matrices (``FILE.op4:NAME``) on the grids of a bulk
     data file, in the basic system: six DOFs per grid, or three when the matrices hold
     translations only (a solid model whose rotations AUTOSPC removed). The matrices may be
     written over any layout of :mod:`.dof_sets` (g-set, a-set, 3-DOF grids, mixed);
     scalar points are condensed statically (or dropped when they have no stiffness), and
     ``metadata["nastran"]`` names them and the layout. Node sets ``spc`` (fully clamped
-    grids) and ``spc<id>``, the elements as cells; converted from ``units`` to SI."""
+    grids) and ``spc<id>``, the elements as cells (their IDs as ``cell_labels``);
+    converted from ``units`` to SI.
+
+    For stiffening, modal derivatives and stress modes the model also carries the shells'
+    thickness (``metadata["shell_thickness"]``, PSHELL) and the isotropic material:
+    ``material`` (``{"E", "nu"[, "rho"]}`` in the file's units) or else the file's single
+    MAT1 (:mod:`.element_properties`)."""
     geo = geometry if isinstance(geometry, BdfGeometry) else read_bdf(geometry)
     m_raw, m_name = read_op4_matrix(mass, "--mass")
     k_raw, k_name = read_op4_matrix(stiffness, "--stiffness")
@@ -264,6 +270,7 @@ def read_nastran(mass: str | os.PathLike, stiffness: str | os.PathLike,
                 "source_units": system.name}
     if geo.skipped:
         metadata["skipped_elements"] = dict(geo.skipped)
+    metadata.update(_element_metadata(geo, system, units, material))
     try:
         return FEModel(geo.coords * system.length, (system.mass * (w @ m_full @ w)).tocsr(),
                        (system.mass / system.time**2 * (w @ k_full @ w)).tocsr(),
@@ -271,3 +278,22 @@ def read_nastran(mass: str | os.PathLike, stiffness: str | os.PathLike,
                        cells=geo.cells, metadata=metadata)
     except FlexmbsError as exc:
         raise ReadError(f"{mass} / {stiffness} / {geo.path}: {exc}") from exc
+
+
+def _element_metadata(geo, system, units, material) -> dict:
+    """``cell_labels``, ``shell_thickness`` [m] and ``material`` (SI) of the geometry's
+    elements (module docstring of :mod:`.element_properties`)."""
+    from ..fe_nodes import _material_si
+    from .element_properties import element_material, shell_thickness
+
+    out: dict = {"cell_labels": dict(geo.cell_labels)}
+    if "quad" in geo.cells and geo.model is not None:
+        out["shell_thickness"] = {"quad": shell_thickness(geo) * system.length}
+    if material is None and geo.model is not None:
+        material, why = element_material(geo)
+        if material is None:
+            out["file_material_not_used"] = why
+    if material is not None:
+        out["material"] = _material_si(material, units)
+    return out
+

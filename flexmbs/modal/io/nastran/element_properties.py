@@ -1,0 +1,95 @@
+"""The shells' thickness and the elements' material of a Nastran bulk data file: what
+stiffening, modal derivatives and stress modes need beside the matrices
+(docs/theory_shells.md, docs/modal_data_formats.md).
+
+* **Thickness** of each ``quad`` cell: the PSHELL's T of a CQUAD4 or CQUADR, or the mean
+  of the element's own corner thicknesses T1–T4 when it gives them. Other quadrilateral
+  cells (CSHEAR panels, CQUAD8 drawn by their corners, shells of PCOMP laminates) have
+  none (NaN): the stress recovery refuses them by their element ID.
+* **Material**: the one MAT1 (E, NU, RHO) that every drawn element's property names
+  (PSHELL MID1/MID2, PSOLID MID). With several materials, or another card, there is
+  none, and the reason says which.
+
+All values are in the file's units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Quadrilateral shell cards whose PSHELL thickness is read.
+SHELL_CARDS = ("CQUAD4", "CQUADR")
+
+
+def _number(value) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def shell_thickness(geo) -> np.ndarray:
+    """(E,) the thickness of each ``quad`` cell of the geometry ``geo``
+    (:class:`~flexmbs.modal.io.nastran.bulk.BdfGeometry`) [file length unit], NaN where
+    the cell is not a CQUAD4/CQUADR with a PSHELL (module docstring)."""
+    model = geo.model
+    labels = geo.cell_labels.get("quad", np.zeros(0, dtype=np.int64))
+    out = np.full(len(labels), np.nan)
+    for k, eid in enumerate(labels):
+        elem = model.elements.get(int(eid))
+        if elem is None or elem.type not in SHELL_CARDS:
+            continue
+        prop = model.properties.get(elem.pid)
+        if prop is None or prop.type != "PSHELL":
+            continue
+        corners = [_number(getattr(elem, f"T{i}", None)) for i in range(1, 5)]
+        corners = [c for c in corners if c is not None and c > 0]
+        if len(corners) == 4:
+            out[k] = float(np.mean(corners))
+        elif _number(prop.t) is not None:
+            out[k] = float(prop.t)
+    return out
+
+
+def _material_ids(model, elem) -> list[int]:
+    prop = model.properties.get(getattr(elem, "pid", None))
+    if prop is None:
+        return []
+    if prop.type == "PSHELL":
+        return [int(m) for m in (prop.mid1, prop.mid2) if m not in (None, 0)]
+    mid = getattr(prop, "mid", None)
+    return [int(mid)] if mid not in (None, 0) else []
+
+
+def element_material(geo) -> tuple[dict | None, str]:
+    """(``{"E", "nu"[, "rho"]}`` in file units, "") when every drawn element's property
+    names one and the same MAT1 with E and NU (or G); else (None, the reason)."""
+    model = geo.model
+    mids: set[int] = set()
+    for labels in geo.cell_labels.values():
+        for eid in labels:
+            elem = model.elements.get(int(eid))
+            if elem is not None:
+                mids.update(_material_ids(model, elem))
+    if not mids:
+        return None, "its elements' properties name no material"
+    if len(mids) > 1:
+        return None, f"its elements use {len(mids)} materials ({sorted(mids)})"
+    mid = mids.pop()
+    mat = model.materials.get(mid)
+    if mat is None or mat.type != "MAT1":
+        kind = "no card" if mat is None else mat.type
+        return None, f"material {mid} is {kind}, not an isotropic MAT1"
+    young, nu, shear = _number(mat.e), _number(mat.nu), _number(mat.g)
+    if nu is None and young and shear:
+        nu = young / (2.0 * shear) - 1.0
+    if young is None or nu is None:
+        return None, f"MAT1 {mid} gives no E and NU"
+    out = {"E": young, "nu": nu}
+    rho = _number(mat.rho)
+    if rho:
+        out["rho"] = rho
+    return out, ""

@@ -1,0 +1,263 @@
+"""Shells of FE data: geometric stiffening, modal derivatives and stress modes from their
+quadrilaterals, thickness and material (docs/theory_shells.md), against independent
+references:
+
+* the geometric stiffness: a simply supported square plate under uniaxial compression
+  buckles at N = 4π²D/a² (the classical plate-buckling coefficient k = 4);
+* stiffening: a strip spinning about its clamped root stiffens its first flap mode by
+  the Southwell coefficient of a uniform cantilever, ω² = ω₀² + 1.1933 Ω², and agrees with
+  the built-in beam of the same strip;
+* modal derivatives: the strip's reduced cubic and quartic energy against the built-in
+  beam's (a second implementation with its own theory: the strip at ν = 0 is a beam);
+* stress modes: the clamped strip's surface stress under a tip load against beam theory;
+* refusals, by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as spla
+from test_shell_elements import grid_plate
+
+from flexmbs.errors import ValidationError
+from flexmbs.modal import clamped_modes
+from flexmbs.modal.derivatives import with_modal_derivatives
+from flexmbs.modal.fe import shell_elements as se
+from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
+from flexmbs.modal.femodel import FEModel
+from flexmbs.modal.stiffening import (
+    effective_stiffness,
+    geometric_matrix,
+    mode_vectors,
+    with_stiffening,
+)
+from flexmbs.modal.stress import shell_nodal_stress, stress_fields, von_mises
+
+E_STEEL, RHO = 2.1e11, 7850.0
+DATA = Path(__file__).parent / "data" / "nastran_real"
+
+
+def shell_model(nodes, quads, thickness, nu, sets, **meta):
+    """FE data with shells, as a reader gives them (mass and stiffness from the element
+    code, the mesh, the material and the thickness as metadata)."""
+    k, m = se.assemble(nodes, quads, thickness, E_STEEL, nu, RHO)
+    metadata = {"material": {"E": E_STEEL, "nu": nu, "rho": RHO},
+                "shell_thickness": thickness, "source": "test shells", **meta}
+    return FEModel(nodes, m, k, dofs_per_node=6, node_sets=sets,
+                   cells={"quad": np.asarray(quads)}, metadata=metadata)
+
+
+def test_square_plate_buckles_at_the_classical_load():
+    """Uniaxial compression N_x of a simply supported square plate (a/t = 1000): the
+    smallest λ with K + λ K_G singular gives N_cr = 4π²D/a², within 0.6 % on a 16 × 16
+    mesh and converging at second order."""
+    a, t, nu, strain = 1.0, 1e-3, 0.3, 1e-6
+    d_plate = E_STEEL * t ** 3 / (12 * (1 - nu ** 2))
+    errors = []
+    for n in (8, 16):
+        nodes, quads = grid_plate(a, a, n, n)
+        fe = shell_model(nodes, quads, t, nu, {})
+        u = np.zeros((len(nodes), 6))
+        u[:, 0] = -strain * nodes[:, 0]       # uniaxial stress: N_x = −E t ε, N_y = 0
+        u[:, 1] = nu * strain * nodes[:, 1]
+        k_g = geometric_matrix(fe, u.ravel()).toarray()
+        x, y = nodes[:, 0], nodes[:, 1]
+        edge = np.isclose(x, 0) | np.isclose(x, a) | np.isclose(y, 0) | np.isclose(y, a)
+        every = 6 * np.arange(len(nodes))
+        fixed = np.concatenate([every, every + 1, every + 5, 6 * np.nonzero(edge)[0] + 2])
+        free = np.setdiff1d(np.arange(6 * len(nodes)), fixed)
+        k = fe.stiffness.toarray()[np.ix_(free, free)]
+        lam = np.linalg.eigvals(np.linalg.solve(k, -k_g[np.ix_(free, free)]))
+        critical = 1.0 / np.max(lam.real)   # the smallest positive load factor
+        errors.append(critical * E_STEEL * t * strain / (4 * np.pi ** 2 * d_plate / a ** 2)
+                      - 1)
+    assert 0 < errors[1] < 6e-3
+    assert 3.5 < errors[0] / errors[1] < 4.5, errors
+
+
+LENGTH, WIDTH, THICK = 1.0, 0.04, 0.004
+
+
+def _strip(nx=40, ny=2, nu=0.0):
+    nodes, quads = grid_plate(LENGTH, WIDTH, nx, ny)
+    nodes[:, 1] -= WIDTH / 2
+    root = np.nonzero(np.isclose(nodes[:, 0], 0.0))[0]
+    tip = np.nonzero(np.isclose(nodes[:, 0], LENGTH))[0]
+    return shell_model(nodes, quads, THICK, nu, {"root": root, "tip": tip})
+
+
+def _beam():
+    section = BeamSection.rectangle(WIDTH, THICK)
+    return straight_beam(LENGTH, 40, section, Material(E=E_STEEL, nu=0.0, rho=RHO),
+                         theory="euler-bernoulli")
+
+
+def _flap_frequency(data, omega):
+    """The first flap frequency [rad/s] of clamped modal data spinning at ``omega``
+    [rad/s] about the body z axis (normal to the strip: the flap is along the axis, so
+    only the stiffening acts)."""
+    k = effective_stiffness(np.asarray(data.K_ff), data.stiffening, omega=(0, 0, omega))
+    lam = np.linalg.eigvals(np.linalg.solve(np.asarray(data.M_ff), k)).real
+    return np.sqrt(np.min(lam))
+
+
+def test_spinning_strip_stiffens_by_the_southwell_coefficient():
+    """A strip (1 m × 40 mm × 4 mm, ν = 0) clamped at the hub (radius 0) spinning about
+    the normal to its plane: at small spin (Ω = ω₀/10) (ω² − ω₀²)/Ω² = 1.1933 for the
+    first flap mode, the Southwell coefficient of a uniform cantilever (Wright et al.,
+    1982), within 0.2 %; at Ω = ω₀ the strip and the built-in beam agree within 0.1 %."""
+    strip = with_stiffening(clamped_modes(_strip(), "root", 2), _strip())
+    beam_fe = _beam()
+    beam = with_stiffening(clamped_modes(beam_fe, "root", 2), beam_fe)
+    w0 = _flap_frequency(strip, 0.0)
+    slow = 0.1 * w0
+    southwell = (_flap_frequency(strip, slow) ** 2 - w0 ** 2) / slow ** 2
+    assert southwell == pytest.approx(1.1933, rel=2e-3)
+    assert _flap_frequency(strip, w0) == pytest.approx(_flap_frequency(beam, w0), rel=1e-3)
+
+
+def _condensed_energy(data, tip):
+    """The elastic energy [J] of ``data``'s first mode at a tip deflection ``tip`` [m]
+    with its modal derivatives' coordinates relaxed (minimized over them, Newton):
+    U(η) = ½ ηᵀ K η + C₃ η³/6 + C₄ η⁴/24 of the enriched basis. Independent of how the
+    derivatives are scaled."""
+    md = data.derivatives
+    k, c3, c4 = md.stiffness, md.cubic, md.quartic
+    eta = np.zeros(k.shape[0])
+    eta[0] = tip / np.abs(np.asarray(data.phi)).max()
+    rest = np.arange(1, k.shape[0])
+
+    def energy(e):
+        return (0.5 * e @ k @ e + np.einsum("ijk,i,j,k", c3, e, e, e) / 6
+                + np.einsum("ijkl,i,j,k,l", c4, e, e, e, e) / 24)
+
+    for _ in range(30):
+        grad = k @ eta + np.einsum("ijk,j,k", c3, eta, eta) / 2 + np.einsum(
+            "ijkl,j,k,l", c4, eta, eta, eta) / 6
+        hess = k + np.einsum("ijk,k", c3, eta) + np.einsum("ijkl,k,l", c4, eta, eta) / 2
+        step = np.linalg.solve(hess[np.ix_(rest, rest)], grad[rest])
+        eta[rest] -= step
+        if np.abs(step).max() < 1e-14 * max(1.0, np.abs(eta).max()):
+            break
+    return energy(eta), 0.5 * k[0, 0] * eta[0] ** 2
+
+
+def test_strip_modal_derivatives_match_the_built_in_beam(monkeypatch):
+    """The first flap mode with its modal derivative, deflected 0.2 m at the tip (20 % of
+    the length), the derivative's coordinate relaxed: the nonlinear part of the energy of
+    the ν = 0 strip against the built-in Euler–Bernoulli beam's.
+
+    * With the beam's membrane strain alone, the same theory as the shells' (the
+      Green–Lagrange axial strain u′ + ½(u′² + v′² + w′²)), in a second implementation:
+      within 3 %.
+    * With the beam's whole energy, which adds the curvature of the inextensible centre
+      line, ½EI w″²(1 + w′²): the shells' membrane theory leaves that out, and gives
+      about three quarters of the beam's nonlinear energy (docs/theory_shells.md).
+    """
+    from flexmbs.modal.fe import nonlinear_energy
+
+    def relaxed(fe):
+        data = with_modal_derivatives(clamped_modes(fe, "root", 1), fe)
+        total, linear = _condensed_energy(data, 0.2)
+        return total - linear, linear
+
+    strip_extra, strip_linear = relaxed(_strip())
+    beam_extra, beam_linear = relaxed(_beam())
+    whole = nonlinear_energy.strain_points
+
+    def membrane_only(fe):
+        points = whole(fe)
+        return nonlinear_energy.StrainPoints(groups=points.groups[:1],
+                                             description="beam membrane")
+
+    monkeypatch.setattr(nonlinear_energy, "strain_points", membrane_only)
+    membrane_extra, _ = relaxed(_beam())
+    assert strip_linear == pytest.approx(beam_linear, rel=1e-2)
+    assert membrane_extra > 1e-2 * beam_linear   # a real effect
+    assert strip_extra == pytest.approx(membrane_extra, rel=3e-2)
+    assert 0.6 < strip_extra / beam_extra < 0.85
+
+
+def test_strip_stress_under_a_tip_load_is_beam_theory():
+    """The clamped strip under a 1 N tip load: the top and bottom surface stresses σ_xx
+    at mid-span are ∓ M c/I of beam theory within 2 %, and the stress modes of its modal
+    data are that field for each mode (the nodal stress of the mode's displacement)."""
+    fe = _strip()
+    tip, root = fe.node_sets["tip"], fe.node_sets["root"]
+    load = np.zeros(fe.n_dof)
+    load[6 * tip + 2] = 1.0 / len(tip)
+    free = np.setdiff1d(np.arange(fe.n_dof), fe.node_dofs(root))
+    u = np.zeros(fe.n_dof)
+    u[free] = spla.spsolve(fe.stiffness[free][:, free].tocsc(), load[free])
+    static = shell_nodal_stress(fe, u[:, None])[:, :, 0]           # (N, 12)
+    mid = np.nonzero(np.isclose(fe.nodes[:, 0], 0.5 * LENGTH))[0]
+    expected = 1.0 * 0.5 * LENGTH * (THICK / 2) / (WIDTH * THICK ** 3 / 12)
+    top, bottom = static[mid, 0].mean(), static[mid, 6].mean()
+    assert -top == pytest.approx(expected, rel=2e-2)    # w up: the top surface shortens
+    assert bottom == pytest.approx(-top, rel=1e-9)
+    assert von_mises("shell_stress", static[mid]).max() == pytest.approx(expected, rel=2e-2)
+    data = clamped_modes(fe, "root", 2)
+    fields = stress_fields(fe, data)["shell_stress"]
+    np.testing.assert_allclose(fields, shell_nodal_stress(fe, mode_vectors(fe, data)),
+                               rtol=1e-12)
+
+
+def test_shell_refusals_name_what_is_missing():
+    fe = _strip()
+    no_thickness = FEModel(fe.nodes, fe.mass, fe.stiffness, dofs_per_node=6,
+                           node_sets=fe.node_sets, cells=fe.cells,
+                           metadata={"material": {"E": E_STEEL, "nu": 0.0},
+                                     "source": "part.bdf"})
+    with pytest.raises(ValidationError, match=r"'part\.bdf' has shell elements but no "
+                                              "thickness"):
+        with_stiffening(clamped_modes(no_thickness, "root", 1), no_thickness)
+    lines = FEModel(fe.nodes, fe.mass, fe.stiffness, dofs_per_node=6,
+                    node_sets=fe.node_sets, cells={**fe.cells, "line": [[0, 1]]},
+                    metadata={**fe.metadata})
+    with pytest.raises(ValidationError, match=r"cell type\(s\) \['line'\] .*shells with 6"):
+        with_modal_derivatives(clamped_modes(lines, "root", 1), lines)
+
+
+def test_nastran_shell_deck_end_to_end(tmp_path):
+    """The NX Nastran plate deck of pyNastran's repository (200 CQUAD4, PSHELL 0.125 in,
+    MAT1 steel in lbf-in-s): its thickness and material come from the deck, and
+    ``flexmbs reduce`` of its mass and stiffness (assembled here from the deck's shells
+    and written as OP4 in the deck's units) with --stiffening --stress
+    --modal-derivatives gives free modes at NX Nastran's frequencies (its OP2) within
+    1.5 %, in SI."""
+    pytest.importorskip("pyNastran")
+    from pyNastran.op2.op2 import read_op2
+    from pyNastran.op2.result_objects.matrix import Matrix
+    from pyNastran.op4.op4 import write_op4
+
+    from flexmbs.cli.main import main as cli
+    from flexmbs.modal import read_modal
+    from flexmbs.modal.io.nastran import read_bdf
+    from flexmbs.modal.io.nastran.element_properties import element_material, shell_thickness
+
+    deck = DATA / "plate_py.dat"
+    geo = read_bdf(deck)
+    thickness = shell_thickness(geo)
+    material, why = element_material(geo)
+    assert thickness.shape == (200,) and np.all(thickness == 0.125) and why == ""
+    assert material == {"E": 2.9e7, "nu": 0.32, "rho": 7.3315e-4}
+    k, m = se.assemble(geo.coords, geo.cells["quad"], thickness, material["E"],
+                       material["nu"], material["rho"])
+    op4 = tmp_path / "plate.op4"
+    write_op4(str(op4), {"MGG": Matrix("MGG", 6, m.toarray()),
+                         "KGG": Matrix("KGG", 6, k.toarray())}, is_binary=False)
+    out = tmp_path / "plate.fmd.h5"
+    assert cli(["reduce", "--mass", f"{op4}:MGG", "--stiffness", f"{op4}:KGG",
+                "--nodes", str(deck), "--units", "in-lbf-s", "--free", "--modes", "4",
+                "--stiffening", "--stress", "--modal-derivatives", "-o", str(out)]) == 0
+    data = read_modal(out)
+    nx = np.asarray(read_op2(str(DATA / "plate_py.op2"), debug=None)
+                    .eigenvectors[1].mode_cycles)[6:10]
+    ours = np.sqrt(np.diag(data.K_ff) / np.diag(data.M_ff)) / (2 * np.pi)
+    assert np.abs(ours / nx - 1).max() < 0.015, (ours, nx)
+    assert set(data.stiffening) and data.derivatives is not None
+    assert data.modal_fields["shell_stress"].shape == (231, 12, 4)
+    assert "shells of" in data.derivatives.energy
