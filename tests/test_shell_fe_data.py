@@ -184,8 +184,9 @@ def test_strip_modal_derivatives_match_the_built_in_beam(monkeypatch):
 def test_strip_stress_under_a_tip_load_is_beam_theory():
     """The clamped strip under a 1 N tip load: the top and bottom surface stresses σ_xx
     at mid-span are ∓ M c/I of beam theory within 1e-6 (a linear moment: the bilinear
-    shells' curvature and their extrapolation to the nodes hold it exactly), and the stress modes of its modal
-    data are that field for each mode (the nodal stress of the mode's displacement)."""
+    shells' curvature and their extrapolation to the nodes hold it exactly), and the
+    stress modes of its modal data are that field for each mode (the nodal stress of the
+    mode's displacement)."""
     fe = _strip()
     tip, root = fe.node_sets["tip"], fe.node_sets["root"]
     load = np.zeros(fe.n_dof)
@@ -262,3 +263,50 @@ def test_nastran_shell_deck_end_to_end(tmp_path):
     assert set(data.stiffening) and data.derivatives is not None
     assert data.modal_fields["shell_stress"].shape == (231, 12, 4)
     assert "shells of" in data.derivatives.energy
+
+
+def test_nastran_deck_shell_thickness_of_each_card():
+    """The MSC deck of pyNastran's repository with every element kind: the CQUAD4 and
+    CTRIA3 of PSHELL 4 take its T = 0.25; laminates (PCOMP, PCOMPG), the CSHEAR panel,
+    the CQUADR/CTRIAR of a PCOMPG and the CQUAD8/CTRIA6 drawn by their corners have no
+    thickness (NaN), and its one MAT1 is the material."""
+    pytest.importorskip("pyNastran")
+    from flexmbs.modal.io.nastran import read_bdf
+    from flexmbs.modal.io.nastran.element_properties import element_material, shell_thickness
+
+    geo = read_bdf(DATA / "modes_elements.bdf")
+    expected = {"quad": {6: 0.25, 7: 0.25}, "triangle": {8: 0.25, 9: 0.25, 10: 0.25,
+                                                         11: 0.25}}
+    for kind, known in expected.items():
+        labels = geo.cell_labels[kind]
+        got = dict(zip(labels.tolist(), shell_thickness(geo, kind).tolist(), strict=True))
+        assert {k: v for k, v in got.items() if np.isfinite(v)} == known
+        assert len(got) > len(known)   # the others are there, without a thickness
+    material, why = element_material(geo)
+    assert why == "" and material["E"] == 2.9e7 and material["nu"] == 0.32
+
+
+def test_mixed_quadrilateral_and_triangle_strip_spins_like_the_beam():
+    """The spinning strip meshed half with quadrilaterals, half with triangles: the
+    Southwell coefficient 1.1933 within 0.3 %, and its stress modes and modal
+    derivatives are computed over both cell types."""
+    nodes, quads = grid_plate(LENGTH, WIDTH, 40, 2)
+    nodes[:, 1] -= WIDTH / 2
+    half = len(quads) // 2
+    cells = {"quad": quads[:half],
+             "triangle": np.concatenate([quads[half:, [0, 1, 2]], quads[half:, [0, 2, 3]]])}
+    k = m = 0
+    for conn in cells.values():
+        k_c, m_c = se.assemble(nodes, conn, THICK, E_STEEL, 0.0, RHO)
+        k, m = k + k_c, m + m_c
+    root = np.nonzero(np.isclose(nodes[:, 0], 0.0))[0]
+    fe = FEModel(nodes, m, k, dofs_per_node=6, node_sets={"root": root}, cells=cells,
+                 metadata={"material": {"E": E_STEEL, "nu": 0.0}, "shell_thickness": THICK,
+                           "source": "mixed strip"})
+    data = with_stiffening(clamped_modes(fe, "root", 2), fe)
+    w0 = _flap_frequency(data, 0.0)
+    slow = 0.1 * w0
+    southwell = (_flap_frequency(data, slow) ** 2 - w0 ** 2) / slow ** 2
+    assert southwell == pytest.approx(1.1933, rel=3e-3)
+    assert stress_fields(fe, data)["shell_stress"].shape == (fe.n_nodes, 12, 2)
+    assert with_modal_derivatives(data, fe).derivatives.cubic.shape == (5, 5, 5)

@@ -52,13 +52,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "of the inputs (with --units mm-t-s, E in MPa; default: a Nastran "
                         "bulk file's single MAT1, an Ansys archive's MP)")
     p.add_argument("--thickness", type=float, metavar="T",
-                   help="thickness of the shell elements (quadrilaterals of a 6-DOF model), "
+                   help="thickness of the shell elements (quadrilaterals and triangles of "
+                        "a 6-DOF model), "
                         "in the length unit of the inputs (default: a Nastran bulk file's "
                         "PSHELL thickness; docs/theory_shells.md)")
     p.add_argument("--stiffening", action="store_true",
                    help="compute the geometric-stiffening matrices of the twelve unit load "
                         "cases from the elements of the --nodes mesh (solids: C3D4, C3D8, "
-                        "20-node bricks; shells: CQUAD4, S4, SHELL181 quadrilaterals) and "
+                        "20-node bricks; shells: quadrilaterals and triangles) and "
                         "their material (docs/theory_stiffening.md)")
     add_reduction_args(p)
     p.add_argument("--substructures", type=int, default=1, metavar="K",
@@ -148,9 +149,9 @@ def with_thickness(fe, thickness: float | None, units: str | None):
 
     if not (np.isfinite(thickness) and thickness > 0):
         raise ValidationError(f"--thickness must be a positive length; got {thickness!r}")
-    if "quad" not in fe.cells or fe.dofs_per_node != 6:
-        raise ValidationError(f"--thickness applies to shell elements (quadrilateral cells "
-                              f"of a 6-DOF model); the --nodes mesh has "
+    if not {"quad", "triangle"} & set(fe.cells) or fe.dofs_per_node != 6:
+        raise ValidationError(f"--thickness applies to shell elements (quadrilateral or "
+                              f"triangular cells of a 6-DOF model); the --nodes mesh has "
                               f"{sorted(fe.cells) or 'no cells'} with {fe.dofs_per_node} "
                               f"DOFs per node")
     length = get_units(units).length

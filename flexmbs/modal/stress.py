@@ -22,7 +22,8 @@ Each field is an array (N nodes, components, n modes) per unit modal coordinate:
   docs/theory_shells.md): ``shell_stress`` — the plane stress of the top surface
   (z = +t/2 along each element's normal, the right-hand normal of its node order) then
   of the bottom one, each as σ_xx, σ_yy, σ_zz, σ_yz, σ_xz, σ_xy [Pa] in the body frame,
-  extrapolated bilinearly from the 2 × 2 Gauss points to the corners and averaged over
+  extrapolated from the Gauss points to the corners (bilinearly from a quadrilateral's
+  2 × 2, linearly from a triangle's 3) and averaged over
   the elements at each node (a mesh's normals must agree for the sides to mean the same
   at a shared node).
 
@@ -204,22 +205,20 @@ def shell_nodal_stress(fe, vectors: np.ndarray) -> np.ndarray:
     body frame) of the displacement vectors (6N, n) of a shell FE model (see the module
     docstring)."""
     elements = file_elements_of(fe, what="stress modes")
-    conn = elements.shells
-    gauss = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / np.sqrt(3.0)
-    corners = gauss * np.sqrt(3.0)
-    at_gauss = 0.25 * np.prod(1.0 + gauss[:, None, :] * corners[None, :, :], axis=2)
-    extrapolate = np.linalg.inv(at_gauss)              # (corner, Gauss point)
     pairs = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
     n = vectors.shape[1]
     total = np.zeros((fe.n_nodes, 12, n))
-    for j in range(n):
-        sigma = shell_elements.surface_stresses(fe.nodes, conn, elements.thickness,
-                                                elements.young, elements.nu,
-                                                vectors[:, j], elements.shell_labels)
-        voigt = np.concatenate([np.stack([sigma[:, :, side, a, b] for a, b in pairs], -1)
-                                for side in (1, 0)], axis=-1)       # (E, 4 points, 12)
-        np.add.at(total[:, :, j], conn, np.einsum("ag,egc->eac", extrapolate, voigt))
-    count = np.bincount(conn.ravel(), minlength=fe.n_nodes)
+    count = np.zeros(fe.n_nodes)
+    for kind, conn in elements.shells.items():
+        extrapolate = shell_elements.gauss_to_corners(conn)    # (corner, Gauss point)
+        for j in range(n):
+            sigma = shell_elements.surface_stresses(fe.nodes, conn, elements.thickness[kind],
+                                                    elements.young, elements.nu,
+                                                    vectors[:, j], elements.labels.get(kind))
+            voigt = np.concatenate([np.stack([sigma[:, :, side, a, b] for a, b in pairs],
+                                             -1) for side in (1, 0)], axis=-1)  # (E, G, 12)
+            np.add.at(total[:, :, j], conn, np.einsum("ag,egc->eac", extrapolate, voigt))
+        count += np.bincount(conn.ravel(), minlength=fe.n_nodes)
     return total / np.maximum(count, 1)[:, None, None]
 
 

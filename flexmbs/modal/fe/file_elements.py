@@ -10,7 +10,7 @@ Two kinds of model have element information here:
 
 * **solids** (3 DOFs per node): the cells of
   :data:`~flexmbs.modal.fe.solid_elements.STRESS_CELLS`;
-* **shells** (6 DOFs per node): the quadrilaterals of
+* **shells** (6 DOFs per node): the quadrilaterals and triangles of
   :data:`~flexmbs.modal.fe.shell_elements.SHELL_CELLS` with a thickness.
 
 :func:`file_elements_of` gathers them and says by name what is missing.
@@ -39,41 +39,39 @@ class FileElements:
         Cell type → element labels (for messages).
     young, nu : float
         The isotropic material: E [Pa] and ν.
-    shells : ndarray of int, shape (E, 4) or None
-        The quadrilateral shells (node indices).
-    thickness : ndarray, shape (E,) or None
-        Their thickness [m].
+    shells : dict[str, ndarray]
+        Shell cell type (``quad``, ``triangle``) → connectivity (node indices); empty for
+        solids.
+    thickness : dict[str, ndarray]
+        Shell cell type → the thickness of each cell [m].
     """
 
     cells: dict
     labels: dict
     young: float
     nu: float
-    shells: np.ndarray | None = None
-    thickness: np.ndarray | None = field(default=None, repr=False)
+    shells: dict = field(default_factory=dict)
+    thickness: dict = field(default_factory=dict, repr=False)
 
     @property
     def lame(self) -> tuple[float, float]:
         """(λ, μ) [Pa] of the material."""
         return solid_elements.isotropic_lame(self.young, self.nu)
 
-    @property
-    def shell_labels(self):
-        return self.labels.get("quad")
-
     def geometric_stiffness(self, nodes: np.ndarray, u: np.ndarray) -> sp.csr_matrix:
         """The geometric stiffness (n_dof, n_dof) of the stresses of the displacement
         ``u`` (n_dof,) in these elements."""
-        if self.shells is not None:
-            return shell_elements.geometric_stiffness(nodes, self.shells, self.thickness,
-                                                      self.young, self.nu, u,
-                                                      self.shell_labels)
+        if self.shells:
+            return sum((shell_elements.geometric_stiffness(
+                nodes, conn, self.thickness[kind], self.young, self.nu, u,
+                self.labels.get(kind)) for kind, conn in self.shells.items()),
+                sp.csr_matrix((len(u), len(u))))
         return solid_elements.geometric_stiffness(nodes, self.cells, u, self.lame,
                                                   self.labels)
 
 
-def _thickness(fe, conn: np.ndarray, what: str, source: str) -> np.ndarray:
-    """The shells' thickness (E,) [m] from ``metadata["shell_thickness"]``."""
+def _thickness(fe, kind: str, conn: np.ndarray, what: str, source: str) -> np.ndarray:
+    """The thickness (E,) [m] of the shells ``kind`` from ``metadata["shell_thickness"]``."""
     given = fe.metadata.get("shell_thickness")
     if given is None:
         raise ValidationError(
@@ -82,25 +80,26 @@ def _thickness(fe, conn: np.ndarray, what: str, source: str) -> np.ndarray:
             f"flexmbs reduce --thickness T, or PSHELL/SECDATA/*SHELL SECTION in the mesh "
             f"file)")
     if isinstance(given, dict):
-        if "quad" not in given:
+        if kind not in given:
             raise ValidationError(f"{what}: metadata['shell_thickness'] of {source!r} has "
-                                  f"no entry for its 'quad' cells (it has {sorted(given)})")
-        given = given["quad"]
+                                  f"no entry for its {kind!r} cells (it has "
+                                  f"{sorted(given)})")
+        given = given[kind]
     t = np.asarray(given, float)
     if t.ndim == 0:
         t = np.full(len(conn), float(t))
     if t.shape != (len(conn),):
         raise ValidationError(f"{what}: metadata['shell_thickness'] of {source!r} has "
-                              f"{t.size} values for {len(conn)} quad cells")
+                              f"{t.size} values for {len(conn)} {kind} cells")
     bad = np.nonzero(~(np.isfinite(t) & (t > 0)))[0]
     if bad.size:
         k = int(bad[0])
-        labels = (fe.metadata.get("cell_labels") or {}).get("quad")
+        labels = (fe.metadata.get("cell_labels") or {}).get(kind)
         label = int(labels[k]) if labels is not None else k + 1
         if not np.isfinite(t[k]):
             raise ValidationError(
-                f"{what}: quadrilateral element {label} of {source!r} has no shell "
-                f"thickness (a CSHEAR panel, a CQUAD8 drawn by its corners, or a shell "
+                f"{what}: {kind} element {label} of {source!r} has no shell thickness "
+                f"(a CSHEAR panel, a CQUAD8 or CTRIA6 drawn by its corners, or a shell "
                 f"without a PSHELL): its stresses are not computed here")
         raise ValidationError(f"{what}: shell thickness must be positive [m]; element "
                               f"{label} of {source!r} has {t[k]!r}")
@@ -150,9 +149,10 @@ def file_elements_of(fe, what: str = "stiffening") -> FileElements:
     labels = fe.metadata.get("cell_labels") or {}
     if fe.dofs_per_node == 3:
         return FileElements(cells=dict(fe.cells), labels=labels, young=young, nu=nu)
-    conn = np.asarray(fe.cells["quad"], np.int64)
-    return FileElements(cells={}, labels=labels, young=young, nu=nu, shells=conn,
-                        thickness=_thickness(fe, conn, what, source))
+    shells = {kind: np.asarray(conn, np.int64) for kind, conn in fe.cells.items()}
+    return FileElements(cells={}, labels=labels, young=young, nu=nu, shells=shells,
+                        thickness={kind: _thickness(fe, kind, conn, what, source)
+                                   for kind, conn in shells.items()})
 
 
 def strain_groups(fe, elements: FileElements) -> tuple:
@@ -161,9 +161,9 @@ def strain_groups(fe, elements: FileElements) -> tuple:
     Green–Lagrange strain."""
     from .nonlinear_energy import solid_strain_points
 
-    if elements.shells is not None:
-        return (shell_elements.membrane_strain_group(fe.nodes, elements.shells,
-                                                     elements.thickness, elements.young,
-                                                     elements.nu, elements.shell_labels),)
+    if elements.shells:
+        return tuple(shell_elements.membrane_strain_group(
+            fe.nodes, conn, elements.thickness[kind], elements.young, elements.nu,
+            elements.labels.get(kind)) for kind, conn in elements.shells.items())
     return solid_strain_points(fe.nodes, elements.cells, elements.lame,
                                elements.labels).groups

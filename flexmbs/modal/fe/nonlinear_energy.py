@@ -331,7 +331,7 @@ def strain_points(fe) -> StrainPoints:
     source = fe.metadata.get("source")
     source = source if isinstance(source, str) else "FE data"
     groups = strain_groups(fe, elements)
-    if elements.shells is None:
+    if not elements.shells:
         lam, mu = elements.lame
         return StrainPoints(groups=groups, description=(
             f"solid elements of {source}: St Venant–Kirchhoff (Green–Lagrange strain, "

@@ -33,13 +33,15 @@ Everything is SI.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
 from ...errors import ValidationError
 
-#: Cell types of shell elements read here.
-SHELL_CELLS = ("quad",)
+#: Cell types of shell elements read here: quadrilaterals (MITC4) and triangles (MITC3).
+SHELL_CELLS = ("quad", "triangle")
 
 #: The drilling penalty's modulus as a fraction of the shear modulus G.
 DRILLING = 1e-3
@@ -49,10 +51,9 @@ SHEAR_FACTOR = 5.0 / 6.0
 
 _CORNERS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _G = 1.0 / np.sqrt(3.0)
-_GAUSS = np.array([[-_G, -_G], [_G, -_G], [_G, _G], [-_G, _G]])
 
 
-def _shapes(xi: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
+def _quad_shapes(xi: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
     """(N (4,), ∂N/∂(ξ, η) (4, 2)) of the bilinear quadrilateral."""
     n = 0.25 * (1 + _CORNERS[:, 0] * xi) * (1 + _CORNERS[:, 1] * eta)
     d = np.stack([0.25 * _CORNERS[:, 0] * (1 + _CORNERS[:, 1] * eta),
@@ -60,21 +61,77 @@ def _shapes(xi: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
     return n, d
 
 
+def _triangle_shapes(r: float, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """(N (3,), ∂N/∂(r, s) (3, 2)) of the linear triangle."""
+    return (np.array([1.0 - r - s, r, s]),
+            np.array([[-1.0, -1.0], [1.0, 0.0], [0.0, 1.0]]))
+
+
+def _quad_tying(covariant, xi: float, eta: float):
+    """MITC4: γ_ξ from the mid-sides η = ±1, linear in η; γ_η from ξ = ±1, linear in ξ."""
+    top, bottom = covariant(0.0, 1.0, 0), covariant(0.0, -1.0, 0)
+    right, left = covariant(1.0, 0.0, 1), covariant(-1.0, 0.0, 1)
+    return (0.5 * (1 + eta) * top + 0.5 * (1 - eta) * bottom,
+            0.5 * (1 + xi) * right + 0.5 * (1 - xi) * left)
+
+
+def _triangle_tying(covariant, r: float, s: float):
+    """MITC3 (Lee and Bathe 2004): γ_r = γ_r⁽¹⁾ + c s, γ_s = γ_s⁽²⁾ − c r with the tying
+    points (1) = (½, 0), (2) = (0, ½), (3) = (½, ½) and c = γ_s⁽²⁾ − γ_r⁽¹⁾ − γ_s⁽³⁾ + γ_r⁽³⁾."""
+    first, second = covariant(0.5, 0.0, 0), covariant(0.0, 0.5, 1)
+    c = second - first - covariant(0.5, 0.5, 1) + covariant(0.5, 0.5, 0)
+    return first + c * s, second - c * r
+
+
+class _Reference(NamedTuple):
+    shapes: object        # (r, s) -> (N (a,), ∂N/∂(r, s) (a, 2))
+    gauss: np.ndarray     # (G, 2) points in the reference element
+    weights: np.ndarray   # (G,)
+    tying: object         # (covariant, r, s) -> (γ_r row, γ_s row): the MITC shear
+
+
+REFERENCE = {
+    "quad": _Reference(_quad_shapes, np.array([[-_G, -_G], [_G, -_G], [_G, _G], [-_G, _G]]),
+                       np.ones(4), _quad_tying),
+    "triangle": _Reference(_triangle_shapes,
+                           np.array([[1 / 6, 1 / 6], [2 / 3, 1 / 6], [1 / 6, 2 / 3]]),
+                           np.full(3, 1 / 6), _triangle_tying),
+}
+
+
+def cell_type(conn: np.ndarray) -> str:
+    """``quad`` or ``triangle`` from the connectivity's width (4 or 3 nodes)."""
+    width = np.asarray(conn).shape[1]
+    if width not in (3, 4):
+        raise ValidationError(f"shell cells have 3 or 4 nodes; got {width}")
+    return "quad" if width == 4 else "triangle"
+
+
+def _label(labels, k: int) -> int:
+    return k + 1 if labels is None else int(labels[k])
+
+
 def local_frames(nodes: np.ndarray, conn: np.ndarray, labels=None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(axes (E, 3, 3): rows e₁, e₂, e₃ of each element in the FE axes; corners (E, 4, 2)
-    [m] in those axes about the element's centre). Raises ValidationError naming an
-    element whose corners are collapsed or out of order."""
-    xyz = np.asarray(nodes, float)[np.asarray(conn, np.int64)]          # (E, 4, 3)
-    normal = np.cross(xyz[:, 2] - xyz[:, 0], xyz[:, 3] - xyz[:, 1])
+    """(axes (E, 3, 3): rows e₁, e₂, e₃ of each element in the FE axes; corners (E, a, 2)
+    [m] in those axes about the element's centre). e₃ is the normal of the diagonals'
+    cross product (a quadrilateral) or of the first two sides' (a triangle). Raises
+    ValidationError naming an element whose corners are collapsed."""
+    conn = np.asarray(conn, np.int64)
+    kind = cell_type(conn)
+    xyz = np.asarray(nodes, float)[conn]                                # (E, a, 3)
+    if kind == "quad":
+        normal = np.cross(xyz[:, 2] - xyz[:, 0], xyz[:, 3] - xyz[:, 1])
+    else:
+        normal = np.cross(xyz[:, 1] - xyz[:, 0], xyz[:, 2] - xyz[:, 0])
     size = np.linalg.norm(normal, axis=1)
     scale = np.ptp(xyz, axis=1).max(axis=1)
     bad = np.nonzero(size <= 1e-12 * scale ** 2)[0]
     if bad.size:
         k = int(bad[0])
-        label = k + 1 if labels is None else int(labels[k])
-        raise ValidationError(f"shell element {label} (quad) is degenerate: its diagonals "
-                              f"are parallel (nodes {[int(v) for v in conn[k]]})")
+        what = "its diagonals are parallel" if kind == "quad" else "its corners are in line"
+        raise ValidationError(f"shell element {_label(labels, k)} ({kind}) is degenerate: "
+                              f"{what} (nodes {[int(v) for v in conn[k]]})")
     e3 = normal / size[:, None]
     side = xyz[:, 1] - xyz[:, 0]
     side -= np.einsum("ei,ei->e", side, e3)[:, None] * e3
@@ -86,142 +143,174 @@ def local_frames(nodes: np.ndarray, conn: np.ndarray, labels=None
     return axes, corners
 
 
-class QuadGeometry:
-    """The mapping of every element at its 2 × 2 Gauss points (``dndx`` (E, 4, 4, 2)
-    [1/m], ``area`` (E, 4) [m²]: weight × det J, ``jac`` (E, 4, 2, 2)) and at the MITC4
-    tying points."""
+class ShellGeometry:
+    """The mapping of every element at its Gauss points: ``n`` (G, a) the shape
+    functions, ``dndx`` (E, G, a, 2) [1/m], ``area`` (E, G) [m²] (weight × det J),
+    ``jac`` (E, G, 2, 2); and its MITC transverse shear (:meth:`shear_rows`)."""
 
     def __init__(self, corners: np.ndarray, labels=None):
         self.corners = corners
-        self.n = np.empty((4, 4))
-        dn_ref = np.empty((4, 4, 2))
-        for g, (xi, eta) in enumerate(_GAUSS):
-            self.n[g], dn_ref[g] = _shapes(xi, eta)
+        self.kind = "quad" if corners.shape[1] == 4 else "triangle"
+        self.ref = REFERENCE[self.kind]
+        n_g, n_a = len(self.ref.gauss), corners.shape[1]
+        self.n = np.empty((n_g, n_a))
+        dn_ref = np.empty((n_g, n_a, 2))
+        for g, (r, s) in enumerate(self.ref.gauss):
+            self.n[g], dn_ref[g] = self.ref.shapes(r, s)
         jac = np.einsum("gad,eaj->egdj", dn_ref, corners)   # J_dj = ∂x_j/∂ξ_d
         det = np.linalg.det(jac)
         bad = np.nonzero(det.min(axis=1) <= 0.0)[0]
         if bad.size:
             k = int(bad[0])
-            label = k + 1 if labels is None else int(labels[k])
-            raise ValidationError(f"shell element {label} (quad) is crossed or not "
-                                  f"convex: det J = {float(det[k].min()):.3g} at a Gauss "
-                                  f"point (check its node order)")
+            raise ValidationError(f"shell element {_label(labels, k)} ({self.kind}) is "
+                                  f"crossed or not convex: det J = {float(det[k].min()):.3g} "
+                                  f"at a Gauss point (check its node order)")
         self.jac = jac
         self.dndx = np.einsum("egjd,gad->egaj", np.linalg.inv(jac), dn_ref)
-        self.area = det
+        self.area = det * self.ref.weights[None, :]
+
+    @property
+    def n_dof(self) -> int:
+        return 6 * self.corners.shape[1]
 
     def shear_rows(self) -> np.ndarray:
-        """B_s (E, 4, 2, 24): the MITC4 transverse shear strains [γ_xz, γ_yz] at the Gauss
+        """B_s (E, G, 2, 6a): the MITC transverse shear strains [γ_xz, γ_yz] at the Gauss
         points from the local element DOFs (6 per node)."""
-        def covariant(xi, eta, d):  # row of γ_ξ (d = 0) or γ_η (d = 1) at (ξ, η)
-            n, dn = _shapes(xi, eta)
+        n_e, n_a = self.corners.shape[:2]
+
+        def covariant(r, s, d):  # row of the covariant shear γ_r (d = 0) or γ_s (d = 1)
+            n, dn = self.ref.shapes(r, s)
             tangent = np.einsum("a,eaj->ej", dn[:, d], self.corners)   # ∂x/∂ξ_d (E, 2)
-            row = np.zeros((len(self.corners), 4, 6))
+            row = np.zeros((n_e, n_a, 6))
             row[:, :, 2] = dn[:, d]
             row[:, :, 4] = n[None, :] * tangent[:, None, 0]      # β_x = θ_y
             row[:, :, 3] = -n[None, :] * tangent[:, None, 1]     # β_y = −θ_x
-            return row.reshape(-1, 24)
+            return row.reshape(n_e, -1)
 
-        top, bottom = covariant(0.0, 1.0, 0), covariant(0.0, -1.0, 0)
-        right, left = covariant(1.0, 0.0, 1), covariant(-1.0, 0.0, 1)
-        out = np.empty((len(self.corners), 4, 2, 24))
-        for g, (xi, eta) in enumerate(_GAUSS):
-            nat = np.stack([0.5 * (1 + eta) * top + 0.5 * (1 - eta) * bottom,
-                            0.5 * (1 + xi) * right + 0.5 * (1 - xi) * left], axis=1)
-            out[:, g] = np.linalg.solve(self.jac[:, g], nat)    # [γ_ξ, γ_η] = J γ
+        out = np.empty((n_e, len(self.ref.gauss), 2, self.n_dof))
+        for g, (r, s) in enumerate(self.ref.gauss):
+            nat = np.stack(self.ref.tying(covariant, r, s), axis=1)
+            out[:, g] = np.linalg.solve(self.jac[:, g], nat)    # [γ_r, γ_s] = J γ
         return out
-
 
 def _plane_stress(young: float, nu: float) -> np.ndarray:
     return young / (1 - nu * nu) * np.array([[1, nu, 0], [nu, 1, 0], [0, 0, 0.5 * (1 - nu)]])
 
 
 def membrane_rows(dndx: np.ndarray) -> np.ndarray:
-    """B_m (E, G, 3, 24): [ε_xx, ε_yy, γ_xy] of the mid-surface from local element DOFs."""
-    out = np.zeros((*dndx.shape[:2], 3, 4, 6))
+    """B_m (E, G, 3, 6a): [ε_xx, ε_yy, γ_xy] of the mid-surface from local element DOFs."""
+    e, g, n_a = dndx.shape[:3]
+    out = np.zeros((e, g, 3, n_a, 6))
     out[..., 0, :, 0] = dndx[..., 0]
     out[..., 1, :, 1] = dndx[..., 1]
     out[..., 2, :, 0] = dndx[..., 1]
     out[..., 2, :, 1] = dndx[..., 0]
-    return out.reshape(*dndx.shape[:2], 3, 24)
+    return out.reshape(e, g, 3, 6 * n_a)
 
 
 def bending_rows(dndx: np.ndarray) -> np.ndarray:
-    """B_b (E, G, 3, 24) [1/m]: the curvatures [κ_xx, κ_yy, κ_xy] from local element DOFs."""
-    out = np.zeros((*dndx.shape[:2], 3, 4, 6))
+    """B_b (E, G, 3, 6a) [1/m]: the curvatures [κ_xx, κ_yy, κ_xy] from local element
+    DOFs."""
+    e, g, n_a = dndx.shape[:3]
+    out = np.zeros((e, g, 3, n_a, 6))
     out[..., 0, :, 4] = dndx[..., 0]
     out[..., 1, :, 3] = -dndx[..., 1]
     out[..., 2, :, 4] = dndx[..., 1]
     out[..., 2, :, 3] = -dndx[..., 0]
-    return out.reshape(*dndx.shape[:2], 3, 24)
+    return out.reshape(e, g, 3, 6 * n_a)
 
 
 def _drilling_rows(n: np.ndarray, dndx: np.ndarray) -> np.ndarray:
-    """(E, G, 24): θ_z − ½(v,x − u,y) at the Gauss points."""
-    out = np.zeros((*dndx.shape[:2], 4, 6))
+    """(E, G, 6a): θ_z − ½(v,x − u,y) at the Gauss points."""
+    e, g, n_a = dndx.shape[:3]
+    out = np.zeros((e, g, n_a, 6))
     out[..., 5] = n[None]
     out[..., 1] = -0.5 * dndx[..., 0]
     out[..., 0] = 0.5 * dndx[..., 1]
-    return out.reshape(*dndx.shape[:2], 24)
+    return out.reshape(e, g, 6 * n_a)
 
 
 def _rotate(axes: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """(E, 24, 24): Σ T_ki A_(p,k)(q,l) T_lj over the triples p, q (T = axes)."""
-    n_e = len(axes)
-    out = np.einsum("eki,epkql,elj->epiqj", axes, a, axes)
-    return out.reshape(n_e, 24, 24)
+    """(E, 6a, 6a): Σ T_ki A_(p,k)(q,l) T_lj over the 2a triples p, q (T = axes) of the
+    local matrices ``a`` (E, 6a, 6a)."""
+    n_e, size = a.shape[:2]
+    triples = size // 3
+    out = np.einsum("eki,epkql,elj->epiqj", axes, a.reshape(n_e, triples, 3, triples, 3),
+                    axes)
+    return out.reshape(n_e, size, size)
 
 
-def element_matrices(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
-                     nu: float, rho: float, labels=None) -> tuple[np.ndarray, np.ndarray]:
-    """(K_e, M_e) (E, 24, 24) [N/m … N m/rad, kg … kg m²] of the quadrilateral shells
-    ``conn`` (E, 4) (node indices of ``nodes`` (N, 3) [m]), thickness ``thickness`` [m]
-    (one value or one per element), isotropic E [Pa], ν and ρ [kg/m³], in the FE axes,
-    node-major DOFs [u_x, u_y, u_z, θ_x, θ_y, θ_z]."""
-    conn = np.asarray(conn, np.int64)
+#: The triangles' shear stabilization α (Lyly, Stenberg and Vihinen 1993).
+STABILIZATION = 0.1
+
+
+def _shear_stabilization(geo: ShellGeometry, t: np.ndarray) -> np.ndarray:
+    """(E,) the factor on the triangles' transverse shear stiffness, t²/(t² + α h²) with
+    h the element's longest side: MITC3 alone locks in thin plates; the stabilized
+    shear keeps the convergence of the thin limit. 1 for quadrilaterals (MITC4 does not
+    lock)."""
+    if geo.kind == "quad":
+        return np.ones(len(t))
+    sides = geo.corners - np.roll(geo.corners, 1, axis=1)
+    h = np.linalg.norm(sides, axis=2).max(axis=1)
+    return t ** 2 / (t ** 2 + STABILIZATION * h ** 2)
+
+
+def _thickness(thickness, conn, labels) -> np.ndarray:
     t = np.broadcast_to(np.asarray(thickness, float), (len(conn),))
     bad = np.nonzero(~(np.isfinite(t) & (t > 0)))[0]
     if bad.size:
         k = int(bad[0])
-        label = k + 1 if labels is None else int(labels[k])
-        raise ValidationError(f"shell element {label}: thickness must be a positive "
-                              f"length [m]; got {t[k]!r}")
+        raise ValidationError(f"shell element {_label(labels, k)}: thickness must be a "
+                              f"positive length [m]; got {t[k]!r}")
+    return t
+
+
+def element_matrices(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
+                     nu: float, rho: float, labels=None) -> tuple[np.ndarray, np.ndarray]:
+    """(K_e, M_e) (E, 6a, 6a) [N/m … N m/rad, kg … kg m²] of the shells ``conn`` (E, a):
+    quadrilaterals (a = 4) or triangles (a = 3), node indices of ``nodes`` (N, 3) [m];
+    thickness ``thickness`` [m] (one value or one per element), isotropic E [Pa], ν and ρ
+    [kg/m³]; in the FE axes, node-major DOFs [u_x, u_y, u_z, θ_x, θ_y, θ_z]."""
+    conn = np.asarray(conn, np.int64)
+    t = _thickness(thickness, conn, labels)
     axes, corners = local_frames(nodes, conn, labels)
-    geo = QuadGeometry(corners, labels)
+    geo = ShellGeometry(corners, labels)
     d_ps = _plane_stress(young, nu)
     shear_modulus = young / (2 * (1 + nu))
     b_m, b_b = membrane_rows(geo.dndx), bending_rows(geo.dndx)
     b_s = geo.shear_rows()
     b_d = _drilling_rows(geo.n, geo.dndx)
     w = geo.area
+    shear_t = t * _shear_stabilization(geo, t)
     k = (np.einsum("e,eg,egia,ij,egjb->eab", t, w, b_m, d_ps, b_m)
          + np.einsum("e,eg,egia,ij,egjb->eab", t ** 3 / 12, w, b_b, d_ps, b_b)
          + SHEAR_FACTOR * shear_modulus
-         * np.einsum("e,eg,egia,egib->eab", t, w, b_s, b_s)
+         * np.einsum("e,eg,egia,egib->eab", shear_t, w, b_s, b_s)
          + DRILLING * shear_modulus * np.einsum("e,eg,ega,egb->eab", t, w, b_d, b_d))
     scalar = np.einsum("eg,ga,gb->eab", w, geo.n, geo.n)                  # ∫ N_a N_b dA
-    m = np.zeros((len(conn), 4, 6, 4, 6))
+    n_a = conn.shape[1]
+    m = np.zeros((len(conn), n_a, 6, n_a, 6))
     for c in range(5):  # the drilling rotation θ_z carries no inertia (module docstring)
         per_area = rho * t if c < 3 else rho * t ** 3 / 12   # [kg/m², kg]
         m[:, :, c, :, c] = scalar * per_area[:, None, None]
     k = 0.5 * (k + k.transpose(0, 2, 1))
-    shape = (len(conn), 8, 3, 8, 3)
-    return (_rotate(axes, k.reshape(shape)), _rotate(axes, m.reshape(shape)))
+    return _rotate(axes, k), _rotate(axes, m.reshape(k.shape))
 
 
 def element_dofs(conn: np.ndarray) -> np.ndarray:
-    """(E, 24) global DOF indices of the shell elements ``conn`` (6 per node)."""
+    """(E, 6a) global DOF indices of the shell elements ``conn`` (6 per node)."""
     return (6 * np.asarray(conn, np.int64)[:, :, None] + np.arange(6)).reshape(len(conn), -1)
 
 
 def assemble(nodes: np.ndarray, conn: np.ndarray, thickness, young: float, nu: float,
              rho: float, labels=None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Global (K, M) (6N x 6N, CSR) of the quadrilateral shells ``conn``
-    (:func:`element_matrices`)."""
+    """Global (K, M) (6N x 6N, CSR) of the shells ``conn`` (:func:`element_matrices`)."""
     k_e, m_e = element_matrices(nodes, conn, thickness, young, nu, rho, labels)
     dofs = element_dofs(conn)
-    rows = np.repeat(dofs, 24, axis=1).ravel()
-    cols = np.tile(dofs, (1, 24)).ravel()
+    size = dofs.shape[1]
+    rows = np.repeat(dofs, size, axis=1).ravel()
+    cols = np.tile(dofs, (1, size)).ravel()
     n = 6 * len(nodes)
     return (sp.csr_matrix((k_e.ravel(), (rows, cols)), shape=(n, n)),
             sp.csr_matrix((m_e.ravel(), (rows, cols)), shape=(n, n)))
@@ -229,21 +318,22 @@ def assemble(nodes: np.ndarray, conn: np.ndarray, thickness, young: float, nu: f
 
 def membrane_gradient_rows(nodes: np.ndarray, conn: np.ndarray, labels=None
                            ) -> tuple[sp.csr_matrix, np.ndarray]:
-    """(G, dA): rows G (E·4·6, 6N) giving, at each Gauss point, the in-plane derivatives
+    """(G, dA): rows G (E·G·6, 6N) giving, at each Gauss point, the in-plane derivatives
     d = [u,x, u,y, v,x, v,y, w,x, w,y] of the mid-surface displacement in the element's
-    local axes (u, v, w along e₁, e₂, e₃) from the global DOFs; dA (E·4,) [m²] the Gauss
+    local axes (u, v, w along e₁, e₂, e₃) from the global DOFs; dA (E·G,) [m²] the Gauss
     weights times det J."""
     conn = np.asarray(conn, np.int64)
     axes, corners = local_frames(nodes, conn, labels)
-    geo = QuadGeometry(corners, labels)
-    n_e = len(conn)
+    geo = ShellGeometry(corners, labels)
+    n_e, n_g = geo.dndx.shape[:2]
     # row (e, g, 2k + α) = Σ_a ∂N_a/∂x_α (e_k · U_a), U_a the translations of node a
-    vals = np.einsum("egaj,eki->egkjai", geo.dndx, axes)            # (E, 4, 3, 2, 4, 3)
-    rows = np.broadcast_to(np.arange(n_e * 4 * 6).reshape(n_e, 4, 3, 2, 1, 1), vals.shape)
+    vals = np.einsum("egaj,eki->egkjai", geo.dndx, axes)            # (E, G, 3, 2, a, 3)
+    rows = np.broadcast_to(np.arange(n_e * n_g * 6).reshape(n_e, n_g, 3, 2, 1, 1),
+                           vals.shape)
     cols = np.broadcast_to((6 * conn)[:, None, None, None, :, None]
                            + np.arange(3)[None, None, None, None, None, :], vals.shape)
     grad = sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())),
-                         shape=(n_e * 24, 6 * len(nodes)))
+                         shape=(n_e * n_g * 6, 6 * len(nodes)))
     return grad, geo.area.ravel()
 
 
@@ -260,33 +350,36 @@ def membrane_green_lagrange() -> tuple[np.ndarray, np.ndarray]:
     return lin, quad
 
 
-def membrane_modulus(thickness, young: float, nu: float) -> np.ndarray:
-    """D_m (3, 3) [N/m] of one thickness [m]."""
-    return float(thickness) * _plane_stress(young, nu)
-
-
 def surface_stresses(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
                      nu: float, u: np.ndarray, labels=None) -> np.ndarray:
-    """Stresses (E, 4 Gauss points, 2 surfaces (bottom, top), 3 × 3) [Pa] in the FE axes
+    """Stresses (E, G Gauss points, 2 surfaces (bottom, top), 3 × 3) [Pa] in the FE axes
     of the displacement ``u`` (6N,): plane stress σ = D (ε_m ± t/2 κ) on the local axes,
     turned to the FE axes."""
     conn = np.asarray(conn, np.int64)
-    t = np.broadcast_to(np.asarray(thickness, float), (len(conn),))
+    t = _thickness(thickness, conn, labels)
     axes, corners = local_frames(nodes, conn, labels)
-    geo = QuadGeometry(corners, labels)
-    u_l = np.einsum("eki,eai->eak", axes, np.asarray(u, float).reshape(-1, 2, 3)[
-        conn.ravel()].reshape(len(conn), 8, 3)).reshape(len(conn), 24)
+    geo = ShellGeometry(corners, labels)
+    n_e, n_g, n_a = geo.dndx.shape[:3]
+    nodal = np.asarray(u, float).reshape(-1, 2, 3)[conn.ravel()].reshape(n_e, 2 * n_a, 3)
+    u_l = np.einsum("eki,eai->eak", axes, nodal).reshape(n_e, 6 * n_a)
     eps = np.einsum("egia,ea->egi", membrane_rows(geo.dndx), u_l)
     kappa = np.einsum("egia,ea->egi", bending_rows(geo.dndx), u_l)
     d_ps = _plane_stress(young, nu)
-    out = np.zeros((len(conn), 4, 2, 3, 3))
-    for s, sign in enumerate((-0.5, 0.5)):
+    out = np.zeros((n_e, n_g, 2, 3, 3))
+    for side, sign in enumerate((-0.5, 0.5)):
         voigt = np.einsum("ij,egj->egi", d_ps, eps + sign * t[:, None, None] * kappa)
-        local = np.zeros((len(conn), 4, 3, 3))
+        local = np.zeros((n_e, n_g, 3, 3))
         local[..., 0, 0], local[..., 1, 1] = voigt[..., 0], voigt[..., 1]
         local[..., 0, 1] = local[..., 1, 0] = voigt[..., 2]
-        out[:, :, s] = np.einsum("eki,egkl,elj->egij", axes, local, axes)
+        out[:, :, side] = np.einsum("eki,egkl,elj->egij", axes, local, axes)
     return out
+
+
+def gauss_to_corners(conn: np.ndarray) -> np.ndarray:
+    """(a corners, G points) of the shells ``conn``: the corner values of the field that
+    the Gauss-point values interpolate (bilinear or linear)."""
+    ref = REFERENCE[cell_type(conn)]
+    return np.linalg.inv(np.array([ref.shapes(r, s)[0] for r, s in ref.gauss]))
 
 
 def membrane_strain_group(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
@@ -297,18 +390,19 @@ def membrane_strain_group(nodes: np.ndarray, conn: np.ndarray, thickness, young:
     from .nonlinear_energy import StrainGroup
 
     conn = np.asarray(conn, np.int64)
-    t = np.broadcast_to(np.asarray(thickness, float), (len(conn),))
+    t = _thickness(thickness, conn, labels)
     grad, area = membrane_gradient_rows(nodes, conn, labels)
     lin, quad = membrane_green_lagrange()
-    return StrainGroup(grad=grad, beta=np.ones(1), weight=area * np.repeat(t, 4),
+    points = len(REFERENCE[cell_type(conn)].gauss)
+    return StrainGroup(grad=grad, beta=np.ones(1), weight=area * np.repeat(t, points),
                        linear=lin, quadratic=quad, modulus=_plane_stress(young, nu))
 
 
 def geometric_stiffness(nodes: np.ndarray, conn: np.ndarray, thickness, young: float,
                         nu: float, u: np.ndarray, labels=None) -> sp.csr_matrix:
     """Global geometric stiffness (6N x 6N) [N/m …] of the membrane forces of the
-    displacement ``u`` (6N,) in the quadrilateral shells ``conn``: the second variation
-    of their work on the membrane Green–Lagrange strain, Σ_g Gᵀ (t dA Σ_c σ_c H_c) G
+    displacement ``u`` (6N,) in the shells ``conn``: the second variation of their work
+    on the membrane Green–Lagrange strain, Σ_g Gᵀ (t dA Σ_c σ_c H_c) G
     (docs/theory_shells.md)."""
     group = membrane_strain_group(nodes, conn, thickness, young, nu, labels)
     d = (group.grad @ np.asarray(u, float)).reshape(-1, 6)            # (points, 6)

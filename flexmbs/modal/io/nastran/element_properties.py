@@ -2,10 +2,11 @@
 stiffening, modal derivatives and stress modes need beside the matrices
 (docs/theory_shells.md, docs/modal_data_formats.md).
 
-* **Thickness** of each ``quad`` cell: the PSHELL's T of a CQUAD4 or CQUADR, or the mean
-  of the element's own corner thicknesses T1–T4 when it gives them. Other quadrilateral
-  cells (CSHEAR panels, CQUAD8 drawn by their corners, shells of PCOMP laminates) have
-  none (NaN): the stress recovery refuses them by their element ID.
+* **Thickness** of each ``quad`` and ``triangle`` cell: the PSHELL's T of a CQUAD4,
+  CQUADR, CTRIA3 or CTRIAR, or the mean of the element's own corner thicknesses (T1–T4,
+  T1–T3) when it gives them all. Other cells of those types (CSHEAR panels, CQUAD8 and
+  CTRIA6 drawn by their corners, shells of PCOMP laminates) have none (NaN): the stress
+  recovery refuses them by their element ID.
 * **Material**: the one MAT1 (E, NU, RHO) that every drawn element's property names
   (PSHELL MID1/MID2, PSOLID MID). With several materials, or another card, there is
   none, and the reason says which.
@@ -19,8 +20,8 @@ import math
 
 import numpy as np
 
-#: Quadrilateral shell cards whose PSHELL thickness is read.
-SHELL_CARDS = ("CQUAD4", "CQUADR")
+#: Shell cards whose PSHELL thickness is read, by cell type, with their corner count.
+SHELL_CARDS = {"quad": (("CQUAD4", "CQUADR"), 4), "triangle": (("CTRIA3", "CTRIAR"), 3)}
 
 
 def _number(value) -> float | None:
@@ -31,23 +32,24 @@ def _number(value) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def shell_thickness(geo) -> np.ndarray:
-    """(E,) the thickness of each ``quad`` cell of the geometry ``geo``
-    (:class:`~flexmbs.modal.io.nastran.bulk.BdfGeometry`) [file length unit], NaN where
-    the cell is not a CQUAD4/CQUADR with a PSHELL (module docstring)."""
+def shell_thickness(geo, kind: str = "quad") -> np.ndarray:
+    """(E,) the thickness of each ``kind`` (``quad``, ``triangle``) cell of the geometry
+    ``geo`` (:class:`~flexmbs.modal.io.nastran.bulk.BdfGeometry`) [file length unit], NaN
+    where the cell is not a shell card with a PSHELL (module docstring)."""
     model = geo.model
-    labels = geo.cell_labels.get("quad", np.zeros(0, dtype=np.int64))
+    cards, count = SHELL_CARDS[kind]
+    labels = geo.cell_labels.get(kind, np.zeros(0, dtype=np.int64))
     out = np.full(len(labels), np.nan)
     for k, eid in enumerate(labels):
         elem = model.elements.get(int(eid))
-        if elem is None or elem.type not in SHELL_CARDS:
+        if elem is None or elem.type not in cards:
             continue
         prop = model.properties.get(elem.pid)
         if prop is None or prop.type != "PSHELL":
             continue
-        corners = [_number(getattr(elem, f"T{i}", None)) for i in range(1, 5)]
+        corners = [_number(getattr(elem, f"T{i}", None)) for i in range(1, count + 1)]
         corners = [c for c in corners if c is not None and c > 0]
-        if len(corners) == 4:
+        if len(corners) == count:
             out[k] = float(np.mean(corners))
         elif _number(prop.t) is not None:
             out[k] = float(prop.t)

@@ -287,8 +287,10 @@ def _element_metadata(geo, system, units, material) -> dict:
     from .element_properties import element_material, shell_thickness
 
     out: dict = {"cell_labels": dict(geo.cell_labels)}
-    if "quad" in geo.cells and geo.model is not None:
-        out["shell_thickness"] = {"quad": shell_thickness(geo) * system.length}
+    shells = [kind for kind in ("quad", "triangle") if kind in geo.cells]
+    if shells and geo.model is not None:
+        out["shell_thickness"] = {kind: shell_thickness(geo, kind) * system.length
+                                  for kind in shells}
     if material is None and geo.model is not None:
         material, why = element_material(geo)
         if material is None:
