@@ -310,3 +310,74 @@ def test_mixed_quadrilateral_and_triangle_strip_spins_like_the_beam():
     assert southwell == pytest.approx(1.1933, rel=3e-3)
     assert stress_fields(fe, data)["shell_stress"].shape == (fe.n_nodes, 12, 2)
     assert with_modal_derivatives(data, fe).derivatives.cubic.shape == (5, 5, 5)
+
+
+def _write_inp(path, nodes, quads, tris, sections=True):
+    """An Abaqus input file of the plate in mm: S4R and S3 elements in two sets, each
+    with its *SHELL SECTION (thickness in mm)."""
+    lines = ["*HEADING", "plate", "*NODE, NSET=ALLN"]
+    lines += [f"{k + 1}, {1e3 * x:.9g}, {1e3 * y:.9g}, {1e3 * z:.9g}"
+              for k, (x, y, z) in enumerate(nodes)]
+    lines.append("*ELEMENT, TYPE=S4R, ELSET=QUADS")
+    lines += [f"{e + 1}, " + ", ".join(str(v + 1) for v in q) for e, q in enumerate(quads)]
+    lines.append("*ELEMENT, TYPE=S3")
+    first = len(quads) + 1
+    lines += [f"{first + e}, " + ", ".join(str(v + 1) for v in t) for e, t in enumerate(tris)]
+    lines += ["*ELSET, ELSET=TRIS, GENERATE", f"{first}, {first + len(tris) - 1}"]
+    root = [k + 1 for k in np.nonzero(np.isclose(nodes[:, 0], 0.0))[0]]
+    lines += ["*NSET, NSET=ROOT", ", ".join(map(str, root))]
+    if sections:
+        lines += ["*SHELL SECTION, ELSET=QUADS, MATERIAL=STEEL", f"{1e3 * THICK}, 5",
+                  "*SHELL SECTION, ELSET=TRIS, MATERIAL=STEEL", f"{1e3 * THICK}, 5"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_abaqus_shells_and_their_sections(tmp_path, capsys):
+    """An Abaqus .inp in mm with S4R and S3 elements and *SHELL SECTIONs over an *ELEMENT
+    set and a GENERATEd *ELSET: the reader makes them quad and triangle cells with their
+    thickness in metres, and the strip's stiffening from Matrix Market matrices in
+    mm-t-s gives the Southwell coefficient; without sections the refusal names an
+    element and says what is missing, and --thickness supplies it."""
+    import scipy.io
+
+    from flexmbs.cli.main import main as cli
+    from flexmbs.modal import read_modal
+    from flexmbs.modal.io.matrix_market import read_matrix_market
+
+    nodes, quads = grid_plate(LENGTH, WIDTH, 40, 2)
+    half = len(quads) // 2
+    tris = np.concatenate([quads[half:, [0, 1, 2]], quads[half:, [0, 2, 3]]])
+    k = m = 0
+    for conn in (quads[:half], tris):
+        k_c, m_c = se.assemble(nodes, conn, THICK, E_STEEL, 0.0, RHO)
+        k, m = k + k_c, m + m_c
+    scale = np.tile([1.0, 1.0, 1.0, 1e-3, 1e-3, 1e-3], len(nodes))  # SI → mm-t-s rows
+    import scipy.sparse as sp
+    w = sp.diags(scale)
+    scipy.io.mmwrite(str(tmp_path / "k.mtx"), (w @ k @ w) * 1e-3)   # N/mm, N, N mm
+    scipy.io.mmwrite(str(tmp_path / "m.mtx"), (w @ m @ w) * 1e-3)   # t, t mm, t mm²
+    inp = tmp_path / "plate.inp"
+    _write_inp(inp, nodes, quads[:half], tris)
+    fe = read_matrix_market(tmp_path / "m.mtx", tmp_path / "k.mtx", inp, units="mm-t-s",
+                            material={"E": E_STEEL * 1e-6, "nu": 0.0})
+    assert sorted(fe.cells) == ["quad", "triangle"]
+    for kind in ("quad", "triangle"):
+        np.testing.assert_allclose(fe.metadata["shell_thickness"][kind], THICK, rtol=1e-12)
+    data = with_stiffening(clamped_modes(fe, "ROOT", 2), fe)
+    w0 = _flap_frequency(data, 0.0)
+    southwell = (_flap_frequency(data, 0.1 * w0) ** 2 - w0 ** 2) / (0.1 * w0) ** 2
+    assert southwell == pytest.approx(1.1933, rel=3e-3)
+
+    bare = tmp_path / "bare.inp"
+    _write_inp(bare, nodes, quads[:half], tris, sections=False)
+    args = ["reduce", "--mass", str(tmp_path / "m.mtx"), "--stiffness",
+            str(tmp_path / "k.mtx"), "--nodes", str(bare), "--units", "mm-t-s",
+            "--material", "E=210000,nu=0", "--clamp-nodes", "ROOT", "--modes", "2",
+            "--stiffening", "-o", str(tmp_path / "out.fmd.h5")]
+    assert cli(args) != 0
+    err = capsys.readouterr().err
+    assert "quad element 1 of" in err and "bare.inp" in err and "--thickness" in err
+    assert cli([*args, "--thickness", str(1e3 * THICK)]) == 0
+    stiffened = read_modal(tmp_path / "out.fmd.h5")
+    np.testing.assert_allclose(stiffened.stiffening["ww_zz"], data.stiffening["ww_zz"],
+                               rtol=1e-6, atol=1e-9 * np.abs(data.stiffening["ww_zz"]).max())

@@ -98,9 +98,10 @@ def _thickness(fe, kind: str, conn: np.ndarray, what: str, source: str) -> np.nd
         label = int(labels[k]) if labels is not None else k + 1
         if not np.isfinite(t[k]):
             raise ValidationError(
-                f"{what}: {kind} element {label} of {source!r} has no shell thickness "
-                f"(a CSHEAR panel, a CQUAD8 or CTRIA6 drawn by its corners, or a shell "
-                f"without a PSHELL): its stresses are not computed here")
+                f"{what}: {kind} element {label} of {source!r} has no shell thickness: no "
+                f"*SHELL SECTION or PSHELL gives it one (a laminate, a CSHEAR panel, or a "
+                f"CQUAD8/CTRIA6 drawn by its corners); give it with flexmbs reduce "
+                f"--thickness T")
         raise ValidationError(f"{what}: shell thickness must be positive [m]; element "
                               f"{label} of {source!r} has {t[k]!r}")
     return t
@@ -112,7 +113,7 @@ def file_elements_of(fe, what: str = "stiffening") -> FileElements:
     with no stresses here, or elements that were not read."""
     files = fe.metadata.get("source_files") or {}
     source = (fe.metadata.get("generator") or fe.metadata.get("source")
-              or files.get("geometry") or "this FE model")
+              or files.get("geometry") or files.get("nodes") or "this FE model")
     kinds = sorted(fe.cells)
     known = (solid_elements.STRESS_CELLS if fe.dofs_per_node == 3
              else shell_elements.SHELL_CELLS)

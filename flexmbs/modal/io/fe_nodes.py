@@ -1,7 +1,7 @@
 """Node files of the FE-matrix readers, and the steps all of them share to turn matrices
 and nodes into an :class:`FEModel` (SI): node sets, units, material.
 
-One job: read node coordinates, labels, sets and solid elements (:func:`read_nodes` →
+One job: read node coordinates, labels, sets and solid and shell elements (:func:`read_nodes` →
 :class:`NodeTable`) and build the :class:`FEModel` from them and the matrices
 (:func:`to_si`, :func:`_material_si`, :func:`_resolve_sets`, :func:`_build`). The
 matrix formats live in their own modules: :mod:`.matrix_market` (Matrix Market ``.mtx``)
@@ -15,8 +15,10 @@ input file (``.inp``) whose ``*NODE`` blocks give the nodes and whose ``*NSET`` 
 C3D6, C3D8*, C3D10*, C3D20*; node lists may continue on the next line) become the model's
 cells (``tetra``, ``wedge``, ``hexahedron``, ``tetra10``, ``hexahedron20``), for
 animations and, for the linear tetrahedra and hexahedra and the 20-node bricks with a
-``material``, for stresses and geometric stiffening; elements of other types are counted in
-``metadata["skipped_elements"]``.
+``material``, for stresses and geometric stiffening. Its shells (S4, S4R → ``quad``; S3,
+S3R → ``triangle``) become cells too, with the thickness of the ``*SHELL SECTION`` that
+covers each (:mod:`.inp_shell_sections`; ``metadata["shell_thickness"]``, NaN where none
+does). Elements of other types are counted in ``metadata["skipped_elements"]``.
 
 Units: ``units`` names the unit system of all the files of a model; coordinates and
 matrices are converted to SI by :func:`to_si` (translational/rotational DOF weighting,
@@ -72,9 +74,17 @@ INP_SOLIDS = (("C3D20", "hexahedron20", 20), ("C3D10", "tetra10", 10),
               ("C3D8", "hexahedron", 8), ("C3D4", "tetra", 4), ("C3D6", "wedge", 6))
 
 
+#: Abaqus shell element types (6 DOFs per node) → (meshio cell type, nodes); their
+#: thickness comes from *SHELL SECTION (:mod:`.inp_shell_sections`).
+INP_SHELLS = {"S4": ("quad", 4), "S4R": ("quad", 4), "S3": ("triangle", 3),
+              "S3R": ("triangle", 3)}
+
+
 def _inp_cell_type(abaqus_type: str):
     """(meshio cell type, node count) of an Abaqus element type, or None."""
     name = abaqus_type.upper()
+    if name in INP_SHELLS:
+        return INP_SHELLS[name]
     for prefix, cell, count in INP_SOLIDS:
         if name.startswith(prefix):
             return cell, count
@@ -427,6 +437,15 @@ def _build(table: NodeTable, mass, stiffness, *, units, dpn, sets, metadata, fil
     material = _material_si(material, units)
     if material is not None:
         metadata["material"] = material
+    shells = [kind for kind in ("quad", "triangle") if kind in cells]
+    if shells and table.path.suffix.lower() == ".inp":
+        from .inp_shell_sections import shell_thickness
+
+        given = shell_thickness(table.path, _lines(table.path))
+        length = get_units(units).length
+        metadata["shell_thickness"] = {
+            kind: length * np.array([given.get(int(v), np.nan) for v in labels[kind]])
+            for kind in shells}
     try:
         return FEModel(coords, mass, stiffness, dofs_per_node=dpn, node_ids=table.ids,
                        node_sets=sets, cells=cells, metadata=metadata)
