@@ -316,7 +316,7 @@ def _write_inp(path, nodes, quads, tris, sections=True):
     """An Abaqus input file of the plate in mm: S4R and S3 elements in two sets, each
     with its *SHELL SECTION (thickness in mm)."""
     lines = ["*HEADING", "plate", "*NODE, NSET=ALLN"]
-    lines += [f"{k + 1}, {1e3 * x:.9g}, {1e3 * y:.9g}, {1e3 * z:.9g}"
+    lines += [f"{k + 1}, {float(1e3 * x)!r}, {float(1e3 * y)!r}, {float(1e3 * z)!r}"
               for k, (x, y, z) in enumerate(nodes)]
     lines.append("*ELEMENT, TYPE=S4R, ELSET=QUADS")
     lines += [f"{e + 1}, " + ", ".join(str(v + 1) for v in q) for e, q in enumerate(quads)]
@@ -351,7 +351,9 @@ def test_abaqus_shells_and_their_sections(tmp_path, capsys):
     for conn in (quads[:half], tris):
         k_c, m_c = se.assemble(nodes, conn, THICK, E_STEEL, 0.0, RHO)
         k, m = k + k_c, m + m_c
-    scale = np.tile([1.0, 1.0, 1.0, 1e-3, 1e-3, 1e-3], len(nodes))  # SI → mm-t-s rows
+    # SI → mm-t-s: K_file = W⁻¹ K W⁻¹ / 1e3 with W = diag(1, 1e-3 m/mm per rotation),
+    # so that the reader's K = 1e3 W K_file W (t/s² = 1e3 N/m) is K again
+    scale = np.tile([1.0, 1.0, 1.0, 1e3, 1e3, 1e3], len(nodes))
     import scipy.sparse as sp
     w = sp.diags(scale)
     scipy.io.mmwrite(str(tmp_path / "k.mtx"), (w @ k @ w) * 1e-3)   # N/mm, N, N mm

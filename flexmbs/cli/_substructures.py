@@ -1,7 +1,8 @@
 """``flexmbs beam --substructures K`` and ``flexmbs reduce --substructures K``: the beam,
-or a solid part read with its elements, cut into K Craig–Bampton parts, written as K
-modal data files plus a JSON sidecar that says how to join them
-(docs/flexible_bodies.md, "Substructured parts" and "Substructured solid parts")."""
+or a solid or shell part read with its elements, cut into K Craig–Bampton parts, written
+as K modal data files plus a JSON sidecar that says how to join them
+(docs/flexible_bodies.md, "Substructured parts" and "Substructured solid and shell
+parts")."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def run_parts(fe, args) -> int:
     from ..modal.stress import with_stress
 
     k = args.substructures
-    solid = fe.dofs_per_node == 3  # (ends given by --attach-nodes and --interface-nodes)
+    # a meshed part, solid or shell (ends given by --attach-nodes and --interface-nodes)
+    solid = fe.dofs_per_node == 3 or bool({"quad", "triangle"} & set(fe.cells))
     stray = [opt for opt, attr in NOT_WITH_PARTS if getattr(args, attr, None)
              and not (solid and attr in ("attach_nodes", "interface_nodes"))]
     if args.clamp_nodes not in (None, "root"):
@@ -92,12 +94,12 @@ def run_parts(fe, args) -> int:
 
 
 def _solid_parts(fe, args):
-    """(split, ModalData per part) of a solid model: cut surfaces at the node layers
-    nearest to equal stations from the root set (``--attach-nodes``, default the set
-    ``root``) to the tip set (``--interface-nodes``, default ``tip``), or, where no layer
-    lies across that straight line (a bent part), between the cell layers swept from
-    the root; rigid or tied (``--cuts``; docs/flexible_bodies.md, "Substructured solid
-    parts")."""
+    """(split, ModalData per part) of a solid or shell model: cut surfaces at the node
+    layers nearest to equal stations from the root set (``--attach-nodes``, default the
+    set ``root``) to the tip set (``--interface-nodes``, default ``tip``), or, where no
+    layer lies across that straight line (a bent part), between the cell layers swept
+    from the root; rigid or tied (``--cuts``; docs/flexible_bodies.md, "Substructured
+    solid and shell parts")."""
     from ..modal.solid_substructures import (
         NoLayerError,
         reduce_solid_parts,

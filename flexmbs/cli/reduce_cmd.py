@@ -63,8 +63,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "their material (docs/theory_stiffening.md)")
     add_reduction_args(p)
     p.add_argument("--substructures", type=int, default=1, metavar="K",
-                   help="cut a solid part (the --nodes mesh's solid elements, --material "
-                        "with rho) into K parts at the node layers nearest to equal "
+                   help="cut a solid or shell part (the --nodes mesh's elements, "
+                        "--material with rho) into K parts at the node layers nearest to equal "
                         "stations from the root set (--attach-nodes, default 'root') to the "
                         "tip set (--interface-nodes, default 'tip'), each reduced by "
                         "Craig-Bampton with rigid cut surfaces (--modes fixed-interface "
@@ -199,9 +199,10 @@ def run(args: argparse.Namespace) -> int:
 
         if args.substructures < 1:
             raise ValidationError(f"--substructures must be >= 1, got {args.substructures}")
-        if fe.dofs_per_node != 3:
+        if fe.dofs_per_node != 3 and not {"quad", "triangle"} & set(fe.cells):
             raise ValidationError("--substructures: flexmbs reduce splits solid parts (3 "
-                                  "DOFs per node); a beam is split by flexmbs beam "
+                                  "DOFs per node) and shell parts (6, with shell "
+                                  "elements); a beam is split by flexmbs beam "
                                   "--substructures")
         stray = [opt for opt, on in (("--free", args.free),
                                      ("--modal-derivatives", args.modal_derivatives)) if on]

@@ -1,28 +1,32 @@
-"""Split an FE model of solid elements into substructures joined at cut surfaces
-(docs/flexible_bodies.md, "Substructured solid parts").
+"""Split an FE model of solid or shell elements into substructures joined at cut surfaces
+(docs/flexible_bodies.md, "Substructured solid and shell parts").
 
-The solid counterpart of :mod:`flexmbs.modal.substructures`: a part meshed with linear
-hexahedra, tetrahedra and 20-node bricks (the built-in
+The counterpart of :mod:`flexmbs.modal.substructures` for FE meshes: a part meshed with
+linear hexahedra, tetrahedra and 20-node bricks (3 DOFs per node: the built-in
 :func:`~flexmbs.modal.fe.solid.box_mesh`, or FE data read with its elements and an
-isotropic material, ``metadata["material"]``) is cut at **cut surfaces**, node sets
-across the part that the cells do not straddle.
+isotropic material, ``metadata["material"]``), or with shells (6 DOFs per node:
+quadrilaterals and triangles with their thickness, docs/theory_shells.md), is cut at
+**cut surfaces** (for shells, lines of nodes), node sets across the part that the cells
+do not straddle.
 
 * The parts are the connected pieces of the cells once the cut surfaces' nodes are
   duplicated, ordered from the ``root`` set outwards. Each part's matrices are the sum of
   its cells' element matrices (:func:`element_matrices`: full 2 × 2 × 2 Gauss
   integration for hexahedra, the exact formulas for tetrahedra, MAPDL SOLID186's
-  integration for 20-node bricks) plus the node-local rest
+  integration for 20-node bricks, the shells of
+  :mod:`~flexmbs.modal.fe.shell_elements`) plus the node-local rest
   of the parent's matrices (point masses), held by the part attached at a cut node. The
   parts add up to the parent: a parent that is not its cells' sum (reduced integration,
   another element formulation) is refused, naming the entry.
 * Each cut surface and each end set (``tip``) moves **rigidly** in the reduction, as an
   RBE2 spider would make it: the part's frame is attached to its root-side surface
   (clamped), and each of its other surfaces gets six constraint modes, the rigid
-  translations and rotations of the surface about its centroid, with the interior
-  following statically. A section that stays plane and undeformed is exact for the
-  neighbouring parts' rigid joining (a fixed joint between the surface markers of the two
-  parts) and stiffens the part a little (the section's warping and Poisson contraction
-  at the cut are held): measured in ``tests/test_solid_substructures.py``.
+  translations and rotations of the surface about its centroid (a shell node's own
+  rotation that of the surface), with the interior following statically. A section
+  that stays plane and undeformed is exact for the neighbouring parts' rigid joining (a
+  fixed joint between the surface markers of the two parts) and stiffens the part a
+  little (the section's warping and Poisson contraction at the cut are held): measured
+  in ``tests/test_solid_substructures.py``.
 """
 
 from __future__ import annotations
@@ -85,16 +89,18 @@ def _material(fe: FEModel) -> tuple[float, float, float]:
 
 
 def _cells(fe: FEModel) -> list[tuple[str, np.ndarray]]:
-    other = sorted(set(fe.cells) - set(SOLID_CELLS))
-    if fe.dofs_per_node != 3 or not fe.cells or other:
+    from .fe.shell_elements import SHELL_CELLS
+
+    known = SOLID_CELLS if fe.dofs_per_node == 3 else SHELL_CELLS
+    other = sorted(set(fe.cells) - set(known))
+    if not fe.cells or other:
         raise ValidationError(
-            "split: substructuring a solid needs cells of the types "
-            f"{list(SOLID_CELLS)} on 3-DOF nodes"
-            + (f"; this model also has {other} cells" if other else "")
-            + ("; it has no cells" if not fe.cells else "")
-            + (f"; it has {fe.dofs_per_node} DOFs per node" if fe.dofs_per_node != 3
-               else ""))
-    return [(kind, np.asarray(fe.cells[kind], np.int64)) for kind in SOLID_CELLS
+            "split: substructuring needs solid cells "
+            f"{list(SOLID_CELLS)} on 3-DOF nodes or shells {list(SHELL_CELLS)} on 6-DOF "
+            f"nodes; this model has {fe.dofs_per_node} DOFs per node"
+            + (f" and {other} cells" if other else "")
+            + (" and no cells" if not fe.cells else ""))
+    return [(kind, np.asarray(fe.cells[kind], np.int64)) for kind in known
             if kind in fe.cells]
 
 
@@ -134,9 +140,12 @@ def element_matrices(fe: FEModel) -> list[tuple[str, np.ndarray, np.ndarray, np.
     hexahedra by 2 × 2 × 2 Gauss points (exact for a parallelepiped), tetrahedra by
     their closed forms (K = V BᵀDB, M = ρV/20 (1 + δ_ab) I₃), 20-node bricks as MAPDL's
     SOLID186 by default (K by 2 × 2 × 2 Gauss points, uniform reduced integration; M by
-    Irons' 14 points)."""
+    Irons' 14 points). For a shell model (6 DOFs per node) the shells' (K_e, M_e)
+    (6a × 6a) of :func:`flexmbs.modal.fe.shell_elements.element_matrices`."""
     young, nu, rho = _material(fe)
     solid_elements.isotropic_lame(young, nu)  # (refuses a bad E or ν by name)
+    if fe.dofs_per_node == 6:
+        return _shell_matrices(fe, young, nu, rho)
     d = _isotropic_elasticity(young, nu)  # Voigt order as _strain_rows
     labels = (fe.metadata or {}).get("cell_labels") or {}
     out = []
@@ -160,11 +169,25 @@ def element_matrices(fe: FEModel) -> list[tuple[str, np.ndarray, np.ndarray, np.
     return out
 
 
-def _assemble(n_dof: int, blocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Σ of the element matrices ``blocks`` (connectivity, K_e, M_e) into n_dof."""
+def _shell_matrices(fe: FEModel, young: float, nu: float, rho: float):
+    from .fe.file_elements import file_elements_of
+    from .fe.shell_elements import element_matrices as shell_matrices
+
+    elements = file_elements_of(fe, "split")
+    out = []
+    for kind, conn in _cells(fe):
+        k_e, m_e = shell_matrices(fe.nodes, conn, elements.thickness[kind], young, nu, rho,
+                                  elements.labels.get(kind))
+        out.append((kind, conn, k_e, m_e))
+    return out
+
+
+def _assemble(n_dof: int, blocks, dpn: int = 3) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Σ of the element matrices ``blocks`` (connectivity, K_e, M_e) into n_dof, ``dpn``
+    DOFs per node."""
     rows, cols, kv, mv = [], [], [], []
     for conn, k_e, m_e in blocks:
-        dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(len(conn), -1)
+        dofs = (dpn * conn[:, :, None] + np.arange(dpn)).reshape(len(conn), -1)
         rows.append(np.repeat(dofs, dofs.shape[1], axis=1).ravel())
         cols.append(np.tile(dofs, (1, dofs.shape[1])).ravel())
         kv.append(k_e.ravel())
@@ -183,27 +206,28 @@ def _node_local_rest(fe: FEModel, elements, root_idx) -> tuple[sp.csr_matrix, sp
     the export left out (empty rows of a matrix, as MAPDL's ``.full`` leaves its
     constrained DOFs' stiffness) are not compared where they belong to the root nodes,
     which the root part clamps anyway: there the elements' own terms stand in for them."""
-    k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements])
+    dpn = fe.dofs_per_node
+    k_sum, m_sum = _assemble(fe.n_dof, [(c, k, m) for _, c, k, m in elements], dpn)
     hint = "reduced integration, a lumped mass or another formulation?"
     sums, off_root = [], None
     for full, summed in ((fe.stiffness, k_sum), (fe.mass, m_sum)):
         # rows the export left out (nothing stored, or only zeros)
         empty = np.flatnonzero(np.asarray(abs(full).sum(axis=1)).ravel() == 0)
-        held = np.isin(empty // 3, np.asarray(root_idx))
+        held = np.isin(empty // dpn, np.asarray(root_idx))
         if empty.size and held.all():  # the missing rows and columns: the elements'
             keep = np.ones(fe.n_dof)
             keep[empty] = 0.0
             mask = sp.diags(keep)
             summed = mask @ summed @ mask
         elif empty.size and off_root is None:
-            off_root = (int((~held).sum()), int(fe.node_ids[empty[~held][0] // 3]))
+            off_root = (int((~held).sum()), int(fe.node_ids[empty[~held][0] // dpn]))
         sums.append(summed)
     if off_root is not None:
         hint = (f"{off_root[0]} DOFs of the model off the root set are constrained out "
                 f"(an SPC in the export?), node {off_root[1]} first: give the matrices "
                 f"without constraints, or {hint}")
     k_sum, m_sum = sums
-    k_rest, m_rest = node_local_rest(fe, k_sum, m_sum, "its solid cells' element matrices "
+    k_rest, m_rest = node_local_rest(fe, k_sum, m_sum, "its cells' element matrices "
                                      "(their own integration, consistent mass)", hint)
     return k_rest, m_rest
 
@@ -310,7 +334,8 @@ def surfaces_along_mesh(fe: FEModel, k: int, root="root") -> list[np.ndarray]:
 
 def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                       cuts: str = "rigid") -> SplitModel:
-    """Split ``fe`` (solid cells, 3 DOFs per node) at the cut ``surfaces``.
+    """Split ``fe`` (solid cells with 3 DOFs per node, or shells with 6) at the cut
+    ``surfaces``.
 
     Parameters
     ----------
@@ -340,6 +365,11 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
     """
     if cuts not in ("rigid", "tied"):
         raise ValidationError(f"split: cuts must be 'rigid' or 'tied', got {cuts!r}")
+    dpn = fe.dofs_per_node
+    if cuts == "tied" and dpn == 6:
+        raise ValidationError("split: 'tied' cuts join the parts' nodes by spherical "
+                              "joints, which would leave a shell's rotations free at the "
+                              "cut; split a shell model with rigid cuts")
     elements = element_matrices(fe)
     cut_sets = [_labels(fe, s, f"split: surface {j + 1}") for j, s in enumerate(surfaces)]
     root_idx = _labels(fe, root, "split: root")
@@ -388,6 +418,7 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
             raise ValidationError(f"split: end set {name!r} spans several parts; an end "
                                   f"(where loads or joints act) must lie inside one part")
     labels_of = dict((fe.metadata or {}).get("cell_labels") or {})  # (parent's, by kind)
+    thickness_of = _thickness_by_kind(fe)
     cell_kind = [(kind, conn, k_e, m_e, offset) for (kind, conn, k_e, m_e), offset in
                  zip(elements, np.cumsum([0] + [len(c) for c in conn_all[:-1]]),
                      strict=True)]
@@ -396,9 +427,9 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
         nodes = nodes_of[j]
         local = np.full(fe.n_nodes, -1)
         local[nodes] = np.arange(nodes.size)
-        dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
-        mine = sp.diags(np.repeat(owner == rank[j], 3).astype(float))
-        blocks, cells, cell_labels = [], {}, {}
+        dofs = (dpn * nodes[:, None] + np.arange(dpn)).ravel()
+        mine = sp.diags(np.repeat(owner == rank[j], dpn).astype(float))
+        blocks, cells, cell_labels, thickness = [], {}, {}, {}
         mine_cells = np.asarray(pieces[j])
         for kind, conn, k_e, m_e, offset in cell_kind:
             sel = mine_cells[(mine_cells >= offset) & (mine_cells < offset + len(conn))]
@@ -408,7 +439,9 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
                 cells[kind] = local[conn[sel - offset]]
                 if kind in labels_of:
                     cell_labels[kind] = [labels_of[kind][i] for i in sel - offset]
-        k_p, m_p = _assemble(dofs.size, blocks)
+                if kind in thickness_of:
+                    thickness[kind] = thickness_of[kind][sel - offset]
+        k_p, m_p = _assemble(dofs.size, blocks, dpn)
         k_p = k_p + (mine @ rest_k)[dofs][:, dofs]
         m_p = m_p + (mine @ rest_m)[dofs][:, dofs]
         rigid = {f"cut{s + 1}": cut_sets[s] for s, inner, _ in cut_list if inner == j}
@@ -421,10 +454,12 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
         sets.update({name: local[idx] for name, idx in end_sets.items()
                      if np.isin(idx, nodes).all()})
         sets = {name: v for name, v in sets.items() if v.size}
-        part_fe = FEModel(fe.nodes[nodes], m_p.tocsr(), k_p.tocsr(), dofs_per_node=3,
+        metadata = {**fe.metadata, "substructure": rank[j] + 1, "cell_labels": cell_labels}
+        if thickness:
+            metadata["shell_thickness"] = thickness
+        part_fe = FEModel(fe.nodes[nodes], m_p.tocsr(), k_p.tocsr(), dofs_per_node=dpn,
                           node_ids=fe.node_ids[nodes], node_sets=sets, cells=cells,
-                          metadata={**fe.metadata, "substructure": rank[j] + 1,
-                                    "cell_labels": cell_labels})
+                          metadata=metadata)
         parts.append(SolidSubstructure(part_fe, fe.node_ids[attach_of[j]],
                                        {n: fe.node_ids[v] for n, v in rigid.items()},
                                        tied=cuts == "tied"))
@@ -435,17 +470,28 @@ def split_solid_model(fe: FEModel, surfaces, *, root="root", ends=("tip",),
     return SplitModel(tuple(parts), cut_objs, fe)
 
 
+def _thickness_by_kind(fe: FEModel) -> dict:
+    """Shell cell type → thickness per cell [m] of a shell model (none for solids)."""
+    if fe.dofs_per_node != 6:
+        return {}
+    from .fe.file_elements import file_elements_of
+
+    return file_elements_of(fe, "split").thickness
+
+
 def rigid_surface_modes(fe: FEModel, labels) -> tuple[np.ndarray, np.ndarray]:
-    """(DOF indices (3n,), T (3n, 6)): the displacements of the nodes ``labels`` under
-    the rigid translations and small rotations of the surface about its centroid,
-    u_p = u_c + θ × (x_p − x_c)."""
+    """(DOF indices (dpn·n,), T (dpn·n, 6)): the displacements of the nodes ``labels``
+    under the rigid translations and small rotations of the surface about its centroid,
+    u_p = u_c + θ × (x_p − x_c), and, with 6 DOFs per node, the nodes' rotations θ."""
     idx = fe.resolve_nodes(np.asarray(labels), "rigid surface")
     arm = fe.nodes[idx] - fe.nodes[idx].mean(axis=0)
-    t = np.zeros((idx.size, 3, 6))
-    t[:, :, :3] = np.eye(3)
+    t = np.zeros((idx.size, fe.dofs_per_node, 6))
+    t[:, :3, :3] = np.eye(3)
     t[:, 0, 4], t[:, 0, 5] = arm[:, 2], -arm[:, 1]
     t[:, 1, 3], t[:, 1, 5] = -arm[:, 2], arm[:, 0]
     t[:, 2, 3], t[:, 2, 4] = arm[:, 1], -arm[:, 0]
+    if fe.dofs_per_node == 6:
+        t[:, 3:, 3:] = np.eye(3)
     return fe.node_dofs(idx), t.reshape(-1, 6)
 
 
@@ -468,7 +514,7 @@ def reduce_solid_part(part: SolidSubstructure, n_normal: int, *, root: bool = Tr
     if part.tied:
         interface = part.interface if root else np.union1d(part.interface, part.attach)
         held = np.union1d(interface, part.attach)
-        n_int = fe.n_dof - 3 * held.size - fe.inactive_dofs.size
+        n_int = fe.n_dof - fe.dofs_per_node * held.size - fe.inactive_dofs.size
         return craig_bampton(fe, interface, min(int(n_normal), max(n_int, 0)),
                              attach=part.attach if root else None,
                              normalization=normalization)

@@ -72,7 +72,11 @@ def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
     """RBE3-like interface: origin and translation the weighted mean of the nodes', and
     rotation the weighted least-squares rotation of the node cloud about it:
     ψ = −(Σ w ρ̃ᵀρ̃)⁻¹ Σ w ρ̃ᵀ (φ_k − φ̄), ρ_k = ū0_k − ū0_mean. Needs ≥ 3 non-collinear
-    nodes for the rotation. Computed once per data and node set (new arrays each call)."""
+    nodes for the rotation, or nodal rotations (6-DOF data, a shell's cut line): about
+    the directions the cloud's translations leave open (the line of collinear nodes,
+    every direction for one node), the rotation is then the nodes' weighted mean
+    rotation Σ w ψ_k, as an RBE3 with rotational components does. Computed once per data
+    and node set (new arrays each call)."""
     idx = np.asarray(nodes, dtype=np.int64)
     key = (idx.tobytes(), None if weights is None
            else np.asarray(weights, dtype=float).tobytes())
@@ -95,11 +99,19 @@ def _interface_modes(data: ModalData, idx: np.ndarray, weights) -> MarkerModes:
     mean = np.einsum("k,kan->an", w, y)
     rho = skew_stack(pts - center)  # (k, 3, 3)
     lhs = np.einsum("k,kba,kbc->ac", w, rho, rho)
-    if np.linalg.matrix_rank(lhs, tol=1e-12 * max(np.trace(lhs), 1e-300)) < 3:
+    rhs = np.einsum("k,kba,kbn->an", w, rho, y - mean[None])
+    tol = 1e-12 * max(np.trace(lhs), 1e-300)
+    if np.linalg.matrix_rank(lhs, tol=tol) == 3:
+        return MarkerModes(center, mean, -solve_small(lhs, rhs))
+    if data.psi is None:
         raise ModelError("interface marker: the node set is collinear (or a single node); "
                          "its rotation is undefined — use a node marker or more nodes")
-    rhs = np.einsum("k,kba,kbn->an", w, rho, y - mean[None])
-    psi = -solve_small(lhs, rhs)
+    values, vectors = np.linalg.eigh(lhs)
+    held = values > tol   # the directions the translations determine
+    psi_nodes = data.psi.reshape(data.n_nodes, 3, data.n_modes)[idx]
+    open_ = vectors[:, ~held]
+    psi = (-(vectors[:, held] / values[held]) @ (vectors[:, held].T @ rhs)
+           + open_ @ (open_.T @ np.einsum("k,kan->an", w, psi_nodes)))
     return MarkerModes(center, mean, psi)
 
 
