@@ -180,3 +180,27 @@ def test_cli_reduce_splits_a_shell_part_read_from_abaqus(tmp_path, capsys):
     _, api = _split(fe, 2, modes=3)
     np.testing.assert_allclose(np.sort(np.diag(datas[0].K_ff)),
                                np.sort(np.diag(api[0].K_ff)), rtol=1e-6)
+
+
+def test_a_marker_on_a_line_of_six_dof_nodes_turns_with_the_nodes():
+    """An interface marker on collinear 6-DOF nodes (a shell's cut line, two beam nodes):
+    for modes that are rigid rotations about the three axes, the marker's rotation is
+    each axis exactly: about the line from the nodes' rotations, across it from their
+    translations. Without nodal rotations the set is still refused by name."""
+    from types import SimpleNamespace
+
+    from flexmbs.errors import ModelError
+    from flexmbs.model.flexible import interface_modes
+
+    nodes = np.column_stack([np.zeros(4), np.linspace(-0.02, 0.02, 4), np.zeros(4)])
+    phi = np.zeros((4, 3, 3))
+    psi = np.zeros((4, 3, 3))
+    for axis in range(3):
+        phi[:, :, axis] = np.cross(np.eye(3)[axis], nodes - [0.0, 0.01, 0.0])
+        psi[:, :, axis] = np.eye(3)[axis]
+    kwargs = dict(nodes=nodes, phi=phi.reshape(12, 3), n_nodes=4, n_modes=3)
+    marker = interface_modes(SimpleNamespace(**kwargs, psi=psi.reshape(12, 3)),
+                             np.arange(4))
+    np.testing.assert_allclose(marker.psi, np.eye(3), atol=1e-12)
+    with pytest.raises(ModelError, match="collinear"):
+        interface_modes(SimpleNamespace(**kwargs, psi=None), np.arange(4))
