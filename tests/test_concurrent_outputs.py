@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.cases import load_case, run_case
 from flexmbs.engine import concurrent_outputs, prebuilt
@@ -265,3 +267,44 @@ def test_angle_snapshots_keep_the_memory_as_the_steps_leave_it():
     assert np.all(np.isnan(refs[:, 1]))
     np.testing.assert_array_equal(refs[:, 0], [1.0, 1.0, 3.0])
     assert angle_snapshots({}, rows, ["a", "b"], {"b"})[1] is None  # b: none at step 1
+
+
+def _snapshots_step_by_step(before, rows, names, wanted):
+    """The memory after each step, kept one step and one name at a time."""
+    memory, snaps = dict(before), []
+    refs = np.full((len(rows), len(names)), np.nan)
+    for k, row in enumerate(rows):
+        for name, angle in zip(names, row, strict=True):
+            if angle == angle:
+                memory[name] = angle
+        snaps.append(dict(memory))
+        for i, name in enumerate(names):
+            if name in wanted:
+                refs[k, i] = memory.get(name, np.nan)
+    return snaps, refs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 12), st.data())
+def test_angle_snapshots_are_the_step_by_step_memory(width, count, data):
+    """Any batch: the snapshots and references are those of keeping the memory one step
+    and one name at a time (random NaNs, names absent from the memory before, other
+    names in it, any wanted subset)."""
+    from flexmbs.integrators.output_angles import angle_snapshots
+
+    names = [f"s{i}" for i in range(width)]
+    angle = st.one_of(st.just(float("nan")), st.floats(-10, 10))
+    rows = data.draw(st.lists(st.lists(angle, min_size=width, max_size=width),
+                              min_size=count, max_size=count))
+    before = {name: data.draw(st.floats(-3, 3)) for name in names
+              if data.draw(st.booleans())}
+    before["other"] = 1.5
+    wanted = {name for name in names if data.draw(st.booleans())}
+    snaps, refs = angle_snapshots(before, rows, names, wanted)
+    expected, expected_refs = _snapshots_step_by_step(before, rows, names, wanted)
+    assert snaps == expected
+    columns = [i for i, name in enumerate(names) if name in wanted]
+    if np.all(np.isfinite(expected_refs[:, columns])):
+        np.testing.assert_array_equal(refs[:, columns], expected_refs[:, columns])
+    else:
+        assert refs is None

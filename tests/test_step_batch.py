@@ -41,11 +41,25 @@ BATCHED = _batched_cases()
 
 
 def test_most_shipped_cases_run_in_batches():
-    """The cases without servos or controllers (rotational springs and contacts
-    included: the PD-held arm, the clearance joint, the ball and the beam stop)."""
+    """The cases without sampled controllers or servos with integral action (rotational
+    springs, contacts and PD servos included: the PD-held arm, the clearance joint, the
+    ball, the beam stop, the servo-driven robot arms)."""
     assert {"arm_beam_seed.toml", "seed_pendulum.toml", "cantilever_release.toml",
             "slider_crank_ideal.toml", "arm_vertical_pd.toml",
-            "slider_crank_clearance.toml", "ball_drop.toml", "beam_stop.toml"} <= set(BATCHED)
+            "slider_crank_clearance.toml", "ball_drop.toml", "beam_stop.toml",
+            "robot_arm.toml", "urdf_arm.toml"} <= set(BATCHED)
+
+
+def test_a_servo_with_integral_action_runs_step_by_step(monkeypatch):
+    """A servo with ki > 0 commits its integral after each accepted step in Python: its
+    run takes no batch, and the reason says so; the same model without it batches."""
+    monkeypatch.setattr(step_batch, "BATCH", step_batch.BATCH)
+    case = load_case(CASES / "robot_arm.toml", {"forces.shoulder_drive.ki": 0.5})
+    case.solver = case.solver.replace(t_end=50 * float(case.solver["h"]))
+    result = run_case(case, engine="compiled")[1]
+    assert result.success and result.statistics["batched_steps"] == 0
+    reason = CompiledSystem(System(case.model)).batch_reason()
+    assert "integral action (ki > 0)" in reason
 
 
 @pytest.mark.parametrize("name", BATCHED)

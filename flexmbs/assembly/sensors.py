@@ -275,11 +275,26 @@ def _servo_values(system, servo, t, q, qd, turns):
     else:
         values, rates = relative_translation_history(system, servo.marker_i,
                                                      servo.marker_j, q, qd)
-    reference = np.array([servo.reference_values(float(tk)) for tk in t]).reshape(-1, 2)
+    reference = _servo_references(servo, t)
     tau = (servo.kp * servo.ratio * (reference[:, 0] - values)
            + servo.kd * servo.ratio * (reference[:, 1] - rates) + servo.offsets(t))
     tau = np.clip(tau, -servo.limit, servo.limit)
     return servo.efficiency * servo.ratio * tau
+
+
+def _servo_references(servo, t: np.ndarray) -> np.ndarray:
+    """(n, 2) the servo's (θ_ref, θ̇_ref) at the times ``t``: its profile over the array
+    at once (``eval_many``); where that fails or gives a non-finite value, time by time,
+    which raises the ModelError naming the servo."""
+    many = getattr(servo.reference, "eval_many", None)
+    if many is not None:
+        try:
+            out = np.asarray(many(t), dtype=float).reshape(t.size, -1)[:, :2]
+            if np.isfinite(out).all():
+                return out
+        except Exception:  # said time by time below, by name
+            pass
+    return np.array([servo.reference_values(float(tk)) for tk in t]).reshape(-1, 2)
 
 
 def _energy(system, sensor, t, q, qd, qdd, lam, contacts):

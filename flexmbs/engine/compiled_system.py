@@ -366,7 +366,8 @@ class CompiledSystem:
         dense factors ``lu``, ``piv`` of the iteration matrix's order, factored in the
         kernel): the number of steps accepted, or −(k + 1) when step k awaits the
         contacts' handling in Python (:mod:`flexmbs.integrators.step_batch`). For models
-        without state-dependent callables or joint servos: :meth:`batch_reason`. ``out``
+        without state-dependent callables or joint servos with integral action:
+        :meth:`batch_reason`. ``out``
         (K, 2 + the rotational springs + the contacts × N_SAMPLE): each step's
         iterations, factorizations, angle memory after it and contacts' samples at its
         end."""
@@ -384,8 +385,9 @@ class CompiledSystem:
             return f"its iteration matrix is of order {self.n_q + self.n_c} > {BATCH_UP_TO}"
         if self.callbacks:
             return "state-dependent callables are called back at every iterate"
-        if self.servos:
-            return "joint servos keep their integrals between steps in Python"
+        if any(servo.ki for servo in self.servos):
+            return ("joint servos with integral action (ki > 0) keep their integrals "
+                    "between steps in Python")
         return None
 
     def load_angles(self, angles: dict) -> None:

@@ -71,18 +71,25 @@ def angle_snapshots(before: dict, rows, names, wanted) -> tuple[list[dict], np.n
     would give the kernels for those rows (:func:`output_angles`: the memory for the
     forces in ``wanted``, the names of :func:`angle_forces`; NaN for the others), or None
     where one of them is not in the memory (such rows are left to after the run)."""
-    memory = dict(before)
+    names = list(names)
+    rows = np.asarray(rows, dtype=float).reshape(len(rows), len(names))
+    count, width = rows.shape
+    stack = np.vstack([[before.get(name, np.nan) for name in names], rows])
+    seen = stack == stack  # (NaN: no memory)
+    last = np.where(seen, np.arange(count + 1)[:, None], 0)
+    np.maximum.accumulate(last, axis=0, out=last)
+    filled = stack[last, np.arange(width)][1:]         # each name's latest angle
+    present = (np.cumsum(seen, axis=0) > 0)[1:] | np.array([n in before for n in names])
+    base, values = dict(before), filled.tolist()
     snapshots = []
-    refs = np.full((len(rows), len(names)), np.nan)
-    for k, row in enumerate(rows):
-        for name, angle in zip(names, row, strict=True):
-            if angle == angle:  # (NaN: no memory)
-                memory[name] = angle
-        snapshots.append(dict(memory) if memory else {})
-        for i, name in enumerate(names):
-            if name in wanted:
-                refs[k, i] = memory.get(name, np.nan)
-    columns = [i for i, name in enumerate(names) if name in wanted]
-    if not np.all(np.isfinite(refs[:, columns])):
+    for k in range(count):
+        if present[k].all():
+            snapshots.append({**base, **dict(zip(names, values[k], strict=True))})
+        else:
+            snapshots.append({**base, **{name: values[k][i] for i, name in enumerate(names)
+                                         if present[k, i]}})
+    wanted_cols = np.array([name in wanted for name in names], dtype=bool)
+    refs = np.where(present & wanted_cols, filled, np.nan)
+    if not np.all(np.isfinite(refs[:, wanted_cols])):
         return snapshots, None
     return snapshots, refs

@@ -24,8 +24,9 @@ switches the states or applies the impulse exactly as if it had taken the step i
 While a contact is closed the batch's steps are ``h_contact`` long.
 
 Runs that need Python between steps take the per-step path: adaptive steps, outputs at
-given times, sampled controllers, real-time mode, joint servos, state-dependent
-callables, and iteration matrices factored sparse or of order above
+given times, sampled controllers, real-time mode, joint servos with integral action
+(ki > 0, whose integral advances after each accepted step), state-dependent callables,
+and iteration matrices factored sparse or of order above
 :data:`~flexmbs.engine.compiled_system.BATCH_UP_TO`
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.batch_reason`). A step that fails
 in a batch ends it; the per-step path then takes that step again with a new iteration
@@ -98,7 +99,8 @@ class StepBatches:
         cs = integ.compiled
         if (BATCH < 2 or cs is None or adaptive or control is not None
                 or outputs is not None or step_times is not None or integ.real_time
-                or integ.servos or cs.batch_reason() is not None):
+                or any(servo.ki for servo in integ.servos)
+                or cs.batch_reason() is not None):
             return None
         return cls(integ)
 
