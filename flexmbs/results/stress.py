@@ -105,8 +105,10 @@ def stress_report(result, body: str | None = None, top: int = 10) -> dict:
     return {
         "body": stress.body,
         "field": stress.field,
-        "criterion": ("von Mises" if stress.field == "stress"
-                      else "largest normal stress at the section's corners"),
+        "criterion": {"stress": "von Mises",
+                      "shell_stress": "von Mises, the larger of the top and bottom "
+                                      "surfaces'"}.get(
+            stress.field, "largest normal stress at the section's corners"),
         "peak_von_mises_pa": float(peak_per_node[k_node]),
         "peak_time_s": float(t[when[k_node]]),
         "peak_node": int(stress.node_ids[k_node]),
