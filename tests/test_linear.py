@@ -102,6 +102,28 @@ def test_linear_command_reports_frequencies_and_states(tmp_path, capsys):
     assert "t = 0.1 s" in json.loads(capsys.readouterr().out)["state"]
     assert main(["linear", str(CASES / "seed_pendulum.toml"), "--at", "0.1"]) == 2
     assert "--at 0.1 needs --results" in capsys.readouterr().err
+    assert "chart that turns" not in capsys.readouterr().out  # (no drive)
+
+
+def test_linear_command_takes_a_runs_steady_spin_in_the_turning_chart(tmp_path, capsys):
+    """Kane's beam after its spin-up to 6 rad/s (its drive's rate constant from 15 s):
+    `flexmbs linear --results R --at 16` says it linearizes in the chart that turns with
+    the drive, and gives the Campbell line's frequencies at 6 rad/s within 1e-5."""
+    from flexmbs.analysis import campbell
+    from flexmbs.cases.loader import case_system
+
+    case = CASES / "spin_up_beam.toml"
+    out = tmp_path / "spin.res.h5"
+    assert main(["run", str(case), "-o", str(out), "--quiet", "--set",
+                 "solver.t_end=16"]) == 0
+    capsys.readouterr()
+    assert main(["linear", str(case), "--at", "16", "--results", str(out), "--modes", "8",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "chart that turns with drive 'spin' at 6 rad/s" in report["state"]
+    elastic = [m["frequency_hz"] for m in report["modes"] if not m["rigid"]][:4]
+    line = campbell(case_system(load_case(case)), "spin", [6.0], n_modes=4)
+    np.testing.assert_allclose(elastic, line.frequencies_hz[0], rtol=1e-5)
 
 
 def test_campbell_diagram_follows_each_mode_through_the_crossing_at_rest(tmp_path,

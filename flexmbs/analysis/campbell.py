@@ -22,7 +22,7 @@ from scipy.optimize import linear_sum_assignment
 from ..errors import ValidationError
 from ..model.drives import Polynomial
 from .linear import eigenmodes, initial_state, linearize
-from .steady_spin import steady_spin
+from .steady_spin import drive_spin, steady_spin
 
 
 @dataclass(frozen=True)
@@ -92,46 +92,13 @@ def _at_speed(system, drive: str, speed: float):
 def _steady_modes(system, drive, speed, start=None):
     moving = _at_speed(system, drive, speed)
     state = initial_state(moving, 0.0, start)
-    spin = _spin(moving, drive, speed, state[0])
+    spin = drive_spin(moving, drive, speed, state[0])
     if spin is not None:  # the spin's own stretch and the loads it carries
         axis, origin = spin
         state = steady_spin(moving, state[0], state[3], axis, origin, speed)
         spin = (axis, speed)
     lin = linearize(moving, *state, 0.0, spin=spin)
     return lin, [m for m in eigenmodes(lin) if not m.rigid]
-
-
-def _turns_whole(system, q, axis, origin, speed) -> bool:
-    """Whether every body turning rigidly about the axis meets the velocity constraints
-    at ``q`` (Φ_q q̇ = ν): the whole model turns with the drive. A body held to the
-    ground off the axis (a pendulum beside the rotor) does not."""
-    from .steady_spin import spin_rates
-
-    qd, _ = spin_rates(system, q, axis, origin, speed)
-    jac = system.jacobian(q, 0.0, sparse=False)
-    jac = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
-    miss = jac @ qd - system.nu(q, 0.0)
-    scale = max(float(np.max(np.abs(jac @ qd), initial=0.0)), abs(speed), 1e-300)
-    return not miss.size or float(np.max(np.abs(miss))) <= 1e-9 * scale
-
-
-def _spin(system, drive: str, speed: float, q):
-    """(axis, origin) [global] of a rotation drive turning at ``speed`` about its marker
-    i's z axis, when that marker is on the ground, gravity lies along the axis (or is
-    zero) and the whole model turns with the drive (:func:`_turns_whole`): the motion is
-    then steady in the frame that turns with it. None otherwise (a translation drive: a
-    frame moving at constant velocity changes no rate; a drive on a moving body, gravity
-    across the axis, or bodies that stay behind: no steady spin to solve for)."""
-    spec = next(d for d in system.model.drives if d.name == drive)
-    if spec.kind != "rotation" or speed == 0.0 or system.marker_body_index(
-            spec.marker_i) >= 0:
-        return None
-    state = system._state(spec.marker_i, q, jac_needed=False)
-    axis, origin = np.asarray(state.axes[2], float), np.asarray(state.r, float)
-    gravity = np.asarray(system.model.gravity, float)
-    if np.linalg.norm(np.cross(gravity, axis)) > 1e-12 * max(np.linalg.norm(gravity), 1.0):
-        return None
-    return (axis, origin) if _turns_whole(system, q, axis, origin, speed) else None
 
 
 def mac(a: np.ndarray, b: np.ndarray) -> float:

@@ -75,3 +75,52 @@ def steady_spin(system, q, lam, axis, origin, omega: float, t: float = 0.0,
 
 def _dense(matrix) -> np.ndarray:
     return np.asarray(matrix.toarray() if hasattr(matrix, "toarray") else matrix, float)
+
+
+def turns_whole(system, q, axis, origin, speed, t: float = 0.0) -> bool:
+    """Whether every body turning rigidly about the axis meets the velocity constraints
+    at ``q`` and ``t`` [s] (Φ_q q̇ = ν): the whole model turns with the drive. A body held
+    to the ground off the axis (a pendulum beside the rotor) does not."""
+    qd, _ = spin_rates(system, q, axis, origin, speed)
+    jac = system.jacobian(q, t, sparse=False)
+    jac = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
+    miss = jac @ qd - system.nu(q, t)
+    scale = max(float(np.max(np.abs(jac @ qd), initial=0.0)), abs(speed), 1e-300)
+    return not miss.size or float(np.max(np.abs(miss))) <= 1e-9 * scale
+
+
+def drive_spin(system, drive: str, speed: float, q, t: float = 0.0):
+    """(axis, origin) [global] of a rotation drive turning at ``speed`` [rad/s] about its
+    marker i's z axis, when that marker is on the ground, gravity lies along the axis (or
+    is zero) and the whole model turns with the drive at ``q``, ``t`` (:func:`turns_whole`):
+    the motion is then steady in the frame that turns with it. None otherwise (a
+    translation drive: a frame moving at constant velocity changes no rate; a drive on a
+    moving body, gravity across the axis, or bodies that stay behind: no steady spin)."""
+    spec = next(d for d in system.model.drives if d.name == drive)
+    if spec.kind != "rotation" or speed == 0.0 or system.marker_body_index(
+            spec.marker_i) >= 0:
+        return None
+    state = system._state(spec.marker_i, q, jac_needed=False)
+    axis, origin = np.asarray(state.axes[2], float), np.asarray(state.r, float)
+    gravity = np.asarray(system.model.gravity, float)
+    if np.linalg.norm(np.cross(gravity, axis)) > 1e-12 * max(np.linalg.norm(gravity), 1.0):
+        return None
+    return (axis, origin) if turns_whole(system, q, axis, origin, speed, t) else None
+
+
+def spin_at(system, q, t: float):
+    """(drive name, axis, Ω [rad/s]) of the rotation drive the state ``q`` at ``t`` [s]
+    turns with steadily: the drive's rate there constant (its acceleration zero to 1e-9
+    of its rate, as after a spin-up) and the whole model turning with it
+    (:func:`drive_spin`); None when no drive does."""
+    for spec in system.model.drives:
+        if spec.kind != "rotation":
+            continue
+        _, rate, acceleration = (float(v) for v in spec.profile.eval(float(t)))
+        if rate == 0.0 or abs(acceleration) > 1e-9 * abs(rate):
+            continue
+        found = drive_spin(system, spec.name, rate, q, t)
+        if found is not None:
+            return spec.name, found[0], rate
+    return None
+

@@ -1,7 +1,10 @@
 """Linearize a case about a state and report its eigenmodes: natural frequencies [Hz],
 damping ratios and what moves (docs/static_linear.md, "Linear analysis"). The state is
 the static equilibrium (default), the initial state, or an output time of a results
-file of the case (--results RESULT --at TIME: a steady spin, say)."""
+file of the case (--results RESULT --at TIME: a steady spin, say). A state that turns
+steadily with a rotation drive (its rate constant there and the whole model turning
+with it) is linearized in the chart that turns with the drive, as a Campbell diagram
+is (:func:`~flexmbs.analysis.steady_spin.spin_at`)."""
 
 from __future__ import annotations
 
@@ -106,6 +109,7 @@ def draw_mode(system, lin, modes, k: int, output, **options):
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis import eigenmodes, linearize
+    from ..analysis.steady_spin import spin_at
     from ..cases import load_case
     from ..cases.loader import case_system
     from .study_cmd import parse_overrides
@@ -113,7 +117,14 @@ def run(args: argparse.Namespace) -> int:
     case = load_case(args.case, parse_overrides(args.set))
     system = case_system(case)
     q, qd, qdd, lam, t, where = _state(args, system)
-    lin = linearize(system, q, qd, qdd, lam, t)
+    turning = spin_at(system, q, t) if args.results else None
+    spin = None
+    if turning is not None:
+        drive, axis, omega = turning
+        spin = (axis, omega)
+        where += (f", in the chart that turns with drive {drive!r} at {omega:g} rad/s "
+                  f"(a steady spin)")
+    lin = linearize(system, q, qd, qdd, lam, t, spin=spin)
     all_modes = eigenmodes(lin)
     modes = all_modes[: max(args.modes, 0)]
     if args.animate is not None:
