@@ -48,12 +48,13 @@ def triangles(quads):
     return np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**31 - 1), st.sampled_from([3, 4]))
-def test_rigid_motions_cost_no_energy_and_the_rest_does(seed, corners):
-    """Any convex quadrilateral or triangle in any plane: the six rigid motions lie in
-    the stiffness kernel (to round-off), and the stiffness has no other zero energy mode;
-    the mass of a rigid translation is ρ t A."""
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([3, 4]), st.floats(0.0, 0.05))
+def test_rigid_motions_cost_no_energy_and_the_rest_does(seed, corners, warp):
+    """Any convex quadrilateral or triangle in any plane, a quadrilateral warped by up to
+    5 % of its size: the six rigid motions lie in the stiffness kernel (to round-off),
+    give no surface stress and no geometric stiffness, and the stiffness has no other
+    zero energy mode; the mass of a rigid translation is ρ t A (flat elements)."""
     rng = np.random.default_rng(seed)
     angle = np.arange(corners) * 2 * np.pi / corners + rng.uniform(-0.5, 0.5, corners)
     radius = rng.uniform(0.5, 1.5, corners)
@@ -61,20 +62,31 @@ def test_rigid_motions_cost_no_energy_and_the_rest_does(seed, corners):
                             np.zeros(corners)])
     edges = np.roll(flat, -1, axis=0) - flat
     assume(np.all(np.cross(edges, np.roll(edges, -1, axis=0))[:, 2] > 0))  # convex
-    turn, _ = np.linalg.qr(rng.standard_normal((3, 3)))
-    nodes = flat @ turn.T + rng.standard_normal(3)
-    conn = np.arange(corners)[None, :]
     area = 0.5 * abs(np.sum(flat[:, 0] * np.roll(flat[:, 1], -1)
                             - np.roll(flat[:, 0], -1) * flat[:, 1]))
     assume(area / np.max(np.ptp(flat, axis=0)) ** 2 > 0.2)  # no sliver
+    if corners == 4:  # heights ±h, alternating: the warp of a quadrilateral
+        flat[:, 2] = warp * np.max(np.ptp(flat, axis=0)) * np.array([1, -1, 1, -1])
+    turn, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    nodes = flat @ turn.T + rng.standard_normal(3)
+    conn = np.arange(corners)[None, :]
     k_e, m_e = se.element_matrices(nodes, conn, 0.02, **STEEL)
     rigid = rigid_motions(nodes)
     scale = np.abs(k_e[0]).max()
     assert np.abs(rigid.T @ k_e[0] @ rigid).max() < 1e-12 * scale
+    for motion in rigid.T:  # 1e-3 of each rigid motion: no stress, no K_G
+        stress = se.surface_stresses(nodes, conn, 0.02, STEEL["young"], STEEL["nu"],
+                                     1e-3 * motion)
+        assert np.abs(stress).max() < 1e-10 * STEEL["young"] * 1e-3
+        k_g = se.geometric_stiffness(nodes, conn, 0.02, STEEL["young"], STEEL["nu"],
+                                     1e-3 * motion)
+        assert abs(k_g).max() < 1e-10 * scale * 1e-3
     eig = np.linalg.eigvalsh(k_e[0])
     assert eig[6] > 1e-8 * eig[-1]  # only six zero modes
     translation = rigid[:, 0]
-    assert translation @ m_e[0] @ translation == pytest.approx(7850 * 0.02 * area, rel=1e-12)
+    if not warp or corners == 3:
+        assert translation @ m_e[0] @ translation == pytest.approx(7850 * 0.02 * area,
+                                                                   rel=1e-12)
 
 
 def _patch_solution(nodes, quads, field, t=0.01):
@@ -154,6 +166,51 @@ def test_thin_simply_supported_plate_converges_to_kirchhoffs_frequencies(cut):
     fine = _simply_supported_frequencies(24, cut=cut) / exact - 1
     assert np.abs(fine).max() < 1.5e-2
     assert 3.3 < abs(coarse[3]) / abs(fine[3]) < 4.7, (coarse, fine)
+
+
+def test_a_quadrilateral_with_a_collapsed_first_side_is_a_triangle():
+    """A quadrilateral whose first two nodes are one (as meshers write a degenerate
+    triangle): its axes come from its next side, and its membrane stiffness is the
+    constant-strain triangle's on the same corners (finite, none of it NaN)."""
+    nodes = np.array([[0.0, 0.0, 0.0], [0.8, 0.1, 0.0], [0.2, 0.9, 0.0]])
+    k_quad, _ = se.element_matrices(nodes, [[0, 0, 1, 2]], 0.01, **STEEL)
+    assert np.all(np.isfinite(k_quad))
+    stretch = np.zeros((3, 6))
+    stretch[:, 0] = 1e-3 * nodes[:, 0]  # ε_xx = 1e-3: energy ½ E/(1 − ν²) ε² t A
+    area = 0.5 * abs(np.cross(nodes[1] - nodes[0], nodes[2] - nodes[0])[2])
+    u = np.concatenate([stretch[0], stretch.ravel()])
+    energy = 0.5 * u @ k_quad[0] @ u
+    expected = 0.5 * STEEL["young"] / (1 - STEEL["nu"] ** 2) * 1e-6 * 0.01 * area
+    assert energy == pytest.approx(expected, rel=1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_a_turned_mesh_turns_its_stiffness_stresses_and_geometric_stiffness(seed):
+    """A warped mesh of quadrilaterals and triangles turned by a random rotation Q, with
+    every nodal translation and rotation turned alike: K and K_G become R K Rᵀ (R the
+    block diagonal of Q) and the surface stresses Q σ Qᵀ, to round-off."""
+    rng = np.random.default_rng(seed)
+    nodes, quads = grid_plate(1.0, 0.6, 3, 2, jitter=0.2, seed=seed)
+    nodes[:, 2] = 0.02 * rng.standard_normal(len(nodes))
+    cells = [quads[:3], triangles(quads[3:])]
+    u = 1e-3 * rng.standard_normal(6 * len(nodes))
+    turn, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    big = np.kron(np.eye(2 * len(nodes)), turn)
+    moved, u_moved = nodes @ turn.T + rng.standard_normal(3), big @ u
+    young, nu = STEEL["young"], STEEL["nu"]
+    for conn in cells:
+        k0, _ = se.assemble(nodes, conn, 0.01, **STEEL)
+        k1, _ = se.assemble(moved, conn, 0.01, **STEEL)
+        scale = abs(k0).max()
+        assert np.abs(k1.toarray() - big @ k0.toarray() @ big.T).max() < 1e-9 * scale
+        g0 = se.geometric_stiffness(nodes, conn, 0.01, young, nu, u).toarray()
+        g1 = se.geometric_stiffness(moved, conn, 0.01, young, nu, u_moved).toarray()
+        assert np.abs(g1 - big @ g0 @ big.T).max() <= 1e-8 * np.abs(g0).max()
+        s0 = se.surface_stresses(nodes, conn, 0.01, young, nu, u)
+        s1 = se.surface_stresses(moved, conn, 0.01, young, nu, u_moved)
+        turned = np.einsum("ij,egsjk,lk->egsil", turn, s0, turn)
+        assert np.abs(s1 - turned).max() <= 1e-9 * np.abs(s0).max()
 
 
 def test_bad_elements_are_named():

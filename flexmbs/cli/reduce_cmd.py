@@ -53,7 +53,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "bulk file's single MAT1, an Ansys archive's MP)")
     p.add_argument("--thickness", type=float, metavar="T",
                    help="thickness of the shell elements (quadrilaterals and triangles of "
-                        "a 6-DOF model), "
+                        "a 6-DOF model) where the mesh file gives none, "
                         "in the length unit of the inputs (default: a Nastran bulk file's "
                         "PSHELL thickness; docs/theory_shells.md)")
     p.add_argument("--stiffening", action="store_true",
@@ -154,6 +154,10 @@ def with_thickness(fe, thickness: float | None, units: str | None):
                               f"triangular cells of a 6-DOF model); the --nodes mesh has "
                               f"{sorted(fe.cells) or 'no cells'} with {fe.dofs_per_node} "
                               f"DOFs per node")
+    if fe.metadata.get("shell_thickness") is not None:
+        raise ValidationError("--thickness: the mesh file gives its shells' thickness "
+                              "(PSHELL or *SHELL SECTION); --thickness is for files "
+                              "without it")
     length = get_units(units).length
     return replace(fe, metadata={**fe.metadata, "shell_thickness": thickness * length})
 

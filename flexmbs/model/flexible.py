@@ -73,9 +73,10 @@ def interface_modes(data: ModalData, nodes, weights=None) -> MarkerModes:
     rotation the weighted least-squares rotation of the node cloud about it:
     ψ = −(Σ w ρ̃ᵀρ̃)⁻¹ Σ w ρ̃ᵀ (φ_k − φ̄), ρ_k = ū0_k − ū0_mean. Needs ≥ 3 non-collinear
     nodes for the rotation, or nodal rotations (6-DOF data, a shell's cut line): about
-    the directions the cloud's translations leave open (the line of collinear nodes,
-    every direction for one node), the rotation is then the nodes' weighted mean
-    rotation Σ w ψ_k, as an RBE3 with rotational components does. Computed once per data
+    the directions the cloud's translations leave open or nearly so (the line of
+    collinear or nearly collinear nodes, lever arms below 1e-4 of the set's size; every
+    direction for one node), the rotation is then the nodes' weighted mean rotation
+    Σ w ψ_k, as an RBE3 with rotational components does. Computed once per data
     and node set (new arrays each call)."""
     idx = np.asarray(nodes, dtype=np.int64)
     key = (idx.tobytes(), None if weights is None
@@ -101,13 +102,18 @@ def _interface_modes(data: ModalData, idx: np.ndarray, weights) -> MarkerModes:
     lhs = np.einsum("k,kba,kbc->ac", w, rho, rho)
     rhs = np.einsum("k,kba,kbn->an", w, rho, y - mean[None])
     tol = 1e-12 * max(np.trace(lhs), 1e-300)
-    if np.linalg.matrix_rank(lhs, tol=tol) == 3:
-        return MarkerModes(center, mean, -solve_small(lhs, rhs))
     if data.psi is None:
-        raise ModelError("interface marker: the node set is collinear (or a single node); "
-                         "its rotation is undefined — use a node marker or more nodes")
+        if np.linalg.matrix_rank(lhs, tol=tol) < 3:
+            raise ModelError("interface marker: the node set is collinear (or a single "
+                             "node); its rotation is undefined — use a node marker or "
+                             "more nodes")
+        return MarkerModes(center, mean, -solve_small(lhs, rhs))
     values, vectors = np.linalg.eigh(lhs)
-    held = values > tol   # the directions the translations determine
+    # the directions the translations determine: with nodal rotations at hand, not those
+    # of a nearly collinear set's tiny lever arms (a slightly wavy cut line)
+    held = values > max(tol, 1e-8 * values.max())
+    if held.all():
+        return MarkerModes(center, mean, -solve_small(lhs, rhs))
     psi_nodes = data.psi.reshape(data.n_nodes, 3, data.n_modes)[idx]
     open_ = vectors[:, ~held]
     psi = (-(vectors[:, held] / values[held]) @ (vectors[:, held].T @ rhs)

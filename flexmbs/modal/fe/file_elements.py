@@ -99,9 +99,10 @@ def _thickness(fe, kind: str, conn: np.ndarray, what: str, source: str) -> np.nd
         if not np.isfinite(t[k]):
             raise ValidationError(
                 f"{what}: {kind} element {label} of {source!r} has no shell thickness: no "
-                f"*SHELL SECTION or PSHELL gives it one (a laminate, a CSHEAR panel, or a "
-                f"CQUAD8/CTRIA6 drawn by its corners); give it with flexmbs reduce "
-                f"--thickness T")
+                f"*SHELL SECTION or PSHELL gives it one, or it is a shell these flat "
+                f"isotropic facets do not stand for (a laminate, an offset mid-surface, a "
+                f"CSHEAR panel, a CQUAD8/CTRIA6 drawn by its corners): its stresses are "
+                f"not computed here (docs/theory_shells.md, 'Not yet')")
         raise ValidationError(f"{what}: shell thickness must be positive [m]; element "
                               f"{label} of {source!r} has {t[k]!r}")
     return t

@@ -1,23 +1,29 @@
-"""Flat four-node shell elements of any FE mesh: stiffness, mass, membrane strains and
-stresses (docs/theory_shells.md).
+"""Flat shell elements of any FE mesh, quadrilaterals and triangles: stiffness, mass,
+membrane strains and stresses (docs/theory_shells.md).
 
 A thin-walled part (sheet metal, a box link's walls, a panel) is meshed with shells:
-Nastran's CQUAD4, Abaqus's S4 and S4R, MAPDL's SHELL181. This module evaluates them as
+Nastran's CQUAD4 and CTRIA3, Abaqus's S4, S4R and S3. This module evaluates them as
 flat Reissner–Mindlin facets with six DOFs per node [u_x, u_y, u_z, θ_x, θ_y, θ_z]
-(translations [m], rotations [rad], in the FE axes):
+(translations [m], rotations [rad], in the FE axes). A quadrilateral is bilinear with
+2 × 2 Gauss points, a triangle linear with 3 (the "Gauss points" below):
 
-* **Local axes** of each element: e₃ along the cross product of its diagonals, e₁ along
-  the side from its first to its second node projected on the mean plane, e₂ = e₃ × e₁.
-  The corners are projected on that plane (a warped quadrilateral is taken flat).
-* **Membrane**: bilinear in-plane displacements, 2 × 2 Gauss points, plane stress
+* **Local axes** of each element: e₃ along the cross product of its diagonals (a
+  triangle: of its first two sides), e₁ along the side from its first to its second
+  node projected on the mean plane, e₂ = e₃ × e₁.
+  The corners are projected on that plane, and a warped quadrilateral's nodes are
+  joined to its flat facet's corners by rigid links across their heights
+  (:func:`warp_offsets`), so that its rigid motions cost no energy.
+* **Membrane**: in-plane displacements of the element's shape functions, plane stress
   D_m = E t/(1 − ν²) [[1, ν, 0], [ν, 1, 0], [0, 0, (1 − ν)/2]] [N/m].
 * **Bending**: the normal's rotations β_x = θ_y, β_y = −θ_x, bilinear, curvatures
-  κ = [β_x,x, β_y,y, β_x,y + β_y,x], 2 × 2 Gauss points, D_b = t²/12 D_m [N m].
-* **Transverse shear**: MITC4 (Bathe and Dvorkin): the covariant shear strains are tied
-  at the mid-sides, which removes shear locking of thin plates; k G t with k = 5/6.
+  κ = [β_x,x, β_y,y, β_x,y + β_y,x], D_b = t²/12 D_m [N m].
+* **Transverse shear**: MITC4 (Bathe and Dvorkin) and MITC3 (Lee and Bathe): the
+  covariant shear strains are tied at the sides, which removes the shear locking of
+  thin plates; k G t with k = 5/6, for the triangles times Lyly, Stenberg and Vihinen's
+  t²/(t² + α h²) (:data:`STABILIZATION`), without which MITC3 still locks.
 * **Drilling**: θ_z has no stiffness of its own in a flat facet. A penalty on the
   difference between θ_z and the membrane's rotation ½(v,x − u,y) (Hughes and Brezzi)
-  at the 2 × 2 Gauss points, with modulus ``DRILLING`` · G t, keeps the stiffness regular
+  at the Gauss points, with modulus ``DRILLING`` · G t, keeps the stiffness regular
   without resisting a rigid rotation.
 * **Mass**: consistent, ρ t ∫ N_a N_b dA for the translations and the rotary inertia
   ρ t³/12 ∫ N_a N_b dA for the normal's rotations θ_x, θ_y. The drilling rotation has
@@ -112,11 +118,13 @@ def _label(labels, k: int) -> int:
 
 
 def local_frames(nodes: np.ndarray, conn: np.ndarray, labels=None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(axes (E, 3, 3): rows e₁, e₂, e₃ of each element in the FE axes; corners (E, a, 2)
-    [m] in those axes about the element's centre). e₃ is the normal of the diagonals'
-    cross product (a quadrilateral) or of the first two sides' (a triangle). Raises
-    ValidationError naming an element whose corners are collapsed."""
+    [m] in those axes about the element's centre; heights (E, a) [m] of the corners above
+    the element's plane, along e₃: a warped quadrilateral's). e₃ is the normal of the
+    diagonals' cross product (a quadrilateral) or of the first two sides' (a triangle);
+    e₁ the first side of non-zero length. Raises ValidationError naming an element whose
+    corners are collapsed."""
     conn = np.asarray(conn, np.int64)
     kind = cell_type(conn)
     xyz = np.asarray(nodes, float)[conn]                                # (E, a, 3)
@@ -134,13 +142,28 @@ def local_frames(nodes: np.ndarray, conn: np.ndarray, labels=None
                               f"{what} (nodes {[int(v) for v in conn[k]]})")
     e3 = normal / size[:, None]
     side = xyz[:, 1] - xyz[:, 0]
+    short = np.linalg.norm(side, axis=1) <= 1e-9 * scale  # a collapsed first side
+    side[short] = xyz[short, 2] - xyz[short, 1]
     side -= np.einsum("ei,ei->e", side, e3)[:, None] * e3
     e1 = side / np.linalg.norm(side, axis=1)[:, None]
     e2 = np.cross(e3, e1)
     axes = np.stack([e1, e2, e3], axis=1)
     centre = xyz.mean(axis=1)
-    corners = np.einsum("eai,eji->eaj", xyz - centre[:, None], axes[:, :2])
-    return axes, corners
+    local = np.einsum("eai,eji->eaj", xyz - centre[:, None], axes)
+    return axes, local[:, :, :2], local[:, :, 2]
+
+
+def warp_offsets(heights: np.ndarray) -> np.ndarray:
+    """W (E, 6a, 6a): the local DOFs of the flat element's corners from those of the
+    nodes, each corner joined to its node by a rigid link across the height h_a
+    (u_flat = u − h θ_y, v_flat = v + h θ_x): a rigid motion of a warped quadrilateral's
+    nodes is then a rigid motion of its flat facet, and costs no energy."""
+    n_e, n_a = heights.shape
+    w = np.tile(np.eye(6 * n_a), (n_e, 1, 1)).reshape(n_e, n_a, 6, n_a, 6)
+    corner = np.arange(n_a)
+    w[:, corner, 0, corner, 4] = -heights
+    w[:, corner, 1, corner, 3] = heights
+    return w.reshape(n_e, 6 * n_a, 6 * n_a)
 
 
 class ShellGeometry:
@@ -159,7 +182,7 @@ class ShellGeometry:
             self.n[g], dn_ref[g] = self.ref.shapes(r, s)
         jac = np.einsum("gad,eaj->egdj", dn_ref, corners)   # J_dj = ∂x_j/∂ξ_d
         det = np.linalg.det(jac)
-        bad = np.nonzero(det.min(axis=1) <= 0.0)[0]
+        bad = np.nonzero(~(det.min(axis=1) > 0.0))[0]  # (NaN too)
         if bad.size:
             k = int(bad[0])
             raise ValidationError(f"shell element {_label(labels, k)} ({self.kind}) is "
@@ -274,7 +297,7 @@ def element_matrices(nodes: np.ndarray, conn: np.ndarray, thickness, young: floa
     [kg/m³]; in the FE axes, node-major DOFs [u_x, u_y, u_z, θ_x, θ_y, θ_z]."""
     conn = np.asarray(conn, np.int64)
     t = _thickness(thickness, conn, labels)
-    axes, corners = local_frames(nodes, conn, labels)
+    axes, corners, heights = local_frames(nodes, conn, labels)
     geo = ShellGeometry(corners, labels)
     d_ps = _plane_stress(young, nu)
     shear_modulus = young / (2 * (1 + nu))
@@ -295,7 +318,10 @@ def element_matrices(nodes: np.ndarray, conn: np.ndarray, thickness, young: floa
         per_area = rho * t if c < 3 else rho * t ** 3 / 12   # [kg/m², kg]
         m[:, :, c, :, c] = scalar * per_area[:, None, None]
     k = 0.5 * (k + k.transpose(0, 2, 1))
-    return _rotate(axes, k), _rotate(axes, m.reshape(k.shape))
+    w_flat = warp_offsets(heights)
+    k = np.einsum("eba,ebc,ecd->ead", w_flat, k, w_flat)
+    m = np.einsum("eba,ebc,ecd->ead", w_flat, m.reshape(k.shape), w_flat)
+    return _rotate(axes, k), _rotate(axes, m)
 
 
 def element_dofs(conn: np.ndarray) -> np.ndarray:
@@ -321,17 +347,22 @@ def membrane_gradient_rows(nodes: np.ndarray, conn: np.ndarray, labels=None
     """(G, dA): rows G (E·G·6, 6N) giving, at each Gauss point, the in-plane derivatives
     d = [u,x, u,y, v,x, v,y, w,x, w,y] of the mid-surface displacement in the element's
     local axes (u, v, w along e₁, e₂, e₃) from the global DOFs; dA (E·G,) [m²] the Gauss
-    weights times det J."""
+    weights times det J. The displacement is the flat facet's (:func:`warp_offsets`):
+    a node's translation U_a plus h_a e₃ × θ_a."""
     conn = np.asarray(conn, np.int64)
-    axes, corners = local_frames(nodes, conn, labels)
+    axes, corners, heights = local_frames(nodes, conn, labels)
     geo = ShellGeometry(corners, labels)
     n_e, n_g = geo.dndx.shape[:2]
-    # row (e, g, 2k + α) = Σ_a ∂N_a/∂x_α (e_k · U_a), U_a the translations of node a
-    vals = np.einsum("egaj,eki->egkjai", geo.dndx, axes)            # (E, G, 3, 2, a, 3)
+    # row (e, g, 2k + α) = Σ_a ∂N_a/∂x_α e_k · (U_a + h_a e₃ × θ_a), and
+    # e_k · (e₃ × θ) = θ · (e_k × e₃): (−e₂, e₁, 0) for k = 1, 2, 3
+    lever = np.stack([-axes[:, 1], axes[:, 0], np.zeros_like(axes[:, 0])], axis=1)
+    per_dof = np.concatenate([np.broadcast_to(axes[:, None], (n_e, conn.shape[1], 3, 3)),
+                              heights[:, :, None, None] * lever[:, None]], axis=3)
+    vals = np.einsum("egaj,eaki->egkjai", geo.dndx, per_dof)        # (E, G, 3, 2, a, 6)
     rows = np.broadcast_to(np.arange(n_e * n_g * 6).reshape(n_e, n_g, 3, 2, 1, 1),
                            vals.shape)
     cols = np.broadcast_to((6 * conn)[:, None, None, None, :, None]
-                           + np.arange(3)[None, None, None, None, None, :], vals.shape)
+                           + np.arange(6)[None, None, None, None, None, :], vals.shape)
     grad = sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())),
                          shape=(n_e * n_g * 6, 6 * len(nodes)))
     return grad, geo.area.ravel()
@@ -357,11 +388,12 @@ def surface_stresses(nodes: np.ndarray, conn: np.ndarray, thickness, young: floa
     turned to the FE axes."""
     conn = np.asarray(conn, np.int64)
     t = _thickness(thickness, conn, labels)
-    axes, corners = local_frames(nodes, conn, labels)
+    axes, corners, heights = local_frames(nodes, conn, labels)
     geo = ShellGeometry(corners, labels)
     n_e, n_g, n_a = geo.dndx.shape[:3]
     nodal = np.asarray(u, float).reshape(-1, 2, 3)[conn.ravel()].reshape(n_e, 2 * n_a, 3)
-    u_l = np.einsum("eki,eai->eak", axes, nodal).reshape(n_e, 6 * n_a)
+    u_l = np.einsum("eab,eb->ea", warp_offsets(heights), np.einsum(
+        "eki,eai->eak", axes, nodal).reshape(n_e, 6 * n_a))
     eps = np.einsum("egia,ea->egi", membrane_rows(geo.dndx), u_l)
     kappa = np.einsum("egia,ea->egi", bending_rows(geo.dndx), u_l)
     d_ps = _plane_stress(young, nu)

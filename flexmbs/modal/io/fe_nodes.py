@@ -443,9 +443,10 @@ def _build(table: NodeTable, mass, stiffness, *, units, dpn, sets, metadata, fil
 
         given = shell_thickness(table.path, _lines(table.path))
         length = get_units(units).length
-        metadata["shell_thickness"] = {
-            kind: length * np.array([given.get(int(v), np.nan) for v in labels[kind]])
-            for kind in shells}
+        if given:  # (none: the thickness is the user's to give)
+            metadata["shell_thickness"] = {
+                kind: length * np.array([given.get(int(v), np.nan) for v in labels[kind]])
+                for kind in shells}
     try:
         return FEModel(coords, mass, stiffness, dofs_per_node=dpn, node_ids=table.ids,
                        node_sets=sets, cells=cells, metadata=metadata)

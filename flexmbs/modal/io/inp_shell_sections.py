@@ -4,8 +4,9 @@ Abaqus gives a shell's thickness in the ``*SHELL SECTION, ELSET=name`` that cove
 element set: the first number of the line after the keyword. An element belongs to the
 sets of its ``*ELEMENT, ELSET=name`` block and of the ``*ELSET`` blocks that list it
 (labels, ``GENERATE`` ranges, or sets defined before). Composite sections
-(``COMPOSITE``) and general sections (``*SHELL GENERAL SECTION``) give no single
-thickness: their elements have none here.
+(``COMPOSITE``), sections whose reference surface is offset from the mid-surface
+(``OFFSET`` other than 0) and general sections (``*SHELL GENERAL SECTION``) give no
+single thickness of a flat mid-surface facet: their elements have none here.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def shell_thickness(path: str | Path, lines: list[str]) -> dict[int, float]:
             section_pending = None
             if block == "ELSET" and "ELSET" in params:
                 elsets.setdefault(params["ELSET"].upper(), [])
-            if block == "SHELL SECTION" and "COMPOSITE" not in params:
+            offset = params.get("OFFSET", "0").upper()
+            if block == "SHELL SECTION" and "COMPOSITE" not in params and offset in (
+                    "0", "0.", "0.0", "MIDDLE SURFACE", "SMID"):
                 if "ELSET" not in params:
                     raise ReadError(f"{path}, line {lineno}: *SHELL SECTION without "
                                     f"ELSET=<name>: {line!r}")

@@ -4,9 +4,10 @@ stiffening, modal derivatives and stress modes need beside the matrices
 
 * **Thickness** of each ``quad`` and ``triangle`` cell: the PSHELL's T of a CQUAD4,
   CQUADR, CTRIA3 or CTRIAR, or the mean of the element's own corner thicknesses (T1–T4,
-  T1–T3) when it gives them all. Other cells of those types (CSHEAR panels, CQUAD8 and
-  CTRIA6 drawn by their corners, shells of PCOMP laminates) have none (NaN): the stress
-  recovery refuses them by their element ID.
+  T1–T3, fractions of T when TFLAG = 1) when it gives them all. Other cells of those
+  types (CSHEAR panels, CQUAD8 and CTRIA6 drawn by their corners, shells of PCOMP
+  laminates, shells with a ZOFFS offset) have none (NaN): the stress recovery refuses
+  them by their element ID.
 * **Material**: the one MAT1 (E, NU, RHO) that every drawn element's property names
   (PSHELL MID1/MID2, PSOLID MID). With several materials, or another card, there is
   none, and the reason says which.
@@ -47,12 +48,16 @@ def shell_thickness(geo, kind: str = "quad") -> np.ndarray:
         prop = model.properties.get(elem.pid)
         if prop is None or prop.type != "PSHELL":
             continue
+        if _number(getattr(elem, "zoffset", None)):  # an offset mid-surface: not here
+            continue
+        t = _number(prop.t)
+        relative = getattr(elem, "tflag", 0) == 1  # the corners are fractions of T
+        blank = 1.0 if relative else t             # a blank corner: T itself
         corners = [_number(getattr(elem, f"T{i}", None)) for i in range(1, count + 1)]
-        corners = [c for c in corners if c is not None and c > 0]
-        if len(corners) == count:
-            out[k] = float(np.mean(corners))
-        elif _number(prop.t) is not None:
-            out[k] = float(prop.t)
+        corners = [blank if c is None or c <= 0 else c for c in corners]
+        if t is None or any(c is None for c in corners):
+            continue
+        out[k] = (t if relative else 1.0) * float(np.mean(corners))
     return out
 
 

@@ -289,8 +289,9 @@ def _element_metadata(geo, system, units, material) -> dict:
     out: dict = {"cell_labels": dict(geo.cell_labels)}
     shells = [kind for kind in ("quad", "triangle") if kind in geo.cells]
     if shells and geo.model is not None:
-        out["shell_thickness"] = {kind: shell_thickness(geo, kind) * system.length
-                                  for kind in shells}
+        given = {kind: shell_thickness(geo, kind) * system.length for kind in shells}
+        if any(np.isfinite(t).any() for t in given.values()):
+            out["shell_thickness"] = given
     if material is None and geo.model is not None:
         material, why = element_material(geo)
         if material is None:
