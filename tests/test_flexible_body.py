@@ -13,8 +13,8 @@ from flexmbs.assembly import System
 from flexmbs.frame.rotations import axis_angle, rotation_matrix
 from flexmbs.modal import ModalData
 from flexmbs.model import ModelBuilder
-from flexmbs.model.flexible import node_modes
 from flexmbs.model.joints import JOINT_EQUATIONS
+from flexmbs.model.marker_modes import node_modes
 from flexmbs.model.markers import Marker
 
 
@@ -386,7 +386,7 @@ def test_interface_modes_are_shared_by_bodies_of_the_same_data_yet_independent()
     """A node-set marker's modes are computed once per data and node set: a second call
     gives the first's values (those of a fresh computation) as new arrays, so changing
     one result leaves the next alone; other weights give their own modes."""
-    from flexmbs.model.flexible import _INTERFACES, _interface_modes, interface_modes
+    from flexmbs.model.marker_modes import _INTERFACES, _interface_modes, interface_modes
 
     data, _ = random_modal(4)
     nodes = np.arange(6)

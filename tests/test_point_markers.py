@@ -1,4 +1,4 @@
-"""Markers anywhere on a flexible body (flexmbs.model.flexible.point_modes;
+"""Markers anywhere on a flexible body (flexmbs.model.marker_modes.point_modes;
 docs/flexible_bodies.md): a point carried by its nearest node (with that node's
 rotation), by the least-squares motion of the nearest nodes on a mesh without nodal
 rotations, or rigidly by the frame. Checked against modal fields that are themselves
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from flexmbs.errors import ModelError
 from flexmbs.modal import ModalData
 from flexmbs.model import ModelBuilder
-from flexmbs.model.flexible import node_modes, point_modes
+from flexmbs.model.marker_modes import node_modes, point_modes
 
 
 def rigid_field_data(omegas, velocities, with_psi: bool):

@@ -191,7 +191,7 @@ def test_a_marker_on_a_line_of_six_dof_nodes_turns_with_the_nodes():
     from types import SimpleNamespace
 
     from flexmbs.errors import ModelError
-    from flexmbs.model.flexible import interface_modes
+    from flexmbs.model.marker_modes import interface_modes
 
     for wave in (0.0, 1e-9):  # a straight line, and one wavy by 1e-7 of its length
         nodes = np.column_stack([wave * np.array([1.0, -1.0, 1.0, -1.0]),

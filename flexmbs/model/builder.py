@@ -274,7 +274,7 @@ class ModelBuilder:
         default for a point: carried by its nearest node, or by the least-squares motion
         of the nearest nodes of a mesh without nodal rotations) or "frame" (rigidly on
         the body frame; the default for the frame origin, position (0, 0, 0))
-        (:func:`flexmbs.model.flexible.point_modes`, docs/flexible_bodies.md).
+        (:func:`flexmbs.model.marker_modes.point_modes`, docs/flexible_bodies.md).
         """
         self._markers.append((body, name, position, orientation, frame, node, node_set,
                               attach))

@@ -15,8 +15,9 @@ import numpy as np
 from ..errors import ModelError, ValidationError
 from ..frame.rotations import frame_from_z, rotation_matrix
 from .drives import Profile
-from .flexible import FlexibleBody, interface_modes, node_modes, point_modes
+from .flexible import FlexibleBody
 from .forces import DistributedLoad
+from .marker_modes import interface_modes, node_modes, point_modes
 from .markers import Marker
 from .sensors import (
     DRIVE_QUANTITY,
