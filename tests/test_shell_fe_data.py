@@ -35,14 +35,33 @@ E_STEEL, RHO = 2.1e11, 7850.0
 DATA = Path(__file__).parent / "data" / "nastran_real"
 
 
-def shell_model(nodes, quads, thickness, nu, sets, **meta):
+def shell_model(nodes, cells, thickness, nu, sets, **meta):
     """FE data with shells, as a reader gives them (mass and stiffness from the element
-    code, the mesh, the material and the thickness as metadata)."""
-    k, m = se.assemble(nodes, quads, thickness, E_STEEL, nu, RHO)
+    code, the mesh, the material and the thickness as metadata); ``cells`` the
+    quadrilaterals, or cell type → connectivity."""
+    cells = cells if isinstance(cells, dict) else {"quad": np.asarray(cells)}
+    k = m = 0
+    for conn in cells.values():
+        k_c, m_c = se.assemble(nodes, conn, thickness, E_STEEL, nu, RHO)
+        k, m = k + k_c, m + m_c
     metadata = {"material": {"E": E_STEEL, "nu": nu, "rho": RHO},
                 "shell_thickness": thickness, "source": "test shells", **meta}
-    return FEModel(nodes, m, k, dofs_per_node=6, node_sets=sets,
-                   cells={"quad": np.asarray(quads)}, metadata=metadata)
+    return FEModel(nodes, m, k, dofs_per_node=6, node_sets=sets, cells=cells,
+                   metadata=metadata)
+
+
+def mixed_strip(nx=40, nu=0.0):
+    """The strip (LENGTH × WIDTH × THICK), its first half meshed with quadrilaterals and
+    its second half with triangles (each quadrilateral cut along a diagonal), with node
+    sets root (x = 0) and tip (x = LENGTH)."""
+    nodes, quads = grid_plate(LENGTH, WIDTH, nx, 2)
+    nodes[:, 1] -= WIDTH / 2
+    half = len(quads) // 2
+    cells = {"quad": quads[:half],
+             "triangle": np.concatenate([quads[half:, [0, 1, 2]], quads[half:, [0, 2, 3]]])}
+    sets = {"root": np.nonzero(np.isclose(nodes[:, 0], 0.0))[0],
+            "tip": np.nonzero(np.isclose(nodes[:, 0], LENGTH))[0]}
+    return shell_model(nodes, cells, THICK, nu, sets)
 
 
 def test_square_plate_buckles_at_the_classical_load():
@@ -286,19 +305,7 @@ def test_mixed_quadrilateral_and_triangle_strip_spins_like_the_beam():
     """The spinning strip meshed half with quadrilaterals, half with triangles: the
     Southwell coefficient 1.1933 within 0.3 %, and its stress modes and modal
     derivatives are computed over both cell types."""
-    nodes, quads = grid_plate(LENGTH, WIDTH, 40, 2)
-    nodes[:, 1] -= WIDTH / 2
-    half = len(quads) // 2
-    cells = {"quad": quads[:half],
-             "triangle": np.concatenate([quads[half:, [0, 1, 2]], quads[half:, [0, 2, 3]]])}
-    k = m = 0
-    for conn in cells.values():
-        k_c, m_c = se.assemble(nodes, conn, THICK, E_STEEL, 0.0, RHO)
-        k, m = k + k_c, m + m_c
-    root = np.nonzero(np.isclose(nodes[:, 0], 0.0))[0]
-    fe = FEModel(nodes, m, k, dofs_per_node=6, node_sets={"root": root}, cells=cells,
-                 metadata={"material": {"E": E_STEEL, "nu": 0.0}, "shell_thickness": THICK,
-                           "source": "mixed strip"})
+    fe = mixed_strip()
     data = with_stiffening(clamped_modes(fe, "root", 2), fe)
     w0 = _flap_frequency(data, 0.0)
     slow = 0.1 * w0

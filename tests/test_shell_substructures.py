@@ -10,14 +10,10 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
-from test_shell_elements import grid_plate
-from test_shell_fe_data import E_STEEL, LENGTH, RHO, THICK, WIDTH
-from test_solid_substructures import joined_tip
+from test_shell_fe_data import E_STEEL, LENGTH, RHO, THICK, WIDTH, mixed_strip
+from test_solid_substructures import joined_tip, rigid_section_fe_tip
 
 from flexmbs.errors import ValidationError
-from flexmbs.modal.fe import shell_elements as se
-from flexmbs.modal.femodel import FEModel
 from flexmbs.modal.solid_substructures import (
     reduce_solid_parts,
     split_solid_model,
@@ -26,22 +22,9 @@ from flexmbs.modal.solid_substructures import (
 
 
 def _strip(nx=24):
-    """The 1 m × 40 mm × 4 mm steel strip, half quadrilaterals and half triangles, with
-    node sets root (x = 0) and tip (x = L)."""
-    nodes, quads = grid_plate(LENGTH, WIDTH, nx, 2)
-    nodes[:, 1] -= WIDTH / 2
-    half = len(quads) // 2
-    cells = {"quad": quads[:half],
-             "triangle": np.concatenate([quads[half:, [0, 1, 2]], quads[half:, [0, 2, 3]]])}
-    k = m = 0
-    for conn in cells.values():
-        k_c, m_c = se.assemble(nodes, conn, THICK, E_STEEL, 0.3, RHO)
-        k, m = k + k_c, m + m_c
-    sets = {"root": np.nonzero(np.isclose(nodes[:, 0], 0.0))[0],
-            "tip": np.nonzero(np.isclose(nodes[:, 0], LENGTH))[0]}
-    return FEModel(nodes, m, k, dofs_per_node=6, node_sets=sets, cells=cells,
-                   metadata={"material": {"E": E_STEEL, "nu": 0.3, "rho": RHO},
-                             "shell_thickness": THICK, "source": "strip"})
+    """The 1 m × 40 mm × 4 mm steel strip (ν = 0.3), half quadrilaterals and half
+    triangles, with node sets root (x = 0) and tip (x = L)."""
+    return mixed_strip(nx, nu=0.3)
 
 
 def _split(fe, k, modes=4):
@@ -67,35 +50,6 @@ def test_shell_parts_add_up_to_the_parent():
         assert abs(total - parent).max() <= 1e-12 * abs(parent).max()
 
 
-def _rigid_section_tip(fe, surfaces, load):
-    """The shell model's static tip displacement with the root held and every surface
-    of ``surfaces`` (node indices, the tip last) moving rigidly about its centroid (a
-    node's rotation the surface's), the load at the tip's centroid: solved directly."""
-    n = fe.n_dof
-    fixed = (6 * fe.node_sets["root"][:, None] + np.arange(6)).ravel()
-    tied = np.concatenate([(6 * s[:, None] + np.arange(6)).ravel() for s in surfaces])
-    free = np.setdiff1d(np.arange(n), np.concatenate([fixed, tied]))
-    rows, cols, vals = list(free), list(range(free.size)), [1.0] * free.size
-    for j, s in enumerate(surfaces):
-        base = free.size + 6 * j
-        for node in s:
-            x, y, z = fe.nodes[node] - fe.nodes[s].mean(axis=0)
-            pattern = [[1, 0, 0, 0, z, -y], [0, 1, 0, -z, 0, x], [0, 0, 1, y, -x, 0]]
-            for d in range(3):
-                for c in range(6):
-                    if pattern[d][c]:
-                        rows.append(6 * node + d)
-                        cols.append(base + c)
-                        vals.append(pattern[d][c])
-                rows.append(6 * node + 3 + d)
-                cols.append(base + 3 + d)
-                vals.append(1.0)
-    t = sp.csr_matrix((vals, (rows, cols)), shape=(n, free.size + 6 * len(surfaces)))
-    rhs = np.zeros(t.shape[1])
-    rhs[-6:-3] = load
-    return spla.spsolve((t.T @ fe.stiffness @ t).tocsc(), rhs)[-6:-3]
-
-
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_joined_shell_parts_deflect_as_the_shell_model_with_rigid_sections(k):
     """Under a small tip load (flap and edgewise) the joined parts deflect as the whole
@@ -109,7 +63,7 @@ def test_joined_shell_parts_deflect_as_the_shell_model_with_rigid_sections(k):
         warnings.simplefilter("ignore")
         found = joined_tip(split, datas, load, "root", {"node_set": "tip"})
     cuts = [np.searchsorted(fe.node_ids, np.asarray(c.nodes)) for c in split.cuts]
-    expected = _rigid_section_tip(fe, [*cuts, fe.node_sets["tip"]], load)
+    expected = rigid_section_fe_tip(fe, [*cuts, fe.node_sets["tip"]], load, clamped="root")
     origin = (fe.nodes[fe.node_sets["tip"]].mean(axis=0)
               - fe.nodes[fe.node_sets["root"]].mean(axis=0))
     scale = np.abs(expected).max()

@@ -160,11 +160,11 @@ def joined_tip(split, datas, load, root, tip):
 def rigid_section_fe_tip(fe, surfaces, load, clamped="x0"):
     """The FE model's static tip displacement with the face ``clamped`` (a node set)
     held and every surface in ``surfaces`` (node indices; the tip face last) moving
-    rigidly about its centroid, the load at the tip face's centroid: K condensed by
-    u = T ū, solved directly."""
-    n = fe.n_dof
-    fixed = (3 * fe.node_sets[clamped][:, None] + np.arange(3)).ravel()
-    tied = np.concatenate([(3 * s[:, None] + np.arange(3)).ravel() for s in surfaces])
+    rigidly about its centroid (with 6 DOFs per node, a node's rotation the surface's),
+    the load at the tip face's centroid: K condensed by u = T ū, solved directly."""
+    n, dpn = fe.n_dof, fe.dofs_per_node
+    fixed = (dpn * fe.node_sets[clamped][:, None] + np.arange(dpn)).ravel()
+    tied = np.concatenate([(dpn * s[:, None] + np.arange(dpn)).ravel() for s in surfaces])
     free = np.setdiff1d(np.arange(n), np.concatenate([fixed, tied]))
     rows, cols, vals = list(free), list(range(free.size)), [1.0] * free.size
     for j, s in enumerate(surfaces):
@@ -176,9 +176,13 @@ def rigid_section_fe_tip(fe, surfaces, load, clamped="x0"):
             for d in range(3):
                 for c in range(6):
                     if pattern[d][c]:
-                        rows.append(3 * node + d)
+                        rows.append(dpn * node + d)
                         cols.append(base + c)
                         vals.append(pattern[d][c])
+                if dpn == 6:  # θ_node = θ
+                    rows.append(6 * node + 3 + d)
+                    cols.append(base + 3 + d)
+                    vals.append(1.0)
     t = sp.csr_matrix((vals, (rows, cols)), shape=(n, free.size + 6 * len(surfaces)))
     rhs = np.zeros(t.shape[1])
     rhs[-6:-3] = load
