@@ -304,8 +304,9 @@ def test_the_viewer_draws_and_plays(strip, tmp_path):
     """Opened from disk with the network cut off, playing at half real time: its
     playback clock has run half the page time since the page started, and the picture
     is the last output at or before the clock. Chromium stops the page near its virtual
-    time budget of 0.4 s and 0.8 s (then the run at 0.2 s and 0.4 s); under load it
-    overshoots (0.88 s for 0.8 s seen once in .ci/run), so that bound is 0.1 s. Both
+    time budget of 0.4 s and 0.8 s (then the run at 0.2 s and 0.4 s): never before it,
+    within 0.1 s; after it, within 0.3 s, as a loaded host delays the stop (0.88 s and
+    0.985 s for 0.8 s seen in .ci/run while kernels compiled beside the tests). Both
     screenshots show the strip (coloured pixels over the canvas), and it has swung
     between them (the hinge angle goes from −0.3 to −1.1 rad). Paused, two page times
     give the same picture."""
@@ -316,7 +317,7 @@ def test_the_viewer_draws_and_plays(strip, tmp_path):
         shown, clock, elapsed = probe["time"], probe["clock"], probe["elapsed"]
         assert clock - times[0] == pytest.approx(0.5 * elapsed, rel=1e-9, abs=1e-9)
         assert shown == times[np.searchsorted(times, clock + 1e-12, side="right") - 1]
-        assert elapsed == pytest.approx(1e-3 * budget, abs=0.1)
+        assert 1e-3 * budget - 0.1 <= elapsed <= 1e-3 * budget + 0.3
     first = screenshot(url, tmp_path / "first.png", budget_ms=400)
     second = screenshot(url, tmp_path / "second.png", budget_ms=800)
     a, b = _canvas(first), _canvas(second)
