@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 #: Published data (crank.f): masses [kg], lengths [m], inertias [kg m²] about the pivot
 #: (crank) and the crank pin (rod), E [Pa], ρ [kg/m³], section b × h [m], ω [rad/s].
@@ -122,44 +123,56 @@ def rod_integrals(axial_mass_factor: float = 1.0, pi: float = np.pi) -> RodInteg
 def accelerations(p, v, integrals: RodIntegrals, stiffness: np.ndarray):
     """(p̈, λ) of the published equations at state (p, v)."""
     ig = integrals
+    sol = _kkt_solution(np.asarray(p, dtype=float), np.asarray(v, dtype=float), ig.mass_q,
+                        ig.axial, ig.lateral, ig.x_axial, ig.x_lateral, ig.skew,
+                        np.asarray(stiffness, dtype=float))
+    return sol[:7], sol[7:]
+
+
+@njit(cache=True)
+def _kkt_solution(p, v, mass_q, axial, lateral, x_axial, x_lateral, skew, stiffness):
+    """(p̈, λ) stacked (10,): the equations of :func:`accelerations` written out and
+    solved, compiled (the reference's integration evaluates them about 10⁵ times)."""
     phi1, phi2 = p[0], p[1]
     q, qd = p[3:], v[3:]
     w1, w2 = v[0], v[1]
     s1, c1 = np.sin(phi1), np.cos(phi1)
     s2, c2 = np.sin(phi2), np.cos(phi2)
     s12, c12 = np.sin(phi1 - phi2), np.cos(phi1 - phi2)
-    ax, lat = ig.axial @ q, ig.lateral @ q
-    mass = np.zeros((7, 7))
-    mass[0, 0] = J1 + M2 * L1**2
-    mass[0, 1] = 0.5 * L1 * L2 * M2 * c12 + RHO * L1 * (s12 * lat + c12 * ax)
-    mass[1, 1] = J2 + q @ ig.mass_q @ q + 2 * RHO * (ig.x_axial @ q)
-    mass[2, 2] = M3
-    mass[0, 3:] = RHO * L1 * (-s12 * ig.axial + c12 * ig.lateral)
-    mass[1, 3:] = RHO * ig.x_lateral + RHO * (q @ ig.skew)
-    mass[3:, 3:] = ig.mass_q
-    mass = np.triu(mass) + np.triu(mass, 1).T
-    force = np.zeros(7)
-    force[0] = (-0.5 * L1 * L2 * M2 * w2**2 * s12
-                + RHO * L1 * w2**2 * (-s12 * ax + c12 * lat)
-                - 2 * RHO * L1 * w2 * (c12 * (ig.axial @ qd) + s12 * (ig.lateral @ qd)))
-    force[1] = (0.5 * L1 * L2 * M2 * w1**2 * s12
-                + RHO * L1 * w1**2 * (s12 * ax - c12 * lat)
-                - 2 * RHO * w2 * (ig.x_axial @ qd) - 2 * w2 * (qd @ ig.mass_q @ q)
-                - RHO * (qd @ ig.skew @ qd))
-    force[3:] = (w2**2 * (ig.mass_q @ q)
-                 + RHO * (w2**2 * ig.x_axial + L1 * w1**2 * (c12 * ig.axial + s12 * ig.lateral)
-                          + 2 * w2 * (ig.skew @ qd))
-                 - stiffness @ q)
+    ax, lat = axial @ q, lateral @ q
+    kkt = np.zeros((10, 10))  # [[M, Gᵀ], [G, 0]], the mass matrix's upper part first
+    kkt[0, 0] = J1 + M2 * L1**2
+    kkt[0, 1] = 0.5 * L1 * L2 * M2 * c12 + RHO * L1 * (s12 * lat + c12 * ax)
+    kkt[1, 1] = J2 + q @ (mass_q @ q) + 2 * RHO * (x_axial @ q)
+    kkt[2, 2] = M3
+    kkt[0, 3:7] = RHO * L1 * (-s12 * axial + c12 * lateral)
+    kkt[1, 3:7] = RHO * x_lateral + RHO * (q @ skew)
+    kkt[3:7, 3:7] = mass_q
+    for i in range(7):
+        for j in range(i):
+            kkt[i, j] = kkt[j, i]
+    rhs = np.zeros(10)
+    rhs[0] = (-0.5 * L1 * L2 * M2 * w2**2 * s12
+              + RHO * L1 * w2**2 * (-s12 * ax + c12 * lat)
+              - 2 * RHO * L1 * w2 * (c12 * (axial @ qd) + s12 * (lateral @ qd)))
+    rhs[1] = (0.5 * L1 * L2 * M2 * w1**2 * s12
+              + RHO * L1 * w1**2 * (s12 * ax - c12 * lat)
+              - 2 * RHO * w2 * (x_axial @ qd) - 2 * w2 * (qd @ (mass_q @ q))
+              - RHO * (qd @ (skew @ qd)))
+    rhs[3:7] = (w2**2 * (mass_q @ q)
+                + RHO * (w2**2 * x_axial + L1 * w1**2 * (c12 * axial + s12 * lateral)
+                         + 2 * w2 * (skew @ qd))
+                - stiffness @ q)
     end = L2 + q[3]  # the rod end's distance from the crank pin along the rod frame
     jac = np.zeros((3, 7))
-    jac[0, [0, 1, 6]] = L1 * c1, end * c2, s2          # y of the rod end = 0
-    jac[1, [0, 1, 2, 6]] = L1 * s1, end * s2, 1.0, -c2  # x of the rod end = x₃
-    jac[2, 0] = 1.0                                     # φ₁ = ωt
-    gamma = np.array([-L1 * s1 * w1**2 - end * s2 * w2**2 + 2 * w2 * c2 * qd[3],
-                      L1 * c1 * w1**2 + end * c2 * w2**2 + 2 * w2 * s2 * qd[3], 0.0])
-    kkt = np.block([[mass, jac.T], [jac, np.zeros((3, 3))]])
-    sol = np.linalg.solve(kkt, np.concatenate([force, -gamma]))
-    return sol[:7], sol[7:]
+    jac[0, 0], jac[0, 1], jac[0, 6] = L1 * c1, end * c2, s2             # y of the end = 0
+    jac[1, 0], jac[1, 1], jac[1, 2], jac[1, 6] = L1 * s1, end * s2, 1.0, -c2  # x = x₃
+    jac[2, 0] = 1.0                                                     # φ₁ = ωt
+    kkt[7:, :7] = jac
+    kkt[:7, 7:] = jac.T
+    rhs[7] = -(-L1 * s1 * w1**2 - end * s2 * w2**2 + 2 * w2 * c2 * qd[3])
+    rhs[8] = -(L1 * c1 * w1**2 + end * c2 * w2**2 + 2 * w2 * s2 * qd[3])
+    return np.linalg.solve(kkt, rhs)
 
 
 def solve(t_eval, axial_mass_factor: float = 1.0, rtol: float = 1e-10,
