@@ -3,14 +3,51 @@
 import os
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from flexmbs.modal import ModalData  # (imports no numba: the settings below come first)
+
 # numba's allocation counters, for test_compiled's check that the per-iteration kernels
 # allocate nothing; numba reads the setting when it starts, so before anything imports it
 os.environ.setdefault("NUMBA_NRT_STATS", "1")
 
-import numpy as np
-import pytest
 
-from flexmbs.modal import ModalData
+def _suite_numba_cache() -> Path | None:
+    """numba's kernels for the suite: compiled for the prebuilt kernel's baseline CPU
+    (flexmbs.engine.prebuilt.BASELINES; numba's cache keys its kernels by CPU name and
+    features) into a cache folder of the suite's own, named by the kernel sources' hash,
+    so that the rebuild of the prebuilt kernel (test_prebuilt), which compiles the same
+    kernels for that CPU, also fills it: one compilation instead of two
+    (pytest_collection_finish). The kernels do no fast-math, so the generated CPU
+    changes their speed, not their results. Set before anything imports numba; None
+    (numba's defaults) where no baseline is defined or numba's settings are the caller's."""
+    import platform
+
+    from flexmbs.compiled import kernel_tag
+    from flexmbs.engine.prebuilt import BASELINES
+
+    arch = {"amd64": "x86_64"}.get(platform.machine().lower(), platform.machine().lower())
+    if arch not in BASELINES or any(key in os.environ for key in (
+            "NUMBA_CACHE_DIR", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")):
+        return None
+    root = Path(__file__).resolve().parents[1] / ".numba-test-cache"
+    folder = root / kernel_tag()
+    if root.is_dir():  # the caches of earlier kernel sources
+        import shutil
+
+        for old in root.iterdir():
+            if old != folder:
+                shutil.rmtree(old, ignore_errors=True)
+    (folder / "state").mkdir(parents=True, exist_ok=True)
+    os.environ.update(NUMBA_CPU_NAME=BASELINES[arch][0], NUMBA_CPU_FEATURES="",
+                      NUMBA_CACHE_DIR=str(folder),
+                      FLEXMBS_KERNEL_STATE_DIR=str(folder / "state"))
+    return folder
+
+
+SUITE_NUMBA_CACHE = _suite_numba_cache()
+
 
 
 def make_modal_kwargs(n_nodes: int = 8, n_modes: int = 3, seed: int = 0, lumped: bool = True):
@@ -96,53 +133,73 @@ def pytest_collection_finish(session):
     thread, each in its own process on the second core while the suite runs on the
     first (the tests that wait for them run last, pytest_collection_modifyitems):
 
-    - numba's kernels for this machine, into numba's cache, when a test variant runs
-      them and they are not there yet (``python -m flexmbs.engine.warmup``, what users
-      run); those tests then load them from the cache instead of compiling for minutes
-      in the suite's own process;
+    - numba's kernels, into numba's cache, when a test variant runs them and they are
+      not there yet (``python -m flexmbs.engine.warmup``, what users run); those tests
+      then load them from the cache instead of compiling for minutes in the suite's own
+      process;
     - the prebuilt kernel rebuilt from the sources (flexmbs.engine.prebuilt_build), when
-      the rebuild test is selected and the pinned toolchain is installed."""
+      the rebuild test is selected and the pinned toolchain is installed.
+
+    When both are due and the suite's kernels are compiled for the baseline CPU
+    (:data:`SUITE_NUMBA_CACHE`), the rebuild alone runs: it compiles the same kernels
+    from an empty cache on the way and hands that cache to the suite."""
     import subprocess
     import sys
     import tempfile
     import threading
 
     tasks = []
+    numba_wanted = False
     if any(_runs_numba_kernels(item) or "numba_kernels_cached" in item.fixturenames
            for item in session.items):
         from flexmbs.engine import warmup
 
-        if not warmup.is_ready():
+        numba_wanted = not warmup.is_ready()
+        if numba_wanted:
             _NUMBA_CACHE["done"] = threading.Event()
-
-            def warm():
-                try:
-                    subprocess.run([sys.executable, "-m", "flexmbs.engine.warmup"],
-                                   env={**os.environ, "FLEXMBS_PREBUILT": "0"},
-                                   capture_output=True, check=False)
-                finally:
-                    _NUMBA_CACHE["done"].set()
-
-            tasks.append(warm)
+    rebuild = False
     if any(item.name == REBUILD_TEST for item in session.items):
         import llvmlite
         import numba
         from test_prebuilt import pinned_toolchain
 
+        # otherwise the test skips: it rebuilds with the pinned toolchain only
+        rebuild = ({"numba": numba.__version__, "llvmlite": llvmlite.__version__}
+                   == pinned_toolchain())
+    # the rebuild compiles numba's kernels for the baseline CPU: where the suite's
+    # kernels are compiled for that CPU too (SUITE_NUMBA_CACHE), its numba cache is theirs
+    shared = numba_wanted and rebuild and SUITE_NUMBA_CACHE is not None
+    if numba_wanted and not shared:
+        def warm():
+            try:
+                subprocess.run([sys.executable, "-m", "flexmbs.engine.warmup"],
+                               env={**os.environ, "FLEXMBS_PREBUILT": "0"},
+                               capture_output=True, check=False)
+            finally:
+                _NUMBA_CACHE["done"].set()
+
+        tasks.append(warm)
+    if rebuild:
         from flexmbs.engine import prebuilt_build
 
-        # otherwise the test skips: it rebuilds with the pinned toolchain only
-        if {"numba": numba.__version__, "llvmlite": llvmlite.__version__} == pinned_toolchain():
-            folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
+        folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
 
-            def build():
-                try:
-                    _REBUILD["entry"] = prebuilt_build.build(Path(folder))
-                except BaseException as exc:  # handed to the test, which raises it
-                    _REBUILD["error"] = exc
+        def build():
+            try:
+                _REBUILD["entry"] = prebuilt_build.build(
+                    Path(folder), numba_cache=SUITE_NUMBA_CACHE if shared else None)
+                if shared:
+                    from flexmbs.engine import warmup
 
-            _REBUILD.update(folder=Path(folder))
-            tasks.append(build)
+                    warmup.mark_ready()
+            except BaseException as exc:  # handed to the test, which raises it
+                _REBUILD["error"] = exc
+            finally:
+                if shared:  # the numba tests compile for themselves if it failed
+                    _NUMBA_CACHE["done"].set()
+
+        _REBUILD.update(folder=Path(folder))
+        tasks.append(build)
     if not tasks:
         return
 

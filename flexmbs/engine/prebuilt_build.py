@@ -159,10 +159,16 @@ def _compile_object(out: Path) -> None:
         {"parameters": parameters, "imports": imports}))
 
 
-def build(folder: Path = PREBUILT_DIR) -> dict:
+def build(folder: Path = PREBUILT_DIR, numba_cache: Path | None = None) -> dict:
     """Compile the step kernel for this architecture's baseline CPU in a fresh process
     and store it in ``folder`` (replacing this platform's earlier build and builds of
-    other sources); returns its manifest entry. Takes as long as a compilation."""
+    other sources); returns its manifest entry. Takes as long as a compilation.
+
+    The build compiles numba's kernels (:func:`flexmbs.engine.warmup.compile_kernels`)
+    for the baseline CPU on the way, from an empty cache of its own; ``numba_cache``,
+    if given, receives that cache afterwards, for processes that run numba's kernels with
+    the same settings (``NUMBA_CACHE_DIR`` = ``numba_cache``, ``NUMBA_CPU_NAME`` = the
+    baseline CPU, ``NUMBA_CPU_FEATURES`` empty: the test suite's)."""
     import platform
 
     import llvmlite
@@ -196,6 +202,8 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
         blob = out.read_bytes()  # as is: loading skips a 3 ms decompression, and the
         # wheel and git compress it anyway
         described = json.loads(out.with_suffix(".json").read_text())
+        if numba_cache is not None:
+            _merge_cache(Path(tmp), Path(numba_cache))
     triple, tag = ll.get_process_triple(), kernel_tag()
     name = f"kernel-{tag.removeprefix('kernels-')}-{triple}-{cpu}.o"
     entry = {"file": name, "tag": tag, "abi": ABI, "triple": triple, "cpu": cpu,
@@ -220,6 +228,17 @@ def build(folder: Path = PREBUILT_DIR) -> dict:
         if old.is_file() and stale and old.name not in wanted:
             old.unlink()
     return entry
+
+
+def _merge_cache(build_dir: Path, cache: Path) -> None:
+    """Copy numba's cache files (``*.nbi``, ``*.nbc``) of the build folder into
+    ``cache`` at the same relative paths (numba lays them out by source path under
+    ``NUMBA_CACHE_DIR``), each written whole before it takes its name."""
+    for source in build_dir.rglob("*"):
+        if source.suffix in (".nbi", ".nbc") and source.is_file():
+            target = cache / source.relative_to(build_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(target, source.read_bytes())
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
