@@ -279,6 +279,13 @@ def _run(name, engine, t_end, **options):
     return run_case(case, engine=engine, **options)[1]
 
 
+def compared_end(name: str) -> float:
+    """End time [s] of the shipped case ``name``'s runs compared on both paths: 150 steps,
+    60 for the elastica (its NumPy reference path takes about 50 ms a step)."""
+    case = load_case(CASES / name)
+    return (60 if name == "elastica.toml" else 150) * float(case.solver["h"])
+
+
 @pytest.mark.parametrize("name", supported_cases())
 def test_shipped_cases_give_the_same_trajectories(name, kernels):
     """Over the first 150 steps (60 for the elastica, whose NumPy reference path takes
@@ -288,8 +295,7 @@ def test_shipped_cases_give_the_same_trajectories(name, kernels):
     initial state perturbed by 4 ulp (still consistent: its |Φ| stays below the assembly
     tolerance) — the compiled path must lie within 10 times that spread of it (q̈ and λ
     amplify position round-off by up to β' = O(1/h²) in the index-3 iteration)."""
-    case = load_case(CASES / name)
-    t_end = (60 if name == "elastica.toml" else 150) * float(case.solver["h"])
+    t_end = compared_end(name)
     ref = _python_run(name, t_end)
     new = _run(name, "compiled", t_end)
     assert new.statistics["engine"] == "compiled"
@@ -313,14 +319,20 @@ def _python_run(name, t_end, **options):
     return _PYTHON_RUNS[key]
 
 
+def assert_same_steps(new, ref):
+    """``new`` took ``ref``'s Newton iterations (outputs at every step: the step record's
+    rows are the steps) and its q agrees to 1e-12 (relative to max |q|)."""
+    np.testing.assert_array_equal(new.steps.iterations, ref.steps.iterations)
+    scale = max(1.0, np.abs(ref.q).max())
+    np.testing.assert_allclose(new.q, ref.q, rtol=0, atol=1e-12 * scale)
+
+
 def assert_same_run(new, ref, rerun):
     """``new`` took ``ref``'s Newton iterations (outputs at every step: the step record's
     rows are the steps), its q agrees to 1e-12 (relative to max
     |q|), and its other fields lie within 10 times the spread of ``ref`` against
     ``rerun(q0=…, qd0=…)`` from ``ref``'s initial state perturbed by 4 ulp."""
-    np.testing.assert_array_equal(new.steps.iterations, ref.steps.iterations)
-    scale = max(1.0, np.abs(ref.q).max())
-    np.testing.assert_allclose(new.q, ref.q, rtol=0, atol=1e-12 * scale)
+    assert_same_steps(new, ref)
     rng = np.random.default_rng(3)
     q0 = ref.q[0] * (1 + 4 * np.finfo(float).eps * rng.choice([-1.0, 1.0], ref.q.shape[1]))
     twin = rerun(q0=q0, qd0=ref.qd[0])

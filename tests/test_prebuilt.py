@@ -64,21 +64,21 @@ def test_the_shipped_prebuilt_kernel_is_that_of_the_sources():
 _FRESH_PROCESS = """
 import sys
 from flexmbs.cases import load_case, run_case
-names, cases, tests = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
+names, ends = sys.argv[1].split(","), [float(t) for t in sys.argv[4].split(",")]
+cases, tests = sys.argv[2], sys.argv[3]
 runs = {}
-for name in names:
+for name, t_end in zip(names, ends):
     case = load_case(f"{cases}/{name}")
-    t_end = 150 * float(case.solver["h"])
     case.solver = case.solver.replace(t_end=t_end)
     runs[name] = (t_end, run_case(case, engine="python")[1], run_case(case, engine="auto")[1])
 print("numba imported:", "numba" in sys.modules, "llvmlite imported:",
       "llvmlite" in sys.modules)
 sys.path.insert(0, tests)
-from test_compiled import _run, assert_same_run
+from test_compiled import assert_same_steps
 for name, (t_end, ref, new) in runs.items():
     assert new.statistics["engine"] == "compiled", (name, new.statistics)
     assert new.statistics["kernels"].startswith("prebuilt for "), (name, new.statistics)
-    assert_same_run(new, ref, lambda **kw: _run(name, "python", t_end, **kw))
+    assert_same_steps(new, ref)
     print(name, new.statistics["kernels"], round(new.statistics["compile_time"], 3))
 """
 
@@ -88,9 +88,10 @@ def test_a_fresh_process_runs_the_prebuilt_kernel_without_numba(tmp_path):
     shipped case the kernels evaluate run the prebuilt kernel: neither numba nor llvmlite
     is imported (flexmbs.engine.object_loader links it),
     nothing is compiled or cached, no background compilation starts, and each run takes
-    the NumPy path's Newton iterations and trajectory (q to 1e-12, as for numba's
-    kernels: test_compiled.assert_same_run)."""
-    from test_compiled import CASES, supported_cases
+    the NumPy path's Newton iterations and trajectory (q to 1e-12 over test_compiled's
+    steps: test_compiled.assert_same_steps; the rates, accelerations and multipliers are
+    compared in test_compiled, in the suite's process, for the same kernel)."""
+    from test_compiled import CASES, compared_end, supported_cases
 
     build, reason = prebuilt.find()
     if build is None:
@@ -102,8 +103,9 @@ def test_a_fresh_process_runs_the_prebuilt_kernel_without_numba(tmp_path):
            "FLEXMBS_KERNEL_STATE_DIR": str(state)}
     env.pop("FLEXMBS_PREBUILT", None)
     names = supported_cases()
+    ends = ",".join(repr(compared_end(name)) for name in names)  # as test_compiled's
     done = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, ",".join(names),
-                           str(CASES), str(TESTS)],
+                           str(CASES), str(TESTS), ends],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.split("\n")
