@@ -28,8 +28,12 @@ def _suite_numba_cache() -> Path | None:
     from flexmbs.engine.prebuilt import BASELINES
 
     arch = {"amd64": "x86_64"}.get(platform.machine().lower(), platform.machine().lower())
-    if arch not in BASELINES or any(key in os.environ for key in (
-            "NUMBA_CACHE_DIR", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")):
+    # the rebuild compiles without the caller's numba settings (NUMBA_OPT,
+    # NUMBA_BOUNDSCHECK, …), which numba's cache does not key its kernels by: with any
+    # set (but the runtime's allocation counters), numba's defaults and a compilation
+    # of the suite's own
+    if arch not in BASELINES or any(key.startswith("NUMBA_") and key != "NUMBA_NRT_STATS"
+                                    for key in os.environ):
         return None
     root = Path(__file__).resolve().parents[1] / ".numba-test-cache"
     folder = root / kernel_tag()
@@ -180,18 +184,19 @@ def pytest_collection_finish(session):
 
         tasks.append(warm)
     if rebuild:
-        from flexmbs.engine import prebuilt_build
+        from flexmbs.engine import prebuilt_build, warmup
 
         folder = tempfile.mkdtemp(prefix="flexmbs-rebuild-test-")
+        # the suite's ready mark, worked out now: tests running beside the build move
+        # FLEXMBS_KERNEL_STATE_DIR to folders of their own
+        ready = warmup.ready_paths() if shared else None
 
         def build():
             try:
                 _REBUILD["entry"] = prebuilt_build.build(
                     Path(folder), numba_cache=SUITE_NUMBA_CACHE if shared else None)
                 if shared:
-                    from flexmbs.engine import warmup
-
-                    warmup.mark_ready()
+                    warmup.mark_ready(ready)
             except BaseException as exc:  # handed to the test, which raises it
                 _REBUILD["error"] = exc
             finally:

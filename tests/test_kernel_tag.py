@@ -125,3 +125,51 @@ def test_an_unwritable_stamp_folder_is_no_error(sources, monkeypatch, tmp_path):
     monkeypatch.setattr(compiled, "_tag_stamp_paths", lambda: [blocked / "stamp.json"])
     assert fresh_tag() == _direct_tag(root)
     assert not list(tmp_path.glob(".stamp.json.*"))
+
+
+_DEFAULT_CACHE_PROBE = """
+import json, sys
+import numba
+from flexmbs.compiled import kernel_cache_dir, kernel_state_dir, kernel_tag
+before = numba.config.CACHE_DIR
+sys.path.insert(0, sys.argv[1])
+import probe_kernel
+assert probe_kernel.plus_one(1) == 2
+print(json.dumps({"cache": kernel_cache_dir(), "state": kernel_state_dir(),
+                  "tag": kernel_tag(), "unchanged": numba.config.CACHE_DIR == before}))
+"""
+
+
+def test_kernels_are_cached_in_the_folder_named_by_the_tag_by_default(tmp_path):
+    """Where users' kernels go, which the suite itself does not use (it sets numba's
+    cache folder: conftest): without ``NUMBA_CACHE_DIR``, a kernel decorated with
+    flexmbs.compiled._jit.njit(cache=True) is cached in the folder named by the kernel
+    tag beside the package (or in ~/.cache/flexmbs), the background compilation's state
+    lives in that same folder, and numba's own cache setting is left as it was."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "probe_kernel.py").write_text(
+        "from flexmbs.compiled._jit import njit\n\n\n@njit(cache=True)\n"
+        "def plus_one(x):\n    return x + 1\n")
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("NUMBA_") and key != "FLEXMBS_KERNEL_STATE_DIR"}
+    env["HOME"] = str(tmp_path / "home")  # the fallback folder, if the package's is not
+    done = subprocess.run([sys.executable, "-c", _DEFAULT_CACHE_PROBE, str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    folder = Path(found["cache"])
+    probes = list(folder.rglob("probe_kernel.plus_one-*"))
+    try:
+        assert folder.name == found["tag"] == compiled.kernel_tag()
+        assert folder.parent in (PACKAGE / "compiled" / "__pycache__",
+                                 tmp_path / "home" / ".cache" / "flexmbs")
+        assert found["state"] == found["cache"]
+        assert found["unchanged"]
+        assert [p.suffix for p in probes].count(".nbi") == 1
+    finally:  # the probe's cache entries: numba files them in a folder of their own,
+        for parent in {p.parent for p in probes}:  # named by the probe module's folder
+            if parent != folder and tmp_path.name in parent.name:
+                shutil.rmtree(parent, ignore_errors=True)

@@ -231,14 +231,17 @@ def build(folder: Path = PREBUILT_DIR, numba_cache: Path | None = None) -> dict:
 
 
 def _merge_cache(build_dir: Path, cache: Path) -> None:
-    """Copy numba's cache files (``*.nbi``, ``*.nbc``) of the build folder into
-    ``cache`` at the same relative paths (numba lays them out by source path under
-    ``NUMBA_CACHE_DIR``), each written whole before it takes its name."""
-    for source in build_dir.rglob("*"):
-        if source.suffix in (".nbi", ".nbc") and source.is_file():
-            target = cache / source.relative_to(build_dir)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(target, source.read_bytes())
+    """Copy numba's cache files of the build folder into ``cache`` at the same relative
+    paths (numba lays them out by source path under ``NUMBA_CACHE_DIR``), each written
+    whole before it takes its name: the data files (``*.nbc``) first, then the indexes
+    (``*.nbi``) that point at them. An index replaces one a process running beside wrote
+    for the same function (its entries are then compiled again when next needed)."""
+    for suffix in (".nbc", ".nbi"):
+        for source in sorted(build_dir.rglob(f"*{suffix}")):
+            if source.is_file():
+                target = cache / source.relative_to(build_dir)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomic(target, source.read_bytes())
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -123,13 +123,21 @@ def is_ready() -> bool:
     return isinstance(mark, dict) and mark.get("host") == _host()
 
 
-def mark_ready() -> None:
-    """Record that the kernels are compiled (after a successful compilation); nothing
-    under ``NUMBA_DISABLE_JIT``, where the kernels ran as Python and nothing was compiled
-    or cached."""
+def ready_paths() -> tuple[Path, Path] | None:
+    """(ready mark, lock file) of these kernel sources in this process's state folder
+    (``FLEXMBS_KERNEL_STATE_DIR`` or :func:`~flexmbs.compiled.kernel_state_dir`), or
+    None where no folder is writable."""
+    return _paths()
+
+
+def mark_ready(paths: tuple[Path, Path] | None = None) -> None:
+    """Record that the kernels are compiled (after a successful compilation), at
+    ``paths`` (:func:`ready_paths` worked out earlier; default: now); nothing under
+    ``NUMBA_DISABLE_JIT``, where the kernels ran as Python and nothing was compiled or
+    cached."""
     from numba.core import config
 
-    paths = _paths()
+    paths = _paths() if paths is None else paths
     if paths is None or config.DISABLE_JIT:
         return
     tmp = paths[0].with_suffix(f".ready.{os.getpid()}.tmp")
