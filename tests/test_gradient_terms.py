@@ -257,6 +257,51 @@ def test_chunk_derivatives_equal_the_analytic_terms(seed):
     assert taken >= 4
 
 
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+@example(seed=4)  # a flexible body
+def test_modal_parameters_rows_are_the_compiled_equations_difference(seed):
+    """A flexible body's stiffness scale and damping ratio (with the other bodies' ratios
+    held) move K_ff and D_ff alone, so the chunk takes their ∂F/∂p as dK_ff ξ + dD_ff ξ̇
+    on the ξ rows (plan "modal", no model moved): equal, at every state of a chunk in both
+    forms, to the difference of the compiled step equations between the model moved
+    along the parameter's tangent line and the model (exact: F is affine in K_ff, D_ff)."""
+    import dataclasses
+
+    from flexmbs.gradients.chunk_terms import ChunkDerivatives, _compiled, _equations
+    from flexmbs.gradients.model_diff import moved
+    from flexmbs.gradients.prepared import PreparedParameter
+    from flexmbs.gradients.residual_terms import stacked_states
+
+    model = random_model(seed).model
+    rng = np.random.default_rng(seed)
+    bodies = {name: dataclasses.replace(body, data=body.data.with_damping(
+        ratio=rng.uniform(0.01, 0.05, body.data.n_modes))) if hasattr(body, "data") else body
+        for name, body in model.bodies.items()}
+    system = System(dataclasses.replace(model, bodies=bodies))
+    keys = parameter_keys(system.model).get("flexible", [])
+    if not keys:
+        return
+    source = TangentSource(system, "compiled")
+    states, memories = states_with_memories(system, rng, 3)
+    models = ModelModels(system.model)
+    for key in keys:
+        (par,), _ = resolve([key], models)
+        prep = PreparedParameter(par, system, {}, _NoSensor())
+        chunk = ChunkDerivatives(system, source, [prep])
+        assert chunk.plans[0][0] == "modal", key
+        delta = 0.5 * max(abs(par.value), 1.0)
+        end = _compiled(System(moved(system.model, prep.tangent, delta), **prep.overrides))
+        stacked = stacked_states(states, memories, chunk.torsion_names)
+        for index2 in (False, True):
+            got = chunk.at(states, memories, index2)[0]
+            ref = (_equations(end, stacked, index2)
+                   - _equations(source.compiled, stacked, index2)) / delta
+            scale = max(1.0, np.abs(ref).max())
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-8 * scale, err_msg=key)
+            assert np.abs(got).max() > 0, key
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(slope=st.floats(-5, 5), kink=st.floats(-3, 3), bend=st.floats(0.5, 4),
        scale=st.floats(1e-3, 1e3))

@@ -63,11 +63,14 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     # integral is held step by step (the Systems at p ± δ read the same histories)
     chunk_terms = (ChunkDerivatives(system, source, prepared)
                    if source.batched and not integrals else None)
+    no_lam = np.zeros(system.n_c)  # (never written: λ̄ is replaced, not added to, in place)
+    by_size: dict = {}  # one Coefficients per step size [s]
     for first, last in _segments(run_):
         states = segment(system, run_, first, last)
         for top in range(last, first, -width):
             ks = range(top, max(first, top - width), -1)
-            coefs = [Coefficients.of(params, run_.h[k - 1]) for k in ks]
+            coefs = [by_size.get(h) or by_size.setdefault(h, Coefficients.of(params, h))
+                     for h in (float(run_.h[k - 1]) for k in ks)]
             at, memories = [states[k][0] for k in ks], [states[k][1] for k in ks]
             # the servos' integrals are held step by step: their pieces one at a time
             raws = (source.pieces_many(at, memories, [c.h for c in coefs], index2)
@@ -81,6 +84,8 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                                  hold if integrals else None)
             derivs = (chunk_terms.at(at, memories, index2) if chunk_terms is not None
                       else [None] * len(prepared))
+            # rows taken from the chunk (finite: linear over ±Δ, not a spring of length 0)
+            usable = [None if d is None else np.isfinite(d).all(axis=1) for d in derivs]
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -102,17 +107,16 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                     grad += i_bar @ terms.d_p
                 mu = steps.solve_transposed(i, steps.unknown_cotangent(
                     i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
-                for j, prep in enumerate(prepared):  # non-finite rows: not linear over
-                    row = derivs[j][i] if derivs[j] is not None else None  # ±Δ, or a
-                    if row is None or not np.isfinite(row).all():  # spring of length 0
-                        row = prep.step_derivative(state, index2)
+                for j, prep in enumerate(prepared):
+                    row = (derivs[j][i] if usable[j] is not None and usable[j][i]
+                           else prep.step_derivative(state, index2))
                     grad[j] -= mu @ row
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
                     i_bar = i_bar - terms.load @ mu
                 f_q, f_qd = steps.state_cotangents(i, mu)
                 q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd,
                                                                a_bar)
-                lam_bar = np.zeros(system.n_c)
+                lam_bar = no_lam
         if first == 0:
             state0 = states[0]
     state, angles = state0

@@ -22,6 +22,10 @@ Exact but for round-off, about ε |F| / (Δ |∂F/∂p|) with |F| the size of a 
 of 64, 8 and 1/4 times max(|p|, 1) that the model accepts.
 Each compiled evaluation takes the chunk's states in one kernel call
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations").
+A parameter that moves flexible bodies' modal stiffness and damping alone (a damping
+ratio, a stiffness scale; a nonlinear body's tensors with them) needs no model moved
+and no evaluation: its ∂F/∂p is dK_ff ξ + dD_ff ξ̇ (+ the tensors' terms) on the bodies'
+ξ rows, for the chunk's states at once (:func:`_modal_rows`).
 A joint actuator's profile or a spring–damper's actuator enters the residual through its
 value u alone, linearly: ∂F/∂p = (F(u + Δ u_p) − F(u)) / Δ on the nominal System, u_p
 the profile's slope along the parameter (:class:`~flexmbs.gradients.residual_terms.
@@ -139,10 +143,39 @@ def _equations(compiled, chunk, index2: bool, shift=None) -> np.ndarray:
     return step_equations_many(compiled, chunk, index2, values)
 
 
+def _modal_rows(stack, terms, n_c: int, index2: bool) -> np.ndarray:
+    """∂F/∂p (K, size) at the chunk's states (q, q̇ rows of ``stack`` (K, 3, n_q)) of a
+    parameter that moves flexible bodies' modal stiffness and damping (and a nonlinear
+    body's tensors) alone: dK_ff ξ + dD_ff ξ̇ [+ ½ dC₃ ξ ξ + ⅙ dC₄ ξ ξ ξ] on each body's
+    ξ rows (:func:`~flexmbs.elements.flexible_body.parameters.modal_force_derivative`
+    for all the states at once), zero elsewhere; ``terms``: (the body's coordinate
+    slice, {field path: derivative})."""
+    out = np.zeros((stack.shape[0], stack.shape[2] + (2 if index2 else 1) * n_c))
+    for sl, fields_ in terms:
+        rows = slice(sl.start + 7, sl.stop)
+        xi, xi_dot = stack[:, 0, rows], stack[:, 1, rows]
+
+        def slope(*path, fields_=fields_):
+            value = fields_.get(path)
+            return None if value is None else np.asarray(value, dtype=float)
+
+        part = out[:, rows]  # (a view)
+        if (d_k := slope("data", "K_ff")) is not None:
+            part += xi @ d_k.T
+        if (d_d := slope("data", "D_ff")) is not None:
+            part += xi_dot @ d_d.T
+        if (d_c := slope("elastic", "cubic")) is not None:
+            part += 0.5 * np.einsum("ijk,ek,ej->ei", d_c, xi, xi)
+        if (d_q := slope("elastic", "quartic")) is not None:
+            part += np.einsum("ijkl,el,ek,ej->ei", d_q, xi, xi, xi) / 6.0
+    return out
+
+
 class ChunkDerivatives:
     """How each of ``prepared`` (:class:`~flexmbs.gradients.prepared.PreparedParameter`)
     gets ∂F/∂p for a chunk of ``system``'s steps: ("difference", its DifferenceTerm),
-    ("forward", compiled model at p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ),
+    ("modal", [(body slice, {field path: derivative})]), ("forward", compiled model at
+    p + Δ, Δ), ("central", (at p + Δ, at p − Δ), 2Δ),
     ("input", (u column, profile slope, Δ)), ("checked", (at p + Δ, at p − Δ), Δ) or
     None (state by state). ``source``: the sweep's
     :class:`~flexmbs.gradients.jacobian_source.TangentSource`, whose System gives F(p)
@@ -163,6 +196,11 @@ class ChunkDerivatives:
         if prep.difference is not None:
             return ("difference", prep.difference) if prep.difference.compile() \
                 and prep.difference.batched else None
+        terms = prep.terms
+        if terms.terms and not terms.unsupported and all(
+                term[0] == "flexible" for term in terms.terms):  # the modal rows alone
+            return ("modal", [(self.system.slices[k], fields_)
+                              for _, k, fields_ in terms.terms])
         if self.nominal is not None:
             column = _input_column(self.nominal, prep)
             if column is not None:
@@ -216,6 +254,9 @@ class ChunkDerivatives:
                 continue
             if chunk is None:
                 chunk = stacked_states(states, memories, self.torsion_names)
+            if plan[0] == "modal":
+                out.append(_modal_rows(chunk[0], plan[1], self.system.n_c, index2))
+                continue
             if plan[0] == "central":
                 ends = [_equations(c, chunk, index2) for c in plan[1]]
                 out.append((ends[0] - ends[1]) / plan[2])
