@@ -109,6 +109,6 @@ def initial_state(system, t0: float = 0.0) -> tuple[np.ndarray, np.ndarray] | No
                                f"could not be assembled: {exc}") from None
     rated = [item for item in conditions if item.rate is not None]
     moving = _with_drives(system, [_drive(item, specs[item.joint], item.value, item.rate,
-                                          t0) for item in rated])
-    qd = moving.project_velocity(q, system.qd0, t0)
+                                          t0) for item in rated]) if rated else system
+    qd = moving.project_velocity(q, system.qd0, t0)  # (no rate given: the model's rows)
     return q, qd
