@@ -456,10 +456,9 @@ class System:
         """:meth:`assemble`'s Newton iteration from ``q`` with the weights ``w_inv``;
         ``first``: the pass with ξ held, which gives up (None) once |Φ| stops falling
         (not halved over three steps) instead of reporting."""
-        start = q.copy()
-        history = []
-        for _ in range(max_iter):
-            phi = self.phi(q, t)
+        start, history = q.copy(), []
+        for _ in range(max_iter):  # Φ and Φ_q from one evaluation of the markers
+            phi, values = self._constraints(q, t, jac=True)
             err = float(np.max(np.abs(phi))) if phi.size else 0.0
             history.append(err)
             if err < tol:
@@ -467,7 +466,7 @@ class System:
                 return q
             if first and len(history) > 3 and not err < 0.5 * history[-4]:
                 return None
-            q = q + self._least_change_step(q, t, phi, w_inv)
+            q = q + self._least_change_step(q, t, phi, w_inv, values)
             if not np.all(np.isfinite(q)):
                 break
         if first:
@@ -544,15 +543,16 @@ class System:
                         f"sin(θ − θ_d) = 0); start the driven body closer to that angle"
                     )
 
-    def _least_change_step(self, q, t, phi, w_inv):
-        """Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ (weighted minimum-norm Newton step)."""
+    def _least_change_step(self, q, t, phi, w_inv, values=None):
+        """Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ (weighted minimum-norm Newton step; Φ_q of ``values``)."""
+        values = self._constraints(q, t, jac=True)[1] if values is None else values
         if self.n_q <= SPARSE_LIMIT:
-            jac = np.asarray(self.jacobian(q, t, sparse=False))
+            jac = self._assemble_jacobian(values, sparse=False)
             jw = jac * w_inv
             return -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
         import scipy.sparse.linalg as spla
 
-        jac = self.jacobian(q, t, sparse=True)
+        jac = self._assemble_jacobian(values, sparse=True)
         scale = np.sqrt(w_inv)
         # min ‖y‖ s.t. (J S) y = −Φ, then Δq = S y  (S = W^{-1/2}); LSQR from y = 0
         # converges to the minimum-norm solution
