@@ -1248,9 +1248,9 @@ def run_all(figures: Path | None = None, workers: int = 1) -> list[dict]:
 
 
 #: Rough run times [s] of the long problems (scheduling order only; measured one at a
-#: time on the 2-core machine, 2026-12-06).
-LONGEST = {"flexible_slider_crank": 31, "modal_derivatives": 28, "kane_exact": 19,
-           "rotating_beam": 14, "double_pendulum": 7, "slewing_beam": 3}
+#: time on the 2-core machine, 2026-12-07: docs/validation.md's summary).
+LONGEST = {"modal_derivatives": 16, "kane_exact": 12, "rotating_beam": 7,
+           "double_pendulum": 4.5, "flexible_slider_crank": 3.5, "slewing_beam": 1.4}
 
 COLUMNS = ("problem", "source", "quantity", "reference", "flexmbs", "error", "limit",
            "verdict", "run time [s]")
