@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..elements.flexible_body.parameters import modal_force_derivative
 from ..engine.tables import torsion_springs
 from ..errors import FlexmbsError
 from .model_diff import moved
@@ -146,28 +147,16 @@ def _equations(compiled, chunk, index2: bool, shift=None) -> np.ndarray:
 def _modal_rows(stack, terms, n_c: int, index2: bool) -> np.ndarray:
     """∂F/∂p (K, size) at the chunk's states (q, q̇ rows of ``stack`` (K, 3, n_q)) of a
     parameter that moves flexible bodies' modal stiffness and damping (and a nonlinear
-    body's tensors) alone: dK_ff ξ + dD_ff ξ̇ [+ ½ dC₃ ξ ξ + ⅙ dC₄ ξ ξ ξ] on each body's
-    ξ rows (:func:`~flexmbs.elements.flexible_body.parameters.modal_force_derivative`
-    for all the states at once), zero elsewhere; ``terms``: (the body's coordinate
-    slice, {field path: derivative})."""
+    body's tensors) alone: :func:`~flexmbs.elements.flexible_body.parameters.
+    modal_force_derivative` on each body's ξ rows for all the states at once, zero
+    elsewhere; ``terms``: (the body's coordinate slice, {field path: derivative})."""
     out = np.zeros((stack.shape[0], stack.shape[2] + (2 if index2 else 1) * n_c))
     for sl, fields_ in terms:
         rows = slice(sl.start + 7, sl.stop)
-        xi, xi_dot = stack[:, 0, rows], stack[:, 1, rows]
-
-        def slope(*path, fields_=fields_):
-            value = fields_.get(path)
-            return None if value is None else np.asarray(value, dtype=float)
-
-        part = out[:, rows]  # (a view)
-        if (d_k := slope("data", "K_ff")) is not None:
-            part += xi @ d_k.T
-        if (d_d := slope("data", "D_ff")) is not None:
-            part += xi_dot @ d_d.T
-        if (d_c := slope("elastic", "cubic")) is not None:
-            part += 0.5 * np.einsum("ijk,ek,ej->ei", d_c, xi, xi)
-        if (d_q := slope("elastic", "quartic")) is not None:
-            part += np.einsum("ijkl,el,ek,ej->ei", d_q, xi, xi, xi) / 6.0
+        out[:, rows] += modal_force_derivative(
+            stack[:, 0, rows], stack[:, 1, rows],
+            *(fields_.get(path) for path in (("data", "K_ff"), ("data", "D_ff"),
+                                             ("elastic", "cubic"), ("elastic", "quartic"))))
     return out
 
 

@@ -99,8 +99,7 @@ class StepBatches:
         cs = integ.compiled
         if (BATCH < 2 or cs is None or adaptive or control is not None
                 or outputs is not None or step_times is not None or integ.real_time
-                or any(servo.ki for servo in integ.servos)
-                or cs.batch_reason() is not None):
+                or cs.batch_reason() is not None):  # (servos with ki > 0 among them)
             return None
         return cls(integ)
 

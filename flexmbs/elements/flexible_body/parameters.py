@@ -19,15 +19,19 @@ def modal_force_derivative(xi, xi_dot, d_stiffness=None, d_damping=None, d_cubic
                            d_quartic=None) -> np.ndarray:
     """∂r (n,) of the ξ rows [N m per unit ξ] for a change dK_ff, dD_ff (n, n) of the
     modal stiffness and damping matrices and dC₃ (n, n, n), dC₄ (n, n, n, n) of a
-    nonlinear body's polynomial (None: unchanged) at ξ, ξ̇."""
+    nonlinear body's polynomial (None: unchanged) at ξ, ξ̇; ξ, ξ̇ (…, n) of several
+    states give (…, n)."""
     xi = np.asarray(xi, dtype=float)
-    out = np.zeros(np.size(xi))
+    out = np.zeros(xi.shape)
     if d_stiffness is not None:
-        out += np.asarray(d_stiffness, dtype=float) @ xi
+        out += np.einsum("ij,...j->...i", np.asarray(d_stiffness, dtype=float), xi)
     if d_damping is not None:
-        out += np.asarray(d_damping, dtype=float) @ xi_dot
+        out += np.einsum("ij,...j->...i", np.asarray(d_damping, dtype=float),
+                         np.asarray(xi_dot, dtype=float))
     if d_cubic is not None:
-        out += 0.5 * (np.asarray(d_cubic, dtype=float) @ xi) @ xi
+        out += 0.5 * np.einsum("ijk,...k,...j->...i", np.asarray(d_cubic, dtype=float),
+                               xi, xi)
     if d_quartic is not None:
-        out += ((np.asarray(d_quartic, dtype=float) @ xi) @ xi) @ xi / 6.0
+        out += np.einsum("ijkl,...l,...k,...j->...i", np.asarray(d_quartic, dtype=float),
+                         xi, xi, xi) / 6.0
     return out
