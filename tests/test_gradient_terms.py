@@ -257,6 +257,40 @@ def test_chunk_derivatives_equal_the_analytic_terms(seed):
     assert taken >= 4
 
 
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000))
+@example(seed=0)  # rotational springs (their turns), distributed loads
+@example(seed=3)  # a torque servo with a rotor (its inertia term is the servo's)
+def test_force_kinds_part_is_the_step_equations_less_those_without_forces(seed):
+    """The many-state task "forces" (the force kinds' part of r alone, what a force's
+    parameter moves: chunk_terms.forces_alone) equals r of the model less r of the same
+    model without its forces, both from the whole step equations, at states with their
+    own angle memories; its other rows are zero."""
+    import dataclasses
+
+    from flexmbs.gradients.chunk_terms import _compiled
+    from flexmbs.gradients.residual_terms import stacked_states
+
+    system = random_model(seed)
+    if not system.model.forces:
+        return
+    rng = np.random.default_rng(seed)
+    bare = System(dataclasses.replace(system.model, forces=()), **system.overrides)
+    whole, alone = _compiled(system), _compiled(bare)
+    if whole is None:  # callables: evaluated state by state
+        return
+    states, memories = states_with_memories(system, rng, 3)
+    chunk = stacked_states(states, memories, whole.torsion_names)
+    got = whole.pieces_many(*chunk, "forces")
+    ref = (whole.pieces_many(*chunk, "equations")
+           - alone.pieces_many(*stacked_states(states, memories, []), "equations"))
+    n = system.n_q
+    scale = max(1.0, np.abs(ref[:, :n]).max())
+    np.testing.assert_allclose(got[:, :n], ref[:, :n], rtol=0, atol=1e-12 * scale)
+    assert np.abs(got[:, :n]).max() > 0
+    assert not got[:, n:].any()
+
+
 @settings(max_examples=4, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000))
 @example(seed=4)  # a flexible body

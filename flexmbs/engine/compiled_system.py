@@ -319,7 +319,8 @@ class CompiledSystem:
         ``refs`` (K, len(torsion_names)) the rotational springs' angle memory at each
         state (NaN: none). ``what``: "pieces" (K, 3, s, s), s = n_q + n_c: M (Φ_q below
         it), K_t and C_t (:meth:`step_pieces`); "jacobians" (K, n_c, n_q): Φ_q;
-        "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t. ``values``: the time values
+        "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t; "forces" (the same shape):
+        the force kinds' part of r alone, zeros after it. ``values``: the time values
         (profiles (K, rows, 3), u (K, n_u)) to take instead of those at ``times``. Not
         for Systems with state-dependent callables, whose values Python gives state by
         state, nor with contacts, whose states move between states (ModelError); shapes

@@ -51,14 +51,19 @@ from ..elements.constraints.kernels import (
 )
 from ..elements.contact.kernels import contact_loads, contact_tangents_into
 from ..elements.flexible_body.kernels import body_matrices, flexible_energies, flexible_residual
-from ..elements.joint_servo.kernels import servo_loads, servo_outputs, servo_tangents_into
+from ..elements.joint_servo.kernels import (
+    servo_loads,
+    servo_outputs,
+    servo_rotor_tangents_into,
+    servo_tangents_into,
+)
 from ..elements.loads.kernels import (
     distributed_loads,
     distributed_tangents_into,
     point_load_tangents_into,
     point_loads,
 )
-from ..elements.markers import body_frames
+from ..elements.markers import all_marker_vectors, body_frames
 from ..elements.nonlinear_beam.kernels import (
     beam_inertia,
     beam_inertia_energies,
@@ -142,6 +147,28 @@ def dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, r, phi):
             rigid_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
         else:
             flexible_residual(F, IN, H, WF, WI, WH, b, q, qd, qdd, r)
+    force_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, r)
+
+
+@njit(cache=True)
+def force_residual(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, r):
+    """r = −Q of the force kinds alone at (q, q̇, q̈) (the part of
+    :func:`dynamic_residual` after the bodies' inertia and gravity and the constraints:
+    what a force's parameter moves, docs/gradients.md, "Chunks of steps"); leaves the
+    frames and the markers with their Jacobians in the workspace."""
+    W_qcur = floats1(WF, WH, W_QCUR)
+    for i in range(q.size):
+        r[i] = 0.0
+        W_qcur[i] = q[i]
+    body_frames(F, IN, H, WF, WI, WH, q)
+    all_marker_vectors(F, IN, H, WF, WI, WH, q, YES)
+    force_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, r)
+
+
+@njit(cache=True, inline="always")
+def force_loads(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, r):
+    """r −= Q of every force kind at (q, q̇, q̈) (the angle memories moved), from the
+    frames and markers of the state in the workspace."""
     if _has(H, N_ACT):
         actuator_loads(F, IN, H, WF, WI, WH, q, u, r)
     if _has(H, N_SPRING):
@@ -240,8 +267,10 @@ def step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, out):
     out[1] ← K_t = ∂r/∂q and out[2] ← C_t = ∂r/∂q̇ (their first n_q rows and columns)
     [kg, N/m, N s/m in the coordinates' units]. Each body's matrices are formed once;
     the forces' tangents are taken with one scale at a time (k, c[, m]) = (1, 0[, 0]),
-    (0, 1[, 0]) and (0, 0, 1). ``out`` (3, n_q + n_c, n_q + n_c): entries off the
-    iteration matrix's pattern are never written (they stay as given, 0)."""
+    (0, 1[, 0]) and (0, 0, 1); the torque servos' rotors take their exact tangents
+    (:func:`~flexmbs.elements.joint_servo.kernels.servo_rotor_tangents_into`), not the
+    Newton iteration's. ``out`` (3, n_q + n_c, n_q + n_c): entries off the iteration
+    matrix's pattern are never written (they stay as given, 0)."""
     T_b_kind = ints1(IN, H, T_B_KIND)
     T_b_start = ints1(IN, H, T_B_START)
     T_p_row, T_p_col = ints1(IN, H, T_P_ROW), ints1(IN, H, T_P_COL)
@@ -269,6 +298,8 @@ def step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, prof, u, out):
     for top, ks, cs, ms in ((k_out, 1.0, 0.0, 0.0), (c_out, 0.0, 1.0, 0.0),
                             (m_out, 0.0, 0.0, 1.0)):
         force_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, prof, u, top, ks, cs, ms)
+    if _has(H, N_SERVO):  # the rotors' exact tangents (the Newton ones leave some out)
+        servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out)
     for k in range(T_j_row.size):
         i, j = T_j_row[k], T_j_col[k]
         m_out[n + i, j] = W_jac[i, j]

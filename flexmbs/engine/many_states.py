@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled.codes import TASK_EQUATIONS_MANY, TASK_JACOBIANS_MANY, TASK_PIECES_MANY
+from ..compiled.codes import (
+    TASK_EQUATIONS_MANY,
+    TASK_FORCES_MANY,
+    TASK_JACOBIANS_MANY,
+    TASK_PIECES_MANY,
+)
 from ..errors import ModelError, ValidationError
 
 #: The tasks by the name :meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`
 #: takes.
 TASKS = {"pieces": TASK_PIECES_MANY, "jacobians": TASK_JACOBIANS_MANY,
-         "equations": TASK_EQUATIONS_MANY}
+         "equations": TASK_EQUATIONS_MANY, "forces": TASK_FORCES_MANY}
 
 
 def many_state_inputs(compiled, states, lams, times, refs, what: str, values=None):
@@ -51,7 +56,7 @@ def many_state_inputs(compiled, states, lams, times, refs, what: str, values=Non
         np.ascontiguousarray(values[0], dtype=float),
         np.ascontiguousarray(values[1], dtype=float))
     shape = {"pieces": (count, 3, n + m, n + m), "jacobians": (count, m, n),
-             "equations": (count, n + 2 * m)}[what]
+             "equations": (count, n + 2 * m), "forces": (count, n + 2 * m)}[what]
     arrays = {"states": states,
               "lams": np.ascontiguousarray(lams, dtype=float).reshape(count, m),
               "profs": profs, "us": us,

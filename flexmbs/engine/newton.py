@@ -53,6 +53,7 @@ from ..compiled.codes import (
     STALE,
     TASK_CONTACTS,
     TASK_EQUATIONS_MANY,
+    TASK_FORCES_MANY,
     TASK_JACOBIANS_MANY,
     TASK_MATRIX,
     TASK_OUTPUTS,
@@ -68,6 +69,7 @@ from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows, work_rows
 from .dispatch import (
     dynamic_residual,
+    force_residual,
     iteration_matrix,
     outputs_entry,
     phi_only,
@@ -423,7 +425,9 @@ def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
       s = n_q + n_c (off-pattern entries stay as given);
     * TASK_JACOBIANS_MANY: the dense Φ_q (n_c, n_q) into out[n_c k : n_c (k + 1)];
     * TASK_EQUATIONS_MANY: the step equations r (n_q), Φ (n_c) and Φ_q q̇ + Φ_t (n_c)
-      into the row out[k].
+      into the row out[k];
+    * TASK_FORCES_MANY: the force kinds' part of r alone (:func:`~flexmbs.engine.
+      dispatch.force_residual`) into out[k, :n_q] (the rest of the row as given).
     """
     n_t, n = states.shape[0], states.shape[2]
     m = lams.shape[1]
@@ -435,6 +439,12 @@ def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
         for s in range(refs.shape[1]):
             angles[s] = refs[k, s]
         q, qd, qdd, lam = states[k, 0], states[k, 1], states[k, 2], lams[k]
+        if task == TASK_FORCES_MANY:  # the force kinds' r alone (the other rows stay)
+            force_residual(F, IN, H, WF, WI, WH, q, qd, qdd, profs[k], us[k], r)
+            row = out[k]
+            for i in range(n):
+                row[i] = r[i]
+            continue
         dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], r, phi)
         if task == TASK_EQUATIONS_MANY:
             row = out[k]
@@ -478,7 +488,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_PIECES: M with Φ_q, K_t and C_t at (q, q̇, q̈, λ) into ``states`` (3, n, n)
       (:func:`flexmbs.engine.dispatch.step_pieces`; the gradients' step Jacobians);
     * TASK_JACOBIAN: r, Φ and the dense Φ_q at (q, q̇, q̈, λ) into the workspace.
-    * TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY: :func:`pieces_many`
+    * TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY, TASK_FORCES_MANY:
+      :func:`pieces_many`
       at the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
@@ -506,7 +517,8 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     if task == TASK_CONTACTS:
         contact_samples(F, IN, H, WF, WI, WH, q, qd)
         return CONVERGED
-    if task in (TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY):
+    if task in (TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY,
+                TASK_FORCES_MANY):
         return pieces_many(F, IN, H, WF, WI, WH, task, borrowed(states),
                            borrowed(lams), borrowed(profs), borrowed(us), borrowed(refs),
                            borrowed(out))

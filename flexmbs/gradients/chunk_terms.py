@@ -130,18 +130,50 @@ def _input_column(compiled, prep):
     return None if column is None else (column, slope)
 
 
-def _equations(compiled, chunk, index2: bool, shift=None) -> np.ndarray:
+def forces_alone(terms) -> bool:
+    """Whether every analytic term of ``terms`` is a force kind's (none of a body, of
+    gravity or of a drive): the parameter then moves the force kinds' part of r alone,
+    and its differences take that part only (:func:`_equations` with ``forces``)."""
+    return bool(terms.terms) and not terms.unsupported and all(
+        term[0] not in ("gravity", "rigid", "flexible", "drive") for term in terms.terms)
+
+
+def _equations(compiled, chunk, index2: bool, shift=None, forces: bool = False,
+               values=None) -> np.ndarray:
     """F (K, size) at the states of ``chunk`` (:func:`~flexmbs.gradients.residual_terms.
     step_equations_many`); ``shift`` (column, slope, Δ): that input u moved by Δ × the
-    slope of its profile at each state's time."""
-    values = None
+    slope of its profile at each state's time; ``forces``: the force kinds' part of r
+    alone, the other rows zero (a fifth of the evaluation or less); ``values``: the
+    time values at the chunk's times when known (:func:`same_time_values`; not
+    changed here)."""
     if shift is not None:
         column, slope, delta = shift
         times = chunk[2]
-        profs, us = compiled.time_values_many(times)
+        profs, us = (compiled.time_values_many(times) if values is None
+                     else (values[0], values[1].copy()))
         us[:, column] += delta * np.array([slope(float(t))[0] for t in times])
         values = (profs, us)
-    return step_equations_many(compiled, chunk, index2, values)
+    return step_equations_many(compiled, chunk, index2, values,
+                               "forces" if forces else "equations")
+
+
+def same_time_values(compiled, nominal) -> bool:
+    """Whether the CompiledSystem ``compiled`` takes the same time values as ``nominal``
+    at every time: the same drive profiles, the same servo objects (references and
+    offsets) and the same input profiles, object for object (a model moved along a
+    parameter that is none of these keeps them: :func:`~flexmbs.gradients.model_diff.
+    moved` copies only what it moves)."""
+    if compiled is nominal:
+        return True
+    if (len(compiled.drives) != len(nominal.drives)
+            or len(compiled.servos) != len(nominal.servos)
+            or len(compiled._input_profiles) != len(nominal._input_profiles)):
+        return False
+    return (all(a.profile is b.profile
+                for a, b in zip(compiled.drives, nominal.drives, strict=True))
+            and all(a is b for a, b in zip(compiled.servos, nominal.servos, strict=True))
+            and all(a[0] == b[0] and a[2] is b[2] for a, b in
+                    zip(compiled._input_profiles, nominal._input_profiles, strict=True)))
 
 
 def _modal_rows(stack, terms, n_c: int, index2: bool) -> np.ndarray:
@@ -176,6 +208,8 @@ class ChunkDerivatives:
                         and not source.numpy_forces else None)
         for prep in prepared:
             self.plans.append(self._plan(prep))
+        #: per parameter: whether its differences take the force kinds' part of r alone
+        self.forces = [forces_alone(prep.terms) for prep in prepared]
         #: the rotational springs in the kernels' order (the models moved keep the forces)
         self.torsion_names = [f.name for f in torsion_springs(system)]
 
@@ -234,10 +268,23 @@ class ChunkDerivatives:
 
     def at(self, states, memories, index2: bool) -> list:
         """∂F/∂p (K, size) per parameter at the chunk's converged ``states`` (the System's
-        angle memory at each: ``memories``), None for those taken state by state."""
-        base = chunk = None
+        angle memory at each: ``memories``), None for those taken state by state. A
+        parameter of force kinds alone (:func:`forces_alone`) takes the differences of
+        the force kinds' part of r, the others those of the whole step equations."""
+        bases: dict = {}  # F(p) of the nominal System, whole or the forces' part
+        chunk = shared = None
         out = []
-        for plan in self.plans:
+
+        def equations(compiled, shift=None):
+            nonlocal shared
+            values = None
+            if self.nominal is not None and same_time_values(compiled, self.nominal):
+                if shared is None:  # the nominal's time values, once per chunk
+                    shared = self.nominal.time_values_many(chunk[2])
+                values = shared
+            return _equations(compiled, chunk, index2, shift, forces, values)
+
+        for plan, forces in zip(self.plans, self.forces, strict=True):
             if plan is None or plan[0] == "difference":
                 out.append(None if plan is None else plan[1].many(states, memories, index2))
                 continue
@@ -247,18 +294,17 @@ class ChunkDerivatives:
                 out.append(_modal_rows(chunk[0], plan[1], self.system.n_c, index2))
                 continue
             if plan[0] == "central":
-                ends = [_equations(c, chunk, index2) for c in plan[1]]
+                ends = [equations(c) for c in plan[1]]
                 out.append((ends[0] - ends[1]) / plan[2])
                 continue
-            if base is None:
-                base = _equations(self.nominal, chunk, index2)
+            if forces not in bases:
+                bases[forces] = equations(self.nominal)
+            base = bases[forces]
             if plan[0] == "checked":
-                out.append(_checked(base, [_equations(c, chunk, index2)
-                                           for c in plan[1]], plan[2]))
+                out.append(_checked(base, [equations(c) for c in plan[1]], plan[2]))
                 continue
             if plan[0] == "input":
-                end = _equations(self.nominal, chunk, index2, plan[1])
-                out.append((end - base) / plan[1][2])
+                out.append((equations(self.nominal, plan[1]) - base) / plan[1][2])
             else:
-                out.append((_equations(plan[1], chunk, index2) - base) / plan[2])
+                out.append((equations(plan[1]) - base) / plan[2])
         return out

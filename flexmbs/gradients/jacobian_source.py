@@ -3,8 +3,8 @@ the mass matrix M, the exact tangents K_t = ∂r/∂q and C_t = ∂r/∂q̇ and 
 converged state.
 
 The backward sweep needs them once per step, and on the NumPy path their assembly is
-most of its cost. The compiled engine's tangents are exact for every element kind but
-two: a joint servo's rotor inertia (whose q-derivative it leaves out) and forces whose
+most of its cost. The compiled engine's Newton tangents are exact for every element kind but
+two: a joint servo's rotor inertia (whose q-derivative they leave out) and forces whose
 value a state-dependent callable gives (differenced in its Newton iteration). So
 :class:`TangentSource` compiles the System without the callables' forces (and without
 force servos with a rotor, which the NumPy tangents difference), takes M with Φ_q, K_t
@@ -12,9 +12,11 @@ and C_t apart in one kernel call
 (:meth:`~flexmbs.engine.compiled_system.CompiledSystem.step_pieces`: each body's
 matrices formed once, the forces' tangents one scale at a time) and adds the left-out
 forces' tangents and mass blocks from :mod:`.tangents` (callables by central
-differences). A torque servo's rotor stays in the kernel, whose mass term and
-controller tangents are exact; its rotor's exact K and C (:mod:`.rotor`, closed form)
-replace the kernel's Newton C term 2 n² J_m g ⊗ ∂θ̇/∂q. Z = ∂(Φ_q q̇ + Φ_t)/∂q of the
+differences). A torque servo's rotor stays in the kernel: its mass term and controller
+tangents are exact in the Newton iteration's matrix, and the step pieces complete the
+rotor's K and C into the exact ones there
+(:func:`~flexmbs.elements.joint_servo.kernels.servo_rotor_tangents_into`; the NumPy
+path's closed form is :mod:`.rotor`). Z = ∂(Φ_q q̇ + Φ_t)/∂q of the
 stabilized index-2 form is the derivative of Φ_q along the motion, two more kernel
 calls that form r, Φ and Φ_q only (:meth:`TangentSource.velocity_jacobian`). Without
 compiled kernels at hand (none prebuilt for these sources and numba's not compiled,
@@ -32,7 +34,6 @@ import numpy as np
 from ..errors import ValidationError
 from ..integrators.options import Engine
 from .residual_terms import stacked_states
-from .rotor import rotor_correction
 from .tangents import (
     exact_tangents,
     force_tangents,
@@ -42,8 +43,8 @@ from .tangents import (
 
 
 def _torque_servo_rotor(force) -> bool:
-    """Whether ``force`` is a torque servo with a rotor inertia (its exact tangents are
-    the kernel's plus :func:`~flexmbs.gradients.rotor.rotor_correction`)."""
+    """Whether ``force`` is a torque servo with a rotor inertia (the kernel's step pieces
+    give its exact tangents)."""
     return (getattr(force, "element_kind", None) == "joint_servo"
             and bool(force.reflected_inertia) and force.kind == "torque")
 
@@ -79,7 +80,6 @@ class TangentSource:
             raise ValidationError(f"engine must be one of {[e.value for e in Engine]}, got "
                                   f"{engine!r}") from None
         self.system = system
-        self.rotor_servos = [f for f in system.model.forces if _torque_servo_rotor(f)]
         self.numpy_forces = [f for f in system.model.forces
                              if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
         self.compiled, self.engine = None, Engine.PYTHON.value
@@ -173,11 +173,6 @@ class TangentSource:
                                                             st.t)
         else:
             mass, k_t, c_t, jac = raw[:4]
-        for servo in self.rotor_servos:
-            idx, k_r, c_r = rotor_correction(system, servo, st.q, st.qd, st.qdd)
-            block = np.ix_(idx, idx)
-            k_t[block] += k_r
-            c_t[block] += c_r
         if self.numpy_forces:
             k_f, c_f = force_tangents(system, self.numpy_forces, st.q, st.qd, st.qdd,
                                       st.t)

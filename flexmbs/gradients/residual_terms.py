@@ -83,13 +83,15 @@ def stacked_states(states, memories, names):
     return stack, lams, times, refs
 
 
-def step_equations_many(compiled, chunk, index2: bool, values=None) -> np.ndarray:
+def step_equations_many(compiled, chunk, index2: bool, values=None,
+                        what: str = "equations") -> np.ndarray:
     """F (K, size) of ``compiled`` (a CompiledSystem) at the states of ``chunk``
     (:func:`stacked_states`) in one kernel call, in the row order of the step Jacobian:
     (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2; ``values``: the time values to
-    take instead of those at the states' times."""
+    take instead of those at the states' times; ``what`` "forces": the force kinds' part
+    of r alone, zeros in the other rows."""
     n, m = compiled.n_q, compiled.n_c
-    out = compiled.pieces_many(*chunk, "equations", values)
+    out = compiled.pieces_many(*chunk, what, values)
     if index2:
         return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
     return out[:, :n + m]

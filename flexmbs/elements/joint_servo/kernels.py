@@ -35,12 +35,13 @@ from ..joint_coordinate import (
     pair_slide_partials,
     pair_slide_state,
 )
-from ..markers import _apply_load, _pair_load_tangents, _scatter_n
-from ..registry import header_rows
+from ..markers import _apply_load, _pair_load_tangents, _scatter_n, body_frame, marker_vectors
+from ..registry import header_rows, work_rows
 
 #: Header rows of the table fields these kernels read (flexmbs.elements.registry).
 T_B_START, T_K_BODY, T_T_MARK, T_V_KIND, T_V_MARK, T_V_PAR, T_V_ROW = header_rows(
     "b_start", "k_body", "t_mark", "v_kind", "v_mark", "v_par", "v_row")
+W_SV_H, W_SV_Q, W_SV_ROWS = work_rows("sv_h", "sv_q", "sv_rows")
 
 
 @njit(cache=True)
@@ -174,6 +175,112 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
                     blk[a, b] = 2.0 * inertia * rows[2, a] * rows[1, b]
             _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk, top,
                        c_scale)
+
+
+@njit(cache=True)
+def _pair_column(IN, H, ki, kj, ni, n, c):
+    """The global coordinate of the pair's local column c (marker i's body's first)."""
+    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
+    if c < ni:
+        return T_b_start[T_k_body[ki]] + c
+    return T_b_start[T_k_body[kj]] + c - ni
+
+
+@njit(cache=True)
+def _rate_rows(F, IN, H, WF, WI, WH, kind, ki, kj, slot, q, v):
+    """∂θ̇/∂q at the rates ``v`` (θ̇ = g(q)·v) into the partials' rows (x3n[3][1]), with
+    g = ∂θ̇/∂q̇ in x3n[3][2], from the markers and frames in the workspace; (n_i, n)."""
+    _coordinate(F, IN, H, WF, WI, WH, kind, ki, kj, slot, v, NO)
+    return _partials(F, IN, H, WF, WI, WH, kind, ki, kj, q, v)
+
+
+@njit(cache=True)
+def _pair_frames(F, IN, H, WF, WI, WH, ki, kj, q):
+    """The frames of markers ki, kj's bodies and the two markers' vectors with their
+    Jacobians at q (the workspace's other markers are left as they are)."""
+    T_k_body = ints1(IN, H, T_K_BODY)
+    for k in (ki, kj):
+        if T_k_body[k] >= 0:
+            body_frame(F, IN, H, WF, WI, WH, q, T_k_body[k])
+    for k in (ki, kj):
+        marker_vectors(F, IN, H, WF, WI, WH, q, k, YES)
+
+
+@njit(cache=True)
+def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
+    """Complete the Newton tangents of the torque servos' rotors (:func:`servo_tangents_into`:
+    the q-derivative left out, C = 2 n² J_m g ⊗ ∂θ̇/∂q) into the exact ones, for the
+    gradients' step Jacobians (docs/gradients.md, "The step Jacobian"): with
+    r_m = n² J_m θ̈ g, θ̈ = g·q̈ + q̇ᵀHq̇, H = ∂g/∂q (g = ∂θ̇/∂q̇, so ∂θ̇/∂q = Hᵀq̇),
+
+        k_out += n² J_m (g ⊗ (Hᵀq̈ + ∇(q̇ᵀHq̇)) + θ̈ H),
+        c_out += n² J_m g ⊗ (Hq̇ − Hᵀq̇).
+
+    Row c of H is ∂θ̇/∂q at the unit rate e_c; ∇(q̇ᵀHq̇)_c = Σ_b q̇_b ∂(Hᵀq̇)_c/∂q_b is
+    the derivative of ∂θ̇/∂q along q̇ at fixed q̇, taken by a central difference over
+    ε = 10⁻⁵ max(1, |q|∞)/|q̇|∞ of the pair's coordinates (as the velocity Jacobian Z:
+    O(ε²) ≈ 10⁻¹⁰ relative). Needs the markers and frames of the state in the workspace
+    (left as they were)."""
+    T_v_mark, T_v_par = ints2(IN, H, T_V_MARK), floats2(F, H, T_V_PAR)
+    T_v_kind, T_k_body = ints1(IN, H, T_V_KIND), ints1(IN, H, T_K_BODY)
+    first = ints2(IN, H, T_T_MARK).shape[0]
+    rows = floats3(WF, WH, W_X3N)[3]
+    work, hmat = floats2(WF, WH, W_SV_ROWS), floats2(WF, WH, W_SV_H)
+    g, r1, r1a, grad, hqd = work[0], work[1], work[2], work[3], work[4]
+    moved, unit = floats2(WF, WH, W_SV_Q)[0], floats2(WF, WH, W_SV_Q)[1]
+    blk = floats3(WF, WH, W_XBLK)
+    for s in range(T_v_mark.shape[0]):
+        scale = T_v_par[s, 4]
+        if T_v_kind[s] != TORQUE or scale == 0.0:
+            continue
+        ki, kj, slot = T_v_mark[s, 0], T_v_mark[s, 1], first + s
+        ni, n = _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, q, qd)
+        for c in range(n):
+            g[c], r1[c] = rows[2, c], rows[1, c]
+        accel = (_pair_dot(IN, H, ki, kj, ni, n, g, qdd)
+                 + _pair_dot(IN, H, ki, kj, ni, n, r1, qd))
+        _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, q, qdd)
+        for c in range(n):
+            r1a[c] = rows[1, c]
+        for i in range(unit.size):
+            unit[i] = 0.0
+        for c in range(n):  # H row by row: ∂θ̇/∂q at the unit rates
+            col = _pair_column(IN, H, ki, kj, ni, n, c)
+            unit[col] = 1.0
+            _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, q, unit)
+            unit[col] = 0.0
+            for b in range(n):
+                hmat[c, b] = rows[1, b]
+        size, rate = 1.0, 0.0
+        for c in range(n):
+            col = _pair_column(IN, H, ki, kj, ni, n, c)
+            size, rate = max(size, abs(q[col])), max(rate, abs(qd[col]))
+        for c in range(n):
+            hqd[c] = 0.0
+            grad[c] = 0.0
+            for b in range(n):
+                hqd[c] += hmat[c, b] * qd[_pair_column(IN, H, ki, kj, ni, n, b)]
+        if rate > 0.0:  # (q̇ = 0: q̇ᵀHq̇ and its gradient vanish)
+            eps = 1e-5 * size / rate
+            for i in range(moved.size):
+                moved[i] = q[i]
+            for sign in (1.0, -1.0):
+                for c in range(n):
+                    col = _pair_column(IN, H, ki, kj, ni, n, c)
+                    moved[col] = q[col] + sign * eps * qd[col]
+                _pair_frames(F, IN, H, WF, WI, WH, ki, kj, moved)
+                _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, moved, qd)
+                for c in range(n):
+                    grad[c] += sign * rows[1, c] / (2.0 * eps)
+            _pair_frames(F, IN, H, WF, WI, WH, ki, kj, q)  # (the state's again)
+        for a in range(n):
+            for b in range(n):
+                blk[0, a, b] = scale * (g[a] * (r1a[b] + grad[b]) + accel * hmat[a, b])
+                blk[1, a, b] = scale * g[a] * (hqd[b] - r1[b])
+        _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk[0], k_out,
+                   1.0)
+        _scatter_n(F, IN, H, WF, WI, WH, T_k_body[ki], T_k_body[kj], ni, n, blk[1], c_out,
+                   1.0)
 
 
 @njit(cache=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...compiled.workspace import Scratch
 from ..constraints.table import drive_specs
 from ..declaration import FLOAT, INT, Field, KindTables
 
@@ -39,4 +40,9 @@ TABLE = KindTables(KIND, (
                           "n² J_m [kg m² or kg], motor torque limit [N m]"),
     Field("v_row", INT, "(nv,) row of the time-level array with (θ_ref, θ̇_ref, offset "
                         "torque)"),
-), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND)
+), _build, claims=lambda force: getattr(force, "element_kind", None) == KIND, scratch=(
+    Scratch("sv_q", "(2, n_q) q moved along q̇, a unit rate (the rotors' exact tangents)",
+            lambda s: np.zeros((2, s.n_q))),
+    Scratch("sv_rows", "(5, 2(7+M)) g = ∂θ̇/∂q̇, ∂θ̇/∂q, ∂(g·q̈)/∂q, ∂(q̇ᵀ(∂g/∂q)q̇)/∂q, "
+            "(∂g/∂q) q̇ over a servo's two bodies", lambda s: np.zeros((5, s.pair))),
+    Scratch("sv_h", "(2(7+M), 2(7+M)) ∂g/∂q", lambda s: np.zeros((s.pair, s.pair)))))
