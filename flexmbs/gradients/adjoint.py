@@ -84,8 +84,12 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                                  hold if integrals else None)
             derivs = (chunk_terms.at(at, memories, index2) if chunk_terms is not None
                       else [None] * len(prepared))
-            # rows taken from the chunk (finite: linear over ±Δ, not a spring of length 0)
-            usable = [None if d is None else np.isfinite(d).all(axis=1) for d in derivs]
+            # the chunk's rows of ∂F/∂p (K, size, n_p), zero where a parameter takes its
+            # terms state by state (no chunk rows, or a row not finite: not linear over
+            # ±Δ, a spring of length 0), and those (K, n_p)
+            rows, by_state = _chunk_rows(derivs, len(ks), steps.size)
+            any_by_state = by_state.any(axis=1).tolist()
+            bars = (q_bar, qd_bar, qdd_bar, a_bar)
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -96,27 +100,25 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                 g = float(weights[k])
                 if g:
                     gq, gqd, gqdd, glam = probe.gradient(state)
-                    q_bar, qd_bar, qdd_bar = (q_bar + g * gq, qd_bar + g * gqd,
-                                              qdd_bar + g * gqdd)
+                    bars = (bars[0] + g * gq, bars[1] + g * gqd, bars[2] + g * gqdd,
+                            bars[3])
                     lam_bar = lam_bar + g * glam
                     for j, prep in enumerate(prepared):
                         grad[j] += g * prep.sensor_derivative(probe, state)
                 if integrals:  # I_k = I_{k−1} + h n (θ_ref − θ(q_k)): Ī_k reaches q_k, p
                     terms = integrals.step(state, coef.h, acting, steps.size)
-                    q_bar = q_bar + i_bar @ terms.d_q
+                    bars = (bars[0] + i_bar @ terms.d_q, *bars[1:])
                     grad += i_bar @ terms.d_p
-                mu = steps.solve_transposed(i, steps.unknown_cotangent(
-                    i, coef, q_bar, qd_bar, qdd_bar, a_bar, lam_bar))
-                for j, prep in enumerate(prepared):
-                    row = (derivs[j][i] if usable[j] is not None and usable[j][i]
-                           else prep.step_derivative(state, index2))
-                    grad[j] -= mu @ row
+                mu, after = steps.back(i, coef, bars, lam_bar)
+                grad -= mu @ rows[i]
+                if any_by_state[i]:
+                    for j in np.flatnonzero(by_state[i]):
+                        grad[j] -= mu @ prepared[j].step_derivative(state, index2)
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
                     i_bar = i_bar - terms.load @ mu
-                f_q, f_qd = steps.state_cotangents(i, mu)
-                q_bar, qd_bar, qdd_bar, a_bar = coef.pull_back(q_bar - f_q, qd_bar - f_qd,
-                                                               a_bar)
+                bars = after
                 lam_bar = no_lam
+            q_bar, qd_bar, qdd_bar, a_bar = bars
         if first == 0:
             state0 = states[0]
     state, angles = state0
@@ -137,6 +139,21 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
 
 #: The memory [bytes] of the step Jacobians the sweep builds at once (a chunk of steps).
 CHUNK_BYTES = 8 << 20
+
+
+def _chunk_rows(derivs, count: int, size: int):
+    """(rows (K, size, n_p), by_state (K, n_p)) from the chunk's ∂F/∂p per parameter
+    (``derivs``: (K, size) or None each): the finite rows, zeros elsewhere, and where a
+    parameter takes its terms state by state instead."""
+    rows = np.zeros((count, size, len(derivs)))
+    by_state = np.ones((count, len(derivs)), dtype=bool)
+    for j, d in enumerate(derivs):
+        if d is None:
+            continue
+        finite = np.isfinite(d).all(axis=1)
+        rows[finite, :, j] = d[finite]
+        by_state[:, j] = ~finite
+    return rows, by_state
 
 
 def _chunk_width(system, index2: bool) -> int:

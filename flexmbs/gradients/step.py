@@ -261,7 +261,7 @@ class AdjointSteps:
             back[:, :n, n:] = jac_t
         self.factors = [_factor(a, st) for a, st in zip(matrix, states, strict=True)]
         self.rows, self.cols = rows, cols
-        self.back = back
+        self.back_rows = back
         self.size = size
 
     def solve_transposed(self, i: int, rhs: np.ndarray) -> np.ndarray:
@@ -270,7 +270,7 @@ class AdjointSteps:
 
     def state_cotangents(self, i: int, mu: np.ndarray):
         """(F_yᵀμ)_q and (F_yᵀμ)_q̇ of step i (:meth:`StepJacobian.state_cotangents`)."""
-        both = self.back[i] @ mu
+        both = self.back_rows[i] @ mu
         return both[:self.n], both[self.n:]
 
     def unknown_cotangent(self, i: int, coef: Coefficients, q_bar, qd_bar, qdd_bar, a_bar,
@@ -281,6 +281,31 @@ class AdjointSteps:
         if self.index2:
             return np.concatenate([top, lam_bar, self.p[i].T @ q_bar])
         return np.concatenate([top, lam_bar])
+
+    def back(self, i: int, coef: Coefficients, bars, lam_bar):
+        """One step of the sweep through step i of the chunk: (μ, the cotangents
+        (q̄, q̄̇, q̄̈, ā) of y_n) from those of y_{n+1}, ``bars`` = (q̄, q̄̇, q̄̈, ā), and
+        λ̄: μ = J_i⁻ᵀ L_xᵀ ỹ_{n+1}, then L_yᵀ (ỹ_{n+1} − F_yᵀ μ) — what
+        :meth:`unknown_cotangent`, :meth:`solve_transposed`, :meth:`state_cotangents` and
+        :meth:`Coefficients.pull_back` do one after the other, the same operations in
+        fewer array calls (the sweep makes one a step)."""
+        n, m = self.n, self.m
+        q_bar, qd_bar, qdd_bar, a_bar = bars
+        h, beta, gamma = coef.h, coef.beta, coef.gamma
+        hhb, hg = h * h * beta, h * gamma
+        rhs = np.empty(self.size)
+        rhs[:n] = qdd_bar + coef.c1 * (a_bar + hhb * q_bar + hg * qd_bar)
+        rhs[n:n + m] = lam_bar
+        if self.index2:
+            rhs[n + m:] = self.p[i].T @ q_bar
+        rhs *= self.cols[i]
+        mu = self.rows[i] * _solve(self.factors[i], rhs, 1)
+        both = self.back_rows[i] @ mu
+        q1 = q_bar - both[:n]
+        qd1 = qd_bar - both[n:]
+        s_a = a_bar + hhb * q1 + hg * qd1
+        return mu, (q1, h * q1 + qd1, coef.c2 * s_a,
+                    h * h * (0.5 - beta) * q1 + h * (1 - gamma) * qd1 - coef.c3 * s_a)
 
 
 def _stacked(operation, matrices, rhs, states):
