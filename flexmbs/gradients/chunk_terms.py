@@ -21,7 +21,9 @@ Exact but for round-off, about ε |F| / (Δ |∂F/∂p|) with |F| the size of a 
 (a stiff beam's elastic forces at a state: 1e-6 of ∂F/∂g with Δ = 1/4): Δ is the largest
 of 64, 8 and 1/4 times max(|p|, 1) that the model accepts.
 Each compiled evaluation takes the chunk's states in one kernel call
-(:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations").
+(:meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`, "equations"); for a
+parameter of force kinds alone (:func:`forces_alone`) it is the force kinds' part of r
+("forces": no bodies' inertia, gravity or constraints, which it does not move).
 A parameter that moves flexible bodies' modal stiffness and damping alone (a damping
 ratio, a stiffness scale; a nonlinear body's tensors with them) needs no model moved
 and no evaluation: its ∂F/∂p is dK_ff ξ + dD_ff ξ̇ (+ the tensors' terms) on the bodies'
