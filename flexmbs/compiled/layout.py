@@ -38,35 +38,35 @@ _ZERO_CHECK_FROM = 1 << 16
 def pack(parts):
     """(F, IN, H, views): the fields of the named tuple ``parts`` in two buffers, their
     header, and the same named tuple rebuilt from views into the buffers."""
-    n_f = sum(int(np.asarray(v).size) for v in parts
-              if isinstance(v, np.ndarray) and v.dtype.kind == "f")
-    n_i = sum(int(v.size) for v in parts if isinstance(v, np.ndarray) and v.dtype.kind == "i")
-    n_i += sum(1 for v in parts if not isinstance(v, np.ndarray))
-    F = np.zeros(max(n_f, 1))
-    IN = np.zeros(max(n_i, 1), dtype=np.int64)
-    H = np.zeros((len(parts), 8), dtype=np.int64)
-    views, o_f, o_i = [], 0, 0
+    rows, o_f, o_i = [], 0, 0  # the header rows: (kind, offset, ndim, shape…)
     for k, v in enumerate(parts):
         if not isinstance(v, np.ndarray):
-            IN[o_i] = int(v)
-            H[k, :2] = (2, o_i)
+            rows.append((2, o_i, 0))
             o_i += 1
-            views.append(int(v))
             continue
         if v.ndim > 5:
             raise ValueError(f"field {parts._fields[k]} has {v.ndim} dimensions (at most 5)")
-        buf, off = (F, o_f) if v.dtype.kind == "f" else (IN, o_i)
-        view = buf[off:off + v.size].reshape(v.shape)
-        if v.size < _ZERO_CHECK_FROM or v.any():  # (the buffers start zeroed: a large
-            view[...] = v                         # zero field is left untouched)
-        H[k, 0] = 0 if v.dtype.kind == "f" else 1
-        H[k, 1], H[k, 2] = off, v.ndim
-        H[k, 3:3 + v.ndim] = v.shape
-        views.append(view)
         if v.dtype.kind == "f":
+            rows.append((0, o_f, v.ndim, *v.shape))
             o_f += v.size
         else:
+            rows.append((1, o_i, v.ndim, *v.shape))
             o_i += v.size
+    F = np.zeros(max(o_f, 1))
+    IN = np.zeros(max(o_i, 1), dtype=np.int64)
+    H = np.zeros((len(parts), 8), dtype=np.int64)
+    for k, row in enumerate(rows):
+        H[k, :len(row)] = row
+    views = []
+    for v, (kind, off, *_) in zip(parts, rows, strict=True):
+        if kind == 2:
+            IN[off] = int(v)
+            views.append(int(v))
+            continue
+        view = (F if kind == 0 else IN)[off:off + v.size].reshape(v.shape)
+        if v.size < _ZERO_CHECK_FROM or v.any():  # (the buffers start zeroed: a large
+            view[...] = v                         # zero field is left untouched)
+        views.append(view)
     return F, IN, H, type(parts)(*views)
 
 

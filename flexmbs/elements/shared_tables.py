@@ -112,17 +112,20 @@ def iteration_pattern(spans, k_body, e_row, e_mark, b_norm, c_row, c_coord, a_ma
         if bi >= 0 and bj >= 0:
             pairs.update(((bi, bj), (bj, bi)))
     pairs.update((int(b), c) for b in full_rows for c in range(len(spans)))
-    top = [np.stack(np.meshgrid(coords(bi), coords(bj), indexing="ij")).reshape(2, -1)
+    top = [np.stack([np.repeat(coords(bi), spans[bj][1]), np.tile(coords(bj), spans[bi][1])])
            for bi, bj in sorted(pairs)]
-    jac = []
-    for row, (ki, kj) in zip(e_row, e_mark, strict=True):
+    rows, cols = [], []  # (Python lists: a row of Φ_q per equation and marker)
+    for row, (ki, kj) in zip(e_row.tolist(), np.asarray(e_mark).tolist(), strict=True):
         for k in (ki, kj):
             if k_body[k] >= 0:
-                cols = coords(int(k_body[k]))
-                jac.append(np.stack([np.full(cols.size, row), cols]))
-    for b, row in enumerate(b_norm):
+                start, size = spans[int(k_body[k])]
+                rows.extend([row] * size)
+                cols.extend(range(start, start + size))
+    for b, row in enumerate(b_norm.tolist()):
         start = spans[b][0]
-        jac.append(np.array([[row] * 4, range(start + 3, start + 7)]))
+        rows.extend([row] * 4)
+        cols.extend(range(start + 3, start + 7))
+    jac = [np.array([rows, cols], dtype=np.int64).reshape(2, -1)] if rows else []
     if c_row.size:
         jac.append(np.stack([c_row, c_coord]))
     return _column_major(top), _column_major(jac)
@@ -134,5 +137,6 @@ def _column_major(parts):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     rows, cols = np.concatenate(parts, axis=1).astype(np.int64)
     width = int(rows.max()) + 1
-    keys = np.unique(cols * width + rows)
+    keys = np.sort(cols * width + rows)
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]  # (np.unique, sorted)
     return np.ascontiguousarray(keys % width), np.ascontiguousarray(keys // width)
