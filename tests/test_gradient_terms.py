@@ -158,6 +158,40 @@ def test_compiled_step_matrices_are_the_exact_ones(seed):
     np.testing.assert_allclose(z, z_ref, rtol=0, atol=1e-7 * max(1.0, np.abs(z_ref).max()))
 
 
+@pytest.mark.parametrize("shift", [0.0, 1e4])
+@pytest.mark.parametrize("seed", [3, 6])  # torque servos with a rotor (6: on a flexible body)
+def test_compiled_rotor_tangents_wherever_the_bodies_are(seed, shift):
+    """The kernel's exact rotor tangents (servo_rotor_tangents_into: a central difference
+    along the rotations' and modes' rates) equal the NumPy closed form (gradients.rotor)
+    to 1e-9 of the rotor's own terms (and round-off of the whole matrix), with the bodies
+    at the origin and 10 km away (the positions enter neither g nor its step)."""
+    from flexmbs.gradients.rotor import rotor_correction
+
+    system = random_model(seed)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+    for sl in system.slices:
+        q[sl.start:sl.start + 3] += shift
+    state = State(t, q, qd, qdd, lam)
+    coef = Coefficients.of(generalized_alpha(0.8), 1e-3)
+    servos = [f for f in system.model.forces
+              if getattr(f, "element_kind", None) == "joint_servo" and f.reflected_inertia
+              and f.kind == "torque"]
+    assert servos
+    size = [0.0, 0.0]
+    for servo in servos:
+        system.angle_memory = {}
+        _, k_r, c_r = rotor_correction(system, servo, q, qd, qdd)
+        size = [max(size[0], np.abs(k_r).max()), max(size[1], np.abs(c_r).max())]
+    system.angle_memory = {}
+    ref = TangentSource(system, "python").pieces(state, coef.bp, coef.gp)
+    system.angle_memory = {}
+    got = TangentSource(system, "compiled").pieces(state, coef.bp, coef.gp)
+    for k, name in ((1, "K_t"), (2, "C_t")):  # (+ the round-off of the whole matrix,
+        atol = 1e-9 * size[k - 1] + 1e-14 * np.abs(ref[k]).max()  # its lever arms 1e4)
+        np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=atol, err_msg=name)
+
+
 def states_with_memories(system, rng, count: int):
     """``count`` random states 0.01 s apart, each with an angle memory of its own: the
     springs' angles there, shifted by 2π (k − 1) (another turn each)."""
@@ -395,6 +429,13 @@ def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):
         for a, b in zip(steps.state_cotangents(i, mu), one.state_cotangents(mu),
                         strict=True):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+        # the sweep's fused step: μ, then L_yᵀ(ỹ − F_yᵀμ), as the products above in turn
+        mu_back, after = steps.back(i, coef, bars[:4], bars[4])
+        np.testing.assert_allclose(mu_back, mu, rtol=0, atol=1e-10 * np.abs(mu).max())
+        f_q, f_qd = one.state_cotangents(mu)
+        ref = coef.pull_back(bars[0] - f_q, bars[1] - f_qd, bars[3])
+        for a, b in zip(after, ref, strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * max(1.0, np.abs(b).max()))
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])

@@ -187,6 +187,13 @@ def _pair_column(IN, H, ki, kj, ni, n, c):
 
 
 @njit(cache=True)
+def _rotational(ni, c):
+    """Whether the pair's local column c is an Euler parameter or a modal coordinate
+    (not one of its body's position R, the first three)."""
+    return (c if c < ni else c - ni) >= 3
+
+
+@njit(cache=True)
 def _rate_rows(F, IN, H, WF, WI, WH, kind, ki, kj, slot, q, v):
     """∂θ̇/∂q at the rates ``v`` (θ̇ = g(q)·v) into the partials' rows (x3n[3][1]), with
     g = ∂θ̇/∂q̇ in x3n[3][2], from the markers and frames in the workspace; (n_i, n)."""
@@ -217,10 +224,11 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
         c_out += n² J_m g ⊗ (Hq̇ − Hᵀq̇).
 
     Row c of H is ∂θ̇/∂q at the unit rate e_c; ∇(q̇ᵀHq̇)_c = Σ_b q̇_b ∂(Hᵀq̇)_c/∂q_b is
-    the derivative of ∂θ̇/∂q along q̇ at fixed q̇, taken by a central difference over
-    ε = 10⁻⁵ max(1, |q|∞)/|q̇|∞ of the pair's coordinates (as the velocity Jacobian Z:
-    O(ε²) ≈ 10⁻¹⁰ relative). Needs the markers and frames of the state in the workspace
-    (left as they were)."""
+    the derivative of ∂θ̇/∂q along q̇ at fixed q̇, taken by a central difference along
+    the Euler parameters' and modal coordinates' rates (g depends on nothing else) over
+    ε = 10⁻⁵ max(1, |p, ξ|∞)/|ṗ, ξ̇|∞ (as the velocity Jacobian Z: O(ε²) ≈ 10⁻¹⁰
+    relative, wherever the bodies are). Needs the markers and frames of the state in the
+    workspace (left as they were)."""
     T_v_mark, T_v_par = ints2(IN, H, T_V_MARK), floats2(F, H, T_V_PAR)
     T_v_kind, T_k_body = ints1(IN, H, T_V_KIND), ints1(IN, H, T_K_BODY)
     first = ints2(IN, H, T_T_MARK).shape[0]
@@ -251,10 +259,11 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
             unit[col] = 0.0
             for b in range(n):
                 hmat[c, b] = rows[1, b]
-        size, rate = 1.0, 0.0
+        size, rate = 1.0, 0.0  # over p and ξ: g, and so H, does not depend on R
         for c in range(n):
-            col = _pair_column(IN, H, ki, kj, ni, n, c)
-            size, rate = max(size, abs(q[col])), max(rate, abs(qd[col]))
+            if _rotational(ni, c):
+                col = _pair_column(IN, H, ki, kj, ni, n, c)
+                size, rate = max(size, abs(q[col])), max(rate, abs(qd[col]))
         for c in range(n):
             hqd[c] = 0.0
             grad[c] = 0.0
@@ -265,9 +274,10 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
             for i in range(moved.size):
                 moved[i] = q[i]
             for sign in (1.0, -1.0):
-                for c in range(n):
-                    col = _pair_column(IN, H, ki, kj, ni, n, c)
-                    moved[col] = q[col] + sign * eps * qd[col]
+                for c in range(n):  # (R stays: nothing here depends on it)
+                    if _rotational(ni, c):
+                        col = _pair_column(IN, H, ki, kj, ni, n, c)
+                        moved[col] = q[col] + sign * eps * qd[col]
                 _pair_frames(F, IN, H, WF, WI, WH, ki, kj, moved)
                 _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, moved, qd)
                 for c in range(n):
