@@ -108,6 +108,37 @@ def mac(a: np.ndarray, b: np.ndarray) -> float:
     return float(num / den) if den > 0 else 0.0
 
 
+#: Frequencies within this relative distance are one repeated eigenvalue (:func:`aligned`).
+REPEATED_RTOL = 1e-6
+
+
+def aligned(tracked, candidates) -> list:
+    """``tracked`` (modes at one speed) with each group of repeated frequencies (within
+    :data:`REPEATED_RTOL`) given, in the span of its shapes, the shapes of the
+    ``candidates`` (the modes at the next speed) that lie most in that span, projected
+    onto it (and normalized to max |δq| = 1, in the candidates' order). The basis of a
+    repeated eigenvalue is arbitrary — it follows the eigensolver's round-off, the BLAS
+    threads' order of sums included — and the modes that leave it (a crossing at rest)
+    are those the next speed continues."""
+    out, done = list(tracked), set()
+    freqs = [m.frequency_hz for m in tracked]
+    for i, f in enumerate(freqs):
+        group = [j for j in range(i, len(tracked)) if j not in done
+                 and abs(freqs[j] - f) <= REPEATED_RTOL * abs(f)]
+        done.update(group)
+        if len(group) < 2 or len(candidates) < len(group):
+            continue
+        basis, _ = np.linalg.qr(np.column_stack([tracked[j].shape for j in group]))
+        parts = [basis @ (basis.conj().T @ c.shape) for c in candidates]
+        share = [np.vdot(p, p).real / max(np.vdot(c.shape, c.shape).real, 1e-300)
+                 for p, c in zip(parts, candidates, strict=True)]
+        chosen = sorted(np.argsort(share)[::-1][:len(group)])
+        for j, c in zip(group, chosen, strict=True):
+            shape = parts[c]
+            out[j] = replace(tracked[j], shape=shape / shape[np.argmax(np.abs(shape))])
+    return out
+
+
 def campbell(system, drive: str, speeds, n_modes: int = 8, *,
              from_equilibrium: bool = False) -> CampbellResult:
     """The Campbell diagram of ``system`` over the constant speeds of ``drive``
@@ -141,11 +172,15 @@ def campbell(system, drive: str, speeds, n_modes: int = 8, *,
     damping = np.full((speeds.size, count), np.nan)
     freqs[0] = [m.frequency_hz for m in tracked]
     damping[0] = [m.damping_ratio for m in tracked]
+    following = [_steady_modes(system, drive, speeds[1], start)[1][: count + 4]
+                 if speeds.size > 1 else []]
+    tracked = aligned(tracked, following[0])
     descriptions = [m.describe(lin.coord_names) for m in tracked]
     macs = []
     for k in range(1, speeds.size):
-        _, candidates = _steady_modes(system, drive, speeds[k], start)
-        candidates = candidates[: count + 4]  # some room for modes that cross in
+        candidates = (following.pop() if following else
+                      _steady_modes(system, drive, speeds[k], start)[1][: count + 4])
+        tracked = aligned(tracked, candidates)  # (some room above for modes crossing in)
         table = np.array([[mac(a.shape, b.shape) for b in candidates] for a in tracked])
         rows, cols = linear_sum_assignment(-table)
         macs.append(float(table[rows, cols].min()) if rows.size else 0.0)
