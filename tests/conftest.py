@@ -3,6 +3,14 @@
 import os
 from pathlib import Path
 
+# BLAS on one thread for the suite (unless the caller says otherwise), set before NumPy
+# and SciPy load their OpenBLAS: the suite runs beside the background compilation and
+# the validation report's two workers on two cores, where OpenBLAS's threads only wait
+# for a core (the suite took 447 s with two threads, 385 s with one, on this 2-core
+# machine). tests/test_blas_threads.py gives itself two threads to check the runs' own
+# thread handling.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 import pytest
 

@@ -32,6 +32,13 @@ def _beam(elements):
 
 @pytest.mark.parametrize("elements", [2, 12])
 def test_the_steps_of_a_large_dense_run_keep_blas_on_one_thread(elements):
+    # two threads as the caller's setting (the suite runs BLAS on one: tests/conftest.py)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        assert _blas_threads() == {2}
+        _steps_keep_blas_threads(elements)
+
+
+def _steps_keep_blas_threads(elements):
     system = _beam(elements)
     order = system.n_q + system.n_c
     before = _blas_threads()
