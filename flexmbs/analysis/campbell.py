@@ -172,15 +172,16 @@ def campbell(system, drive: str, speeds, n_modes: int = 8, *,
     damping = np.full((speeds.size, count), np.nan)
     freqs[0] = [m.frequency_hz for m in tracked]
     damping[0] = [m.damping_ratio for m in tracked]
-    following = [_steady_modes(system, drive, speeds[1], start)[1][: count + 4]
-                 if speeds.size > 1 else []]
-    tracked = aligned(tracked, following[0])
+    # the next speed's modes, with some room above for modes that cross in
+    candidates = (_steady_modes(system, drive, speeds[1], start)[1][: count + 4]
+                  if speeds.size > 1 else [])
+    tracked = aligned(tracked, candidates)  # (described in the basis the lines continue)
     descriptions = [m.describe(lin.coord_names) for m in tracked]
     macs = []
     for k in range(1, speeds.size):
-        candidates = (following.pop() if following else
-                      _steady_modes(system, drive, speeds[k], start)[1][: count + 4])
-        tracked = aligned(tracked, candidates)  # (some room above for modes crossing in)
+        if k > 1:
+            candidates = _steady_modes(system, drive, speeds[k], start)[1][: count + 4]
+            tracked = aligned(tracked, candidates)
         table = np.array([[mac(a.shape, b.shape) for b in candidates] for a in tracked])
         rows, cols = linear_sum_assignment(-table)
         macs.append(float(table[rows, cols].min()) if rows.size else 0.0)

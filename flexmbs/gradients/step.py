@@ -285,27 +285,14 @@ class AdjointSteps:
     def back(self, i: int, coef: Coefficients, bars, lam_bar):
         """One step of the sweep through step i of the chunk: (μ, the cotangents
         (q̄, q̄̇, q̄̈, ā) of y_n) from those of y_{n+1}, ``bars`` = (q̄, q̄̇, q̄̈, ā), and
-        λ̄: μ = J_i⁻ᵀ L_xᵀ ỹ_{n+1}, then L_yᵀ (ỹ_{n+1} − F_yᵀ μ) — what
-        :meth:`unknown_cotangent`, :meth:`solve_transposed`, :meth:`state_cotangents` and
-        :meth:`Coefficients.pull_back` do one after the other, the same operations in
-        fewer array calls (the sweep makes one a step)."""
-        n, m = self.n, self.m
+        λ̄: μ = J_i⁻ᵀ L_xᵀ ỹ_{n+1} (:meth:`unknown_cotangent`, :meth:`solve_transposed`),
+        then L_yᵀ (ỹ_{n+1} − F_yᵀ μ) (:meth:`state_cotangents`,
+        :meth:`Coefficients.pull_back`)."""
         q_bar, qd_bar, qdd_bar, a_bar = bars
-        h, beta, gamma = coef.h, coef.beta, coef.gamma
-        hhb, hg = h * h * beta, h * gamma
-        rhs = np.empty(self.size)
-        rhs[:n] = qdd_bar + coef.c1 * (a_bar + hhb * q_bar + hg * qd_bar)
-        rhs[n:n + m] = lam_bar
-        if self.index2:
-            rhs[n + m:] = self.p[i].T @ q_bar
-        rhs *= self.cols[i]
-        mu = self.rows[i] * _solve(self.factors[i], rhs, 1)
-        both = self.back_rows[i] @ mu
-        q1 = q_bar - both[:n]
-        qd1 = qd_bar - both[n:]
-        s_a = a_bar + hhb * q1 + hg * qd1
-        return mu, (q1, h * q1 + qd1, coef.c2 * s_a,
-                    h * h * (0.5 - beta) * q1 + h * (1 - gamma) * qd1 - coef.c3 * s_a)
+        mu = self.solve_transposed(i, self.unknown_cotangent(i, coef, q_bar, qd_bar, qdd_bar,
+                                                             a_bar, lam_bar))
+        f_q, f_qd = self.state_cotangents(i, mu)
+        return mu, coef.pull_back(q_bar - f_q, qd_bar - f_qd, a_bar)
 
 
 def _stacked(operation, matrices, rhs, states):

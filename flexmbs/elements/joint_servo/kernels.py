@@ -73,11 +73,19 @@ def _motor_torque(par, ref, ref_rate, offset, angle, rate):
 
 
 @njit(cache=True)
-def _pair_dot(IN, H, ki, kj, ni, n, row, x):
-    """Σ_c row[c] x[global column of c] over the pair's local columns."""
+def _pair_starts(IN, H, ki, kj, ni, n):
+    """(st_i, st_j): the global coordinate of the pair's local column c is st_i + c for
+    c < n_i (marker i's body), st_j + c after it (marker j's)."""
     T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
     st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
     st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
+    return st_i, st_j
+
+
+@njit(cache=True)
+def _pair_dot(IN, H, ki, kj, ni, n, row, x):
+    """Σ_c row[c] x[global column of c] over the pair's local columns."""
+    st_i, st_j = _pair_starts(IN, H, ki, kj, ni, n)
     acc = 0.0
     for c in range(n):
         acc += row[c] * x[st_i + c if c < ni else st_j + c]
@@ -87,9 +95,7 @@ def _pair_dot(IN, H, ki, kj, ni, n, row, x):
 @njit(cache=True)
 def _pair_add(IN, H, ki, kj, ni, n, row, scale, r):
     """r[global column of c] += scale row[c] over the pair's local columns."""
-    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
-    st_i = T_b_start[T_k_body[ki]] if ni > 0 else 0
-    st_j = T_b_start[T_k_body[kj]] - ni if n > ni else 0
+    st_i, st_j = _pair_starts(IN, H, ki, kj, ni, n)
     for c in range(n):
         r[st_i + c if c < ni else st_j + c] += scale * row[c]
 
@@ -178,15 +184,6 @@ def servo_tangents_into(F, IN, H, WF, WI, WH, q, qd, prof, top, k_scale, c_scale
 
 
 @njit(cache=True)
-def _pair_column(IN, H, ki, kj, ni, n, c):
-    """The global coordinate of the pair's local column c (marker i's body's first)."""
-    T_b_start, T_k_body = ints1(IN, H, T_B_START), ints1(IN, H, T_K_BODY)
-    if c < ni:
-        return T_b_start[T_k_body[ki]] + c
-    return T_b_start[T_k_body[kj]] + c - ni
-
-
-@njit(cache=True)
 def _rotational(ni, c):
     """Whether the pair's local column c is an Euler parameter or a modal coordinate
     (not one of its body's position R, the first three)."""
@@ -243,6 +240,7 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
             continue
         ki, kj, slot = T_v_mark[s, 0], T_v_mark[s, 1], first + s
         ni, n = _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, q, qd)
+        st_i, st_j = _pair_starts(IN, H, ki, kj, ni, n)
         for c in range(n):
             g[c], r1[c] = rows[2, c], rows[1, c]
         accel = (_pair_dot(IN, H, ki, kj, ni, n, g, qdd)
@@ -253,7 +251,7 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
         for i in range(unit.size):
             unit[i] = 0.0
         for c in range(n):  # H row by row: ∂θ̇/∂q at the unit rates
-            col = _pair_column(IN, H, ki, kj, ni, n, c)
+            col = st_i + c if c < ni else st_j + c
             unit[col] = 1.0
             _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, q, unit)
             unit[col] = 0.0
@@ -262,13 +260,13 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
         size, rate = 1.0, 0.0  # over p and ξ: g, and so H, does not depend on R
         for c in range(n):
             if _rotational(ni, c):
-                col = _pair_column(IN, H, ki, kj, ni, n, c)
+                col = st_i + c if c < ni else st_j + c
                 size, rate = max(size, abs(q[col])), max(rate, abs(qd[col]))
         for c in range(n):
             hqd[c] = 0.0
             grad[c] = 0.0
             for b in range(n):
-                hqd[c] += hmat[c, b] * qd[_pair_column(IN, H, ki, kj, ni, n, b)]
+                hqd[c] += hmat[c, b] * qd[st_i + b if b < ni else st_j + b]
         if rate > 0.0:  # (q̇ = 0: q̇ᵀHq̇ and its gradient vanish)
             eps = 1e-5 * size / rate
             for i in range(moved.size):
@@ -276,7 +274,7 @@ def servo_rotor_tangents_into(F, IN, H, WF, WI, WH, q, qd, qdd, k_out, c_out):
             for sign in (1.0, -1.0):
                 for c in range(n):  # (R stays: nothing here depends on it)
                     if _rotational(ni, c):
-                        col = _pair_column(IN, H, ki, kj, ni, n, c)
+                        col = st_i + c if c < ni else st_j + c
                         moved[col] = q[col] + sign * eps * qd[col]
                 _pair_frames(F, IN, H, WF, WI, WH, ki, kj, moved)
                 _rate_rows(F, IN, H, WF, WI, WH, TORQUE, ki, kj, slot, moved, qd)
