@@ -31,7 +31,7 @@ from flexmbs.compiled.codes import step_parameters
 from flexmbs.elements.constraints.kernels import velocity_constraint
 from flexmbs.engine import compiled_system as engine
 from flexmbs.engine.compiled_system import CompiledSystem, _matrix_pattern
-from flexmbs.engine.newton import sparse_lu_solve
+from flexmbs.engine.linear_solves import sparse_lu_solve
 from flexmbs.engine.tables import unsupported_reason
 from flexmbs.errors import ModelError, ValidationError
 from flexmbs.integrators import simulate

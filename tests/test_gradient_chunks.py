@@ -144,3 +144,36 @@ def test_gravity_gradient_of_a_nonlinear_beam_on_both_engines(tmp_path):
         result = gradient(str(path), objective, [key], newton="converged", t_end=0.02,
                           jacobian_engine=engine)
         assert result.gradient[key] == pytest.approx(fd, rel=RTOL), engine
+
+
+@pytest.mark.parametrize("key", ["model.gravity[1]", "bodies.link.mass",
+                                 "forces.s.stiffness"])
+def test_a_retabled_system_evaluates_as_one_of_its_own(key):
+    """CompiledSystem.retabled (a moved model's tables on the nominal's kernel and
+    workspace, as the chunks' differences take it) gives the step equations and pieces
+    of a CompiledSystem of the moved model's own, at random states, after the nominal
+    ran in the same workspace; and they differ from the nominal's (the tables are the
+    moved model's)."""
+    from flexmbs.gradients.model_diff import moved
+    from flexmbs.gradients.residual_terms import stacked_states
+
+    model, _, _ = small_model("spring", 1)
+    system = System(model)
+    (par,), _ = resolve([key], ModelModels(model))
+    prep = PreparedParameter(par, system, {}, _NoSensor())
+    nominal = CompiledSystem(system)
+    moved_system = System(moved(model, prep.tangent, 0.5), **prep.overrides)
+    twin = nominal.retabled(moved_system)
+    assert twin is not None and twin.WF is nominal.WF and twin.F is not nominal.F
+    own = CompiledSystem(moved_system)
+    rng = np.random.default_rng(5)
+    states = [State(t, q, qd, qdd, lam) for q, qd, qdd, lam, t in
+              (random_state(system, rng, scale=0.2) for _ in range(3))]
+    chunk = stacked_states(states, [{}] * 3, [])
+    for what in ("equations", "pieces"):
+        base = nominal.pieces_many(*chunk, what)
+        got, ref = twin.pieces_many(*chunk, what), own.pieces_many(*chunk, what)
+        np.testing.assert_allclose(got, ref, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(ref).max()), err_msg=what)
+        if what == "equations":
+            assert np.abs(base - ref).max() > 1e-6 * max(1.0, np.abs(ref).max()), key

@@ -214,7 +214,8 @@ def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
     """TangentSource.pieces_many (one kernel call for M, K_t, C_t and Φ_q of all the
     states, one for Φ_q at q ± ε q̇ of all) completed by ``pieces`` equals ``pieces`` and
     ``velocity_jacobian`` taken state by state, each state with its own angle memory
-    (the rotational springs' turns: a wrong memory moves K_t by k (θ − θ0) ∂g/∂q)."""
+    (the rotational springs' turns: a wrong memory moves K_t by k (θ − θ0) ∂g/∂q); the
+    step equations it gives beside them equal the kernel's task for those alone."""
     system = random_model(seed)
     rng = np.random.default_rng(seed)
     source = TangentSource(system, "compiled")
@@ -222,6 +223,13 @@ def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
     coef = Coefficients.of(generalized_alpha(0.8), 1e-3)
     states, memories = states_with_memories(system, rng, 4)
     raws = source.pieces_many(states, memories, [coef.h] * 4, True)
+    # the step equations the same call gives, against the kernel's task for them alone
+    alone = source.compiled.pieces_many(*raws.stacked, "equations")
+    np.testing.assert_allclose(raws.equations, alone, rtol=0,
+                               atol=1e-13 * max(1.0, np.abs(alone).max()))
+    for _ in range(2):  # into the source's buffer (zeroed: no row of a call before)
+        reused = source.pieces_many(states[::-1], memories[::-1], [coef.h] * 4, True, True)
+    np.testing.assert_array_equal(reused.rows, raws.rows[::-1])
     for st_, memory, raw in zip(states, memories, raws, strict=True):
         system.angle_memory = dict(memory)
         one = source.pieces(st_, coef.bp, coef.gp)
@@ -395,25 +403,33 @@ def test_checked_differences_keep_only_what_is_linear_over_the_span(slope, kink,
         assert np.isnan(only[0])
 
 
+def _chunk(kind: str, index2: bool, seed: int, steps_h):
+    """(System, rng, TangentSource, states, Coefficients, AdjointSteps) of a chunk of
+    random states of tests/test_gradients.py's small model ``kind``, one per step size
+    in ``steps_h`` [s], on the compiled pieces taken together."""
+    from test_gradients import small_model
+
+    system = System(small_model(kind, 5)[0])
+    rng = np.random.default_rng(seed)
+    source = TangentSource(system, "compiled")
+    states, coefs = [], []
+    for h in steps_h:
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t, q, qd, qdd, lam))
+        coefs.append(Coefficients.of(generalized_alpha(0.8), h))
+    memories = [{}] * len(states)
+    raws = source.pieces_many(states, memories, [c.h for c in coefs], index2)
+    steps = AdjointSteps(system, states, coefs, memories, index2, source, raws)
+    return system, rng, source, states, coefs, steps
+
+
 @pytest.mark.parametrize("kind", ["flexible", "servo", "drive"])
 @pytest.mark.parametrize("index2", [False, True])
 def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):
     """AdjointSteps (a chunk's matrices assembled as stacked arrays, P from one stacked
     solve) gives StepJacobian's Jᵀ solve, L_xᵀ and F_yᵀ products at each step of the
     chunk, to round-off, on the compiled pieces taken together and one by one."""
-    from test_gradients import small_model
-
-    system = System(small_model(kind, 5)[0])
-    rng = np.random.default_rng(7)
-    source = TangentSource(system, "compiled")
-    states, coefs = [], []
-    for k in range(3):
-        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
-        states.append(State(t, q, qd, qdd, lam))
-        coefs.append(Coefficients.of(generalized_alpha(0.8), 1e-2 * (1 + k)))
-    memories = [{}] * 3
-    raws = source.pieces_many(states, memories, [c.h for c in coefs], index2)
-    steps = AdjointSteps(system, states, coefs, memories, index2, source, raws)
+    system, rng, source, states, coefs, steps = _chunk(kind, index2, 7, [1e-2, 2e-2, 3e-2])
     n, m = system.n_q, system.n_c
     for i, (st_, coef) in enumerate(zip(states, coefs, strict=True)):
         system.angle_memory = {}
@@ -436,6 +452,29 @@ def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):
         ref = coef.pull_back(bars[0] - f_q, bars[1] - f_qd, bars[3])
         for a, b in zip(after, ref, strict=True):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * max(1.0, np.abs(b).max()))
+
+
+@pytest.mark.parametrize("kind", ["flexible", "servo"])
+@pytest.mark.parametrize("index2", [False, True])
+def test_kernel_sweep_of_a_chunk_equals_its_steps_one_by_one(index2, kind):
+    """AdjointSteps.sweep (the chunk's backward steps in one kernel call, each J factored
+    by the kernel's own LU) against AdjointSteps.back step after step (LAPACK's factors,
+    NumPy products), with random objective terms added at each step's end: every μ
+    and the cotangents after the chunk, to round-off."""
+    system, rng, _, _, coefs, steps = _chunk(kind, index2, 11, [1e-3, 2e-3, 1e-3, 2e-3])
+    n, m = system.n_q, system.n_c
+    sensor = rng.normal(size=(len(coefs), 3 * n + m))
+    bars = tuple(rng.normal(size=n) for _ in range(4))
+    mus, after = steps.sweep(bars, sensor)
+    ref = bars
+    for i, coef in enumerate(coefs):
+        s = sensor[i]
+        ref = (ref[0] + s[:n], ref[1] + s[n:2 * n], ref[2] + s[2 * n:3 * n], ref[3])
+        mu, ref = steps.back(i, coef, ref, s[3 * n:])
+        np.testing.assert_allclose(mus[i], mu, rtol=0, atol=1e-10 * np.abs(mu).max())
+    for a, b in zip(after, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * np.abs(b).max())
+        assert np.abs(b).max() > 0
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])

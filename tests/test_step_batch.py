@@ -12,7 +12,7 @@ import pytest
 from flexmbs.assembly import System
 from flexmbs.cases import load_case, run_case
 from flexmbs.engine.compiled_system import CompiledSystem
-from flexmbs.engine.newton import lu_factor_into
+from flexmbs.engine.linear_solves import lu_factor_into
 from flexmbs.integrators import simulate, step_batch
 
 CASES = Path(__file__).resolve().parents[1] / "cases"

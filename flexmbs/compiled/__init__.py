@@ -52,14 +52,16 @@ def kernel_sources() -> list[Path]:
     - every ``*.py`` of ``flexmbs/compiled/`` except :data:`NOT_KERNEL_SOURCES`;
     - every ``*.py`` under ``flexmbs/elements/``, at any depth (the element kinds'
       kernels, docs/compiled.md);
-    - the engine's dispatch over the kinds and its Newton iteration
-      (``flexmbs/engine/dispatch.py``, ``newton.py``);
+    - the engine's dispatch over the kinds, its Newton iteration, its linear solves
+      and the gradients' backward sweep (``flexmbs/engine/dispatch.py``, ``newton.py``,
+      ``linear_solves.py``, ``adjoint_sweep.py``);
     - the contacts' sample and state layout (``flexmbs/contact/sample.py``), whose
       column numbers the contact kernels fold in.
     """
     compiled = [path for path in _python_files(_HERE, recursive=False)
                 if path.name not in NOT_KERNEL_SOURCES]
-    engine = [_HERE.parent / "engine" / name for name in ("dispatch.py", "newton.py")]
+    engine = [_HERE.parent / "engine" / name
+              for name in ("dispatch.py", "newton.py", "linear_solves.py", "adjoint_sweep.py")]
     layouts = [_HERE.parent / "contact" / "sample.py"]
     return compiled + _python_files(_ELEMENTS, recursive=True) + engine + layouts
 

@@ -10,12 +10,12 @@ the residual and the iteration matrix.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import threading
 import time
 import warnings
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,9 +39,10 @@ from ..compiled.layout import pack
 from ..contact.sample import C_ANCHORED, C_LA, C_LB, C_MODE, C_OFF, C_V_ONSET, samples_of
 from ..elements.declaration import input_is_callable, input_width
 from ..elements.registry import make_workspace
-from ..errors import ModelError
+from ..errors import ModelError, ValidationError
 from ..model.drives import drive_values
 from .callbacks import CallableInputs
+from .factors import Factors, pack_sparse_factors
 from .many_states import many_state_inputs
 from .tables import (
     compile_tables,
@@ -67,33 +68,6 @@ SPARSE_FROM = 150
 #: steps"): up to it the kernel's factorization plus the steps' saved returns to Python
 #: cost less than LAPACK's factorization from Python.
 BATCH_UP_TO = 100
-
-
-class Factors(NamedTuple):
-    """LU factors of one iteration matrix, as the step kernel takes them: dense
-    (``lu``, ``piv`` from getrf, ``lu`` stored transposed; ``sp_i`` empty) or sparse
-    (``sp_i``, ``sp_x`` of :func:`pack_sparse_factors`; ``lu``, ``piv``
-    placeholders)."""
-
-    lu: np.ndarray
-    piv: np.ndarray
-    sp_i: np.ndarray
-    sp_x: np.ndarray
-    info: int  # getrf's info (> 0: exactly singular), 0 for sparse factors
-
-    @property
-    def sparse(self) -> bool:
-        return self.sp_i.size > 0
-
-
-def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
-    """(sp_i, sp_x) of a ``scipy.sparse.linalg.splu`` factorisation for
-    :func:`flexmbs.engine.newton.sparse_lu_solve`."""
-    low, up = lu.L.tocsc(), lu.U.tocsc()
-    n = low.shape[0]
-    sp_i = np.concatenate([[n, low.nnz, up.nnz], low.indptr, low.indices, up.indptr,
-                           up.indices, lu.perm_r, lu.perm_c]).astype(np.int64)
-    return sp_i, np.concatenate([low.data, up.data])
 
 
 def _force_kind(force) -> str:
@@ -125,25 +99,7 @@ class CompiledSystem:
         tables = compile_tables(system)
         self.F, self.IN, self.H, self.tables = pack(tables)
         self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
-        self.drives = drive_specs(system)
-        #: the joint servos, whose references (θ_ref, θ̇_ref, offset torque) follow the
-        #: drives' profiles in the time-level rows
-        self.servos = forces_by_kind(system).get("joint_servo", [])
-        self.n_rows = len(self.drives) + len(self.servos)
-        #: the forces whose values the kernels read from u, in the order of its columns
-        #: (a load vector's three); a time profile's set per time level, a callable's at
-        #: every Newton iterate (:attr:`callbacks`)
-        self.actuators = time_inputs(system)
-        self._input_profiles, col = [], 0
-        for f in self.actuators:
-            if not input_is_callable(f):  # a time profile
-                profile = getattr(f, "profile", None) or f.actuator
-                self._input_profiles.append((col, f, profile))
-            col += input_width(f)
-        self.n_u = col
-        #: the state-dependent callables: their evaluation and cost (docs/compiled.md,
-        #: "Callables")
-        self.callbacks = CallableInputs(system, self.actuators)
+        self._time_sources(system)
         #: names of the rotational spring–dampers, whose angle memory (System.unwrap) the
         #: kernels keep in the workspace while they run
         self.torsion_names = [f.name for f in torsion_springs(system)]
@@ -180,6 +136,43 @@ class CompiledSystem:
             self._kernel = kernel
         self._warm_up(on_compile)
         self.compile_time = time.perf_counter() - start
+
+    def _time_sources(self, system) -> None:
+        """The drives, servos and inputs of ``system`` whose values the kernels read from
+        the time levels, and its state-dependent callables."""
+        self.drives = drive_specs(system)
+        #: the joint servos, whose references (θ_ref, θ̇_ref, offset torque) follow the
+        #: drives' profiles in the time-level rows
+        self.servos = forces_by_kind(system).get("joint_servo", [])
+        self.n_rows = len(self.drives) + len(self.servos)
+        #: the forces whose values the kernels read from u, in the order of its columns
+        #: (a load vector's three); a time profile's set per time level, a callable's at
+        #: every Newton iterate (:attr:`callbacks`)
+        self.actuators = time_inputs(system)
+        self._input_profiles, col = [], 0
+        for f in self.actuators:
+            if not input_is_callable(f):  # a time profile
+                profile = getattr(f, "profile", None) or f.actuator
+                self._input_profiles.append((col, f, profile))
+            col += input_width(f)
+        self.n_u = col
+        #: the state-dependent callables: their evaluation and cost (docs/compiled.md,
+        #: "Callables")
+        self.callbacks = CallableInputs(system, self.actuators)
+
+    def retabled(self, system):
+        """A CompiledSystem of ``system``, a model of this one's structure with other
+        values (a model moved along a parameter), sharing this one's kernel, workspace
+        and pattern: its own tables' values and time values; None when the structure
+        (the integer tables) differs. For many-state evaluations, one caller at a time
+        (the workspace is this one's)."""
+        F, IN, H, tables = pack(compile_tables(system))
+        if not (np.array_equal(IN, self.IN) and np.array_equal(H, self.H)):
+            return None
+        out = copy.copy(self)
+        out.system, out.F, out.tables = system, F, tables
+        out._time_sources(system)
+        return out
 
     # ----------------------------------------------------------- time levels
     def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -313,22 +306,34 @@ class CompiledSystem:
         return mk[:n, :n].copy(), kk[:n, :n].copy(), ck[:n, :n].copy(), mk[n:, :n].copy()
 
     def pieces_many(self, states, lams, times, refs, what: str = "pieces",
-                    values=None) -> np.ndarray:
+                    values=None, out=None) -> np.ndarray:
         """At many states in one kernel call (:func:`~flexmbs.engine.newton.pieces_many`):
         ``states`` (K, ≥3, n_q) rows q, q̇, q̈; ``lams`` (K, n_c); ``times`` (K,) [s];
         ``refs`` (K, len(torsion_names)) the rotational springs' angle memory at each
-        state (NaN: none). ``what``: "pieces" (K, 3, s, s), s = n_q + n_c: M (Φ_q below
-        it), K_t and C_t (:meth:`step_pieces`); "jacobians" (K, n_c, n_q): Φ_q;
+        state (NaN: none). ``what``: "pieces" (K, 3 s² + n_q + 2 n_c), s = n_q + n_c:
+        M (Φ_q below it), K_t and C_t (:meth:`step_pieces`) as (3, s, s), then r, Φ and
+        Φ_q q̇ + Φ_t at that state; "jacobians" (K, n_c, n_q): Φ_q;
         "equations" (K, n_q + 2 n_c): r, Φ and Φ_q q̇ + Φ_t; "forces" (the same shape):
         the force kinds' part of r alone, zeros after it. ``values``: the time values
         (profiles (K, rows, 3), u (K, n_u)) to take instead of those at ``times``. Not
         for Systems with state-dependent callables, whose values Python gives state by
         state, nor with contacts, whose states move between states (ModelError); shapes
-        that do not fit raise ValidationError (the kernel does not check bounds)."""
+        that do not fit raise ValidationError (the kernel does not check bounds).
+        ``out``: a C-ordered buffer of at least K rows of the output's row shape to write
+        into (zeroed first; its first K rows are returned) instead of a new array: the
+        pages of a chunk's megabytes of pieces are then faulted in once, not per call."""
         task, shape, arrays = many_state_inputs(self, states, lams, times, refs, what,
                                                 values)
         count = shape[0]
-        out = np.zeros(shape)
+        if out is None:
+            out = np.zeros(shape)
+        else:
+            if (out.shape[1:] != shape[1:] or len(out) < count or out.dtype != np.float64
+                    or not out.flags.c_contiguous):
+                raise ValidationError(f"pieces_many: out must be float64 (C order) of at "
+                                      f"least {shape}, got {out.dtype} {out.shape}")
+            out = out[:count]
+            out[...] = 0.0
         if count:
             self._call(task, **arrays, out=out.reshape(-1, shape[-1]))
         return out
@@ -475,7 +480,7 @@ class CompiledSystem:
     def factor(self, matrix: np.ndarray) -> Factors:
         """LU factors of the iteration matrix ``matrix`` (the workspace's): SuperLU of
         its pattern entries when the engine is sparse, else LAPACK getrf (its factors
-        transposed, the layout of :func:`~flexmbs.engine.newton.lu_solve`). An exactly
+        transposed, the layout of :func:`~flexmbs.engine.linear_solves.lu_solve`). An exactly
         singular matrix gets getrf's factors, whose zero pivot makes the step's solve
         non-finite (the step then fails and says so)."""
         d = self._dummy

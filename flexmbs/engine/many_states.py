@@ -1,12 +1,15 @@
 """The inputs of the compiled kernels' many-state tasks (docs/gradients.md, "Chunks of
-steps"), checked before the kernel runs: it checks no bounds, so a shape that does not
-fit would read past an array."""
+steps") and of the backward sweep's chunks (:func:`adjoint_sweep`), checked before the
+kernel runs: it checks no bounds, so a shape that does not fit would read past an
+array."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..compiled.codes import (
+    SWEEP_COEFFICIENTS,
+    TASK_ADJOINT_SWEEP,
     TASK_EQUATIONS_MANY,
     TASK_FORCES_MANY,
     TASK_JACOBIANS_MANY,
@@ -55,10 +58,39 @@ def many_state_inputs(compiled, states, lams, times, refs, what: str, values=Non
     profs, us = compiled.time_values_many(times) if values is None else (
         np.ascontiguousarray(values[0], dtype=float),
         np.ascontiguousarray(values[1], dtype=float))
-    shape = {"pieces": (count, 3, n + m, n + m), "jacobians": (count, m, n),
+    shape = {"pieces": (count, 3 * (n + m) ** 2 + n + 2 * m), "jacobians": (count, m, n),
              "equations": (count, n + 2 * m), "forces": (count, n + 2 * m)}[what]
     arrays = {"states": states,
               "lams": np.ascontiguousarray(lams, dtype=float).reshape(count, m),
               "profs": profs, "us": us,
               "refs": np.ascontiguousarray(refs, dtype=float).reshape(count, n_s)}
     return TASKS[what], shape, arrays
+
+
+def adjoint_sweep(compiled, pieces, extras, steps, bars) -> tuple[np.ndarray, int]:
+    """(μ (K, s), the first step whose μ is not finite or −1) of a chunk of the backward
+    sweep on ``compiled``'s kernel (:func:`flexmbs.engine.adjoint_sweep.adjoint_sweep`,
+    whose docstring gives the arrays' layout: ``pieces`` (K, w) the chunk's rows of
+    ``pieces_many``'s "pieces", ``extras`` (K, 2 n_c or 0, n_q), ``steps`` (K, 6 + 3 n_q
+    + n_c)); ``bars`` (4, n_q) is updated in place. ValidationError naming the argument
+    whose shape does not fit."""
+    n, m = compiled.n_q, compiled.n_c
+    count, extra = len(steps), extras.shape[1] // 2 if extras.ndim == 3 else -1
+    s0 = n + m
+    expected = {"pieces": (pieces, (count, 3 * s0 * s0 + n + 2 * m)),
+                "extras": (extras, (count, 2 * m if extra else 0, n)),
+                "steps": (steps, (count, SWEEP_COEFFICIENTS + 3 * n + m)),
+                "bars": (bars, (4, n))}
+    for name, (array, shape) in expected.items():
+        if (array.shape != shape or array.dtype != np.float64
+                or not array.flags.c_contiguous):
+            raise ValidationError(f"adjoint_sweep: {name} must be float64 (C order) of "
+                                  f"shape {shape}, got {array.dtype} {array.shape}")
+    size = s0 + (m if extra else 0)
+    mus = np.zeros((count, size))
+    if not count:
+        return mus, -1
+    code = compiled._call(TASK_ADJOINT_SWEEP, out=pieces, profs=extras, qs=steps, qds=bars,
+                          lams=mus, us=np.empty((size, size)), lu=np.empty((size, size)),
+                          piv=np.empty(size, dtype=np.int64))
+    return mus, int(code)

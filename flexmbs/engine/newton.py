@@ -51,6 +51,7 @@ from ..compiled.codes import (
     P_REFRESH_ABOVE,
     P_RTOL,
     STALE,
+    TASK_ADJOINT_SWEEP,
     TASK_CONTACTS,
     TASK_EQUATIONS_MANY,
     TASK_FORCES_MANY,
@@ -67,6 +68,7 @@ from ..compiled.packing import borrowed, floats1, floats2, ints1, packed_view
 from ..elements.constraints.kernels import jacobian_dense, velocity_constraint
 from ..elements.contact.kernels import contact_samples, needs_python
 from ..elements.registry import header_rows, work_rows
+from .adjoint_sweep import adjoint_sweep
 from .dispatch import (
     dynamic_residual,
     force_residual,
@@ -75,6 +77,7 @@ from .dispatch import (
     phi_only,
     step_pieces,
 )
+from .linear_solves import lu_factor_into, lu_solve, sparse_lu_solve
 
 T_U_CALL = header_rows("u_call")
 
@@ -83,104 +86,6 @@ _R, _PHI, _RHS, _MATRIX = work_rows("r", "phi", "rhs", "matrix")
 _JAC, _A1, _COUNTERS, _FLOATS, _SOLVE = work_rows("jac", "a1", "counters", "floats", "solve")
 _ANGLES = work_rows("angles")
 _CT_OUT, _CT_START = work_rows("ct_out", "ct_start")
-
-
-@njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
-def lu_factor_into(matrix, lu_t, piv):
-    """lu_t, piv ← the LU factors of ``matrix`` with partial pivoting: LAPACK getrf's
-    factors stored transposed (lu_t[j, i] = LU[i, j], so each column of L and U is a
-    contiguous row: what :func:`lu_solve` takes) and its pivots. The step's own
-    factorization in a batch or a real-time step, inside the kernel (O(n³), no return
-    to Python). A zero pivot leaves a zero on the diagonal, whose solve is non-finite
-    (the step then fails and says so)."""
-    n = matrix.shape[0]
-    for i in range(n):
-        for j in range(n):
-            lu_t[j, i] = matrix[i, j]
-    for k in range(n):
-        col = lu_t[k]  # column k of the matrix being reduced
-        p, big = k, abs(col[k])
-        for i in range(k + 1, n):
-            if abs(col[i]) > big:
-                p, big = i, abs(col[i])
-        piv[k] = p
-        if p != k:  # rows k and p: entries k and p of every column
-            for j in range(n):
-                lu_t[j, k], lu_t[j, p] = lu_t[j, p], lu_t[j, k]
-        pivot = col[k]
-        if pivot == 0.0:
-            continue
-        for i in range(k + 1, n):
-            col[i] = col[i] / pivot
-        for j in range(k + 1, n):  # A[i, j] −= L[i, k] A[k, j], column by column
-            f = lu_t[j, k]
-            if f != 0.0:
-                other = lu_t[j]
-                for i in range(k + 1, n):
-                    other[i] -= col[i] * f
-
-
-@njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
-def lu_solve(lu_t, piv, b):
-    """b ← x with P L U x = b, from getrf's factors stored transposed (``lu_t``, as
-    :func:`lu_factor_into` and :meth:`~flexmbs.engine.compiled_system.CompiledSystem.
-    factor` give them; ``piv`` 0-based: row i was interchanged with row piv[i]); O(n²),
-    in place. Both triangles are swept column by column, each column a contiguous row
-    of ``lu_t``: independent multiply–adds that vectorize (twice as fast at order 42
-    as dot products along the rows)."""
-    n = b.size
-    for i in range(n):
-        p = piv[i]
-        if p != i:
-            b[i], b[p] = b[p], b[i]
-    for j in range(n):  # L y = P b, L unit lower
-        col, y = lu_t[j], b[j]
-        for i in range(j + 1, n):
-            b[i] -= col[i] * y
-    for j in range(n - 1, -1, -1):  # U x = y
-        col = lu_t[j]
-        x = b[j] / col[j]
-        b[j] = x
-        for i in range(j):
-            b[i] -= col[i] * x
-
-
-@njit(cache=True, error_model="numpy")
-def sparse_lu_solve(sp_i, sp_x, b, tmp):
-    """b ← x with Pr A Pc = L U (SuperLU factors, L unit lower, U upper, both CSC;
-    Pr b puts b[i] at row perm_r[i], x[i] = y[perm_c[i]]), packed by
-    :func:`flexmbs.engine.compiled_system.pack_sparse_factors`: ``sp_i`` = (n, nnz L, nnz U,
-    L indptr, L indices, U indptr, U indices, perm_r, perm_c), ``sp_x`` = (L data,
-    U data). O(nnz), in place; ``tmp`` (≥ n) is scratch."""
-    n, n_l, n_u = sp_i[0], sp_i[1], sp_i[2]
-    o = 3
-    l_ptr, o = sp_i[o:o + n + 1], o + n + 1
-    l_ind, o = sp_i[o:o + n_l], o + n_l
-    u_ptr, o = sp_i[o:o + n + 1], o + n + 1
-    u_ind, o = sp_i[o:o + n_u], o + n_u
-    perm_r, perm_c = sp_i[o:o + n], sp_i[o + n:o + 2 * n]
-    l_val, u_val = sp_x[:n_l], sp_x[n_l:n_l + n_u]
-    for i in range(n):
-        tmp[perm_r[i]] = b[i]
-    for j in range(n):  # L w = Pr b, column by column
-        wj = tmp[j]
-        if wj != 0.0:
-            for k in range(l_ptr[j], l_ptr[j + 1]):
-                if l_ind[k] > j:
-                    tmp[l_ind[k]] -= l_val[k] * wj
-    for j in range(n - 1, -1, -1):  # U y = w
-        diag = 0.0
-        for k in range(u_ptr[j], u_ptr[j + 1]):
-            if u_ind[k] == j:
-                diag = u_val[k]
-        yj = tmp[j] / diag
-        tmp[j] = yj
-        if yj != 0.0:
-            for k in range(u_ptr[j], u_ptr[j + 1]):
-                if u_ind[k] < j:
-                    tmp[u_ind[k]] -= u_val[k] * yj
-    for i in range(n):
-        b[i] = tmp[perm_c[i]]
 
 
 @njit(cache=True)
@@ -421,8 +326,9 @@ def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
     CompiledSystem.load_angles` does for one state. Into ``out`` by ``task``:
 
     * TASK_PIECES_MANY: M with Φ_q below it, K_t and C_t (:func:`~flexmbs.engine.
-      dispatch.step_pieces`) into out[3 s k : 3 s (k + 1)] viewed as (3, s, s),
-      s = n_q + n_c (off-pattern entries stay as given);
+      dispatch.step_pieces`), viewed as (3, s, s), s = n_q + n_c (off-pattern entries
+      stay as given), then the step equations r, Φ and Φ_q q̇ + Φ_t (n_q + 2 n_c: the
+      residual the pieces are taken at), state k's from out[w k] on, w = 3 s² + n_q + 2 n_c;
     * TASK_JACOBIANS_MANY: the dense Φ_q (n_c, n_q) into out[n_c k : n_c (k + 1)];
     * TASK_EQUATIONS_MANY: the step equations r (n_q), Φ (n_c) and Φ_q q̇ + Φ_t (n_c)
       into the row out[k];
@@ -432,6 +338,7 @@ def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
     n_t, n = states.shape[0], states.shape[2]
     m = lams.shape[1]
     size = n + m
+    width = 3 * size * size + n + 2 * m  # a state's pieces and equations
     r, phi = floats1(WF, WH, _R), floats1(WF, WH, _PHI)
     jac = floats2(WF, WH, _JAC)
     angles = floats1(WF, WH, _ANGLES)
@@ -446,24 +353,25 @@ def pieces_many(F, IN, H, WF, WI, WH, task, states, lams, profs, us, refs, out):
                 row[i] = r[i]
             continue
         dynamic_residual(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], r, phi)
-        if task == TASK_EQUATIONS_MANY:
-            row = out[k]
+        if task in (TASK_EQUATIONS_MANY, TASK_PIECES_MANY):
+            row = (out[k] if task == TASK_EQUATIONS_MANY else
+                   packed_view(out, width * k + 3 * size * size, (n + 2 * m,)))
             for i in range(n):
                 row[i] = r[i]
             for i in range(m):
                 row[n + i] = phi[i]
+            if task == TASK_PIECES_MANY:  # at the residual's markers, frames and W_jac
+                jacobian_dense(F, IN, H, WF, WI, WH, jac)
+                step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k],
+                            packed_view(out, width * k, (3, size, size)))
             velocity_constraint(F, IN, H, WF, WI, WH, qd, profs[k], phi)
             for i in range(m):
                 row[n + m + i] = phi[i]
             continue
         jacobian_dense(F, IN, H, WF, WI, WH, jac)
-        if task == TASK_PIECES_MANY:
-            block = packed_view(out, 3 * size * size * k, (3, size, size))
-            step_pieces(F, IN, H, WF, WI, WH, q, qd, qdd, lam, profs[k], us[k], block)
-        else:
-            for i in range(m):
-                for j in range(n):
-                    out[m * k + i, j] = jac[i, j]
+        for i in range(m):
+            for j in range(n):
+                out[m * k + i, j] = jac[i, j]
     return n_t
 
 
@@ -491,6 +399,10 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY, TASK_FORCES_MANY:
       :func:`pieces_many`
       at the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
+    * TASK_ADJOINT_SWEEP: :func:`flexmbs.engine.adjoint_sweep.adjoint_sweep` of a chunk
+      of the gradients' backward sweep: its steps' pieces ``out``, Z and Pᵀ ``profs``,
+      rows ``qs``, cotangents ``qds`` (in and out) and μ into ``lams``, with ``us``,
+      ``lu`` and ``piv`` as scratch (−1, or the step whose μ is not finite).
 
     The arrays are taken without their references (:func:`~flexmbs.compiled.packing.
     borrowed`): passing them on and viewing them then counts no references.
@@ -522,6 +434,9 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
         return pieces_many(F, IN, H, WF, WI, WH, task, borrowed(states),
                            borrowed(lams), borrowed(profs), borrowed(us), borrowed(refs),
                            borrowed(out))
+    if task == TASK_ADJOINT_SWEEP:
+        return adjoint_sweep(borrowed(out), borrowed(profs), borrowed(qs), borrowed(qds),
+                             borrowed(lams), borrowed(us), lu, piv)
     if task == TASK_STEPS:
         return run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors,
                          (borrowed(states), borrowed(lams), borrowed(profs), borrowed(us)),

@@ -73,7 +73,7 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                      for h in (float(run_.h[k - 1]) for k in ks)]
             at, memories = [states[k][0] for k in ks], [states[k][1] for k in ks]
             # the servos' integrals are held step by step: their pieces one at a time
-            raws = (source.pieces_many(at, memories, [c.h for c in coefs], index2)
+            raws = (source.pieces_many(at, memories, [c.h for c in coefs], index2, True)
                     if source.batched and not integrals else [None] * len(at))
 
             def hold(i, ks=ks, states=states):
@@ -82,14 +82,26 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
 
             steps = AdjointSteps(system, at, coefs, memories, index2, source, raws,
                                  hold if integrals else None)
-            derivs = (chunk_terms.at(at, memories, index2) if chunk_terms is not None
-                      else [None] * len(prepared))
+            derivs = (chunk_terms.at(at, memories, index2,
+                                     raws if source.batched and not integrals else None)
+                      if chunk_terms is not None else [None] * len(prepared))
             # the chunk's rows of ∂F/∂p (K, size, n_p), zero where a parameter takes its
             # terms state by state (no chunk rows, or a row not finite: not linear over
             # ±Δ, a spring of length 0), and those (K, n_p)
             rows, by_state = _chunk_rows(derivs, len(ks), steps.size)
             any_by_state = by_state.any(axis=1).tolist()
             bars = (q_bar, qd_bar, qdd_bar, a_bar)
+            if steps.kernel_rows is not None and not integrals:  # one kernel call
+                sensor = _sensor_terms(system, states, ks, weights, probe, prepared, grad)
+                mus, bars = steps.sweep(bars, sensor)
+                grad -= np.einsum("ks,ksp->p", mus, rows)
+                for i in np.flatnonzero(any_by_state):
+                    state, angles = states[ks[i]]
+                    system.angle_memory = dict(angles)
+                    for j in np.flatnonzero(by_state[i]):
+                        grad[j] -= mus[i] @ prepared[j].step_derivative(state, index2)
+                q_bar, qd_bar, qdd_bar, a_bar = bars
+                continue
             for i, k in enumerate(ks):
                 state, angles = states[k]
                 coef = coefs[i]
@@ -135,6 +147,27 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     grad += initial_terms(system, run_.settings, state, prepared,
                           (q_bar, qd_bar, qdd_bar + a_bar, lam_bar))
     return grad, time.perf_counter() - tic
+
+
+def _sensor_terms(system, states, ks, weights, probe, prepared, grad) -> np.ndarray:
+    """(K, 3 n_q + n_c): the objective's weighted ∂g/∂q, ∂g/∂q̇, ∂g/∂q̈, ∂g/∂λ at the end
+    of each of the chunk's steps ``ks`` (:meth:`AdjointSteps.sweep`'s ``sensor``); the
+    parameters' direct terms g ∂s/∂p at those states are added to ``grad``."""
+    n, m = system.n_q, system.n_c
+    out = np.zeros((len(ks), 3 * n + m))
+    for i, k in enumerate(ks):
+        g = float(weights[k])
+        if not g:
+            continue
+        state, angles = states[k]
+        system.angle_memory = dict(angles)
+        gq, gqd, gqdd, glam = probe.gradient(state)
+        row = out[i]
+        row[:n], row[n:2 * n], row[2 * n:3 * n], row[3 * n:] = gq, gqd, gqdd, glam
+        row *= g
+        for j, prep in enumerate(prepared):
+            grad[j] += g * prep.sensor_derivative(probe, state)
+    return out
 
 
 #: The memory [bytes] of the step Jacobians the sweep builds at once (a chunk of steps).

@@ -50,7 +50,7 @@ from ..elements.flexible_body.parameters import modal_force_derivative
 from ..engine.tables import torsion_springs
 from ..errors import FlexmbsError
 from .model_diff import moved
-from .residual_terms import stacked_states, step_equations_many
+from .residual_terms import in_step_order, stacked_states, step_equations_many
 
 #: The force fields the step equations hold linearly, by element kind.
 POLYNOMIAL_FIELDS = {
@@ -234,9 +234,10 @@ class ChunkDerivatives:
         value = prep.parameter.value
         wide = 0.25 * abs(value) if value else 0.25  # the servos' kinks: within |p|/4
 
-        def at(d):
-            return _compiled(System(moved(self.system.model, prep.tangent, d),
-                                    **prep.overrides))
+        def at(d):  # the model moved by d along the tangent, on the nominal's kernel
+            system = System(moved(self.system.model, prep.tangent, d), **prep.overrides)
+            twin = None if self.nominal is None else self.nominal.retabled(system)
+            return _compiled(system) if twin is None else twin
 
         if not prep.terms.terms and not prep.terms.unsupported:
             return None  # nothing in the step equations moves: zeros, state by state
@@ -268,13 +269,20 @@ class ChunkDerivatives:
                 return None if end is None else ("forward", end, d)
         return None
 
-    def at(self, states, memories, index2: bool) -> list:
+    def at(self, states, memories, index2: bool, pieces=None) -> list:
         """∂F/∂p (K, size) per parameter at the chunk's converged ``states`` (the System's
         angle memory at each: ``memories``), None for those taken state by state. A
         parameter of force kinds alone (:func:`forces_alone`) takes the differences of
-        the force kinds' part of r, the others those of the whole step equations."""
+        the force kinds' part of r, the others those of the whole step equations.
+        ``pieces``: the sweep's :class:`~flexmbs.gradients.jacobian_source.ChunkPieces`
+        at these states, whose stacked states, time values and step equations (the
+        nominal's F(p)) are taken when they are the nominal's."""
         bases: dict = {}  # F(p) of the nominal System, whole or the forces' part
         chunk = shared = None
+        if pieces is not None and self.nominal is not None:  # the same CompiledSystem
+            chunk, shared = pieces.stacked, pieces.values
+            bases[False] = in_step_order(pieces.equations, self.system.n_q,
+                                         self.system.n_c, index2)
         out = []
 
         def equations(compiled, shift=None):

@@ -80,6 +80,7 @@ class TangentSource:
             raise ValidationError(f"engine must be one of {[e.value for e in Engine]}, got "
                                   f"{engine!r}") from None
         self.system = system
+        self._rows = None  # pieces_many's buffer (reuse=True)
         self.numpy_forces = [f for f in system.model.forces
                              if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
         self.compiled, self.engine = None, Engine.PYTHON.value
@@ -129,19 +130,31 @@ class TangentSource:
         compiled engine, no state-dependent callables left in its System)."""
         return self.compiled is not None and not self.compiled.callbacks.items
 
-    def pieces_many(self, states, angles, steps, index2: bool) -> list[tuple]:
+    def pieces_many(self, states, angles, steps, index2: bool,
+                    reuse: bool = False) -> ChunkPieces:
         """The kernel's (M, K_t, C_t, Φ_q, Z) at many converged states in one kernel call
         (two in index 2, for Z;
-        :meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`):
-        ``angles`` the System's angle memory at each state ({name: rad}), ``steps`` the
-        step h [s] that ended at each; Z (index 2 only, else None) as
-        :meth:`velocity_jacobian` takes it. Give each tuple to :meth:`pieces` as
-        ``raw``, which adds what the kernel leaves out at that state."""
+        :meth:`~flexmbs.engine.compiled_system.CompiledSystem.pieces_many`), with the
+        step equations there: ``angles`` the System's angle memory at each state
+        ({name: rad}), ``steps`` the step h [s] that ended at each; Z (index 2 only, else
+        None) as :meth:`velocity_jacobian` takes it. Give each state's tuple to
+        :meth:`pieces` as ``raw``, which adds what the kernel leaves out at that state
+        (in place). ``reuse``: the kernel's rows go into this source's buffer, which the
+        next such call overwrites (the sweep's chunks, one after the other)."""
         compiled = self.compiled
-        count, n = len(states), self.system.n_q
-        stack, lams, times, refs = stacked_states(states, angles, compiled.torsion_names)
-        out = compiled.pieces_many(stack, lams, times, refs)
-        zs = [None] * count
+        count = len(states)
+        stacked = stacked_states(states, angles, compiled.torsion_names)
+        stack, lams, times, refs = stacked
+        values = compiled.time_values_many(times)
+        buffer = None
+        if reuse:
+            n, m = compiled.n_q, compiled.n_c
+            width = 3 * (n + m) ** 2 + n + 2 * m
+            if self._rows is None or len(self._rows) < count:
+                self._rows = np.empty((count, width))
+            buffer = self._rows
+        rows = compiled.pieces_many(stack, lams, times, refs, values=values, out=buffer)
+        zs = None
         if index2:
             eps = _difference_steps(stack[:, 0], stack[:, 1], steps)
             shifted = np.concatenate([stack, stack])
@@ -150,9 +163,8 @@ class TangentSource:
             ends = compiled.pieces_many(shifted, np.concatenate([lams, lams]),
                                         np.concatenate([times + eps, times - eps]),
                                         np.concatenate([refs, refs]), "jacobians")
-            zs = list((ends[:count] - ends[count:]) / (2.0 * eps[:, None, None]))
-        return [(out[k, 0, :n, :n], out[k, 1, :n, :n], out[k, 2, :n, :n], out[k, 0, n:, :n],
-                 zs[k]) for k in range(count)]
+            zs = (ends[:count] - ends[count:]) / (2.0 * eps[:, None, None])
+        return ChunkPieces(rows, self.system.n_q, self.system.n_c, zs, stacked, values)
 
     def pieces(self, state, bp: float, gp: float, raw=None):
         """(M, K_t, C_t, Φ_q) dense at ``state`` (a converged
@@ -203,6 +215,31 @@ class TangentSource:
         ends = [self.compiled.constraint_jacobian(st.q + s * st.qd, st.qd, st.qdd, st.lam,
                                                   st.t + s) for s in (eps, -eps)]
         return (ends[0] - ends[1]) / (2.0 * eps)
+
+
+class ChunkPieces:
+    """What :meth:`TangentSource.pieces_many` gives for a chunk of states: the kernel's
+    ``rows`` (K, 3 s² + n_q + 2 n_c), s = n_q + n_c, each state's M (Φ_q below it),
+    K_t, C_t as (3, s, s) and then its r, Φ and Φ_q q̇ + Φ_t; views of them (``mass``,
+    ``stiffness``, ``damping`` (K, n_q, n_q), ``jacobian`` (K, n_c, n_q)); Z (K, n_c,
+    n_q) in index 2 (``zs``, else None); the ``stacked`` states and the time ``values``
+    the kernel took. Item k is state k's (M, K_t, C_t, Φ_q, Z) (views)."""
+
+    def __init__(self, rows, n: int, m: int, zs, stacked, values):
+        s, count = n + m, rows.shape[0]
+        blocks = rows[:, :3 * s * s].reshape(count, 3, s, s)  # a view: rows split
+        self.rows, self.zs, self.stacked, self.values = rows, zs, stacked, values
+        self.mass, self.stiffness = blocks[:, 0, :n, :n], blocks[:, 1, :n, :n]
+        self.damping, self.jacobian = blocks[:, 2, :n, :n], blocks[:, 0, n:, :n]
+        #: the step equations r, Φ, Φ_q q̇ + Φ_t at each state (the kernel's order)
+        self.equations = rows[:, 3 * s * s:]
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def __getitem__(self, k: int):
+        return (self.mass[k], self.stiffness[k], self.damping[k], self.jacobian[k],
+                None if self.zs is None else self.zs[k])
 
 
 def _difference_steps(q, qd, h) -> np.ndarray:

@@ -90,11 +90,16 @@ def step_equations_many(compiled, chunk, index2: bool, values=None,
     (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2; ``values``: the time values to
     take instead of those at the states' times; ``what`` "forces": the force kinds' part
     of r alone, zeros in the other rows."""
-    n, m = compiled.n_q, compiled.n_c
-    out = compiled.pieces_many(*chunk, what, values)
+    return in_step_order(compiled.pieces_many(*chunk, what, values), compiled.n_q,
+                         compiled.n_c, index2)
+
+
+def in_step_order(rows, n: int, m: int, index2: bool) -> np.ndarray:
+    """The kernel's (K, n_q + 2 n_c) rows (r, Φ, Φ_q q̇ + Φ_t) in the row order of the
+    step Jacobian: (r, Φ) in index 3, (r, Φ_q q̇ + Φ_t, Φ) in index 2 (new arrays)."""
     if index2:
-        return np.concatenate([out[:, :n], out[:, n + m:], out[:, n:n + m]], axis=1)
-    return out[:, :n + m]
+        return np.concatenate([rows[:, :n], rows[:, n + m:], rows[:, n:n + m]], axis=1)
+    return rows[:, :n + m].copy()
 
 
 class Derivative:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.lapack import dgetrf, dgetrs
 
+from ..compiled.codes import SWEEP_COEFFICIENTS
 from ..errors import ConvergenceError
 from .jacobian_source import TangentSource
 
@@ -198,55 +199,93 @@ class StepJacobian:
 
 
 class AdjointSteps:
-    """The step Jacobians of consecutive steps of the backward sweep, assembled together
-    (stacked arrays; in index 2, P of every step from one stacked solve) in the same
-    scaled form as :class:`StepJacobian` and factored one by one (LAPACK's getrf beats
-    a stacked inverse at every order), for the sweep's two products a step:
+    """The step Jacobians of consecutive steps of the backward sweep, in the same scaled
+    form as :class:`StepJacobian` (in index 2, P of every step from one stacked solve),
+    for the sweep's two products a step:
 
     * μ = diag(rows) J⁻ᵀ diag(cols) b (:meth:`StepJacobian.solve_transposed`);
     * (F_yᵀμ)_q, (F_yᵀμ)_q̇ = B_k μ (:meth:`StepJacobian.state_cotangents`).
 
+    :meth:`sweep` takes the chunk's steps in one kernel call, each J assembled from the
+    kernel's pieces and factored there (:func:`~flexmbs.engine.adjoint_sweep.
+    adjoint_sweep`); :meth:`back` takes one step in NumPy (the chunk's matrices
+    assembled as stacked arrays on first use, each J factored by LAPACK's getrf when
+    first solved with).
+
     ``states``: the steps' end states (converged :class:`~flexmbs.gradients.
     residual_terms.State`), ``coefs`` their :class:`Coefficients`, ``angles`` the
     System's angle memory at each ({name: rad}; read by the tangents), ``raws`` the
-    kernel's pieces at each (:meth:`~flexmbs.gradients.jacobian_source.TangentSource.
-    pieces_many`; None: the source takes the state alone); ``before(i)``, when given,
-    is called before the pieces of step i are taken (the servos' integrals held)."""
+    kernel's pieces at each (a :class:`~flexmbs.gradients.jacobian_source.ChunkPieces`
+    from :meth:`~flexmbs.gradients.jacobian_source.TangentSource.pieces_many`, which
+    :meth:`sweep` needs; None each: the source takes the state alone); ``before(i)``,
+    when given, is called before the pieces of step i are taken (the servos' integrals
+    held)."""
 
     def __init__(self, system, states, coefs, angles, index2: bool, source, raws,
                  before=None):
+        from .jacobian_source import ChunkPieces
+
         n, m, count = system.n_q, system.n_c, len(states)
-        self.n, self.m, self.index2 = n, m, index2
-        size = n + (2 * m if index2 else m)
-        mass, k_t, c_t = (np.empty((count, n, n)) for _ in range(3))
-        jac, z = np.empty((count, m, n)), np.empty((count, m, n))
-        for i, (st, coef, memory, raw) in enumerate(zip(states, coefs, angles, raws,
-                                                       strict=True)):
-            system.angle_memory = dict(memory)
-            if before is not None:
-                before(i)
-            mass[i], k_t[i], c_t[i], jac[i] = source.pieces(st, coef.bp, coef.gp, raw)
-            if index2:
-                z[i] = source.velocity_jacobian(st, coef.h) if raw is None else raw[4]
-        bp = np.array([c.bp for c in coefs])[:, None, None]
-        gp = np.array([c.gp for c in coefs])[:, None, None]
+        self.n, self.m, self.index2, self.states = n, m, index2, states
+        self.size = n + (2 * m if index2 else m)
+        self.compiled = source.compiled if source is not None else None
+        chunk = raws if isinstance(raws, ChunkPieces) else None
+        #: the kernel's rows of the chunk's pieces (the sweep's input), or None
+        self.kernel_rows = chunk.rows if chunk is not None else None
+        if chunk is not None and before is None and not source.numpy_forces:
+            mass, k_t, c_t, jac = chunk.mass, chunk.stiffness, chunk.damping, chunk.jacobian
+            z = chunk.zs
+        else:  # state by state (what the kernel leaves out added in place, to its rows)
+            mass, k_t, c_t = (np.empty((count, n, n)) for _ in range(3))
+            jac, z = np.empty((count, m, n)), np.empty((count, m, n))
+            for i, (st, coef, memory, raw) in enumerate(zip(states, coefs, angles, raws,
+                                                           strict=True)):
+                system.angle_memory = dict(memory)
+                if before is not None:
+                    before(i)
+                mass[i], k_t[i], c_t[i], jac[i] = source.pieces(st, coef.bp, coef.gp, raw)
+                if index2:
+                    z[i] = source.velocity_jacobian(st, coef.h) if raw is None else raw[4]
+        self._pieces = (mass, k_t, c_t, jac, z)
+        self._bp = np.array([c.bp for c in coefs])[:, None, None]
+        self._gp = np.array([c.gp for c in coefs])[:, None, None]
+        self._coefs = coefs
+        self.p = None
+        if index2:  # P = the position block of [S, Φ_qᵀ; Φ_q, 0]⁻¹ [0; I]
+            rhs = np.zeros((count, n + m, m))
+            rhs[:, n:] = np.eye(m)
+            self.p = _stacked(np.linalg.solve, self._top_left(), rhs, states)[:, :n]
+        self._assembled = False
+
+    def _top_left(self) -> np.ndarray:
+        """[S, Φ_qᵀ; Φ_q, 0] (K, n + m, n + m), S = M + (γ'/β') C_t + K_t/β'."""
+        n, m = self.n, self.m
+        mass, k_t, c_t, jac, _ = self._pieces
+        bp, gp = self._bp, self._gp
+        out = np.zeros((len(self.states), n + m, n + m))
+        out[:, :n, :n] = mass + (gp / bp) * c_t + k_t / bp
+        out[:, :n, n:] = jac.transpose(0, 2, 1)
+        out[:, n:, :n] = jac
+        return out
+
+    def _assemble(self) -> None:
+        """The chunk's scaled J, rows, cols and B_k as stacked arrays (:meth:`back`)."""
+        if self._assembled:
+            return
+        n, m, size, count = self.n, self.m, self.size, len(self.states)
+        _, k_t, c_t, jac, z = self._pieces
+        bp, gp = self._bp, self._gp
         jac_t = jac.transpose(0, 2, 1)
         matrix = np.zeros((count, size, size))
-        matrix[:, :n, :n] = mass + (gp / bp) * c_t + k_t / bp
-        matrix[:, :n, n:n + m] = jac_t
-        matrix[:, n:n + m, :n] = jac
+        matrix[:, :n + m, :n + m] = self._top_left()
         rows, cols = np.ones((count, size)), np.empty((count, size))
         rows[:, :n] = 1 / bp[:, 0]
         cols[:, :n + m] = bp[:, 0]
         back = np.zeros((count, 2 * n, size))  # B_k
         back[:, :n, :n] = k_t.transpose(0, 2, 1)
         back[:, n:, :n] = c_t.transpose(0, 2, 1)
-        self.p = None
-        if index2:
-            rhs = np.zeros((count, n + m, m))
-            rhs[:, n:] = np.eye(m)
-            self.p = p = _stacked(np.linalg.solve, matrix[:, :n + m, :n + m], rhs,
-                                  states)[:, :n]
+        if self.index2:
+            p = self.p
             matrix[:, :n, n + m:] = k_t @ p / bp
             matrix[:, n:n + m, :n] += z / gp
             matrix[:, n:n + m, n + m:] = z @ p / gp
@@ -259,17 +298,20 @@ class AdjointSteps:
             back[:, n:, n:n + m] = jac_t
         else:
             back[:, :n, n:] = jac_t
-        self.factors = [_factor(a, st) for a, st in zip(matrix, states, strict=True)]
-        self.rows, self.cols = rows, cols
-        self.back_rows = back
-        self.size = size
+        self.matrices, self.factors = matrix, [None] * count
+        self.rows, self.cols, self.back_rows = rows, cols, back
+        self._assembled = True
 
     def solve_transposed(self, i: int, rhs: np.ndarray) -> np.ndarray:
         """μ with J_iᵀ μ = rhs (step i of the chunk)."""
+        self._assemble()
+        if self.factors[i] is None:
+            self.factors[i] = _factor(self.matrices[i], self.states[i])
         return self.rows[i] * _solve(self.factors[i], self.cols[i] * rhs, 1)
 
     def state_cotangents(self, i: int, mu: np.ndarray):
         """(F_yᵀμ)_q and (F_yᵀμ)_q̇ of step i (:meth:`StepJacobian.state_cotangents`)."""
+        self._assemble()
         both = self.back_rows[i] @ mu
         return both[:self.n], both[self.n:]
 
@@ -293,6 +335,33 @@ class AdjointSteps:
                                                              a_bar, lam_bar))
         f_q, f_qd = self.state_cotangents(i, mu)
         return mu, coef.pull_back(q_bar - f_q, qd_bar - f_qd, a_bar)
+
+    def sweep(self, bars, sensor):
+        """(μ (K, size), the cotangents (q̄, q̄̇, q̄̈, ā) of the chunk's first start) of every
+        step of the chunk, last first, in one kernel call: :meth:`back` through each,
+        the objective's weighted (∂g/∂q, ∂g/∂q̇, ∂g/∂q̈, ∂g/∂λ) at step i's end,
+        ``sensor[i]`` (3 n + n_c), added to its cotangents first (λ̄ is that part alone).
+        ``bars``: the cotangents at the last step's end. Needs :attr:`kernel_rows`;
+        ConvergenceError naming the step whose Jacobian is singular."""
+        from ..engine.many_states import adjoint_sweep
+
+        count, n, m = len(self.states), self.n, self.m
+        steps = np.empty((count, SWEEP_COEFFICIENTS + sensor.shape[1]))
+        steps[:, :SWEEP_COEFFICIENTS] = [(c.h, c.beta, c.gamma, c.c1, c.c2, c.c3)
+                                         for c in self._coefs]
+        steps[:, SWEEP_COEFFICIENTS:] = sensor
+        extras = np.zeros((count, 2 * m if self.index2 else 0, n))
+        if self.index2:
+            extras[:, :m] = self._pieces[4]
+            extras[:, m:] = self.p.transpose(0, 2, 1)
+        cotangents = np.array(bars)
+        mus, stop = adjoint_sweep(self.compiled, self.kernel_rows, extras, steps, cotangents)
+        if stop >= 0:  # LAPACK's factors say whether (and where) J is singular
+            self._assemble()
+            _factor(self.matrices[stop], self.states[stop])
+            raise ConvergenceError(f"the backward sweep at t = {self.states[stop].t:.6g} s "
+                                   f"gave a non-finite cotangent")
+        return mus, tuple(cotangents)
 
 
 def _stacked(operation, matrices, rhs, states):
