@@ -21,7 +21,7 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 #: Cases whose every output can be evaluated during the run (no callables): rigid,
 #: flexible, contacts, rotational springs and servos (their turns with each block).
 TAKEN = ("slider_crank_ideal", "spin_up_beam", "beam_stop", "seed_double_pendulum",
-         "arm_vertical_pd")
+         "arm_vertical_pd", "robot_arm")
 QUANTITIES = ("kinetic", "potential", "nonconservative_work", "phi_violation",
               "velocity_violation")
 
@@ -251,22 +251,38 @@ def test_a_spring_wound_many_turns_has_the_same_energies_during_the_run(tmp_path
                                       err_msg=key)
 
 
+def _logged(before, rows, names, wanted):
+    """(the memory after each step as dictionaries, from an AngleLog's columns, and the
+    references) of :func:`batch_angles` on a batch logged after one output before it."""
+    from flexmbs.integrators.output_angles import AngleLog, batch_angles
+
+    log = AngleLog()
+    log.add({"z": 9.0})  # an output before the batch (the per-step path's)
+    filled, present, refs = batch_angles(before, rows, names, wanted)
+    log.add_batch(before, names, filled, present)
+    assert len(log) == len(rows) + 1
+    keys = sorted({*names, *before, "z"})
+    columns = {key: log.column(key) for key in keys}
+    assert columns["z"][0] == 9.0 and all(np.isnan(columns[k][0]) for k in keys if k != "z")
+    snaps = [{key: float(columns[key][k + 1]) for key in keys
+              if not np.isnan(columns[key][k + 1])} for k in range(len(rows))]
+    return snaps, refs
+
+
 def test_angle_snapshots_keep_the_memory_as_the_steps_leave_it():
     """The memory after each step of a batch: a step's angle replaces the name's, NaN
     (no angle from that step) keeps the one before; the references give the memory of
     the names read after the run, NaN for the others, and None where one is missing."""
-    from flexmbs.integrators.output_angles import angle_snapshots
-
     nan = float("nan")
     rows = [[1.0, nan], [nan, 5.0], [3.0, 6.0]]
-    snaps, refs = angle_snapshots({"a": 0.5, "b": 4.0}, rows, ["a", "b"], {"a", "b"})
+    snaps, refs = _logged({"a": 0.5, "b": 4.0}, rows, ["a", "b"], {"a", "b"})
     assert snaps == [{"a": 1.0, "b": 4.0}, {"a": 1.0, "b": 5.0}, {"a": 3.0, "b": 6.0}]
     np.testing.assert_array_equal(refs, [[1.0, 4.0], [1.0, 5.0], [3.0, 6.0]])
-    snaps, refs = angle_snapshots({}, rows, ["a", "b"], {"a"})
+    snaps, refs = _logged({}, rows, ["a", "b"], {"a"})
     assert snaps[0] == {"a": 1.0}
     assert np.all(np.isnan(refs[:, 1]))
     np.testing.assert_array_equal(refs[:, 0], [1.0, 1.0, 3.0])
-    assert angle_snapshots({}, rows, ["a", "b"], {"b"})[1] is None  # b: none at step 1
+    assert _logged({}, rows, ["a", "b"], {"b"})[1] is None  # b: none at step 1
 
 
 def _snapshots_step_by_step(before, rows, names, wanted):
@@ -290,8 +306,6 @@ def test_angle_snapshots_are_the_step_by_step_memory(width, count, data):
     """Any batch: the snapshots and references are those of keeping the memory one step
     and one name at a time (random NaNs, names absent from the memory before, other
     names in it, any wanted subset)."""
-    from flexmbs.integrators.output_angles import angle_snapshots
-
     names = [f"s{i}" for i in range(width)]
     angle = st.one_of(st.just(float("nan")), st.floats(-10, 10))
     rows = data.draw(st.lists(st.lists(angle, min_size=width, max_size=width),
@@ -300,7 +314,7 @@ def test_angle_snapshots_are_the_step_by_step_memory(width, count, data):
               if data.draw(st.booleans())}
     before["other"] = 1.5
     wanted = {name for name in names if data.draw(st.booleans())}
-    snaps, refs = angle_snapshots(before, rows, names, wanted)
+    snaps, refs = _logged(before, rows, names, wanted)
     expected, expected_refs = _snapshots_step_by_step(before, rows, names, wanted)
     assert snaps == expected
     columns = [i for i, name in enumerate(names) if name in wanted]

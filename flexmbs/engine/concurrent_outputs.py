@@ -133,14 +133,15 @@ class ConcurrentOutputs:
     def for_run(cls, integ, expected: int = 0) -> ConcurrentOutputs | None:
         """A worker for the run of ``integ`` (an AlphaIntegrator), or None where the
         outputs stay after the run: the NumPy path, numba's kernel (which holds the
-        GIL), one CPU, joint servos (which run no batches), state-dependent callables,
-        or the switch off (:data:`ENV`). Rotational springs come with the angle
+        GIL), one CPU, joint servos with integral action (their integrals are Python's,
+        step by step: no batches), state-dependent callables, or the switch off
+        (:data:`ENV`). Rotational springs come with the angle
         references of each block
-        (:func:`~flexmbs.integrators.output_angles.angle_snapshots`)."""
+        (:func:`~flexmbs.integrators.output_angles.batch_angles`)."""
         cs = integ.compiled
         if (cs is None or switched_off() or _usable_cpus() < 2
-                or not hasattr(cs._kernel, "twin") or cs.callbacks or integ.servos
-                or integ.real_time):
+                or not hasattr(cs._kernel, "twin") or cs.callbacks
+                or any(servo.ki for servo in integ.servos) or integ.real_time):
             return None
         return cls(cs, expected)
 

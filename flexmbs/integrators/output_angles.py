@@ -34,17 +34,21 @@ def angle_forces(system) -> list:
 
 def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
     """{force name: (n_t,) angle [rad]} at every output: the run's own angle memory where
-    it was recorded with the output (``memory[k]``: the System's memory then, or None),
-    else continued from the previous output by the trapezoidal rule of the rate, as the
-    joint-angle sensors do (the outputs of a run continued from a restart point, before
-    it); an output with neither starts in (−π, π]."""
+    it was recorded with the output (``memory``: an :class:`AngleLog`, or a list of the
+    System's memory at each output, None where not known), else continued from the
+    previous output by the trapezoidal rule of the rate, as the joint-angle sensors do
+    (the outputs of a run continued from a restart point, before it); an output with
+    neither starts in (−π, π]."""
     from ..model.forces import relative_rotation
 
     out = {}
     n = len(t)
     for force in angle_forces(system):
-        values = np.array([np.nan if m is None else m.get(force.name, np.nan)
-                           for m in memory], dtype=float)
+        if isinstance(memory, AngleLog):
+            values = memory.column(force.name)
+        else:
+            values = np.array([np.nan if m is None else m.get(force.name, np.nan)
+                               for m in memory], dtype=float)
         if np.all(np.isfinite(values)):
             out[force.name] = values
             continue
@@ -63,14 +67,16 @@ def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
     return out
 
 
-def angle_snapshots(before: dict, rows, names, wanted) -> tuple[list[dict], np.ndarray | None]:
+def batch_angles(before: dict, rows, names, wanted):
     """The angle memory after each step of a batch, as the per-step path keeps it with
     each output: ``before`` (the memory the batch starts from) updated by each step's
     angles ``rows`` ((count, n) [rad] in ``names`` order: the kernels' ``torsion_names``;
-    NaN where a step left none). Also the (count, n) references the outputs after the run
-    would give the kernels for those rows (:func:`output_angles`: the memory for the
-    forces in ``wanted``, the names of :func:`angle_forces`; NaN for the others), or None
-    where one of them is not in the memory (such rows are left to after the run)."""
+    NaN where a step left none). Returns (filled (count, n): each name's latest angle,
+    present (count, n): whether it has one, refs): refs are the (count, n) references
+    the outputs after the run would give the kernels for those rows (:func:`output_angles`:
+    the memory for the forces in ``wanted``, the names of :func:`angle_forces`; NaN for
+    the others), or None where one of them is not in the memory (such rows are left to
+    after the run)."""
     names = list(names)
     rows = np.asarray(rows, dtype=float).reshape(len(rows), len(names))
     count, width = rows.shape
@@ -79,17 +85,61 @@ def angle_snapshots(before: dict, rows, names, wanted) -> tuple[list[dict], np.n
     last = np.where(seen, np.arange(count + 1)[:, None], 0)
     np.maximum.accumulate(last, axis=0, out=last)
     filled = stack[last, np.arange(width)][1:]         # each name's latest angle
-    present = (np.cumsum(seen, axis=0) > 0)[1:] | np.array([n in before for n in names])
-    base, values = dict(before), filled.tolist()
-    snapshots = []
-    for k in range(count):
-        if present[k].all():
-            snapshots.append({**base, **dict(zip(names, values[k], strict=True))})
-        else:
-            snapshots.append({**base, **{name: values[k][i] for i, name in enumerate(names)
-                                         if present[k, i]}})
+    present = (np.cumsum(seen, axis=0) > 0)[1:] | np.array([n in before for n in names],
+                                                           dtype=bool)
     wanted_cols = np.array([name in wanted for name in names], dtype=bool)
     refs = np.where(present & wanted_cols, filled, np.nan)
     if not np.all(np.isfinite(refs[:, wanted_cols])):
-        return snapshots, None
-    return snapshots, refs
+        return filled, present, None
+    return filled, present, refs
+
+
+class AngleLog:
+    """The System's angle memory (``System.unwrap``: {force name: rad}) at each output of
+    a run, kept by columns: one memory at a time (:meth:`add`), a batch's at once from
+    :func:`batch_angles`'s arrays (:meth:`add_batch`, no dictionary per output), or
+    outputs whose memory is not known (:meth:`add_unknown`). :meth:`column` gives one
+    name's angles at every output, NaN where it had none."""
+
+    def __init__(self):
+        self._parts: list = []  # ("each", [memory, …]) | ("batch", before, names,
+        self._count = 0         # filled, present) | ("unknown", count)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, memory: dict) -> None:
+        """One output's memory (a copy is kept)."""
+        if not self._parts or self._parts[-1][0] != "each":
+            self._parts.append(("each", []))
+        self._parts[-1][1].append(dict(memory))
+        self._count += 1
+
+    def add_unknown(self, count: int) -> None:
+        """``count`` outputs whose memory is not known (a restart's history)."""
+        self._parts.append(("unknown", int(count)))
+        self._count += int(count)
+
+    def add_batch(self, before: dict, names, filled, present) -> None:
+        """A batch's outputs: ``before`` updated by each row of ``filled`` where
+        ``present`` (:func:`batch_angles`)."""
+        self._parts.append(("batch", dict(before), list(names), filled, present))
+        self._count += len(filled)
+
+    def column(self, name: str) -> np.ndarray:
+        """(len,) angles [rad] of ``name`` at every output, NaN where none."""
+        pieces = []
+        for part in self._parts:
+            kind = part[0]
+            if kind == "unknown":
+                pieces.append(np.full(part[1], np.nan))
+            elif kind == "each":
+                pieces.append(np.array([m.get(name, np.nan) for m in part[1]], dtype=float))
+            else:
+                _, before, names, filled, present = part
+                if name in names:
+                    i = names.index(name)
+                    pieces.append(np.where(present[:, i], filled[:, i], np.nan))
+                else:
+                    pieces.append(np.full(len(filled), before.get(name, np.nan)))
+        return np.concatenate(pieces) if pieces else np.zeros(0)

@@ -40,7 +40,7 @@ from .options import (
     Tangents,
     undamped,
 )
-from .output_angles import angle_forces, angle_snapshots, output_angles
+from .output_angles import AngleLog, angle_forces, batch_angles, output_angles
 from .real_time import StepTimes, real_time_statistics
 from .recorder import (
     CONTACT_FIELDS,
@@ -165,7 +165,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
             signal.pin(float(t))
 
     rec = Recording(system.n_q, system.n_c, copy=integ.real_time, on_output=on_output)
-    memory: list = []  # the angle memory at each output (None: not known)
+    memory = AngleLog()  # the angle memory at each output
     wanted_angles = {force.name for force in angle_forces(system)}  # (read after the run)
     # state-dependent quantities (contacts: mode, impact speed, stick anchors) are taken
     # when each output is recorded
@@ -178,8 +178,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         energies, and the power otherwise, come after the run from the outputs. The angle
         memory (System.unwrap) is kept with every output: the turns of the forces' angles
         for the energies and sensors after the run (output_angles)."""
-        angles = system.angle_memory
-        memory.append(dict(angles) if angles else {})
+        memory.add(system.angle_memory)
         if not integ.contacts:
             return
         q_k, qd_k = rec.newest("q"), rec.newest("qd")
@@ -196,15 +195,17 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
         (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
         start on the worker thread when there is one."""
+        names = integ.compiled.torsion_names
         if angles is None:  # (no rotational springs: the memory unchanged in a batch)
-            kept = system.angle_memory
-            snapshots = [dict(kept) if kept else {}] * len(times)  # one, read-only
-            refs = None
+            before, rows = system.angle_memory, np.zeros((len(times), 0))
+            names = []
         else:
-            snapshots, refs = angle_snapshots(*angles, integ.compiled.torsion_names,
-                                              wanted_angles)
+            before, rows = angles
+        filled, present, refs = batch_angles(before, rows, names, wanted_angles)
+        if angles is None:
+            refs = None
         rec.add_states(times, states, lams)
-        memory.extend(snapshots)
+        memory.add_batch(before, names, filled, present)
         if concurrent is not None and (angles is None or refs is not None):
             concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
                               lams, refs)  # (recorded first: an interrupt leaves no job)
@@ -214,7 +215,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     next_out = 0
     if cp:  # the history so far, then on from the restart point
         rec.extend(*(getattr(restart, key) for key in Recording.KEYS))
-        memory.extend([None] * len(rec))
+        memory.add_unknown(len(rec))
         next_out = cp["next_output"]
     elif outputs is None:
         record()
