@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     memory = c["memory_bytes"] / 2**20
     print(f"  cost: {c['steps']} steps ({c['formulation']}), forward "
           f"{c['forward_seconds']:.2f} s, backward {c['backward_seconds']:.2f} s "
-          f"({c['backward_over_forward']:.2f}x), memory {memory:.2f} MiB "
+          f"({c['backward_over_forward']:.2f}x; kernels loaded in "
+          f"{c['kernel_load_seconds']:.2f} s), memory {memory:.2f} MiB "
           f"({c['states_kept']} states kept, every {c['checkpoint_every']}; "
           f"{c['recomputed_steps']} steps recomputed; step Jacobians: {c['jacobians']})")
     return 0

@@ -28,6 +28,7 @@ bilinear forms.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 
@@ -84,12 +85,19 @@ class TangentSource:
         self.numpy_forces = [f for f in system.model.forces
                              if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
         self.compiled, self.engine = None, Engine.PYTHON.value
+        self.load_seconds = 0.0
         self.note = "engine='python' requested"
         if chosen is Engine.PYTHON:
             return
+        tic = time.perf_counter()
         reason = _kernels_at_hand()
+        #: seconds spent loading the kernels (the prebuilt kernel's link, or numba's
+        #: cache, and the first call): once per process, so counted apart from the sweep
+        self.load_seconds = time.perf_counter() - tic
         if reason is None:
             reason = self._compile()
+            if self.compiled is not None:
+                self.load_seconds += self.compiled.compile_time
         if reason is not None:
             if chosen is Engine.COMPILED:
                 raise ValidationError(f"engine='compiled': {reason}")
