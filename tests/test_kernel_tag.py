@@ -16,6 +16,9 @@ import flexmbs.compiled as compiled
 
 PACKAGE = Path(compiled.__file__).resolve().parents[1]
 
+#: The engine's kernel sources, in the order docs/compiled.md gives them.
+ENGINE_SOURCES = ("dispatch.py", "newton.py", "linear_solves.py", "adjoint_sweep.py")
+
 
 def _direct_tag(root: Path) -> str:
     """The tag as docs/compiled.md defines it, from the files themselves: sha256 over
@@ -23,8 +26,8 @@ def _direct_tag(root: Path) -> str:
     here = root / "compiled"
     files = [p for p in sorted(here.glob("*.py")) if p.name not in compiled.NOT_KERNEL_SOURCES]
     files += sorted((root / "elements").rglob("*.py"))
-    files += [root / "engine" / "dispatch.py", root / "engine" / "newton.py",
-              root / "contact" / "sample.py"]
+    files += [root / "engine" / name for name in ENGINE_SOURCES]
+    files += [root / "contact" / "sample.py"]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
@@ -39,7 +42,7 @@ def sources(tmp_path, monkeypatch):
     for part in ("compiled", "elements"):
         shutil.copytree(PACKAGE / part, root / part,
                         ignore=shutil.ignore_patterns("__pycache__"))
-    for part in ("engine/dispatch.py", "engine/newton.py", "contact/sample.py"):
+    for part in (*(f"engine/{name}" for name in ENGINE_SOURCES), "contact/sample.py"):
         (root / part).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PACKAGE / part, root / part)
     settle(root)
