@@ -227,9 +227,14 @@ def test_pieces_of_many_states_in_one_call_equal_those_taken_one_by_one(seed):
     alone = source.compiled.pieces_many(*raws.stacked, "equations")
     np.testing.assert_allclose(raws.equations, alone, rtol=0,
                                atol=1e-13 * max(1.0, np.abs(alone).max()))
-    for _ in range(2):  # into the source's buffer (zeroed: no row of a call before)
-        reused = source.pieces_many(states[::-1], memories[::-1], [coef.h] * 4, True, True)
+    # into the source's buffer: a call of more states first, its rows scribbled on (as
+    # NumPy's completions write into them), then fewer: zeroed, the rows of their own
+    first = source.pieces_many(states + states, memories + memories, [coef.h] * 8, True,
+                               True)
+    first.rows[:] = 7.0
+    reused = source.pieces_many(states[::-1], memories[::-1], [coef.h] * 4, True, True)
     np.testing.assert_array_equal(reused.rows, raws.rows[::-1])
+    assert reused.current and not first.current
     for st_, memory, raw in zip(states, memories, raws, strict=True):
         system.angle_memory = dict(memory)
         one = source.pieces(st_, coef.bp, coef.gp)
@@ -405,11 +410,13 @@ def test_checked_differences_keep_only_what_is_linear_over_the_span(slope, kink,
 
 def _chunk(kind: str, index2: bool, seed: int, steps_h):
     """(System, rng, TangentSource, states, Coefficients, AdjointSteps) of a chunk of
-    random states of tests/test_gradients.py's small model ``kind``, one per step size
-    in ``steps_h`` [s], on the compiled pieces taken together."""
+    random states of tests/test_gradients.py's small model ``kind`` (or, for
+    "rotor", test_compiled's random model 37: a force servo with a rotor, whose
+    tangents NumPy completes), one per step size in ``steps_h`` [s], on the compiled
+    pieces taken together."""
     from test_gradients import small_model
 
-    system = System(small_model(kind, 5)[0])
+    system = random_model(37) if kind == "rotor" else System(small_model(kind, 5)[0])
     rng = np.random.default_rng(seed)
     source = TangentSource(system, "compiled")
     states, coefs = [], []
@@ -454,14 +461,16 @@ def test_adjoint_steps_built_together_equal_step_jacobians(index2, kind):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * max(1.0, np.abs(b).max()))
 
 
-@pytest.mark.parametrize("kind", ["flexible", "servo"])
+@pytest.mark.parametrize("kind", ["flexible", "servo", "rotor"])
 @pytest.mark.parametrize("index2", [False, True])
 def test_kernel_sweep_of_a_chunk_equals_its_steps_one_by_one(index2, kind):
     """AdjointSteps.sweep (the chunk's backward steps in one kernel call, each J factored
     by the kernel's own LU) against AdjointSteps.back step after step (LAPACK's factors,
     NumPy products), with random objective terms added at each step's end: every μ
     and the cotangents after the chunk, to round-off."""
-    system, rng, _, _, coefs, steps = _chunk(kind, index2, 11, [1e-3, 2e-3, 1e-3, 2e-3])
+    system, rng, source, _, coefs, steps = _chunk(kind, index2, 11,
+                                                  [1e-3, 2e-3, 1e-3, 2e-3])
+    assert bool(source.numpy_forces) == (kind == "rotor")  # NumPy completes the rows
     n, m = system.n_q, system.n_c
     sensor = rng.normal(size=(len(coefs), 3 * n + m))
     bars = tuple(rng.normal(size=n) for _ in range(4))
@@ -475,6 +484,37 @@ def test_kernel_sweep_of_a_chunk_equals_its_steps_one_by_one(index2, kind):
     for a, b in zip(after, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * np.abs(b).max())
         assert np.abs(b).max() > 0
+
+
+@pytest.mark.parametrize("index2", [False, True])
+def test_a_singular_step_jacobian_stops_both_sweeps_naming_the_time(index2):
+    """test_compiled's random model 18 has redundant constraints (random joints between
+    any markers): its step Jacobian is singular. The kernel's sweep of a chunk stops at
+    the first step with the ConvergenceError naming its time, as the step-by-step sweep
+    does (LAPACK finds an exact zero pivot there; the kernel's LU a pivot of round-off
+    size, which it takes as zero). In index 2, P's stacked solve stops both first."""
+    from flexmbs.errors import ConvergenceError
+
+    system = random_model(18)
+    rng = np.random.default_rng(2)
+    source = TangentSource(system, "compiled")
+    states, coefs = [], []
+    for h in (1e-3, 2e-3):
+        q, qd, qdd, lam, t = random_state(system, rng, scale=0.1)
+        states.append(State(t, q, qd, qdd, lam))
+        coefs.append(Coefficients.of(generalized_alpha(0.8), h))
+    memories = [{}] * 2
+    n, m = system.n_q, system.n_c
+    bars = tuple(rng.normal(size=n) for _ in range(4))
+    raws = source.pieces_many(states, memories, [c.h for c in coefs], index2)
+
+    def steps():  # (in index 2, P's stacked solve meets the singular matrix first)
+        return AdjointSteps(system, states, coefs, memories, index2, source, raws)
+
+    with pytest.raises(ConvergenceError, match=f"t = {states[0].t:.6g} s is singular"):
+        steps().sweep(bars, np.zeros((2, 3 * n + m)))
+    with pytest.raises(ConvergenceError, match=f"t = {states[0].t:.6g} s is singular"):
+        steps().back(0, coefs[0], bars, np.zeros(m))
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])

@@ -24,9 +24,9 @@ IT, STALE, HAVE_RESIDUAL, INPUTS = 0, 1, 2, 3
  TASK_PIECES, TASK_JACOBIAN, TASK_PIECES_MANY, TASK_JACOBIANS_MANY,
  TASK_EQUATIONS_MANY, TASK_FORCES_MANY, TASK_ADJOINT_SWEEP) = range(13)
 
-#: Columns of a step's coefficients in a row of the backward sweep's steps
-#: (TASK_ADJOINT_SWEEP), after its rows and columns scales: h [s], β, γ, c1, c2, c3
-#: (:class:`~flexmbs.gradients.step.Coefficients`).
+#: Columns of a step's coefficients at the start of its row of the backward sweep's
+#: steps (TASK_ADJOINT_SWEEP; the objective's terms follow them): h [s], β, γ, c1, c2,
+#: c3 (:class:`~flexmbs.gradients.step.Coefficients`).
 SWEEP_COEFFICIENTS = 6
 
 #: Slots of the step parameters ``par`` that the step kernel reads: one meaning each,

@@ -72,10 +72,26 @@ def _transposed_jacobian(block, extra, n, m, bp, gp, out):
         out[n + m + r, n + m + r] = 1.0
 
 
+@njit(cache=True)
+def _singular(lu_t) -> bool:
+    """Whether the LU factors ``lu_t`` (:func:`~flexmbs.engine.linear_solves.
+    lu_factor_into`'s) are singular to working precision: a pivot of U at most
+    s ε times the largest (the scaled step Jacobian is well conditioned; such a pivot
+    is round-off of an exact zero, where LAPACK's getrf may find the zero itself)."""
+    size = lu_t.shape[0]
+    largest, smallest = 0.0, np.inf
+    for j in range(size):
+        pivot = abs(lu_t[j, j])
+        largest = max(largest, pivot)
+        smallest = min(smallest, pivot)
+    return not smallest > size * 2.220446049250313e-16 * largest
+
+
 @njit(cache=True, error_model="numpy")  # a zero pivot gives inf, not an exception
 def adjoint_sweep(pieces, extras, steps, bars, mus, matrix, lu_t, piv):
     """The chunk's backward steps (module docstring), last row first; returns −1, or the
-    row whose μ is not finite (a singular step Jacobian: the sweep stops there).
+    row whose step Jacobian is singular to working precision (:func:`_singular`) or
+    whose μ is not finite: the sweep stops there.
 
     ``pieces`` (K, w): each step's row of :func:`~flexmbs.engine.newton.pieces_many`
     (TASK_PIECES_MANY; its (3, s0, s0) block first, s0 = n_q + n_c); ``extras``
@@ -116,6 +132,8 @@ def adjoint_sweep(pieces, extras, steps, bars, mus, matrix, lu_t, piv):
                 mu[n + m + j] = acc
         _transposed_jacobian(block, extra, n, m, bp, gp, matrix)
         lu_factor_into(matrix, lu_t, piv)
+        if _singular(lu_t):
+            return k
         lu_solve(lu_t, piv, mu)
         finite = True
         for j in range(size):  # diag(rows): 1/β' on r, 1/γ' on the velocity rows, 1 on Φ

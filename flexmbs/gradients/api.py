@@ -177,9 +177,10 @@ def forward_engine(source: TangentSource) -> str:
 
 def _kernel_load(source: TangentSource) -> float:
     """Seconds the sweep's source spent loading the kernels (the prebuilt kernel's
-    link, or numba's cache or compilation, and the first call): once per process,
-    whichever comes first, so counted apart (as a run's ``compile_time``), not as the
-    sweep's (:attr:`~flexmbs.gradients.jacobian_source.TangentSource.load_seconds`)."""
+    link, or numba's cache or compilation: once per process, whichever comes first) and
+    in its CompiledSystem's first kernel call, counted apart (as a run's
+    ``compile_time``), not as the sweep's (:attr:`~flexmbs.gradients.jacobian_source.
+    TangentSource.load_seconds`)."""
     return source.load_seconds
 
 

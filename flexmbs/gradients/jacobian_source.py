@@ -81,7 +81,8 @@ class TangentSource:
             raise ValidationError(f"engine must be one of {[e.value for e in Engine]}, got "
                                   f"{engine!r}") from None
         self.system = system
-        self._rows = None  # pieces_many's buffer (reuse=True)
+        self._rows = None  # pieces_many's buffer (reuse=True), and who holds it now
+        self._rows_holder = None
         self.numpy_forces = [f for f in system.model.forces
                              if needs_numpy_tangents(f) and not _torque_servo_rotor(f)]
         self.compiled, self.engine = None, Engine.PYTHON.value
@@ -92,7 +93,8 @@ class TangentSource:
         tic = time.perf_counter()
         reason = _kernels_at_hand()
         #: seconds spent loading the kernels (the prebuilt kernel's link, or numba's
-        #: cache, and the first call): once per process, so counted apart from the sweep
+        #: cache: once per process) and in the CompiledSystem's first kernel call,
+        #: counted apart from the sweep
         self.load_seconds = time.perf_counter() - tic
         if reason is None:
             reason = self._compile()
@@ -162,6 +164,7 @@ class TangentSource:
                 self._rows = np.empty((count, width))
             buffer = self._rows
         rows = compiled.pieces_many(stack, lams, times, refs, values=values, out=buffer)
+        owner = self if reuse else None
         zs = None
         if index2:
             eps = _difference_steps(stack[:, 0], stack[:, 1], steps)
@@ -172,7 +175,11 @@ class TangentSource:
                                         np.concatenate([times + eps, times - eps]),
                                         np.concatenate([refs, refs]), "jacobians")
             zs = (ends[:count] - ends[count:]) / (2.0 * eps[:, None, None])
-        return ChunkPieces(rows, self.system.n_q, self.system.n_c, zs, stacked, values)
+        chunk = ChunkPieces(rows, self.system.n_q, self.system.n_c, zs, stacked, values,
+                            owner)
+        if owner is not None:
+            self._rows_holder = chunk
+        return chunk
 
     def pieces(self, state, bp: float, gp: float, raw=None):
         """(M, K_t, C_t, Φ_q) dense at ``state`` (a converged
@@ -231,9 +238,11 @@ class ChunkPieces:
     K_t, C_t as (3, s, s) and then its r, Φ and Φ_q q̇ + Φ_t; views of them (``mass``,
     ``stiffness``, ``damping`` (K, n_q, n_q), ``jacobian`` (K, n_c, n_q)); Z (K, n_c,
     n_q) in index 2 (``zs``, else None); the ``stacked`` states and the time ``values``
-    the kernel took. Item k is state k's (M, K_t, C_t, Φ_q, Z) (views)."""
+    the kernel took. Item k is state k's (M, K_t, C_t, Φ_q, Z) (views). ``owner``: the
+    TangentSource whose reused buffer holds the rows (:attr:`current` says whether they
+    are still these states'), or None (rows of their own)."""
 
-    def __init__(self, rows, n: int, m: int, zs, stacked, values):
+    def __init__(self, rows, n: int, m: int, zs, stacked, values, owner=None):
         s, count = n + m, rows.shape[0]
         blocks = rows[:, :3 * s * s].reshape(count, 3, s, s)  # a view: rows split
         self.rows, self.zs, self.stacked, self.values = rows, zs, stacked, values
@@ -241,6 +250,13 @@ class ChunkPieces:
         self.damping, self.jacobian = blocks[:, 2, :n, :n], blocks[:, 0, n:, :n]
         #: the step equations r, Φ, Φ_q q̇ + Φ_t at each state (the kernel's order)
         self.equations = rows[:, 3 * s * s:]
+        self._owner = owner
+
+    @property
+    def current(self) -> bool:
+        """Whether the rows are still these states' (not overwritten by a later call
+        into the same buffer)."""
+        return self._owner is None or self._owner._rows_holder is self
 
     def __len__(self) -> int:
         return self.rows.shape[0]

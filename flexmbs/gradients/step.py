@@ -30,6 +30,9 @@ from ..compiled.codes import SWEEP_COEFFICIENTS
 from ..errors import ConvergenceError
 from .jacobian_source import TangentSource
 
+#: Machine epsilon of float64.
+EPS = float(np.finfo(np.float64).eps)
+
 
 @dataclass(frozen=True)
 class Coefficients:
@@ -76,11 +79,16 @@ class Coefficients:
 
 def _factor(matrix: np.ndarray, state):
     """LU factors (LAPACK getrf, in place) of a step Jacobian; ConvergenceError naming the
-    step's time when it is singular."""
+    step's time when it is singular to working precision: a pivot at most s ε times the
+    largest (the scaled J is well conditioned; such a pivot is round-off of an exact
+    zero), as the kernel's sweep takes it (:func:`~flexmbs.engine.adjoint_sweep.
+    adjoint_sweep`)."""
     lu, piv, info = dgetrf(matrix, overwrite_a=True)
-    if info > 0:
+    pivots = np.abs(np.diagonal(lu))
+    if info > 0 or (pivots.size and not pivots.min() > pivots.size * EPS * pivots.max()):
+        where = info if info > 0 else int(np.argmin(pivots)) + 1
         raise ConvergenceError(f"the step Jacobian at t = {state.t:.6g} s is singular "
-                               f"(pivot {info}): redundant constraints?")
+                               f"(pivot {where}): redundant constraints?")
     return lu, piv
 
 
@@ -232,9 +240,11 @@ class AdjointSteps:
         chunk = raws if isinstance(raws, ChunkPieces) else None
         #: the kernel's rows of the chunk's pieces (the sweep's input), or None
         self.kernel_rows = chunk.rows if chunk is not None else None
+        self._chunk = None  # the rows viewed, when they are a reused buffer's
         if chunk is not None and before is None and not source.numpy_forces:
             mass, k_t, c_t, jac = chunk.mass, chunk.stiffness, chunk.damping, chunk.jacobian
             z = chunk.zs
+            self._chunk = chunk
         else:  # state by state (what the kernel leaves out added in place, to its rows)
             mass, k_t, c_t = (np.empty((count, n, n)) for _ in range(3))
             jac, z = np.empty((count, m, n)), np.empty((count, m, n))
@@ -268,10 +278,19 @@ class AdjointSteps:
         out[:, n:, :n] = jac
         return out
 
+    def _check_current(self) -> None:
+        """RuntimeError if the kernel's rows these steps view were overwritten since (a
+        later chunk's :meth:`~flexmbs.gradients.jacobian_source.TangentSource.
+        pieces_many` into the same buffer)."""
+        if self._chunk is not None and not self._chunk.current:
+            raise RuntimeError("AdjointSteps: the chunk's pieces were overwritten by a "
+                               "later TangentSource.pieces_many(..., reuse=True)")
+
     def _assemble(self) -> None:
         """The chunk's scaled J, rows, cols and B_k as stacked arrays (:meth:`back`)."""
         if self._assembled:
             return
+        self._check_current()
         n, m, size, count = self.n, self.m, self.size, len(self.states)
         _, k_t, c_t, jac, z = self._pieces
         bp, gp = self._bp, self._gp
@@ -345,6 +364,11 @@ class AdjointSteps:
         ConvergenceError naming the step whose Jacobian is singular."""
         from ..engine.many_states import adjoint_sweep
 
+        if self.kernel_rows is None or self.compiled is None:
+            raise ValueError("AdjointSteps.sweep needs the kernel's pieces of the chunk "
+                             "(raws from TangentSource.pieces_many) and its compiled "
+                             "engine; take the steps one by one with back")
+        self._check_current()
         count, n, m = len(self.states), self.n, self.m
         steps = np.empty((count, SWEEP_COEFFICIENTS + sensor.shape[1]))
         steps[:, :SWEEP_COEFFICIENTS] = [(c.h, c.beta, c.gamma, c.c1, c.c2, c.c3)
@@ -356,11 +380,12 @@ class AdjointSteps:
             extras[:, m:] = self.p.transpose(0, 2, 1)
         cotangents = np.array(bars)
         mus, stop = adjoint_sweep(self.compiled, self.kernel_rows, extras, steps, cotangents)
-        if stop >= 0:  # LAPACK's factors say whether (and where) J is singular
+        if stop >= 0:  # LAPACK's factors say where J is exactly singular
             self._assemble()
             _factor(self.matrices[stop], self.states[stop])
-            raise ConvergenceError(f"the backward sweep at t = {self.states[stop].t:.6g} s "
-                                   f"gave a non-finite cotangent")
+            raise ConvergenceError(f"the step Jacobian at t = {self.states[stop].t:.6g} s "
+                                   f"is singular to working precision (or its cotangent "
+                                   f"is not finite): redundant constraints?")
         return mus, tuple(cotangents)
 
 
