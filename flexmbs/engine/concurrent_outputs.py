@@ -52,6 +52,10 @@ _COPY_UP_TO = 1 << 20
 #: are the run's span over its step: fewer than a run with contacts takes.
 MIN_SAVING = 5e-3
 
+#: Outputs of the first job evaluated on the main thread, timed, for the cost per output
+#: that :data:`MIN_SAVING` weighs; the rest of that job goes to the worker.
+SAMPLE = 32
+
 #: Switch for this process: ``FLEXMBS_CONCURRENT_OUTPUTS=0`` evaluates every output
 #: after the run (for comparisons).
 ENV = "FLEXMBS_CONCURRENT_OUTPUTS"
@@ -101,8 +105,9 @@ class ConcurrentOutputs:
     times, q, q̇, λ rows); :meth:`collect` after the steps: the (n_t, 5) outputs
     (:meth:`CompiledSystem.outputs`' columns) with the rows it evaluated and a mask of
     them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs, and those
-    still gathering when the steps end at :meth:`steps_done`. The first job runs on the
-    main thread, timed: where the outputs are cheap the worker is never used."""
+    still gathering when the steps end at :meth:`steps_done`. The first :data:`SAMPLE`
+    outputs run on the main thread, timed: where the outputs are cheap the worker is
+    never used."""
 
     def __init__(self, compiled, expected: int = 0):
         self.compiled = compiled
@@ -184,15 +189,20 @@ class ConcurrentOutputs:
             prof, u = self.compiled.time_values_many(parts[0])
         except Exception:  # evaluated after the run, which says what fails
             return
-        if self.cost is None:  # the first job here, timed: cheap outputs stay here
+        if self.cost is None:  # a sample of the first job here, timed: cheap outputs
+            few = min(SAMPLE, len(rows))  # stay here (the rest after the run)
             job = Future()
             try:
-                job.set_result(self._outputs(*parts[1:4], prof, u, parts[4]))
+                job.set_result(self._outputs(*(part[:few] for part in parts[1:4]),
+                                             prof[:few], u[:few], parts[4][:few]))
             except Exception as exc:  # evaluated again after the run, which says why
                 job.set_exception(exc)
                 self.cost = 0.0
-            self._jobs.append((rows, job))
-            return
+            self._jobs.append((rows[:few], job))
+            if few == len(rows) or self._declined():
+                return
+            rows, prof, u = rows[few:], prof[few:], u[few:]
+            parts = [part[few:] for part in parts]
         with self._lock:  # the batches run with the GIL released while a job runs
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
@@ -220,7 +230,7 @@ class ConcurrentOutputs:
         return out
 
     def _declined(self) -> bool:
-        """Whether the worker is not used: the first job, evaluated on the main thread
+        """Whether the worker is not used: the first outputs, evaluated on the main thread
         and timed, found the run's outputs worth less than :data:`MIN_SAVING` in all,
         which cost the steps more beside a worker (its hand-overs) than they save."""
         if (not self._declined_now and self.cost is not None
