@@ -184,11 +184,15 @@ class Recording:
         lam = np.concatenate([np.asarray(block[2], dtype=float).reshape(len(block[0]),
                                                                         self.n_c)
                               for block in self._blocks])
-        # the states in one pass: blocks of the same row count are joined whole
-        width = min(block[1].shape[1] for block in self._blocks)
-        states = np.concatenate([block[1] if block[1].shape[1] == width
-                                 else block[1][:, :width] for block in self._blocks])
-        return (t, *(np.ascontiguousarray(states[:, k]) for k in range(3)), lam)
+        # q, q̇, q̈ each written once, block by block (no stacked copy of all the rows)
+        out = [np.empty((t.size, self.n_q)) for _ in range(3)]
+        row = 0
+        for block in self._blocks:
+            states, count = block[1], len(block[0])
+            for k in range(3):
+                out[k][row:row + count] = states[:, k]
+            row += count
+        return (t, *out, lam)
 
 
 def _hermite(t0, t1, y0, y1, d0, d1, t):
