@@ -195,15 +195,12 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
         (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
         start on the worker thread when there is one."""
-        names = integ.compiled.torsion_names
         if angles is None:  # (no rotational springs: the memory unchanged in a batch)
-            before, rows = system.angle_memory, np.zeros((len(times), 0))
-            names = []
+            before, names, refs = system.angle_memory, [], None
+            filled = present = np.zeros((len(times), 0))
         else:
-            before, rows = angles
-        filled, present, refs = batch_angles(before, rows, names, wanted_angles)
-        if angles is None:
-            refs = None
+            before, names = angles[0], integ.compiled.torsion_names
+            filled, present, refs = batch_angles(before, angles[1], names, wanted_angles)
         rec.add_states(times, states, lams)
         memory.add_batch(before, names, filled, present)
         if concurrent is not None and (angles is None or refs is not None):
