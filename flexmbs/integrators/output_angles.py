@@ -79,6 +79,10 @@ def batch_angles(before: dict, rows, names, wanted):
     after the run)."""
     names = list(names)
     rows = np.asarray(rows, dtype=float).reshape(len(rows), len(names))
+    wanted_cols = np.array([name in wanted for name in names], dtype=bool)
+    if np.isfinite(rows).all():  # every step left every angle (the usual batch; a copy:
+        filled = rows.copy()       # the rows may be a buffer the next batch writes)
+        return filled, np.ones(rows.shape, dtype=bool), np.where(wanted_cols, filled, np.nan)
     count, width = rows.shape
     stack = np.vstack([[before.get(name, np.nan) for name in names], rows])
     seen = stack == stack  # (NaN: no memory)
@@ -87,7 +91,6 @@ def batch_angles(before: dict, rows, names, wanted):
     filled = stack[last, np.arange(width)][1:]         # each name's latest angle
     present = (np.cumsum(seen, axis=0) > 0)[1:] | np.array([n in before for n in names],
                                                            dtype=bool)
-    wanted_cols = np.array([name in wanted for name in names], dtype=bool)
     refs = np.where(present & wanted_cols, filled, np.nan)
     if not np.all(np.isfinite(refs[:, wanted_cols])):
         return filled, present, None
