@@ -535,3 +535,28 @@ def test_a_run_that_halves_its_steps_keeps_the_sizes_it_took():
     assert t[-1] == pytest.approx(0.003) and sizes.min() < 0.6 * sizes.max()
     for engine, result in results.items():
         assert result.gradient[key] == pytest.approx(fd, rel=RTOL), engine
+
+
+def test_a_sensor_that_reads_its_parameter_on_the_kernels_sweep():
+    """The objective's sensor reads the parameter itself (the spring–damper's tension and
+    its stiffness: ∂s/∂p at fixed state beside the motion's part), the adjoint on the
+    compiled sweep (its objective terms taken apart from the kernel's steps) against the
+    forward sensitivities and central differences of the run."""
+
+    def extra(b):
+        b.add_sensor("tension", "force", "value", force="s")
+
+    model, _, _ = small_model("spring", 3, extra)
+    objective = Objective("tension", "rms")
+    keys = ["forces.s.stiffness", "forces.s.damping"]
+    run = {"t_end": 0.04, "h": 2e-3, "rho_inf": 0.8}
+    result = gradient(model, objective, keys, newton="converged", **run)
+    assert result.cost["jacobians"] == "compiled"
+    direct = gradient(model, objective, keys, mode="forward", newton="converged", **run)
+    params, _ = resolve(keys, ModelModels(model))
+    for p in params:
+        assert direct.gradient[p.key] == pytest.approx(result.gradient[p.key], rel=1e-9)
+        d = FD_REL * abs(p.value)
+        fd = (run_objective(p.model_at(p.value + d), objective, run)
+              - run_objective(p.model_at(p.value - d), objective, run)) / (2 * d)
+        assert abs(result.gradient[p.key] - fd) <= RTOL * abs(fd), (p.key, fd)

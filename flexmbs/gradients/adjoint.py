@@ -155,17 +155,25 @@ def _sensor_terms(system, states, ks, weights, probe, prepared, grad) -> np.ndar
     parameters' direct terms g ∂s/∂p at those states are added to ``grad``."""
     n, m = system.n_q, system.n_c
     out = np.zeros((len(ks), 3 * n + m))
+    direct = [(j, prep) for j, prep in enumerate(prepared) if prep.sensor_direct]
+    once = None  # the gradient of a sensor linear in the coordinates, taken once
     for i, k in enumerate(ks):
         g = float(weights[k])
         if not g:
             continue
         state, angles = states[k]
-        system.angle_memory = dict(angles)
-        gq, gqd, gqdd, glam = probe.gradient(state)
-        row = out[i]
-        row[:n], row[n:2 * n], row[2 * n:3 * n], row[3 * n:] = gq, gqd, gqdd, glam
-        row *= g
-        for j, prep in enumerate(prepared):
+        if once is None or direct:
+            system.angle_memory = dict(angles)
+        if once is not None:
+            out[i] = g * once
+        else:
+            gq, gqd, gqdd, glam = probe.gradient(state)
+            row = out[i]
+            row[:n], row[n:2 * n], row[2 * n:3 * n], row[3 * n:] = gq, gqd, gqdd, glam
+            if probe.constant:
+                once = row.copy()
+            row *= g
+        for j, prep in direct:
             grad[j] += g * prep.sensor_derivative(probe, state)
     return out
 

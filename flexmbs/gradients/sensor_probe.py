@@ -145,6 +145,13 @@ class SensorProbe:
             rows = np.arange(row.rows.start, row.rows.stop)
         return cols, rows
 
+    @property
+    def constant(self) -> bool:
+        """Whether :meth:`gradient` is the same at every state: the sensor is linear in
+        the coordinates (a modal coordinate; a node's motion in its body's axes)."""
+        s = self.sensor
+        return s.kind == "modal" or (s.kind == "node" and (s.frame or "body") == "body")
+
     def gradient(self, state):
         """(∂s/∂q, ∂s/∂q̇, ∂s/∂q̈ (n_q,), ∂s/∂λ (n_c,)) at ``state``."""
         exact = self._exact_gradient(state)
