@@ -68,17 +68,18 @@ def many_state_inputs(compiled, states, lams, times, refs, what: str, values=Non
 
 
 def adjoint_sweep(compiled, pieces, extras, steps, bars) -> tuple[np.ndarray, int]:
-    """(μ (K, s), the first step whose μ is not finite or −1) of a chunk of the backward
+    """(μ (K, s), the first step whose Jacobian is singular to working precision or whose
+    μ is not finite, or −1) of a chunk of the backward
     sweep on ``compiled``'s kernel (:func:`flexmbs.engine.adjoint_sweep.adjoint_sweep`,
     whose docstring gives the arrays' layout: ``pieces`` (K, w) the chunk's rows of
     ``pieces_many``'s "pieces", ``extras`` (K, 2 n_c or 0, n_q), ``steps`` (K, 6 + 3 n_q
     + n_c)); ``bars`` (4, n_q) is updated in place. ValidationError naming the argument
     whose shape does not fit."""
-    n, m = compiled.n_q, compiled.n_c
-    count, extra = len(steps), extras.shape[1] // 2 if extras.ndim == 3 else -1
+    n, m, count = compiled.n_q, compiled.n_c, len(steps)
+    index2 = extras.ndim == 3 and extras.shape[1] > 0  # (Z and Pᵀ of each step)
     s0 = n + m
     expected = {"pieces": (pieces, (count, 3 * s0 * s0 + n + 2 * m)),
-                "extras": (extras, (count, 2 * m if extra else 0, n)),
+                "extras": (extras, (count, 2 * m if index2 else 0, n)),
                 "steps": (steps, (count, SWEEP_COEFFICIENTS + 3 * n + m)),
                 "bars": (bars, (4, n))}
     for name, (array, shape) in expected.items():
@@ -86,7 +87,7 @@ def adjoint_sweep(compiled, pieces, extras, steps, bars) -> tuple[np.ndarray, in
                 or not array.flags.c_contiguous):
             raise ValidationError(f"adjoint_sweep: {name} must be float64 (C order) of "
                                   f"shape {shape}, got {array.dtype} {array.shape}")
-    size = s0 + (m if extra else 0)
+    size = s0 + (m if index2 else 0)
     mus = np.zeros((count, size))
     if not count:
         return mus, -1

@@ -146,7 +146,7 @@ def gradient(case_or_system, objective: Objective, parameters, *, mode: str = "a
         for prep in prepared:
             prep.use_engine(source)
         integrals = ServoIntegrals(problem.system, problem.probe, prepared)
-        setup_seconds = time.perf_counter() - tic - _kernel_load(source)
+        setup_seconds = time.perf_counter() - tic - source.load_seconds
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit, forward_engine(source))
         value, weights = objective.evaluate(fwd.t, fwd.values)
@@ -175,22 +175,14 @@ def forward_engine(source: TangentSource) -> str:
     return (Engine.AUTO if source.engine == Engine.COMPILED else Engine.PYTHON).value
 
 
-def _kernel_load(source: TangentSource) -> float:
-    """Seconds the sweep's source spent loading the kernels (the prebuilt kernel's
-    link, or numba's cache or compilation: once per process, whichever comes first) and
-    in its CompiledSystem's first kernel call, counted apart (as a run's
-    ``compile_time``), not as the sweep's (:attr:`~flexmbs.gradients.jacobian_source.
-    TangentSource.load_seconds`)."""
-    return source.load_seconds
-
-
 def _cost(fwd, seconds, mode, source) -> dict:
     return {"mode": mode, "steps": fwd.steps, "forward_engine": fwd.engine,
             "formulation":
             "stabilized-index-2" if fwd.index2 else "index-3",
             "forward_seconds": fwd.seconds, "backward_seconds": seconds,
             "backward_over_forward": seconds / fwd.seconds if fwd.seconds else None,
-            "kernel_load_seconds": _kernel_load(source),
+            # the kernels' load, once per process: apart, as a run's compile_time
+            "kernel_load_seconds": source.load_seconds,
             "jacobians": source.engine, "jacobians_note": source.note,
             "checkpoint_every": fwd.every,
             "states_kept": len(fwd.states) if fwd.every == 1 else len(fwd.checkpoints),
@@ -225,7 +217,7 @@ def sensitivities(case_or_system, sensor, parameters, *, component=None,
         for prep in prepared:
             prep.use_engine(source)
         integrals = ServoIntegrals(problem.system, problem.probe, prepared)
-        setup_seconds = time.perf_counter() - tic - _kernel_load(source)
+        setup_seconds = time.perf_counter() - tic - source.load_seconds
         fwd = forward.run(problem.system, problem.settings, problem.probe,
                           checkpoint_every, memory_limit, forward_engine(source))
         ds, seconds = sensor_sensitivities(problem.system, fwd, problem.probe, prepared,

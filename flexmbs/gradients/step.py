@@ -260,11 +260,12 @@ class AdjointSteps:
         self._bp = np.array([c.bp for c in coefs])[:, None, None]
         self._gp = np.array([c.gp for c in coefs])[:, None, None]
         self._coefs = coefs
-        self.p = None
+        self.p = self._top = None
         if index2:  # P = the position block of [S, Φ_qᵀ; Φ_q, 0]⁻¹ [0; I]
+            self._top = self._top_left()  # (kept for back's matrices)
             rhs = np.zeros((count, n + m, m))
             rhs[:, n:] = np.eye(m)
-            self.p = _stacked(np.linalg.solve, self._top_left(), rhs, states)[:, :n]
+            self.p = _stacked(np.linalg.solve, self._top, rhs, states)[:, :n]
         self._assembled = False
 
     def _top_left(self) -> np.ndarray:
@@ -296,7 +297,7 @@ class AdjointSteps:
         bp, gp = self._bp, self._gp
         jac_t = jac.transpose(0, 2, 1)
         matrix = np.zeros((count, size, size))
-        matrix[:, :n + m, :n + m] = self._top_left()
+        matrix[:, :n + m, :n + m] = self._top if self._top is not None else self._top_left()
         rows, cols = np.ones((count, size)), np.empty((count, size))
         rows[:, :n] = 1 / bp[:, 0]
         cols[:, :n + m] = bp[:, 0]

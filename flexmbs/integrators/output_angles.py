@@ -34,21 +34,16 @@ def angle_forces(system) -> list:
 
 def output_angles(system, t, q, qd, memory) -> dict[str, np.ndarray]:
     """{force name: (n_t,) angle [rad]} at every output: the run's own angle memory where
-    it was recorded with the output (``memory``: an :class:`AngleLog`, or a list of the
-    System's memory at each output, None where not known), else continued from the
-    previous output by the trapezoidal rule of the rate, as the joint-angle sensors do
-    (the outputs of a run continued from a restart point, before it); an output with
-    neither starts in (−π, π]."""
+    it was recorded with the output (``memory``: the run's :class:`AngleLog`), else
+    continued from the previous output by the trapezoidal rule of the rate, as the
+    joint-angle sensors do (the outputs of a run continued from a restart point, before
+    it); an output with neither starts in (−π, π]."""
     from ..model.forces import relative_rotation
 
     out = {}
     n = len(t)
     for force in angle_forces(system):
-        if isinstance(memory, AngleLog):
-            values = memory.column(force.name)
-        else:
-            values = np.array([np.nan if m is None else m.get(force.name, np.nan)
-                               for m in memory], dtype=float)
+        values = memory.column(force.name)
         if np.all(np.isfinite(values)):
             out[force.name] = values
             continue
