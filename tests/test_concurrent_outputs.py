@@ -322,3 +322,29 @@ def test_angle_snapshots_are_the_step_by_step_memory(width, count, data):
         np.testing.assert_array_equal(refs[:, columns], expected_refs[:, columns])
     else:
         assert refs is None
+
+
+@needs_worker
+def test_the_jobs_shrink_towards_the_runs_end(monkeypatch):
+    """Near the end a job goes as soon as it holds as many outputs as the run still
+    expects after it, so the one handed over when the steps end is small (the main
+    thread would wait for it): at most the last batch's outputs, far below CHUNK, and
+    the values are still those of the evaluation after the run."""
+    sizes = []
+    real = concurrent_outputs.ConcurrentOutputs._flush
+
+    def flush(self):
+        sizes.append(self._n_pending)
+        return real(self)
+
+    after = _run("arm_beam_seed", False, monkeypatch, steps=1500)
+    monkeypatch.setattr(concurrent_outputs.ConcurrentOutputs, "_flush", flush)
+    during = _run("arm_beam_seed", True, monkeypatch, steps=1500)
+    chunk = concurrent_outputs.CHUNK
+    assert sizes[0] >= chunk and max(sizes) < 2 * chunk
+    assert sizes[-1] < chunk // 2 < sizes[0], sizes  # the last, at steps_done
+    # every output but the initial state's and the first step's (before the batches)
+    assert during.statistics["outputs_during_run"] == len(during.t) - 2
+    for key in QUANTITIES:
+        np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
+                                      err_msg=key)

@@ -88,3 +88,53 @@ def test_each_joint_reports_its_equation_count(kind):
     assert system.n_c == expected + 2  # + two Euler-parameter normalizations
     names = [n for n in system.constraint_names if n.startswith("j[")]
     assert len(names) == expected
+
+
+def _gamma_by_differences(system, q, qdd, t, hh=1e-4):
+    """γ = Φ_q q̈ − Φ̈ along q(τ) = q + τ²/2 q̈, t(τ) = t + τ: a start at rest."""
+    def path(tau):
+        return system.phi(q + 0.5 * tau**2 * qdd, t + tau)
+
+    phi_dd = (path(hh) - 2 * path(0.0) + path(-hh)) / hh**2
+    return system.jacobian(q, t, sparse=False) @ qdd - phi_dd, phi_dd
+
+
+@pytest.mark.parametrize("placement", ["bodies", "ground_i", "ground_j"])
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_gamma_at_rest_matches_finite_differences(seed, kind, placement):
+    """At q̇ = 0 System.gamma evaluates the drives' rows alone (the joints' and norms' γ
+    are quadratic in q̇): the same γ as the second difference of Φ along a path that
+    starts at rest, and as the full evaluation at a q̇ of round-off size."""
+    system, rng = two_body_model(seed, kind, placement)
+    q = system.q0 + 0.3 * rng.normal(size=system.n_q)
+    qdd = rng.normal(size=system.n_q)
+    t = float(rng.uniform(0, 1.5))
+    gamma = system.gamma(q, np.zeros(system.n_q), t)
+    expected, phi_dd = _gamma_by_differences(system, q, qdd, t)
+    np.testing.assert_allclose(gamma, expected, rtol=0,
+                               atol=2e-5 * max(1.0, np.max(np.abs(phi_dd))))
+    tiny = np.full(system.n_q, 1e-150)  # the full evaluation: every row, γ ≈ 0 + drives
+    np.testing.assert_allclose(gamma, system.gamma(q, tiny, t), rtol=1e-12, atol=1e-280)
+
+
+def test_gamma_at_rest_on_flexible_bodies_and_beams():
+    """The shipped arm with a flexible beam (floating frame, Craig-Bampton modes) and the
+    nonlinear beam's elastica: γ at rest against the second difference of Φ."""
+    from pathlib import Path
+
+    from flexmbs.cases import load_case
+    from flexmbs.cases.run import case_system
+
+    cases = Path(__file__).resolve().parents[1] / "cases"
+    rng = np.random.default_rng(7)
+    for name in ("arm_vertical_pd", "elastica", "robot_arm"):
+        system = case_system(load_case(cases / f"{name}.toml"))
+        q = system.assemble(None, t=0.1)
+        qdd = rng.normal(size=system.n_q)
+        gamma = system.gamma(q, np.zeros(system.n_q), 0.1)
+        expected, phi_dd = _gamma_by_differences(system, q, qdd, 0.1, hh=1e-5)
+        np.testing.assert_allclose(gamma, expected, rtol=0,
+                                   atol=1e-5 * max(1.0, np.max(np.abs(phi_dd))),
+                                   err_msg=name)

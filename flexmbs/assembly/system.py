@@ -338,11 +338,15 @@ class System:
         return -self.phi_t(q, t)
 
     def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
-        """γ with Φ_q q̈ = γ."""
+        """γ with Φ_q q̈ = γ. At rest (q̇ = 0, as most runs start) the joints' and the
+        Euler-parameter norms' γ, quadratic in q̇ (docs/multibody.md, "Joints"), are zero
+        and only the drives' rows (−Φ_tt) are evaluated."""
         q, qd = self._check_q(q), self._check_q(qd, "qd")
-        out = np.empty(self.n_c)
+        at_rest = not qd.any()
+        out = np.zeros(self.n_c)
         for row in self._rows:
-            out[row.rows] = self._row_terms(row, q, qd, t, True)[3]
+            if not (at_rest and row.kind in ("joint", "norm")):
+                out[row.rows] = self._row_terms(row, q, qd, t, True)[3]
         return out
 
     # ------------------------------------------------------------------ dynamics
@@ -569,6 +573,8 @@ class System:
         jac = self.jacobian(q, t)
         nu = self.nu(q, t)
         residual = np.asarray(jac @ qd) - nu
+        if not residual.any():  # consistent as given (a start at rest): no step to take
+            return qd.copy()
         held = self._weights(hold_elastic=True)
         if held.any() and not np.array_equal(held, self._weights()):
             out = qd + self._least_change_step(q, t, residual, held)

@@ -141,6 +141,8 @@ class BodyRange:
         whose bound exceeds the limit, in decreasing order of the bound, until no
         remaining bound can beat the best exact value found."""
         bounds = self.bound(xi)
+        if not np.any(bounds > limit):  # (no sort where no output can exceed it)
+            return None
         order = np.argsort(-bounds, kind="stable")
         order = order[bounds[order] > limit]
         best_k, best = -1, limit
