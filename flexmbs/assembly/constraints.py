@@ -22,6 +22,8 @@ the block of body i, then of body j, each row-major).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..elements.marker_kinematics import marker_frames_kernel
@@ -171,10 +173,34 @@ class ConstraintPlan:
                 out[self.pos[k]] = -th_d * v[5] @ (np.cos(th) * v[1] + np.sin(th) * v[2])
         return out
 
+    @contextlib.contextmanager
+    def shared(self):
+        """Within it, an evaluation at the (q, t) of the last one that took Φ_q returns
+        copies of that one's Φ and Φ_q (a run's set-up takes Φ_q at the assembled state
+        for the velocity projection, the initial accelerations and the model check,
+        where the assembly's last iteration took it already). The model must not change
+        inside."""
+        self._last = ()
+        try:
+            yield
+        finally:
+            self._last = None
+
     def evaluate(self, q, t: float, jac: bool, profile_values):
         """Φ (n_c,) and, with ``jac``, the Φ_q values in pattern order (else None).
 
         ``profile_values(spec, t)`` gives a drive's (s, ṡ, s̈)."""
+        last = getattr(self, "_last", None)
+        if last is None:  # (outside :meth:`shared`)
+            return self._evaluate(q, t, jac, profile_values)
+        if last and last[0] == t and np.array_equal(last[1], q):
+            return last[2].copy(), (last[3].copy() if jac else None)
+        phi, values = self._evaluate(q, t, jac, profile_values)
+        if jac:
+            self._last = (t, np.array(q, dtype=float), phi.copy(), values.copy())
+        return phi, values
+
+    def _evaluate(self, q, t: float, jac: bool, profile_values):
         phi = np.empty(self.n_c)
         values = np.zeros(self.n_values) if jac else None
         p = q[self.norm_p]

@@ -250,9 +250,8 @@ class System:
         if row.kind == "joint":
             phi, ji, jj, phi_t, gamma = joint_equations(spec.kind, mi, mj, vel)
         else:
-            values = drive_values(spec, t)
             phi, ji, jj, phi_t, gamma = drive_equations(spec.kind, mi, mj, vel,
-                                                        _Fixed(values), t)
+                                                        drive_values(spec, t))
         blocks = []
         if ji is None:
             return phi, blocks, phi_t, gamma
@@ -338,9 +337,8 @@ class System:
         return -self.phi_t(q, t)
 
     def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
-        """γ with Φ_q q̈ = γ. At rest (q̇ = 0, as most runs start) the joints' and the
-        Euler-parameter norms' γ, quadratic in q̇ (docs/multibody.md, "Joints"), are zero
-        and only the drives' rows (−Φ_tt) are evaluated."""
+        """γ with Φ_q q̈ = γ; at rest (q̇ = 0) the drives' rows alone (the joints' and norms'
+        γ are quadratic in q̇: docs/multibody.md, "Joints")."""
         q, qd = self._check_q(q), self._check_q(qd, "qd")
         at_rest = not qd.any()
         out = np.zeros(self.n_c)
@@ -595,12 +593,3 @@ _AXIS_PAIR = re.compile(r"^([xyz])_([ij])\.([xyz])_([ij])$")
 #: Axes count as parallel when 1 − |cos| is below this (about 4e-5 rad apart).
 PARALLEL_TOL = 1e-9
 
-
-class _Fixed:
-    """A profile whose values were already evaluated (errors wrapped once)."""
-
-    def __init__(self, values):
-        self.values = values
-
-    def eval(self, t):
-        return self.values

@@ -157,17 +157,19 @@ class ConcurrentOutputs:
             return None
         return cls(cs, expected)
 
-    def submit(self, start: int, t, q, qd, lam, refs=None) -> None:
+    def submit(self, start: int, t, q, qd, lam, refs=None, time_values=None) -> None:
         """Evaluate outputs start … start + len(t) − 1 (rows the steps no longer write),
         gathered with the blocks before it into jobs of about :data:`CHUNK` outputs;
         ``refs``: the rotational springs' angle references of those rows ((len(t), n)
         [rad] in ``torsion_names`` order, as the evaluation after the run would give
-        them; None without springs)."""
+        them; None without springs); ``time_values``: (profiles, inputs) at ``t`` as
+        :meth:`CompiledSystem.time_values_many` gives them (the steps' own; None:
+        evaluated when the job is handed over)."""
         if self._declined():
             return
         if refs is None:
             refs = np.full((len(t), len(self.compiled.torsion_names)), np.nan)
-        self._pending.append((start, t, q, qd, lam, refs))
+        self._pending.append((start, t, q, qd, lam, refs, time_values))
         self._n_pending += len(t)
         after = self.expected - start - len(t)  # outputs the run expects after these
         if self._n_pending >= CHUNK or TAIL_FROM <= after <= self._n_pending:
@@ -193,10 +195,13 @@ class ConcurrentOutputs:
                  for k in range(1, 6)]
         rows = np.concatenate([np.arange(block[0], block[0] + len(block[1]))
                                for block in pending])  # (outputs of single steps between)
-        try:  # the drives' and inputs' values here: no Python of the model's on the worker
-            prof, u = self.compiled.time_values_many(parts[0])
-        except Exception:  # evaluated after the run, which says what fails
-            return
+        if all(block[6] is not None for block in pending):  # the steps' own
+            prof, u = (np.concatenate([block[6][k] for block in pending]) for k in (0, 1))
+        else:
+            try:  # the drives' and inputs' values here: no Python of the model's on
+                prof, u = self.compiled.time_values_many(parts[0])  # the worker
+            except Exception:  # evaluated after the run, which says what fails
+                return
         if self.cost is None:  # a sample of the first job here, timed: cheap outputs
             few = min(SAMPLE, len(rows))  # stay here (the rest after the run)
             job = Future()

@@ -142,12 +142,13 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
             raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
     start = time.perf_counter()
-    integ = AlphaIntegrator(system, params, h, **options)
-    if cp:
-        integ.restore(cp, StepLog.resumed(restart.steps, cp.get("interval"),
-                                          cp.get("last_iterations")))
-    setup_time = time.perf_counter() - start
-    report = system.check(integ.q, integ.t)
+    with system.constraint_plan.shared():  # Φ_q at the assembled state, taken once
+        integ = AlphaIntegrator(system, params, h, **options)
+        if cp:
+            integ.restore(cp, StepLog.resumed(restart.steps, cp.get("interval"),
+                                              cp.get("last_iterations")))
+        setup_time = time.perf_counter() - start
+        report = system.check(integ.q, integ.t)
     if report.redundant:
         raise ModelError(
             f"the model has {len(report.redundant)} redundant constraint equation(s): "
@@ -191,10 +192,11 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         rec.add(integ.t, integ.q, integ.qd, integ.qdd, integ.lam)
         derive(at_state=True)
 
-    def record_block(times, states, lams, contacts, angles=None):
+    def record_block(times, states, lams, contacts, angles=None, time_values=None):
         """The outputs at the ends of consecutive batch steps, as ``record`` after each
         (:func:`~flexmbs.integrators.step_batch.run_batch`); their output quantities
-        start on the worker thread when there is one."""
+        start on the worker thread when there is one (with the steps' ``time_values``
+        at those times)."""
         if angles is None:  # (no rotational springs: the memory unchanged in a batch)
             before, names, refs = system.angle_memory, [], None
             filled = present = np.zeros((len(times), 0))
@@ -205,7 +207,8 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         memory.add_batch(before, names, filled, present)
         if concurrent is not None and (angles is None or refs is not None):
             concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
-                              lams, refs)  # (recorded first: an interrupt leaves no job)
+                              lams, refs, time_values)  # (recorded first: an interrupt
+            # leaves no job)
         if contacts is not None:
             contact_log.add_block(*contacts)
 

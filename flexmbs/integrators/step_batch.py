@@ -92,6 +92,10 @@ class StepBatches:
         #: step is the per-step path's
         self.failed = False
         self._dissipated = None  # the contacts' dissipated energy after each step [J]
+        #: the drives' profiles and the inputs at the last batch's step ends
+        #: (:meth:`CompiledSystem.time_values_many`: new arrays each batch), which its
+        #: outputs share
+        self.time_values = None
 
     @classmethod
     def for_run(cls, integ, *, adaptive: bool, control, outputs, step_times):
@@ -138,6 +142,7 @@ class StepBatches:
             self.failed = True
             return 0
         self.times[:n] = times
+        self.time_values = (profs, us)
         start = self.states[0]
         start[0], start[1], start[2], start[3] = integ.q, integ.qd, integ.qdd, integ.a
         self.lams[0] = integ.lam
@@ -246,9 +251,10 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     ``record_block`` given, the outputs of the steps at once:
     ``record_block(times, states, lams, contacts, angles)``, the times a list, the states
     (count, 4, n_q) rows q, q̇, q̈, a, the contacts' samples and dissipated energies
-    as nested lists (count, n_contacts, …), or None without contacts, and the rotational
+    as nested lists (count, n_contacts, …), or None without contacts, the rotational
     springs' angles: (the System's angle memory before the block, the angles after each
-    step in ``torsion_names`` order, NaN where none), or None without). Returns (the step
+    step in ``torsion_names`` order, NaN where none), or None without, and the time
+    values (profiles, inputs) at those times that the steps took). Returns (the step
     count after it, the divergence found or None). The integrator's state arrays are
     replaced, never written into (the records hold them)."""
     h = batches.step_size(h)
@@ -298,5 +304,7 @@ def _record_all(batches, done, h, k, limits, ranges, iterations, rows, record_bl
                  batches._dissipated[:count])                     # writes out again)
                 if batches.n_contacts else None)
     angles = (before, batches._angles[:count]) if batches.at_samples > 2 else None
-    record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts, angles)
+    profs, us = batches.time_values
+    record_block(batches._times[:count], rows[0][:count], rows[1][:count], contacts, angles,
+                 (profs[:count], us[:count]))
     return k + count, reason

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .drives import Profile
-
 
 @dataclass
 class MarkerState:
@@ -184,10 +182,9 @@ def joint_equations(kind: str, mi: MarkerState, mj: MarkerState, vel: bool):
     raise KeyError(kind)
 
 
-def drive_equations(kind: str, mi: MarkerState, mj: MarkerState, vel: bool,
-                    profile: Profile, t: float):
-    """A rotation drive (angle of x_j about z_i) or translation drive (z_iᵀ d = s(t))."""
-    values = profile.eval(t)
+def drive_equations(kind: str, mi: MarkerState, mj: MarkerState, vel: bool, values):
+    """A rotation drive (angle of x_j about z_i) or translation drive (z_iᵀ d = s(t)),
+    its profile's ``values`` (s, ṡ, s̈) at t."""
     if kind == "rotation":
         return rotation_drive(mi, mj, vel, values)
     return dot2(mi, Z, mj, vel, offset=values)
