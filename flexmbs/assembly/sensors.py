@@ -69,9 +69,9 @@ def sensor_history(system, sensor, t, q, qd, qdd, lam, contacts=None,
     :func:`flexmbs.integrators.output_angles.output_angles`) give a force sensor on a
     rotational spring or torque actuator the turns of its angle at every output.
     ``shared``: a dict kept over the sensors of one history, where a joint's coordinate
-    and rate histories are computed once for both of its sensors."""
+    and rate histories are computed once for its sensors and its servo's."""
     if sensor.kind == "force":
-        values, units, comps = _force(system, sensor, t, q, qd, angle_refs or {})
+        values, units, comps = _force(system, sensor, t, q, qd, angle_refs or {}, shared)
     elif sensor.kind == "joint":
         values, units, comps = _joint(system, sensor, t, q, qd, qdd, lam, contacts,
                                       shared)
@@ -153,16 +153,27 @@ def _joint(system, sensor, t, q, qd, qdd, lam, contacts, shared=None):
     if shared is not None and key in shared:
         values, rates = shared[key]
         return (rates if sensor.quantity.endswith("rate") else values), units, comps
+    values, rates = _relative(system, angular, spec.marker_i, spec.marker_j, q, qd, shared)
     if angular:
-        values, rates = relative_rotation_history(system, spec.marker_i, spec.marker_j,
-                                                  q, qd)
         values = _unwrapped(values, rates, np.asarray(t, dtype=float))
-    else:
-        values, rates = relative_translation_history(system, spec.marker_i,
-                                                     spec.marker_j, q, qd)
     if shared is not None:
         shared[key] = (values, rates)
     return (rates if sensor.quantity.endswith("rate") else values), units, comps
+
+
+def _relative(system, angular: bool, marker_i: str, marker_j: str, q, qd, shared):
+    """(coordinate, rate) histories of marker j relative to marker i: the angle about
+    z_i in (−π, π] (:func:`relative_rotation_history`) or the displacement along z_i
+    (:func:`relative_translation_history`), once per pair in ``shared`` (a joint's
+    sensors and its servo's)."""
+    key = ("relative", angular, marker_i, marker_j)
+    if shared is not None and key in shared:
+        return shared[key]
+    history = relative_rotation_history if angular else relative_translation_history
+    out = history(system, marker_i, marker_j, q, qd)
+    if shared is not None:
+        shared[key] = out
+    return out
 
 
 def _unwrapped(angles, rates, t):
@@ -232,10 +243,10 @@ def _drive(system, sensor, t, q, qd, qdd, lam, contacts):
     return out, units, comps
 
 
-def _force(system, sensor, t, q, qd, refs):
+def _force(system, sensor, t, q, qd, refs, shared=None):
     """A force's ``value``, or the ``force``/``torque`` components of a bushing (its
     ``measured_value`` for that quantity); a joint servo's over the whole run at once
-    (:func:`_servo_values`)."""
+    (:func:`_servo_values`; ``shared`` as for :func:`sensor_history`)."""
     from ..model.servos import JointServo
 
     force = next(f for f in system.model.forces if f.name == sensor.target)
@@ -243,7 +254,8 @@ def _force(system, sensor, t, q, qd, refs):
     if (isinstance(force, JointServo) and sensor.quantity == "value"
             and (turns is not None or force.kind != "torque")):
         units = "N m" if force.kind == "torque" else "N"
-        return _servo_values(system, force, t, q, qd, turns), units, _table(sensor)[1]
+        return (_servo_values(system, force, t, q, qd, turns, shared), units,
+                _table(sensor)[1])
     values, units = [], "-"
     extra = {} if sensor.quantity == "value" else {"quantity": sensor.quantity}
     for k in range(len(t)):
@@ -254,7 +266,7 @@ def _force(system, sensor, t, q, qd, refs):
     return np.array(values), units, _table(sensor)[1]
 
 
-def _servo_values(system, servo, t, q, qd, turns):
+def _servo_values(system, servo, t, q, qd, turns, shared=None):
     """A joint servo's ``measured_value`` (the controller's joint torque or force η n τ_m)
     at every output: the joint coordinate and rate over the run
     (:func:`relative_rotation_history`), each angle the representative nearest to the
@@ -262,9 +274,9 @@ def _servo_values(system, servo, t, q, qd, turns):
     the reference, the integral term acting at each output (``offsets``) and the
     clipped PD law of ``motor_torque``."""
     t = np.asarray(t, dtype=float)
+    values, rates = _relative(system, servo.kind == "torque", servo.marker_i,
+                              servo.marker_j, q, qd, shared)
     if servo.kind == "torque":
-        values, rates = relative_rotation_history(system, servo.marker_i, servo.marker_j,
-                                                  q, qd)
         turns = np.asarray(turns, dtype=float)
         known = np.isfinite(turns)  # a non-finite memory is none
         values = values + np.where(
@@ -272,9 +284,6 @@ def _servo_values(system, servo, t, q, qd, turns):
             0.0)
         if values.size:
             system.angle_memory[f"@sensor:{servo.name}"] = float(values[-1])
-    else:
-        values, rates = relative_translation_history(system, servo.marker_i,
-                                                     servo.marker_j, q, qd)
     reference = _servo_references(servo, t)
     tau = (servo.kp * servo.ratio * (reference[:, 0] - values)
            + servo.kd * servo.ratio * (reference[:, 1] - rates) + servo.offsets(t))
