@@ -268,9 +268,31 @@ class _Modes:
         from types import SimpleNamespace
 
         self.name, self.n_modes, self.stiffening = "b", n_modes, False
-        self.data = SimpleNamespace(nodes=rng.normal(size=(n_nodes, 3)),
-                                    phi=rng.normal(size=(3 * n_nodes, n_modes)),
-                                    frequencies=np.arange(1.0, n_modes + 1))
+        nodes, phi = rng.normal(size=(n_nodes, 3)), rng.normal(size=(3 * n_nodes, n_modes))
+        peaks = np.array([max(np.linalg.norm(phi[3 * k:3 * k + 3, m]) for k in range(n_nodes))
+                          for m in range(n_modes)])  # (ModalData.nodal_peaks, by hand)
+        self.data = SimpleNamespace(nodes=nodes, phi=phi,
+                                    frequencies=np.arange(1.0, n_modes + 1),
+                                    nodal_peaks=(float(np.ptp(nodes, axis=0).max()), peaks))
+
+
+def test_the_nodal_peaks_are_computed_once_per_modal_data():
+    """ModalData.nodal_peaks: the nodes' largest extent and each mode's largest nodal
+    translation (node by node here), computed on first use and then shared by every run
+    on that data (the run checks' set-up no longer grows with the node count)."""
+    from pathlib import Path
+
+    from flexmbs.modal import read_modal
+
+    data = read_modal(Path(__file__).resolve().parents[1] / "modal_data"
+                      / "arm_steel_beam.fmd.h5")
+    size, peaks = data.nodal_peaks
+    nodes, phi = np.asarray(data.nodes), np.asarray(data.phi)
+    assert size == pytest.approx(float(np.ptp(nodes, axis=0).max()), rel=0, abs=0)
+    by_node = [[np.linalg.norm(phi[3 * k:3 * k + 3, m]) for k in range(len(nodes))]
+               for m in range(data.n_modes)]
+    np.testing.assert_allclose(peaks, np.max(by_node, axis=1), rtol=1e-15)
+    assert data.nodal_peaks[1] is peaks and not peaks.flags.writeable
 
 
 @settings(max_examples=60, deadline=None)

@@ -102,11 +102,8 @@ class BodyRange:
         data = body.data
         self.name = body.name
         self.start, self.n_modes = start, body.n_modes
-        nodes = np.asarray(data.nodes, float)
-        self.size = float(np.max(np.ptp(nodes, axis=0))) if len(nodes) else 0.0
-        self.rows = np.asarray(data.phi, float).reshape(len(nodes), 3, -1)  # (n, 3, n_m)
-        self.amplitude = (np.linalg.norm(self.rows, axis=1).max(axis=0) if len(nodes)
-                          else np.zeros(self.n_modes))
+        self.rows = np.asarray(data.phi, float).reshape(len(data.nodes), 3, -1)  # (n, 3, n_m)
+        self.size, self.amplitude = data.nodal_peaks  # (once per modal data)
         freqs = 2 * np.pi * np.asarray(data.frequencies, float)
         positive = freqs[freqs > 1e-9 * max(1.0, float(freqs.max(initial=0.0)))]
         self.omega1 = float(positive.min()) if positive.size else float("inf")

@@ -308,6 +308,17 @@ class ModalData:
                                   self.generalized_shapes)
 
     @cached_property
+    def nodal_peaks(self) -> tuple[float, np.ndarray]:
+        """(largest extent of the undeformed nodes [m], the largest nodal translation of
+        each mode [m per unit ξ_m]), computed once on first use (O(N·n)): the run checks'
+        size and deflection bound (:class:`flexmbs.integrators.health.BodyRange`)."""
+        if not len(self.nodes):
+            return 0.0, np.zeros(self.n_modes)
+        peaks = np.linalg.norm(self.phi.reshape(len(self.nodes), 3, -1), axis=1).max(axis=0)
+        peaks.flags.writeable = False  # computed once, shared
+        return float(np.max(np.ptp(self.nodes, axis=0))), peaks
+
+    @cached_property
     def _eig(self) -> tuple[np.ndarray, np.ndarray]:
         lam, vec = sla.eigh(self.K_ff, self.M_ff)
         return np.clip(lam, 0.0, None), vec
