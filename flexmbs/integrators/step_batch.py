@@ -249,12 +249,13 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     ``limits.check_every`` steps (a diverged state is recorded and ends the run) and an
     output every ``output_every`` steps (``record()``; with every step an output and
     ``record_block`` given, the outputs of the steps at once:
-    ``record_block(times, states, lams, contacts, angles)``, the times a list, the states
-    (count, 4, n_q) rows q, q̇, q̈, a, the contacts' samples and dissipated energies
-    as nested lists (count, n_contacts, …), or None without contacts, the rotational
-    springs' angles: (the System's angle memory before the block, the angles after each
-    step in ``torsion_names`` order, NaN where none), or None without, and the time
-    values (profiles, inputs) at those times that the steps took). Returns (the step
+    ``record_block(times, states, lams, contacts, angles, time_values)``, the times a
+    list, the states (count, 4, n_q) rows q, q̇, q̈, a, the contacts' samples and
+    dissipated energies as nested lists (count, n_contacts, …), or None without
+    contacts, the rotational springs' angles: (the System's angle memory before the
+    block, the angles after each step in ``torsion_names`` order, NaN where none), or
+    None without, and the time values (profiles, inputs) at those times that the steps
+    took). Returns (the step
     count after it, the divergence found or None). The integrator's state arrays are
     replaced, never written into (the records hold them)."""
     h = batches.step_size(h)
