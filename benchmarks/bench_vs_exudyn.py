@@ -612,9 +612,15 @@ class WholeRuns:
     FEMinterface file with the same clamped modes (``exudyn_beam.solve`` in this
     process: load, build, Assemble, SolveDynamic; the script as a subprocess). Outputs
     every SAMPLE in both: flexmbs's output_every (the CLI writes its results file),
-    Exudyn's sensor (in this process) or its solution file (the script)."""
+    Exudyn's sensor (in this process) or its solution file (the script). Both commands
+    run on compiled bytecode, as installed packages do: flexmbs's modules are compiled
+    once here (``compileall``), since this machine sets ``PYTHONDONTWRITEBYTECODE`` and a
+    source tree without ``__pycache__`` would compile its 140 modules at every start
+    (Exudyn's installed modules have theirs)."""
 
     def __init__(self, folder: str, flex_models: dict, exu_models: dict):
+        import compileall
+
         import flexmbs
 
         self.folder = os.path.abspath(folder)
@@ -630,6 +636,7 @@ class WholeRuns:
                 self.fem[n] = next(base + ext for ext in (".npy", ".npz", "")
                                    if os.path.isfile(base + ext))
         root = os.path.dirname(os.path.dirname(os.path.abspath(flexmbs.__file__)))
+        compileall.compile_dir(os.path.dirname(os.path.abspath(flexmbs.__file__)), quiet=1)
         path = os.environ.get("PYTHONPATH")
         self.env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
         script = os.path.join(os.path.dirname(sys.executable), "flexmbs")
