@@ -1,8 +1,9 @@
 """Batches of fixed steps in one kernel call (docs/compiled.md, "Batches of steps").
 
 A compiled run whose steps need nothing of Python between them takes them in batches of
-up to :data:`BATCH`: the time-level inputs of the batch's step ends are evaluated at
-once before it (``Profile.eval_many``), the kernel takes the steps one after the other
+:data:`BATCH` to :data:`BATCH_MAX` steps (by the model's size): the time-level inputs of
+the batch's step ends are evaluated at once before it (``Profile.eval_many``), the
+kernel takes the steps one after the other
 (:func:`flexmbs.engine.newton.run_steps`, the iteration matrix factored inside it), and
 the states, Newton iterations, factorizations and the rotational springs' angle memory
 (carried on from step to step in the kernel's workspace, as between the per-step path's
@@ -43,9 +44,16 @@ from ..compiled.codes import P_CONTACT_TOL, P_H, P_REFRESH_ABOVE, P_T1, STALE
 from ..contact.sample import N_SAMPLE, S_DISSIPATION, Sample, samples_of
 from .health import divergence
 
-#: Steps per batch: long enough that the call and the inputs' evaluation cost little per
-#: step, short enough that an interruption (Ctrl-C) or a progress report waits little.
+#: Steps per batch at the least (0: no batches): the batches of a small model grow to
+#: about :data:`BATCH_WORK` / n_q steps, at most :data:`BATCH_MAX`, so that the
+#: Python around each call (about 70-120 µs: the inputs' evaluation, the records, the
+#: checks) weighs little per step, while an interruption (Ctrl-C) or a progress report
+#: waits about as long whatever the model (the step costs about 1 µs per coordinate:
+#: 20-40 ms a batch). Towards the run's end they halve, down to this size, so that the
+#: last outputs reach the output worker in small blocks.
 BATCH = 64
+BATCH_MAX = 1024
+BATCH_WORK = 16384
 
 
 class PendingAttempt(NamedTuple):
@@ -79,15 +87,17 @@ class StepBatches:
         cs = integ.compiled
         self.integ, self.compiled = integ, cs
         n_q, n_c, size = cs.n_q, cs.n_c, cs.n_q + cs.n_c
-        self.states = np.zeros((BATCH + 1, 4, n_q))  # q, q̇, q̈, a of each step's start
-        self.lams = np.zeros((BATCH + 1, n_c))
+        #: the most steps a batch of this model takes
+        self.largest = max(BATCH, min(BATCH_MAX, BATCH_WORK // max(n_q, 1)))
+        self.states = np.zeros((self.largest + 1, 4, n_q))  # q, q̇, q̈, a of each step's start
+        self.lams = np.zeros((self.largest + 1, n_c))
         #: each step's iterations, factorizations and rotational springs' angles after it
         #: and the contacts' samples at its end (flattened rows)
         self.n_contacts = len(integ.contacts)
         self.at_samples = 2 + len(cs.torsion_names)
-        self.out = np.zeros((BATCH, self.at_samples + self.n_contacts * N_SAMPLE))
+        self.out = np.zeros((self.largest, self.at_samples + self.n_contacts * N_SAMPLE))
         self.lu, self.piv = np.zeros((size, size)), np.zeros(size, dtype=np.int64)
-        self.times = np.zeros(BATCH)
+        self.times = np.zeros(self.largest)
         #: a step of the last batch failed or awaits the contacts' handling: the next
         #: step is the per-step path's
         self.failed = False
@@ -116,13 +126,14 @@ class StepBatches:
     def steps_ahead(self, h: float, t_end: float) -> int:
         """How many steps of size :meth:`step_size` (h) the next batch takes: the whole
         steps that end clearly before t_end (the last one, which lands on t_end, is the
-        per-step path's), at most :data:`BATCH`; 0 after a failed step (its retry is the
-        per-step path's) or one that awaits the contacts' handling."""
+        per-step path's), at most :attr:`largest` and half of those left but at least
+        :data:`BATCH`; 0 after a failed step (its retry is the per-step path's) or one
+        that awaits the contacts' handling."""
         if self.failed:
             self.failed = False
             return 0
         whole = int((t_end - self.integ.t) / self.step_size(h)) - 1
-        return min(BATCH, whole) if whole >= 2 else 0
+        return min(whole, max(BATCH, min(self.largest, whole // 2))) if whole >= 2 else 0
 
     def take(self, n: int, h: float) -> int:
         """Take up to ``n`` steps of size ``h`` from the integrator's state: the number
