@@ -19,7 +19,13 @@ from flexmbs.assembly import System
 from flexmbs.cli.main import main as cli_main
 from flexmbs.errors import ValidationError
 from flexmbs.integrators import SimulationResult, simulate, step_batch
-from flexmbs.integrators.health import BodyRange, RangeLimits, run_warnings
+from flexmbs.integrators.health import (
+    BodyRange,
+    RangeLimits,
+    divergence,
+    first_divergence,
+    run_warnings,
+)
 from flexmbs.modal.fe.beam import BeamSection, Material, straight_beam
 from flexmbs.modal.reduction import clamped_modes
 from flexmbs.model import ModelBuilder, SpinUp
@@ -318,3 +324,22 @@ def test_the_bounded_deflection_peak_is_the_exact_one(seed, n_nodes, n_modes, n_
         assert body.exceeds(xi[k], limit) == pytest.approx(value, rel=1e-12)
     else:
         assert peak is None and body.exceeds(xi[int(np.argmax(u))], limit) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_rows=st.integers(1, 40), level=st.floats(0.2, 3.0),
+       nan_row=st.integers(-1, 39))
+def test_the_divergence_checks_over_rows_are_those_row_by_row(seed, n_rows, level, nan_row):
+    """A batch checks its rows at once (first_divergence): the first row where the
+    row-by-row divergence() finds the run diverged (a non-finite coordinate, or a body
+    deflected beyond the stop), with the same reason, or None where it finds none."""
+    rng = np.random.default_rng(seed)
+    bodies = [BodyRange(_Modes(rng, 40, 3), 0), BodyRange(_Modes(rng, 30, 2), 10)]
+    qs = rng.normal(size=(n_rows, 20)) * rng.uniform(0.01, level, size=(n_rows, 1))
+    if 0 <= nan_row < n_rows:
+        qs[nan_row, 5] = np.nan
+    times = np.linspace(0.0, 1.0, n_rows)
+    limits = RangeLimits(deflection_stop=1.5)
+    expected = next(((j, r) for j in range(n_rows)
+                     if (r := divergence(bodies, qs[j], float(times[j]), limits))), None)
+    assert first_divergence(bodies, qs, times, limits) == expected

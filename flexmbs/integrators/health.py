@@ -181,6 +181,25 @@ def divergence(ranges: list[BodyRange], q: np.ndarray, t: float,
     return None
 
 
+def first_divergence(ranges: list[BodyRange], qs: np.ndarray, times, limits: RangeLimits
+                     ) -> tuple[int, str] | None:
+    """(row, reason) of the first of the states ``qs`` (n, n_q) at ``times`` where
+    :func:`divergence` finds the run diverged, or None: its checks over the rows at once
+    (the modal bound for every row, the exact deflection only where the bound reaches
+    the stop)."""
+    qs = np.atleast_2d(qs)
+    suspects = ~np.isfinite(qs).all(axis=1)
+    for rng in ranges:
+        if rng.size > 0:
+            xi = qs[:, rng.start + 7:rng.start + 7 + rng.n_modes]
+            suspects |= rng.bound(xi) > limits.deflection_stop * rng.size
+    for j in np.flatnonzero(suspects):
+        reason = divergence(ranges, qs[j], float(times[j]), limits)
+        if reason is not None:
+            return int(j), reason
+    return None
+
+
 def run_warnings(ranges: list[BodyRange], t, q, qd, energy, work, kinetic,
                  limits: RangeLimits) -> list[RunWarning]:
     """The after-run checks on the outputs: ``t`` (n_t,), ``q``, ``qd`` (n_t, n_q),

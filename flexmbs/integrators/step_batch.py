@@ -42,7 +42,7 @@ import numpy as np
 
 from ..compiled.codes import P_CONTACT_TOL, P_H, P_REFRESH_ABOVE, P_T1, STALE
 from ..contact.sample import N_SAMPLE, S_DISSIPATION, Sample, samples_of
-from .health import divergence
+from .health import divergence, first_divergence
 
 #: Steps per batch at the least (0: no batches): the batches of a small model grow to
 #: about :data:`BATCH_WORK` / n_q steps, at most :data:`BATCH_MAX`, so that the
@@ -304,11 +304,11 @@ def _record_all(batches, done, h, k, limits, ranges, iterations, rows, record_bl
     outputs at once."""
     every = limits.check_every
     count, reason = done, None
-    for j in range(every - 1 - k % every, done, every):  # the steps k + j + 1 ≡ 0
-        reason = divergence(ranges, rows[0][j, 0], batches._times[j], limits)
-        if reason is not None:
-            count = j + 1
-            break
+    checked = np.arange(every - 1 - k % every, done, every)  # the steps k + j + 1 ≡ 0
+    found = (first_divergence(ranges, rows[0][checked, 0], batches.times[checked], limits)
+             if checked.size else None)
+    if found is not None:
+        count, reason = int(checked[found[0]]) + 1, found[1]
     batches.integ.stats.add_closed(h, iterations[:count])
     before = dict(batches.integ.system.angle_memory)  # (the memory the block starts from)
     batches.accept(count - 1, rows)
