@@ -213,7 +213,7 @@ def _scatter_n(F, IN, H, WF, WI, WH, bi, bj, ni, n, block, top, scale):
             top[gr, gc] += scale * block[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (small and called per vector: no call)
 def _body_vector_into(T_k_base, T_k_shapes, k, a, nm, q, st, out):
     """out ← s_a(ξ) = base_a + U_a ξ: vector a (0 the point, 1–3 the axes) of marker k in
     body axes, deformed where the coupling mode shows it."""

@@ -54,22 +54,33 @@ def lu_solve(lu_t, piv, b):
     factor` give them; ``piv`` 0-based: row i was interchanged with row piv[i]); O(n²),
     in place. Both triangles are swept column by column, each column a contiguous row
     of ``lu_t``: independent multiply–adds that vectorize (twice as fast at order 42
-    as dot products along the rows)."""
+    as dot products along the rows), two columns a pass (a quarter faster again at
+    orders 11–42: the loops' set-up is paid half as often)."""
     n = b.size
     for i in range(n):
         p = piv[i]
         if p != i:
             b[i], b[p] = b[p], b[i]
-    for j in range(n):  # L y = P b, L unit lower
-        col, y = lu_t[j], b[j]
-        for i in range(j + 1, n):
-            b[i] -= col[i] * y
-    for j in range(n - 1, -1, -1):  # U x = y
-        col = lu_t[j]
-        x = b[j] / col[j]
-        b[j] = x
-        for i in range(j):
-            b[i] -= col[i] * x
+    j = 0
+    while j + 1 < n:  # L y = P b, L unit lower: columns j and j + 1
+        c0, c1 = lu_t[j], lu_t[j + 1]
+        y0 = b[j]
+        y1 = b[j + 1] - c0[j + 1] * y0
+        b[j + 1] = y1
+        for i in range(j + 2, n):
+            b[i] -= c0[i] * y0 + c1[i] * y1
+        j += 2
+    j = n - 1
+    while j >= 1:  # U x = y: columns j and j − 1
+        c1, c0 = lu_t[j], lu_t[j - 1]
+        x1 = b[j] / c1[j]
+        x0 = (b[j - 1] - c1[j - 1] * x1) / c0[j - 1]
+        b[j], b[j - 1] = x1, x0
+        for i in range(j - 1):
+            b[i] -= c1[i] * x1 + c0[i] * x0
+        j -= 2
+    if j == 0:  # (an odd order: the first row alone)
+        b[0] = b[0] / lu_t[0, 0]
 
 
 @njit(cache=True, error_model="numpy")
