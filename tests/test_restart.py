@@ -68,7 +68,9 @@ def test_an_interrupted_run_continued_from_its_file_is_the_uninterrupted_run(eng
     case = load_case(ARM, {"solver.t_end": 0.3})
     full = run_case(case, engine=engine)[1]
     part = run_case(case, engine=engine, progress=StopAt(0.1237))[1]
-    assert part.status == "interrupted" and 0.12 < part.t[-1] < 0.13
+    # stopped at the first progress report from 0.1237 s on: after that step (NumPy
+    # path) or at the end of its batch (a batch takes at most half the steps left)
+    assert part.status == "interrupted" and 0.1237 <= part.t[-1] < 0.2
     assert "--restart" in part.message
     path = tmp_path / "part.res.h5"
     part.save(path)
@@ -79,7 +81,14 @@ def test_an_interrupted_run_continued_from_its_file_is_the_uninterrupted_run(eng
     assert cont.statistics["restarts"] == [pytest.approx(part.t[-1])]
     assert cont.statistics["steps"] == full.statistics["steps"]
     assert cont.statistics["factorizations"] == full.statistics["factorizations"]
-    assert_same_run(cont, full)
+    # The restart file carries the iteration matrix in use, which the continuation
+    # factors with LAPACK where the uninterrupted run's batches had factored it in the
+    # kernel: the solves then round differently, by ~1e-16 in q, which q̈ = β'Δq
+    # carries times β' ~ 1/(βh²) (measured 1.1e-12 to 1.7e-12 of max |q̈| on this arm at
+    # the stops tried, with 64-step batches too; 0 where both had the same factors). The
+    # rest to 1e-12.
+    assert_same_run(cont, full, keys=tuple(k for k in FIELDS if k != "qdd"))
+    assert_same_run(cont, full, tol=1e-11, keys=("qdd",))
 
 
 def test_a_shorter_run_extended_and_output_times_continue_on_schedule():
