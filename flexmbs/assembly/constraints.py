@@ -48,6 +48,7 @@ class ConstraintPlan:
 
     def __init__(self, system):
         self.n_c = system.n_c
+        self._last = None  # the memo of shared(): None outside it
         stacks: dict[int, list] = {}  # body index (-1: ground) -> [(base, shapes)]
         slot_of: dict[str, tuple[int, int]] = {}
 
@@ -190,7 +191,7 @@ class ConstraintPlan:
         """Φ (n_c,) and, with ``jac``, the Φ_q values in pattern order (else None).
 
         ``profile_values(spec, t)`` gives a drive's (s, ṡ, s̈)."""
-        last = getattr(self, "_last", None)
+        last = self._last
         if last is None:  # (outside :meth:`shared`)
             return self._evaluate(q, t, jac, profile_values)
         if last and last[0] == t and np.array_equal(last[1], q):

@@ -57,8 +57,8 @@ def marker_history(system, name: str, q, qd=None, velocities: bool = True) -> Ma
     m = shapes.shape[2]
     body_vectors = (base + (qb[:, 7:7 + m] @ shapes.reshape(12, m).T).reshape(n_t, 4, 3)
                     if m else base)
-    vectors = body_vectors @ a.transpose(0, 2, 1)  # A s of the point and the axes (matmul:
-    # a third of einsum's time over these small products)
+    # A s of the point and the axes (matmul: a third of einsum's time on these products)
+    vectors = body_vectors @ a.transpose(0, 2, 1)
     points = vectors[:, 0] + qb[:, :3]
     axes = vectors[:, 1:].transpose(0, 2, 1)
     if qd is None:
