@@ -264,17 +264,36 @@ def _attribute_value(attr):
     if shape is None:
         return h5py.Empty(attr.dtype)
     dtype = attr.dtype
-    memory_type = h5py.h5t.py_create(dtype)
+    memory_type = _memory_type(dtype)
     if dtype.subdtype is not None:  # a top-level array type: its shape onto the array's
         dtype, sub = dtype.subdtype
-        shape = attr.shape + sub
+        shape = shape + sub
     values = np.zeros(shape, dtype=dtype, order="C")
     attr.read(values, mtype=memory_type)
-    info = h5py.h5t.check_string_dtype(dtype)
+    info = h5py.h5t.check_string_dtype(dtype) if dtype.kind in "OS" else None
     if info and info.length is None:  # variable-length strings: bytes to str
         values = np.array([b.decode("utf-8", "surrogateescape") for b in values.flat],
                           dtype=dtype).reshape(values.shape)
     return values[()] if values.ndim == 0 else values
+
+
+#: HDF5 memory types of plain numeric dtypes (h5py.h5t.py_create), made once each.
+_NUMERIC_MEMORY_TYPES: dict = {}
+
+
+def _memory_type(dtype):
+    """HDF5's memory type for the NumPy ``dtype``, as h5py's readers make it: numbers
+    without metadata from a cache (making one costs a few µs, a read of a small array
+    not much more), any other type made anew."""
+    import h5py
+
+    if dtype.metadata or dtype.kind not in "biufc" or dtype.subdtype is not None:
+        return h5py.h5t.py_create(dtype)
+    key = dtype.str
+    made = _NUMERIC_MEMORY_TYPES.get(key)
+    if made is None:
+        made = _NUMERIC_MEMORY_TYPES[key] = h5py.h5t.py_create(dtype)
+    return made
 
 
 def _dataset_values(f, name: str):
@@ -285,12 +304,19 @@ def _dataset_values(f, name: str):
 
     dataset = h5py.h5d.open(f.id, name.encode())
     dtype = dataset.dtype
-    if dtype.kind not in "biufcS" or dtype.metadata or dtype.fields:
+    if dtype.kind not in "biufcS" or dtype.fields or not _plain_metadata(dtype):
         return f[name][()]
     values = np.empty(dataset.shape, dtype=dtype)
     if values.size:
-        dataset.read(h5py.h5s.ALL, h5py.h5s.ALL, values)
+        dataset.read(h5py.h5s.ALL, h5py.h5s.ALL, values, mtype=_memory_type(dtype))
     return values[()] if values.ndim == 0 else values
+
+
+def _plain_metadata(dtype) -> bool:
+    """Whether ``dtype`` carries no metadata but, for fixed-length byte strings, h5py's
+    note of their encoding (which its reader keeps on the array too)."""
+    metadata = dtype.metadata
+    return not metadata or (dtype.kind == "S" and set(metadata) == {"h5py_encoding"})
 
 
 def _file_objects(f):

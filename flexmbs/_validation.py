@@ -56,6 +56,13 @@ def check_finite(arr, name: str) -> None:
 def check_symmetric(mat, name: str, rtol: float = 1e-8) -> None:
     """Raise unless ``mat`` is symmetric to ``rtol`` relative to its largest entry."""
     if hasattr(mat, "tocoo"):
+        mirrored = _mirrored_values(mat)
+        if mirrored is not None:  # the same pattern as its transpose: compare the values
+            values, mirror = mirrored
+            worst = float(np.max(np.abs(values - mirror))) if values.size else 0.0
+            scale = float(np.max(np.abs(values))) if values.size else 0.0
+            if worst <= rtol * max(scale, np.finfo(float).tiny):
+                return
         diff = abs(mat - mat.T)
         worst = diff.max() if diff.nnz else 0.0
         scale = abs(mat).max() if mat.nnz else 0.0
@@ -78,6 +85,19 @@ def check_symmetric(mat, name: str, rtol: float = 1e-8) -> None:
             f"{name} is not symmetric: {name}[{i},{j}] = {mat[i, j]:.6g} but "
             f"{name}[{j},{i}] = {mat[j, i]:.6g} (relative tolerance {rtol:g})"
         )
+
+
+def _mirrored_values(mat):
+    """(A's stored values, Aᵀ's at the same places) of the sparse matrix ``mat`` when
+    its canonical CSR pattern equals its transpose's, else None. Cheaper than forming
+    A − Aᵀ: one transposition of the pattern and an elementwise difference."""
+    a = mat.tocsr()
+    if a.shape[0] != a.shape[1] or not a.has_canonical_format:
+        return None
+    t = a.T.tocsr()  # (the pattern transposed: sorted, without duplicates)
+    if not (np.array_equal(a.indptr, t.indptr) and np.array_equal(a.indices, t.indices)):
+        return None
+    return a.data, t.data
 
 
 def check_positive_definite(mat: np.ndarray, name: str, semi: bool = False,
@@ -114,7 +134,7 @@ def check_semidefinite_looking(mat, name: str, dof=None) -> None:
     import scipy.sparse as sp
 
     dof = dof or (lambda k: f"DOF {k}")
-    coo = sp.coo_matrix(mat)
+    coo = mat.tocoo(copy=False) if sp.issparse(mat) else sp.coo_matrix(mat)
     diag = np.asarray(mat.diagonal(), dtype=float)
     if np.any(diag < 0):
         k = int(np.argmin(diag))
