@@ -38,36 +38,53 @@ _ZERO_CHECK_FROM = 1 << 16
 def pack(parts):
     """(F, IN, H, views): the fields of the named tuple ``parts`` in two buffers, their
     header, and the same named tuple rebuilt from views into the buffers."""
-    rows, o_f, o_i = [], 0, 0  # the header rows: (kind, offset, ndim, shape…)
+    rows = []  # the header rows: (kind, offset, ndim, shape…, zeros to 8)
+    pieces, used = ([], []), [0, 0]  # each buffer's fields in order, and its length
     for k, v in enumerate(parts):
         if not isinstance(v, np.ndarray):
-            rows.append((2, o_i, 0))
-            o_i += 1
+            rows.append((2, used[1], 0, 0, 0, 0, 0, 0))
+            pieces[1].append(np.array([int(v)], dtype=np.int64))
+            used[1] += 1
             continue
-        if v.ndim > 5:
-            raise ValueError(f"field {parts._fields[k]} has {v.ndim} dimensions (at most 5)")
-        if v.dtype.kind == "f":
-            rows.append((0, o_f, v.ndim, *v.shape))
-            o_f += v.size
-        else:
-            rows.append((1, o_i, v.ndim, *v.shape))
-            o_i += v.size
-    F = np.zeros(max(o_f, 1))
-    IN = np.zeros(max(o_i, 1), dtype=np.int64)
-    H = np.zeros((len(parts), 8), dtype=np.int64)
-    for k, row in enumerate(rows):
-        H[k, :len(row)] = row
+        ndim = v.ndim
+        if ndim > 5:
+            raise ValueError(f"field {parts._fields[k]} has {ndim} dimensions (at most 5)")
+        kind = 0 if v.dtype.kind == "f" else 1
+        rows.append((kind, used[kind], ndim, *v.shape, *_PADDING[ndim]))
+        pieces[kind].append(v)
+        used[kind] += v.size
+    H = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+    F = _buffer(pieces[0], used[0], np.float64)
+    IN = _buffer(pieces[1], used[1], np.int64)
     views = []
     for v, (kind, off, *_) in zip(parts, rows, strict=True):
         if kind == 2:
-            IN[off] = int(v)
             views.append(int(v))
-            continue
-        view = (F if kind == 0 else IN)[off:off + v.size].reshape(v.shape)
-        if v.size < _ZERO_CHECK_FROM or v.any():  # (the buffers start zeroed: a large
-            view[...] = v                         # zero field is left untouched)
-        views.append(view)
+        else:
+            views.append((F if kind == 0 else IN)[off:off + v.size].reshape(v.shape))
     return F, IN, H, type(parts)(*views)
+
+
+#: Zeros that pad a header row of an ``ndim``-dimensional field to 8 entries.
+_PADDING = tuple((0,) * (5 - ndim) for ndim in range(6))
+
+
+def _buffer(pieces, length: int, dtype) -> np.ndarray:
+    """A buffer of ``length`` (at least 1) entries of ``dtype`` holding ``pieces`` one
+    after the other: in one concatenation, or piece by piece when a large one is all
+    zeros (the buffer starts zeroed, so that one is left untouched)."""
+    out = np.zeros(max(length, 1), dtype=dtype)
+    if not length:
+        return out
+    if not any(p.size >= _ZERO_CHECK_FROM and not p.any() for p in pieces):
+        np.concatenate([p.ravel() for p in pieces], out=out[:length], casting="unsafe")
+        return out
+    offset = 0
+    for p in pieces:
+        if p.size < _ZERO_CHECK_FROM or p.any():
+            out[offset:offset + p.size] = p.ravel()
+        offset += p.size
+    return out
 
 
 #: What the kernel modules take from here (through :mod:`flexmbs.compiled.packing`):

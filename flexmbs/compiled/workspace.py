@@ -78,8 +78,17 @@ class Scratch:
 def _zeros(*dims: str | int) -> Callable[[Sizes], np.ndarray]:
     """``make`` of a zeroed float array whose dimensions are ints or names of
     :class:`Sizes`' attributes ("nb", "n6", "pair", …)."""
-    return lambda s: np.zeros(tuple(getattr(s, d) if isinstance(d, str) else d
-                                    for d in dims))
+    named = tuple((k, d) for k, d in enumerate(dims) if isinstance(d, str))
+    if not named:
+        return lambda s: np.zeros(dims)
+
+    def make(s):
+        shape = list(dims)
+        for k, d in named:
+            shape[k] = getattr(s, d)
+        return np.zeros(shape)
+
+    return make
 
 
 #: The engine's and the shared kernels' buffers, in header-row order.
