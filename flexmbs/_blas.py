@@ -3,19 +3,46 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 import numpy as np
 
+#: threadpoolctl's view of the process's BLAS libraries, made at the first
+#: :func:`single_threaded_blas` (finding them walks every loaded library: 0.6 ms; a
+#: limit set through it afterwards costs some µs)
+_CONTROLLER = None
+
 
 def single_threaded_blas():
     """A context that keeps BLAS on one thread (threadpoolctl, when installed): on small
-    matrices threads only contend for the cores."""
+    matrices threads only contend for the cores. The BLAS libraries are those loaded at
+    the first call (NumPy's and SciPy's: this module's solves load SciPy's)."""
+    global _CONTROLLER
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - a base dependency
         return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (its BLAS loaded before the libraries are listed)
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def one_blas_thread(function):
+    """``function`` run inside :func:`single_threaded_blas`: for flexmbs's own entry
+    points (reading a case, a run), whose matrices are small. OpenBLAS threads even
+    tiny calls (SciPy's ``lu_solve`` of a 3 × 3 system with four right-hand sides), and
+    a woken thread then spins on the other core for about 0.1 s: through the whole of a
+    short run, beside its output worker (docs/compiled.md, "BLAS threads")."""
+
+    @functools.wraps(function)
+    def on_one_blas_thread(*args, **kwargs):
+        with single_threaded_blas():
+            return function(*args, **kwargs)
+
+    return on_one_blas_thread
 
 
 def solve_small(a, b) -> np.ndarray:

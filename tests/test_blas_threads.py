@@ -1,7 +1,10 @@
-"""BLAS threads during the steps (flexmbs.integrators.simulate, benchmarks/README.md):
-one thread while a compiled run factors a dense iteration matrix of order 64 or more
-(OpenBLAS threads those, and on a loaded machine each threaded factorisation waits for
-a core), the caller's setting for smaller or sparse ones and after the run."""
+"""BLAS threads in flexmbs's own entry points (flexmbs._blas.one_blas_thread,
+docs/compiled.md "BLAS threads"): reading a case, and a run with its set-up and its
+steps, keep BLAS on one thread whatever the model's size, and give the caller's setting
+back afterwards, also when they raise. OpenBLAS threads even a 3 × 3 solve with several
+right-hand sides, and the woken thread then spins on the other core for about 0.1 s."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,10 +12,13 @@ import pytest
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
 from flexmbs.assembly import System  # noqa: E402
+from flexmbs.cases import load_case, run_case  # noqa: E402
+from flexmbs.errors import FlexmbsError  # noqa: E402
 from flexmbs.integrators import simulate  # noqa: E402
-from flexmbs.integrators.simulate import ONE_BLAS_THREAD_FROM  # noqa: E402
 from flexmbs.modal.fe.beam import BeamSection, Material  # noqa: E402
 from flexmbs.model import ModelBuilder  # noqa: E402
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
 
 
 def _blas_threads() -> set:
@@ -31,24 +37,53 @@ def _beam(elements):
 
 
 @pytest.mark.parametrize("elements", [2, 12])
-def test_the_steps_of_a_large_dense_run_keep_blas_on_one_thread(elements):
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_the_steps_run_blas_on_one_thread_at_any_order(elements, engine):
     # two threads as the caller's setting (the suite runs BLAS on one: tests/conftest.py)
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         assert _blas_threads() == {2}
-        _steps_keep_blas_threads(elements)
+        system = _beam(elements)
+        seen = []
+        result = simulate(system, 0.005, 1e-3, engine=engine,
+                          progress=lambda *args: seen.append(_blas_threads()))
+        assert result.success and seen
+        assert all(threads == {1} for threads in seen), (system.n_q + system.n_c, seen)
+        assert _blas_threads() == {2}  # the caller's setting after the run
+        assert np.isfinite(result.q).all()
 
 
-def _steps_keep_blas_threads(elements):
-    system = _beam(elements)
-    order = system.n_q + system.n_c
-    before = _blas_threads()
-    seen = []
-    result = simulate(system, 0.005, 1e-3, engine="compiled",
-                      progress=lambda *args: seen.append(_blas_threads()))
-    assert result.success and seen
-    if order >= ONE_BLAS_THREAD_FROM:
-        assert all(threads == {1} for threads in seen), (order, seen)
-    else:
-        assert all(threads == before for threads in seen), (order, seen, before)
-    assert _blas_threads() == before  # restored after the run
-    assert np.isfinite(result.q).all()
+def test_reading_and_running_a_case_keep_blas_on_one_thread(monkeypatch):
+    import flexmbs.cases.loader as loader
+    import flexmbs.cases.run as run
+
+    seen = {}
+    system_of = run.case_system
+
+    def spy_system(*args, **kwargs):
+        seen["system"] = _blas_threads()
+        return system_of(*args, **kwargs)
+
+    builder = loader.ModelBuilder
+
+    class SpyBuilder(builder):
+        def finalize(self):
+            seen["load"] = _blas_threads()
+            return super().finalize()
+
+    monkeypatch.setattr(run, "case_system", spy_system)
+    monkeypatch.setattr(loader, "ModelBuilder", SpyBuilder)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        case = load_case(CASES / "seed_pendulum.toml", overrides={"solver.t_end": 0.01})
+        assert _blas_threads() == {2}
+        _, result = run_case(case)
+        assert result.success and _blas_threads() == {2}
+    assert seen == {"load": {1}, "system": {1}}
+
+
+def test_the_callers_setting_comes_back_when_reading_fails(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[model]\ngravity = 'down'\n", encoding="utf-8")
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        with pytest.raises(FlexmbsError):
+            load_case(bad)
+        assert _blas_threads() == {2}

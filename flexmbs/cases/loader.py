@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from ..errors import FieldError, FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
 from ..integrators.options import SOLVER_TABLE_KEYS, SolverOptions
@@ -116,6 +117,7 @@ def _check_magnitudes(path: Path, node, where: str = "") -> None:
                             f"{MAGNITUDES[1]:g} in SI units)")
 
 
+@one_blas_thread
 def load_case(path, overrides: dict | None = None, modal_data: dict | None = None,
               reader=None) -> Case:
     """Parse and validate ``path``; raises CaseError naming table and key.

@@ -4,6 +4,7 @@ parsing is :mod:`flexmbs.cases.loader`'s."""
 
 from __future__ import annotations
 
+from .._blas import one_blas_thread
 from ..errors import FlexmbsError, ModelError, ValidationError
 from .case import Case, CaseError
 
@@ -22,6 +23,7 @@ def case_system(case: Case, coupling=None, stiffening=None):
         raise CaseError(f"{case.path.name}: [solver] stiffening: {exc}") from None
 
 
+@one_blas_thread
 def run_case(case: Case, progress=None, *, from_equilibrium: bool = False, **options):
     """Simulate a loaded case; returns (System, SimulationResult). ``options`` go to
     :func:`~flexmbs.integrators.simulate` over the case's [solver] table (e.g.

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from ..assembly.system import System
 from ..contact.log import ContactLog
 from ..engine.concurrent_outputs import ConcurrentOutputs
@@ -66,6 +67,7 @@ METHODS = {"newmark": newmark, "hht": hht, "generalized-alpha": generalized_alph
 _CHECKED_KEYS = (STEP_OPTIONS | {"newton"}) & SOLVER_TABLE_KEYS
 
 
+@one_blas_thread
 def simulate(system: System, t_end: float, h: float, method: str = "generalized-alpha",
              *, output_every: int = 1, t_out=None, progress=None, restart=None,
              **options) -> SimulationResult:
@@ -241,7 +243,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
     concurrent = None if signals else ConcurrentOutputs.for_run(
         integ, int((t_end - integ.t) / h) // output_every)
     try:
-        with numerical, _blas_threads(integ):
+        with numerical:
             success, message, diverged, interrupted, steps, next_out, stepping = _step_loop(
                 system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
                 record, derive, progress, output_every, numerical, cp["steps"] if cp else 0,
@@ -327,28 +329,6 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         model=describe_model(system), contacts=contacts, statistics=statistics,
         status=status, warnings=[w.as_dict() for w in warns], checkpoint=checkpoint,
         sensors=sensors)
-
-
-#: From this order on a dense iteration matrix is factored with BLAS on one thread
-#: during the steps (OpenBLAS threads ``dgetrf`` for matrices of this size, and on a
-#: loaded machine each threaded factorisation waits for a core: benchmarks/README.md,
-#: "Nonlinear beam against Exudyn's planar beams"); smaller ones never thread, and
-#: sparse ones (SuperLU) do not use BLAS threads.
-ONE_BLAS_THREAD_FROM = 64
-
-
-def _blas_threads(integ):
-    """The context of the steps' BLAS threads: one thread for a compiled run's dense
-    iteration matrix of order :data:`ONE_BLAS_THREAD_FROM` or more, else unchanged."""
-    import contextlib
-
-    compiled = integ.compiled
-    if compiled is None or compiled.sparse or \
-            compiled.n_q + compiled.n_c < ONE_BLAS_THREAD_FROM:
-        return contextlib.nullcontext()
-    from .._blas import single_threaded_blas
-
-    return single_threaded_blas()
 
 
 def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_out, rec,
