@@ -156,6 +156,10 @@ class ModalData:
     _invariants: InertiaInvariants | None = field(default=None, repr=False, compare=False)
     """Private: invariants already known for exactly these nodes, shapes and mass
     (``select`` slices them instead of recomputing); consumed on construction."""
+    _checked: bool = field(default=False, repr=False, compare=False)
+    """Private: the values have passed the checks of this revision
+    (:data:`~flexmbs.modal.data_checks.CHECKS_REVISION`: a sealed native file's), so
+    only types and shapes are checked; consumed on construction."""
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
@@ -163,12 +167,15 @@ class ModalData:
         if self._invariants is not None:
             self.__dict__["invariants"] = self._invariants
             set_(self, "_invariants", None)  # never carried into replace() copies
-        for name, value in validated(self).items():
+        scan = not self._checked
+        set_(self, "_checked", False)  # (a replace() copy is checked again)
+        for name, value in validated(self, scan).items():
             set_(self, name, value)
         set_(self, "derivatives", validated_derivatives(
             self.derivatives, self.n_nodes, self.n_modes, self.psi is not None))
-        self._check_reference_frame()
-        self._check_mass_consistency()
+        if scan:
+            self._check_reference_frame()
+            self._check_mass_consistency()
 
     @property
     def has_derivatives(self) -> bool:

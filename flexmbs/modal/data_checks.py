@@ -7,7 +7,8 @@ invariants (the reference-frame condition, the mass consistency) are ModalData's
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +27,31 @@ from .units import get_units
 
 #: Relative symmetry tolerance for M_ff, K_ff and damping (imported files carry ~7 digits).
 MATRIX_SYMMETRY_RTOL = 1e-6
+
+#: The revision of the checks of values a ModalData runs on construction (finite,
+#: symmetric, definite, indices in range, the mass against the modes). A native file
+#: stamps the revision that checked its data when written, and a sealed file of this
+#: revision is not checked again when read (docs/modal_data_formats.md, "Checked once").
+#: Raise it whenever a check of values is added or tightened: files of older revisions
+#: are then checked again.
+CHECKS_REVISION = 1
+
+
+def _unchecked(*args, **kwargs) -> None:
+    """In place of a check of values, for data a check of this revision has passed."""
+
+
+class _ValueChecks(NamedTuple):
+    finite: Callable
+    symmetric: Callable
+    definite: Callable
+    semidefinite: Callable
+
+
+#: The checks of values, and their stand-ins for data already checked.
+_RUN = _ValueChecks(check_finite, check_symmetric, check_positive_definite,
+                    check_semidefinite_looking)
+_SKIP = _ValueChecks(_unchecked, _unchecked, _unchecked, _unchecked)
 
 
 def _as_index_array(values, name: str) -> np.ndarray:
@@ -55,15 +81,18 @@ def _mode_kinds(values) -> tuple[ModeKind, ...]:
     return tuple(kinds)
 
 
-def validated(data) -> dict[str, Any]:
+def validated(data, scan: bool = True) -> dict[str, Any]:
     """The fields of ``data`` (a :class:`~flexmbs.modal.data.ModalData` under
     construction) checked and normalised: arrays as float/int ndarrays, mass as CSR
     or lumped, enums, sets and cells as index arrays; raises ShapeError or
     ValidationError naming the field and the value. The checks that need the
-    invariants (reference frame, mass consistency) stay with ModalData."""
+    invariants (reference frame, mass consistency) stay with ModalData. ``scan=False``:
+    the types and shapes only, for values that checks of :data:`CHECKS_REVISION` have
+    passed (a sealed native file's)."""
+    checks = _RUN if scan else _SKIP
     nodes = as_float_array(data.nodes, "ModalData.nodes")
     check_shape(nodes, (None, 3), "ModalData.nodes")
-    check_finite(nodes, "ModalData.nodes")
+    checks.finite(nodes, "ModalData.nodes")
     n_nodes = nodes.shape[0]
     if n_nodes == 0:
         raise ShapeError("ModalData.nodes is empty; a flexible body needs nodes")
@@ -75,7 +104,7 @@ def validated(data) -> dict[str, Any]:
             f"ModalData.phi has shape {phi.shape}; expected ({3 * n_nodes}, n_modes) "
             f"for {n_nodes} nodes"
         )
-    check_finite(phi, "ModalData.phi")
+    checks.finite(phi, "ModalData.phi")
     n = phi.shape[1]
     mats = {}
     for name in ("M_ff", "K_ff"):
@@ -85,11 +114,11 @@ def validated(data) -> dict[str, Any]:
                 f"ModalData.{name} has shape {mat.shape}, but phi has {n} mode(s): "
                 f"expected ({n}, {n}) (mode count mismatch)"
             )
-        check_finite(mat, f"ModalData.{name}")
-        check_symmetric(mat, f"ModalData.{name}", rtol=MATRIX_SYMMETRY_RTOL)
+        checks.finite(mat, f"ModalData.{name}")
+        checks.symmetric(mat, f"ModalData.{name}", rtol=MATRIX_SYMMETRY_RTOL)
         mats[name] = 0.5 * (mat + mat.T)
-    check_positive_definite(mats["M_ff"], "ModalData.M_ff")
-    check_positive_definite(mats["K_ff"], "ModalData.K_ff", semi=True, rtol=1e-9)
+    checks.definite(mats["M_ff"], "ModalData.M_ff")
+    checks.definite(mats["K_ff"], "ModalData.K_ff", semi=True, rtol=1e-9)
     psi = None
     if data.psi is not None:
         psi = as_float_array(data.psi, "ModalData.psi")
@@ -98,7 +127,7 @@ def validated(data) -> dict[str, Any]:
         if psi.shape != phi.shape:
             raise ShapeError(f"ModalData.psi has shape {psi.shape}; expected {phi.shape} "
                              "(same as phi)")
-        check_finite(psi, "ModalData.psi")
+        checks.finite(psi, "ModalData.psi")
     gen = None
     if data.generalized_shapes is not None:
         gen = np.atleast_2d(as_float_array(data.generalized_shapes,
@@ -106,12 +135,12 @@ def validated(data) -> dict[str, Any]:
         if gen.ndim != 2 or gen.shape[1] != n:
             raise ShapeError(f"ModalData.generalized_shapes has shape {gen.shape}; "
                              f"expected (n_coordinates, {n})")
-        check_finite(gen, "ModalData.generalized_shapes")
+        checks.finite(gen, "ModalData.generalized_shapes")
         if psi is None:
             raise ValidationError("ModalData.generalized_shapes needs psi and the 6-DOF "
                                   "mass of the nodes before the coordinates")
     mass = validated_mass(data.mass, n_nodes, psi is not None,
-                                0 if gen is None else gen.shape[0])
+                          0 if gen is None else gen.shape[0], scan)
     ratio = matrix = None
     if data.damping_ratio is not None and data.damping_matrix is not None:
         raise ValidationError("ModalData: give damping_ratio or damping_matrix, not both")
@@ -120,8 +149,8 @@ def validated(data) -> dict[str, Any]:
         if ratio.size == 1 and n != 1:
             ratio = np.full(n, float(ratio[0]))
         check_shape(ratio, (n,), "ModalData.damping_ratio")
-        check_finite(ratio, "ModalData.damping_ratio")
-        if np.any(ratio < 0):
+        checks.finite(ratio, "ModalData.damping_ratio")
+        if scan and np.any(ratio < 0):
             k = int(np.argmin(ratio))
             raise ValidationError(
                 f"ModalData.damping_ratio[{k}] = {ratio[k]:g} is negative"
@@ -130,13 +159,13 @@ def validated(data) -> dict[str, Any]:
         matrix = np.atleast_2d(as_float_array(data.damping_matrix,
                                               "ModalData.damping_matrix"))
         check_shape(matrix, (n, n), "ModalData.damping_matrix")
-        check_finite(matrix, "ModalData.damping_matrix")
-        check_symmetric(matrix, "ModalData.damping_matrix", rtol=MATRIX_SYMMETRY_RTOL)
-        check_positive_definite(matrix, "ModalData.damping_matrix", semi=True, rtol=1e-9)
+        checks.finite(matrix, "ModalData.damping_matrix")
+        checks.symmetric(matrix, "ModalData.damping_matrix", rtol=MATRIX_SYMMETRY_RTOL)
+        checks.definite(matrix, "ModalData.damping_matrix", semi=True, rtol=1e-9)
     ids = (np.arange(1, n_nodes + 1, dtype=np.int64) if data.node_ids is None
            else _as_index_array(data.node_ids, "ModalData.node_ids"))
     check_shape(ids, (n_nodes,), "ModalData.node_ids")
-    if np.unique(ids).size != n_nodes:
+    if scan and np.unique(ids).size != n_nodes:
         raise ValidationError("ModalData.node_ids has duplicate labels")
     sets = {}
     if not isinstance(data.cells, dict):
@@ -147,7 +176,7 @@ def validated(data) -> dict[str, Any]:
                               f"got {type(data.node_sets).__name__}")
     for key, members in data.node_sets.items():
         idx = _as_index_array(members, f"ModalData.node_sets[{key!r}]")
-        bad = idx[(idx < 0) | (idx >= n_nodes)]
+        bad = idx[(idx < 0) | (idx >= n_nodes)] if scan else idx[:0]
         if bad.size:
             raise ValidationError(
                 f"ModalData.node_sets[{key!r}] names node index {int(bad[0])}, but the "
@@ -162,7 +191,7 @@ def validated(data) -> dict[str, Any]:
         except ValueError as exc:  # ragged lists
             raise ValidationError(f"ModalData.cells[{ctype!r}] is not a rectangular "
                                   f"connectivity array: {exc}") from None
-        if conn.size and (conn.min() < 0 or conn.max() >= n_nodes):
+        if scan and conn.size and (conn.min() < 0 or conn.max() >= n_nodes):
             raise ValidationError(
                 f"ModalData.cells[{ctype!r}] refers to node index "
                 f"{int(conn.max() if conn.max() >= n_nodes else conn.min())}; "
@@ -184,8 +213,8 @@ def validated(data) -> dict[str, Any]:
             else as_float_array(data.constraint_fraction,
                                 "ModalData.constraint_fraction").ravel())
     check_shape(frac, (n,), "ModalData.constraint_fraction")
-    check_finite(frac, "ModalData.constraint_fraction")
-    if np.any((frac < 0) | (frac > 1)):
+    checks.finite(frac, "ModalData.constraint_fraction")
+    if scan and np.any((frac < 0) | (frac > 1)):
         k = int(np.flatnonzero((frac < 0) | (frac > 1))[0])
         raise ValidationError(f"ModalData.constraint_fraction[{k}] = {frac[k]:g} is "
                               f"outside 0..1")
@@ -211,13 +240,16 @@ def validated(data) -> dict[str, Any]:
                         ("constraint_fraction", frac), ("metadata", dict(data.metadata)),
                         ("generalized_shapes", gen),
                         ("modal_fields",
-                         validated_modal_fields(data.modal_fields, n_nodes, n)),
-                        ("stiffening", validated_stiffening(data.stiffening, n)),
+                         validated_modal_fields(data.modal_fields, n_nodes, n, scan)),
+                        ("stiffening", validated_stiffening(data.stiffening, n, scan)),
                         ("units", units)))
 
 
-def validated_modal_fields(fields, n_nodes: int, n: int) -> dict[str, np.ndarray]:
-    """ModalData.modal_fields checked: name → (N, components, n) float arrays."""
+def validated_modal_fields(fields, n_nodes: int, n: int,
+                           scan: bool = True) -> dict[str, np.ndarray]:
+    """ModalData.modal_fields checked: name → (N, components, n) float arrays
+    (``scan``: as :func:`validated`'s)."""
+    checks = _RUN if scan else _SKIP
     if not isinstance(fields, dict):
         raise ValidationError("ModalData.modal_fields must be a dict name -> (N, c, n) "
                               "array")
@@ -227,13 +259,15 @@ def validated_modal_fields(fields, n_nodes: int, n: int) -> dict[str, np.ndarray
         if arr.ndim != 3 or arr.shape[0] != n_nodes or arr.shape[2] != n:
             raise ShapeError(f"ModalData.modal_fields[{key!r}] has shape {arr.shape}; "
                              f"expected ({n_nodes}, components, {n})")
-        check_finite(arr, f"ModalData.modal_fields[{key!r}]")
+        checks.finite(arr, f"ModalData.modal_fields[{key!r}]")
         out[str(key)] = arr
     return out
 
 
-def validated_stiffening(stiffening, n: int) -> dict[str, np.ndarray]:
-    """ModalData.stiffening checked: all twelve unit load cases or none, (n, n) symmetric."""
+def validated_stiffening(stiffening, n: int, scan: bool = True) -> dict[str, np.ndarray]:
+    """ModalData.stiffening checked: all twelve unit load cases or none, (n, n) symmetric
+    (``scan``: as :func:`validated`'s)."""
+    checks = _RUN if scan else _SKIP
 
     if not isinstance(stiffening, dict):
         raise ValidationError("ModalData.stiffening must be a dict case -> (n, n) array")
@@ -244,8 +278,8 @@ def validated_stiffening(stiffening, n: int) -> dict[str, np.ndarray]:
                                   f"cases are {list(STIFFENING_CASES)}")
         arr = as_float_array(value, f"ModalData.stiffening[{key!r}]")
         check_shape(arr, (n, n), f"ModalData.stiffening[{key!r}]")
-        check_finite(arr, f"ModalData.stiffening[{key!r}]")
-        check_symmetric(arr, f"ModalData.stiffening[{key!r}]")
+        checks.finite(arr, f"ModalData.stiffening[{key!r}]")
+        checks.symmetric(arr, f"ModalData.stiffening[{key!r}]")
         out[key] = arr
     if out and len(out) != len(STIFFENING_CASES):
         missing = [c for c in STIFFENING_CASES if c not in out]
@@ -254,9 +288,10 @@ def validated_stiffening(stiffening, n: int) -> dict[str, np.ndarray]:
     return out
 
 
-def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0):
+def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0, scan: bool = True):
     """ModalData.mass checked: a symmetric, positive-semidefinite-looking sparse matrix of
-    3N, 6N or 6N + n_gen rows, or N lumped masses [kg]."""
+    3N, 6N or 6N + n_gen rows, or N lumped masses [kg] (``scan``: as :func:`validated`'s)."""
+    checks = _RUN if scan else _SKIP
     if mass is None:
         raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
                               "translational mass matrix, the 6N x 6N mass of 6-DOF "
@@ -282,18 +317,18 @@ def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0):
                 f"({6 * n_nodes}, {6 * n_nodes}) (6 DOFs per node, with psi) "
                 f"or ({n_nodes},) lumped masses"
             )
-        check_finite(mat, "ModalData.mass")
-        check_symmetric(mat, "ModalData.mass", rtol=1e-8)
+        checks.finite(mat, "ModalData.mass")
+        checks.symmetric(mat, "ModalData.mass", rtol=1e-8)
         per = mat.shape[0] // n_nodes
-        check_semidefinite_looking(mat, "ModalData.mass",
+        checks.semidefinite(mat, "ModalData.mass",
                                    lambda k: f"DOF {k} (node index {k // per})")
         return mat
     arr = np.atleast_1d(as_float_array(mass, "ModalData.mass"))
     if arr.shape != (n_nodes,):
         raise ShapeError(f"ModalData.mass has shape {arr.shape}; expected ({n_nodes},) "
                          f"lumped masses or a ({3 * n_nodes}, {3 * n_nodes}) matrix")
-    check_finite(arr, "ModalData.mass")
-    if np.any(arr < 0):
+    checks.finite(arr, "ModalData.mass")
+    if scan and np.any(arr < 0):
         k = int(np.argmin(arr))
         raise ValidationError(f"ModalData.mass (lumped) of node index {k} is negative: "
                               f"{arr[k]:g} kg")

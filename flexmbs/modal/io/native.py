@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from ..._files import CHECKSUM_ATTR, atomic_path, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
+from ..data_checks import CHECKS_REVISION
 
 #: The native format's extensions (no other built-in format claims them, so a native
 #: file is read without loading the other formats' modules: tests/test_startup.py).
@@ -63,6 +64,7 @@ def write_native(data: ModalData, path: Path) -> None:
         f.attrs["reference_frame"] = data.reference_frame.value
         f.attrs["attach_set"] = data.attach_set or ""
         f.attrs["metadata"] = json.dumps(data.metadata, default=_json_default)
+        f.attrs["checks_revision"] = CHECKS_REVISION  # (data is a checked ModalData)
         f.create_dataset("nodes", data=data.nodes)
         f.create_dataset("node_ids", data=data.node_ids)
         f.create_dataset("phi", data=data.phi)
@@ -273,6 +275,10 @@ def read_native(path: Path, **options) -> ModalData:
             if sealed and "invariants" in f:  # computed when written, for these arrays
                 kwargs["_invariants"] = _read_invariants(f["invariants"],
                                                          np.shape(kwargs["phi"])[-1])
+            # values checked when written, by the checks of this revision: unchanged
+            # since (the checksum), so only their types and shapes are checked again
+            kwargs["_checked"] = bool(sealed and "invariants" in f
+                                      and f.attrs.get("checks_revision") == CHECKS_REVISION)
         except KeyError as exc:
             raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
