@@ -80,6 +80,21 @@ def make_modal_kwargs(n_nodes: int = 8, n_modes: int = 3, seed: int = 0, lumped:
                 node_sets={"root": [0], "tip": [n_nodes - 1]})
 
 
+def rewrite_hdf5(path, change, seal: bool = True) -> None:
+    """Edit the HDF5 file ``path`` in place with ``change(f)``, then seal it again with a
+    checksum of its new contents, or (``seal=False``) leave it without one."""
+    import h5py
+
+    from flexmbs._files import CHECKSUM_ATTR, seal_hdf5
+
+    with h5py.File(path, "r+") as f:
+        change(f)
+        if seal:
+            seal_hdf5(f)
+        else:
+            del f.attrs[CHECKSUM_ATTR]
+
+
 @pytest.fixture(scope="module")
 def examples():
     """ansys-mapdl-reader's example files (real MAPDL output: tests/test_ansys.py and

@@ -13,12 +13,11 @@ import h5py
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_modal_kwargs
+from conftest import make_modal_kwargs, rewrite_hdf5
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flexmbs.modal.data_checks as data_checks
-from flexmbs._files import CHECKSUM_ATTR, seal_hdf5
 from flexmbs.errors import ReadError
 from flexmbs.modal import ModalData, read_modal, write_modal
 
@@ -58,15 +57,6 @@ def _data(seed: int, n_modes: int, consistent: bool, sets: bool) -> ModalData:
     return ModalData(**kwargs)
 
 
-def _rewrite(path, change, seal: bool = True) -> None:
-    with h5py.File(path, "r+") as f:
-        change(f)
-        if seal:
-            seal_hdf5(f)
-        else:
-            del f.attrs[CHECKSUM_ATTR]
-
-
 def _same(a: ModalData, b: ModalData) -> None:
     for field in dataclasses.fields(ModalData):
         if field.name.startswith("_"):
@@ -97,7 +87,7 @@ def test_a_sealed_file_of_this_revision_reads_the_same_without_the_checks(
         counted = _Counted(monkeypatch)
         trusted = read_modal(path)
         assert (counted.calls, counted.consistency) == (0, 0)
-        _rewrite(path, lambda f: f.attrs.__delitem__("checks_revision"))  # no stamp
+        rewrite_hdf5(path, lambda f: f.attrs.__delitem__("checks_revision"))  # no stamp
         checked = read_modal(path)
         assert counted.calls > 0 and counted.consistency == 1
     _same(trusted, checked)
@@ -117,7 +107,7 @@ def test_any_other_file_has_its_values_checked(tmp_path, monkeypatch, how):
         elif how == "no stamp":
             del f.attrs["checks_revision"]
 
-    _rewrite(path, damage, seal=how != "no checksum")
+    rewrite_hdf5(path, damage, seal=how != "no checksum")
     with pytest.raises(ReadError, match=r"b\.fmd\.h5: ModalData\.phi must be finite"):
         read_modal(path)
 

@@ -10,11 +10,10 @@ import h5py
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_modal_kwargs
+from conftest import make_modal_kwargs, rewrite_hdf5
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flexmbs._files import CHECKSUM_ATTR, seal_hdf5
 from flexmbs.errors import ReadError
 from flexmbs.modal import ModalData, read_modal, write_modal
 from flexmbs.modal.invariants import compute_invariants
@@ -70,15 +69,6 @@ def test_stored_invariants_are_exactly_those_of_the_arrays_read(tmp_path_factory
             np.testing.assert_array_equal(mine, theirs, err_msg=name)
 
 
-def _rewrite(path, change, seal: bool = True) -> None:
-    with h5py.File(path, "r+") as f:
-        change(f)
-        if seal:
-            seal_hdf5(f)
-        else:
-            del f.attrs[CHECKSUM_ATTR]
-
-
 def test_invariants_of_the_wrong_size_are_a_read_error_naming_them(tmp_path):
     path = write_modal(_data(1, 3, "lumped"), tmp_path / "b.fmd.h5")
 
@@ -88,7 +78,7 @@ def test_invariants_of_the_wrong_size_are_a_read_error_naming_them(tmp_path):
         del f["invariants"]
         f.create_dataset("invariants", data=values[:-1]).attrs.update(attrs)
 
-    _rewrite(path, shorten)
+    rewrite_hdf5(path, shorten)
     with pytest.raises(ReadError, match=r"b\.fmd\.h5.*/invariants holds \(\d+,\) values"):
         read_modal(path)
 
@@ -102,7 +92,7 @@ def test_a_file_without_a_checksum_has_its_invariants_computed(tmp_path):
     def falsify(f):
         f["invariants"][0] = f["invariants"][0] * 2.0
 
-    _rewrite(path, falsify, seal=False)
+    rewrite_hdf5(path, falsify, seal=False)
     with mock.patch("flexmbs.modal.data.compute_invariants", wraps=compute_invariants) as spy:
         back = read_modal(path)
     assert spy.call_count == 1
@@ -112,7 +102,7 @@ def test_a_file_without_a_checksum_has_its_invariants_computed(tmp_path):
 def test_files_written_before_the_invariants_were_stored_still_read(tmp_path):
     data = _data(3, 2, "rotations")
     path = write_modal(data, tmp_path / "b.fmd.h5")
-    _rewrite(path, lambda f: f.__delitem__("invariants"))
+    rewrite_hdf5(path, lambda f: f.__delitem__("invariants"))
     with mock.patch("flexmbs.modal.data.compute_invariants", wraps=compute_invariants) as spy:
         back = read_modal(path)
     assert spy.call_count == 1  # computed, as before
