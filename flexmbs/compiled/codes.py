@@ -22,7 +22,7 @@ IT, STALE, HAVE_RESIDUAL, INPUTS = 0, 1, 2, 3
 #: Tasks of the entry point :func:`flexmbs.engine.newton.kernel`.
 (TASK_STEP, TASK_RESIDUAL, TASK_MATRIX, TASK_OUTPUTS, TASK_CONTACTS, TASK_STEPS,
  TASK_PIECES, TASK_JACOBIAN, TASK_PIECES_MANY, TASK_JACOBIANS_MANY,
- TASK_EQUATIONS_MANY, TASK_FORCES_MANY, TASK_ADJOINT_SWEEP) = range(13)
+ TASK_EQUATIONS_MANY, TASK_FORCES_MANY, TASK_ADJOINT_SWEEP, TASK_FACTOR) = range(14)
 
 #: Columns of a step's coefficients at the start of its row of the backward sweep's
 #: steps (TASK_ADJOINT_SWEEP; the objective's terms follow them): h [s], β, γ, c1, c2,

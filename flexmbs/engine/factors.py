@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..compiled.codes import TASK_FACTOR
+
 
 class Factors(NamedTuple):
     """LU factors of one iteration matrix, as the step kernel takes them: dense
@@ -20,10 +22,24 @@ class Factors(NamedTuple):
     sp_i: np.ndarray
     sp_x: np.ndarray
     info: int  # getrf's info (> 0: exactly singular), 0 for sparse factors
+    #: made by the step kernel's own LU (a batch's, :func:`kernel_factors`) rather than
+    #: by LAPACK or SuperLU: a restart factors the stored matrix the same way
+    by_kernel: bool = False
 
     @property
     def sparse(self) -> bool:
         return self.sp_i.size > 0
+
+
+def kernel_factors(compiled) -> Factors:
+    """The iteration matrix in the workspace of ``compiled`` (a CompiledSystem with a
+    dense matrix) factored by the step kernel's own LU
+    (:func:`~flexmbs.engine.linear_solves.lu_factor_into`), as a batch of steps
+    factors it: the same factors to the last bit."""
+    n = compiled.work.matrix.shape[0]
+    lu, piv = np.empty((n, n)), np.empty(n, dtype=np.int64)
+    compiled._call(TASK_FACTOR, lu=lu, piv=piv)
+    return compiled.placeholder_factors()._replace(lu=lu, piv=piv, by_kernel=True)
 
 
 def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
@@ -34,3 +50,14 @@ def pack_sparse_factors(lu) -> tuple[np.ndarray, np.ndarray]:
     sp_i = np.concatenate([[n, low.nnz, up.nnz], low.indptr, low.indices, up.indptr,
                            up.indices, lu.perm_r, lu.perm_c]).astype(np.int64)
     return sp_i, np.concatenate([low.data, up.data])
+
+
+def restored_factors(compiled, matrix, factored: str) -> Factors:
+    """Factors of a restart point's iteration ``matrix``, made as the interrupted run
+    made them: by the step kernel's LU where ``factored`` is "kernel" (a batch's, dense),
+    else by :meth:`~flexmbs.engine.compiled_system.CompiledSystem.factor` (LAPACK or
+    SuperLU). The workspace's matrix becomes ``matrix``."""
+    compiled.work.matrix[...] = matrix
+    if factored == "kernel" and not compiled.sparse:
+        return kernel_factors(compiled)
+    return compiled.factor(compiled.work.matrix)

@@ -54,6 +54,7 @@ from ..compiled.codes import (
     TASK_ADJOINT_SWEEP,
     TASK_CONTACTS,
     TASK_EQUATIONS_MANY,
+    TASK_FACTOR,
     TASK_FORCES_MANY,
     TASK_JACOBIANS_MANY,
     TASK_MATRIX,
@@ -399,6 +400,9 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     * TASK_PIECES_MANY, TASK_JACOBIANS_MANY, TASK_EQUATIONS_MANY, TASK_FORCES_MANY:
       :func:`pieces_many`
       at the states ``states``, ``lams`` with ``profs``, ``us`` and ``refs`` into ``out``.
+    * TASK_FACTOR: the workspace's iteration matrix factored into ``lu``, ``piv``
+      (:func:`lu_factor_into`, as a batch of steps factors it: a restart continues with
+      the factors the uninterrupted run had);
     * TASK_ADJOINT_SWEEP: :func:`flexmbs.engine.adjoint_sweep.adjoint_sweep` of a chunk
       of the gradients' backward sweep: its steps' pieces ``out``, Z and Pᵀ ``profs``,
       rows ``qs``, cotangents ``qds`` (in and out) and μ into ``lams``, with ``us``,
@@ -437,6 +441,9 @@ def kernel(task, F, IN, H, WF, WI, WH, q, qd, qdd, a, lam, par, max_iter, prof, 
     if task == TASK_ADJOINT_SWEEP:
         return adjoint_sweep(borrowed(out), borrowed(profs), borrowed(qs), borrowed(qds),
                              borrowed(lams), borrowed(us), lu, piv)
+    if task == TASK_FACTOR:
+        lu_factor_into(floats2(WF, WH, _MATRIX), lu, piv)
+        return CONVERGED
     if task == TASK_STEPS:
         return run_steps(F, IN, H, WF, WI, WH, par, max_iter, factors,
                          (borrowed(states), borrowed(lams), borrowed(profs), borrowed(us)),

@@ -182,8 +182,8 @@ class StepBatches:
             self.failed = True
             integ.matrix.lu = None
         elif factorizations:
-            integ.use_factors(cs.placeholder_factors()._replace(lu=self.lu.copy(),
-                                                                piv=self.piv.copy()), h)
+            integ.use_factors(cs.placeholder_factors()._replace(
+                lu=self.lu.copy(), piv=self.piv.copy(), by_kernel=True), h)
         self.failed = self.failed or waiting
         if done:
             integ.mark_accepted(int(self.out[done, 1]) if done < n else 0)

@@ -229,10 +229,8 @@ class AlphaIntegrator:
 
     # ----------------------------------------------------------- pieces
     def _coefficients(self, h):
-        p = self.params
-        bp = (1 - p.alpha_m) / (p.beta * h * h * (1 - p.alpha_f))
-        gp = p.gamma / (p.beta * h)
-        return bp, gp
+        p = self.params  # (β', γ')
+        return (1 - p.alpha_m) / (p.beta * h * h * (1 - p.alpha_f)), p.gamma / (p.beta * h)
 
     def _residual(self, q, qd, qdd, lam, t):
         """r = M q̈ + Φ_qᵀλ − Q (n_q,)."""
@@ -252,8 +250,7 @@ class AlphaIntegrator:
         jac = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
         m = np.asarray(s.mass_matrix(q, sparse=False))
         top = m + (gp / bp) * c_t + k_t / bp
-        n_c = jac.shape[0]
-        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((n_c, n_c))]]))
+        self.matrix.factor(np.block([[top, jac.T], [jac, np.zeros((jac.shape[0],) * 2)]]))
         self._matrix_h = h  # the step this matrix was built for
         self.refreshes += 1
 
@@ -261,8 +258,7 @@ class AlphaIntegrator:
         """K_t, C_t by grouped forward differences of the whole residual."""
         n, eps = self.system.n_q, self.fd_step
         base = self._residual(q, qd, qdd, lam, t)
-        k_t = np.zeros((n, n))
-        c_t = np.zeros((n, n))
+        k_t, c_t = np.zeros((n, n)), np.zeros((n, n))
         groups = self._groups
         if groups is None:  # user callables: every column on its own
             groups = [[(i, np.arange(n))] for i in range(n)]
@@ -404,7 +400,7 @@ class AlphaIntegrator:
             if self._rt_factors is None:  # the real-time step's own factor buffers
                 n = work.matrix.shape[0]
                 self._rt_factors = cs.placeholder_factors()._replace(
-                    lu=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64))
+                    lu=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64), by_kernel=True)
             factors = self._rt_factors
         code = cs.newton(self.q, self.qd, self.qdd, self.a, self.lam, par, max_iter,
                          prof, u, factors, True)
@@ -527,7 +523,6 @@ class AlphaIntegrator:
                 self.message = message + f"; step reduced below h_min = {self.h_min:g} s"
                 return False, self.message
 
-
     # ----------------------------------------------------------- restart points
     def checkpoint(self) -> dict:
         """The state after the last accepted step that a continuation needs to take the
@@ -543,6 +538,8 @@ class AlphaIntegrator:
         return {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "lam": self.lam,
                 "a": self.a, "h": self.h, "matrix": matrix,
                 "matrix_h": self._matrix_h if matrix is not None else None,
+                "matrix_factored": ("kernel" if getattr(self.matrix.lu, "by_kernel", False)
+                                    else "library"),
                 "refreshes": self.refreshes, "rejected": self.rejected,
                 "formulation": self.formulation.value,
                 "angles": dict(self.system.angle_memory),
@@ -573,10 +570,12 @@ class AlphaIntegrator:
         self.matrix.lu, self._matrix_h = None, None
         if matrix is not None:
             matrix = np.array(matrix, dtype=float)
-            if self.compiled is not None:
-                work = self.compiled.work
-                work.matrix[...] = matrix
-                self.matrix.lu, self.matrix.age = self.compiled.factor(work.matrix), 0
+            if self.compiled is not None:  # factored as the interrupted run had it
+                from ..engine.factors import restored_factors
+
+                self.matrix.lu = restored_factors(self.compiled, matrix,
+                                                  cp.get("matrix_factored", ""))
+                self.matrix.age = 0
             else:
                 self.matrix.factor(matrix)
             self._matrix_h = float(cp["matrix_h"])

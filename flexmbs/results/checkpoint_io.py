@@ -1,10 +1,11 @@
 """The restart point's storage in a results file: group ``/checkpoint`` with datasets
-q, qd, qdd, lam, a[, matrix] and attrs t, h, matrix_h, steps, next_output, refreshes,
-rejected, formulation, stepping_time, angles (the rotational springs' angle memory,
-JSON {name: angle [rad]}), interval (JSON: the steps since the last output,
-flexmbs.results.steps.interval) and last_iterations (files written before these two
-hold the steps per step instead, flexmbs.results.io) (what it holds and why:
-:mod:`flexmbs.integrators.checkpoint`, docs/integrators.md, "Restart")."""
+q, qd, qdd, lam, a[, matrix] and attrs t, h, matrix_h, matrix_factored ("kernel": the
+matrix in use was factored by the step kernel's LU, "library": by LAPACK or SuperLU),
+steps, next_output, refreshes, rejected, formulation, stepping_time, angles (the
+rotational springs' angle memory, JSON {name: angle [rad]}), interval (JSON: the steps
+since the last output, flexmbs.results.steps.interval) and last_iterations (files
+written before these two hold the steps per step instead, flexmbs.results.io) (what it
+holds and why: :mod:`flexmbs.integrators.checkpoint`, docs/integrators.md, "Restart")."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def write_checkpoint(f, checkpoint: dict) -> None:
         value = checkpoint.get(key)
         g.attrs[key] = np.nan if value is None else value
     g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
+    g.attrs["matrix_factored"] = str(checkpoint.get("matrix_factored", ""))
     g.attrs["angles"] = json.dumps({str(k): float(v) for k, v in
                                     (checkpoint.get("angles") or {}).items()})
     if checkpoint.get("interval") is not None:
@@ -55,6 +57,7 @@ def read_checkpoint(f) -> dict:
     for key in ("steps", "next_output", "refreshes", "rejected"):
         out[key] = int(out[key])
     out["formulation"] = str(g.attrs.get("formulation", ""))
+    out["matrix_factored"] = str(g.attrs.get("matrix_factored", ""))  # ("": before it)
     out["angles"] = json.loads(str(g.attrs.get("angles", "{}")))
     if "interval" in g.attrs:
         out["interval"] = _interval(json.loads(str(g.attrs["interval"])))
