@@ -4,30 +4,77 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import warnings
 
 import numpy as np
 
 #: threadpoolctl's view of the process's BLAS libraries, made at the first
-#: :func:`single_threaded_blas` (finding them walks every loaded library: 0.6 ms; a
-#: limit set through it afterwards costs some µs)
+#: :func:`single_threaded_blas` (finding them walks every loaded library: 1-4 ms the
+#: first time; a limit set through it afterwards costs some µs)
 _CONTROLLER = None
 
+#: The process-wide limit: set by the first of overlapping :func:`single_threaded_blas`
+#: contexts (of any thread), undone by the last to leave (``_ACTIVE`` of them).
+_LOCK = threading.Lock()
+_ACTIVE = 0
+_LIMITER = None
 
+
+@contextlib.contextmanager
 def single_threaded_blas():
     """A context that keeps BLAS on one thread (threadpoolctl, when installed): on small
     matrices threads only contend for the cores. The BLAS libraries are those loaded at
-    the first call (NumPy's and SciPy's: this module's solves load SciPy's)."""
-    global _CONTROLLER
+    the first call (NumPy's and SciPy's: this module's solves load SciPy's). OpenBLAS's
+    thread count is the process's, so contexts overlapping in several threads share one
+    limit, and the last to leave gives the caller's setting back."""
+    global _ACTIVE, _LIMITER
+    controller = _controller()
+    if controller is None:  # pragma: no cover - threadpoolctl is a base dependency
+        yield
+        return
+    with _LOCK:
+        if _ACTIVE == 0:
+            _release_openblas()  # (the thread that set the caller's limit may be another)
+            _LIMITER = controller.limit(limits=1, user_api="blas")
+        _ACTIVE += 1
     try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - a base dependency
-        return contextlib.nullcontext()
+        yield
+    finally:
+        with _LOCK:
+            _ACTIVE -= 1
+            if _ACTIVE == 0:
+                _release_openblas()  # (this thread may not be the one that set it)
+                _LIMITER.restore_original_limits()
+                _release_openblas()
+                _LIMITER = None
+
+
+def _controller():
+    """threadpoolctl's controller of the process's BLAS libraries (made once), or None
+    without threadpoolctl."""
+    global _CONTROLLER
     if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - a base dependency
+            return None
         import scipy.linalg  # noqa: F401  (its BLAS loaded before the libraries are listed)
 
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+    return _CONTROLLER
+
+
+def _release_openblas() -> None:
+    """Let any thread set OpenBLAS's thread count: threadpoolctl lets only the thread
+    that set it last do so (others are silently ignored), and a limit here may be set
+    and undone from different threads."""
+    import threadpoolctl
+
+    clear = getattr(getattr(threadpoolctl, "OpenBLASController", None),
+                    "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
 
 
 def one_blas_thread(function):

@@ -87,3 +87,35 @@ def test_the_callers_setting_comes_back_when_reading_fails(tmp_path):
         with pytest.raises(FlexmbsError):
             load_case(bad)
         assert _blas_threads() == {2}
+
+
+def test_overlapping_runs_in_two_threads_give_the_callers_setting_back():
+    """OpenBLAS's thread count is the process's: two threads inside flexmbs's entry
+    points at once share one limit, and the last to leave restores the caller's."""
+    import threading
+
+    from flexmbs._blas import one_blas_thread
+
+    seen, both_inside, a_may_leave = {}, threading.Barrier(2), threading.Event()
+
+    @one_blas_thread
+    def first():
+        both_inside.wait()
+        a_may_leave.wait()
+        seen["first, the other gone"] = _blas_threads()
+
+    @one_blas_thread
+    def second():
+        both_inside.wait()
+        seen["second"] = _blas_threads()
+
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for thread in threads:
+            thread.start()
+        threads[1].join()
+        seen["between"] = _blas_threads()  # the first still inside
+        a_may_leave.set()
+        threads[0].join()
+        assert _blas_threads() == {2}
+    assert seen == {"second": {1}, "between": {1}, "first, the other gone": {1}}

@@ -40,6 +40,13 @@ def _write(path):
         f.create_dataset("labels", data=np.array([b"x", b"yz"]))
         f.create_dataset("names", data=["one", "two"], dtype=h5py.string_dtype())
         f.create_dataset("nothing", data=np.zeros((0, 3)))
+        # numbers of one kind in several sizes and byte orders, read one after another
+        # (the memory types are kept per type: one per kind would convert them wrongly)
+        for dtype in ("<i4", "<i8", ">i8", "<u2", "<f4", "<f8", ">f8", "<c8", "<c16"):
+            values = np.arange(6) - 2.5
+            values = (values + 0.25j if dtype[1] == "c" else values).astype(dtype)
+            f.create_dataset(f"numbers/{dtype[1:]}{dtype[0] == '>'}", data=values)
+            f["numbers"].attrs[f"{dtype[1:]}{dtype[0] == '>'}"] = values[:3]
         d = f.create_dataset("compressed", data=np.linspace(0, 1, 500), compression="gzip")
         d.attrs["unit"] = "m"
         seal_hdf5(f)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flexmbs.modal.data_checks as data_checks
-from flexmbs.errors import ReadError
+from flexmbs.errors import ReadError, ValidationError
 from flexmbs.modal import ModalData, read_modal, write_modal
 
 
@@ -119,3 +119,18 @@ def test_a_copy_of_data_read_unchecked_is_checked(tmp_path, monkeypatch):
     assert counted.calls == 0
     dataclasses.replace(data, metadata={"copy": True})
     assert counted.calls > 0 and counted.consistency == 1
+
+
+def test_data_changed_in_place_after_its_checks_is_checked_when_written(tmp_path):
+    """A ModalData's arrays and sets can be changed after it was made; the writer
+    checks the values as they are before it stamps the file as checked."""
+    data = _data(5, 2, True, True)
+    data.nodes[0, 0] = np.inf
+    with pytest.raises(ValidationError, match=r"b\.fmd\.h5: not written: ModalData\.nodes "
+                                              r"must be finite"):
+        write_modal(data, tmp_path / "b.fmd.h5")
+    assert not (tmp_path / "b.fmd.h5").exists()
+    data = _data(5, 2, True, True)
+    data.node_sets["extra"] = np.array([-1, 3])
+    with pytest.raises(ValidationError, match=r"node_sets\['extra'\] names node index -1"):
+        write_modal(data, tmp_path / "c.fmd.h5")

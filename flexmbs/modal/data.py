@@ -177,6 +177,15 @@ class ModalData:
             self._check_reference_frame()
             self._check_mass_consistency()
 
+    def check_values(self) -> None:
+        """Every check of values again, on the arrays as they are now (a ModalData's
+        arrays and sets can be changed in place after it was made): ValidationError or
+        ShapeError naming the field and the value. The native writer runs it before it
+        stamps a file as checked (docs/modal_data_formats.md, "Checked once")."""
+        validated(self)
+        self._check_reference_frame()
+        self._check_mass_consistency()
+
     @property
     def has_derivatives(self) -> bool:
         """Whether static modal derivatives are present (``nonlinear = true`` bodies)."""

@@ -57,6 +57,10 @@ def write_native(data: ModalData, path: Path) -> None:
     """Write ``data`` to an HDF5 file at ``path``: atomically (a temporary file renamed
     over ``path`` once complete) and sealed with a checksum of its contents."""
     h5py = _h5py()
+    try:  # (the file is stamped as checked: arrays changed since are checked too)
+        data.check_values()
+    except FlexmbsError as exc:
+        raise type(exc)(f"{path}: not written: {exc}") from None
     with atomic_path(path, "modal data file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
         f.attrs["format_version"] = FORMAT_VERSION
