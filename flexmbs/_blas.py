@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 import warnings
 
@@ -19,6 +20,17 @@ _CONTROLLER = None
 _LOCK = threading.Lock()
 _ACTIVE = 0
 _LIMITER = None
+
+
+def _new_lock_in_child() -> None:
+    """A forked process starts with the lock free (fork copies only the calling thread:
+    another thread holding it would never release it there)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 @contextlib.contextmanager
