@@ -234,22 +234,25 @@ def hdf5_snapshot(f) -> HDF5Node:
             continue
         is_dataset = kind == h5py.h5o.TYPE_DATASET
         parent, _, leaf = name.rpartition("/")
-        node = HDF5Node(_attributes(h5py.h5o.open(f.id, raw)) if n_attrs else {},
+        node = HDF5Node(_attributes(f.id, n_attrs, raw) if n_attrs else {},
                         _dataset_values(f, name) if is_dataset else None)
         nodes[parent].children[leaf] = node
         nodes[name] = node
     return root
 
 
-def _attributes(oid) -> dict:
-    """{name: value} of the attributes of the open HDF5 object ``oid``, the values as
-    h5py's ``obj.attrs[name]`` gives them (read here without opening the object through
-    h5py, which costs tens of µs)."""
+def _attributes(loc, count: int | None = None, obj_name: bytes = b".") -> dict:
+    """{name: value} of the attributes of the HDF5 object ``obj_name`` below the open
+    object ``loc`` (``count`` of them, or as many as it has), the values as h5py's
+    ``obj.attrs[name]`` gives them (read here without opening the object, through h5py
+    or HDF5: either costs tens of µs)."""
     import h5py
 
+    if count is None:
+        count = h5py.h5a.get_num_attrs(loc)
     out = {}
-    for i in range(h5py.h5a.get_num_attrs(oid)):
-        attr = h5py.h5a.open(oid, index=i)
+    for i in range(count):
+        attr = h5py.h5a.open(loc, index=i, obj_name=obj_name)
         out[attr.name.decode("utf-8", "surrogateescape")] = _attribute_value(attr)
     return out
 
@@ -263,8 +266,12 @@ def _attribute_value(attr):
     shape = attr.shape
     if shape is None:
         return h5py.Empty(attr.dtype)
-    dtype = attr.dtype
-    memory_type = _memory_type(dtype)
+    kind = attr.get_type()  # (cheaper than attr.dtype, which builds NumPy's from it)
+    if isinstance(kind, h5py.h5t.TypeStringID) and kind.is_variable_str():
+        dtype, memory_type = _vlen_strings(attr, kind.get_cset())
+    else:
+        dtype = attr.dtype
+        memory_type = _memory_type(dtype)
     if dtype.subdtype is not None:  # a top-level array type: its shape onto the array's
         dtype, sub = dtype.subdtype
         shape = shape + sub
@@ -272,9 +279,28 @@ def _attribute_value(attr):
     attr.read(values, mtype=memory_type)
     info = h5py.h5t.check_string_dtype(dtype) if dtype.kind in "OS" else None
     if info and info.length is None:  # variable-length strings: bytes to str
+        if values.ndim == 0:
+            return values[()].decode("utf-8", "surrogateescape")
         values = np.array([b.decode("utf-8", "surrogateescape") for b in values.flat],
                           dtype=dtype).reshape(values.shape)
     return values[()] if values.ndim == 0 else values
+
+
+#: {HDF5 character set: (NumPy dtype, HDF5 memory type)} of variable-length strings, as
+#: h5py makes them for an attribute of that set, made once each.
+_VLEN_STRINGS: dict = {}
+
+
+def _vlen_strings(attr, cset: int):
+    """(dtype, memory type) of the variable-length string attribute ``attr`` of the
+    character set ``cset``: h5py's for the first such attribute, kept."""
+    import h5py
+
+    made = _VLEN_STRINGS.get(cset)
+    if made is None:
+        dtype = attr.dtype
+        made = _VLEN_STRINGS[cset] = (dtype, h5py.h5t.py_create(dtype))
+    return made
 
 
 #: HDF5 memory types of plain numeric dtypes (h5py.h5t.py_create), made once each.

@@ -31,6 +31,8 @@ def _write(path):
         f.attrs["vector"] = np.array([1.0, np.nan, 3.0])
         f.attrs["fixed"] = np.bytes_(b"abc")
         f.attrs["texts"] = ["a", "bc", ""]
+        f.attrs.create("ascii", "abc", dtype=h5py.string_dtype("ascii"))
+        f.attrs.create("ascii_texts", ["de", "f"], dtype=h5py.string_dtype("ascii"))
         f.attrs.create("empty", h5py.Empty("f8"))
         f.attrs.create("rows", np.arange(6.0).reshape(2, 3), dtype=np.dtype("(3,)f8"))
         g = f.create_group("group/inner")
