@@ -208,9 +208,9 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         rec.add_states(times, states, lams)
         memory.add_batch(before, names, filled, present)
         if concurrent is not None and (angles is None or refs is not None):
+            # (recorded first: an interrupt leaves no job)
             concurrent.submit(len(rec) - len(times), times, states[:, 0], states[:, 1],
-                              lams, refs, time_values)  # (recorded first: an interrupt
-            # leaves no job)
+                              lams, refs, time_values)
         if contacts is not None:
             contact_log.add_block(*contacts)
 

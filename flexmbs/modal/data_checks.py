@@ -176,11 +176,11 @@ def validated(data, scan: bool = True) -> dict[str, Any]:
                               f"got {type(data.node_sets).__name__}")
     for key, members in data.node_sets.items():
         idx = _as_index_array(members, f"ModalData.node_sets[{key!r}]")
-        bad = idx[(idx < 0) | (idx >= n_nodes)] if scan else idx[:0]
-        if bad.size:
+        outside = idx[(idx < 0) | (idx >= n_nodes)] if scan else ()
+        if len(outside):
             raise ValidationError(
-                f"ModalData.node_sets[{key!r}] names node index {int(bad[0])}, but the "
-                f"body has nodes 0..{n_nodes - 1}"
+                f"ModalData.node_sets[{key!r}] names node index {int(outside[0])}, but "
+                f"the body has nodes 0..{n_nodes - 1}"
             )
         sets[str(key)] = idx
     cells = {}
