@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from script_files import load_script  # tests/script_files.py
 
 from flexmbs.compiled import kernel_tag
@@ -237,6 +239,48 @@ def test_a_refused_argument_leaves_no_stale_binding():
         caller.release()
         with pytest.raises(TypeError, match=r"argument 'x'.*got NoneType"):
             caller(0, None, 1, True, y1)
+
+
+_POOL = 2 * native.KNOWN_PER_PARAMETER + 2  # more arrays than a parameter remembers
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, _POOL - 1),
+                          st.sampled_from(["call", "reshape", "freeze", "renew"])),
+                min_size=1, max_size=40))
+def test_a_caller_going_back_to_an_array_sees_that_array_as_it_is_now(ops):
+    """Calls that alternate between arrays, as the tasks of a run do (a batch's
+    factors, an evaluation's placeholders): whichever array a call passes, the kernel
+    reads its first extent and writes into it, the same as a fresh caller would, also
+    after the array was reshaped in place or made read-only since it was last passed
+    (then refused, naming the argument), or replaced by a new array of another size
+    (its address freed and possibly reused). (The array of the call just made is
+    trusted unchanged by the next call, as the class says: it is left alone.)"""
+    engine, address = native.link(_object(), prebuilt.ENTRY)
+    kernel = native.NativeKernel(engine, address, [("task", "scalar", 0), ("x", "f8", 2),
+                                                   ("max_iter", "scalar", 0),
+                                                   ("start", "scalar", 0)])
+    pool = [np.zeros((2 * (k + 1), 3)) for k in range(_POOL)]
+    last = None
+    for k, op in ops:
+        x = pool[k]
+        if x is last:
+            op = "call"
+        if op == "reshape" and x.flags.writeable:  # same data, another first extent
+            x.shape = (x.shape[1], x.shape[0])
+        elif op == "freeze":
+            x.flags.writeable = False
+        elif op == "renew":
+            pool[k] = np.zeros((k + 3, 2))
+        x = pool[k]
+        if not x.flags.writeable:
+            with pytest.raises(TypeError, match=r"argument 'x'.*read-only"):
+                kernel(2, x, 1, True)
+            continue
+        x[...] = 0.0
+        assert kernel(2, x, 1, True) == 20 + x.shape[0]
+        last = x
+        assert x.flat[0] == 42.0 and not x.flat[1:].any()
 
 
 def test_a_state_vector_of_another_dtype_is_refused():
