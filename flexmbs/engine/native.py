@@ -197,8 +197,8 @@ class NativeKernel:
             raise TypeError(f"step kernel argument {name!r}: expected a writeable "
                             f"C-contiguous {dtype} array of {ndim} dimension(s), got {got}")
         known = self._known[k]
-        if len(known) >= KNOWN_PER_PARAMETER:
-            known.clear()
+        if len(known) >= KNOWN_PER_PARAMETER:  # the one bound longest ago goes
+            del known[next(iter(known))]
         entry = known[id(array)] = (weakref.ref(array), _address(array), array.shape)
         self._point(k, array, entry)
 
@@ -223,6 +223,8 @@ class NativeKernel:
             entry = self._known[k].get(id(array))
             if (entry is not None and entry[0]() is array and array.shape == entry[2]
                     and array.flags.writeable):  # (unchanged since: shape set in place?)
+                known = self._known[k]
+                known[id(array)] = known.pop(id(array))  # (now the newest)
                 self._point(k, array, entry)
             else:
                 self._bind(k, array, False)

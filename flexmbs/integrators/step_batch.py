@@ -98,6 +98,11 @@ class StepBatches:
         self.out = np.zeros((self.largest, self.at_samples + self.n_contacts * N_SAMPLE))
         self.lu, self.piv = np.zeros((size, size)), np.zeros(size, dtype=np.int64)
         self.times = np.zeros(self.largest)
+        #: the step parameters of a batch, and {n: (states, λ, out) of a batch of n
+        #: steps}: the same arrays for the kernel at every batch (the native kernel
+        #: takes the address of an array it has not seen: a few µs each)
+        self.par = integ.step_parameters()
+        self._views: dict = {}
         #: a step of the last batch failed or awaits the contacts' handling: the next
         #: step is the per-step path's
         self.failed = False
@@ -157,7 +162,8 @@ class StepBatches:
         start = self.states[0]
         start[0], start[1], start[2], start[3] = integ.q, integ.qd, integ.qdd, integ.a
         self.lams[0] = integ.lam
-        par = integ.step_parameters()
+        par = self.par
+        par[:] = integ.step_parameters()
         par[P_H], par[P_T1] = h, times[0]
         par[P_REFRESH_ABOVE] = -1 if integ.refresh_above is None else integ.refresh_above
         if self.n_contacts:
@@ -170,8 +176,10 @@ class StepBatches:
             self.lu[...], self.piv[...] = integ.matrix.lu.lu, integ.matrix.lu.piv
         cs.work.counters[STALE] = int(stale)
         cs.load_angles(integ.system.angle_memory)
-        done = cs.steps(par, integ.max_iter, self.lu, self.piv, self.states[:n + 1],
-                        self.lams[:n + 1], profs, us, self.out[:n])
+        states, lams, out = self._views.get(n) or self._views.setdefault(
+            n, (self.states[:n + 1], self.lams[:n + 1], self.out[:n]))
+        done = cs.steps(par, integ.max_iter, self.lu, self.piv, states, lams, profs, us,
+                        out)
         waiting = done < 0
         if waiting:  # step −done − 1 converged; its contacts are Python's to handle
             done = -done - 1
