@@ -15,7 +15,10 @@ Layout (documented in ``docs/modal_data_formats.md``)::
         lumped:     /mass/nodal_mass (N,) [kg]
         consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
                     (3N, 6N, or 6N + n_g with /generalized_shapes)
-    /node_sets/set_<k>    int64 node indices (0-based), attrs name = the set's name
+    /node_set_indices     int64 node indices (0-based) of every node set, one set after
+                          the other; /node_set_offsets (n_sets + 1,) int64 where each
+                          starts (and the end); /node_set_names JSON text of their names
+                          (format_version 1: /node_sets/set_<k>, attrs name, one each)
     /modal_fields/field_<k>, /stiffening/<case> (n, n)   optional
     /modal_derivatives    optional, attrs energy (the FE strain energy, in words):
         pairs (n_d, 2) int64 mode pairs (i <= j);  theta (3N, n_d) [m per unit²];
@@ -44,7 +47,10 @@ from ..data_checks import CHECKS_REVISION
 NATIVE_EXTENSIONS = (".fmd.h5", ".h5", ".hdf5")
 
 FORMAT_TAG = "flexmbs-modal-data"
-FORMAT_VERSION = 1
+#: 2 (2026-12-07): the node sets in three datasets, not one each (reading a file costs
+#: per HDF5 object: the 4-mode solid beam's seven sets took a quarter of its read). Files
+#: of version 1 are read as before.
+FORMAT_VERSION = 2
 
 
 def _h5py():
@@ -96,10 +102,7 @@ def write_native(data: ModalData, path: Path) -> None:
             g.create_dataset("data", data=csr.data)
             g.create_dataset("indices", data=csr.indices)
             g.create_dataset("indptr", data=csr.indptr)
-        sets = f.create_group("node_sets")
-        for k, (name, idx) in enumerate(data.node_sets.items()):
-            # dataset names are positional: a set name may hold "/" or "."
-            sets.create_dataset(f"set_{k}", data=idx).attrs["name"] = name
+        _write_node_sets(f, data.node_sets)
         fields = f.create_group("modal_fields")
         for k, (name, values) in enumerate(data.modal_fields.items()):
             fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
@@ -113,6 +116,44 @@ def write_native(data: ModalData, path: Path) -> None:
             _write_derivatives(f.create_group("modal_derivatives"), data.derivatives)
         _write_invariants(f, data.invariants)
         seal_hdf5(f)  # last: a file without it was not completed
+
+
+def _write_node_sets(f, node_sets: dict) -> None:
+    """/node_set_indices, /node_set_offsets and /node_set_names of ``node_sets``
+    ({name: node indices}; a name may hold any character, "/" and "." too)."""
+    sets = [np.asarray(idx, dtype=np.int64).ravel() for idx in node_sets.values()]
+    f.create_dataset("node_set_indices",
+                     data=np.concatenate(sets) if sets else np.zeros(0, dtype=np.int64))
+    f.create_dataset("node_set_offsets",
+                     data=np.cumsum([0, *(idx.size for idx in sets)], dtype=np.int64))
+    f.create_dataset("node_set_names", data=np.bytes_(json.dumps(list(node_sets))))
+
+
+def _read_node_sets(path, f, version: int) -> dict:
+    """{name: node indices} of the node sets (the layout of ``version``); ReadError
+    naming the dataset whose content does not fit."""
+    if version < 2:
+        return {str(v.attrs.get("name", k)): v[()] for k, v in f["node_sets"].items()}
+    indices = f["node_set_indices"][()]
+    offsets = f["node_set_offsets"][()]
+    try:
+        names = json.loads(bytes(f["node_set_names"][()]).decode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise ReadError(f"{path}: /node_set_names is not a JSON list of names ({exc})"
+                        ) from None
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)
+            and len(set(names)) == len(names)):
+        raise ReadError(f"{path}: /node_set_names must list distinct names, got "
+                        f"{str(names)[:60]}")
+    if not (isinstance(indices, np.ndarray) and indices.ndim == 1
+            and isinstance(offsets, np.ndarray) and offsets.dtype.kind == "i"
+            and offsets.shape == (len(names) + 1,) and offsets[0] == 0
+            and offsets[-1] == indices.size and np.all(np.diff(offsets) >= 0)):
+        raise ReadError(f"{path}: /node_set_offsets {np.asarray(offsets).tolist()[:8]} "
+                        f"must rise from 0 to the {np.size(indices)} entries of "
+                        f"/node_set_indices, one start per name of /node_set_names "
+                        f"({len(names)}) and the end")
+    return {name: indices[offsets[k]:offsets[k + 1]] for k, name in enumerate(names)}
 
 
 def _invariant_shapes(n_modes: int, isotropic: bool) -> dict:
@@ -259,8 +300,7 @@ def read_native(path: Path, **options) -> ModalData:
                 damping_ratio=f["damping_ratio"][()] if "damping_ratio" in f else None,
                 damping_matrix=f["damping_matrix"][()] if "damping_matrix" in f else None,
                 node_ids=f["node_ids"][()],
-                node_sets={str(v.attrs.get("name", k)): v[()]
-                           for k, v in f["node_sets"].items()},
+                node_sets=_read_node_sets(path, f, version),
                 cells={k: v[()] for k, v in f["cells"].items()},
                 modal_fields=({str(v.attrs.get("name", k)): v[()]
                                for k, v in f["modal_fields"].items()}
