@@ -166,8 +166,8 @@ def _attr_bytes(value, legacy: bool = False) -> bytes:
 class HDF5Node:
     """A group or dataset of an HDF5 file read into memory (:func:`hdf5_snapshot`), with
     the part of h5py's interface the readers use: ``node[name]`` (a child, or with a
-    path ``a/b`` a descendant), ``name in node``, ``items()``, ``keys()``, ``attrs`` (a
-    dict) and, for a dataset, ``node[()]`` (its array) and ``dtype``."""
+    path ``a/b`` a descendant), ``name in node``, ``get(name)``, ``items()``, ``keys()``,
+    ``attrs`` (a dict) and, for a dataset, ``node[()]`` (its array) and ``dtype``."""
 
     __slots__ = ("attrs", "children", "data")
 
@@ -197,6 +197,12 @@ class HDF5Node:
         except (KeyError, TypeError):
             return False
         return True
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except (KeyError, TypeError):
+            return default
 
     def items(self):
         return self.children.items()
@@ -255,6 +261,17 @@ def _attributes(loc, count: int | None = None, obj_name: bytes = b".") -> dict:
         attr = h5py.h5a.open(loc, index=i, obj_name=obj_name)
         out[attr.name.decode("utf-8", "surrogateescape")] = _attribute_value(attr)
     return out
+
+
+def hdf5_attribute(f, name: str, default=None):
+    """The root attribute ``name`` of the open h5py file ``f`` as ``f.attrs.get(name,
+    default)`` gives it, read without h5py's attribute manager (a third of its cost)."""
+    import h5py
+
+    key = name.encode()
+    if not h5py.h5a.exists(f.id, key):
+        return default
+    return _attribute_value(h5py.h5a.open(f.id, key))
 
 
 def _attribute_value(attr):

@@ -11,6 +11,8 @@ from pathlib import Path
 # thread handling.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import json
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,22 @@ def rewrite_hdf5(path, change, seal: bool = True) -> None:
             seal_hdf5(f)
         else:
             del f.attrs[CHECKSUM_ATTR]
+
+
+def native_header(path) -> dict:
+    """The /header of the native modal-data file ``path`` (format version 2)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return json.loads(bytes(f["header"][()]).decode())
+
+
+def set_native_header(f, header) -> None:
+    """Replace the /header of the open native file ``f`` by ``header`` (a dict, or the
+    text to store)."""
+    del f["header"]
+    f.create_dataset("header", data=np.bytes_(header if isinstance(header, str)
+                                              else json.dumps(header)))
 
 
 @pytest.fixture(scope="module")

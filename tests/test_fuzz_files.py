@@ -43,6 +43,8 @@ def _mutated(data: np.ndarray, kind: str):
     if kind == "inf":
         return np.full(data.shape, np.inf) if data.dtype.kind in "fiu" else None
     if kind == "transpose":
+        if data.ndim == 0:  # (a scalar, as the JSON header of a modal file)
+            return None
         return data.T.copy() if data.ndim == 2 else data[::-1].copy()
     if kind == "int-dtype":
         return data.astype(np.int64) if data.dtype.kind == "f" else None

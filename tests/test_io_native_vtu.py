@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_modal_kwargs
+from conftest import make_modal_kwargs, native_header, set_native_header
 
 from flexmbs.errors import ReadError
 from flexmbs.modal import ModalData, read_modal, write_modal
@@ -210,16 +210,17 @@ def test_native_keeps_odd_set_names_and_wraps_bad_content(tmp_path):
     data = ModalData(**kwargs)
     path = write_modal(data, tmp_path / "odd.fmd.h5")
     np.testing.assert_array_equal(read_modal(path).node_sets["a/b.c"], [1, 2])
+    header = native_header(path)
     with h5py.File(path, "a") as f:
-        f.attrs["metadata"] = "{not json"
+        set_native_header(f, "{not json")
     with pytest.raises(ReadError, match=r"odd\.fmd\.h5: the modal data file is damaged"):
         read_modal(path)  # the checksum sees the change first
     with h5py.File(path, "a") as f:  # without checksum (an older or hand-made file)
         del f.attrs["checksum"]
-    with pytest.raises(ReadError, match=r"odd\.fmd\.h5: malformed content"):
+    with pytest.raises(ReadError, match=r"odd\.fmd\.h5: /header is not JSON text"):
         read_modal(path)
     with h5py.File(path, "a") as f:
-        f.attrs["metadata"] = "{}"
+        set_native_header(f, {**header, "metadata": {}})
         del f["M_ff"]
         f["M_ff"] = -np.eye(3)
     with pytest.raises(ReadError, match=r"odd\.fmd\.h5: ModalData\.M_ff is not positive"):

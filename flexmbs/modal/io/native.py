@@ -1,30 +1,29 @@
 """The native flexmbs modal-data format: one self-describing HDF5 file (``.fmd.h5``).
 
-Layout (documented in ``docs/modal_data_formats.md``)::
+Layout, format version 2 (documented in ``docs/modal_data_formats.md``)::
 
-    /                     attrs: format="flexmbs-modal-data", format_version, units,
-                                 reference_frame, attach_set, metadata (JSON)
+    /                     attrs: format="flexmbs-modal-data", format_version, checksum
+    /header               JSON text: units, reference_frame, attach_set, metadata,
+                          checks_revision, mode_kinds, constraint_fraction, mass {kind,
+                          shape}, node_sets {names, starts}, invariants {mass, isotropic}
     /nodes                (N, 3) float64 [m]
     /node_ids             (N,) int64
     /phi                  (3N, n) [m per unit ξ];   /psi (3N, n) optional [rad per unit ξ]
     /generalized_shapes   (n_g, n) optional: coordinates without position of the mass
     /M_ff, /K_ff          (n, n)
     /damping_ratio (n,)   or /damping_matrix (n, n)   (absent: zero damping)
-    /mode_kinds           (n,) strings;  /constraint_fraction (n,)
-    /mass                 attrs kind = "lumped" | "consistent"
-        lumped:     /mass/nodal_mass (N,) [kg]
-        consistent: /mass/data, /mass/indices, /mass/indptr (CSR), attrs shape
-                    (3N, 6N, or 6N + n_g with /generalized_shapes)
-    /node_set_indices     int64 node indices (0-based) of every node set, one set after
-                          the other; /node_set_offsets (n_sets + 1,) int64 where each
-                          starts (and the end); /node_set_names JSON text of their names
-                          (format_version 1: /node_sets/set_<k>, attrs name, one each)
+    /mass/nodal_mass (N,) [kg] (lumped), or /mass/data, /mass/indices, /mass/indptr (CSR)
+    /node_set_indices     int64 node indices (0-based) of every set, one after the other
     /modal_fields/field_<k>, /stiffening/<case> (n, n)   optional
     /modal_derivatives    optional, attrs energy (the FE strain energy, in words):
         pairs (n_d, 2) int64 mode pairs (i <= j);  theta (3N, n_d) [m per unit²];
         theta_psi (3N, n_d) [rad per unit²] with psi;  stiffness, mass (m, m);
         cubic (m, m, m);  quartic (m, m, m, m)   (m = n + n_d, modes first)
     /cells/<meshio type>  int64 connectivity (0-based node indices)
+    /invariants           the inertia invariants, one array after the other
+
+Version 1 kept the header's entries as attributes and small datasets, and each node set
+in a dataset /node_sets/set_<k> (attrs name); it is read as before.
 
 Everything is SI; the round trip is lossless.
 """
@@ -37,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..._files import CHECKSUM_ATTR, atomic_path, seal_hdf5, verify_hdf5
+from ..._files import CHECKSUM_ATTR, atomic_path, hdf5_attribute, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from ..data_checks import CHECKS_REVISION
@@ -47,9 +46,9 @@ from ..data_checks import CHECKS_REVISION
 NATIVE_EXTENSIONS = (".fmd.h5", ".h5", ".hdf5")
 
 FORMAT_TAG = "flexmbs-modal-data"
-#: 2 (2026-12-07): the node sets in three datasets, not one each (reading a file costs
-#: per HDF5 object: the 4-mode solid beam's seven sets took a quarter of its read). Files
-#: of version 1 are read as before.
+#: 2 (2026-12-07): the description in one JSON header and the node sets in one dataset
+#: (reading a file costs per HDF5 object, about 30-40 µs each). Files of version 1 are
+#: read as before.
 FORMAT_VERSION = 2
 
 
@@ -70,11 +69,7 @@ def write_native(data: ModalData, path: Path) -> None:
     with atomic_path(path, "modal data file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
         f.attrs["format_version"] = FORMAT_VERSION
-        f.attrs["units"] = data.units
-        f.attrs["reference_frame"] = data.reference_frame.value
-        f.attrs["attach_set"] = data.attach_set or ""
-        f.attrs["metadata"] = json.dumps(data.metadata, default=_json_default)
-        f.attrs["checks_revision"] = CHECKS_REVISION  # (data is a checked ModalData)
+        f.create_dataset("header", data=np.bytes_(_header(data)))
         f.create_dataset("nodes", data=data.nodes)
         f.create_dataset("node_ids", data=data.node_ids)
         f.create_dataset("phi", data=data.phi)
@@ -88,21 +83,17 @@ def write_native(data: ModalData, path: Path) -> None:
             f.create_dataset("damping_ratio", data=data.damping_ratio)
         if data.damping_matrix is not None:
             f.create_dataset("damping_matrix", data=data.damping_matrix)
-        f.create_dataset("mode_kinds", data=np.array([k.value for k in data.mode_kinds],
-                                                     dtype="S16"))
-        f.create_dataset("constraint_fraction", data=data.constraint_fraction)
         g = f.create_group("mass")
         if data.is_lumped:
-            g.attrs["kind"] = "lumped"
             g.create_dataset("nodal_mass", data=data.mass)
         else:
             csr = sp.csr_matrix(data.mass)
-            g.attrs["kind"] = "consistent"
-            g.attrs["shape"] = csr.shape
             g.create_dataset("data", data=csr.data)
             g.create_dataset("indices", data=csr.indices)
             g.create_dataset("indptr", data=csr.indptr)
-        _write_node_sets(f, data.node_sets)
+        sets = [np.asarray(idx, dtype=np.int64).ravel() for idx in data.node_sets.values()]
+        f.create_dataset("node_set_indices", data=np.concatenate(sets) if sets
+                         else np.zeros(0, dtype=np.int64))
         fields = f.create_group("modal_fields")
         for k, (name, values) in enumerate(data.modal_fields.items()):
             fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
@@ -118,42 +109,97 @@ def write_native(data: ModalData, path: Path) -> None:
         seal_hdf5(f)  # last: a file without it was not completed
 
 
-def _write_node_sets(f, node_sets: dict) -> None:
-    """/node_set_indices, /node_set_offsets and /node_set_names of ``node_sets``
-    ({name: node indices}; a name may hold any character, "/" and "." too)."""
-    sets = [np.asarray(idx, dtype=np.int64).ravel() for idx in node_sets.values()]
-    f.create_dataset("node_set_indices",
-                     data=np.concatenate(sets) if sets else np.zeros(0, dtype=np.int64))
-    f.create_dataset("node_set_offsets",
-                     data=np.cumsum([0, *(idx.size for idx in sets)], dtype=np.int64))
-    f.create_dataset("node_set_names", data=np.bytes_(json.dumps(list(node_sets))))
+def _header(data: ModalData) -> str:
+    """The JSON text of /header: what describes the arrays of ``data`` (its units,
+    frame, metadata, the kinds and constraint fractions of its modes, the mass's kind
+    and shape, the node sets' names and where each starts in /node_set_indices, the
+    total mass and isotropy of the invariants) and the revision of the value checks it
+    passed (``data`` is a checked ModalData)."""
+    starts = np.cumsum([0, *(np.size(idx) for idx in data.node_sets.values())])
+    inv = data.invariants
+    return json.dumps({
+        "units": data.units, "reference_frame": data.reference_frame.value,
+        "attach_set": data.attach_set or "",
+        "metadata": json.loads(json.dumps(data.metadata, default=_json_default)),
+        "checks_revision": CHECKS_REVISION,
+        "mode_kinds": [k.value for k in data.mode_kinds],
+        "constraint_fraction": np.asarray(data.constraint_fraction, float).tolist(),
+        "mass": {"kind": "lumped" if data.is_lumped else "consistent",
+                 "shape": list(np.shape(data.mass))},
+        "node_sets": {"names": list(data.node_sets), "starts": starts.tolist()},
+        "invariants": {"mass": float(inv.mass), "isotropic": bool(inv.isotropic)}})
 
 
-def _read_node_sets(path, f, version: int) -> dict:
-    """{name: node indices} of the node sets (the layout of ``version``); ReadError
-    naming the dataset whose content does not fit."""
-    if version < 2:
-        return {str(v.attrs.get("name", k)): v[()] for k, v in f["node_sets"].items()}
-    indices = f["node_set_indices"][()]
-    offsets = f["node_set_offsets"][()]
+#: The entries of /header (format version 2) and the type each must have; a header
+#: without "checks_revision" has its values checked on reading.
+HEADER_TYPES = {"units": str, "reference_frame": str, "attach_set": str, "metadata": dict,
+                "mode_kinds": list, "constraint_fraction": list, "mass": dict,
+                "node_sets": dict, "invariants": dict}
+
+
+def _read_header(path, f) -> dict:
+    """/header of a version-2 file, its entries of the types :data:`HEADER_TYPES`
+    says; ReadError naming the entry that is not."""
     try:
-        names = json.loads(bytes(f["node_set_names"][()]).decode("utf-8"))
+        header = json.loads(bytes(f["header"][()]).decode("utf-8"))
     except (TypeError, ValueError) as exc:
-        raise ReadError(f"{path}: /node_set_names is not a JSON list of names ({exc})"
-                        ) from None
+        raise ReadError(f"{path}: /header is not JSON text ({exc})") from None
+    if not isinstance(header, dict):
+        raise ReadError(f"{path}: /header must be a JSON object, got {str(header)[:60]}")
+    for key, kind in HEADER_TYPES.items():
+        if not isinstance(header.get(key), kind):
+            raise ReadError(f"{path}: /header entry {key!r} must be a JSON "
+                            f"{kind.__name__}, got {str(header.get(key))[:60]}")
+    header.setdefault("checks_revision", None)
+    return header
+
+
+def _node_sets(path, indices, names, starts) -> dict:
+    """{name: node indices} of the node sets whose ``names`` start at ``starts`` in
+    ``indices`` (version 2); ReadError saying what does not fit."""
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names)
             and len(set(names)) == len(names)):
-        raise ReadError(f"{path}: /node_set_names must list distinct names, got "
+        raise ReadError(f"{path}: /header node_sets names must be distinct texts, got "
                         f"{str(names)[:60]}")
-    if not (isinstance(indices, np.ndarray) and indices.ndim == 1
-            and isinstance(offsets, np.ndarray) and offsets.dtype.kind == "i"
-            and offsets.shape == (len(names) + 1,) and offsets[0] == 0
-            and offsets[-1] == indices.size and np.all(np.diff(offsets) >= 0)):
-        raise ReadError(f"{path}: /node_set_offsets {np.asarray(offsets).tolist()[:8]} "
+    try:
+        starts = np.asarray(starts, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        starts = None
+    if not (isinstance(indices, np.ndarray) and indices.ndim == 1 and starts is not None
+            and starts.shape == (len(names) + 1,) and starts[0] == 0
+            and starts[-1] == indices.size and np.all(np.diff(starts) >= 0)):
+        raise ReadError(f"{path}: /header node_sets starts "
+                        f"{np.asarray(starts).tolist()[:8] if starts is not None else '?'} "
                         f"must rise from 0 to the {np.size(indices)} entries of "
-                        f"/node_set_indices, one start per name of /node_set_names "
-                        f"({len(names)}) and the end")
-    return {name: indices[offsets[k]:offsets[k + 1]] for k, name in enumerate(names)}
+                        f"/node_set_indices: one per name ({len(names)}) and the end")
+    return {name: indices[starts[k]:starts[k + 1]] for k, name in enumerate(names)}
+
+
+def _descriptors(path, f, version: int) -> dict:
+    """What describes the arrays, from /header (version 2) or the attributes and small
+    datasets of version 1, as :func:`_header` lists it (node sets: {name: indices})."""
+    if version >= 2:
+        h = _read_header(path, f)
+        h["node_sets"] = _node_sets(path, f["node_set_indices"][()],
+                                    h["node_sets"].get("names"),
+                                    h["node_sets"].get("starts"))
+        h["mode_kinds"] = tuple(h["mode_kinds"])
+        h["constraint_fraction"] = np.asarray(h["constraint_fraction"], dtype=float)
+        return h
+    g, inv = f["mass"], f.get("invariants")
+    return {"units": str(f.attrs["units"]),
+            "reference_frame": str(f.attrs["reference_frame"]),
+            "attach_set": str(f.attrs["attach_set"]),
+            "metadata": json.loads(f.attrs["metadata"]),
+            "checks_revision": f.attrs.get("checks_revision"),
+            "mode_kinds": _strings(path, f, "mode_kinds"),
+            "constraint_fraction": f["constraint_fraction"][()],
+            "mass": {"kind": str(g.attrs["kind"]),
+                     "shape": np.asarray(g.attrs.get("shape", ())).reshape(-1).tolist()},
+            "node_sets": {str(v.attrs.get("name", k)): v[()]
+                          for k, v in f["node_sets"].items()},
+            "invariants": None if inv is None else {"mass": float(inv.attrs["mass"]),
+                                                    "isotropic": bool(inv.attrs["isotropic"])}}
 
 
 def _invariant_shapes(n_modes: int, isotropic: bool) -> dict:
@@ -173,18 +219,17 @@ def _write_invariants(f, inv) -> None:
     takes them instead of computing them again."""
     names = _invariant_shapes(inv.n_modes, inv.isotropic)
     flat = np.concatenate([np.ravel(getattr(inv, name)) for name in names])
-    dset = f.create_dataset("invariants", data=flat)
-    dset.attrs["mass"] = inv.mass
-    dset.attrs["isotropic"] = bool(inv.isotropic)
+    f.create_dataset("invariants", data=flat)  # (the mass and isotropy: in /header)
 
 
-def _read_invariants(dset, n_modes: int):
-    """The InertiaInvariants stored in /invariants for ``n_modes`` mode shapes;
-    ValueError saying what does not fit (size, finiteness)."""
+def _read_invariants(dset, n_modes: int, described: dict):
+    """The InertiaInvariants stored in /invariants for ``n_modes`` mode shapes, of the
+    total mass and isotropy ``described``; ValueError saying what does not fit (size,
+    finiteness)."""
     from ..invariants import InertiaInvariants
 
-    isotropic = bool(dset.attrs["isotropic"])
-    mass = float(dset.attrs["mass"])
+    isotropic = bool(described["isotropic"])
+    mass = float(described["mass"])
     shapes = _invariant_shapes(n_modes, isotropic)
     flat = np.asarray(dset[()], dtype=float)
     size = sum(int(np.prod(shape)) for shape in shapes.values())
@@ -223,13 +268,13 @@ def _read_derivatives(group):
     return ModalDerivatives(energy=str(group.attrs.get("energy", "")), **values)
 
 
-def _checked_csr(path, g) -> sp.csr_matrix:
-    """The CSR mass matrix of group ``g`` (/mass/data, indices, indptr, attrs shape), its
+def _checked_csr(path, g, shape) -> sp.csr_matrix:
+    """The CSR mass matrix of group ``g`` (/mass/data, indices, indptr) of ``shape``, its
     structure checked in full: scipy trusts the arrays it is given, and indices out of
     range or an indptr out of order would crash later operations (a segmentation fault,
     not an exception). ReadError naming the file and the dataset."""
     try:
-        shape = tuple(int(v) for v in np.asarray(g.attrs["shape"]).reshape(-1))
+        shape = tuple(int(v) for v in np.asarray(shape).reshape(-1))
         parts = [np.asarray(g[k][()]) for k in ("data", "indices", "indptr")]
         if len(shape) != 2 or any(p.ndim != 1 for p in parts) or parts[1].dtype.kind != "i" \
                 or parts[2].dtype.kind != "i" or parts[0].dtype.kind not in "fiu":
@@ -273,24 +318,27 @@ def read_native(path: Path, **options) -> ModalData:
     except OSError as exc:
         raise ReadError(f"{path}: not an HDF5 file ({exc})") from exc
     with f:
-        tag = f.attrs.get("format", "")
+        tag = hdf5_attribute(f, "format", "")
         if tag != FORMAT_TAG:
             raise ReadError(f"{path}: HDF5 attribute format is {tag!r}, expected {FORMAT_TAG!r}"
                             " (not a flexmbs modal data file)")
+        given = hdf5_attribute(f, "format_version", 0)
         try:
-            version = int(f.attrs.get("format_version", 0))
+            version = int(given)
         except (TypeError, ValueError):
-            raise ReadError(f"{path}: attribute format_version "
-                            f"{f.attrs.get('format_version')!r} is not an integer") from None
+            raise ReadError(f"{path}: attribute format_version {given!r} is not an "
+                            f"integer") from None
         if version > FORMAT_VERSION:
             raise ReadError(f"{path}: format_version {version} is newer than this flexmbs "
                             f"understands ({FORMAT_VERSION})")
         f = verify_hdf5(f, path, "modal data file", keep=True)  # (read from memory on)
         sealed = f.attrs.get(CHECKSUM_ATTR) is not None
         try:
+            d = _descriptors(path, f, version)
             g = f["mass"]
-            lumped = g.attrs["kind"] == "lumped"
-            mass = g["nodal_mass"][()] if lumped else _checked_csr(path, g)
+            lumped = d["mass"]["kind"] == "lumped"
+            mass = g["nodal_mass"][()] if lumped else _checked_csr(path, g,
+                                                                   d["mass"]["shape"])
             kwargs = dict(
                 nodes=f["nodes"][()], phi=f["phi"][()], M_ff=f["M_ff"][()],
                 K_ff=f["K_ff"][()], mass=mass,
@@ -300,7 +348,7 @@ def read_native(path: Path, **options) -> ModalData:
                 damping_ratio=f["damping_ratio"][()] if "damping_ratio" in f else None,
                 damping_matrix=f["damping_matrix"][()] if "damping_matrix" in f else None,
                 node_ids=f["node_ids"][()],
-                node_sets=_read_node_sets(path, f, version),
+                node_sets=d["node_sets"],
                 cells={k: v[()] for k, v in f["cells"].items()},
                 modal_fields=({str(v.attrs.get("name", k)): v[()]
                                for k, v in f["modal_fields"].items()}
@@ -309,20 +357,20 @@ def read_native(path: Path, **options) -> ModalData:
                             if "stiffening" in f else {}),
                 derivatives=(_read_derivatives(f["modal_derivatives"])
                              if "modal_derivatives" in f else None),
-                mode_kinds=_strings(path, f, "mode_kinds"),
-                constraint_fraction=f["constraint_fraction"][()],
-                reference_frame=str(f.attrs["reference_frame"]),
-                attach_set=str(f.attrs["attach_set"]) or None,
-                units=str(f.attrs["units"]),
-                metadata=json.loads(f.attrs["metadata"]),
+                mode_kinds=d["mode_kinds"],
+                constraint_fraction=d["constraint_fraction"],
+                reference_frame=d["reference_frame"],
+                attach_set=d["attach_set"] or None,
+                units=d["units"],
+                metadata=d["metadata"],
             )
-            if sealed and "invariants" in f:  # computed when written, for these arrays
-                kwargs["_invariants"] = _read_invariants(f["invariants"],
-                                                         np.shape(kwargs["phi"])[-1])
+            stored = sealed and "invariants" in f and d["invariants"] is not None
+            if stored:  # computed when written, for these arrays
+                kwargs["_invariants"] = _read_invariants(
+                    f["invariants"], np.shape(kwargs["phi"])[-1], d["invariants"])
             # values checked when written, by the checks of this revision: unchanged
             # since (the checksum), so only their types and shapes are checked again
-            kwargs["_checked"] = bool(sealed and "invariants" in f
-                                      and f.attrs.get("checks_revision") == CHECKS_REVISION)
+            kwargs["_checked"] = bool(stored and d["checks_revision"] == CHECKS_REVISION)
         except KeyError as exc:
             raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
