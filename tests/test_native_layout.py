@@ -98,22 +98,72 @@ def _as_version_1(f) -> None:
                              ).attrs["name"] = name
 
 
-@pytest.mark.parametrize("consistent", [False, True], ids=["lumped", "consistent"])
-def test_a_file_of_format_version_1_is_read_as_the_same_data(tmp_path, consistent):
+def _mass(kind: str) -> dict:
+    """ModalData arguments of a lumped, a consistent (isotropic) or a direction-dependent
+    mass (its M_ff = Φᵀ M Φ to match)."""
     import scipy.sparse as sp
 
-    sets = {"a/b.c": [1, 2], "none": [], "all": list(range(N_NODES))}
-    more = {}
-    if consistent:
-        lumped = make_modal_kwargs(n_nodes=N_NODES)["mass"]
-        more["mass"] = sp.diags(np.repeat(lumped, 3)).tocsr()
-    data = _data(sets, metadata={"source": "test"}, mode_kinds=["normal", "constraint",
-                                                                 "normal"],
-                 constraint_fraction=[0.1, 0.8, 0.3], **more)
-    path = write_modal(data, tmp_path / "v1.fmd.h5")
+    if kind == "lumped":
+        return {}
+    kwargs = make_modal_kwargs(n_nodes=N_NODES)
+    diag = np.repeat(kwargs["mass"], 3)
+    if kind == "anisotropic":
+        diag = diag * np.tile([1.0, 2.0, 3.0], N_NODES)
+    phi = kwargs["phi"]
+    return {"mass": sp.diags(diag).tocsr(), "M_ff": phi.T @ (diag[:, None] * phi)}
+
+
+def _rich(kind: str) -> ModalData:
+    return _data({"a/b.c": [1, 2], "none": [], "all": list(range(N_NODES))},
+                 metadata={"source": "test", "n": 3}, mode_kinds=["normal", "constraint",
+                                                                  "normal"],
+                 constraint_fraction=[0.1, 0.8, 0.3], **_mass(kind))
+
+
+@pytest.mark.parametrize("kind", ["lumped", "consistent", "anisotropic"])
+def test_a_file_of_format_version_1_is_read_as_the_same_data(tmp_path, kind):
+    """The same data in either version (a direction-dependent mass has no Shabana set of
+    invariants: the header's isotropy says how to read /invariants)."""
+    data = _rich(kind)
+    assert data.invariants.isotropic == (kind != "anisotropic")
+    path = write_modal(data, tmp_path / "v2.fmd.h5")
+    _same(data, read_modal(path))
     rewrite_hdf5(path, _as_version_1)
     assert "node_sets/set_1" in _objects(path) and "header" not in _objects(path)
     _same(data, read_modal(path))
+
+
+def test_a_sealed_version_1_file_keeps_its_stamp_and_stored_invariants(tmp_path,
+                                                                      monkeypatch):
+    """A sealed version-1 file of this checks' revision is read without the value checks,
+    with the invariants it stores (changed here to tell them from computed ones); an
+    unsealed one is checked and its invariants computed, its /invariants attributes
+    not needed (files hand-made or older than the checksum)."""
+    from test_native_checked_once import _Counted
+
+    data = _rich("consistent")
+    path = write_modal(data, tmp_path / "v1.fmd.h5")
+
+    def to_version_1(f):
+        _as_version_1(f)
+        values = f["invariants"][()]
+        f["invariants"][...] = values * (1 + 1e-9)  # still finite, not the computed ones
+
+    rewrite_hdf5(path, to_version_1)
+    counted = _Counted(monkeypatch)
+    back = read_modal(path)
+    assert (counted.calls, counted.consistency) == (0, 0)
+    np.testing.assert_array_equal(back.invariants.M0, data.invariants.M0 * (1 + 1e-9))
+
+    def unsealed(f):
+        f["invariants"][...] = 0.0
+        for key in ("mass", "isotropic"):
+            del f["invariants"].attrs[key]
+
+    rewrite_hdf5(path, unsealed, seal=False)
+    back = read_modal(path)
+    assert counted.calls > 0 and counted.consistency == 1
+    np.testing.assert_allclose(back.invariants.M0, data.invariants.M0, rtol=1e-12)
 
 
 def _edit(header, change):
@@ -126,12 +176,23 @@ def _edit(header, change):
     (lambda h: h["node_sets"].update(starts=[0, 1, 3, 4]), "node_sets starts"),
     (lambda h: h["node_sets"].update(starts=[1, 1, 3, 4, 4]), "node_sets starts"),
     (lambda h: h["node_sets"].update(starts=[0, 1, 3, 4, 9]), "node_sets starts"),
-    (lambda h: h["node_sets"].update(starts=[0, 1, "x", 4, 5]), "node_sets starts"),
+    (lambda h: h["node_sets"].update(starts=[0, 1, "x", 4, 5]), "entry .node_sets."),
     (lambda h: h["node_sets"].update(names=["a", "a", "b", "root"]), "distinct"),
     (lambda h: h["node_sets"].update(names={"a": 1}), "distinct texts"),
+    (lambda h: h["node_sets"].update(starts=[0, 1.5, 3, 4, 5]), "entry 'node_sets'"),
+    (lambda h: h["node_sets"].update(starts=[0, True, 3, 4, 5]), "entry 'node_sets'"),
     (lambda h: h.pop("units"), "entry 'units' must be a JSON str"),
     (lambda h: h.update(mode_kinds="normal"), "entry 'mode_kinds' must be a JSON list"),
+    (lambda h: h.update(mode_kinds=[1, 2, 3]), "entry 'mode_kinds' must be a list of"),
     (lambda h: h.update(metadata=[1]), "entry 'metadata' must be a JSON dict"),
+    (lambda h: h.update(constraint_fraction=["a", 0, 0]), "entry 'constraint_fraction'"),
+    (lambda h: h["mass"].pop("kind"), "entry 'mass'"),
+    (lambda h: h["mass"].update(kind="dense"), "entry 'mass'"),
+    (lambda h: h["mass"].update(shape=[6.5]), "entry 'mass'"),
+    (lambda h: h["invariants"].pop("isotropic"), "entry 'invariants'"),
+    (lambda h: h["invariants"].update(isotropic="false"), "entry 'invariants'"),
+    (lambda h: h["invariants"].update(mass="x"), "entry 'invariants'"),
+    (lambda h: h.update(checks_revision=True), "entry 'checks_revision'"),
 ])
 def test_a_header_that_does_not_fit_is_a_read_error_naming_the_entry(tmp_path, change,
                                                                       says):
@@ -140,8 +201,9 @@ def test_a_header_that_does_not_fit_is_a_read_error_naming_the_entry(tmp_path, c
     path = write_modal(_data({"a": [0], "b": [1, 2], "c": [3]}), tmp_path / "bad.fmd.h5")
     header = _edit(native_header(path), change)
     rewrite_hdf5(path, lambda f: set_native_header(f, header), seal=False)
-    with pytest.raises(ReadError, match=rf"bad\.fmd\.h5: /header .*{says}"):
+    with pytest.raises(ReadError, match=rf"^\S*bad\.fmd\.h5: /header .*{says}") as err:
         read_modal(path)
+    assert "damaged" not in str(err.value) and str(err.value).count("bad.fmd.h5") == 1
 
 
 @pytest.mark.parametrize("text, says", [("[1, 2]", "must be a JSON object"),
@@ -155,5 +217,5 @@ def test_a_header_that_is_not_a_json_object_is_a_read_error(tmp_path, text, says
         f.create_dataset("header", data=np.bytes_(text))
 
     rewrite_hdf5(path, change, seal=False)
-    with pytest.raises(ReadError, match=rf"bad\.fmd\.h5: /header {says}"):
+    with pytest.raises(ReadError, match=rf"^\S*bad\.fmd\.h5: /header {says}"):
         read_modal(path)

@@ -246,16 +246,18 @@ _POOL = 2 * native.KNOWN_PER_PARAMETER + 2  # more arrays than a parameter remem
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, _POOL - 1),
-                          st.sampled_from(["call", "reshape", "freeze", "renew"])),
+                          st.sampled_from(["call", "reshape", "freeze", "renew",
+                                           "retype"])),
                 min_size=1, max_size=40))
 def test_a_caller_going_back_to_an_array_sees_that_array_as_it_is_now(ops):
     """Calls that alternate between arrays, as the tasks of a run do (a batch's
     factors, an evaluation's placeholders): whichever array a call passes, the kernel
     reads its first extent and writes into it, the same as a fresh caller would, also
-    after the array was reshaped in place or made read-only since it was last passed
-    (then refused, naming the argument), or replaced by a new array of another size
-    (its address freed and possibly reused). (The array of the call just made is
-    trusted unchanged by the next call, as the class says: it is left alone.)"""
+    after the array was reshaped in place, made read-only or given another dtype in
+    place since it was last passed (then refused, naming the argument), or replaced by
+    a new array of another size (its address freed and possibly reused). (The array of
+    the call just made is trusted unchanged by the next call, as the class says: it is
+    left alone.)"""
     engine, address = native.link(_object(), prebuilt.ENTRY)
     kernel = native.NativeKernel(engine, address, [("task", "scalar", 0), ("x", "f8", 2),
                                                    ("max_iter", "scalar", 0),
@@ -270,17 +272,44 @@ def test_a_caller_going_back_to_an_array_sees_that_array_as_it_is_now(ops):
             x.shape = (x.shape[1], x.shape[0])
         elif op == "freeze":
             x.flags.writeable = False
+        elif op == "retype" and x.dtype == np.float64:  # the same bytes seen as integers
+            x.dtype = np.int64
         elif op == "renew":
             pool[k] = np.zeros((k + 3, 2))
         x = pool[k]
-        if not x.flags.writeable:
-            with pytest.raises(TypeError, match=r"argument 'x'.*read-only"):
+        if not x.flags.writeable or x.dtype != np.float64:
+            with pytest.raises(TypeError, match=r"argument 'x'.*(read-only|int64)"):
                 kernel(2, x, 1, True)
             continue
         x[...] = 0.0
         assert kernel(2, x, 1, True) == 20 + x.shape[0]
         last = x
         assert x.flat[0] == 42.0 and not x.flat[1:].any()
+
+
+def test_an_array_whose_id_outlives_it_is_bound_by_its_own_address():
+    """An array the caller remembers is freed, and a new one of the same shape takes its
+    id (CPython reuses the slot) while the freed one's data lives on elsewhere: the
+    kernel writes into the new array, not at the remembered address."""
+    engine, address = native.link(_object(), prebuilt.ENTRY)
+    kernel = native.NativeKernel(engine, address, [("task", "scalar", 0), ("x", "f8", 2),
+                                                   ("max_iter", "scalar", 0),
+                                                   ("start", "scalar", 0)])
+    for _ in range(200):
+        data = np.zeros((4, 3))  # outlives the view bound below
+        view = data[:]
+        kernel(2, view, 1, True)
+        kernel(2, np.zeros((5, 3)), 1, True)  # another array bound since
+        freed = id(view)
+        del view
+        new = np.zeros((4, 3))
+        if id(new) == freed:
+            break
+    else:
+        pytest.skip("CPython did not reuse a freed array's id in 200 tries")
+    data[...] = 0.0
+    assert kernel(2, new, 1, True) == 24
+    assert new[0, 0] == 42.0 and not data.any()
 
 
 def test_a_state_vector_of_another_dtype_is_refused():

@@ -128,7 +128,7 @@ class NativeKernel:
     time: each CompiledSystem takes its own (:meth:`twin`). The arrays of a call are
     trusted unchanged at the next call that passes the same ones (no array is reshaped
     in place or made read-only meanwhile); one passed before that and again later is
-    checked for its shape and writeability."""
+    checked for its shape, dtype, layout and writeability."""
 
     def __init__(self, code, address: int, parameters):
         # code: the mapping of the linked code (kept while this caller may run it)
@@ -222,7 +222,8 @@ class NativeKernel:
                 continue
             entry = self._known[k].get(id(array))
             if (entry is not None and entry[0]() is array and array.shape == entry[2]
-                    and array.flags.writeable):  # (unchanged since: shape set in place?)
+                    and array.dtype == self._arrays[k][1] and array.flags.writeable
+                    and array.flags.c_contiguous):  # (unchanged since it was bound?)
                 known = self._known[k]
                 known[id(array)] = known.pop(id(array))  # (now the newest)
                 self._point(k, array, entry)
@@ -261,10 +262,11 @@ class NativeKernel:
 
     def release(self) -> None:
         """Drop the references to the arrays of the last call (the next call binds its
-        arrays anew)."""
+        arrays again: by their remembered address those that still live)."""
         self._bound = [_UNBOUND] * len(self._arrays)
         self._fixed_bound = [_UNBOUND] * len(self._fixed)
-        self._known = [{} for _ in self._arrays]
+        # (the arrays remembered by _known are held weakly: they stay, and are taken
+        # again by their address while they live)
 
 
 def _address(array: np.ndarray) -> int:

@@ -150,8 +150,36 @@ def _read_header(path, f) -> dict:
         if not isinstance(header.get(key), kind):
             raise ReadError(f"{path}: /header entry {key!r} must be a JSON "
                             f"{kind.__name__}, got {str(header.get(key))[:60]}")
-    header.setdefault("checks_revision", None)
+    revision = header.setdefault("checks_revision", None)
+    mass, inv = header["mass"], header["invariants"]
+    problems = [
+        (not (revision is None or _integer(revision)), "checks_revision", "an integer"),
+        (not all(isinstance(k, str) for k in header["mode_kinds"]), "mode_kinds",
+         "a list of texts"),
+        (not all(_number(v) for v in header["constraint_fraction"]), "constraint_fraction",
+         "a list of numbers"),
+        (mass.get("kind") not in ("lumped", "consistent")
+         or not (isinstance(mass.get("shape"), list)
+                 and all(_integer(v) for v in mass["shape"])), "mass",
+         '{"kind": "lumped" or "consistent", "shape": integers}'),
+        (not (_number(inv.get("mass")) and isinstance(inv.get("isotropic"), bool)),
+         "invariants", '{"mass": a number, "isotropic": true or false}'),
+        (not (isinstance(header["node_sets"].get("starts"), list)
+              and all(_integer(v) for v in header["node_sets"]["starts"])), "node_sets",
+         '{"names": texts, "starts": integers}')]
+    for wrong, key, expected in problems:
+        if wrong:
+            raise ReadError(f"{path}: /header entry {key!r} must be {expected}, got "
+                            f"{str(header[key])[:60]}")
     return header
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _node_sets(path, indices, names, starts) -> dict:
@@ -161,9 +189,9 @@ def _node_sets(path, indices, names, starts) -> dict:
             and len(set(names)) == len(names)):
         raise ReadError(f"{path}: /header node_sets names must be distinct texts, got "
                         f"{str(names)[:60]}")
-    try:
+    try:  # (integers: _read_header)
         starts = np.asarray(starts, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
         starts = None
     if not (isinstance(indices, np.ndarray) and indices.ndim == 1 and starts is not None
             and starts.shape == (len(names) + 1,) and starts[0] == 0
@@ -175,9 +203,11 @@ def _node_sets(path, indices, names, starts) -> dict:
     return {name: indices[starts[k]:starts[k + 1]] for k, name in enumerate(names)}
 
 
-def _descriptors(path, f, version: int) -> dict:
+def _descriptors(path, f, version: int, sealed: bool) -> dict:
     """What describes the arrays, from /header (version 2) or the attributes and small
-    datasets of version 1, as :func:`_header` lists it (node sets: {name: indices})."""
+    datasets of version 1, as :func:`_header` lists it (node sets: {name: indices};
+    a version-1 file's invariants described only when ``sealed``: others are computed
+    again, as before)."""
     if version >= 2:
         h = _read_header(path, f)
         h["node_sets"] = _node_sets(path, f["node_set_indices"][()],
@@ -186,7 +216,7 @@ def _descriptors(path, f, version: int) -> dict:
         h["mode_kinds"] = tuple(h["mode_kinds"])
         h["constraint_fraction"] = np.asarray(h["constraint_fraction"], dtype=float)
         return h
-    g, inv = f["mass"], f.get("invariants")
+    g, inv = f["mass"], f.get("invariants") if sealed else None
     return {"units": str(f.attrs["units"]),
             "reference_frame": str(f.attrs["reference_frame"]),
             "attach_set": str(f.attrs["attach_set"]),
@@ -214,8 +244,8 @@ def _invariant_shapes(n_modes: int, isotropic: bool) -> dict:
 
 def _write_invariants(f, inv) -> None:
     """The inertia invariants, computed once (docs/modal_data.md, "The native file"):
-    one dataset /invariants, the arrays of :func:`_invariant_shapes` one after the other,
-    with the total mass [kg] and the isotropy as attributes. A reader of the sealed file
+    one dataset /invariants, the arrays of :func:`_invariant_shapes` one after the other
+    (the total mass [kg] and the isotropy go in /header). A reader of the sealed file
     takes them instead of computing them again."""
     names = _invariant_shapes(inv.n_modes, inv.isotropic)
     flat = np.concatenate([np.ravel(getattr(inv, name)) for name in names])
@@ -340,7 +370,7 @@ def read_native(path: Path, **options) -> ModalData:
                         root_attrs=root)
         sealed = f.attrs.get(CHECKSUM_ATTR) is not None
         try:
-            d = _descriptors(path, f, version)
+            d = _descriptors(path, f, version, sealed)
             g = f["mass"]
             lumped = d["mass"]["kind"] == "lumped"
             mass = g["nodal_mass"][()] if lumped else _checked_csr(path, g,
@@ -377,6 +407,8 @@ def read_native(path: Path, **options) -> ModalData:
             # values checked when written, by the checks of this revision: unchanged
             # since (the checksum), so only their types and shapes are checked again
             kwargs["_checked"] = bool(stored and d["checks_revision"] == CHECKS_REVISION)
+        except ReadError:  # (says what and where already; an OSError too)
+            raise
         except KeyError as exc:
             raise ReadError(f"{path}: missing dataset or attribute {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # incl. JSON errors
