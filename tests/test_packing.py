@@ -5,6 +5,7 @@ the field ``pack`` stored, element for element, for every rank and for empty fie
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -85,6 +86,22 @@ def test_views_in_compiled_code_are_the_packed_fields(shapes, seed):
     assert tuple(shape) == floats[2].shape
     if all(floats[2].shape):  # the write landed in the buffer, where pack's view sees it
         assert views.a3[-1, -1, -1] == -7.5
+    # the views made on first read (pack(lazy=True)): the same fields, by name, by place
+    # and in order, and views into the same kind of buffers
+    F2, IN2, H2, lazy = pack(fields, lazy=True)
+    np.testing.assert_array_equal(H2, H)
+    assert len(lazy) == len(fields)
+    for k, name in enumerate(fields._fields):
+        got, want = getattr(lazy, name), getattr(views, name)
+        assert type(got) is type(want) and np.shape(got) == np.shape(want), name
+        np.testing.assert_array_equal(got, getattr(fields, name), err_msg=name)
+        assert lazy[k] is got  # made once
+        if isinstance(got, np.ndarray) and got.size:
+            assert np.shares_memory(got, F2 if got.dtype.kind == "f" else IN2), name
+    for got, field in zip(lazy, fields, strict=True):
+        np.testing.assert_array_equal(got, field)
+    with pytest.raises(AttributeError, match="no packed field is named 'nope'"):
+        lazy.nope  # noqa: B018
 
 
 class _Large(NamedTuple):

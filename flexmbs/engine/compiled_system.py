@@ -97,8 +97,8 @@ class CompiledSystem:
             raise ModelError(f"the compiled engine cannot evaluate this model: {reason}")
         self.system = system
         tables = compile_tables(system)
-        self.F, self.IN, self.H, self.tables = pack(tables)
-        self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables))
+        self.F, self.IN, self.H, self.tables = pack(tables, lazy=True)
+        self.WF, self.WI, self.WH, self.work = pack(make_workspace(tables), lazy=True)
         self._time_sources(system)
         #: names of the rotational spring–dampers, whose angle memory (System.unwrap) the
         #: kernels keep in the workspace while they run
@@ -166,7 +166,7 @@ class CompiledSystem:
         and pattern: its own tables' values and time values; None when the structure
         (the integer tables) differs. For many-state evaluations, one caller at a time
         (the workspace is this one's)."""
-        F, IN, H, tables = pack(compile_tables(system))
+        F, IN, H, tables = pack(compile_tables(system), lazy=True)
         if not (np.array_equal(IN, self.IN) and np.array_equal(H, self.H)):
             return None
         out = copy.copy(self)
