@@ -126,6 +126,7 @@ class CompiledSystem:
             #: (numba's, from its cache or compiled now)
             self.kernels = f"prebuilt for {shipped.loaded()['cpu']}"
             self._kernel = native
+            native.placeholders = frozenset(map(id, vars(self._dummy).values()))
         else:
             self.kernels = "compiled for this machine"
             if (prebuilt and shipped.switched_off() is None
@@ -564,8 +565,7 @@ _PREBUILT_WARM = False
 def _many(profile, times: np.ndarray) -> np.ndarray:
     """(n_t, 3) values of a drive's or an actuator's profile at ``times``: its
     ``eval_many`` (a Profile's), else ``eval`` time by time (any object with ``eval``)."""
-    many = getattr(profile, "eval_many", None)
-    if many is not None:
+    if (many := getattr(profile, "eval_many", None)) is not None:
         return many(times)
     return np.array([profile.eval(float(tk)) for tk in times], dtype=float).reshape(
         times.size, -1)

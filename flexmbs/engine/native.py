@@ -144,6 +144,10 @@ class NativeKernel:
         #: the tasks (kernel task codes) called with the GIL released: long calls only
         #: (releasing and taking the GIL back costs about a microsecond)
         self.released_tasks: frozenset = frozenset()
+        #: ids of the caller's placeholders (arrays passed where a task reads nothing,
+        #: kept alive by the caller): such an argument leaves the array bound there as
+        #: it is, so calls of tasks that read different arguments bind nothing anew
+        self.placeholders: frozenset = frozenset()
         names = [name for name, _, _ in parameters]
         self._n_args = len(names)
         self._arrays = []  # (name, dtype, ndim, first shape slot)
@@ -216,10 +220,12 @@ class NativeKernel:
         by its remembered address, another through :meth:`_bind` (which checks it). One
         refused leaves the rest to be checked again at the next call."""
         self._fixed_bound = [_UNBOUND] * len(self._fixed)
+        bound, placeholders = self._bound, self.placeholders
         for k, at in self._fixed:
             array = args[at]
-            if array is self._bound[k]:
-                continue
+            if array is bound[k] or (id(array) in placeholders
+                                     and bound[k] is not _UNBOUND):
+                continue  # (a placeholder: the task reads nothing there)
             entry = self._known[k].get(id(array))
             if (entry is not None and entry[0]() is array and array.shape == entry[2]
                     and array.dtype == self._arrays[k][1] and array.flags.writeable
@@ -229,7 +235,8 @@ class NativeKernel:
                 self._point(k, array, entry)
             else:
                 self._bind(k, array, False)
-        self._fixed_bound = [self._bound[k] for k, _ in self._fixed]
+        self._fixed_bound = [args[at] if id(args[at]) in placeholders else bound[k]
+                             for k, at in self._fixed]
 
     def __call__(self, *args):
         if len(args) != self._n_args:
