@@ -315,21 +315,22 @@ def test_an_array_whose_id_outlives_it_is_bound_by_its_own_address():
 def test_placeholders_bind_nothing_and_change_no_result(monkeypatch):
     """A CompiledSystem's placeholders (arguments a task does not read) leave the arrays
     bound there as they are: the clearance slider-crank (batches of steps, steps one by
-    one, contact samples and outputs in turn) binds fewer arrays, with the same results
-    bit for bit as with every placeholder bound."""
+    one, contact samples and outputs in turn) points the kernel at arrays about half as
+    often (706 against 1334 times), with the same results bit for bit as with every
+    placeholder bound."""
     from flexmbs.cases import load_case, run_case
     from flexmbs.engine.compiled_system import CompiledSystem
 
     case = load_case(TESTS.parent / "cases" / "slider_crank_clearance.toml",
-                     overrides={"solver.t_end": 0.04})
-    bindings = []
-    bind = native.NativeKernel._bind
+                     overrides={"solver.t_end": 0.1})
+    bindings = []  # array arguments pointed at anew (by a known address or a new one)
+    point = native.NativeKernel._point
 
     def counted(self, *args):
         bindings[-1] += 1
-        return bind(self, *args)
+        return point(self, *args)
 
-    monkeypatch.setattr(native.NativeKernel, "_bind", counted)
+    monkeypatch.setattr(native.NativeKernel, "_point", counted)
     bindings.append(0)
     _, skipping = run_case(case)
     assert skipping.statistics["kernels"].startswith("prebuilt")
@@ -337,12 +338,12 @@ def test_placeholders_bind_nothing_and_change_no_result(monkeypatch):
 
     def every_placeholder_bound(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        self._kernel.placeholders = frozenset()
+        self._kernel.skip_placeholders((), {})
 
     monkeypatch.setattr(CompiledSystem, "__init__", every_placeholder_bound)
     bindings.append(0)
     _, binding = run_case(case)
-    assert bindings[0] < bindings[1], bindings
+    assert bindings[0] < 0.6 * bindings[1], bindings
     assert skipping.statistics["steps"] == binding.statistics["steps"] > 100
     for key in ("q", "qd", "qdd", "lam", "kinetic", "potential", "nonconservative_work"):
         np.testing.assert_array_equal(getattr(skipping, key), getattr(binding, key), key)

@@ -44,6 +44,7 @@ from ..model.drives import drive_values
 from .callbacks import CallableInputs
 from .factors import Factors, pack_sparse_factors
 from .many_states import many_state_inputs
+from .placeholders import UNREAD, Placeholders
 from .tables import (
     compile_tables,
     drive_specs,
@@ -112,7 +113,7 @@ class CompiledSystem:
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
         self._pattern = _matrix_pattern(tables) if self.sparse else None
         self.compile_time = 0.0
-        self._dummy = _Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
+        self._dummy = Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
         self._matrix_buffers = None  # (prof, u, par) of _state_call
         self._pieces = None  # (3, n, n): step_pieces' output, off-pattern zeros kept
         from . import prebuilt as shipped
@@ -126,7 +127,7 @@ class CompiledSystem:
             #: (numba's, from its cache or compiled now)
             self.kernels = f"prebuilt for {shipped.loaded()['cpu']}"
             self._kernel = native
-            native.placeholders = frozenset(map(id, vars(self._dummy).values()))
+            native.skip_placeholders(vars(self._dummy).values(), UNREAD)
         else:
             self.kernels = "compiled for this machine"
             if (prebuilt and shipped.switched_off() is None
@@ -569,20 +570,6 @@ def _many(profile, times: np.ndarray) -> np.ndarray:
         return many(times)
     return np.array([profile.eval(float(tk)) for tk in times], dtype=float).reshape(
         times.size, -1)
-
-
-class _Placeholders:
-    """Arrays of the right kind for the kernel arguments a task does not use."""
-
-    def __init__(self, n_q, n_c, n_d, n_a):  # n_a: the columns of u
-        self.q, self.lam, self.par = np.zeros(n_q), np.zeros(n_c), step_parameters()
-        self.prof, self.u = np.zeros((n_d, 3)), np.zeros(n_a)
-        self.lu, self.piv = np.zeros((1, 1)), np.zeros(1, dtype=np.int64)
-        self.sp_i, self.sp_x = np.zeros(0, dtype=np.int64), np.zeros(0)
-        self.qs, self.lams = np.zeros((0, n_q)), np.zeros((0, n_c))
-        self.profs, self.us, self.out = np.zeros((0, n_d, 3)), np.zeros((0, n_a)), np.zeros((0, 5))
-        self.refs = np.zeros((0, 0))
-        self.states = np.zeros((0, 4, n_q))
 
 
 def _matrix_pattern(tables):

@@ -144,10 +144,10 @@ class NativeKernel:
         #: the tasks (kernel task codes) called with the GIL released: long calls only
         #: (releasing and taking the GIL back costs about a microsecond)
         self.released_tasks: frozenset = frozenset()
-        #: ids of the caller's placeholders (arrays passed where a task reads nothing,
-        #: kept alive by the caller): such an argument leaves the array bound there as
-        #: it is, so calls of tasks that read different arguments bind nothing anew
-        self.placeholders: frozenset = frozenset()
+        #: the caller's placeholders (ids of arrays it keeps alive) and, per task, the
+        #: places that task never reads (:meth:`skip_placeholders`)
+        self._placeholders: frozenset = frozenset()
+        self._unread: dict = {}
         names = [name for name, _, _ in parameters]
         self._n_args = len(names)
         self._arrays = []  # (name, dtype, ndim, first shape slot)
@@ -215,17 +215,33 @@ class NativeKernel:
             numbers[slot + i] = extent
         self._bound[k] = array
 
+    def skip_placeholders(self, placeholders, unread: dict) -> None:
+        """Leave bound what is bound where a task reads nothing: ``placeholders`` the
+        arrays the caller passes there (it keeps them alive), ``unread`` {task code:
+        names of the array parameters that task never reads}. A placeholder passed to
+        a task where it reads one (a zero-size sparse factor meaning "dense", say) is
+        bound as any array is."""
+        self._placeholders = frozenset(map(id, placeholders))
+        where = {name: k for k, (name, *_) in enumerate(self._arrays)}
+        self._unread = {task: frozenset(where[name] for name in names)
+                        for task, names in unread.items()}
+
     def _bind_fixed(self, args) -> None:
         """Bind the fixed array parameters to those of the call ``args``: a known array
-        by its remembered address, another through :meth:`_bind` (which checks it). One
-        refused leaves the rest to be checked again at the next call."""
+        by its remembered address, another through :meth:`_bind` (which checks it), a
+        placeholder where the task reads nothing not at all. One refused leaves the
+        rest to be checked again at the next call."""
         self._fixed_bound = [_UNBOUND] * len(self._fixed)
-        bound, placeholders = self._bound, self.placeholders
+        bound, placeholders = self._bound, self._placeholders
+        unread = self._unread.get(args[self._scalar_at[0]], ())  # (of the call's task)
+        skipped = []
         for k, at in self._fixed:
             array = args[at]
-            if array is bound[k] or (id(array) in placeholders
-                                     and bound[k] is not _UNBOUND):
-                continue  # (a placeholder: the task reads nothing there)
+            if array is bound[k]:
+                continue
+            if k in unread and id(array) in placeholders and bound[k] is not _UNBOUND:
+                skipped.append(k)  # (the array bound there stays: the task ignores it)
+                continue
             entry = self._known[k].get(id(array))
             if (entry is not None and entry[0]() is array and array.shape == entry[2]
                     and array.dtype == self._arrays[k][1] and array.flags.writeable
@@ -235,7 +251,7 @@ class NativeKernel:
                 self._point(k, array, entry)
             else:
                 self._bind(k, array, False)
-        self._fixed_bound = [args[at] if id(args[at]) in placeholders else bound[k]
+        self._fixed_bound = [args[at] if k in skipped else bound[k]
                              for k, at in self._fixed]
 
     def __call__(self, *args):
