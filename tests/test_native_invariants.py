@@ -1,6 +1,7 @@
-"""The inertia invariants stored in the native modal file (docs/modal_data.md, "The native
-file"): written once, read back instead of computed, and always equal to what
-compute_invariants gives for the arrays read, which this test computes independently."""
+"""The inertia invariants stored in the native modal file (docs/modal_data_formats.md,
+"The invariants are computed once"): written once, read back instead of computed, and
+always equal to what compute_invariants gives for the arrays read, which this test
+computes independently."""
 
 from __future__ import annotations
 

@@ -243,10 +243,11 @@ def _invariant_shapes(n_modes: int, isotropic: bool) -> dict:
 
 
 def _write_invariants(f, inv) -> None:
-    """The inertia invariants, computed once (docs/modal_data.md, "The native file"):
-    one dataset /invariants, the arrays of :func:`_invariant_shapes` one after the other
-    (the total mass [kg] and the isotropy go in /header). A reader of the sealed file
-    takes them instead of computing them again."""
+    """The inertia invariants, computed once (docs/modal_data_formats.md, "The
+    invariants are computed once"): one dataset /invariants, the arrays of
+    :func:`_invariant_shapes` one after the other (the total mass [kg] and the isotropy
+    go in /header). A reader of the sealed file takes them instead of computing them
+    again."""
     names = _invariant_shapes(inv.n_modes, inv.isotropic)
     flat = np.concatenate([np.ravel(getattr(inv, name)) for name in names])
     f.create_dataset("invariants", data=flat)  # (the mass and isotropy: in /header)
