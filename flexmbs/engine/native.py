@@ -234,19 +234,19 @@ class NativeKernel:
         self._fixed_bound = [_UNBOUND] * len(self._fixed)
         bound, placeholders = self._bound, self._placeholders
         unread = self._unread.get(args[self._scalar_at[0]], ())  # (of the call's task)
-        skipped = []
+        skipped = set()
         for k, at in self._fixed:
             array = args[at]
             if array is bound[k]:
                 continue
             if k in unread and id(array) in placeholders and bound[k] is not _UNBOUND:
-                skipped.append(k)  # (the array bound there stays: the task ignores it)
+                skipped.add(k)  # (the array bound there stays: the task ignores it)
                 continue
-            entry = self._known[k].get(id(array))
+            known = self._known[k]
+            entry = known.get(id(array))
             if (entry is not None and entry[0]() is array and array.shape == entry[2]
                     and array.dtype == self._arrays[k][1] and array.flags.writeable
                     and array.flags.c_contiguous):  # (unchanged since it was bound?)
-                known = self._known[k]
                 known[id(array)] = known.pop(id(array))  # (now the newest)
                 self._point(k, array, entry)
             else:

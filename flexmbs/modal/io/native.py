@@ -120,14 +120,15 @@ def _header(data: ModalData) -> str:
     return json.dumps({
         "units": data.units, "reference_frame": data.reference_frame.value,
         "attach_set": data.attach_set or "",
-        "metadata": json.loads(json.dumps(data.metadata, default=_json_default)),
+        "metadata": data.metadata,
         "checks_revision": CHECKS_REVISION,
         "mode_kinds": [k.value for k in data.mode_kinds],
         "constraint_fraction": np.asarray(data.constraint_fraction, float).tolist(),
         "mass": {"kind": "lumped" if data.is_lumped else "consistent",
                  "shape": list(np.shape(data.mass))},
         "node_sets": {"names": list(data.node_sets), "starts": starts.tolist()},
-        "invariants": {"mass": float(inv.mass), "isotropic": bool(inv.isotropic)}})
+        "invariants": {"mass": float(inv.mass), "isotropic": bool(inv.isotropic)}},
+        default=_json_default)  # (NumPy values in the metadata as Python's)
 
 
 #: The entries of /header (format version 2) and the type each must have; a header
