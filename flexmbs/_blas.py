@@ -5,21 +5,26 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 import threading
-import warnings
 
 import numpy as np
 
 #: threadpoolctl's view of the process's BLAS libraries, made at the first
 #: :func:`single_threaded_blas` (finding them walks every loaded library: 1-4 ms the
-#: first time; a limit set through it afterwards costs some µs)
+#: first time; a limit set through it afterwards costs some µs), and made again once
+#: SciPy's own BLAS has been loaded since (:func:`scipy_linalg`)
 _CONTROLLER = None
+_CONTROLLER_HAS_SCIPY = False
 
 #: The process-wide limit: set by the first of overlapping :func:`single_threaded_blas`
 #: contexts (of any thread), undone by the last to leave (``_ACTIVE`` of them).
 _LOCK = threading.Lock()
 _ACTIVE = 0
 _LIMITER = None
+#: the limits set on BLAS libraries loaded while a context was active (SciPy's,
+#: :func:`scipy_linalg`), undone with the context's own
+_LATE_LIMITERS: list = []
 
 
 def _new_lock_in_child() -> None:
@@ -37,7 +42,8 @@ if hasattr(os, "register_at_fork"):
 def single_threaded_blas():
     """A context that keeps BLAS on one thread (threadpoolctl, when installed): on small
     matrices threads only contend for the cores. The BLAS libraries are those loaded at
-    the first call (NumPy's and SciPy's: this module's solves load SciPy's). OpenBLAS's
+    the first call (NumPy's, and SciPy's once it is imported: :func:`scipy_linalg` puts the
+    BLAS it loads inside a context on one thread too). OpenBLAS's
     thread count is the process's, so contexts overlapping in several threads share one
     limit, and the last to leave gives the caller's setting back."""
     global _ACTIVE, _LIMITER
@@ -57,24 +63,45 @@ def single_threaded_blas():
             _ACTIVE -= 1
             if _ACTIVE == 0:
                 _release_openblas()  # (this thread may not be the one that set it)
+                while _LATE_LIMITERS:
+                    _LATE_LIMITERS.pop().restore_original_limits()
+                    _release_openblas()
                 _LIMITER.restore_original_limits()
                 _release_openblas()
                 _LIMITER = None
 
 
 def _controller():
-    """threadpoolctl's controller of the process's BLAS libraries (made once), or None
-    without threadpoolctl."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
+    """threadpoolctl's controller of the process's BLAS libraries (made once, and again
+    when SciPy's BLAS was loaded after it), or None without threadpoolctl."""
+    global _CONTROLLER, _CONTROLLER_HAS_SCIPY
+    has_scipy = "scipy.linalg" in sys.modules
+    if _CONTROLLER is None or (has_scipy and not _CONTROLLER_HAS_SCIPY):
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:  # pragma: no cover - a base dependency
             return None
-        import scipy.linalg  # noqa: F401  (its BLAS loaded before the libraries are listed)
-
-        _CONTROLLER = ThreadpoolController()
+        _CONTROLLER, _CONTROLLER_HAS_SCIPY = ThreadpoolController(), has_scipy
     return _CONTROLLER
+
+
+def scipy_linalg():
+    """``scipy.linalg``, imported when a computation first needs it (a run that never
+    does never imports SciPy: docs/compiled.md, "What a run imports"). SciPy loads a
+    BLAS of its own; imported inside a :func:`single_threaded_blas` context, that one is
+    put on one thread too until the context ends."""
+    module = sys.modules.get("scipy.linalg")
+    if module is not None:
+        return module
+    import scipy.linalg
+
+    with _LOCK:
+        if _ACTIVE and not _CONTROLLER_HAS_SCIPY:
+            controller = _controller()
+            if controller is not None:
+                _release_openblas()
+                _LATE_LIMITERS.append(controller.limit(limits=1, user_api="blas"))
+    return scipy.linalg
 
 
 def _release_openblas() -> None:
@@ -105,18 +132,12 @@ def one_blas_thread(function):
 
 
 def solve_small(a, b) -> np.ndarray:
-    """``np.linalg.solve(a, b)`` for one small dense system (order up to some tens), by
-    SciPy's LU; ``np.linalg.LinAlgError`` when ``a`` is exactly singular.
+    """``np.linalg.solve(a, b)`` for one small dense system (order up to some tens),
+    BLAS on one thread; ``np.linalg.LinAlgError`` when ``a`` is exactly singular.
 
-    Not ``np.linalg.solve`` itself: the OpenBLAS bundled with NumPy 1.26's wheels (the
-    NumPy that the ``nastran`` extra's pyNastran requires) wakes its threads for every
-    solve, and a lone 3 x 3 solve then takes 2-5 ms instead of some microseconds."""
-    import scipy.linalg as sla
-
-    a = np.asarray(a, dtype=float)
-    with warnings.catch_warnings():  # an exactly singular pivot: raised below
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        lu, piv = sla.lu_factor(a, check_finite=False)
-    if not np.all(np.diag(lu) != 0):
-        raise np.linalg.LinAlgError("Singular matrix")
-    return sla.lu_solve((lu, piv), np.asarray(b, dtype=float), check_finite=False)
+    On one thread: the OpenBLAS bundled with NumPy's wheels otherwise wakes its threads
+    for a lone solve, which then takes milliseconds instead of microseconds. (NumPy's
+    own LAPACK: a run that needs no SciPy does not import it, docs/compiled.md, "What a
+    run imports".)"""
+    with single_threaded_blas():
+        return np.linalg.solve(np.asarray(a, dtype=float), np.asarray(b, dtype=float))

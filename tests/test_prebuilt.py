@@ -315,9 +315,9 @@ def test_an_array_whose_id_outlives_it_is_bound_by_its_own_address():
 def test_placeholders_bind_nothing_and_change_no_result(monkeypatch):
     """A CompiledSystem's placeholders (arguments a task does not read) leave the arrays
     bound there as they are: the clearance slider-crank (batches of steps, steps one by
-    one, contact samples and outputs in turn) points the kernel at arrays about half as
-    often (706 against 1334 times), with the same results bit for bit as with every
-    placeholder bound."""
+    one, their factorizations, contact samples and outputs in turn) points the kernel
+    at arrays about half as often (706 against 1484 times), with the same results bit
+    for bit as with every placeholder bound."""
     from flexmbs.cases import load_case, run_case
     from flexmbs.engine.compiled_system import CompiledSystem
 

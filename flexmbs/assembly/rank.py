@@ -49,11 +49,23 @@ def rank_tolerance(shape, largest_pivot: float) -> float:
 
 def dense_rank(jac: np.ndarray, tol: float | None = None) -> tuple[int, list[int]]:
     """rank and the redundant rows (sorted indices) of dense ``jac`` by column-pivoted
-    QR of its transpose; ``tol`` defaults to :func:`rank_tolerance` of ``jac``."""
-    import scipy.linalg as sla
+    QR of its transpose; ``tol`` defaults to :func:`rank_tolerance` of ``jac``.
 
+    Full row rank, the common case, is first proved from NumPy's singular values: every
+    |R_kk| of the triangular factor is at least σ_min (an eigenvalue of a triangular
+    matrix is one of its diagonal entries), so σ_min above twice ``tol`` means the QR
+    keeps every row; the QR itself (SciPy's: NumPy's has no pivoting) runs only
+    otherwise (docs/compiled.md, "What a run imports")."""
     if jac.shape[1] == 0:  # rows without coordinates: nothing independent
         return 0, list(range(jac.shape[0]))
+    n_c, n_q = jac.shape
+    if 0 < n_c <= n_q:
+        tol_full = (rank_tolerance(jac.shape, float(np.max(np.linalg.norm(jac, axis=1))))
+                    if tol is None else tol)
+        if np.linalg.svd(jac, compute_uv=False)[-1] > 2.0 * tol_full:
+            return n_c, []
+    import scipy.linalg as sla
+
     _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
     diag = np.abs(np.diag(r_mat))
     if tol is None:

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
@@ -272,6 +271,8 @@ class System:
             out = np.zeros((self.n_c, self.n_q))
             out[self._jac_rows, self._jac_cols] = values  # blocks never overlap
             return out
+        import scipy.sparse as sp  # (large models only: docs/compiled.md, "What a run imports")
+
         return sp.csr_matrix((values, (self._jac_rows, self._jac_cols)),
                              shape=(self.n_c, self.n_q))
 
@@ -356,6 +357,8 @@ class System:
                                                                strict=True)]
         extra = self._force_masses(q)
         if sparse:
+            import scipy.sparse as sp  # (large models only)
+
             out = sp.block_diag(blocks, format="csr") if blocks else sp.csr_matrix((0, 0))
             for idx, block in extra:
                 rows, cols = np.meshgrid(idx, idx, indexing="ij")
@@ -552,6 +555,7 @@ class System:
             jac = self._assemble_jacobian(values, sparse=False)
             jw = jac * w_inv
             return -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
+        import scipy.sparse as sp
         import scipy.sparse.linalg as spla
 
         jac = self._assemble_jacobian(values, sparse=True)

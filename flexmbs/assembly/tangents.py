@@ -32,7 +32,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..model.drives import drive_values
 from ..model.joints import constraint_coefficients
@@ -59,6 +58,8 @@ class _Blocks:
         return out
 
     def sparse(self):
+        import scipy.sparse as sp  # (large models only: docs/compiled.md, "What a run imports")
+
         if not self.items:
             return sp.csr_matrix((self.n, self.n))
         r = np.concatenate([np.repeat(rows, cols.size) for rows, cols, _ in self.items])

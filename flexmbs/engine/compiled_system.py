@@ -18,9 +18,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.linalg.lapack import dgetrf
-from scipy.sparse.linalg import splu
 
 from ..compiled.codes import (
     NEED_INPUTS,
@@ -42,7 +39,7 @@ from ..elements.registry import make_workspace
 from ..errors import ModelError, ValidationError
 from ..model.drives import drive_values
 from .callbacks import CallableInputs
-from .factors import Factors, pack_sparse_factors
+from .factors import Factors, kernel_factors, pack_sparse_factors
 from .many_states import many_state_inputs
 from .placeholders import UNREAD, Placeholders
 from .tables import (
@@ -112,10 +109,10 @@ class CompiledSystem:
         n = self.n_q + self.n_c
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
         self._pattern = _matrix_pattern(tables) if self.sparse else None
-        self.compile_time = 0.0
         self._dummy = Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
         self._matrix_buffers = None  # (prof, u, par) of _state_call
         self._pieces = None  # (3, n, n): step_pieces' output, off-pattern zeros kept
+        self._step_factors = None  # (lu, piv) of :meth:`factor`'s own LU
         from . import prebuilt as shipped
 
         self._step_task = TASK_STEP
@@ -480,21 +477,35 @@ class CompiledSystem:
         return out
 
     def factor(self, matrix: np.ndarray) -> Factors:
-        """LU factors of the iteration matrix ``matrix`` (the workspace's): SuperLU of
-        its pattern entries when the engine is sparse, else LAPACK getrf (its factors
-        transposed, the layout of :func:`~flexmbs.engine.linear_solves.lu_solve`). An exactly
-        singular matrix gets getrf's factors, whose zero pivot makes the step's solve
-        non-finite (the step then fails and says so)."""
+        """LU factors of the iteration matrix ``matrix`` (the workspace's; another one is
+        copied into it): SuperLU of its pattern entries when the engine is sparse; up to
+        order :data:`BATCH_UP_TO` the step kernel's own LU, as a batch of steps factors
+        it (:func:`~flexmbs.engine.factors.kernel_factors`: no SciPy, docs/compiled.md,
+        "What a run imports"); above, LAPACK getrf (its factors transposed, the layout
+        of :func:`~flexmbs.engine.linear_solves.lu_solve`). An exactly singular matrix
+        gets factors with a zero pivot, which makes the step's solve non-finite (the
+        step then fails and says so)."""
         d = self._dummy
+        n = matrix.shape[0]
         if self.sparse:
+            import scipy.sparse as sp
+            from scipy.sparse.linalg import splu
+
             rows, cols, indptr, indices = self._pattern
-            n = matrix.shape[0]
             csc = sp.csc_matrix((matrix[rows, cols], indices, indptr), shape=(n, n))
             try:
                 sp_i, sp_x = pack_sparse_factors(splu(csc))
                 return Factors(d.lu, d.piv, sp_i, sp_x, 0)
             except RuntimeError:  # "Factor is exactly singular"
                 pass
+        if n <= BATCH_UP_TO:  # (into the same buffers each time: the per-step path
+            if not np.shares_memory(matrix, self.work.matrix):  # keeps only its latest
+                self.work.matrix[...] = matrix  # factors)
+            self._step_factors = self._step_factors or (np.empty((n, n)),
+                                                        np.empty(n, dtype=np.int64))
+            return kernel_factors(self, *self._step_factors)
+        from scipy.linalg.lapack import dgetrf
+
         lu, piv, info = dgetrf(matrix)  # (Fortran-ordered: its transpose is C-ordered)
         return Factors(np.ascontiguousarray(lu.T), piv.astype(np.int64), d.sp_i, d.sp_x,
                        int(info))
@@ -542,7 +553,9 @@ class CompiledSystem:
         zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
         n = self.n_q + self.n_c
         if self.sparse:  # the identity's sparse factors: no dense n x n identity to fill
-            sp_i, sp_x = pack_sparse_factors(splu(sp.identity(n, format="csc")))
+            from scipy.sparse import identity, linalg
+
+            sp_i, sp_x = pack_sparse_factors(linalg.splu(identity(n, format="csc")))
             factors = Factors(self._dummy.lu, self._dummy.piv, sp_i, sp_x, 0)
         else:
             factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,

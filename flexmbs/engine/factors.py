@@ -31,13 +31,15 @@ class Factors(NamedTuple):
         return self.sp_i.size > 0
 
 
-def kernel_factors(compiled) -> Factors:
+def kernel_factors(compiled, lu=None, piv=None) -> Factors:
     """The iteration matrix in the workspace of ``compiled`` (a CompiledSystem with a
     dense matrix) factored by the step kernel's own LU
     (:func:`~flexmbs.engine.linear_solves.lu_factor_into`), as a batch of steps
-    factors it: the same factors to the last bit."""
+    factors it: the same factors to the last bit; into ``lu``, ``piv`` when given
+    (buffers of the matrix's order), else into new arrays."""
     n = compiled.work.matrix.shape[0]
-    lu, piv = np.empty((n, n)), np.empty(n, dtype=np.int64)
+    if lu is None:
+        lu, piv = np.empty((n, n)), np.empty(n, dtype=np.int64)
     compiled._call(TASK_FACTOR, lu=lu, piv=piv)
     return compiled.placeholder_factors()._replace(lu=lu, piv=piv, by_kernel=True)
 

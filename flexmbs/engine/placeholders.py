@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled.codes import TASK_CONTACTS, TASK_STEP, TASK_STEPS, step_parameters
+from ..compiled.codes import TASK_CONTACTS, TASK_FACTOR, TASK_STEP, TASK_STEPS, step_parameters
 
 
 class Placeholders:
@@ -33,8 +33,11 @@ class Placeholders:
 
 #: The kernel's array parameters each task never reads (newton.kernel's dispatch: a
 #: contact sample reads q and q̇ alone; a step one by one no histories; a batch of steps
-#: not the single step's inputs, the histories of outputs or the springs' angles).
+#: not the single step's inputs, the histories of outputs or the springs' angles; a
+#: factorization the workspace's matrix into lu and piv alone).
 UNREAD = {TASK_CONTACTS: ("par", "prof", "u", "lu", "piv", "sp_i", "sp_x", "qs", "qds",
                           "lams", "profs", "us", "refs", "out", "states"),
           TASK_STEP: ("qs", "qds", "lams", "profs", "us", "refs", "out", "states"),
-          TASK_STEPS: ("prof", "u", "qs", "qds", "refs")}
+          TASK_STEPS: ("prof", "u", "qs", "qds", "refs"),
+          TASK_FACTOR: ("q", "qd", "qdd", "a", "lam", "par", "prof", "u", "sp_i", "sp_x",
+                        "qs", "qds", "lams", "profs", "us", "refs", "out", "states")}

@@ -33,10 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.linalg.lapack import dgetrs as _getrs
 
-from .._blas import solve_small
+from .._blas import scipy_linalg, solve_small
 
 
 @dataclass(frozen=True)
@@ -108,15 +106,19 @@ def amplification_matrix(params: AlphaParameters, omega_h: float, zeta: float = 
 
 
 class NewtonMatrix:
-    """The scaled iteration matrix and its LU factorisation (reused until refreshed)."""
+    """The scaled iteration matrix and its LU factorisation (reused until refreshed):
+    the NumPy path's. (SciPy is imported at the first factorisation: a compiled run
+    does without it, docs/compiled.md, "What a run imports".)"""
 
     def __init__(self):
-        self.lu = None
+        self.lu = self._getrs = None  # (getrf's factors and LAPACK's getrs)
         self.age = 0
         self.matrix = None  # the factored matrix itself (for restart points)
 
     def factor(self, matrix: np.ndarray) -> None:
+        sla = scipy_linalg()
         self.lu = sla.lu_factor(matrix, check_finite=False)
+        self._getrs = sla.lapack.dgetrs
         self.matrix = matrix
         self.age = 0
 
@@ -125,4 +127,4 @@ class NewtonMatrix:
         ``scipy.linalg.lu_solve`` wrapper costs several times the solve at this size)."""
         self.age += 1
         lu, piv = self.lu
-        return _getrs(lu, piv, rhs)[0]
+        return self._getrs(lu, piv, rhs)[0]

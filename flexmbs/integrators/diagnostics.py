@@ -42,7 +42,7 @@ def condition_estimate(integ) -> float:
 def one_attempt(try_step, h, compiled, last: bool = False):
     """``try_step(h)`` (an integrator's attempt at one step: (ok, message, iterations,
     state)). On the NumPy path (``compiled`` None) the floating-point warnings
-    (:data:`~flexmbs.integrators.health.NUMERICAL`) of a failed attempt are held: they
+    (:func:`~flexmbs.integrators.health.numerical_categories`) of a failed attempt are held: they
     are dropped once the step succeeds at a smaller size (the attempt's iterates
     diverged and the step was halved), and shown when the ``last`` attempt fails too (no
     halving left: the run fails, and they say what went wrong). A successful attempt's
@@ -51,13 +51,13 @@ def one_attempt(try_step, h, compiled, last: bool = False):
     they come, after the filters have had their say (once per place by default)."""
     if compiled is not None:
         return try_step(h)
-    from .health import NUMERICAL
+    from .health import numerical_categories
 
     held = []
     shown = warnings.showwarning
 
     def hold(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, NUMERICAL):
+        if issubclass(category, numerical_categories()):
             held.append((message, category, filename, lineno, file, line))
         else:
             shown(message, category, filename, lineno, file, line)

@@ -27,12 +27,11 @@ warning reports is the exact one, and a warning is never a false alarm.
 
 from __future__ import annotations
 
+import sys
 import warnings as _warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgWarning
-from scipy.sparse.linalg import MatrixRankWarning
 
 from ..frame.coupling import Coupling
 
@@ -264,9 +263,16 @@ def _body_angular_velocity(p, pd) -> np.ndarray:
                            -e3 * d0 + e2 * d1 - e1 * d2 + e0 * d3], axis=1)
 
 
-#: Warning classes of floating-point trouble inside a step (overflow, invalid values, a
-#: singular or ill-conditioned factorisation), gathered by :class:`NumericalWarnings`.
-NUMERICAL = (RuntimeWarning, LinAlgWarning, MatrixRankWarning)
+def numerical_categories() -> tuple:
+    """Warning classes of floating-point trouble inside a step (overflow, invalid values,
+    a singular or ill-conditioned factorisation), gathered by
+    :class:`NumericalWarnings`: RuntimeWarning (SciPy's LinAlgWarning is one) and, once
+    SciPy's sparse solvers are imported (a run that never needs them does not import
+    them: docs/compiled.md, "What a run imports"), their MatrixRankWarning."""
+    sparse_solvers = sys.modules.get("scipy.sparse.linalg")
+    if sparse_solvers is None:
+        return (RuntimeWarning,)
+    return RuntimeWarning, sparse_solvers.MatrixRankWarning
 
 
 #: The kinds of floating-point warnings, and the other warnings, a run keeps.
@@ -275,7 +281,7 @@ KEPT = 50
 
 class NumericalWarnings:
     """Gathers the floating-point warnings NumPy and SciPy raise during a run
-    (:data:`NUMERICAL`) into one record instead of forwarding each of them verbatim:
+    (:func:`numerical_categories`) into one record instead of forwarding each of them verbatim:
     how many, of which kinds, and the first one with the time [s] of the step it came
     from. Other warnings pass through unchanged, when a block ends.
 
@@ -299,7 +305,7 @@ class NumericalWarnings:
     def __enter__(self) -> NumericalWarnings:
         self._context = _warnings.catch_warnings(record=True)
         self._caught = self._context.__enter__()
-        for category in NUMERICAL:
+        for category in numerical_categories():
             _warnings.simplefilter("always", category)
         return self
 
@@ -308,8 +314,9 @@ class NumericalWarnings:
         the output quantities after the run)."""
         if not self._caught:
             return
+        numerical = numerical_categories()
         for w in self._caught:
-            if issubclass(w.category, NUMERICAL):
+            if issubclass(w.category, numerical):
                 self.count += 1
                 text = str(w.message).strip().rstrip(".")
                 if text not in self.kinds and len(self.kinds) >= KEPT:

@@ -24,15 +24,15 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
 
 from .._blas import solve_small
+from .._sparse import is_sparse
 from .._validation import (
     check_positive_definite,
 )
 from ..errors import ValidationError
 from .data_checks import MATRIX_SYMMETRY_RTOL, _as_index_array, validated
+from .deferred_mass import DeferredCSR, DeferredMassField, stored_mass
 from .derivative_data import ModalDerivatives, validated_derivatives
 from .invariants import InertiaInvariants, compute_invariants
 from .kinds import ModeKind, ReferenceFrame
@@ -282,7 +282,7 @@ class ModalData:
     def _mass_covers_rotations(self) -> bool:
         """True when the mass description holds every inertia the shapes can move."""
         return self.psi is None or (not self.is_lumped
-                                    and self.mass.shape[0] >= 6 * self.n_nodes)
+                                    and stored_mass(self).shape[0] >= 6 * self.n_nodes)
 
     @property
     def modal_mass_ratio(self) -> np.ndarray:
@@ -314,7 +314,8 @@ class ModalData:
     @property
     def is_lumped(self) -> bool:
         """True when the mass description is lumped nodal masses."""
-        return not sp.issparse(self.mass)
+        stored = stored_mass(self)  # (a reader's deferred matrix stays deferred)
+        return not (isinstance(stored, DeferredCSR) or is_sparse(stored))
 
     # ------------------------------------------------------------------ derived
     @cached_property
@@ -336,8 +337,14 @@ class ModalData:
 
     @cached_property
     def _eig(self) -> tuple[np.ndarray, np.ndarray]:
-        lam, vec = sla.eigh(self.K_ff, self.M_ff)
-        return np.clip(lam, 0.0, None), vec
+        """(λ ascending, M_ff-normalised eigenvectors) of K_ff x = λ M_ff x, through the
+        Cholesky factor L of M_ff (positive definite: checked on construction): the
+        eigenpairs (λ, y) of L⁻¹ K_ff L⁻ᵀ, and x = L⁻ᵀ y (NumPy's LAPACK alone, without
+        SciPy: docs/compiled.md, "What a run imports"). λ clipped at 0."""
+        low_inv = np.linalg.inv(np.linalg.cholesky(self.M_ff))
+        reduced = low_inv @ self.K_ff @ low_inv.T
+        lam, vec = np.linalg.eigh(0.5 * (reduced + reduced.T))
+        return np.clip(lam, 0.0, None), low_inv.T @ vec
 
     @property
     def frequencies(self) -> np.ndarray:
@@ -388,10 +395,14 @@ class ModalData:
         in eigenvector j): the identity mapping for diagonal matrices, and continuous under
         weak coupling, so damping ratio ζ_i always damps "mode i" whatever its rank.
         """
-        from scipy.optimize import linear_sum_assignment
-
         _, vec = self._eig
         weight = np.abs(vec) * np.sqrt(np.diag(self.M_ff))[:, None]
+        if self.is_diagonal:  # each eigenvector one coordinate's (to 1e-9): the largest
+            largest = np.argmax(weight, axis=0)  # weights, if they are all different
+            if np.unique(largest).size == self.n_modes:  # rows, are the assignment
+                return largest.astype(np.int64)
+        from scipy.optimize import linear_sum_assignment
+
         coords, eig = linear_sum_assignment(-weight)
         out = np.empty(self.n_modes, dtype=np.int64)
         out[eig] = coords
@@ -468,6 +479,7 @@ class ModalData:
                   else self.damping_matrix[np.ix_(idx, idx)])
         return replace(
             self,
+            mass=stored_mass(self),  # (the same: a reader's deferred matrix stays so)
             phi=self.phi[:, idx],
             psi=None if self.psi is None else self.psi[:, idx],
             generalized_shapes=(None if self.generalized_shapes is None
@@ -522,7 +534,9 @@ class ModalData:
                                       f"{rayleigh!r}")
             alpha, beta = (float(v) for v in rayleigh)
             matrix = alpha * self.M_ff + beta * self.K_ff
-        return replace(self, damping_ratio=ratio, damping_matrix=matrix)
+        return replace(self, damping_ratio=ratio, damping_matrix=matrix,
+                       mass=stored_mass(self),  # (a reader's deferred matrix stays so)
+                       _invariants=self.invariants)  # (the same nodes, shapes and mass)
 
     # ------------------------------------------------------------------ reports
     def summary(self) -> dict[str, Any]:
@@ -558,3 +572,9 @@ class ModalData:
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "metadata": self.metadata,
         }
+
+
+#: A reader's CSR mass arrays become SciPy's matrix at the first read of ``mass``
+#: (flexmbs.modal.deferred_mass); set after the dataclass is made, so ``mass`` stays a
+#: required field.
+ModalData.mass = DeferredMassField("mass")

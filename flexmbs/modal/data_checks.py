@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._sparse import is_sparse
 from .._validation import (
     as_float_array,
     check_finite,
@@ -22,6 +22,7 @@ from .._validation import (
     check_symmetric,
 )
 from ..errors import ShapeError, ValidationError
+from .deferred_mass import DeferredCSR, stored_mass
 from .kinds import STIFFENING_CASES, ModeKind, ReferenceFrame
 from .units import get_units
 
@@ -139,7 +140,7 @@ def validated(data, scan: bool = True) -> dict[str, Any]:
         if psi is None:
             raise ValidationError("ModalData.generalized_shapes needs psi and the 6-DOF "
                                   "mass of the nodes before the coordinates")
-    mass = validated_mass(data.mass, n_nodes, psi is not None,
+    mass = validated_mass(stored_mass(data), n_nodes, psi is not None,
                           0 if gen is None else gen.shape[0], scan)
     ratio = matrix = None
     if data.damping_ratio is not None and data.damping_matrix is not None:
@@ -290,33 +291,25 @@ def validated_stiffening(stiffening, n: int, scan: bool = True) -> dict[str, np.
 
 def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0, scan: bool = True):
     """ModalData.mass checked: a symmetric, positive-semidefinite-looking sparse matrix of
-    3N, 6N or 6N + n_gen rows, or N lumped masses [kg] (``scan``: as :func:`validated`'s)."""
+    3N, 6N or 6N + n_gen rows, or N lumped masses [kg] (``scan``: as :func:`validated`'s).
+    A reader's :class:`~flexmbs.modal.deferred_mass.DeferredCSR` whose values were
+    checked when written stays one (its shape checked; SciPy's matrix made when first
+    read), any other becomes the matrix and is checked as any matrix."""
     checks = _RUN if scan else _SKIP
     if mass is None:
         raise ValidationError("ModalData.mass is required: a consistent 3N x 3N "
                               "translational mass matrix, the 6N x 6N mass of 6-DOF "
                               "nodes, or lumped nodal masses (N,)")
-    if sp.issparse(mass) or (np.ndim(mass) == 2):
+    if isinstance(mass, DeferredCSR):
+        if mass.checked:
+            _check_matrix_shape(mass.shape, n_nodes, has_psi, n_gen)
+            return mass
+        mass = mass.matrix()
+    if is_sparse(mass) or (np.ndim(mass) == 2):
+        import scipy.sparse as sp
+
         mat = sp.csr_matrix(mass, dtype=float)
-        if n_gen and mat.shape != (6 * n_nodes + n_gen,) * 2:
-            raise ShapeError(
-                f"ModalData.mass has shape {mat.shape}; with {n_gen} generalized "
-                f"coordinates it must be ({6 * n_nodes + n_gen}, {6 * n_nodes + n_gen}) "
-                f"(6 DOFs per node of {n_nodes} nodes, then the coordinates)")
-        if not n_gen and mat.shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
-            raise ValidationError(
-                f"ModalData.mass is {mat.shape[0]} x {mat.shape[1]} (6 DOFs per node) but "
-                f"psi (rotational mode shapes) is missing; give psi or the 3N x 3N "
-                f"translational mass"
-            )
-        if not n_gen and mat.shape not in ((3 * n_nodes, 3 * n_nodes),
-                                           (6 * n_nodes, 6 * n_nodes)):
-            raise ShapeError(
-                f"ModalData.mass has shape {mat.shape}; expected "
-                f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes), "
-                f"({6 * n_nodes}, {6 * n_nodes}) (6 DOFs per node, with psi) "
-                f"or ({n_nodes},) lumped masses"
-            )
+        _check_matrix_shape(mat.shape, n_nodes, has_psi, n_gen)
         checks.finite(mat, "ModalData.mass")
         checks.symmetric(mat, "ModalData.mass", rtol=1e-8)
         per = mat.shape[0] // n_nodes
@@ -333,3 +326,26 @@ def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0, scan: bool
         raise ValidationError(f"ModalData.mass (lumped) of node index {k} is negative: "
                               f"{arr[k]:g} kg")
     return arr
+
+
+def _check_matrix_shape(shape: tuple, n_nodes: int, has_psi: bool, n_gen: int) -> None:
+    """ShapeError or ValidationError unless a mass matrix of ``shape`` fits ``n_nodes``
+    nodes (3N or, with psi, 6N rows; 6N + n_gen with generalized coordinates)."""
+    if n_gen and shape != (6 * n_nodes + n_gen,) * 2:
+        raise ShapeError(
+            f"ModalData.mass has shape {shape}; with {n_gen} generalized "
+            f"coordinates it must be ({6 * n_nodes + n_gen}, {6 * n_nodes + n_gen}) "
+            f"(6 DOFs per node of {n_nodes} nodes, then the coordinates)")
+    if not n_gen and shape == (6 * n_nodes, 6 * n_nodes) and not has_psi:
+        raise ValidationError(
+            f"ModalData.mass is {shape[0]} x {shape[1]} (6 DOFs per node) but "
+            f"psi (rotational mode shapes) is missing; give psi or the 3N x 3N "
+            f"translational mass"
+        )
+    if not n_gen and shape not in ((3 * n_nodes, 3 * n_nodes), (6 * n_nodes, 6 * n_nodes)):
+        raise ShapeError(
+            f"ModalData.mass has shape {shape}; expected "
+            f"({3 * n_nodes}, {3 * n_nodes}) (translational DOFs of {n_nodes} nodes), "
+            f"({6 * n_nodes}, {6 * n_nodes}) (6 DOFs per node, with psi) "
+            f"or ({n_nodes},) lumped masses"
+        )

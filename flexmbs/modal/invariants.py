@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ShapeError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: Relative tolerance of the isotropic-mass check ‖M_kl − m_kl I3‖ ≤ tol · max|m|.
 ISOTROPY_RTOL = 1e-10
@@ -67,6 +69,8 @@ def isotropic_scalar_mass(mass: sp.spmatrix, rtol: float = ISOTROPY_RTOL):
     rtol : float
         Tolerance relative to the largest entry.
     """
+    import scipy.sparse as sp
+
     coo = sp.coo_matrix(mass)
     if coo.nnz == 0:
         return sp.csr_matrix((mass.shape[0] // 3, mass.shape[0] // 3))
@@ -321,6 +325,8 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     is rotated as the constraint modes interpolate it from the boundary grids, and the
     fixed-interface (interior) part of that rotated field is dropped.
     """
+    import scipy.sparse as sp  # (invariants not stored: docs/compiled.md, "What a run imports")
+
     nodes = np.asarray(nodes, dtype=float)
     n_nodes = nodes.shape[0]
     phi = np.asarray(phi, dtype=float).reshape(3 * n_nodes, -1)

@@ -47,17 +47,8 @@ from ..errors import ValidationError
 from .fe import shell_elements, solid_elements
 from .fe.file_elements import file_elements_of
 from .fe.sections import CIRCLE_POINTS
+from .field_names import FIELD_COMPONENTS, FIELD_UNITS  # noqa: F401  (also here)
 
-#: Components of the fields (their names, for plots, JSON and exports).
-FIELD_COMPONENTS = {
-    "section_forces": ("N", "Q_y", "Q_z", "T", "M_y", "M_z"),
-    "fibre_stress": ("-y-z", "+y-z", "+y+z", "-y+z"),
-    "stress": ("xx", "yy", "zz", "yz", "xz", "xy"),
-    "shell_stress": tuple(f"{side} {c}" for side in ("top", "bottom")
-                          for c in ("xx", "yy", "zz", "yz", "xz", "xy")),
-}
-FIELD_UNITS = {"section_forces": "N, N, N, N m, N m, N m", "fibre_stress": "Pa",
-               "stress": "Pa", "shell_stress": "Pa"}
 #: Natural coordinates of the corners (VTK order) and of the 2x2x2 Gauss points.
 _CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
                      [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)

@@ -146,7 +146,7 @@ def save_result(result, path) -> None:
                     cells.create_dataset(ctype, data=np.asarray(conn))
                     cells[ctype].attrs["units"] = "-"
             if info.get("fields"):
-                from ..modal.stress import FIELD_COMPONENTS, FIELD_UNITS
+                from ..modal.field_names import FIELD_COMPONENTS, FIELD_UNITS
 
                 fields = g.create_group("fields")
                 for k, (fname, values) in enumerate(info["fields"].items()):

@@ -40,7 +40,6 @@ from numbers import Integral
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ...errors import ValidationError
 from . import sections
@@ -48,6 +47,8 @@ from .sections import positive as _positive
 from .sections import real as _real
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+
     from ..femodel import FEModel
 
 __all__ = [
@@ -467,6 +468,8 @@ def _assemble_chain(elem: np.ndarray, n_nodes: int) -> sp.csr_matrix:
 
     Vectorised: the global matrix is block-tridiagonal with 6x6 blocks, built as BSR.
     """
+    import scipy.sparse as sp  # (assembly only: docs/compiled.md, "What a run imports")
+
     n_el = n_nodes - 1
     k11, k12, k21, k22 = elem[:6, :6], elem[:6, 6:], elem[6:, :6], elem[6:, 6:]
     rows = np.arange(n_nodes)

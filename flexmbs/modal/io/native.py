@@ -34,12 +34,12 @@ import json
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..._files import CHECKSUM_ATTR, atomic_path, hdf5_root_attributes, seal_hdf5, verify_hdf5
 from ...errors import FlexmbsError, ReadError
 from ..data import ModalData
 from ..data_checks import CHECKS_REVISION
+from ..deferred_mass import DeferredCSR
 
 #: The native format's extensions (no other built-in format claims them, so a native
 #: file is read without loading the other formats' modules: tests/test_startup.py).
@@ -87,7 +87,7 @@ def write_native(data: ModalData, path: Path) -> None:
         if data.is_lumped:
             g.create_dataset("nodal_mass", data=data.mass)
         else:
-            csr = sp.csr_matrix(data.mass)
+            csr = data.mass  # (a CSR matrix: ModalData makes one of any matrix)
             g.create_dataset("data", data=csr.data)
             g.create_dataset("indices", data=csr.indices)
             g.create_dataset("indptr", data=csr.indptr)
@@ -300,11 +300,12 @@ def _read_derivatives(group):
     return ModalDerivatives(energy=str(group.attrs.get("energy", "")), **values)
 
 
-def _checked_csr(path, g, shape) -> sp.csr_matrix:
+def _checked_csr(path, g, shape) -> DeferredCSR:
     """The CSR mass matrix of group ``g`` (/mass/data, indices, indptr) of ``shape``, its
     structure checked in full: scipy trusts the arrays it is given, and indices out of
     range or an indptr out of order would crash later operations (a segmentation fault,
-    not an exception). ReadError naming the file and the dataset."""
+    not an exception). ReadError naming the file and the dataset. The matrix is SciPy's
+    once ``ModalData.mass`` is first read (:mod:`flexmbs.modal.deferred_mass`)."""
     try:
         shape = tuple(int(v) for v in np.asarray(shape).reshape(-1))
         parts = [np.asarray(g[k][()]) for k in ("data", "indices", "indptr")]
@@ -320,8 +321,8 @@ def _checked_csr(path, g, shape) -> sp.csr_matrix:
             raise ValueError(f"indptr (size {indptr.size}) must rise from 0 to the "
                              f"{indices.size} indices in [0, {shape[1]}) of a "
                              f"{shape[0]}-row matrix, one value each")
-        mat = sp.csr_matrix(tuple(parts), shape=shape)  # (checked in full above: scipy's
-        # full check_format repeats those checks, 30 µs for the 4-mode solid beam)
+        mat = DeferredCSR(data, indices, indptr, shape)  # (checked in full above:
+        # scipy's full check_format repeats those checks, 30 µs for the 4-mode solid beam)
     except (ValueError, TypeError, IndexError) as exc:
         raise ReadError(f"{path}: /mass (CSR data, indices, indptr, shape) is not a valid "
                         f"sparse matrix: {exc}") from None
@@ -409,6 +410,8 @@ def read_native(path: Path, **options) -> ModalData:
             # values checked when written, by the checks of this revision: unchanged
             # since (the checksum), so only their types and shapes are checked again
             kwargs["_checked"] = bool(stored and d["checks_revision"] == CHECKS_REVISION)
+            if not lumped:  # (SciPy's matrix made at the first read of ModalData.mass)
+                kwargs["mass"] = mass._replace(checked=kwargs["_checked"])
         except ReadError:  # (says what and where already; an OSError too)
             raise
         except KeyError as exc:
