@@ -27,7 +27,6 @@ back to one costs a dictionary lookup, not the address and checks again.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import pickle
 import weakref
 from operator import is_, itemgetter
@@ -82,8 +81,11 @@ def _c_library_address(name: str) -> int | None:
     """Address of ``name`` in the C or maths library of this process, or None."""
     for library in (None, "m", "c"):  # None: what the process has loaded (libm, libc)
         try:
-            handle = ctypes.CDLL(library if library is None
-                                 else ctypes.util.find_library(library))
+            if library is not None:  # (ctypes.util imports subprocess: 4 ms)
+                from ctypes.util import find_library
+
+                library = find_library(library)
+            handle = ctypes.CDLL(library)
             return ctypes.cast(getattr(handle, name), ctypes.c_void_p).value
         except (OSError, AttributeError, TypeError):
             continue
