@@ -42,20 +42,27 @@ if hasattr(os, "register_at_fork"):
 def single_threaded_blas():
     """A context that keeps BLAS on one thread (threadpoolctl, when installed): on small
     matrices threads only contend for the cores. The BLAS libraries are those loaded at
-    the first call (NumPy's, and SciPy's once it is imported: :func:`scipy_linalg` puts the
-    BLAS it loads inside a context on one thread too). OpenBLAS's
-    thread count is the process's, so contexts overlapping in several threads share one
-    limit, and the last to leave gives the caller's setting back."""
+    the outermost context's start (NumPy's, and SciPy's once it is imported; SciPy's
+    loaded inside a context is put on one thread too, at :func:`scipy_linalg` or at the
+    next nested context). OpenBLAS's thread count is the process's, so contexts
+    overlapping in several threads share one limit, and the last to leave gives the
+    caller's setting back."""
     global _ACTIVE, _LIMITER
-    controller = _controller()
-    if controller is None:  # pragma: no cover - threadpoolctl is a base dependency
+    with _LOCK:
+        counted = _ACTIVE > 0
+        if counted:
+            _limit_late_loaded()
+        else:
+            controller = _controller()
+            if controller is not None:  # (None: no threadpoolctl, a base dependency)
+                _release_openblas()  # (the thread that set the caller's limit may be
+                _LIMITER = controller.limit(limits=1, user_api="blas")  # another)
+                counted = True
+        if counted:
+            _ACTIVE += 1
+    if not counted:  # pragma: no cover - threadpoolctl is a base dependency
         yield
         return
-    with _LOCK:
-        if _ACTIVE == 0:
-            _release_openblas()  # (the thread that set the caller's limit may be another)
-            _LIMITER = controller.limit(limits=1, user_api="blas")
-        _ACTIVE += 1
     try:
         yield
     finally:
@@ -96,12 +103,19 @@ def scipy_linalg():
     import scipy.linalg
 
     with _LOCK:
-        if _ACTIVE and not _CONTROLLER_HAS_SCIPY:
-            controller = _controller()
-            if controller is not None:
-                _release_openblas()
-                _LATE_LIMITERS.append(controller.limit(limits=1, user_api="blas"))
+        if _ACTIVE:
+            _limit_late_loaded()
     return scipy.linalg
+
+
+def _limit_late_loaded() -> None:
+    """With ``_LOCK`` held inside an active context: SciPy's BLAS, loaded since the
+    outermost context began, put on one thread too until it ends."""
+    if "scipy.linalg" in sys.modules and not _CONTROLLER_HAS_SCIPY:
+        controller = _controller()  # (made again: SciPy's BLAS among its libraries)
+        if controller is not None:
+            _release_openblas()
+            _LATE_LIMITERS.append(controller.limit(limits=1, user_api="blas"))
 
 
 def _release_openblas() -> None:

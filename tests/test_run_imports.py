@@ -5,6 +5,7 @@ answers (the deferred mass matrix, the eigenpairs, the rank proof, the kernel's 
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -196,21 +197,27 @@ def _scipy_blas_threads(code: str) -> list:
             return [i["num_threads"] for i in threadpool_info()
                     if "scipy" in i["filepath"] and i["user_api"] == "blas"]
         """)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}  # (the suite's conftest sets 1)
     done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_scipy_imported_inside_a_run_gets_one_blas_thread():
-    """SciPy's own BLAS, loaded by flexmbs._blas.scipy_linalg inside a one-thread
-    context, runs on one thread until the context ends, and as it would have after."""
-    got = _scipy_blas_threads("""\
+@pytest.mark.parametrize("how", ["scipy_linalg", "nested"])
+def test_scipy_imported_inside_a_run_gets_one_blas_thread(how):
+    """SciPy's own BLAS, loaded inside a one-thread context (through
+    flexmbs._blas.scipy_linalg, or by a plain import and then seen at the next nested
+    context), runs on one thread until the context ends, and as it would have after."""
+    load = ("scipy_linalg()" if how == "scipy_linalg" else
+            "import scipy.linalg\n            with single_threaded_blas():\n"
+            "                pass")
+    got = _scipy_blas_threads(f"""\
         from flexmbs._blas import scipy_linalg, single_threaded_blas
 
         assert "scipy" not in sys.modules
         with single_threaded_blas():
-            scipy_linalg()
+            {load}
             inside = scipys()
         print(json.dumps([inside, scipys()]))
         """)
@@ -219,7 +226,8 @@ def test_scipy_imported_inside_a_run_gets_one_blas_thread():
         print(json.dumps(scipys()))
         """)
     if not default:
-        pytest.skip("this SciPy shares NumPy's BLAS")
+        pytest.skip("no OpenBLAS of SciPy's or NumPy's here")
     inside, after = got
+    assert default == [2] * len(default)  # (NumPy's OpenBLAS and SciPy's own)
     assert inside == [1] * len(default)
     assert after == default

@@ -59,7 +59,7 @@ def dense_rank(jac: np.ndarray, tol: float | None = None) -> tuple[int, list[int
     if jac.shape[1] == 0:  # rows without coordinates: nothing independent
         return 0, list(range(jac.shape[0]))
     n_c, n_q = jac.shape
-    if 0 < n_c <= n_q:
+    if 0 < n_c <= n_q and np.isfinite(jac).all():  # (else the QR says what is wrong)
         tol_full = (rank_tolerance(jac.shape, float(np.max(np.linalg.norm(jac, axis=1))))
                     if tol is None else tol)
         if np.linalg.svd(jac, compute_uv=False)[-1] > 2.0 * tol_full:
