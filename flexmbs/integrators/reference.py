@@ -64,7 +64,7 @@ def accelerations(system: System, q, qd, t: float, alpha: float = 0.0,
 
 
 def _solve_dense(kkt, rhs):
-    """The dense KKT system by :func:`~flexmbs._blas.solve_small` (SciPy's LU), or by
+    """The dense KKT system by :func:`~flexmbs._blas.solve_small` (NumPy's LU), or by
     least squares when it is exactly singular or not finite."""
     from .._blas import solve_small
 
