@@ -219,3 +219,18 @@ def test_a_header_that_is_not_a_json_object_is_a_read_error(tmp_path, text, says
     rewrite_hdf5(path, change, seal=False)
     with pytest.raises(ReadError, match=rf"^\S*bad\.fmd\.h5: /header {says}"):
         read_modal(path)
+
+
+def test_metadata_keys_are_written_as_json_takes_them_or_named(tmp_path):
+    """NumPy scalar keys go in as Python's (JSON makes numbers strings, as for int
+    keys); a key JSON cannot take is a ValidationError naming the entry, and no file."""
+    from flexmbs.errors import ValidationError
+
+    path = tmp_path / "keys.fmd.h5"
+    write_modal(_data({}, metadata={"per_node": {np.int64(3): np.float32(1.5), 4: [1, 2]}}),
+                path)
+    assert read_modal(path).metadata["per_node"] == {"3": 1.5, "4": [1, 2]}
+    bad = tmp_path / "bad.fmd.h5"
+    with pytest.raises(ValidationError, match=r"metadata\['runs'\]\[0\] has the key \(1, 2\)"):
+        write_modal(_data({}, metadata={"runs": [{(1, 2): "a"}]}), bad)
+    assert not bad.exists()

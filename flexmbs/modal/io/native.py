@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._files import CHECKSUM_ATTR, atomic_path, hdf5_root_attributes, seal_hdf5, verify_hdf5
-from ...errors import FlexmbsError, ReadError
+from ...errors import FlexmbsError, ReadError, ValidationError
 from ..data import ModalData
 from ..data_checks import CHECKS_REVISION
 from ..deferred_mass import DeferredCSR
@@ -64,12 +64,13 @@ def write_native(data: ModalData, path: Path) -> None:
     h5py = _h5py()
     try:  # (the file is stamped as checked: arrays changed since are checked too)
         data.check_values()
+        header = _header(data)
     except FlexmbsError as exc:
         raise type(exc)(f"{path}: not written: {exc}") from None
     with atomic_path(path, "modal data file") as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_TAG
         f.attrs["format_version"] = FORMAT_VERSION
-        f.create_dataset("header", data=np.bytes_(_header(data)))
+        f.create_dataset("header", data=np.bytes_(header))
         f.create_dataset("nodes", data=data.nodes)
         f.create_dataset("node_ids", data=data.node_ids)
         f.create_dataset("phi", data=data.phi)
@@ -120,7 +121,7 @@ def _header(data: ModalData) -> str:
     return json.dumps({
         "units": data.units, "reference_frame": data.reference_frame.value,
         "attach_set": data.attach_set or "",
-        "metadata": data.metadata,
+        "metadata": _json_keys(data.metadata, "ModalData.metadata"),
         "checks_revision": CHECKS_REVISION,
         "mode_kinds": [k.value for k in data.mode_kinds],
         "constraint_fraction": np.asarray(data.constraint_fraction, float).tolist(),
@@ -425,6 +426,25 @@ def read_native(path: Path, **options) -> ModalData:
         return ModalData(**kwargs)
     except FlexmbsError as exc:
         raise ReadError(f"{path}: {exc}") from exc
+
+
+def _json_keys(value, where: str):
+    """``value`` with the keys of its dicts (at any depth) as JSON takes them: NumPy
+    scalars as Python's; ValidationError naming the entry for a key that is not a
+    string, a number, a bool or None (a tuple, say)."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, np.generic):
+                key = key.item()
+            if not (key is None or isinstance(key, (str, int, float, bool))):
+                raise ValidationError(f"{where} has the key {key!r} ({type(key).__name__}); "
+                                      "a file's metadata keys are strings or numbers")
+            out[key] = _json_keys(item, f"{where}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json_keys(item, f"{where}[{k}]") for k, item in enumerate(value)]
+    return value
 
 
 def _json_default(obj):
