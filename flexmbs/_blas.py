@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 import threading
@@ -13,7 +14,7 @@ import numpy as np
 #: threadpoolctl's view of the process's BLAS libraries, made at the first
 #: :func:`single_threaded_blas` (finding them walks every loaded library: 1-4 ms the
 #: first time; a limit set through it afterwards costs some µs), and made again once
-#: SciPy's own BLAS has been loaded since (:func:`scipy_linalg`)
+#: SciPy's own BLAS has been loaded since (:func:`scipy_module`)
 _CONTROLLER = None
 _CONTROLLER_HAS_SCIPY = False
 
@@ -23,7 +24,7 @@ _LOCK = threading.Lock()
 _ACTIVE = 0
 _LIMITER = None
 #: the limits set on BLAS libraries loaded while a context was active (SciPy's,
-#: :func:`scipy_linalg`), undone with the context's own
+#: :func:`scipy_module`), undone with the context's own
 _LATE_LIMITERS: list = []
 
 
@@ -43,7 +44,7 @@ def single_threaded_blas():
     """A context that keeps BLAS on one thread (threadpoolctl, when installed): on small
     matrices threads only contend for the cores. The BLAS libraries are those loaded at
     the outermost context's start (NumPy's, and SciPy's once it is imported; SciPy's
-    loaded inside a context is put on one thread too, at :func:`scipy_linalg` or at the
+    loaded inside a context is put on one thread too, at :func:`scipy_module` or at the
     next nested context). OpenBLAS's thread count is the process's, so contexts
     overlapping in several threads share one limit, and the last to leave gives the
     caller's setting back."""
@@ -92,20 +93,23 @@ def _controller():
     return _CONTROLLER
 
 
-def scipy_linalg():
-    """``scipy.linalg``, imported when a computation first needs it (a run that never
-    does never imports SciPy: docs/compiled.md, "What a run imports"). SciPy loads a
-    BLAS of its own; imported inside a :func:`single_threaded_blas` context, that one is
-    put on one thread too until the context ends."""
-    module = sys.modules.get("scipy.linalg")
-    if module is not None:
-        return module
-    import scipy.linalg
+def scipy_module(name: str = "scipy.linalg"):
+    """The SciPy module ``name`` (``"scipy.sparse"``, ``"scipy.sparse.linalg"``, ...),
+    imported when a computation first needs it (a run that never does never imports
+    SciPy: docs/compiled.md, "What a run imports"). SciPy's linear algebra loads a BLAS
+    of its own; loaded inside a :func:`single_threaded_blas` context, that one is put
+    on one thread too until the context ends."""
+    module = sys.modules.get(name) or importlib.import_module(name)
+    if _ACTIVE and not _CONTROLLER_HAS_SCIPY:
+        with _LOCK:
+            if _ACTIVE:
+                _limit_late_loaded()
+    return module
 
-    with _LOCK:
-        if _ACTIVE:
-            _limit_late_loaded()
-    return scipy.linalg
+
+def scipy_linalg():
+    """:func:`scipy_module` of ``scipy.linalg``."""
+    return scipy_module("scipy.linalg")
 
 
 def _limit_late_loaded() -> None:

@@ -337,7 +337,8 @@ def _dataset_values(f, name: str):
 
     dataset = h5py.h5d.open(f.id, name.encode())
     dtype = dataset.dtype
-    if dtype.kind not in "biufcS" or dtype.fields or not _plain_metadata(dtype):
+    if (dtype.kind not in "biufcS" or dtype.fields or not _plain_metadata(dtype)
+            or dataset.shape is None):  # (a null dataspace: h5py's Empty)
         return f[name][()]
     values = np.empty(dataset.shape, dtype=dtype)
     if values.size:

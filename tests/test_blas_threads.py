@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
+# a caller that uses SciPy itself: its setting covers SciPy's BLAS too (SciPy loaded by a
+# run, as a large model's factorizations load it, is tests/test_run_imports.py's)
+import scipy.linalg  # noqa: E402, F401
 
 from flexmbs.assembly import System  # noqa: E402
 from flexmbs.cases import load_case, run_case  # noqa: E402

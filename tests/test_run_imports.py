@@ -231,3 +231,74 @@ def test_scipy_imported_inside_a_run_gets_one_blas_thread(how):
     assert default == [2] * len(default)  # (NumPy's OpenBLAS and SciPy's own)
     assert inside == [1] * len(default)
     assert after == default
+
+
+def test_a_run_that_loads_scipy_runs_its_blas_on_one_thread():
+    """A dense iteration matrix of order 101-149 is factored by LAPACK (SciPy imported at
+    the first factorization, in the run): every library's BLAS on one thread through the
+    steps, SciPy's included, and at its default after the run."""
+    got = _scipy_blas_threads("""\
+        from flexmbs.assembly import System
+        from flexmbs.integrators import simulate
+        from flexmbs.modal.fe.beam import BeamSection, Material
+        from flexmbs.model import ModelBuilder
+
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
+        b.add_nonlinear_beam("arm", 1.0, 12, BeamSection.rectangle(0.02, 0.01),
+                             Material(E=1e7, nu=0.3, rho=1000.0))
+        b.add_marker("ground", "clamp")
+        b.add_marker("arm", "root", node="root")
+        b.add_joint("clamp", "fixed", "ground.clamp", "arm.root")
+        system = System(b.finalize())
+        assert "scipy" not in sys.modules and 100 < system.n_q + system.n_c < 150
+        seen = []
+        result = simulate(system, 0.005, 1e-3, engine="compiled",
+                          progress=lambda *args: seen.append(
+                              [i["num_threads"] for i in threadpool_info()
+                               if i["user_api"] == "blas"]))
+        assert result.success and "scipy.linalg" in sys.modules
+        print(json.dumps([seen, scipys()]))
+        """)
+    seen, after = got
+    assert seen and all(threads == [1] * len(threads) for threads in seen), seen
+    assert len(seen[-1]) == 2  # (NumPy's BLAS and SciPy's)
+    assert after == [2] * len(after)
+
+
+def test_the_deferred_arrays_stay_private():
+    """A change to the matrix a holder made reaches no copy: the truncated copy keeps
+    the values its file's checks passed (and the writer's checks would see any other)."""
+    data = flexmbs.read_modal(CONSISTENT)
+    sub = data.truncate(3)
+    before = stored_mass(sub).data.copy()
+    data.mass.data *= -1.0  # (a user's change, in place)
+    np.testing.assert_array_equal(stored_mass(sub).data, before)
+    sub.check_values()
+    assert sub.mass.diagonal().min() > 0
+
+
+def test_floating_point_warnings_of_solvers_imported_in_a_run_are_all_counted():
+    """SciPy's MatrixRankWarning, its solvers first imported inside the run: counted
+    every time after the step that raised the first (as when imported before)."""
+    code = textwrap.dedent("""\
+        import sys, warnings
+        from flexmbs.integrators.health import NumericalWarnings
+
+        assert "scipy" not in sys.modules
+        counts = []
+        for _ in range(2):  # imported inside the first run; before the second
+            numerical = NumericalWarnings()
+            with numerical:
+                import scipy.sparse.linalg as spla
+                warnings.warn("Matrix is exactly singular", spla.MatrixRankWarning)
+                numerical.collect(0.1)
+                for _ in range(3):
+                    warnings.warn("Matrix is exactly singular", spla.MatrixRankWarning)
+                numerical.collect(0.2)
+            counts.append(numerical.count)
+        print(counts)
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [4, 4]

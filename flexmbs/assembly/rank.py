@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._blas import scipy_linalg, scipy_module
+
 #: From this many rows a block of Φ_q is first checked for full rank from its sparse LU
 #: (below, the dense pivoted QR decides at once).
 SPARSE_BLOCK_FROM = 200
@@ -39,6 +41,10 @@ SPARSE_BLOCK_FROM = 200
 SIGMA_MIN_RELATIVE = 1e-6
 #: Inverse-iteration steps of the sparse check.
 INVERSE_STEPS = 4
+#: Up to this many rows :func:`dense_rank` first proves full row rank from NumPy's
+#: singular values (microseconds there; a rank-deficient Φ_q of 1536 rows would pay
+#: the SVD, 1.15 s, on top of the QR it needs anyway).
+SVD_PROOF_UP_TO = 100
 
 
 def rank_tolerance(shape, largest_pivot: float) -> float:
@@ -59,14 +65,13 @@ def dense_rank(jac: np.ndarray, tol: float | None = None) -> tuple[int, list[int
     if jac.shape[1] == 0:  # rows without coordinates: nothing independent
         return 0, list(range(jac.shape[0]))
     n_c, n_q = jac.shape
-    if 0 < n_c <= n_q and np.isfinite(jac).all():  # (else the QR says what is wrong)
+    if 0 < n_c <= min(n_q, SVD_PROOF_UP_TO) and np.isfinite(jac).all():  # (else the QR
+        # decides: it names what is wrong, and a large Φ_q pays its QR once, not twice)
         tol_full = (rank_tolerance(jac.shape, float(np.max(np.linalg.norm(jac, axis=1))))
                     if tol is None else tol)
         if np.linalg.svd(jac, compute_uv=False)[-1] > 2.0 * tol_full:
             return n_c, []
-    import scipy.linalg as sla
-
-    _, r_mat, piv = sla.qr(jac.T, pivoting=True, mode="economic")
+    _, r_mat, piv = scipy_linalg().qr(jac.T, pivoting=True, mode="economic")
     diag = np.abs(np.diag(r_mat))
     if tol is None:
         tol = rank_tolerance(jac.shape, diag[0])
@@ -77,8 +82,8 @@ def dense_rank(jac: np.ndarray, tol: float | None = None) -> tuple[int, list[int
 def sparse_rank(jac) -> tuple[int, list[int]]:
     """rank and the redundant rows (sorted indices) of sparse ``jac``: the same as
     :func:`dense_rank` of ``jac.toarray()`` (module doc)."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
+    sp = scipy_module("scipy.sparse")
+    connected_components = scipy_module("scipy.sparse.csgraph").connected_components
 
     jac = sp.csr_matrix(jac, dtype=float, copy=True)
     jac.eliminate_zeros()
@@ -105,12 +110,10 @@ def sparse_rank(jac) -> tuple[int, list[int]]:
 def _small_full_row_rank(block, tol: float) -> bool:
     """Whether the small ``block`` has full row rank, every pivot of its QR 1e3 times
     above ``tol``."""
-    import scipy.linalg as sla
-
     n_rows, n_cols = block.shape
     if n_rows > n_cols:
         return False
-    r_mat = sla.qr(block.toarray().T, pivoting=True, mode="r")[0]
+    r_mat = scipy_linalg().qr(block.toarray().T, pivoting=True, mode="r")[0]
     return bool(np.min(np.abs(np.diag(r_mat))) > 1e3 * tol)
 
 
@@ -118,8 +121,7 @@ def _full_row_rank(block, tol: float) -> bool:
     """Whether ``block`` (sparse, rows ≤ columns) certainly has full row rank with
     σ_min > ``tol``, from inverse iteration on G = block blockᵀ (module doc); False when
     in doubt."""
-    import scipy.sparse.linalg as spla
-
+    spla = scipy_module("scipy.sparse.linalg")
     n_rows, n_cols = block.shape
     if n_rows > n_cols:
         return False

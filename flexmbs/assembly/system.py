@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._blas import scipy_module
 from ..errors import ConvergenceError, ModelError, ShapeError
 from ..model.builder import Model
 from ..model.drives import drive_values
@@ -271,8 +272,7 @@ class System:
             out = np.zeros((self.n_c, self.n_q))
             out[self._jac_rows, self._jac_cols] = values  # blocks never overlap
             return out
-        import scipy.sparse as sp  # (large models only: docs/compiled.md, "What a run imports")
-
+        sp = scipy_module("scipy.sparse")  # (large models only: docs/compiled.md)
         return sp.csr_matrix((values, (self._jac_rows, self._jac_cols)),
                              shape=(self.n_c, self.n_q))
 
@@ -357,8 +357,7 @@ class System:
                                                                strict=True)]
         extra = self._force_masses(q)
         if sparse:
-            import scipy.sparse as sp  # (large models only)
-
+            sp = scipy_module("scipy.sparse")  # (large models only)
             out = sp.block_diag(blocks, format="csr") if blocks else sp.csr_matrix((0, 0))
             for idx, block in extra:
                 rows, cols = np.meshgrid(idx, idx, indexing="ij")
@@ -555,9 +554,7 @@ class System:
             jac = self._assemble_jacobian(values, sparse=False)
             jw = jac * w_inv
             return -w_inv * (jac.T @ np.linalg.lstsq(jw @ jac.T, phi, rcond=1e-12)[0])
-        import scipy.sparse as sp
-        import scipy.sparse.linalg as spla
-
+        sp, spla = scipy_module("scipy.sparse"), scipy_module("scipy.sparse.linalg")
         jac = self._assemble_jacobian(values, sparse=True)
         scale = np.sqrt(w_inv)
         # min ‖y‖ s.t. (J S) y = −Φ, then Δq = S y  (S = W^{-1/2}); LSQR from y = 0

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._blas import scipy_module
 from ..model.drives import drive_values
 from ..model.joints import constraint_coefficients
 
@@ -58,8 +59,7 @@ class _Blocks:
         return out
 
     def sparse(self):
-        import scipy.sparse as sp  # (large models only: docs/compiled.md, "What a run imports")
-
+        sp = scipy_module("scipy.sparse")  # (large models only: docs/compiled.md)
         if not self.items:
             return sp.csr_matrix((self.n, self.n))
         r = np.concatenate([np.repeat(rows, cols.size) for rows, cols, _ in self.items])

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._blas import scipy_module
 from ..compiled.codes import (
     NEED_INPUTS,
     P_T1,
@@ -481,16 +482,16 @@ class CompiledSystem:
         copied into it): SuperLU of its pattern entries when the engine is sparse; up to
         order :data:`BATCH_UP_TO` the step kernel's own LU, as a batch of steps factors
         it (:func:`~flexmbs.engine.factors.kernel_factors`: no SciPy, docs/compiled.md,
-        "What a run imports"); above, LAPACK getrf (its factors transposed, the layout
-        of :func:`~flexmbs.engine.linear_solves.lu_solve`). An exactly singular matrix
-        gets factors with a zero pivot, which makes the step's solve non-finite (the
-        step then fails and says so)."""
+        "What a run imports"), into buffers that the next such call overwrites; above,
+        LAPACK getrf (its factors transposed, the layout of
+        :func:`~flexmbs.engine.linear_solves.lu_solve`). An exactly singular matrix gets
+        factors with a zero pivot, which makes the step's solve non-finite (the step
+        then fails and says so)."""
         d = self._dummy
         n = matrix.shape[0]
         if self.sparse:
-            import scipy.sparse as sp
-            from scipy.sparse.linalg import splu
-
+            sp = scipy_module("scipy.sparse")
+            splu = scipy_module("scipy.sparse.linalg").splu
             rows, cols, indptr, indices = self._pattern
             csc = sp.csc_matrix((matrix[rows, cols], indices, indptr), shape=(n, n))
             try:
@@ -504,9 +505,8 @@ class CompiledSystem:
             self._step_factors = self._step_factors or (np.empty((n, n)),
                                                         np.empty(n, dtype=np.int64))
             return kernel_factors(self, *self._step_factors)
-        from scipy.linalg.lapack import dgetrf
-
-        lu, piv, info = dgetrf(matrix)  # (Fortran-ordered: its transpose is C-ordered)
+        lapack = scipy_module("scipy.linalg.lapack")  # (getrf's factors Fortran-ordered:
+        lu, piv, info = lapack.dgetrf(matrix)  # their transpose is C-ordered)
         return Factors(np.ascontiguousarray(lu.T), piv.astype(np.int64), d.sp_i, d.sp_x,
                        int(info))
 
@@ -553,9 +553,8 @@ class CompiledSystem:
         zeros, lam = np.zeros(self.n_q), np.zeros(self.n_c)
         n = self.n_q + self.n_c
         if self.sparse:  # the identity's sparse factors: no dense n x n identity to fill
-            from scipy.sparse import identity, linalg
-
-            sp_i, sp_x = pack_sparse_factors(linalg.splu(identity(n, format="csc")))
+            sp, spla = scipy_module("scipy.sparse"), scipy_module("scipy.sparse.linalg")
+            sp_i, sp_x = pack_sparse_factors(spla.splu(sp.identity(n, format="csc")))
             factors = Factors(self._dummy.lu, self._dummy.piv, sp_i, sp_x, 0)
         else:
             factors = Factors(np.eye(n), np.arange(n, dtype=np.int64), self._dummy.sp_i,

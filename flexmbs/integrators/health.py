@@ -305,16 +305,27 @@ class NumericalWarnings:
     def __enter__(self) -> NumericalWarnings:
         self._context = _warnings.catch_warnings(record=True)
         self._caught = self._context.__enter__()
-        for category in numerical_categories():
-            _warnings.simplefilter("always", category)
+        self._always = ()
+        self._filter_always()
         return self
+
+    def _filter_always(self) -> tuple:
+        """Every floating-point warning shown (hence counted) each time, not once per
+        place: the classes known now (SciPy's sparse solvers' may be imported during the
+        run: their class is added at the next :meth:`collect`)."""
+        categories = numerical_categories()
+        for category in categories:
+            if category not in self._always:
+                _warnings.simplefilter("always", category)
+        self._always = categories
+        return categories
 
     def collect(self, t: float | None) -> None:
         """Sort the warnings raised since the last call (the step ending at ``t``; None:
         the output quantities after the run)."""
         if not self._caught:
             return
-        numerical = numerical_categories()
+        numerical = self._filter_always()
         for w in self._caught:
             if issubclass(w.category, numerical):
                 self.count += 1

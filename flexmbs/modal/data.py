@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._blas import solve_small
+from .._blas import scipy_module, solve_small
 from .._sparse import is_sparse
 from .._validation import (
     check_positive_definite,
@@ -401,9 +401,7 @@ class ModalData:
             largest = np.argmax(weight, axis=0)  # weights, if they are all different
             if np.unique(largest).size == self.n_modes:  # rows, are the assignment
                 return largest.astype(np.int64)
-        from scipy.optimize import linear_sum_assignment
-
-        coords, eig = linear_sum_assignment(-weight)
+        coords, eig = scipy_module("scipy.optimize").linear_sum_assignment(-weight)
         out = np.empty(self.n_modes, dtype=np.int64)
         out[eig] = coords
         return out

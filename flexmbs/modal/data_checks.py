@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._blas import scipy_module
 from .._sparse import is_sparse
 from .._validation import (
     as_float_array,
@@ -306,9 +307,7 @@ def validated_mass(mass, n_nodes: int, has_psi: bool, n_gen: int = 0, scan: bool
             return mass
         mass = mass.matrix()
     if is_sparse(mass) or (np.ndim(mass) == 2):
-        import scipy.sparse as sp
-
-        mat = sp.csr_matrix(mass, dtype=float)
+        mat = scipy_module("scipy.sparse").csr_matrix(mass, dtype=float)
         _check_matrix_shape(mat.shape, n_nodes, has_psi, n_gen)
         checks.finite(mat, "ModalData.mass")
         checks.symmetric(mat, "ModalData.mass", rtol=1e-8)

@@ -20,7 +20,7 @@ class DeferredCSR(NamedTuple):
     indptr rising from 0 to nnz: SciPy trusts them), its shape, and whether its values
     passed ModalData's checks of this revision when the file was written (a sealed
     file's: they need none again, even in a copy such as ``select``'s, since the arrays
-    stay private until ``mass`` is first read, which replaces them by SciPy's matrix)."""
+    stay private: the matrix that ``mass`` becomes holds copies of them)."""
 
     data: np.ndarray
     indices: np.ndarray
@@ -29,11 +29,13 @@ class DeferredCSR(NamedTuple):
     checked: bool = False
 
     def matrix(self):
-        """The ``scipy.sparse.csr_matrix`` (float values) of these arrays."""
-        import scipy.sparse as sp
+        """The ``scipy.sparse.csr_matrix`` (float values) of copies of these arrays
+        (so that no change to the matrix reaches them)."""
+        from .._blas import scipy_module
 
-        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape,
-                             dtype=float)
+        return scipy_module("scipy.sparse").csr_matrix(
+            (self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=self.shape,
+            dtype=float)
 
 
 class DeferredMassField:

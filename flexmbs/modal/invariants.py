@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from .._blas import scipy_module
 from ..errors import ShapeError
 
 if TYPE_CHECKING:
@@ -69,8 +70,7 @@ def isotropic_scalar_mass(mass: sp.spmatrix, rtol: float = ISOTROPY_RTOL):
     rtol : float
         Tolerance relative to the largest entry.
     """
-    import scipy.sparse as sp
-
+    sp = scipy_module("scipy.sparse")
     coo = sp.coo_matrix(mass)
     if coo.nnz == 0:
         return sp.csr_matrix((mass.shape[0] // 3, mass.shape[0] // 3))
@@ -325,7 +325,7 @@ def compute_invariants(nodes: np.ndarray, phi: np.ndarray, mass: sp.spmatrix | n
     is rotated as the constraint modes interpolate it from the boundary grids, and the
     fixed-interface (interior) part of that rotated field is dropped.
     """
-    import scipy.sparse as sp  # (invariants not stored: docs/compiled.md, "What a run imports")
+    sp = scipy_module("scipy.sparse")  # (invariants not stored: docs/compiled.md)
 
     nodes = np.asarray(nodes, dtype=float)
     n_nodes = nodes.shape[0]
