@@ -222,24 +222,27 @@ def hdf5_snapshot(f, root_attrs: dict | None = None) -> HDF5Node:
     attribute count, so only datasets and objects with attributes are opened through
     h5py (opening an object costs tens of µs there: a modal file of 24 objects was
     read in 3.7 ms by ``visititems``, and in well under 1 ms this way)."""
-    import h5py
-
     root = HDF5Node(_attributes(f.id) if root_attrs is None else root_attrs)
     nodes = {"": root}
-    entries = []
-    h5py.h5o.visit(f.id, lambda name, info: entries.append(
-        (name, info.type, info.num_attrs)), info=True)
-    for raw, kind, n_attrs in entries:
-        name = raw.decode()
-        if name == ".":  # (the root itself, when HDF5 lists it)
-            continue
-        is_dataset = kind == h5py.h5o.TYPE_DATASET
+    for name, raw, is_dataset, n_attrs in _listed(f):
         parent, _, leaf = name.rpartition("/")
         node = HDF5Node(_attributes(f.id, n_attrs, raw) if n_attrs else {},
                         _dataset_values(f, name) if is_dataset else None)
         nodes[parent].children[leaf] = node
         nodes[name] = node
     return root
+
+
+def _listed(f) -> list:
+    """(path, path as bytes, whether a dataset, attribute count) of every object of the
+    open h5py file ``f`` but the root, parents before children, from HDF5's own visit
+    (hard links only)."""
+    import h5py
+
+    entries = []
+    h5py.h5o.visit(f.id, lambda raw, info: entries.append(
+        (raw.decode(), raw, info.type == h5py.h5o.TYPE_DATASET, info.num_attrs)), info=True)
+    return [entry for entry in entries if entry[0] != "."]  # (".": the root, if listed)
 
 
 def _attributes(loc, count: int | None = None, obj_name: bytes = b".") -> dict:
@@ -360,18 +363,11 @@ def _file_objects(f):
     does, through HDF5's own visit and reads (h5py's ``visititems`` and ``obj[()]``
     cost several times as much per object: sealing a run's results file took 8.4 ms,
     now 4.7)."""
-    import h5py
-
-    entries = []
-    h5py.h5o.visit(f.id, lambda name, info: entries.append(
-        (name.decode(), name, info.type, info.num_attrs)), info=True)
     yield "", _attributes(f.id), lambda: None
-    for name, raw, kind, n_attrs in sorted(entries):
-        if name == ".":  # (the root itself, when HDF5 lists it)
-            continue
+    for name, raw, is_dataset, n_attrs in sorted(_listed(f)):
         yield (name, _attributes(f.id, n_attrs, raw) if n_attrs else {},
-               (lambda name=name: _dataset_values(f, name))
-               if kind == h5py.h5o.TYPE_DATASET else (lambda: None))
+               (lambda name=name: _dataset_values(f, name)) if is_dataset
+               else (lambda: None))
 
 
 def _snapshot_objects(root: HDF5Node):

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._blas import scipy_module
+
 
 class DeferredCSR(NamedTuple):
     """The arrays of a CSR matrix whose structure has been checked (indices in range,
@@ -31,8 +33,6 @@ class DeferredCSR(NamedTuple):
     def matrix(self):
         """The ``scipy.sparse.csr_matrix`` (float values) of copies of these arrays
         (so that no change to the matrix reaches them)."""
-        from .._blas import scipy_module
-
         return scipy_module("scipy.sparse").csr_matrix(
             (self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=self.shape,
             dtype=float)
