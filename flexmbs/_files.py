@@ -339,7 +339,7 @@ def _dataset_values(f, name: str):
     import h5py
 
     dataset = h5py.h5d.open(f.id, name.encode())
-    dtype = dataset.dtype
+    dtype = _plain_numeric_dtype(dataset.get_type()) or dataset.dtype
     if (dtype.kind not in "biufcS" or dtype.fields or not _plain_metadata(dtype)
             or dataset.shape is None):  # (a null dataspace: h5py's Empty)
         return f[name][()]
@@ -347,6 +347,30 @@ def _dataset_values(f, name: str):
     if values.size:
         dataset.read(h5py.h5s.ALL, h5py.h5s.ALL, values, mtype=_memory_type(dtype))
     return values[()] if values.ndim == 0 else values
+
+
+#: (HDF5 type, NumPy dtype) of the plain numbers most files hold, as h5py maps them.
+_PLAIN_NUMERIC_TYPES: list = []
+
+
+def _plain_numeric_dtype(kind):
+    """The NumPy dtype of the HDF5 type ``kind`` if it equals one of the plain numeric
+    types of :data:`_PLAIN_NUMERIC_TYPES` (HDF5's comparison covers class, size, byte
+    order and precision), else None: a dataset's ``dtype`` builds NumPy's from HDF5's
+    anew (24 µs, against 2 µs a comparison)."""
+    import h5py
+
+    if not isinstance(kind, (h5py.h5t.TypeFloatID, h5py.h5t.TypeIntegerID)):
+        return None
+    if not _PLAIN_NUMERIC_TYPES:
+        _PLAIN_NUMERIC_TYPES.extend(
+            (getattr(h5py.h5t, name), np.dtype(code)) for name, code in (
+                ("IEEE_F64LE", "<f8"), ("STD_I64LE", "<i8"), ("STD_I32LE", "<i4"),
+                ("IEEE_F32LE", "<f4"), ("STD_U8LE", "|u1")))
+    for known, dtype in _PLAIN_NUMERIC_TYPES:
+        if kind == known:
+            return dtype
+    return None
 
 
 def _plain_metadata(dtype) -> bool:

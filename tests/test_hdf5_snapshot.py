@@ -45,7 +45,8 @@ def _write(path):
         f.create_dataset("null", data=h5py.Empty("f8"))  # (a null dataspace)
         # numbers of one kind in several sizes and byte orders, read one after another
         # (the memory types are kept per type: one per kind would convert them wrongly)
-        for dtype in ("<i4", "<i8", ">i8", "<u2", "<f4", "<f8", ">f8", "<c8", "<c16"):
+        for dtype in ("|u1", "|i1", "<i4", "<i8", ">i8", "<u2", "<f4", "<f8", ">f8", "<c8",
+                      "<c16"):
             values = np.arange(6) - 2.5
             values = (values + 0.25j if dtype[1] == "c" else values).astype(dtype)
             f.create_dataset(f"numbers/{dtype[1:]}{dtype[0] == '>'}", data=values)
