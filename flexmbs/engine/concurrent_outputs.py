@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -45,7 +45,7 @@ _STEPS, _NONE = frozenset({TASK_STEPS}), frozenset()
 _COPY_UP_TO = 1 << 20
 
 #: The run's outputs must cost at least this long [s], by the first job's time per
-#: output (on the main thread) times the outputs expected, for the worker to be used.
+#: output (on the worker) times the outputs expected, for the worker to be used.
 #: Measured: the worker saved 4–8 % of the whole run where the outputs came to 7–30 ms
 #: (the arms, the spin-up beam, the slider–cranks). Since its jobs take the steps' time
 #: values and shrink towards the end (2026-12-07) it also saves 0.5–0.9 ms of the whole
@@ -55,10 +55,6 @@ _COPY_UP_TO = 1 << 20
 #: GIL). The outputs expected are the run's span over its step: fewer than a run with
 #: contacts takes.
 MIN_SAVING = 2e-3
-
-#: Outputs of the first job evaluated on the main thread, timed, for the cost per output
-#: that :data:`MIN_SAVING` weighs; the rest of that job goes to the worker.
-SAMPLE = 32
 
 #: Near the run's end the jobs shrink: a job goes as soon as its outputs are as many as
 #: those the run still expects after them (at least this many), so the last one, handed
@@ -116,9 +112,9 @@ class ConcurrentOutputs:
     times, q, q̇, λ rows); :meth:`collect` after the steps: the (n_t, 5) outputs
     (:meth:`CompiledSystem.outputs`' columns) with the rows it evaluated and a mask of
     them. The blocks go to the worker in jobs of about :data:`CHUNK` outputs, and those
-    still gathering when the steps end at :meth:`steps_done`. The first :data:`SAMPLE`
-    outputs run on the main thread, timed: where the outputs are cheap the worker is
-    never used."""
+    still gathering when the steps end at :meth:`steps_done`. The first job, timed on
+    the worker, gives the cost per output: where the outputs are cheap the worker takes
+    no other job."""
 
     def __init__(self, compiled, expected: int = 0):
         self.compiled = compiled
@@ -206,20 +202,6 @@ class ConcurrentOutputs:
                 prof, u = self.compiled.time_values_many(parts[0])  # the worker
             except Exception:  # evaluated after the run, which says what fails
                 return
-        if self.cost is None:  # a sample of the first job here, timed: cheap outputs
-            few = min(SAMPLE, len(rows))  # stay here (the rest after the run)
-            job = Future()
-            try:
-                job.set_result(self._outputs(*(part[:few] for part in parts[1:4]),
-                                             prof[:few], u[:few], parts[4][:few]))
-            except Exception as exc:  # evaluated again after the run, which says why
-                job.set_exception(exc)
-                self.cost = 0.0
-            self._jobs.append((rows[:few], job))
-            if few == len(rows) or self._declined():
-                return
-            rows, prof, u = rows[few:], prof[few:], u[few:]
-            parts = [part[few:] for part in parts]
         with self._lock:  # the batches run with the GIL released while a job runs
             self._in_flight += 1
             self.compiled._kernel.released_tasks = _STEPS
@@ -239,9 +221,16 @@ class ConcurrentOutputs:
                 self.compiled._kernel.released_tasks = _NONE
 
     def _outputs(self, q, qd, lam, prof, u, refs) -> np.ndarray:
+        """The outputs of one job (on the worker); the first job's time per output is
+        :attr:`cost` (0 when it fails: the rest is left to after the run)."""
         tic = time.perf_counter()
-        out = self.compiled.outputs_with(self.kernel, self.buffers, q, qd, lam, prof, u,
-                                         refs)
+        try:
+            out = self.compiled.outputs_with(self.kernel, self.buffers, q, qd, lam, prof,
+                                             u, refs)
+        except BaseException:
+            if self.cost is None:
+                self.cost = 0.0
+            raise
         if self.cost is None:
             self.cost = (time.perf_counter() - tic) / max(len(q), 1)
         return out
