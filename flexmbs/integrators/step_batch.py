@@ -227,7 +227,9 @@ class StepBatches:
         """What :meth:`accept` reads of the ``done`` steps of the last batch, as Python
         lists (one conversion a batch, not one a step)."""
         self._times = self.times[:done].tolist()
-        self._angles = self.out[:done, 2:self.at_samples].tolist()
+        # (no springs: no list per step, which would only feed the garbage collector)
+        self._angles = (self.out[:done, 2:self.at_samples].tolist() if self.at_samples > 2
+                        else None)
         if self.n_contacts:
             self._end_rows = self.out[:done, self.at_samples:].reshape(
                 done, self.n_contacts, N_SAMPLE).tolist()
