@@ -36,6 +36,7 @@ matrix, halving it if it fails again.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -137,7 +138,8 @@ class StepBatches:
         if self.failed:
             self.failed = False
             return 0
-        whole = int((t_end - self.integ.t) / self.step_size(h)) - 1
+        # (a span of 1.99999… steps is two: the rounding of the sum of the steps so far)
+        whole = math.ceil((t_end - self.integ.t) / self.step_size(h) - 1e-9) - 1
         return min(whole, max(BATCH, min(self.largest, whole // 2))) if whole >= 2 else 0
 
     def take(self, n: int, h: float) -> int:
