@@ -378,7 +378,11 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                     interrupted = "Ctrl-C"
                     break
                 continue
-            integ.h = min(integ.h if adaptive else h, t_end - integ.t)
+            # the last step: what is left, or the step itself where they differ by the
+            # rounding of the time (then it lands on t_end below, and keeps the matrix
+            # built for its size)
+            step, left = integ.h if adaptive else h, t_end - integ.t
+            integ.h = step if left > step - 1e-12 * max(1.0, abs(t_end)) else left
             land = None
             if control is not None:
                 try:

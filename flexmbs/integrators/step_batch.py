@@ -103,6 +103,7 @@ class StepBatches:
         #: steps}: the same arrays for the kernel at every batch (the native kernel
         #: takes the address of an array it has not seen: a few µs each)
         self.par = integ.step_parameters()
+        self._par_run = self.par.copy()  # (the run's method and tolerances: fixed)
         self._views: dict = {}
         #: a step of the last batch failed or awaits the contacts' handling: the next
         #: step is the per-step path's
@@ -165,7 +166,7 @@ class StepBatches:
         start[0], start[1], start[2], start[3] = integ.q, integ.qd, integ.qdd, integ.a
         self.lams[0] = integ.lam
         par = self.par
-        par[:] = integ.step_parameters()
+        par[:] = self._par_run
         par[P_H], par[P_T1] = h, times[0]
         par[P_REFRESH_ABOVE] = -1 if integ.refresh_above is None else integ.refresh_above
         if self.n_contacts:
