@@ -39,14 +39,25 @@ class ReferenceResult:
 
 
 def accelerations(system: System, q, qd, t: float, alpha: float = 0.0,
-                  beta: float = 0.0, sparse: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  beta: float = 0.0, sparse: bool | None = None,
+                  compiled=None) -> tuple[np.ndarray, np.ndarray]:
     """(q̈, λ) of the index-1 system at (q, q̇, t) with Baumgarte terms α, β [1/s].
 
     From :data:`SPARSE_FROM` coordinates (or as ``sparse`` says) the KKT matrix is
     assembled sparse and factored by SuperLU: O(n) for a chain of bodies, where the
     dense solve is O(n³) (2.3 s for 256 flexible beams). Both give the same solution to
     round-off; a singular KKT matrix (redundant constraints) takes the dense least
-    squares in either case."""
+    squares in either case. ``compiled``: the System's
+    :class:`~flexmbs.engine.compiled_system.CompiledSystem`, which then evaluates M,
+    Φ_q and Q in one kernel call where its matrix is dense, no callable depends on the
+    state and no angle memory is kept (:func:`_compiled_kkt`; the same solution to
+    round-off)."""
+    if (compiled is not None and not (alpha or beta) and not compiled.sparse
+            and not compiled.callbacks and not _keeps_angles(system)):
+        kkt, rhs = _compiled_kkt(compiled, q, qd, t)
+        sol = _solve_dense(kkt, rhs)
+        if np.all(np.isfinite(sol)):
+            return sol[:system.n_q], sol[system.n_q:]
     sparse = system.n_q >= SPARSE_FROM if sparse is None else sparse
     m = system.mass_matrix(q, sparse=sparse)
     jac = system.jacobian(q, t, sparse=sparse)
@@ -61,6 +72,28 @@ def accelerations(system: System, q, qd, t: float, alpha: float = 0.0,
         kkt = np.block([[m, jac.T], [jac, np.zeros((n_c, n_c))]])
         sol = _solve_dense(kkt, rhs)
     return sol[:system.n_q], sol[system.n_q:]
+
+
+#: Force kinds whose evaluation moves the System's angle memory (System.unwrap), which
+#: the kernel's residual does not: their models take the NumPy evaluation.
+ANGLE_MEMORY_KINDS = frozenset({"rotational_spring", "joint_actuator", "joint_servo"})
+
+
+def _keeps_angles(system) -> bool:
+    return any(getattr(force, "element_kind", None) in ANGLE_MEMORY_KINDS
+               for force in system.model.forces)
+
+
+def _compiled_kkt(compiled, q, qd, t: float):
+    """([M Φ_qᵀ; Φ_q 0], [Q; γ]) at (q, q̇, t) from the step kernel: the iteration matrix
+    [M + (γ'/β') C_t + K_t/β', Φ_qᵀ; Φ_q, 0] with γ' = 0 and β' = ∞ (docs/compiled.md),
+    and Q = −r of the residual r = M q̈ + Φ_qᵀλ − Q that the kernel evaluates with it, at
+    q̈ = 0, λ = 0; γ from the System (NumPy)."""
+    system = compiled.system
+    zeros_q, zeros_c = np.zeros(system.n_q), np.zeros(system.n_c)
+    kkt = compiled.iteration_matrix(q, qd, zeros_q, zeros_c, t, np.inf, 0.0)
+    rhs = np.concatenate([-compiled.work.r, system.gamma(q, qd, t)])
+    return kkt, rhs
 
 
 def _solve_dense(kkt, rhs):

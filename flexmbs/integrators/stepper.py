@@ -145,8 +145,6 @@ class AlphaIntegrator:
             servo.restart(self.t)
         self.q = system.assemble(q0, t=self.t)
         self.qd = system.project_velocity(self.q, qd0, self.t)
-        self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t)
-        self.a = self.qdd.copy()
         self.matrix = NewtonMatrix()
         self._groups = system.fd_column_groups()  # column groups of the "fd" tangents
         self.refreshes = 0  # iteration-matrix builds (tangents + factorisation)
@@ -155,12 +153,13 @@ class AlphaIntegrator:
         #: accepted steps taken in batches of one kernel call (:mod:`.step_batch`), and
         #: a batch's converged step that waits for the contacts' handling (PendingAttempt)
         self.batched_steps, self.pending = 0, None
-        self.status = "running"
-        self.message = ""
+        self.status, self.message = "running", ""
         #: the accepted steps per output interval and the run's totals (:class:`StepLog`:
         #: its size grows with the outputs, not the steps)
         self.stats = StepLog()
         self._select_engine(engine, on_compile)
+        self.qdd, self.lam = accelerations(system, self.q, self.qd, self.t, compiled=self.compiled)
+        self.a = self.qdd.copy()
         if self.real_time and self.engine is not Engine.COMPILED:
             raise ValidationError(f"real_time needs the compiled engine, and this run takes "
                                   f"the NumPy path: {self.engine_note}")
@@ -595,5 +594,6 @@ class AlphaIntegrator:
         qd = self.contact_steps.after_step(self.q, self.qd, self.t, h, end)
         if qd is not None:
             self.qd = qd
-            self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t)
+            self.qdd, self.lam = accelerations(self.system, self.q, self.qd, self.t,
+                                               compiled=self.compiled)
             self.a = self.qdd.copy()
