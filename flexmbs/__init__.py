@@ -19,13 +19,13 @@ from .errors import (
     UnitsWarning,
     ValidationError,
 )
-from .results import SimulationResult, load_result
-
 __version__ = "0.1.0"
 
 #: Names of the top-level API loaded on first use (so that ``import flexmbs`` stays
 #: light): name → (module, attribute).
 _LAZY = {
+    "SimulationResult": ("flexmbs.results", "SimulationResult"),
+    "load_result": ("flexmbs.results", "load_result"),
     "FEModel": ("flexmbs.modal.femodel", "FEModel"),
     "ModalData": ("flexmbs.modal.data", "ModalData"),
     "ReferenceFrame": ("flexmbs.modal.kinds", "ReferenceFrame"),
