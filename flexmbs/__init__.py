@@ -19,6 +19,7 @@ from .errors import (
     UnitsWarning,
     ValidationError,
 )
+
 __version__ = "0.1.0"
 
 #: Names of the top-level API loaded on first use (so that ``import flexmbs`` stays

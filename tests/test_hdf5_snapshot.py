@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import h5py
 import numpy as np
+import pytest
 
 from flexmbs._files import HDF5Node, hdf5_digest, hdf5_snapshot, seal_hdf5
 
@@ -100,3 +101,23 @@ def _digest_through_h5py(f) -> str:
             digest.update(data.dtype.str.encode() + repr(data.shape).encode())
             digest.update(_array_bytes(data))
     return digest.hexdigest()
+
+
+def test_open_hdf5_opens_as_h5py_does(tmp_path):
+    """open_hdf5's file: read-only, with the access h5py gives ``File(path, "r")``
+    (library versions, alignment, cache), and an OSError for a file that is not HDF5."""
+    from flexmbs._files import open_hdf5
+
+    path = tmp_path / "plain.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3.0)
+    with h5py.File(path, "r") as ref, open_hdf5(path) as got:
+        assert got.mode == "r" and got.filename == ref.filename
+        np.testing.assert_array_equal(got["x"][()], ref["x"][()])
+        mine, theirs = got.id.get_access_plist(), ref.id.get_access_plist()
+        for getter in ("get_libver_bounds", "get_alignment", "get_cache",
+                       "get_fclose_degree", "get_driver"):
+            assert getattr(mine, getter)() == getattr(theirs, getter)(), getter
+    (tmp_path / "text.h5").write_text("not HDF5")
+    with pytest.raises(OSError):
+        open_hdf5(tmp_path / "text.h5")

@@ -35,7 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._files import CHECKSUM_ATTR, atomic_path, hdf5_root_attributes, seal_hdf5, verify_hdf5
+from ..._files import (
+    CHECKSUM_ATTR,
+    atomic_path,
+    hdf5_root_attributes,
+    open_hdf5,
+    seal_hdf5,
+    verify_hdf5,
+)
 from ...errors import FlexmbsError, ReadError, ValidationError
 from ..data import ModalData
 from ..data_checks import CHECKS_REVISION
@@ -346,9 +353,9 @@ def read_native(path: Path, **options) -> ModalData:
     if options:
         raise ReadError(f"{path}: the native format takes no reader options, got "
                         f"{sorted(options)} (units and frame are stored in the file)")
-    h5py = _h5py()
+    _h5py()  # (h5py, or an error naming the extra that installs it)
     try:
-        f = h5py.File(path, "r")
+        f = open_hdf5(path)
     except OSError as exc:
         raise ReadError(f"{path}: not an HDF5 file ({exc})") from exc
     with f:
