@@ -220,9 +220,11 @@ def test_an_interrupted_run_keeps_its_results_and_says_so(tmp_path):
 
     result = simulate(pendulum_with(), 0.2, 1e-3, progress=progress)
     assert result.status == "interrupted" and "Ctrl-C" in result.message
-    # the first progress report after t = 0.02 s: a batch takes at most half the steps
-    # left (at least step_batch.BATCH), so the 200-step run stops by t = 0.1 s
-    assert 0.02 < result.t[-1] <= 1e-3 * max(step_batch.BATCH, 100) + 1e-12
+    # the first progress report after t = 0.02 s: a batch takes at most 1 / (1 + TAIL)
+    # of the 199 steps before the last (at least step_batch.BATCH), so the 200-step run
+    # stops by t = 0.153 s
+    most = 199 / (1 + step_batch.TAIL)
+    assert 0.02 < result.t[-1] <= 1e-3 * max(step_batch.BATCH, most) + 1e-12
     path = tmp_path / "cut.res.h5"
     result.save(path)
     assert SimulationResult.load(path).status == "interrupted"
