@@ -182,7 +182,11 @@ def frame_from_z(z, x_hint=None) -> np.ndarray:
     x = np.asarray(x_hint, dtype=float)
     x = x - np.dot(x, z) * z
     x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
+    (x0, x1, x2), (z0, z1, z2) = x.tolist(), z.tolist()
+    out = np.empty((3, 3))  # (y = z × x by its components: np.cross costs 20 µs)
+    out[:, 0], out[:, 1], out[:, 2] = x, (z1 * x2 - z2 * x1, z2 * x0 - z0 * x2,
+                                           z0 * x1 - z1 * x0), z
+    return out
 
 
 # --------------------------------------------------------------------------- tangents
