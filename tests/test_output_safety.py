@@ -126,6 +126,23 @@ def test_a_damaged_modal_data_file_is_refused_by_name(tmp_path):
         read_modal(path)
 
 
+def test_a_damaged_modal_file_says_so_before_what_its_contents_break(tmp_path):
+    """A change that also breaks the data (a stiffness matrix of one mode too few) is
+    reported as the damaged file it is (the checksum is compared before the data are
+    made), and the arrays of a file read whole are the reader's to change."""
+    data = read_modal(ROOT / "modal_data" / "steel_cantilever.fmd.h5")
+    path = tmp_path / "beam.fmd.h5"
+    write_modal(data, path)
+    back = read_modal(path)
+    assert back.phi.flags.writeable and back.nodes.flags.writeable
+    with h5py.File(path, "r+") as f:  # K_ff of one mode too few: refused when made
+        k_ff = f["K_ff"][()]
+        del f["K_ff"]
+        f["K_ff"] = k_ff[1:, 1:]
+    with pytest.raises(ReadError, match="damaged: its contents do not match"):
+        read_modal(path)
+
+
 def test_files_written_before_checksums_still_load(tmp_path):
     """Files without the checksum attribute (written before it existed: a modal data file
     or a results file stripped of it) load as before."""
