@@ -352,8 +352,9 @@ def test_the_jobs_shrink_towards_the_runs_end(monkeypatch):
     # the last, at steps_done: under 64 (2 TAIL_FROM; without the rule the batches' own
     # halving leaves 99 here: [712, 393, 295, 99])
     assert sizes[-1] < 64 < chunk // 2 < sizes[0], sizes
-    # every output but the initial state's and the first step's (before the batches)
-    assert during.statistics["outputs_during_run"] == len(during.t) - 2
+    # every output but the initial state's (before the batches: every step is a
+    # batch's, the last one too)
+    assert during.statistics["outputs_during_run"] == len(during.t) - 1
     for key in QUANTITIES:
         np.testing.assert_array_equal(getattr(during, key), getattr(after, key),
                                       err_msg=key)

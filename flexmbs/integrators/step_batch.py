@@ -117,6 +117,9 @@ class StepBatches:
         #: a step of the last batch failed or awaits the contacts' handling: the next
         #: step is the per-step path's
         self.failed = False
+        #: t_end when the next batch's last step lands on it (:meth:`steps_ahead`), and
+        #: whether the last batch's did (its end is then an output, as the run's end is)
+        self._lands_on, self.landed = None, False
         self._dissipated = None  # the contacts' dissipated energy after each step [J]
         #: the drives' profiles and the inputs at the last batch's step ends
         #: (:meth:`CompiledSystem.time_values_many`: new arrays each batch), which its
@@ -141,17 +144,26 @@ class StepBatches:
 
     def steps_ahead(self, h: float, t_end: float) -> int:
         """How many steps of size :meth:`step_size` (h) the next batch takes: the whole
-        steps that end clearly before t_end (the last one, which lands on t_end, is the
-        per-step path's), at most :attr:`largest` and 1 / (1 + :data:`TAIL`) of those
-        left but at least :data:`BATCH`; 0 after a failed step (its retry is the
-        per-step path's) or one that awaits the contacts' handling."""
+        steps left, with the last one, which lands on t_end, where it is a whole step
+        and the model has no contacts (else it is the per-step path's), at most
+        :attr:`largest` and 1 / (1 + :data:`TAIL`) of those left but at least
+        :data:`BATCH`; 0 after a failed step (its retry is the per-step path's) or one
+        that awaits the contacts' handling."""
+        self._lands_on = None
         if self.failed:
             self.failed = False
             return 0
         # (a span of 1.99999… steps is two: the rounding of the sum of the steps so far)
-        whole = math.ceil((t_end - self.integ.t) / self.step_size(h) - 1e-9) - 1
-        most = int(whole / (1 + TAIL))
-        return min(whole, max(BATCH, min(self.largest, most))) if whole >= 2 else 0
+        left = (t_end - self.integ.t) / self.step_size(h)
+        steps = math.ceil(left - 1e-9)
+        lands = not self.n_contacts and abs(left - steps) <= 1e-9
+        whole = steps if lands else steps - 1
+        if whole < 2:
+            return 0
+        n = min(whole, max(BATCH, min(self.largest, int(whole / (1 + TAIL)))))
+        if lands and n == whole:  # (its time set to t_end, as the per-step path does)
+            self._lands_on = float(t_end)
+        return n
 
     def take(self, n: int, h: float) -> int:
         """Take up to ``n`` steps of size ``h`` from the integrator's state: the number
@@ -161,6 +173,7 @@ class StepBatches:
         0 when the time-level inputs could not be evaluated together: the next step is
         then the per-step path's (:attr:`failed`), which halves it or says what fails."""
         integ, cs = self.integ, self.compiled
+        self.landed = False
         times = np.cumsum(np.concatenate(([integ.t], np.full(n, h))))[1:]  # t ← t + h
         try:
             profs, us = cs.time_values_many(times)
@@ -206,6 +219,13 @@ class StepBatches:
             integ.use_factors(cs.placeholder_factors()._replace(
                 lu=self.lu.copy(), piv=self.piv.copy(), by_kernel=True), h)
         self.failed = self.failed or waiting
+        self.landed = done == n and self._lands_on is not None and (
+            abs(self.times[n - 1] - self._lands_on) < 1e-12 * max(1.0, abs(self._lands_on)))
+        if self.landed:
+            # (its step took the inputs at t + h, as the per-step path's; its outputs take
+            # those at t_end, as that path's after the run)
+            self.times[n - 1] = self._lands_on
+            cs.time_values_into(self._lands_on, profs[n - 1], us[n - 1])
         if done:
             integ.mark_accepted(int(self.out[done, 1]) if done < n else 0)
             if self.n_contacts:
@@ -308,7 +328,8 @@ def run_batch(batches: StepBatches, n: int, h: float, k: int, limits, ranges,
     for j in range(done):
         integ.stats.add(h, iterations[j])
         k += 1
-        check, output = k % limits.check_every == 0, k % output_every == 0
+        check = k % limits.check_every == 0
+        output = k % output_every == 0 or (batches.landed and j == done - 1)
         if check or output or j == done - 1:
             batches.accept(j, rows)
         if check:
