@@ -52,7 +52,7 @@ from .recorder import (
     describe_bodies,
     describe_model,
 )
-from .step_batch import StepBatches, run_batch
+from .step_batch import StepBatches, run_batch, time_rounding
 from .step_log import StepLog
 from .stepper import REFRESH_ABOVE, AlphaIntegrator
 
@@ -348,7 +348,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
     batches = StepBatches.for_run(integ, adaptive=adaptive, control=control,
                                   outputs=outputs, step_times=step_times)
     with StepInterrupts() as interrupts:
-        while integ.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+        while integ.t < t_end - time_rounding(t_end):
             if interrupts.reason is not None:  # a signal came during the last step
                 success, message = False, _interrupted_message(integ.t, interrupts.reason)
                 interrupted = interrupts.reason
@@ -382,7 +382,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             # rounding of the time (then it lands on t_end below, and keeps the matrix
             # built for its size)
             step, left = integ.h if adaptive else h, t_end - integ.t
-            integ.h = step if left > step - 1e-12 * max(1.0, abs(t_end)) else left
+            integ.h = step if left > step - time_rounding(t_end) else left
             land = None
             if control is not None:
                 try:
@@ -418,7 +418,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             if land is not None and abs(integ.t - land) <= 1e-9 * h_step:
                 integ.t = float(land)  # a controller's sample time (a step cut short,
                 # by Newton or a contact, lands before it: the loop goes on)
-            if abs(integ.t - t_end) < 1e-12 * max(1.0, abs(t_end)):
+            if abs(integ.t - t_end) < time_rounding(t_end):
                 integ.t = float(t_end)  # land exactly on t_end
             k += 1
             if k % limits.check_every == 0:

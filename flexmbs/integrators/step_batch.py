@@ -66,6 +66,12 @@ BATCH_WORK = 16384
 TAIL = 0.3
 
 
+def time_rounding(t_end: float) -> float:
+    """How far [s] a time summed step by step may lie from ``t_end`` and still be it
+    (the run's end is reached, and a step landing there takes t_end as its time)."""
+    return 1e-12 * max(1.0, abs(t_end))
+
+
 class PendingAttempt(NamedTuple):
     """A batch step that converged and waits for Python's contact handling: its size h
     [s], the attempt as :meth:`~flexmbs.integrators.stepper.AlphaIntegrator._try_step`
@@ -220,7 +226,7 @@ class StepBatches:
                 lu=self.lu.copy(), piv=self.piv.copy(), by_kernel=True), h)
         self.failed = self.failed or waiting
         self.landed = done == n and self._lands_on is not None and (
-            abs(self.times[n - 1] - self._lands_on) < 1e-12 * max(1.0, abs(self._lands_on)))
+            abs(self.times[n - 1] - self._lands_on) < time_rounding(self._lands_on))
         if self.landed:
             # (its step took the inputs at t + h, as the per-step path's; its outputs take
             # those at t_end, as that path's after the run)
