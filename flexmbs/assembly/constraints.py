@@ -29,6 +29,9 @@ import numpy as np
 from ..elements.marker_kinematics import marker_frames_kernel
 from ..model.joints import constraint_coefficients
 
+#: A rotation drive's two entries of C flattened: C[5, 1] (x_j·x_i) and C[5, 2] (x_j·y_i).
+_X_J_X_I, _X_J_Y_I = 5 * 8 + 1, 5 * 8 + 2
+
 
 def bilinear_coefficients(kind: str, m: int, theta=None) -> tuple[np.ndarray, np.ndarray]:
     """(C (m, 8, 8), l (m, 8, 3)) of the m equations of a joint or drive ``kind``."""
@@ -217,10 +220,12 @@ class ConstraintPlan:
         offset = np.zeros(self.pos.size)
         if self.rotation_drives:  # Φ = x_jᵀ(−sin θ_d x_i + cos θ_d y_i)
             coef, sym = coef.copy(), sym.copy()
-            for spec, k in self.rotation_drives:
-                c, _ = bilinear_coefficients("rotation", 1, profile_values(spec, t))
-                coef[k] = c.ravel()
-                sym[k] = c[0] + c[0].T
+            for spec, k in self.rotation_drives:  # (bilinear_coefficients' two entries)
+                theta = profile_values(spec, t)[0]
+                minus_sin, cos = -np.sin(theta), np.cos(theta)
+                coef[k, _X_J_X_I], coef[k, _X_J_Y_I] = minus_sin, cos
+                sym[k, 5, 1] = sym[k, 1, 5] = minus_sin
+                sym[k, 5, 2] = sym[k, 2, 5] = cos
         for spec, k in self.translation_drives:
             offset[k] = profile_values(spec, t)[0]
         vecs, jacs = self.markers_at(q, jac)

@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ValidationError
+from .restitution import impact_restitution
 
 
 def _positive(name, value, what):
@@ -92,19 +93,9 @@ RESTITUTION_TOLERANCE = 0.1
 def achieved_restitution(chi: float, n: float) -> float:
     """The restitution of one impact under K δⁿ (1 + χ δ̇/v⁻): independent of K, the mass
     and v⁻ (in the variables δ/δ₀, t/t₀ the impact is δ'' = −δⁿ(1 + χ δ'), δ'(0) = 1);
-    the separation speed, from an integration of that equation (scipy, rtol 1e-10)."""
-    from scipy.integrate import solve_ivp
-
-    def rhs(t, y):
-        return [y[1], -max(0.0, y[0] ** n * (1.0 + chi * y[1])) if y[0] > 0 else 0.0]
-
-    def separation(t, y):
-        return y[0]
-
-    separation.terminal, separation.direction = True, -1
-    sol = solve_ivp(rhs, (0.0, 1e3), [1e-12, 1.0], events=separation, rtol=1e-10,
-                    atol=1e-13, max_step=0.01)
-    return float(-sol.y_events[0][0][1])
+    the separation speed, from an integration of that equation
+    (:func:`flexmbs.contact.restitution.impact_restitution`)."""
+    return impact_restitution(chi, n)
 
 
 def _attainable(law, e) -> None:
