@@ -12,8 +12,6 @@ states:
   Pinocchio's ABA integrated by scipy's DOP853 at rtol 1e-11, 1e-5 rad.
 """
 
-from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +23,7 @@ pytest.importorskip("yourdfpy", reason="URDF import needs the optional extra 'ur
 pin = pytest.importorskip("pinocchio", reason="the Pinocchio comparison needs the pip "
                                               "package 'pin' (test extra)")
 
+from robot_files import robot_file  # noqa: E402
 from test_urdf import inertial, joint, write  # noqa: E402
 
 from flexmbs.analysis import (  # noqa: E402
@@ -34,19 +33,6 @@ from flexmbs.analysis import (  # noqa: E402
 )
 from flexmbs.assembly import System  # noqa: E402
 from flexmbs.cases.urdf_model import load_urdf  # noqa: E402
-
-
-def robot_file(name: str) -> Path:
-    """A URDF of example-robot-data (installed by pip: its files under cmeel.prefix)."""
-    try:
-        files = metadata.files("example-robot-data") or []
-    except metadata.PackageNotFoundError:
-        pytest.skip("the robots come from the pip package example-robot-data (test extra)")
-    match = [f for f in files if str(f).endswith(f"/{name}")]
-    if not match:
-        pytest.skip(f"example-robot-data ships no {name}")
-    return Path(match[0].locate())
-
 
 ROBOTS = {"panda": "panda_description/urdf/panda.urdf",
           "ur5": "ur_description/urdf/ur5_robot.urdf"}

@@ -164,8 +164,9 @@ def _import_yourdfpy():
     return yourdfpy
 
 
-def _check_xml(path: Path) -> None:
-    """Refuse what is not a readable URDF (yourdfpy would try to recover broken XML)."""
+def _check_xml(path: Path) -> bytes:
+    """The bytes of ``path``; ReadError for what is not a readable URDF (yourdfpy would
+    try to recover broken XML)."""
     import xml.etree.ElementTree as ET
 
     if not path.is_file():
@@ -174,13 +175,15 @@ def _check_xml(path: Path) -> None:
         raise ReadError(f"{path.name} is a xacro file; expand it to URDF first "
                         f"(xacro {path.name} > robot.urdf)")
     try:
-        root = ET.parse(path).getroot()
+        data = path.read_bytes()
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ReadError(f"{path.name} is not valid XML: {exc}") from None
     except OSError as exc:
         raise ReadError(f"URDF file {str(path)!r} cannot be read ({exc})") from None
     if root.tag != "robot":
         raise ReadError(f"{path.name}: the root element is <{root.tag}>, expected <robot>")
+    return data
 
 
 def _inertial(link, problems) -> Inertial | None:
@@ -283,11 +286,20 @@ def read_urdf(path) -> Robot:
     """Read and check the URDF file ``path``; ReadError for an unreadable file,
     ModelError listing every problem (unsupported joint types, broken tree, bad
     inertials, duplicate names)."""
+    import io
+
+    from . import urdf_cache
+
     path = Path(path)
-    _check_xml(path)
+    data = _check_xml(path)
+    entry = urdf_cache.key(data)  # (None: yourdfpy is not installed)
+    remembered = None if entry is None else urdf_cache.recall(entry, path)
+    if remembered is not None:  # read before from these bytes (docs/urdf.md)
+        return remembered
     yourdfpy = _import_yourdfpy()
-    try:
-        urdf = yourdfpy.URDF.load(str(path), build_scene_graph=False, load_meshes=False,
+    try:  # (the bytes checked and hashed, not the file again)
+        urdf = yourdfpy.URDF.load(io.BytesIO(data), mesh_dir=str(path.parent),
+                                  build_scene_graph=False, load_meshes=False,
                                   load_collision_meshes=False)
     except Exception as exc:  # yourdfpy raises many kinds for malformed descriptions
         raise ReadError(f"{path.name}: could not read the URDF: {exc}") from None
@@ -308,4 +320,7 @@ def read_urdf(path) -> Robot:
     root, ordered = _tree(urdf.robot.name, links, joints, problems)
     if problems:
         raise ModelError(f"{path.name}: " + problem_report(problems, "URDF"))
-    return Robot(str(urdf.robot.name), path, links, ordered, root)
+    robot = Robot(str(urdf.robot.name), path, links, ordered, root)
+    if entry is not None:
+        urdf_cache.remember(entry, robot)
+    return robot
