@@ -10,9 +10,9 @@ from pathlib import Path
 # machine). tests/test_blas_threads.py gives itself two threads to check the runs' own
 # thread handling.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# URDF files read afresh through yourdfpy (nothing remembered in the user's home);
-# tests/test_urdf_cache.py gives its tests a remembering folder of their own
-os.environ.setdefault("FLEXMBS_URDF_CACHE", "off")
+# URDF files and built-in beams read and reduced afresh (nothing remembered in the
+# user's home); tests/test_remembered_inputs.py gives its tests a folder of their own
+os.environ.setdefault("FLEXMBS_CACHE", "off")
 
 import json
 

@@ -133,7 +133,21 @@ def beam_parts(spec, stiffening: bool = False):
 def beam_modal_data(spec, stiffening: bool = False, derivatives: bool = False):
     """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`),
     with the stiffening matrices or the modal derivatives when asked; ValidationError
-    naming the key and its value."""
+    naming the key and its value. The data of a table reduced before come from where
+    they were remembered (:mod:`flexmbs.cases.beam_cache`)."""
+    from . import beam_cache
+
+    entry = beam_cache.key(spec, stiffening, derivatives)
+    data = None if entry is None else beam_cache.recall(entry)
+    if data is None:
+        data = _reduced_beam(spec, stiffening, derivatives)
+        if entry is not None:
+            beam_cache.remember(entry, data)
+    return data
+
+
+def _reduced_beam(spec, stiffening: bool, derivatives: bool):
+    """:func:`beam_modal_data` made afresh: meshed, reduced, with what is asked."""
     from ..modal import clamped_modes
     from ..modal.stiffening import with_stiffening
     from ..modal.stress import static_correction, with_stress

@@ -15,60 +15,31 @@ and a later reading of the same bytes takes it from there without importing your
 as Python takes a module's bytecode from ``__pycache__``. Only readings without
 problems are remembered (a faulty URDF is read, and reported, every time); the numbers
 go through JSON unchanged (Python writes each float's shortest exact form). The
-entries live in :func:`folder` (``~/.cache/flexmbs/urdf``, or the folder
-``FLEXMBS_URDF_CACHE`` names; ``off`` reads every time), written atomically; an entry
-that cannot be read or does not hold a robot is read afresh and written again, and a
-folder that cannot be written is left alone (nothing is remembered).
+entries live in ``~/.cache/flexmbs/urdf`` (:func:`flexmbs.cases.remembered.folder`:
+``FLEXMBS_CACHE`` names another folder, or ``off`` reads every time), written
+atomically; an entry that cannot be read or does not hold a robot is read afresh and
+written again, and a folder that cannot be written is left alone (nothing is
+remembered).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
+
+from .remembered import folder, installed_file, prune
 
 #: The revision of what :func:`flexmbs.cases.urdf_robot.read_urdf` takes from a URDF
 #: and of the entries' layout: entries of another revision are not used.
 REVISION = 1
 
-#: The environment variable that switches the remembering off (``off``).
-ENV = "FLEXMBS_URDF_CACHE"
-
-
-def folder() -> Path | None:
-    """The folder of the remembered readings (not created here): ``~/.cache/flexmbs/urdf``,
-    or the folder :data:`ENV` names; None when it says ``off``."""
-    setting = os.environ.get(ENV, "").strip()
-    if setting.lower() == "off":
-        return None
-    return Path(setting) if setting else Path.home() / ".cache" / "flexmbs" / "urdf"
-
-
-def _parser_stamp() -> str | None:
-    """Where yourdfpy's parser is and its size and modification time [ns], or None when
-    yourdfpy is not installed (found without importing it)."""
-    try:
-        spec = importlib.util.find_spec("yourdfpy")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    parser = Path(next(iter(spec.submodule_search_locations))) / "urdf.py"
-    try:
-        stat = parser.stat()
-    except OSError:
-        return None
-    return f"{parser}:{stat.st_size}:{stat.st_mtime_ns}"
-
-
 def key(data: bytes) -> str | None:
     """The name of the entry of a URDF file's bytes ``data``, or None when yourdfpy is
     not installed (the reader then says how to install it)."""
-    stamp = _parser_stamp()
+    stamp = installed_file("yourdfpy", "urdf.py")
     if stamp is None:
         return None
     digest = hashlib.sha256(data)
@@ -79,7 +50,7 @@ def key(data: bytes) -> str | None:
 def recall(name: str, path: Path):
     """The Robot remembered under ``name`` (read from ``path``), or None when there is
     none or it cannot be used."""
-    where = folder()
+    where = folder("urdf")
     if where is None:
         return None
     try:
@@ -92,7 +63,7 @@ def recall(name: str, path: Path):
 def remember(name: str, robot) -> None:
     """Keep ``robot`` under ``name`` (atomically; nothing when the folder cannot be
     written)."""
-    where = folder()
+    where = folder("urdf")
     if where is None:
         return
     from .._files import write_text
@@ -100,6 +71,7 @@ def remember(name: str, robot) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         write_text(where / f"{name}.json", json.dumps(_entry(robot)), "URDF cache entry")
+        prune(where, "*.json")
     except (OSError, ValueError):
         pass
 

@@ -1,0 +1,130 @@
+"""Where readings and reductions of case inputs are remembered between processes, and the
+fingerprints that decide whether a remembered result still holds (docs/case_files.md,
+"Remembered inputs").
+
+Two inputs of a case cost far more to make than to read back: a URDF robot (importing
+yourdfpy, :mod:`flexmbs.cases.urdf_cache`) and a built-in beam's modal data (importing
+SciPy and reducing the FE model, :mod:`flexmbs.cases.beam_cache`). Both are remembered
+in :func:`folder` under a hash of everything they are made from, as Python remembers a
+module's bytecode: the same inputs give the same result, and anything changed is made
+afresh. ``FLEXMBS_CACHE`` names another folder, or ``off`` makes everything afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+#: The environment variable naming the folder of remembered results (``off``: none).
+ENV = "FLEXMBS_CACHE"
+
+#: The flexmbs package's folder (its sources are part of a beam reduction's fingerprint).
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def folder(kind: str) -> Path | None:
+    """The folder of the remembered results of ``kind`` ("urdf", "beams"), not created
+    here: ``~/.cache/flexmbs/KIND`` or ``$FLEXMBS_CACHE/KIND``; None when
+    ``FLEXMBS_CACHE`` is ``off``."""
+    setting = os.environ.get(ENV, "").strip()
+    if setting.lower() == "off":
+        return None
+    base = Path(setting) if setting else Path.home() / ".cache" / "flexmbs"
+    return base / kind
+
+
+def installed_file(package: str, relative: str) -> str | None:
+    """``relative``'s path in the installed ``package`` with its size and modification
+    time [ns] (a fingerprint of the installed version, found without importing the
+    package), or None when the package is not installed."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+#: Sources modified less than this long ago [s] are hashed again at the next call
+#: rather than remembered by their times (a file changed twice within the clock's
+#: resolution keeps its time).
+_SETTLED_AFTER = 2.0
+
+
+def package_digest() -> str:
+    """A hash of every flexmbs source file (path and bytes), remembered in the folder of
+    remembered results under the files' paths, sizes and modification times: the
+    hashing (about 9 ms) happens once per change of the sources, the stamp (about 4 ms)
+    at every call."""
+    from ..compiled import _python_files
+
+    sources = _python_files(_PACKAGE, recursive=True)
+    stats = [os.stat(path) for path in sources]
+    stamp = hashlib.sha256(repr([(str(path), st.st_size, st.st_mtime_ns) for path, st
+                                 in zip(sources, stats, strict=True)]).encode()).hexdigest()
+    where = folder("stamps")
+    record = None if where is None else where / "package-digest.json"
+    try:
+        known = json.loads(record.read_text()) if record is not None else {}
+        if known.get("stamp") == stamp and isinstance(known.get("digest"), str):
+            return known["digest"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(os.path.relpath(path, _PACKAGE).encode())
+        digest.update(b"\0")
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    result = digest.hexdigest()
+    import time
+
+    if record is not None and time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
+        from .._files import write_text
+
+        try:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            write_text(record, json.dumps({"stamp": stamp, "digest": result}),
+                       "source digest stamp")
+        except OSError:
+            pass
+    return result
+
+
+#: The most entries, and bytes, a folder of remembered results keeps: past either, the
+#: entries used longest ago go when a new one is written (a sweep over a beam's
+#: parameters writes an entry per variant).
+MOST_ENTRIES = 256
+MOST_BYTES = 512 * 2**20
+
+
+def prune(where: Path, pattern: str) -> None:
+    """Remove the entries ``pattern`` of ``where`` used (read or written) longest ago
+    while there are more than :data:`MOST_ENTRIES` or they take more than
+    :data:`MOST_BYTES`; entries another process removes first are no error."""
+    entries = []
+    for path in where.glob(pattern):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, path))
+    entries.sort()
+    count, size = len(entries), sum(e[1] for e in entries)
+    for _, bytes_, path in entries:
+        if count <= MOST_ENTRIES and size <= MOST_BYTES:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+        count, size = count - 1, size - bytes_
+

@@ -1,0 +1,310 @@
+"""Remembered case inputs (flexmbs.cases.remembered): URDF readings (urdf_cache) and
+built-in beams (beam_cache). A robot taken from an entry is
+the robot yourdfpy reads, field for field and number for number (the shipped arm and
+example-robot-data's Franka Panda and UR5: meshes, limits, mimic joints); a reading
+from an entry imports no yourdfpy; changed bytes, damaged entries, faulty robots, an
+unwritable folder and a missing yourdfpy are each handled."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("yourdfpy")
+
+from robot_files import robot_file
+
+from flexmbs.cases import remembered, urdf_cache
+from flexmbs.cases.urdf_robot import read_urdf
+from flexmbs.errors import ModelError
+
+ROOT = Path(__file__).resolve().parents[1]
+ARM = ROOT / "cases" / "urdf" / "two_link_arm.urdf"
+
+
+@pytest.fixture
+def remembering(tmp_path, monkeypatch):
+    """The folder of remembered readings, in a folder of the test's own."""
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache" / "urdf"
+
+
+def fresh(path):
+    """The robot as yourdfpy reads it, nothing remembered."""
+    previous = os.environ.get(remembered.ENV)
+    os.environ[remembered.ENV] = "off"
+    try:
+        return read_urdf(path)
+    finally:
+        os.environ[remembered.ENV] = previous
+
+
+def assert_same_robot(got, want):
+    assert (got.name, got.root, got.path) == (want.name, want.root, want.path)
+    assert list(got.links) == list(want.links)
+    for name, link in want.links.items():
+        other = got.links[name]
+        assert other.name == link.name
+        if link.inertial is None:
+            assert other.inertial is None
+        else:
+            assert other.inertial.mass == link.inertial.mass
+            assert np.array_equal(other.inertial.com, link.inertial.com)
+            assert np.array_equal(other.inertial.inertia, link.inertial.inertia)
+        assert len(other.visuals) == len(link.visuals)
+        for a, b in zip(other.visuals, link.visuals, strict=True):
+            assert (a.kind, a.filename, a.size) == (b.kind, b.filename, b.size)
+            assert np.array_equal(a.origin, b.origin) and np.array_equal(a.scale, b.scale)
+    assert [j.name for j in got.joints] == [j.name for j in want.joints]
+    for a, b in zip(got.joints, want.joints, strict=True):
+        assert (a.kind, a.parent, a.child, a.limit, a.mimic) == (b.kind, b.parent, b.child,
+                                                                  b.limit, b.mimic)
+        assert np.array_equal(a.origin, b.origin) and np.array_equal(a.axis, b.axis)
+
+
+@pytest.mark.parametrize("which", ["arm", "panda_description/urdf/panda.urdf",
+                                   "ur_description/urdf/ur5_robot.urdf"])
+def test_a_remembered_robot_is_the_robot_read(remembering, which):
+    path = ARM if which == "arm" else robot_file(which)
+    want = fresh(path)
+    first = read_urdf(path)  # read through yourdfpy, and remembered
+    entries = list(remembering.glob("*.json"))
+    assert len(entries) == 1
+    assert_same_robot(first, want)
+    again = read_urdf(path)  # from the entry
+    assert again is not first
+    assert_same_robot(again, want)
+
+
+def test_a_second_reading_imports_no_yourdfpy(remembering):
+    code = ("import sys; from flexmbs.cases.urdf_robot import read_urdf; "
+            f"robot = read_urdf({str(ARM)!r}); "
+            "print('yourdfpy' in sys.modules, len(robot.joints))")
+    env = {**os.environ, remembered.ENV: str(remembering.parent)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=env).stdout.split() for _ in range(2)]
+    assert runs == [["True", "3"], ["False", "3"]]
+
+
+def test_changed_bytes_are_read_again(remembering, tmp_path):
+    path = tmp_path / "arm.urdf"
+    text = ARM.read_text()
+    path.write_text(text)
+    assert read_urdf(path).links["upper_arm"].inertial.mass == 2.0
+    path.write_text(text.replace('<mass value="2.0"/>', '<mass value="2.5"/>'))
+    robot = read_urdf(path)
+    assert robot.links["upper_arm"].inertial.mass == 2.5
+    assert len(list(remembering.glob("*.json"))) == 2
+    assert_same_robot(robot, fresh(path))
+
+
+@pytest.mark.parametrize("damage", ["not json", json.dumps({"revision": 1}),
+                                    json.dumps({"revision": 0, "links": []}),
+                                    "shape"])
+def test_a_damaged_entry_is_read_afresh_and_rewritten(remembering, damage):
+    read_urdf(ARM)
+    (entry,) = remembering.glob("*.json")
+    if damage == "shape":  # a valid entry with a joint axis of the wrong length
+        data = json.loads(entry.read_text())
+        data["joints"][0]["axis"] = [0.0, 1.0]
+        damage = json.dumps(data)
+    entry.write_text(damage)
+    assert_same_robot(read_urdf(ARM), fresh(ARM))
+    assert json.loads(entry.read_text())["revision"] == urdf_cache.REVISION
+
+
+def test_a_faulty_robot_is_not_remembered(remembering, tmp_path):
+    path = tmp_path / "loop.urdf"
+    path.write_text("""<robot name="loop"><link name="a"/><link name="b"/>
+      <joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>
+      <joint name="j2" type="fixed"><parent link="b"/><child link="a"/></joint></robot>""")
+    for _ in range(2):
+        with pytest.raises(ModelError, match="root link"):
+            read_urdf(path)
+    assert not list(remembering.glob("*.json"))
+
+
+def test_an_unwritable_folder_remembers_nothing(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(remembered.ENV, str(blocker / "cache"))  # (a folder in a file)
+    assert_same_robot(read_urdf(ARM), fresh(ARM))
+
+
+def test_without_yourdfpy_an_entry_is_not_used(remembering, monkeypatch):
+    read_urdf(ARM)
+    monkeypatch.setitem(sys.modules, "yourdfpy", None)
+    with pytest.raises(ImportError, match=r"flexmbs\[urdf\]"):
+        read_urdf(ARM)
+
+
+# --------------------------------------------------------------------- built-in beams
+def same_value(a, b, where: str) -> None:
+    """Exact equality of ModalData field values: arrays bit for bit (sparse ones by their
+    entries), dicts key by key, dataclasses field by field, anything else by ==."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    if sp.issparse(a) or sp.issparse(b):
+        assert sp.issparse(a) and sp.issparse(b), where
+        assert a.shape == b.shape and (a != b).nnz == 0, where
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), where
+    elif isinstance(a, dict):  # (by name: an HDF5 group lists its members sorted)
+        assert isinstance(b, dict) and sorted(a) == sorted(b), where
+        for k in a:
+            same_value(a[k], b[k], f"{where}[{k!r}]")
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            same_value(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, (list, tuple)) and any(isinstance(v, np.ndarray) for v in a):
+        assert len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            same_value(x, y, f"{where}[{k}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def _listed(value):
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def assert_same_modal_data(got, want, timed: bool = True) -> None:
+    """Every public field and the invariants the same; ``timed=False``: two reductions
+    of their own, whose metadata say how long each took (``time_s``)."""
+    import dataclasses
+
+    for f in dataclasses.fields(want):
+        if f.name.startswith("_"):
+            continue
+        a, b = getattr(got, f.name), getattr(want, f.name)
+        if f.name == "metadata":  # (as JSON holds them: a native file's tuples are lists)
+            a, b = (json.loads(json.dumps({k: v for k, v in m.items()
+                                           if timed or k != "time_s"}, default=_listed))
+                    for m in (a, b))
+        same_value(a, b, f.name)
+    same_value(got.invariants, want.invariants, "invariants")
+
+
+BEAMS = {
+    "robot arm's": ("robot_arm", True, False),
+    "URDF arm's": ({"section": {"kind": "box", "width": 0.03, "height": 0.015,
+                                "wall": 0.002},
+                    "modes": 4, "material": "aluminium", "length": 0.5}, False, False),
+    "corrected, loaded and scaled": (
+        {"length": 0.8, "modes": 3, "elements": 12, "section": {"kind": "rectangle",
+                                                               "width": 0.02,
+                                                               "height": 0.01},
+         "static_correction": "tip", "scale_stiffness": 1.2, "scale_mass": 0.9,
+         "point_masses": [{"node": "tip", "mass": 0.3, "inertia": [1e-4, 2e-4, 2e-4]}]},
+        True, False),
+    "with modal derivatives": ({"length": 0.6, "modes": 2, "elements": 10,
+                                "section": {"kind": "circle", "diameter": 0.01}},
+                               False, True),
+}
+
+
+def beam_table(which):
+    import tomllib
+
+    spec, stiffening, derivatives = BEAMS[which]
+    if isinstance(spec, str):  # a shipped case's beam table
+        case = tomllib.loads((ROOT / "cases" / f"{spec}.toml").read_text())
+        body = next(b for b in case["bodies"] if "beam" in b)
+        spec = body["beam"]
+    return spec, stiffening, derivatives
+
+
+@pytest.mark.parametrize("which", list(BEAMS))
+def test_a_remembered_beam_is_the_beam_reduced(which, tmp_path, monkeypatch):
+    from flexmbs.cases.beam_body import beam_modal_data
+
+    spec, stiffening, derivatives = beam_table(which)
+    monkeypatch.setenv(remembered.ENV, "off")
+    want = beam_modal_data(spec, stiffening=stiffening, derivatives=derivatives)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    first = beam_modal_data(spec, stiffening=stiffening, derivatives=derivatives)
+    assert len(list((tmp_path / "cache" / "beams").glob("*.fmd.h5"))) == 1
+    again = beam_modal_data(spec, stiffening=stiffening, derivatives=derivatives)
+    assert_same_modal_data(first, want, timed=False)  # (two reductions of their own)
+    assert_same_modal_data(again, first)  # (read back: the remembered reduction)
+
+
+def test_a_remembered_beam_case_imports_no_scipy(tmp_path):
+    """The robot arm's case read and run twice in fresh processes: the second imports
+    no SciPy and gives the same motion to the bit."""
+    code = ("import sys, numpy as np; from flexmbs.cases import load_case, run_case; "
+            f"s, r = run_case(load_case({str(ROOT / 'cases' / 'robot_arm.toml')!r}, "
+            "overrides={'solver.t_end': 0.05})); "
+            "print('scipy' in sys.modules, r.q[-1].tobytes().hex())")
+    env = {**os.environ, remembered.ENV: str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=env).stdout.split() for _ in range(2)]
+    assert runs[0][0] == "True" and runs[1][0] == "False"
+    assert runs[0][1] == runs[1][1]
+
+
+def test_another_beam_or_request_is_reduced_afresh(tmp_path, monkeypatch):
+    from flexmbs.cases.beam_body import beam_modal_data
+
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    spec, _, _ = beam_table("URDF arm's")
+    four = beam_modal_data(spec)
+    five = beam_modal_data({**spec, "modes": 5})
+    stiff = beam_modal_data(spec, stiffening=True)
+    assert (four.n_modes, five.n_modes) == (4, 5)
+    assert not four.has_stiffening and stiff.has_stiffening
+    assert len(list((tmp_path / "cache" / "beams").glob("*.fmd.h5"))) == 3
+
+
+def test_a_damaged_beam_entry_is_reduced_afresh(tmp_path, monkeypatch):
+    from flexmbs.cases.beam_body import beam_modal_data
+
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    spec, _, _ = beam_table("URDF arm's")
+    want = beam_modal_data(spec)
+    (entry,) = (tmp_path / "cache" / "beams").glob("*.fmd.h5")
+    raw = bytearray(entry.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # one byte of its contents: the checksum no longer holds
+    entry.write_bytes(bytes(raw))
+    assert_same_modal_data(beam_modal_data(spec), want, timed=False)
+    assert_same_modal_data(beam_modal_data(spec), want, timed=False)  # (written again)
+
+
+def test_a_changed_source_reduces_afresh(tmp_path, monkeypatch):
+    """The beams' fingerprint holds every flexmbs source: another digest, another entry."""
+    from flexmbs.cases import beam_cache
+
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    spec, _, _ = beam_table("URDF arm's")
+    before = beam_cache.key(spec, False, False)
+    monkeypatch.setattr(beam_cache, "package_digest", lambda: "another")
+    assert beam_cache.key(spec, False, False) != before
+    assert beam_cache.key({**spec, "weird": object()}, False, False) is None
+    monkeypatch.setenv(remembered.ENV, "off")
+    assert beam_cache.key(spec, False, False) is None
+
+
+def test_the_entries_used_longest_ago_go_past_the_limits(tmp_path, monkeypatch):
+    where = tmp_path / "beams"
+    where.mkdir()
+    for k in range(6):
+        entry = where / f"{k}.fmd.h5"
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, (1000.0 + k, 1000.0 + k))  # entry 0 used longest ago
+    monkeypatch.setattr(remembered, "MOST_ENTRIES", 4)
+    remembered.prune(where, "*.fmd.h5")
+    assert sorted(p.name for p in where.iterdir()) == [f"{k}.fmd.h5" for k in (2, 3, 4, 5)]
+    monkeypatch.setattr(remembered, "MOST_BYTES", 250)
+    remembered.prune(where, "*.fmd.h5")
+    assert sorted(p.name for p in where.iterdir()) == ["4.fmd.h5", "5.fmd.h5"]
