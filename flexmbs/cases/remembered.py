@@ -66,9 +66,9 @@ def package_digest() -> str:
     remembered results under the files' paths, sizes and modification times: the
     hashing (about 9 ms) happens once per change of the sources, the stamp (about 4 ms)
     at every call."""
-    from ..compiled import _python_files
+    from ..compiled import python_files
 
-    sources = _python_files(_PACKAGE, recursive=True)
+    sources = python_files(_PACKAGE, recursive=True)
     stats = [os.stat(path) for path in sources]
     stamp = hashlib.sha256(repr([(str(path), st.st_size, st.st_mtime_ns) for path, st
                                  in zip(sources, stats, strict=True)]).encode()).hexdigest()

@@ -58,15 +58,15 @@ def kernel_sources() -> list[Path]:
     - the contacts' sample and state layout (``flexmbs/contact/sample.py``), whose
       column numbers the contact kernels fold in.
     """
-    compiled = [path for path in _python_files(_HERE, recursive=False)
+    compiled = [path for path in python_files(_HERE, recursive=False)
                 if path.name not in NOT_KERNEL_SOURCES]
     engine = [_HERE.parent / "engine" / name
               for name in ("dispatch.py", "newton.py", "linear_solves.py", "adjoint_sweep.py")]
     layouts = [_HERE.parent / "contact" / "sample.py"]
-    return compiled + _python_files(_ELEMENTS, recursive=True) + engine + layouts
+    return compiled + python_files(_ELEMENTS, recursive=True) + engine + layouts
 
 
-def _python_files(folder: Path, recursive: bool) -> list[Path]:
+def python_files(folder: Path, recursive: bool) -> list[Path]:
     """The ``*.py`` files in ``folder`` (and, ``recursive``, its subfolders, symbolic
     links not followed), sorted as paths sort."""
     found, pending = [], [str(folder)]
@@ -202,4 +202,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["kernel_cache_dir", "kernel_sources", "kernel_state_dir", "kernel_tag"]
+__all__ = ["kernel_cache_dir", "kernel_sources", "kernel_state_dir", "kernel_tag", "python_files"]
