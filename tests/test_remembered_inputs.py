@@ -308,3 +308,17 @@ def test_the_entries_used_longest_ago_go_past_the_limits(tmp_path, monkeypatch):
     monkeypatch.setattr(remembered, "MOST_BYTES", 250)
     remembered.prune(where, "*.fmd.h5")
     assert sorted(p.name for p in where.iterdir()) == ["4.fmd.h5", "5.fmd.h5"]
+
+
+def test_without_a_home_folder_nothing_is_remembered(tmp_path):
+    """No HOME (and no user database entry to fall back on): the case still loads."""
+    code = ("import pathlib; from flexmbs.cases import remembered; "
+            "pathlib.Path.home = classmethod(lambda cls: (_ for _ in ()).throw("
+            "RuntimeError('Could not determine home directory'))); "
+            "from flexmbs.cases import load_case; "
+            f"load_case({str(ROOT / 'cases' / 'robot_arm.toml')!r}); "
+            "print(remembered.folder('beams'))")
+    env = {k: v for k, v in os.environ.items() if k != remembered.ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env, cwd=tmp_path)
+    assert out.stdout.strip() == "None"

@@ -65,8 +65,8 @@ def recall(name: str):
 
     try:
         return read_native(path)
-    except (FlexmbsError, OSError, ValueError, KeyError, TypeError):
-        return None
+    except (FlexmbsError, OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return None  # (made afresh, and written again)
 
 
 def remember(name: str, data) -> None:

@@ -29,12 +29,16 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 def folder(kind: str) -> Path | None:
     """The folder of the remembered results of ``kind`` ("urdf", "beams"), not created
     here: ``~/.cache/flexmbs/KIND`` or ``$FLEXMBS_CACHE/KIND``; None when
-    ``FLEXMBS_CACHE`` is ``off``."""
+    ``FLEXMBS_CACHE`` is ``off`` or there is no home folder."""
     setting = os.environ.get(ENV, "").strip()
     if setting.lower() == "off":
         return None
-    base = Path(setting) if setting else Path.home() / ".cache" / "flexmbs"
-    return base / kind
+    if setting:
+        return Path(setting) / kind
+    try:
+        return Path.home() / ".cache" / "flexmbs" / kind
+    except (RuntimeError, KeyError):  # no home folder to be found: nothing remembered
+        return None
 
 
 def installed_file(package: str, relative: str) -> str | None:
