@@ -10,9 +10,10 @@ from pathlib import Path
 # machine). tests/test_blas_threads.py gives itself two threads to check the runs' own
 # thread handling.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# URDF files and built-in beams read and reduced afresh (nothing remembered in the
-# user's home); tests/test_remembered_inputs.py gives its tests a folder of their own
-os.environ.setdefault("FLEXMBS_CACHE", "off")
+# URDF files and built-in beams read and reduced afresh, whatever the caller's setting
+# (nothing remembered in the user's home, no entry of the caller's used);
+# tests/test_remembered_inputs.py gives its tests a folder of their own
+os.environ["FLEXMBS_CACHE"] = "off"
 
 import json
 

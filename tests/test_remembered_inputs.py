@@ -104,19 +104,27 @@ def test_changed_bytes_are_read_again(remembering, tmp_path):
     assert_same_robot(robot, fresh(path))
 
 
-@pytest.mark.parametrize("damage", ["not json", json.dumps({"revision": 1}),
-                                    json.dumps({"revision": 0, "links": []}),
-                                    "shape"])
+@pytest.mark.parametrize("damage", ["not json", "no robot", "old revision", "a mass",
+                                    "a shape"])
 def test_a_damaged_entry_is_read_afresh_and_rewritten(remembering, damage):
     read_urdf(ARM)
     (entry,) = remembering.glob("*.json")
-    if damage == "shape":  # a valid entry with a joint axis of the wrong length
-        data = json.loads(entry.read_text())
-        data["joints"][0]["axis"] = [0.0, 1.0]
-        damage = json.dumps(data)
-    entry.write_text(damage)
+    data = json.loads(entry.read_text())
+    robot = data["robot"]
+    if damage == "a mass":  # a changed number: the seal no longer holds
+        robot["links"][1]["inertial"]["mass"] = 3.0
+    elif damage == "a shape":  # a joint axis of the wrong length, sealed as it is
+        robot["joints"][0]["axis"] = [0.0, 1.0]
+        data["seal"] = urdf_cache._seal(robot)
+    elif damage == "old revision":
+        data["revision"] = urdf_cache.REVISION - 1
+    elif damage == "no robot":
+        del data["robot"]
+    entry.write_text("{" if damage == "not json" else json.dumps(data))
     assert_same_robot(read_urdf(ARM), fresh(ARM))
-    assert json.loads(entry.read_text())["revision"] == urdf_cache.REVISION
+    rewritten = json.loads(entry.read_text())
+    assert rewritten["revision"] == urdf_cache.REVISION
+    assert rewritten["seal"] == urdf_cache._seal(rewritten["robot"])
 
 
 def test_a_faulty_robot_is_not_remembered(remembering, tmp_path):
@@ -268,21 +276,70 @@ def test_another_beam_or_request_is_reduced_afresh(tmp_path, monkeypatch):
 
 
 def test_a_damaged_beam_entry_is_reduced_afresh(tmp_path, monkeypatch):
+    from flexmbs.cases import beam_cache
     from flexmbs.cases.beam_body import beam_modal_data
 
     monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
     spec, _, _ = beam_table("URDF arm's")
     want = beam_modal_data(spec)
+    name = beam_cache.key(spec, False, False)
     (entry,) = (tmp_path / "cache" / "beams").glob("*.fmd.h5")
     raw = bytearray(entry.read_bytes())
-    raw[len(raw) // 2] ^= 0xFF  # one byte of its contents: the checksum no longer holds
+    at = bytes(raw).find(want.phi[-1].tobytes())  # inside the mode shapes' values
+    assert at > 0
+    raw[at + 3] ^= 0xFF
     entry.write_bytes(bytes(raw))
+    assert beam_cache.recall(name) is None  # the checksum no longer holds
     assert_same_modal_data(beam_modal_data(spec), want, timed=False)
-    assert_same_modal_data(beam_modal_data(spec), want, timed=False)  # (written again)
+    data, said = beam_cache.recall(name)  # written again, readable
+    assert_same_modal_data(data, want, timed=False) and said == []
+
+
+def test_a_reductions_warnings_are_said_again(tmp_path, monkeypatch):
+    """A beam in millimetres and tonnes draws the units warning when it is reduced, and
+    again when its remembered reduction is read."""
+    from flexmbs.cases.beam_body import beam_modal_data
+    from flexmbs.errors import UnitsWarning
+
+    spec = {"length": 500.0, "modes": 3, "elements": 10, "material": "210e3,0.3,7.85e-9",
+            "section": {"kind": "rectangle", "width": 20.0, "height": 10.0}}
+    said = []
+    for setting in ("off", str(tmp_path / "cache"), str(tmp_path / "cache")):
+        monkeypatch.setenv(remembered.ENV, setting)
+        with pytest.warns(UnitsWarning) as caught:
+            beam_modal_data(spec)
+        said.append(sorted((w.category.__name__, str(w.message)) for w in caught))
+    assert said[0] == said[1] == said[2] and said[0]
+    assert len(list((tmp_path / "cache" / "beams").glob("*.fmd.h5"))) == 1
+
+
+def test_a_full_disk_remembers_nothing_and_leaves_nothing(tmp_path, monkeypatch):
+    """Writing the entry fails as on a full disk (ENOSPC): the beam is still made, no
+    entry and no partial file is left, and the next reading reduces it again."""
+    import errno
+    from pathlib import Path as P
+
+    from flexmbs.cases.beam_body import beam_modal_data
+
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    write_bytes = P.write_bytes
+
+    def full(self, data):
+        if ".part" in self.name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(P, "write_bytes", full)
+    spec, _, _ = beam_table("URDF arm's")
+    data = beam_modal_data(spec)
+    assert data.n_modes == 4
+    left = sorted(p.name for p in (tmp_path / "cache" / "beams").iterdir())
+    assert not [n for n in left if n.endswith(".fmd.h5") or ".part" in n]
 
 
 def test_a_changed_source_reduces_afresh(tmp_path, monkeypatch):
-    """The beams' fingerprint holds every flexmbs source: another digest, another entry."""
+    """The beams' fingerprint holds every flexmbs source: another digest, another entry;
+    none without a digest, a table JSON cannot hold or remembering switched off."""
     from flexmbs.cases import beam_cache
 
     monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
@@ -291,8 +348,42 @@ def test_a_changed_source_reduces_afresh(tmp_path, monkeypatch):
     monkeypatch.setattr(beam_cache, "package_digest", lambda: "another")
     assert beam_cache.key(spec, False, False) != before
     assert beam_cache.key({**spec, "weird": object()}, False, False) is None
-    monkeypatch.setenv(remembered.ENV, "off")
+    monkeypatch.setattr(beam_cache, "package_digest", lambda: None)
     assert beam_cache.key(spec, False, False) is None
+    for off in ("off", "0", "false", "None"):
+        monkeypatch.setenv(remembered.ENV, off)
+        assert beam_cache.key(spec, False, False) is None
+
+
+def test_the_source_digest_follows_the_files(tmp_path, monkeypatch):
+    """package_digest over a package of three files: another byte another digest; the
+    digest remembered under the files' sizes and times (so an edit keeping both is not
+    seen, as with Python's bytecode); a vanished file gives none."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    files = [package / "a.py", package / "b.py", package / "sub" / "c.py"]
+    for k, path in enumerate(files):
+        path.write_text(f"x = {k}\n")
+        os.utime(path, (1e9, 1e9))  # settled long ago: the digest is remembered
+    monkeypatch.setattr(remembered, "_PACKAGE", package)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    first = remembered.package_digest()
+    stamp = tmp_path / "cache" / "stamps" / "package-digest.json"
+    assert json.loads(stamp.read_text())["digest"] == first
+    assert remembered.package_digest() == first
+    files[2].write_text("x = 22\n")  # another size
+    os.utime(files[2], (1e9, 1e9))
+    second = remembered.package_digest()
+    assert second != first
+    files[2].write_text("x = 33\n")  # the same size and time: the remembered digest
+    os.utime(files[2], (1e9, 1e9))
+    assert remembered.package_digest() == second
+    monkeypatch.setenv(remembered.ENV, "off")  # nothing remembered: hashed each time
+    assert remembered.package_digest() not in (first, second)
+    files[1].unlink()
+    monkeypatch.setattr(remembered.os, "stat", lambda path: (_ for _ in ()).throw(
+        FileNotFoundError(path)))
+    assert remembered.package_digest() is None
 
 
 def test_the_entries_used_longest_ago_go_past_the_limits(tmp_path, monkeypatch):
@@ -322,3 +413,34 @@ def test_without_a_home_folder_nothing_is_remembered(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=env, cwd=tmp_path)
     assert out.stdout.strip() == "None"
+
+
+def test_a_modal_file_on_a_full_disk_is_a_write_error(tmp_path, monkeypatch):
+    """write_native meeting a full disk (ENOSPC) raises WriteError naming the file and
+    leaves nothing; a file too large for its folder's free space is refused before."""
+    import errno
+    from pathlib import Path as P
+
+    from flexmbs.cases.beam_body import beam_modal_data
+    from flexmbs.errors import WriteError
+    from flexmbs.modal.io import native
+
+    data = beam_modal_data(beam_table("URDF arm's")[0])
+    write_bytes = P.write_bytes
+
+    def full(self, content):
+        if ".part" in self.name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write_bytes(self, content)
+
+    monkeypatch.setattr(P, "write_bytes", full)
+    target = tmp_path / "beam.fmd.h5"
+    with pytest.raises(WriteError, match=r"beam\.fmd\.h5.*No space left on device"):
+        native.write_native(data, target)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(P, "write_bytes", write_bytes)
+    monkeypatch.setattr(native, "IN_MEMORY_UP_TO", 0)  # (written by HDF5 itself)
+    monkeypatch.setattr("shutil.disk_usage", lambda path: type("Usage", (), {"free": 10})())
+    with pytest.raises(WriteError, match=r"needs about 16 MB, its folder has 0 MB free"):
+        native.write_native(data, target)
+    assert list(tmp_path.iterdir()) == []

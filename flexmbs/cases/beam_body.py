@@ -134,15 +134,25 @@ def beam_modal_data(spec, stiffening: bool = False, derivatives: bool = False):
     """The modal data of a ``beam`` table (keys :data:`REQUIRED` and :data:`OPTIONAL`),
     with the stiffening matrices or the modal derivatives when asked; ValidationError
     naming the key and its value. The data of a table reduced before come from where
-    they were remembered (:mod:`flexmbs.cases.beam_cache`)."""
+    they were remembered (:mod:`flexmbs.cases.beam_cache`), with the warnings its
+    reduction gave."""
+    import warnings
+
     from . import beam_cache
 
     entry = beam_cache.key(spec, stiffening, derivatives)
-    data = None if entry is None else beam_cache.recall(entry)
-    if data is None:
-        data = _reduced_beam(spec, stiffening, derivatives)
+    remembered = None if entry is None else beam_cache.recall(entry)
+    if remembered is not None:
+        data, said = remembered
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            data = _reduced_beam(spec, stiffening, derivatives)
+        said = [(w.category, str(w.message)) for w in caught]
         if entry is not None:
-            beam_cache.remember(entry, data)
+            beam_cache.remember(entry, data, said)
+    for category, message in said:  # (the reduction's warnings, made or remembered)
+        warnings.warn(message, category, stacklevel=2)
     return data
 
 

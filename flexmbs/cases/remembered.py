@@ -26,19 +26,25 @@ ENV = "FLEXMBS_CACHE"
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
+#: Values of :data:`ENV` that switch the remembering off.
+OFF = ("off", "0", "no", "false", "none")
+
+
 def folder(kind: str) -> Path | None:
     """The folder of the remembered results of ``kind`` ("urdf", "beams"), not created
-    here: ``~/.cache/flexmbs/KIND`` or ``$FLEXMBS_CACHE/KIND``; None when
-    ``FLEXMBS_CACHE`` is ``off`` or there is no home folder."""
+    here: ``~/.cache/flexmbs/KIND`` or ``$FLEXMBS_CACHE/KIND`` (``~`` expanded); None
+    when ``FLEXMBS_CACHE`` is one of :data:`OFF` or there is no home folder (no absolute
+    one) for the default."""
     setting = os.environ.get(ENV, "").strip()
-    if setting.lower() == "off":
+    if setting.lower() in OFF:
         return None
     if setting:
-        return Path(setting) / kind
+        return Path(os.path.expanduser(setting)) / kind
     try:
-        return Path.home() / ".cache" / "flexmbs" / kind
+        home = Path.home()
     except (RuntimeError, KeyError):  # no home folder to be found: nothing remembered
         return None
+    return home / ".cache" / "flexmbs" / kind if home.is_absolute() else None
 
 
 def installed_file(package: str, relative: str) -> str | None:
@@ -65,15 +71,21 @@ def installed_file(package: str, relative: str) -> str | None:
 _SETTLED_AFTER = 2.0
 
 
-def package_digest() -> str:
+def package_digest() -> str | None:
     """A hash of every flexmbs source file (path and bytes), remembered in the folder of
-    remembered results under the files' paths, sizes and modification times: the
-    hashing (about 9 ms) happens once per change of the sources, the stamp (about 4 ms)
-    at every call."""
+    remembered results under the files' paths, sizes and modification times (as Python
+    keeps bytecode: an edit that keeps a file's size and modification time is not seen):
+    the hashing (about 9 ms) happens once per change of the sources, the stamp (about
+    4 ms) at every call. None when a source cannot be read (an upgrade under way)."""
+    import time
+
     from ..compiled import python_files
 
-    sources = python_files(_PACKAGE, recursive=True)
-    stats = [os.stat(path) for path in sources]
+    try:
+        sources = python_files(_PACKAGE, recursive=True)
+        stats = [os.stat(path) for path in sources]
+    except OSError:
+        return None
     stamp = hashlib.sha256(repr([(str(path), st.st_size, st.st_mtime_ns) for path, st
                                  in zip(sources, stats, strict=True)]).encode()).hexdigest()
     where = folder("stamps")
@@ -85,14 +97,15 @@ def package_digest() -> str:
     except (OSError, ValueError, AttributeError):
         pass
     digest = hashlib.sha256()
-    for path in sources:
-        digest.update(os.path.relpath(path, _PACKAGE).encode())
-        digest.update(b"\0")
-        with open(path, "rb") as handle:
-            digest.update(handle.read())
+    try:
+        for path in sources:
+            digest.update(os.path.relpath(path, _PACKAGE).encode())
+            digest.update(b"\0")
+            with open(path, "rb") as handle:
+                digest.update(handle.read())
+    except OSError:
+        return None
     result = digest.hexdigest()
-    import time
-
     if record is not None and time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
         from .._files import write_text
 

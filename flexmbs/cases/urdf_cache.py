@@ -7,7 +7,9 @@ checked through yourdfpy (:func:`flexmbs.cases.urdf_robot.read_urdf`) is remembe
 JSON under a hash of
 
 - the URDF file's bytes,
-- :data:`REVISION` (raised whenever what the reader takes from a URDF changes), and
+- :data:`REVISION` (the entries' layout),
+- every flexmbs source file (:func:`flexmbs.cases.remembered.package_digest`: a change
+  to the reader or its checks reads afresh), and
 - the size and modification time of the installed yourdfpy's parser
   (``yourdfpy/urdf.py``: another yourdfpy version reads afresh),
 
@@ -17,9 +19,9 @@ problems are remembered (a faulty URDF is read, and reported, every time); the n
 go through JSON unchanged (Python writes each float's shortest exact form). The
 entries live in ``~/.cache/flexmbs/urdf`` (:func:`flexmbs.cases.remembered.folder`:
 ``FLEXMBS_CACHE`` names another folder, or ``off`` reads every time), written
-atomically; an entry that cannot be read or does not hold a robot is read afresh and
-written again, and a folder that cannot be written is left alone (nothing is
-remembered).
+atomically and sealed with a hash of its contents; an entry that cannot be read, does
+not match its seal or does not hold a robot is read afresh and written again, and a
+folder that cannot be written is left alone (nothing is remembered).
 """
 
 from __future__ import annotations
@@ -30,21 +32,27 @@ from pathlib import Path
 
 import numpy as np
 
-from .remembered import folder, installed_file, prune
+from .remembered import folder, installed_file, package_digest, prune
 
-#: The revision of what :func:`flexmbs.cases.urdf_robot.read_urdf` takes from a URDF
-#: and of the entries' layout: entries of another revision are not used.
-REVISION = 1
+#: The revision of the entries' layout: entries of another revision are not used.
+REVISION = 2
+
 
 def key(data: bytes) -> str | None:
     """The name of the entry of a URDF file's bytes ``data``, or None when yourdfpy is
-    not installed (the reader then says how to install it)."""
+    not installed (the reader then says how to install it) or the flexmbs sources cannot
+    be read (nothing is remembered)."""
     stamp = installed_file("yourdfpy", "urdf.py")
-    if stamp is None:
+    sources = None if stamp is None else package_digest()
+    if sources is None:
         return None
     digest = hashlib.sha256(data)
-    digest.update(f"\0{REVISION}\0{stamp}".encode())
+    digest.update(f"\0{REVISION}\0{sources}\0{stamp}".encode())
     return digest.hexdigest()
+
+
+def _seal(robot_entry: dict) -> str:
+    return hashlib.sha256(json.dumps(robot_entry, sort_keys=True).encode()).hexdigest()
 
 
 def recall(name: str, path: Path):
@@ -55,7 +63,10 @@ def recall(name: str, path: Path):
         return None
     try:
         entry = json.loads((where / f"{name}.json").read_text(encoding="utf-8"))
-        return _robot(entry, path) if entry.get("revision") == REVISION else None
+        robot = entry["robot"]
+        if entry.get("revision") != REVISION or entry.get("seal") != _seal(robot):
+            return None
+        return _robot(robot, path)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -70,7 +81,10 @@ def remember(name: str, robot) -> None:
 
     try:
         where.mkdir(parents=True, exist_ok=True)
-        write_text(where / f"{name}.json", json.dumps(_entry(robot)), "URDF cache entry")
+        robot_entry = _entry(robot)
+        write_text(where / f"{name}.json", json.dumps(
+            {"revision": REVISION, "seal": _seal(robot_entry), "robot": robot_entry}),
+            "URDF cache entry")
         prune(where, "*.json")
     except (OSError, ValueError):
         pass
@@ -94,7 +108,7 @@ def _entry(robot) -> dict:
                 "origin": j.origin.tolist(), "axis": j.axis.tolist(), "limit": limit,
                 "mimic": None if j.mimic is None else list(j.mimic)}
 
-    return {"revision": REVISION, "name": robot.name, "root": robot.root,
+    return {"name": robot.name, "root": robot.root,
             "links": [{"name": link.name, "inertial": inertial(link),
                        "visuals": [visual(v) for v in link.visuals]}
                       for link in robot.links.values()],

@@ -91,9 +91,8 @@ RESTITUTION_TOLERANCE = 0.1
 
 @lru_cache(maxsize=64)
 def achieved_restitution(chi: float, n: float) -> float:
-    """The restitution of one impact under K δⁿ (1 + χ δ̇/v⁻): independent of K, the mass
-    and v⁻ (in the variables δ/δ₀, t/t₀ the impact is δ'' = −δⁿ(1 + χ δ'), δ'(0) = 1);
-    the separation speed, from an integration of that equation
+    """The restitution of one impact under K δⁿ (1 + χ δ̇/v⁻): independent of K, the mass,
+    v⁻ and the exponent n, the root of χ(1 + e) = ln((1 + χ)/(1 − χe))
     (:func:`flexmbs.contact.restitution.impact_restitution`)."""
     return impact_restitution(chi, n)
 

@@ -43,7 +43,7 @@ from ..._files import (
     seal_hdf5,
     verify_hdf5,
 )
-from ...errors import FlexmbsError, ReadError, ValidationError
+from ...errors import FlexmbsError, ReadError, ValidationError, WriteError
 from ..data import ModalData
 from ..data_checks import CHECKS_REVISION
 from ..deferred_mass import DeferredCSR
@@ -65,56 +65,130 @@ def _h5py():
     return h5py
 
 
+#: Native files of up to about this size [bytes] are made in memory and written with
+#: Python's own file calls; larger ones by HDF5 itself, after a check that their folder
+#: has room for them. (HDF5 failing to write, on a full disk, may crash the process when
+#: h5py closes the file, leaving a partial file behind; Python's calls raise an OSError.)
+IN_MEMORY_UP_TO = 256 * 2**20
+
+
 def write_native(data: ModalData, path: Path) -> None:
     """Write ``data`` to an HDF5 file at ``path``: atomically (a temporary file renamed
-    over ``path`` once complete) and sealed with a checksum of its contents."""
-    h5py = _h5py()
-    try:  # (the file is stamped as checked: arrays changed since are checked too)
+    over ``path`` once complete) and sealed with a checksum of its contents. WriteError
+    naming the file when it cannot be written (a full disk included): nothing is left
+    of it."""
+    path = Path(path)
+    header = _checked_header(data, path)
+    size = _arrays_size(data)
+    try:
+        if size <= IN_MEMORY_UP_TO:
+            image = _image(data, header)
+            with atomic_path(path, "modal data file") as tmp:
+                tmp.write_bytes(image)
+            return
+        _check_room(path, size)
+        with atomic_path(path, "modal data file") as tmp, _h5py().File(tmp, "w") as f:
+            _write_contents(f, data, header)
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(f"cannot write modal data file {str(path)!r}: "
+                         f"{exc.strerror or exc}") from None
+
+
+def _image(data: ModalData, header: str) -> bytes:
+    with _h5py().File(f"flexmbs-image-{id(data)}.fmd.h5", "w", driver="core",
+                      backing_store=False) as f:
+        _write_contents(f, data, header)
+        f.flush()
+        return f.id.get_file_image()
+
+
+def _arrays_size(data: ModalData) -> int:
+    """About the size of the native file of ``data`` [bytes]: its arrays' bytes."""
+    def size(value) -> int:
+        if isinstance(value, np.ndarray):
+            return value.nbytes
+        if hasattr(value, "data") and hasattr(value, "indices"):  # a sparse matrix
+            return value.data.nbytes + value.indices.nbytes + value.indptr.nbytes
+        if isinstance(value, dict):
+            return sum(size(v) for v in value.values())
+        if hasattr(value, "__dataclass_fields__"):
+            return sum(size(getattr(value, k)) for k in value.__dataclass_fields__)
+        return 0
+
+    return sum(size(getattr(data, name)) for name in data.__dataclass_fields__
+               if not name.startswith("_")) + size(data.invariants)
+
+
+def _check_room(path: Path, size: int) -> None:
+    """WriteError when the folder of ``path`` has not room for ``size`` bytes and a
+    margin (a tenth, and 16 MB)."""
+    import shutil
+
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return  # (the writing says what is wrong with the folder)
+    need = int(size * 1.1) + 16 * 2**20
+    if free < need:
+        raise WriteError(f"cannot write modal data file {str(path)!r}: it needs about "
+                         f"{need / 2**20:.0f} MB, its folder has {free / 2**20:.0f} MB free")
+
+
+def _checked_header(data: ModalData, where) -> str:
+    """/header of ``data`` after every check of its values (the file is stamped as
+    checked: arrays changed since it was made are checked too)."""
+    try:
         data.check_values()
-        header = _header(data)
+        return _header(data)
     except FlexmbsError as exc:
-        raise type(exc)(f"{path}: not written: {exc}") from None
-    with atomic_path(path, "modal data file") as tmp, h5py.File(tmp, "w") as f:
-        f.attrs["format"] = FORMAT_TAG
-        f.attrs["format_version"] = FORMAT_VERSION
-        f.create_dataset("header", data=np.bytes_(header))
-        f.create_dataset("nodes", data=data.nodes)
-        f.create_dataset("node_ids", data=data.node_ids)
-        f.create_dataset("phi", data=data.phi)
-        if data.psi is not None:
-            f.create_dataset("psi", data=data.psi)
-        if data.generalized_shapes is not None:
-            f.create_dataset("generalized_shapes", data=data.generalized_shapes)
-        f.create_dataset("M_ff", data=data.M_ff)
-        f.create_dataset("K_ff", data=data.K_ff)
-        if data.damping_ratio is not None:
-            f.create_dataset("damping_ratio", data=data.damping_ratio)
-        if data.damping_matrix is not None:
-            f.create_dataset("damping_matrix", data=data.damping_matrix)
-        g = f.create_group("mass")
-        if data.is_lumped:
-            g.create_dataset("nodal_mass", data=data.mass)
-        else:
-            csr = data.mass  # (a CSR matrix: ModalData makes one of any matrix)
-            g.create_dataset("data", data=csr.data)
-            g.create_dataset("indices", data=csr.indices)
-            g.create_dataset("indptr", data=csr.indptr)
-        sets = [np.asarray(idx, dtype=np.int64).ravel() for idx in data.node_sets.values()]
-        f.create_dataset("node_set_indices", data=np.concatenate(sets) if sets
-                         else np.zeros(0, dtype=np.int64))
-        fields = f.create_group("modal_fields")
-        for k, (name, values) in enumerate(data.modal_fields.items()):
-            fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
-        stiff = f.create_group("stiffening")
-        for case, matrix in data.stiffening.items():
-            stiff.create_dataset(case, data=matrix)
-        cells = f.create_group("cells")
-        for ctype, conn in data.cells.items():
-            cells.create_dataset(ctype, data=conn)
-        if data.derivatives is not None:
-            _write_derivatives(f.create_group("modal_derivatives"), data.derivatives)
-        _write_invariants(f, data.invariants)
-        seal_hdf5(f)  # last: a file without it was not completed
+        raise type(exc)(f"{where}: not written: {exc}") from None
+
+
+def _write_contents(f, data: ModalData, header: str) -> None:
+    """The groups, datasets and attributes of the native file of ``data`` into the open
+    HDF5 file ``f``, sealed last."""
+    f.attrs["format"] = FORMAT_TAG
+    f.attrs["format_version"] = FORMAT_VERSION
+    f.create_dataset("header", data=np.bytes_(header))
+    f.create_dataset("nodes", data=data.nodes)
+    f.create_dataset("node_ids", data=data.node_ids)
+    f.create_dataset("phi", data=data.phi)
+    if data.psi is not None:
+        f.create_dataset("psi", data=data.psi)
+    if data.generalized_shapes is not None:
+        f.create_dataset("generalized_shapes", data=data.generalized_shapes)
+    f.create_dataset("M_ff", data=data.M_ff)
+    f.create_dataset("K_ff", data=data.K_ff)
+    if data.damping_ratio is not None:
+        f.create_dataset("damping_ratio", data=data.damping_ratio)
+    if data.damping_matrix is not None:
+        f.create_dataset("damping_matrix", data=data.damping_matrix)
+    g = f.create_group("mass")
+    if data.is_lumped:
+        g.create_dataset("nodal_mass", data=data.mass)
+    else:
+        csr = data.mass  # (a CSR matrix: ModalData makes one of any matrix)
+        g.create_dataset("data", data=csr.data)
+        g.create_dataset("indices", data=csr.indices)
+        g.create_dataset("indptr", data=csr.indptr)
+    sets = [np.asarray(idx, dtype=np.int64).ravel() for idx in data.node_sets.values()]
+    f.create_dataset("node_set_indices", data=np.concatenate(sets) if sets
+                     else np.zeros(0, dtype=np.int64))
+    fields = f.create_group("modal_fields")
+    for k, (name, values) in enumerate(data.modal_fields.items()):
+        fields.create_dataset(f"field_{k}", data=values).attrs["name"] = name
+    stiff = f.create_group("stiffening")
+    for case, matrix in data.stiffening.items():
+        stiff.create_dataset(case, data=matrix)
+    cells = f.create_group("cells")
+    for ctype, conn in data.cells.items():
+        cells.create_dataset(ctype, data=conn)
+    if data.derivatives is not None:
+        _write_derivatives(f.create_group("modal_derivatives"), data.derivatives)
+    _write_invariants(f, data.invariants)
+    seal_hdf5(f)  # last: a file without it was not completed
 
 
 def _header(data: ModalData) -> str:
