@@ -29,6 +29,23 @@ ARM = ROOT / "cases" / "urdf" / "two_link_arm.urdf"
 
 
 @pytest.fixture
+def full_disk(monkeypatch):
+    """Files written to a temporary name (as every atomic write does) fail as on a full
+    disk (ENOSPC); ``full_disk()`` ends it."""
+    import errno
+
+    write_bytes = Path.write_bytes
+
+    def full(self, content):
+        if ".part" in self.name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write_bytes(self, content)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    return lambda: monkeypatch.setattr(Path, "write_bytes", write_bytes)
+
+
+@pytest.fixture
 def remembering(tmp_path, monkeypatch):
     """The folder of remembered readings, in a folder of the test's own."""
     monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
@@ -313,23 +330,13 @@ def test_a_reductions_warnings_are_said_again(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache" / "beams").glob("*.fmd.h5"))) == 1
 
 
-def test_a_full_disk_remembers_nothing_and_leaves_nothing(tmp_path, monkeypatch):
+def test_a_full_disk_remembers_nothing_and_leaves_nothing(tmp_path, monkeypatch,
+                                                          full_disk):
     """Writing the entry fails as on a full disk (ENOSPC): the beam is still made, no
     entry and no partial file is left, and the next reading reduces it again."""
-    import errno
-    from pathlib import Path as P
-
     from flexmbs.cases.beam_body import beam_modal_data
 
     monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
-    write_bytes = P.write_bytes
-
-    def full(self, data):
-        if ".part" in self.name:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return write_bytes(self, data)
-
-    monkeypatch.setattr(P, "write_bytes", full)
     spec, _, _ = beam_table("URDF arm's")
     data = beam_modal_data(spec)
     assert data.n_modes == 4
@@ -415,30 +422,19 @@ def test_without_a_home_folder_nothing_is_remembered(tmp_path):
     assert out.stdout.strip() == "None"
 
 
-def test_a_modal_file_on_a_full_disk_is_a_write_error(tmp_path, monkeypatch):
+def test_a_modal_file_on_a_full_disk_is_a_write_error(tmp_path, monkeypatch, full_disk):
     """write_native meeting a full disk (ENOSPC) raises WriteError naming the file and
     leaves nothing; a file too large for its folder's free space is refused before."""
-    import errno
-    from pathlib import Path as P
-
     from flexmbs.cases.beam_body import beam_modal_data
     from flexmbs.errors import WriteError
     from flexmbs.modal.io import native
 
     data = beam_modal_data(beam_table("URDF arm's")[0])
-    write_bytes = P.write_bytes
-
-    def full(self, content):
-        if ".part" in self.name:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return write_bytes(self, content)
-
-    monkeypatch.setattr(P, "write_bytes", full)
     target = tmp_path / "beam.fmd.h5"
     with pytest.raises(WriteError, match=r"beam\.fmd\.h5.*No space left on device"):
         native.write_native(data, target)
     assert list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(P, "write_bytes", write_bytes)
+    full_disk()  # (ended: the next refusal comes before any writing)
     monkeypatch.setattr(native, "IN_MEMORY_UP_TO", 0)  # (written by HDF5 itself)
     monkeypatch.setattr("shutil.disk_usage", lambda path: type("Usage", (), {"free": 10})())
     with pytest.raises(WriteError, match=r"needs about 16 MB, its folder has 0 MB free"):

@@ -152,19 +152,10 @@ def _write_contents(f, data: ModalData, header: str) -> None:
     f.attrs["format"] = FORMAT_TAG
     f.attrs["format_version"] = FORMAT_VERSION
     f.create_dataset("header", data=np.bytes_(header))
-    f.create_dataset("nodes", data=data.nodes)
-    f.create_dataset("node_ids", data=data.node_ids)
-    f.create_dataset("phi", data=data.phi)
-    if data.psi is not None:
-        f.create_dataset("psi", data=data.psi)
-    if data.generalized_shapes is not None:
-        f.create_dataset("generalized_shapes", data=data.generalized_shapes)
-    f.create_dataset("M_ff", data=data.M_ff)
-    f.create_dataset("K_ff", data=data.K_ff)
-    if data.damping_ratio is not None:
-        f.create_dataset("damping_ratio", data=data.damping_ratio)
-    if data.damping_matrix is not None:
-        f.create_dataset("damping_matrix", data=data.damping_matrix)
+    for name in ("nodes", "node_ids", "phi", "psi", "generalized_shapes", "M_ff", "K_ff",
+                 "damping_ratio", "damping_matrix"):  # (the optional ones None if absent)
+        if getattr(data, name) is not None:
+            f.create_dataset(name, data=getattr(data, name))
     g = f.create_group("mass")
     if data.is_lumped:
         g.create_dataset("nodal_mass", data=data.mass)
