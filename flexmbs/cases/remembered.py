@@ -13,9 +13,7 @@ afresh. ``FLEXMBS_CACHE`` names another folder, or ``off`` makes everything afre
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
-import json
 import os
 from pathlib import Path
 
@@ -65,57 +63,22 @@ def installed_file(package: str, relative: str) -> str | None:
     return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-#: Sources modified less than this long ago [s] are hashed again at the next call
-#: rather than remembered by their times (a file changed twice within the clock's
-#: resolution keeps its time).
-_SETTLED_AFTER = 2.0
-
-
 def package_digest() -> str | None:
     """A hash of every flexmbs source file (path and bytes), remembered in the folder of
-    remembered results under the files' paths, sizes and modification times (as Python
-    keeps bytecode: an edit that keeps a file's size and modification time is not seen):
+    remembered results under the files' paths, sizes and modification times
+    (:func:`flexmbs.compiled.remembered_digest`, as the kernels' tag is: an edit that
+    keeps a file's size and modification time is not seen, as with Python's bytecode):
     the hashing (about 9 ms) happens once per change of the sources, the stamp (about
     4 ms) at every call. None when a source cannot be read (an upgrade under way)."""
-    import time
+    from ..compiled import python_files, remembered_digest
 
-    from ..compiled import python_files
-
-    try:
-        sources = python_files(_PACKAGE, recursive=True)
-        stats = [os.stat(path) for path in sources]
-    except OSError:
-        return None
-    stamp = hashlib.sha256(repr([(str(path), st.st_size, st.st_mtime_ns) for path, st
-                                 in zip(sources, stats, strict=True)]).encode()).hexdigest()
     where = folder("stamps")
-    record = None if where is None else where / "package-digest.json"
+    stamps = [] if where is None else [where / "package-digest.json"]
     try:
-        known = json.loads(record.read_text()) if record is not None else {}
-        if known.get("stamp") == stamp and isinstance(known.get("digest"), str):
-            return known["digest"]
-    except (OSError, ValueError, AttributeError):
-        pass
-    digest = hashlib.sha256()
-    try:
-        for path in sources:
-            digest.update(os.path.relpath(path, _PACKAGE).encode())
-            digest.update(b"\0")
-            with open(path, "rb") as handle:
-                digest.update(handle.read())
+        return remembered_digest(python_files(_PACKAGE, recursive=True), _PACKAGE, stamps,
+                                 "source digest stamp")
     except OSError:
         return None
-    result = digest.hexdigest()
-    if record is not None and time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
-        from .._files import write_text
-
-        try:
-            record.parent.mkdir(parents=True, exist_ok=True)
-            write_text(record, json.dumps({"stamp": stamp, "digest": result}),
-                       "source digest stamp")
-        except OSError:
-            pass
-    return result
 
 
 #: The most entries, and bytes, a folder of remembered results keeps: past either, the

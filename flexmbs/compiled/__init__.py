@@ -96,25 +96,40 @@ def kernel_tag() -> str:
     below ``flexmbs/`` and its bytes). Worked out once per process, when a run first
     needs kernels, and remembered across processes as Python remembers its bytecode:
     beside the package (or in ~/.cache/flexmbs), under the sources' paths, sizes and
-    modification times; any change to those hashes the sources again."""
-    sources = kernel_sources()
+    modification times; any change to those hashes the sources again
+    (:func:`remembered_digest`)."""
+    digest = remembered_digest(kernel_sources(), _HERE.parent, _tag_stamp_paths(),
+                               "kernel tag stamp")
+    return f"kernels-{digest[:16]}"
+
+
+def remembered_digest(sources: list[Path], root: Path, stamp_paths: list[Path],
+                      what: str) -> str:
+    """The SHA-256 (hex) of the files ``sources`` (each one's path below ``root`` and its
+    bytes), remembered in the first of ``stamp_paths`` that takes it under the files'
+    paths, sizes and modification times, and taken from any of them whose stamp matches;
+    sources modified within :data:`_SETTLED_AFTER` are hashed without remembering. OSError
+    when a source cannot be read; a stamp that cannot be read or written is no error."""
     stats = [os.stat(path) for path in sources]
-    stamp = repr([(str(path), st.st_size, st.st_mtime_ns)
-                  for path, st in zip(sources, stats, strict=True)])
-    stamp = hashlib.sha256(stamp.encode()).hexdigest()
-    remembered = _remembered_tag(stamp)
-    if remembered is not None:
-        return remembered
-    root = _HERE.parent
+    stamp = hashlib.sha256(repr([(str(path), st.st_size, st.st_mtime_ns) for path, st
+                                 in zip(sources, stats, strict=True)]).encode()).hexdigest()
+    for path in stamp_paths:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("stamp") == stamp \
+                and isinstance(data.get("digest"), str):
+            return data["digest"]
     digest = hashlib.sha256()
     for path in sources:
-        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(Path(path).relative_to(root).as_posix().encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
-    tag = f"kernels-{digest.hexdigest()[:16]}"
-    if time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
-        _remember_tag(stamp, tag)
-    return tag
+        digest.update(Path(path).read_bytes())
+    result = digest.hexdigest()
+    if stats and time.time() - max(st.st_mtime for st in stats) > _SETTLED_AFTER:
+        _remember_digest(stamp_paths, stamp, result, what)
+    return result
 
 
 def _tag_stamp_paths() -> list[Path]:
@@ -122,29 +137,16 @@ def _tag_stamp_paths() -> list[Path]:
             Path.home() / ".cache" / "flexmbs" / TAG_STAMP_FILE]
 
 
-def _remembered_tag(stamp: str) -> str | None:
-    """The tag remembered under ``stamp`` in any of the stamp files, or None."""
-    for path in _tag_stamp_paths():
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get("stamp") == stamp \
-                and str(data.get("tag", "")).startswith("kernels-"):
-            return data["tag"]
-    return None
-
-
-def _remember_tag(stamp: str, tag: str) -> None:
-    """Write the stamp file in the first folder that takes it (atomically,
+def _remember_digest(stamp_paths: list[Path], stamp: str, digest: str, what: str) -> None:
+    """Write the stamp file in the first of ``stamp_paths`` that takes it (atomically,
     :func:`flexmbs._files.write_text`); nowhere writable is no error."""
     from .._files import write_text
     from ..errors import WriteError
 
-    for path in _tag_stamp_paths():
+    for path in stamp_paths:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_text(path, json.dumps({"stamp": stamp, "tag": tag}), "kernel tag stamp")
+            write_text(path, json.dumps({"stamp": stamp, "digest": digest}), what)
             return
         except (OSError, WriteError):
             continue
@@ -202,4 +204,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["kernel_cache_dir", "kernel_sources", "kernel_state_dir", "kernel_tag", "python_files"]
+__all__ = ["kernel_cache_dir", "kernel_sources", "kernel_state_dir", "kernel_tag", "python_files",
+           "remembered_digest"]
