@@ -15,6 +15,7 @@ from the forward run's store or its checkpoints, segment by segment.
 
 from __future__ import annotations
 
+import math
 import time
 from itertools import pairwise
 
@@ -37,6 +38,35 @@ def _segments(run_):
     return pairs[::-1] if pairs else [(0, 0)]
 
 
+class GradientTerms:
+    """dJ/dp kept as its terms (step by step) and summed exactly at the end
+    (``math.fsum`` per parameter): the sum is then the same however the chunks and
+    segments grouped its terms, so a sweep over a run's checkpoints gives the stored run's
+    gradient to the last bit, whatever BLAS kernels the CPU gets (a sum chunk by chunk
+    differed in the last bit with OpenBLAS's Zen and Haswell kernels)."""
+
+    def __init__(self, n_p: int):
+        self.n_p = n_p
+        self.blocks: list[np.ndarray] = []
+
+    def add(self, terms) -> None:
+        """Terms of every parameter: (n_p,), or (K, n_p) for K steps."""
+        self.blocks.append(np.asarray(terms, dtype=float).reshape(-1, self.n_p))
+
+    def add_one(self, j: int, value: float) -> None:
+        """A term of parameter ``j`` alone."""
+        row = np.zeros((1, self.n_p))
+        row[0, j] = value
+        self.blocks.append(row)
+
+    def total(self) -> np.ndarray:
+        """(n_p,): each parameter's terms summed, correctly rounded."""
+        if not self.blocks:
+            return np.zeros(self.n_p)
+        stacked = np.concatenate(self.blocks)
+        return np.array([math.fsum(stacked[:, j].tolist()) for j in range(self.n_p)])
+
+
 def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
              integrals=None):
     """(dJ/dp (n_p,), seconds): the adjoint sweep over ``run_`` (a
@@ -52,7 +82,7 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
     if integrals is None:
         integrals = ServoIntegrals(system, probe, prepared)
     n, n_p = system.n_q, len(prepared)
-    grad = np.zeros(n_p)
+    grad = GradientTerms(n_p)
     q_bar, qd_bar, qdd_bar, a_bar = (np.zeros(n) for _ in range(4))
     lam_bar = np.zeros(system.n_c)
     i_bar = np.zeros(len(integrals.servos))
@@ -94,12 +124,13 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
             if steps.kernel_rows is not None and not integrals:  # one kernel call
                 sensor = _sensor_terms(system, states, ks, weights, probe, prepared, grad)
                 mus, bars = steps.sweep(bars, sensor)
-                grad -= np.einsum("ks,ksp->p", mus, rows)
+                grad.add(-np.einsum("ks,ksp->kp", mus, rows))  # (per step)
                 for i in np.flatnonzero(any_by_state):
                     state, angles = states[ks[i]]
                     system.angle_memory = dict(angles)
                     for j in np.flatnonzero(by_state[i]):
-                        grad[j] -= mus[i] @ prepared[j].step_derivative(state, index2)
+                        grad.add_one(j, -(mus[i] @ prepared[j].step_derivative(state,
+                                                                               index2)))
                 q_bar, qd_bar, qdd_bar, a_bar = bars
                 continue
             for i, k in enumerate(ks):
@@ -116,16 +147,16 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
                             bars[3])
                     lam_bar = lam_bar + g * glam
                     for j, prep in enumerate(prepared):
-                        grad[j] += g * prep.sensor_derivative(probe, state)
+                        grad.add_one(j, g * prep.sensor_derivative(probe, state))
                 if integrals:  # I_k = I_{k−1} + h n (θ_ref − θ(q_k)): Ī_k reaches q_k, p
                     terms = integrals.step(state, coef.h, acting, steps.size)
                     bars = (bars[0] + i_bar @ terms.d_q, *bars[1:])
-                    grad += i_bar @ terms.d_p
+                    grad.add(i_bar @ terms.d_p)
                 mu, after = steps.back(i, coef, bars, lam_bar)
-                grad -= mu @ rows[i]
+                grad.add(-(mu @ rows[i]))
                 if any_by_state[i]:
                     for j in np.flatnonzero(by_state[i]):
-                        grad[j] -= mu @ prepared[j].step_derivative(state, index2)
+                        grad.add_one(j, -(mu @ prepared[j].step_derivative(state, index2)))
                 if integrals:  # Ī_{k−1} = Ī_k − μᵀ ∂F_k/∂I_{k−1}
                     i_bar = i_bar - terms.load @ mu
                 bars = after
@@ -143,16 +174,17 @@ def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
         q_bar, qd_bar, qdd_bar = q_bar + g * gq, qd_bar + g * gqd, qdd_bar + g * gqdd
         lam_bar = lam_bar + g * glam
         for j, prep in enumerate(prepared):
-            grad[j] += g * prep.sensor_derivative(probe, state)
-    grad += initial_terms(system, run_.settings, state, prepared,
-                          (q_bar, qd_bar, qdd_bar + a_bar, lam_bar))
-    return grad, time.perf_counter() - tic
+            grad.add_one(j, g * prep.sensor_derivative(probe, state))
+    grad.add(initial_terms(system, run_.settings, state, prepared,
+                           (q_bar, qd_bar, qdd_bar + a_bar, lam_bar)))
+    return grad.total(), time.perf_counter() - tic
 
 
 def _sensor_terms(system, states, ks, weights, probe, prepared, grad) -> np.ndarray:
     """(K, 3 n_q + n_c): the objective's weighted ∂g/∂q, ∂g/∂q̇, ∂g/∂q̈, ∂g/∂λ at the end
     of each of the chunk's steps ``ks`` (:meth:`AdjointSteps.sweep`'s ``sensor``); the
-    parameters' direct terms g ∂s/∂p at those states are added to ``grad``."""
+    parameters' direct terms g ∂s/∂p at those states are added to ``grad`` (a
+    :class:`GradientTerms`)."""
     n, m = system.n_q, system.n_c
     out = np.zeros((len(ks), 3 * n + m))
     direct = [(j, prep) for j, prep in enumerate(prepared) if prep.sensor_direct]
@@ -174,7 +206,7 @@ def _sensor_terms(system, states, ks, weights, probe, prepared, grad) -> np.ndar
                 once = row.copy()
             row *= g
         for j, prep in direct:
-            grad[j] += g * prep.sensor_derivative(probe, state)
+            grad.add_one(j, g * prep.sensor_derivative(probe, state))
     return out
 
 
