@@ -30,7 +30,8 @@ from flexmbs.compiled import kernel_tag
 from flexmbs.compiled.codes import step_parameters
 from flexmbs.elements.constraints.kernels import velocity_constraint
 from flexmbs.engine import compiled_system as engine
-from flexmbs.engine.compiled_system import CompiledSystem, _matrix_pattern
+from flexmbs.engine.compiled_system import CompiledSystem
+from flexmbs.engine.factors import matrix_pattern
 from flexmbs.engine.linear_solves import sparse_lu_solve
 from flexmbs.engine.tables import unsupported_reason
 from flexmbs.errors import ModelError, ValidationError
@@ -110,7 +111,7 @@ def assert_same_evaluations(system, rng, t=0.37, scale=0.3):
         np.testing.assert_allclose(mat, ref, rtol=0, atol=ROUND_OFF * np.abs(ref).max()
                                    + quotient_noise * max(1.0, gp) / bp)
     # the sparsity pattern the kernels zero and SuperLU factors holds every nonzero
-    rows, cols, _, _ = _matrix_pattern(compiled.tables)
+    rows, cols, _, _ = matrix_pattern(compiled.tables)
     off_pattern = np.ones(ref.shape, bool)
     off_pattern[rows, cols] = False
     assert np.all(ref[off_pattern] == 0.0)

@@ -174,11 +174,11 @@ def test_a_load_callable_of_the_wrong_shape_says_so():
 def test_the_pattern_holds_the_callables_rows_across_all_of_q():
     """A body a callable loads has its rows full in the iteration matrix's pattern (the
     sparse factorisation's nonzeros); the NumPy path's matrix has nothing off it."""
-    from flexmbs.engine.compiled_system import _matrix_pattern
+    from flexmbs.engine.factors import matrix_pattern
 
     system = arm(*ALL)
     cs = CompiledSystem(system, sparse=True)
-    rows, cols, _, _ = _matrix_pattern(cs.tables)
+    rows, cols, _, _ = matrix_pattern(cs.tables)
     on = np.zeros((system.n_q + system.n_c,) * 2, bool)
     on[rows, cols] = True
     q, qd, qdd, lam = _random_state(system, np.random.default_rng(3))

@@ -40,7 +40,7 @@ from ..elements.registry import make_workspace
 from ..errors import ModelError, ValidationError
 from ..model.drives import drive_values
 from .callbacks import CallableInputs
-from .factors import Factors, kernel_factors, pack_sparse_factors
+from .factors import Factors, kernel_factors, matrix_pattern, pack_sparse_factors
 from .many_states import many_state_inputs
 from .placeholders import UNREAD, Placeholders
 from .tables import (
@@ -109,7 +109,7 @@ class CompiledSystem:
         self.n_q, self.n_c = system.n_q, system.n_c
         n = self.n_q + self.n_c
         self.sparse = n >= SPARSE_FROM if sparse is None else bool(sparse)
-        self._pattern = _matrix_pattern(tables) if self.sparse else None
+        self._pattern = matrix_pattern(tables) if self.sparse else None
         self._dummy = Placeholders(self.n_q, self.n_c, self.n_rows, self.n_u)
         self._matrix_buffers = None  # (prof, u, par) of _state_call
         self._pieces = None  # (3, n, n): step_pieces' output, off-pattern zeros kept
@@ -477,6 +477,13 @@ class CompiledSystem:
                 release()  # owner
         return out
 
+    @property
+    def pattern(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, cols) of the iteration matrix's possible nonzeros, in CSC order, when
+        it is factored sparse (the other entries of the workspace's dense matrix are
+        never written, nor read); None when it is factored dense."""
+        return None if self._pattern is None else self._pattern[:2]
+
     def factor(self, matrix: np.ndarray) -> Factors:
         """LU factors of the iteration matrix ``matrix`` (the workspace's; another one is
         copied into it): SuperLU of its pattern entries when the engine is sparse; up to
@@ -582,18 +589,3 @@ def _many(profile, times: np.ndarray) -> np.ndarray:
         return many(times)
     return np.array([profile.eval(float(tk)) for tk in times], dtype=float).reshape(
         times.size, -1)
-
-
-def _matrix_pattern(tables):
-    """(rows, cols, indptr, indices) of the iteration matrix's possible nonzeros in CSC
-    order: the n_q x n_q block's pattern and Φ_q's below it and, transposed, beside it
-    (:func:`flexmbs.engine.tables.iteration_pattern`)."""
-    n = tables.n_q
-    rows = np.concatenate([tables.p_row, n + tables.j_row, tables.j_col])
-    cols = np.concatenate([tables.p_col, tables.j_col, n + tables.j_row])
-    order = np.lexsort((rows, cols))
-    rows, cols = rows[order], cols[order]
-    size = n + tables.n_c
-    indptr = np.zeros(size + 1, np.int64)
-    np.add.at(indptr, cols + 1, 1)
-    return rows, cols, np.cumsum(indptr), rows.copy()

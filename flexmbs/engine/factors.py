@@ -59,7 +59,23 @@ def restored_factors(compiled, matrix, factored: str) -> Factors:
     made them: by the step kernel's LU where ``factored`` is "kernel" (a batch's, dense),
     else by :meth:`~flexmbs.engine.compiled_system.CompiledSystem.factor` (LAPACK or
     SuperLU). The workspace's matrix becomes ``matrix``."""
-    compiled.work.matrix[...] = matrix
+    if matrix is not compiled.work.matrix:
+        compiled.work.matrix[...] = matrix
     if factored == "kernel" and not compiled.sparse:
         return kernel_factors(compiled)
     return compiled.factor(compiled.work.matrix)
+
+
+def matrix_pattern(tables):
+    """(rows, cols, indptr, indices) of the iteration matrix's possible nonzeros in CSC
+    order: the n_q x n_q block's pattern and Φ_q's below it and, transposed, beside it
+    (:func:`flexmbs.engine.tables.iteration_pattern`)."""
+    n = tables.n_q
+    rows = np.concatenate([tables.p_row, n + tables.j_row, tables.j_col])
+    cols = np.concatenate([tables.p_col, tables.j_col, n + tables.j_row])
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    size = n + tables.n_c
+    indptr = np.zeros(size + 1, np.int64)
+    np.add.at(indptr, cols + 1, 1)
+    return rows, cols, np.cumsum(indptr), rows.copy()

@@ -217,7 +217,7 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
         out.states = {}
         held = {id(cp["matrix"]): cp["matrix"] for cp in out.checkpoints.values()
                 if cp.get("matrix") is not None}
-        out.matrix_bytes = sum(np.asarray(m).nbytes for m in held.values())
+        out.matrix_bytes = sum(m.nbytes for m in held.values())  # (arrays or entries)
     out.t, out.h, out.values = np.array(times), np.array(sizes), np.array(values)
     out.seconds = time.perf_counter() - tic
     return out

@@ -13,6 +13,7 @@ from ..assembly.tangents import residual_tangents
 from ..compiled.codes import P_BOUNDED, P_H, P_T1, step_parameters
 from ..errors import FlexmbsError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
+from .checkpoint import kept_matrix, restored_matrix
 from .contact_steps import ContactSteps
 from .diagnostics import failure_message, one_attempt
 from .options import (
@@ -532,8 +533,7 @@ class AlphaIntegrator:
         step's Newton iterations (:class:`StepLog`)."""
         matrix = None
         if self.matrix.lu is not None and self.refreshes == self._refreshes_accepted:
-            matrix = (self.compiled.work.matrix.copy() if self.compiled is not None
-                      else self.matrix.matrix)
+            matrix = kept_matrix(self.compiled, self.matrix.matrix)
         return {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "lam": self.lam,
                 "a": self.a, "h": self.h, "matrix": matrix,
                 "matrix_h": self._matrix_h if matrix is not None else None,
@@ -568,7 +568,7 @@ class AlphaIntegrator:
         matrix = cp.get("matrix")
         self.matrix.lu, self._matrix_h = None, None
         if matrix is not None:
-            matrix = np.array(matrix, dtype=float)
+            matrix = restored_matrix(self.compiled, matrix)
             if self.compiled is not None:  # factored as the interrupted run had it
                 from ..engine.factors import restored_factors
 

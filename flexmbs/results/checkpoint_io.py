@@ -1,5 +1,7 @@
 """The restart point's storage in a results file: group ``/checkpoint`` with datasets
-q, qd, qdd, lam, a[, matrix] and attrs t, h, matrix_h, matrix_factored ("kernel": the
+q, qd, qdd, lam, a[, matrix | matrix_rows, matrix_cols, matrix_values (the iteration
+matrix of a sparse engine by its possible nonzeros, :class:`MatrixEntries`, with attr
+matrix_order)] and attrs t, h, matrix_h, matrix_factored ("kernel": the
 matrix in use was factored by the step kernel's LU, "library": by LAPACK or SuperLU),
 steps, next_output, refreshes, rejected, formulation, stepping_time, angles (the
 rotational springs' angle memory, JSON {name: angle [rad]}), interval (JSON: the steps
@@ -10,6 +12,7 @@ holds and why: :mod:`flexmbs.integrators.checkpoint`, docs/integrators.md, "Rest
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +21,52 @@ _UNITS = {"q": "coord_units", "qd": "coord_units/s", "qdd": "coord_units/s^2",
           "lam": "constraint_units", "a": "coord_units/s^2"}
 SCALARS = ("t", "h", "matrix_h", "steps", "next_output", "refreshes", "rejected",
            "stepping_time")
+
+
+@dataclass(frozen=True)
+class MatrixEntries:
+    """A restart point's iteration matrix of order ``order`` by its possible nonzeros,
+    as a sparse engine holds it: entry (rows[k], cols[k]) is values[k], every other entry
+    is zero. It takes O(nonzeros) where the dense matrix takes order² (a chain of 256
+    flexible bodies, order 4352: 3.6 MB against 152 MB, and 0.3 s to copy at the run's
+    end)."""
+
+    order: int
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.order, self.order)
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + self.cols.nbytes + self.values.nbytes
+
+    def dense(self) -> np.ndarray:
+        """The matrix as a dense (order, order) array."""
+        out = np.zeros(self.shape)
+        out[self.rows, self.cols] = self.values
+        return out
+
+    def scatter_into(self, matrix: np.ndarray) -> None:
+        """Write the entries into ``matrix`` (its other entries are left as they are)."""
+        matrix[self.rows, self.cols] = self.values
+
+    def problem(self) -> str | None:
+        """What is wrong with the entries (a damaged file), or None."""
+        n = self.values.shape
+        if (self.rows.shape != n or self.cols.shape != n or len(n) != 1
+                or self.rows.dtype.kind not in "iu" or self.cols.dtype.kind not in "iu"):
+            return (f"rows {self.rows.shape}, cols {self.cols.shape} and values {n} are "
+                    f"not one integer row and column per value")
+        if n[0] and (min(self.rows.min(), self.cols.min()) < 0
+                     or max(self.rows.max(), self.cols.max()) >= self.order):
+            return f"an entry lies outside the matrix of order {self.order}"
+        if not np.all(np.isfinite(self.values)):
+            return "non-finite values"
+        return None
 
 
 def write_checkpoint(f, checkpoint: dict) -> None:
@@ -29,8 +78,15 @@ def write_checkpoint(f, checkpoint: dict) -> None:
     for key in ARRAYS:
         g.create_dataset(key, data=np.asarray(checkpoint[key], float))
         g[key].attrs["units"] = _UNITS[key]
-    if checkpoint.get("matrix") is not None:
-        g.create_dataset("matrix", data=np.asarray(checkpoint["matrix"], float))
+    matrix = checkpoint.get("matrix")
+    if isinstance(matrix, MatrixEntries):  # the scaled iteration matrix's nonzeros
+        g.create_dataset("matrix_rows", data=np.asarray(matrix.rows, np.int64))
+        g.create_dataset("matrix_cols", data=np.asarray(matrix.cols, np.int64))
+        g.create_dataset("matrix_values", data=np.asarray(matrix.values, float))
+        g["matrix_values"].attrs["units"] = "-"
+        g.attrs["matrix_order"] = int(matrix.order)
+    elif matrix is not None:
+        g.create_dataset("matrix", data=np.asarray(matrix, float))
         g["matrix"].attrs["units"] = "-"  # the scaled iteration matrix
     for key in SCALARS:
         value = checkpoint.get(key)
@@ -51,6 +107,9 @@ def read_checkpoint(f) -> dict:
         return {}
     out = {key: g[key][()] for key in ARRAYS}
     out["matrix"] = g["matrix"][()] if "matrix" in g else None
+    if "matrix_values" in g:
+        out["matrix"] = MatrixEntries(int(g.attrs["matrix_order"]), g["matrix_rows"][()],
+                                      g["matrix_cols"][()], g["matrix_values"][()])
     for key in SCALARS:
         value = g.attrs[key]
         out[key] = None if np.isnan(value) else value.item()
