@@ -148,7 +148,14 @@ def test_a_format1_file_is_read_into_summaries_and_continued():
     """The committed file of format 1 (per-step /h and /iterations; tests/data/README.md:
     the pendulum with variable steps, interrupted 6 steps after its 8th output) gives the
     rows and open interval of the same run made now, and continues to the uninterrupted
-    run exactly (same steps, iterations and states)."""
+    run (same steps and iterations; the states to round-off).
+
+    The file was written on another CPU: the NumPy path's LAPACK solves round as the
+    CPU's OpenBLAS kernels do (its SkylakeX kernels reproduce the file bit for bit, the
+    Zen, Haswell and generic ones differ by 1e-13 of the step sizes up to the file's end,
+    and the continuation's by 5e-12: the error control sets them from differences of
+    accelerations), so the step sizes are compared to 1e-9, the states to 1e-12 (1.4e-15
+    measured), the counts exactly."""
     old = SimulationResult.load(FORMAT1)
     with h5py.File(FORMAT1, "r") as f:
         assert int(f.attrs["format_version"]) == 1 and "h" in f and "steps" not in f
@@ -160,17 +167,18 @@ def test_a_format1_file_is_read_into_summaries_and_continued():
     _, full = run_case(case, engine="python")
     n = len(old.t)
     assert np.nanmax(full.steps.h_max) > 2 * np.nanmin(full.steps.h_min)  # h varied
-    for name in STEP_FIELDS:
-        np.testing.assert_array_equal(getattr(old.steps, name),
-                                      getattr(full.steps, name)[:n], err_msg=name)
+    def same_steps(got, want):
+        for name in STEP_FIELDS:
+            np.testing.assert_allclose(getattr(got, name), want[name], err_msg=name,
+                                       rtol=1e-9 if name.startswith("h_") else 0, atol=0)
+
+    same_steps(old.steps, {name: getattr(full.steps, name)[:n] for name in STEP_FIELDS})
     _, cont = run_case(case, engine="python", restart=old)
     assert cont.status == "completed"
-    for name in STEP_FIELDS:
-        np.testing.assert_array_equal(getattr(cont.steps, name), getattr(full.steps, name),
-                                      err_msg=name)
+    same_steps(cont.steps, {name: getattr(full.steps, name) for name in STEP_FIELDS})
     assert cont.statistics["steps"] == full.statistics["steps"]
     assert cont.statistics["newton_iterations"] == full.statistics["newton_iterations"]
-    np.testing.assert_array_equal(cont.q, full.q)
+    np.testing.assert_allclose(cont.q, full.q, rtol=0, atol=1e-12)
     fig = plots.step_size(old)  # the step plot of an old file
     assert len(fig.axes[1].get_lines()[0].get_xdata()) == 7
 
