@@ -466,6 +466,44 @@ def test_rebuild_counts_follow_the_policy():
             AlphaIntegrator(system, newmark(), 1e-3, refresh_above=bad)
 
 
+def test_a_large_model_rebuilds_after_slower_steps_by_default():
+    """From the order at which the compiled engine factors sparse, "auto" waits for
+    steps of 7 iterations (a SuperLU build costs more residuals): a hanging chain of 22
+    links (order 286) takes fewer builds and more iterations than with 4, on both
+    engines alike, and the same motion to the Newton tolerance."""
+    from flexmbs.engine.compiled_system import SPARSE_FROM
+    from flexmbs.integrators.options import (
+        REFRESH_ABOVE,
+        REFRESH_ABOVE_LARGE,
+        REFRESH_LARGE_FROM,
+    )
+    from flexmbs.integrators.simulate import AlphaIntegrator, simulate
+
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_marker("ground", "O")
+    previous = "ground.O"
+    for k in range(22):
+        b.add_rigid_body(f"link{k}", 0.2, [1e-5, 2e-4, 2e-4], position=(0.1 * k, 0.0, 0.0),
+                         com=(0.05, 0.0, 0.0))
+        b.add_marker(f"link{k}", "a")
+        b.add_marker(f"link{k}", "b", position=(0.1, 0.0, 0.0))
+        b.add_revolute(f"pin{k}", previous, f"link{k}.a")
+        previous = f"link{k}.b"
+    system = System(b.finalize())
+    assert system.n_q + system.n_c >= SPARSE_FROM == REFRESH_LARGE_FROM
+    assert REFRESH_ABOVE_LARGE > REFRESH_ABOVE
+    assert AlphaIntegrator(system, newmark(), 1e-3).refresh_above == REFRESH_ABOVE_LARGE
+    runs = {key: simulate(system, 0.2, 1e-3, "generalized-alpha", rho_inf=0.8, **key_opts)
+            for key, key_opts in (("auto", {}), ("4", {"refresh_above": REFRESH_ABOVE}),
+                                  ("numpy", {"engine": "python"}))}
+    auto, four = runs["auto"].statistics, runs["4"].statistics
+    assert auto["factorizations"] < four["factorizations"]
+    assert auto["iterations_per_step"] > four["iterations_per_step"]
+    assert runs["numpy"].statistics["factorizations"] == auto["factorizations"]
+    scale = np.abs(runs["4"].q).max()
+    np.testing.assert_allclose(runs["auto"].q, runs["4"].q, rtol=0, atol=1e-6 * scale)
+
+
 @pytest.mark.parametrize("kind", ["torque", "force"])
 def test_joint_actuator_tangents_difference_the_callable_alone(kind):
     """A joint actuator's tangents (callable differenced alone, joint angle or displacement,

@@ -18,6 +18,23 @@ import numpy as np
 from ..errors import AccuracyWarning, ValidationError
 from ..frame.coupling import Coupling
 
+#: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
+#: iterations and an older one in 3–7; rebuilding before a step once the previous one
+#: needed 5 or more was the cheapest of 1 (every step) … 5 and "only on slow
+#: convergence" for the arm and pendulum benchmarks, where a build costs 5–7 residual
+#: evaluations (benchmarks/README.md).
+REFRESH_ABOVE = 4
+#: The default from the order n_q + n_c = :data:`REFRESH_LARGE_FROM` on: a build costs
+#: more residuals there (the compiled engine factors sparse from that order, with
+#: SuperLU), and rebuilding after steps of 7 or more iterations was the cheapest of
+#: 4 … 8 on chains of 16, 64 and 256 flexible bodies (13–25 % less stepping than 4;
+#: docs/integrators.md).
+REFRESH_ABOVE_LARGE = 6
+#: The order of a "large" model for the rebuild policy: the compiled engine's
+#: :data:`~flexmbs.engine.compiled_system.SPARSE_FROM`, kept apart so that the policy is
+#: the model's, whichever factorization runs (both engines take the same steps).
+REFRESH_LARGE_FROM = 150
+
 
 class Tangents(str, Enum):
     """How the Newton iteration matrix gets K_t = ∂r/∂q and C_t = ∂r/∂q̇."""

@@ -18,6 +18,9 @@ from .contact_steps import ContactSteps
 from .diagnostics import failure_message, one_attempt
 from .options import (
     NEWTON_PRESETS,
+    REFRESH_ABOVE,
+    REFRESH_ABOVE_LARGE,
+    REFRESH_LARGE_FROM,
     Engine,
     Formulation,
     Tangents,
@@ -26,13 +29,6 @@ from .options import (
 from .real_time import StateBuffers, check_real_time
 from .reference import accelerations
 from .step_log import StepLog
-
-#: Default ``refresh_above`` with analytic tangents. A fresh matrix converges in 2
-#: iterations and an older one in 3–7; rebuilding before a step once the previous one
-#: needed 5 or more was the cheapest of 1 (every step) … 5 and "only on slow
-#: convergence" for the arm and pendulum benchmarks, where a build costs 5–7 residual
-#: evaluations (benchmarks/README.md).
-REFRESH_ABOVE = 4
 
 
 class AlphaIntegrator:
@@ -57,7 +53,8 @@ class AlphaIntegrator:
         the third iteration on), when h changes, and before a step when the previous step
         needed more than ``refresh_above`` iterations (None: never for that reason).
         "auto": ``REFRESH_ABOVE`` (4) with analytic tangents, whose build costs a few
-        residual evaluations; None with finite-difference ones, whose build costs dozens.
+        residual evaluations, ``REFRESH_ABOVE_LARGE`` (6) from the order at which the
+        compiled engine factors sparse; None with finite-difference tangents (dozens).
     engine : {"auto", "compiled", "python"}
         Who evaluates the model and runs the Newton iteration (:class:`Engine`,
         docs/compiled.md); ``engine`` and ``engine_note`` say which ran and why.
@@ -113,7 +110,9 @@ class AlphaIntegrator:
             raise ValidationError(f"tangents must be one of {[m.value for m in Tangents]}, "
                                   f"got {tangents!r}") from None
         if refresh_above == "auto":  # by the cost of a build
-            refresh_above = REFRESH_ABOVE if self.tangents is Tangents.ANALYTIC else None
+            large = system.n_q + system.n_c >= REFRESH_LARGE_FROM
+            refresh_above = (None if self.tangents is not Tangents.ANALYTIC
+                             else REFRESH_ABOVE_LARGE if large else REFRESH_ABOVE)
         if refresh_above is not None and not (isinstance(refresh_above, int)
                                               and refresh_above >= 1):
             raise ValidationError(f"refresh_above must be an integer >= 1, None or 'auto', got "
