@@ -5,6 +5,8 @@ Euler-parameter rows that assembly would otherwise blame."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -43,8 +45,12 @@ def four_bar(closing: str = "revolute") -> ModelBuilder:
 def test_four_bar_redundancy_comes_with_advice_that_removes_it():
     report = System(four_bar().finalize()).check()
     assert (report.dof, len(report.redundant)) == (1, 3)
-    # the joint owning the redundant rows comes first, with the kind that fits
-    assert report.advice.startswith("to remove them, make joint 'D' (revolute, 5 "
+    # the joint owning most redundant rows comes first, with the kind that fits (which
+    # rows of the loop the rank test names follows the rounding of equal pivots: all
+    # three on D, or one on A and two on D with OpenBLAS's generic kernels)
+    owned = Counter(name.split("[", 1)[0] for name in report.redundant)
+    first = owned.most_common(1)[0][0]
+    assert report.advice.startswith(f"to remove them, make joint {first!r} (revolute, 5 "
                                     "equations) a point-on-line joint on the same markers")
     assert report.advice in report.message
 

@@ -85,15 +85,17 @@ def redundancy_advice(system, q, t: float, n_redundant: int) -> str:
     ``n_redundant`` equations fewer (the rank and so the DOF must stay), or away
     altogether when it has that many. A candidate counts only when the changed model
     still satisfies its equations at q and has no redundant equation left. Joints
-    owning redundant rows are tried first; at most :data:`ADVICE_TRIALS` models are
-    built.
+    owning redundant rows are tried first, those owning most of them before the others
+    (which rows of a closed loop the rank test calls redundant can follow the rounding
+    of equal pivots); at most :data:`ADVICE_TRIALS` models are built.
     """
+    from collections import Counter
     from dataclasses import replace
 
     n_rank, redundant = rank_of(system, q, t)
-    owners = {name.split("[", 1)[0] for name in redundant}
+    owned = Counter(name.split("[", 1)[0] for name in redundant)
     joints = list(system.model.joints)
-    order = sorted(range(len(joints)), key=lambda k: joints[k].name not in owners)
+    order = sorted(range(len(joints)), key=lambda k: -owned[joints[k].name])
     found, trials = [], 0
     for k in order:
         joint = joints[k]
