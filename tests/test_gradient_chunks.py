@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_gradients import CASES, small_model
 from test_tangents import random_state
 
@@ -177,3 +179,36 @@ def test_a_retabled_system_evaluates_as_one_of_its_own(key):
                                    atol=1e-12 * max(1.0, np.abs(ref).max()), err_msg=what)
         if what == "equations":
             assert np.abs(base - ref).max() > 1e-6 * max(1.0, np.abs(ref).max()), key
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=64), min_size=1, max_size=120),
+       st.randoms(use_true_random=False))
+def test_gradient_terms_sum_exactly_however_grouped(values, rnd):
+    """GradientTerms (the adjoint's dJ/dp) gives the correctly rounded sum of its terms
+    (exact rational arithmetic as the reference) however they arrive: as rows of steps in
+    blocks of any size, joined or not, or one parameter's own terms, in any order."""
+    from fractions import Fraction
+
+    from flexmbs.gradients.adjoint import GradientTerms
+
+    n_p = 2
+    terms = np.array(values)
+    want = [float(sum((Fraction(v) for v in terms), Fraction(0))),
+            float(sum((Fraction(-v) for v in terms), Fraction(0)))]
+    order = list(range(terms.size))
+    rnd.shuffle(order)
+    got = GradientTerms(n_p)
+    got.JOIN_EVERY = rnd.randint(1, 5)  # (blocks joined early and often)
+    k = 0
+    while k < len(order):
+        size = rnd.randint(1, 7)
+        part = terms[order[k:k + size]]
+        if rnd.random() < 0.3:  # each parameter's own terms
+            for v in part:
+                got.add_one(0, v)
+                got.add_one(1, -v)
+        else:
+            got.add(np.column_stack([part, -part]))
+        k += size
+    assert list(got.total()) == want

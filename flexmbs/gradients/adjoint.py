@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import time
-from itertools import pairwise
+from array import array
+from itertools import chain, pairwise
 
 import numpy as np
 import scipy.linalg as sla
@@ -43,28 +44,33 @@ class GradientTerms:
     (``math.fsum`` per parameter): the sum is then the same however the chunks and
     segments grouped its terms, so a sweep over a run's checkpoints gives the stored run's
     gradient to the last bit, whatever BLAS kernels the CPU gets (a sum chunk by chunk
-    differed in the last bit with OpenBLAS's Zen and Haswell kernels)."""
+    differed in the last bit with OpenBLAS's Zen and Haswell kernels). The terms take
+    8 bytes each: rows of every parameter in arrays (joined every :data:`JOIN_EVERY`
+    blocks), a parameter's own terms in an ``array('d')`` each."""
+
+    #: Blocks of rows kept apart before they are joined into one array.
+    JOIN_EVERY = 256
 
     def __init__(self, n_p: int):
         self.n_p = n_p
         self.blocks: list[np.ndarray] = []
+        self.singles = [array("d") for _ in range(n_p)]
 
     def add(self, terms) -> None:
         """Terms of every parameter: (n_p,), or (K, n_p) for K steps."""
         self.blocks.append(np.asarray(terms, dtype=float).reshape(-1, self.n_p))
+        if len(self.blocks) >= self.JOIN_EVERY:
+            self.blocks = [np.concatenate(self.blocks)]
 
     def add_one(self, j: int, value: float) -> None:
         """A term of parameter ``j`` alone."""
-        row = np.zeros((1, self.n_p))
-        row[0, j] = value
-        self.blocks.append(row)
+        self.singles[j].append(float(value))
 
     def total(self) -> np.ndarray:
         """(n_p,): each parameter's terms summed, correctly rounded."""
-        if not self.blocks:
-            return np.zeros(self.n_p)
-        stacked = np.concatenate(self.blocks)
-        return np.array([math.fsum(stacked[:, j].tolist()) for j in range(self.n_p)])
+        rows = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.n_p))
+        return np.array([math.fsum(chain(rows[:, j].tolist(), self.singles[j]))
+                         for j in range(self.n_p)])
 
 
 def backward(system, run_, probe, weights, prepared, index2: bool, source=None,
