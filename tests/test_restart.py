@@ -320,6 +320,13 @@ def test_a_sparse_engines_restart_keeps_its_matrix_by_its_nonzeros(tmp_path):
     back = SimulationResult.load(path)
     stored = back.checkpoint["matrix"]
     assert isinstance(stored, MatrixEntries)
+    import h5py
+
+    with h5py.File(path, "r") as f:  # (docs/results_file.md: every dataset has units)
+        group = f["checkpoint"]
+        assert {key: group[key].attrs.get("units") for key in group} == {
+            **{key: group[key].attrs["units"] for key in ("q", "qd", "qdd", "lam", "a")},
+            "matrix_rows": "-", "matrix_cols": "-", "matrix_values": "-"}
     for key in ("rows", "cols", "values"):
         np.testing.assert_array_equal(getattr(stored, key), getattr(kept, key))
     cont = simulate(_link_chain(), 0.12, restart=back, **settings)
@@ -337,7 +344,8 @@ def test_a_sparse_engines_restart_keeps_its_matrix_by_its_nonzeros(tmp_path):
 
 
 def test_a_damaged_sparse_restart_matrix_is_refused_by_name(tmp_path):
-    """Entries outside the matrix, or of another order, are named, not indexed."""
+    """Entries outside the matrix, of another order, given twice, or not numbers are
+    named with the file, never indexed."""
     import h5py
 
     from flexmbs.integrators.simulate import simulate
@@ -346,8 +354,25 @@ def test_a_damaged_sparse_restart_matrix_is_refused_by_name(tmp_path):
                     progress=StopAt(0.02))
     path = tmp_path / "part.res.h5"
     part.save(path)
-    for damage, words in ((lambda g: g["matrix_rows"].__setitem__(0, 10**6), "outside"),
-                          (lambda g: g.attrs.__setitem__("matrix_order", 7), "of order 7")):
+
+    def rewrite(g, key, data):
+        del g[key]
+        g.create_dataset(key, data=data)
+
+    def twice(g):  # the second entry made a copy of the first
+        for key in ("matrix_rows", "matrix_cols"):
+            data = g[key][()]
+            data[1] = data[0]
+            rewrite(g, key, data)
+
+    damages = (
+        (lambda g: g["matrix_rows"].__setitem__(0, 10**6), "outside"),
+        (lambda g: g.attrs.__setitem__("matrix_order", 7), "of order 7"),
+        (lambda g: g.attrs.__setitem__("matrix_order", 286.5), "not an integer"),
+        (lambda g: rewrite(g, "matrix_values", g["matrix_values"][()].astype("S8")),
+         "not real numbers"),
+        (twice, "given twice"))
+    for damage, words in damages:
         back = SimulationResult.load(path)
         copy = tmp_path / "damaged.res.h5"
         back.save(copy)

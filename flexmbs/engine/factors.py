@@ -78,4 +78,6 @@ def matrix_pattern(tables):
     size = n + tables.n_c
     indptr = np.zeros(size + 1, np.int64)
     np.add.at(indptr, cols + 1, 1)
-    return rows, cols, np.cumsum(indptr), rows.copy()
+    indices = rows.copy()
+    rows.flags.writeable = cols.flags.writeable = False  # (restart points share them)
+    return rows, cols, np.cumsum(indptr), indices

@@ -45,14 +45,18 @@ class GradientTerms:
     segments grouped its terms, so a sweep over a run's checkpoints gives the stored run's
     gradient to the last bit, whatever BLAS kernels the CPU gets (a sum chunk by chunk
     differed in the last bit with OpenBLAS's Zen and Haswell kernels). The terms take
-    8 bytes each: rows of every parameter in arrays (joined every :data:`JOIN_EVERY`
-    blocks), a parameter's own terms in an ``array('d')`` each."""
+    8 bytes each: rows of every parameter in arrays (every :data:`JOIN_EVERY` blocks
+    joined into one chunk, so that adding is linear in the steps), a parameter's own
+    terms in an ``array('d')`` each: 10⁶ steps of 20 parameters keep 160 MB (twice that
+    where each parameter also has a term of its own at every step) and are summed in
+    about a second (docs/gradients.md, "Checkpoints and cost")."""
 
-    #: Blocks of rows kept apart before they are joined into one array.
+    #: Blocks of rows kept apart before they are joined into a chunk.
     JOIN_EVERY = 256
 
     def __init__(self, n_p: int):
         self.n_p = n_p
+        self.chunks: list[np.ndarray] = []
         self.blocks: list[np.ndarray] = []
         self.singles = [array("d") for _ in range(n_p)]
 
@@ -60,7 +64,8 @@ class GradientTerms:
         """Terms of every parameter: (n_p,), or (K, n_p) for K steps."""
         self.blocks.append(np.asarray(terms, dtype=float).reshape(-1, self.n_p))
         if len(self.blocks) >= self.JOIN_EVERY:
-            self.blocks = [np.concatenate(self.blocks)]
+            self.chunks.append(np.concatenate(self.blocks))
+            self.blocks = []
 
     def add_one(self, j: int, value: float) -> None:
         """A term of parameter ``j`` alone."""
@@ -68,8 +73,9 @@ class GradientTerms:
 
     def total(self) -> np.ndarray:
         """(n_p,): each parameter's terms summed, correctly rounded."""
-        rows = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.n_p))
-        return np.array([math.fsum(chain(rows[:, j].tolist(), self.singles[j]))
+        parts = self.chunks + self.blocks
+        return np.array([math.fsum(chain(*(part[:, j].tolist() for part in parts),
+                                         self.singles[j]))
                          for j in range(self.n_p)])
 
 

@@ -197,8 +197,12 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
     state, angles = _state_of(integ)
     values.append(probe.value(state))
     out.states[0] = (state, angles)
-    size = system.n_q + system.n_c  # matrices kept when they cost under half the states
-    keep = every > 1 and (n_est // every + 1) * (state_bytes + 8 * size * size) <= min(
+    # matrices kept when they cost under half the states: a sparse engine's by its
+    # nonzeros' values (their rows and columns are the engine's own, shared)
+    pattern = None if integ.compiled is None else integ.compiled.pattern
+    size = system.n_q + system.n_c
+    matrix_bytes = 8 * (size * size if pattern is None else pattern[0].size)
+    keep = every > 1 and (n_est // every + 1) * (state_bytes + matrix_bytes) <= min(
         memory_limit, (n_est + 1) * state_bytes // 2)
     out.checkpoints[0] = _checkpoint(integ, keep)
     k = 0
@@ -217,7 +221,9 @@ def run(system, settings: RunSettings, probe, checkpoint_every="auto",
         out.states = {}
         held = {id(cp["matrix"]): cp["matrix"] for cp in out.checkpoints.values()
                 if cp.get("matrix") is not None}
-        out.matrix_bytes = sum(m.nbytes for m in held.values())  # (arrays or entries)
+        out.matrix_bytes = sum(getattr(m, "values", m).nbytes for m in held.values())
+        if pattern is not None and held:  # (the entries' rows and columns, shared)
+            out.matrix_bytes += pattern[0].nbytes + pattern[1].nbytes
     out.t, out.h, out.values = np.array(times), np.array(sizes), np.array(values)
     out.seconds = time.perf_counter() - tic
     return out

@@ -63,6 +63,9 @@ def restart_point(previous, system, t_end: float) -> dict:
         shapes["matrix"] = (n_q + n_c, n_q + n_c)
     for key, shape in shapes.items():
         value = np.asarray(cp[key])
+        if value.dtype.kind not in "fiu":
+            raise ReadError(f"{source}: restart point {key!r} holds {value.dtype} values, "
+                            f"not real numbers")
         if value.shape != shape or not np.all(np.isfinite(value)):
             raise ReadError(f"{source}: restart point {key!r} has shape {value.shape}"
                             f"{'' if value.shape != shape else ' and non-finite values'};"
@@ -87,14 +90,28 @@ def kept_matrix(compiled, numpy_matrix):
     return MatrixEntries(work.shape[0], *pattern, work[pattern])
 
 
-def restored_matrix(compiled, matrix) -> np.ndarray:
+def restored_matrix(compiled, matrix, order: int) -> np.ndarray:
     """A restart point's ``matrix`` (of :func:`kept_matrix`, or read from a file) as
-    the engine factors it: a sparse engine's entries written into its workspace's dense
-    matrix (whose other entries it never reads), which is returned; else a dense
-    array."""
+    the engine factors it, for a model of ``order`` n_q + n_c: a sparse engine's entries
+    written into its workspace's dense matrix, which is returned (onto zeros where they
+    are not the engine's own pattern, as a dense matrix would be); else a dense array.
+    ValueError for a matrix of another order (a state of another model)."""
     if not isinstance(matrix, MatrixEntries):
-        return np.array(matrix, dtype=float)
-    if compiled is not None and compiled.pattern is not None:
-        matrix.scatter_into(compiled.work.matrix)
-        return compiled.work.matrix
-    return matrix.dense()
+        dense = np.array(matrix, dtype=float)
+        if dense.shape != (order, order):
+            raise ValueError(f"the restart point's matrix is {dense.shape}, not of order "
+                             f"{order}")
+        return dense
+    if matrix.order != order or not matrix.rows.shape == matrix.cols.shape == \
+            matrix.values.shape:
+        raise ValueError(f"the restart point's matrix entries are of order "
+                         f"{matrix.order}, not {order}")
+    pattern = None if compiled is None else compiled.pattern
+    if pattern is None:
+        return matrix.dense()
+    work = compiled.work.matrix
+    if not (np.array_equal(matrix.rows, pattern[0]) and np.array_equal(matrix.cols,
+                                                                       pattern[1])):
+        work[...] = 0.0  # (entries of another pattern: as the dense matrix they make)
+    matrix.scatter_into(work)
+    return work

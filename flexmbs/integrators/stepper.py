@@ -567,7 +567,8 @@ class AlphaIntegrator:
         matrix = cp.get("matrix")
         self.matrix.lu, self._matrix_h = None, None
         if matrix is not None:
-            matrix = restored_matrix(self.compiled, matrix)
+            matrix = restored_matrix(self.compiled, matrix,
+                                     self.system.n_q + self.system.n_c)
             if self.compiled is not None:  # factored as the interrupted run had it
                 from ..engine.factors import restored_factors
 

@@ -56,16 +56,21 @@ class MatrixEntries:
 
     def problem(self) -> str | None:
         """What is wrong with the entries (a damaged file), or None."""
-        n = self.values.shape
-        if (self.rows.shape != n or self.cols.shape != n or len(n) != 1
-                or self.rows.dtype.kind not in "iu" or self.cols.dtype.kind not in "iu"):
-            return (f"rows {self.rows.shape}, cols {self.cols.shape} and values {n} are "
-                    f"not one integer row and column per value")
-        if n[0] and (min(self.rows.min(), self.cols.min()) < 0
-                     or max(self.rows.max(), self.cols.max()) >= self.order):
+        rows, cols, values = (np.asarray(a) for a in (self.rows, self.cols, self.values))
+        n = values.shape
+        if (rows.shape != n or cols.shape != n or len(n) != 1
+                or rows.dtype.kind not in "iu" or cols.dtype.kind not in "iu"):
+            return (f"rows {rows.shape}, cols {cols.shape} and values {n} are not one "
+                    f"integer row and column per value")
+        if values.dtype.kind != "f":
+            return f"values of type {values.dtype}, not real numbers"
+        if n[0] and (min(rows.min(), cols.min()) < 0
+                     or max(rows.max(), cols.max()) >= self.order):
             return f"an entry lies outside the matrix of order {self.order}"
-        if not np.all(np.isfinite(self.values)):
+        if not np.all(np.isfinite(values)):
             return "non-finite values"
+        if np.unique(cols.astype(np.int64) * self.order + rows).size != n[0]:
+            return "an entry given twice"
         return None
 
 
@@ -83,7 +88,8 @@ def write_checkpoint(f, checkpoint: dict) -> None:
         g.create_dataset("matrix_rows", data=np.asarray(matrix.rows, np.int64))
         g.create_dataset("matrix_cols", data=np.asarray(matrix.cols, np.int64))
         g.create_dataset("matrix_values", data=np.asarray(matrix.values, float))
-        g["matrix_values"].attrs["units"] = "-"
+        for key in ("matrix_rows", "matrix_cols", "matrix_values"):  # (indices, and the
+            g[key].attrs["units"] = "-"  # scaled matrix's entries)
         g.attrs["matrix_order"] = int(matrix.order)
     elif matrix is not None:
         g.create_dataset("matrix", data=np.asarray(matrix, float))
@@ -108,7 +114,10 @@ def read_checkpoint(f) -> dict:
     out = {key: g[key][()] for key in ARRAYS}
     out["matrix"] = g["matrix"][()] if "matrix" in g else None
     if "matrix_values" in g:
-        out["matrix"] = MatrixEntries(int(g.attrs["matrix_order"]), g["matrix_rows"][()],
+        order = g.attrs["matrix_order"]
+        if not (np.ndim(order) == 0 and np.asarray(order).dtype.kind in "iu"):
+            raise ValueError(f"checkpoint matrix_order {order!r} is not an integer")
+        out["matrix"] = MatrixEntries(int(order), g["matrix_rows"][()],
                                       g["matrix_cols"][()], g["matrix_values"][()])
     for key in SCALARS:
         value = g.attrs[key]
