@@ -102,8 +102,7 @@ def restored_matrix(compiled, matrix, order: int) -> np.ndarray:
             raise ValueError(f"the restart point's matrix is {dense.shape}, not of order "
                              f"{order}")
         return dense
-    if matrix.order != order or not matrix.rows.shape == matrix.cols.shape == \
-            matrix.values.shape:
+    if matrix.order != order:
         raise ValueError(f"the restart point's matrix entries are of order "
                          f"{matrix.order}, not {order}")
     pattern = None if compiled is None else compiled.pattern

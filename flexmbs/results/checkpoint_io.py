@@ -47,7 +47,7 @@ class MatrixEntries:
     def dense(self) -> np.ndarray:
         """The matrix as a dense (order, order) array."""
         out = np.zeros(self.shape)
-        out[self.rows, self.cols] = self.values
+        self.scatter_into(out)
         return out
 
     def scatter_into(self, matrix: np.ndarray) -> None:
