@@ -363,9 +363,10 @@ def test_a_changed_source_reduces_afresh(tmp_path, monkeypatch):
 
 
 def test_the_source_digest_follows_the_files(tmp_path, monkeypatch):
-    """package_digest over a package of three files: another byte another digest; the
-    digest remembered under the files' sizes and times (so an edit keeping both is not
-    seen, as with Python's bytecode); a vanished file gives none."""
+    """package_digest over a package of three files, in a new process each time (its
+    memo cleared): another byte another digest; the digest remembered under the files'
+    sizes and times (so an edit keeping both is not seen, as with Python's bytecode); a
+    vanished file gives none, and the next call tries again."""
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
     files = [package / "a.py", package / "b.py", package / "sub" / "c.py"]
@@ -373,26 +374,50 @@ def test_the_source_digest_follows_the_files(tmp_path, monkeypatch):
         path.write_text(f"x = {k}\n")
         os.utime(path, (1e9, 1e9))  # settled long ago: the digest is remembered
     monkeypatch.setattr(remembered, "_PACKAGE", package)
+    monkeypatch.setattr(remembered, "_DIGESTS", {})
     monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
-    first = remembered.package_digest()
+
+    def new_process():
+        remembered._DIGESTS.clear()
+        return remembered.package_digest()
+
+    first = new_process()
     stamp = tmp_path / "cache" / "stamps" / "package-digest.json"
     assert json.loads(stamp.read_text())["digest"] == first
-    assert remembered.package_digest() == first
+    assert new_process() == first
     files[2].write_text("x = 22\n")  # another size
     os.utime(files[2], (1e9, 1e9))
-    second = remembered.package_digest()
+    second = new_process()
     assert second != first
     files[2].write_text("x = 33\n")  # the same size and time: the remembered digest
     os.utime(files[2], (1e9, 1e9))
-    assert remembered.package_digest() == second
-    monkeypatch.setenv(remembered.ENV, "off")  # nothing remembered: hashed each time
-    assert remembered.package_digest() not in (first, second)
+    assert new_process() == second
+    monkeypatch.setenv(remembered.ENV, "off")  # nothing remembered: hashed each process
+    assert new_process() not in (first, second)
     files[1].unlink()
+    real_stat = remembered.os.stat
     monkeypatch.setattr(remembered.os, "stat", lambda path: (_ for _ in ()).throw(
         FileNotFoundError(path)))
-    assert remembered.package_digest() is None
+    assert new_process() is None
+    monkeypatch.setattr(remembered.os, "stat", real_stat)  # readable again: tried again
+    assert remembered.package_digest() not in (None, first, second)
 
 
+def test_the_source_digest_is_worked_out_once_per_process(tmp_path, monkeypatch):
+    """The code a process runs is the code it imported: after the first call the digest
+    is the same without listing or reading a file, whatever changes on disk (a case
+    with built-in beams asked for it once per beam at every load, 3 ms each)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("x = 0\n")
+    monkeypatch.setattr(remembered, "_PACKAGE", package)
+    monkeypatch.setattr(remembered, "_DIGESTS", {})
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    first = remembered.package_digest()
+    (package / "a.py").write_text("x = 10\n")
+    monkeypatch.setattr(remembered.os, "scandir", lambda path: (_ for _ in ()).throw(
+        AssertionError(f"listed {path} again")))
+    assert remembered.package_digest() == first
 def test_the_entries_used_longest_ago_go_past_the_limits(tmp_path, monkeypatch):
     where = tmp_path / "beams"
     where.mkdir()

@@ -63,22 +63,36 @@ def installed_file(package: str, relative: str) -> str | None:
     return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
+#: {package folder: its source digest}, worked out once per process (see
+#: :func:`package_digest`).
+_DIGESTS: dict[Path, str] = {}
+
+
 def package_digest() -> str | None:
-    """A hash of every flexmbs source file (path and bytes), remembered in the folder of
-    remembered results under the files' paths, sizes and modification times
-    (:func:`flexmbs.compiled.remembered_digest`, as the kernels' tag is: an edit that
-    keeps a file's size and modification time is not seen, as with Python's bytecode):
-    the hashing (about 9 ms) happens once per change of the sources, the stamp (about
-    4 ms) at every call. None when a source cannot be read (an upgrade under way)."""
+    """A hash of every flexmbs source file (path and bytes), worked out once per process
+    (the code a process runs is the code it imported) and remembered between processes
+    in the folder of remembered results under the files' paths, sizes and modification
+    times (:func:`flexmbs.compiled.remembered_digest`, as the kernels' tag is: an edit
+    that keeps a file's size and modification time is not seen, as with Python's
+    bytecode): the hashing (about 9 ms) happens once per change of the sources, the
+    stamp (listing and stating the files: about 3 ms) once per process; each later call
+    is a lookup (a case with built-in beams called it once per beam at every load).
+    None when a source cannot be read (an upgrade under way), and then tried again at
+    the next call."""
+    known = _DIGESTS.get(_PACKAGE)
+    if known is not None:
+        return known
     from ..compiled import python_files, remembered_digest
 
     where = folder("stamps")
     stamps = [] if where is None else [where / "package-digest.json"]
     try:
-        return remembered_digest(python_files(_PACKAGE, recursive=True), _PACKAGE, stamps,
-                                 "source digest stamp")
+        digest = remembered_digest(python_files(_PACKAGE, recursive=True), _PACKAGE,
+                                   stamps, "source digest stamp")
     except OSError:
         return None
+    _DIGESTS[_PACKAGE] = digest
+    return digest
 
 
 #: The most entries, and bytes, a folder of remembered results keeps: past either, the
