@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.assembly import System
 from flexmbs.cases import load_case, run_case
@@ -197,3 +199,43 @@ def test_contact_runs_in_batches_take_the_per_step_paths_impacts(name, monkeypat
     energy = max(1.0, np.abs(ref.kinetic).max())
     np.testing.assert_allclose(new.nonconservative_work, ref.nonconservative_work,
                                rtol=0, atol=1e-7 * energy)
+
+
+@settings(max_examples=300, deadline=None)
+@given(step=st.floats(1e-6, 10.0), ratio=st.floats(0.0, 3.0, exclude_min=True),
+       t_end=st.floats(0.0, 1e7))
+def test_the_last_step_leaves_no_sliver(step, ratio, t_end):
+    """last_step gives the step or what is left; what remains after it is none (within
+    the time's rounding) or more than STRETCH_LAST of a step, and a step is never
+    stretched by more than that."""
+    left = ratio * step
+    taken = step_batch.last_step(step, left, t_end)
+    assert taken in (step, left)
+    assert taken <= step * (1 + step_batch.STRETCH_LAST)
+    remains = left - taken
+    assert remains <= step_batch.time_rounding(t_end) or remains > step_batch.STRETCH_LAST * step
+
+
+def test_a_long_run_lands_on_t_end_without_a_sliver_step():
+    """Times summed step by step from t = 300 s drift 4.7e-10 s behind t0 + k h over
+    20 000 steps of 1 ms, more than the time's rounding at 320 s (3.2e-10 s): the run
+    took a 20 001st step of 4.7e-10 s and wrote an output row beside the one before.
+    Now its last step is stretched by the drift: 20 000 steps, outputs every second."""
+    case = load_case(CASES / "seed_pendulum.toml")
+    _, result = run_case(case, t0=300.0, t_end=320.0, output_every=1000,
+                         engine="compiled")
+    assert result.success
+    assert result.statistics["steps"] == 20000
+    np.testing.assert_allclose(result.t, 300.0 + np.arange(21), rtol=0, atol=1e-8)
+    assert result.t[-1] == 320.0
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_a_t_end_just_past_a_whole_step_is_reached_in_one_stretched_step(engine):
+    """t_end = 10.0005 ms with h = 1 ms: ten steps, the last 1.0005 ms (a twentieth of a
+    thousandth past: within STRETCH_LAST), not ten steps and one of 0.5 µs."""
+    case = load_case(CASES / "seed_pendulum.toml")
+    _, result = run_case(case, t_end=0.0100005, output_every=1, engine=engine)
+    assert result.statistics["steps"] == 10
+    np.testing.assert_allclose(np.diff(result.t), [1e-3] * 9 + [1.0005e-3], rtol=1e-9)
+    assert result.t[-1] == 0.0100005

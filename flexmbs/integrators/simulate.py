@@ -52,7 +52,7 @@ from .recorder import (
     describe_bodies,
     describe_model,
 )
-from .step_batch import StepBatches, run_batch, time_rounding
+from .step_batch import StepBatches, last_step, run_batch, time_rounding
 from .step_log import StepLog
 from .stepper import REFRESH_ABOVE, AlphaIntegrator
 
@@ -378,11 +378,8 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                     interrupted = "Ctrl-C"
                     break
                 continue
-            # the last step: what is left, or the step itself where they differ by the
-            # rounding of the time (then it lands on t_end below, and keeps the matrix
-            # built for its size)
-            step, left = integ.h if adaptive else h, t_end - integ.t
-            integ.h = step if left > step - time_rounding(t_end) else left
+            # the step, or the last one (step_batch.last_step); it lands on t_end below
+            integ.h = last_step(integ.h if adaptive else h, t_end - integ.t, t_end)
             land = None
             if control is not None:
                 try:
