@@ -98,6 +98,25 @@ def test_truncation_error_decreases_as_in_plane_modes_are_added():
                                .frequencies[[0, 2, 5, 9, 19]], rtol=1e-12)
 
 
+def test_truncation_levels_take_the_cases_initial_modal_coordinates():
+    """The beam stop gives xi (and here xi_dot) for its 8 modes: each level keeps those
+    of its n lowest modes and starts the modes the case does not keep at rest. Before,
+    every level but the case's own was refused ("xi must be 20 finite numbers")."""
+    case_path = ROOT / "cases" / "beam_stop.toml"
+    rates = [0.0, 0.2] + [0.0] * 6
+    overrides = {"solver.t_end": 0.002, "bodies.beam.xi_dot": rates}
+    study = truncation_study(case_path, [2, 8, 12], overrides=overrides, workers=1)
+    assert all(r.success for r in study.records)
+    _, own = run_case(load_case(case_path, overrides))  # the case as written: 8 modes
+    for record in study.records:
+        n = record.signals.modal["beam"].shape[1]
+        expected = np.zeros(n)
+        expected[:min(n, 8)] = own.modal_coordinates("beam")[0][:min(n, 8)]
+        np.testing.assert_allclose(record.signals.modal["beam"][0], expected, atol=1e-15)
+    np.testing.assert_allclose(study.records[1].signals.modal["beam"],
+                               own.modal_coordinates("beam"), rtol=1e-12, atol=1e-15)
+
+
 def _same_records(a, b):
     assert [r.label for r in a] == [r.label for r in b]
     for ra, rb in zip(a, b, strict=True):

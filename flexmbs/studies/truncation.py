@@ -188,7 +188,11 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
             raise ValidationError(f"truncation levels must lie in 1..{available.size} (the "
                                   f"modes of {body!r}'s modal data), got {levels}")
         key = f"bodies.{body}.modes"
-    variants = [(f"{n} modes", {**(overrides or {}), key: n}) for n in levels]
+    initial = _initial_modal(case_path, body, overrides) if parts is None else {}
+    variants = [(f"{n} modes", {**(overrides or {}), key: n,
+                                **{f"bodies.{body}.{name}": _kept(values, n)
+                                   for name, values in initial.items()}})
+                for n in levels]
     records = sweep(case_path, variants, **sweep_options)
     if reference is None:
         ref_rec = records[-1]
@@ -244,8 +248,35 @@ def _part_frequencies(case_path, overrides, key, part, levels) -> np.ndarray:
 
 def _available_modes(case_path, body, overrides=None) -> np.ndarray:
     """Natural frequencies [Hz] of all modes of ``body``'s modal data, as the case with
-    ``overrides`` names it (its own ``modes`` truncation lifted)."""
+    ``overrides`` names it (its own ``modes`` truncation and initial modal coordinates,
+    one per mode it keeps, lifted)."""
     from ..cases import load_case
 
-    case = load_case(case_path, {**(overrides or {}), f"bodies.{body}.modes": None})
+    lifted = {f"bodies.{body}.{key}": None for key in ("modes", *INITIAL_MODAL)}
+    case = load_case(case_path, {**(overrides or {}), **lifted})
     return np.asarray(case.model.bodies[body].data.frequencies)
+
+
+#: The case keys of a flexible body's initial modal coordinates and rates, one number per
+#: mode the body keeps.
+INITIAL_MODAL = ("xi", "xi_dot")
+
+
+def _initial_modal(case_path, body, overrides=None) -> dict[str, list[float]]:
+    """{key: values} of ``body``'s initial modal coordinates and rates that the case
+    (with ``overrides``) gives (:data:`INITIAL_MODAL`), one per mode it keeps."""
+    from ..cases.loader import apply_overrides, read_case_toml
+
+    raw = read_case_toml(Path(case_path))
+    if overrides:
+        apply_overrides(raw, overrides, Path(case_path).name)
+    entry = next((e for e in raw.get("bodies", []) if isinstance(e, dict)
+                  and e.get("name") == body), {})
+    return {key: list(entry[key]) for key in INITIAL_MODAL
+            if isinstance(entry.get(key), list)}
+
+
+def _kept(values: list[float], n: int) -> list[float]:
+    """``values`` of the case's modes at a level of ``n`` modes: those of the n lowest,
+    and zero for modes the case does not keep (they start at rest)."""
+    return [float(v) for v in values[:n]] + [0.0] * max(0, n - len(values))
