@@ -552,3 +552,23 @@ def test_joint_actuator_tangents_difference_the_callable_alone(kind):
         k_ref)))
     np.testing.assert_allclose(c_full, c_ref, rtol=0, atol=RTOL_FORWARD * np.max(np.abs(
         c_ref)))
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_steps_taken_again_after_a_newton_failure_are_counted(engine):
+    """max_iter = 1: Newton fails at h and every step is taken again at h/2, h/4, …
+    until one iteration converges (each step starts again at h). statistics
+    ["halved_steps"] counts those retries: log2(h / h_i) summed over the accepted steps
+    (an output at every step: each row's step size); none in the run with the default."""
+    from flexmbs.cases import load_case, run_case
+
+    case = load_case(Path(__file__).resolve().parents[1] / "cases" / "seed_pendulum.toml")
+    _, result = run_case(case, t_end=0.004, max_iter=1, output_every=1, engine=engine)
+    assert result.success
+    sizes = np.asarray(result.steps.h_min[1:])
+    starts = np.minimum(1e-3, 0.004 - np.asarray(result.t[:-1]))  # (the last: what is left)
+    halvings = np.log2(starts / sizes)
+    np.testing.assert_allclose(halvings, np.round(halvings), atol=1e-6)
+    assert result.statistics["halved_steps"] == int(np.round(halvings).sum()) > 0
+    _, plain = run_case(case, t_end=0.004, engine=engine)
+    assert plain.statistics["halved_steps"] == 0

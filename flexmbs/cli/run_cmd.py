@@ -162,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
               f"{summary['real_time_factor']:.3g} ({summary['real_time_factor_loaded']:.3g} "
               f"with the kernels loaded, the steps alone "
               f"{summary['real_time_factor_steps']:.3g})")
+        if st.get("halved_steps"):
+            smallest = float(np.nanmin(result.steps.h_min, initial=np.inf))
+            print(f"  Newton did not converge {st['halved_steps']} time(s) and those steps "
+                  f"were taken again at half the size (smallest step {smallest:.3g} s): a "
+                  f"larger max_iter or a smaller h would spare the retries")
         if st.get("real_time"):
             print(f"  real-time mode ({st['real_time_iterations']} Newton iterations, matrix "
                   f"{st['real_time_matrix']}): step wall time p99 "

@@ -293,6 +293,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         "kernels": integ.compiled.kernels if integ.compiled is not None else "",
         "formulation": integ.formulation.value,
         "steps": int(log.steps), "rejected_steps": int(integ.rejected),
+        "halved_steps": int(integ.halvings),
         "newton_iterations": int(log.iterations),
         "iterations_per_step": log.iterations / log.steps if log.steps else 0.0,
         "factorizations": int(integ.refreshes), "batched_steps": int(integ.batched_steps),

@@ -131,6 +131,8 @@ class AlphaIntegrator:
         self.error_tol = error_tol
         self.h_max = self.h if h_max is None else float(h_max)
         self.rejected = 0
+        #: attempts that Newton did not converge and that were taken again at half the step
+        self.halvings = 0
         self.last_step = None  #: [s] of the last accepted step (h/2ⁱ after halvings)
         self.t = float(t0)
         # A run starts from its own initial state: the angle memory of rotational springs
@@ -515,6 +517,7 @@ class AlphaIntegrator:
                 self.status, self.message = "failed", message + " (real-time mode: no step halving)"
                 return False, self.message
             h /= 2
+            self.halvings += 1
             self.matrix.lu = None
             if h < self.h_min:
                 self.system.angle_memory = accepted
