@@ -10,6 +10,8 @@ import json
 import numpy as np
 import pytest
 from cli_runner import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_gradients import small_model
 
 from flexmbs.gradients import Objective, fit, gradient, sensitivities
@@ -163,3 +165,47 @@ def test_multi_start_fit_on_a_dask_local_cluster_equals_serial(multi_start):
     assert [s["values"] for s in on_dask.starts] == [s["values"] for s in
                                                      serial["starts"][:2]]
     assert on_dask.values == serial["values"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_p=st.integers(1, 4), extra=st.integers(1, 8), seed=st.integers(0, 2**31 - 1))
+def test_standard_errors_are_scipys_curve_fit_covariance(n_p, extra, seed):
+    """A linear least-squares fit y ≈ A p: the standard errors from the residuals and the
+    Jacobian A are the square roots of scipy's curve_fit covariance (relative σ); with no
+    residual degrees of freedom they are undefined (NaN, where curve_fit gives inf)."""
+    from scipy.optimize import curve_fit
+
+    from flexmbs.gradients.fit import standard_errors
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n_p + extra, n_p))
+    y = a @ rng.normal(size=n_p) + 0.1 * rng.normal(size=n_p + extra)
+    p, cov = curve_fit(lambda x, *p: a @ np.array(p), np.zeros(1), y, p0=np.zeros(n_p))
+    np.testing.assert_allclose(standard_errors(y - a @ p, a), np.sqrt(np.diag(cov)),
+                               rtol=1e-6)
+    square = a[:n_p]
+    assert np.isnan(standard_errors(y[:n_p] - square @ p, square)).all()
+
+
+def test_measurement_files_that_cannot_be_fitted_are_named_with_the_entry(tmp_path):
+    """A non-finite entry is named by its column and row; an empty file says what it
+    expected, without NumPy's own warning."""
+    import warnings
+
+    from flexmbs.errors import ValidationError
+    from flexmbs.gradients.fit import read_measurements
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("time,value\n0,0.5\n0.5,nan\n0.99,0.1\n1.2,abc\n")
+    with pytest.raises(ValidationError, match=r"the value of data row 2 .*nan.* 2 such"):
+        read_measurements(bad)
+    late = tmp_path / "late.csv"
+    late.write_text("0,0.5\ninf,0.1\n")
+    with pytest.raises(ValidationError, match=r"the time of data row 2 .*inf"):
+        read_measurements(late)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match="two or more rows"):
+            read_measurements(empty)

@@ -49,20 +49,50 @@ class FitResult:
                 "message": self.message, "starts": list(self.starts)}
 
 
+def standard_errors(residuals, jacobian) -> np.ndarray:
+    """(n_p,) standard errors of the parameters of a least-squares fit from its residuals
+    (n_r,) at the optimum and their Jacobian (n_r, n_p): the square roots of the diagonal
+    of the Gauss–Newton covariance σ̂²(GᵀG)⁻¹, σ̂² = rᵀr / (n_r − n_p) (docs/gradients.md,
+    "Fitting parameters to measurements"). NaN (null in JSON) where they are not defined: no more
+    residuals than parameters (no degrees of freedom left to estimate σ̂² from) or a
+    singular GᵀG."""
+    residuals = np.asarray(residuals, dtype=float).ravel()
+    jacobian = np.asarray(jacobian, dtype=float).reshape(residuals.size, -1)
+    dof = residuals.size - jacobian.shape[1]
+    if dof < 1:
+        return np.full(jacobian.shape[1], np.nan)
+    sigma2 = float(residuals @ residuals) / dof
+    try:
+        covariance = sigma2 * np.linalg.inv(jacobian.T @ jacobian)
+    except np.linalg.LinAlgError:
+        return np.full(jacobian.shape[1], np.nan)
+    return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+
+
 def read_measurements(path) -> tuple[np.ndarray, np.ndarray]:
     """(times [s], values) from a CSV file of two columns (a header line is skipped);
     ValidationError naming the file when it cannot be read so."""
+    import warnings
+
     try:
-        data = np.genfromtxt(path, delimiter=",", dtype=float, comments="#")
+        with warnings.catch_warnings():  # (an empty file: said below, not by NumPy)
+            warnings.simplefilter("ignore", UserWarning)
+            data = np.genfromtxt(path, delimiter=",", dtype=float, comments="#")
     except (OSError, ValueError) as exc:
         raise ValidationError(f"measurements {str(path)!r}: {exc}") from None
     data = np.atleast_2d(data)
     data = data[~np.all(np.isnan(data), axis=1)] if data.size else data
-    if data.ndim != 2 or data.shape[1] != 2 or data.shape[0] < 2 or \
-            not np.all(np.isfinite(data)):
+    if data.ndim != 2 or data.shape[1] != 2 or data.shape[0] < 2:
         raise ValidationError(f"measurements {str(path)!r}: expected two columns (time "
                               f"[s], value) of finite numbers and two or more rows, got "
                               f"shape {data.shape}")
+    bad = np.argwhere(~np.isfinite(data))
+    if bad.size:
+        row, col = bad[0]
+        raise ValidationError(f"measurements {str(path)!r}: the {('time', 'value')[col]} "
+                              f"of data row {row + 1} (after any header) reads as "
+                              f"{float(data[row, col])}, not a finite number (nan, inf or "
+                              f"text; {len(bad)} such entr{'y' if len(bad) == 1 else 'ies'})")
     return data[:, 0], data[:, 1]
 
 
@@ -126,14 +156,7 @@ def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evalua
                         bounds=(low, high), x_scale="jac", max_nfev=max_evaluations,
                         xtol=1e-10, ftol=1e-12, gtol=1e-10)
     e, _, sens = evaluate(out.x)
-    raw = sens.values - tracking.measured(sens.t)
-    dof = max(raw.size - x0.size, 1)
-    sigma2 = float(raw @ raw) / dof
-    try:
-        cov = sigma2 * np.linalg.inv(sens.derivatives.T @ sens.derivatives)
-        errors = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    except np.linalg.LinAlgError:
-        errors = np.full(x0.size, np.nan)
+    errors = standard_errors(sens.values - tracking.measured(sens.t), sens.derivatives)
     return FitResult(dict(zip(keys, map(float, out.x), strict=True)),
                      dict(zip(keys, map(float, x0), strict=True)),
                      dict(zip(keys, map(float, errors), strict=True)),

@@ -12,6 +12,7 @@ import numpy as np
 from .._blas import single_threaded_blas
 from ..errors import ValidationError
 from .beam_parameters import beam_body, beam_tangent
+from .fit import standard_errors
 from .modal_update import TestMode, dof_rows, mac, pair_modes, read_modal_test, stacked_shapes
 from .parameters import REL_STEP, CaseModels, apply_bounds, resolve
 
@@ -134,12 +135,7 @@ def update(case, tests, parameters, *, bounds=None, frequency_weight: float = 1.
                             x_scale="jac", max_nfev=max_evaluations, xtol=1e-12,
                             ftol=1e-12, gtol=1e-12)
         r, g, pairs = problem.evaluate(out.x)
-    dof = max(r.size - x0.size, 1)
-    sigma2 = float(r @ r) / dof
-    try:
-        errors = np.sqrt(np.clip(np.diag(sigma2 * np.linalg.inv(g.T @ g)), 0.0, None))
-    except np.linalg.LinAlgError:
-        errors = np.full(x0.size, np.nan)
+    errors = standard_errors(r, g)
     return UpdateResult(body, dict(zip(keys, map(float, out.x), strict=True)),
                         dict(zip(keys, map(float, x0), strict=True)),
                         dict(zip(keys, map(float, errors), strict=True)), pairs0, pairs,
