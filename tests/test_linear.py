@@ -38,6 +38,8 @@ def test_a_clamped_body_has_its_modal_frequencies_and_a_free_one_six_rigid_modes
     modes = eigenmodes(linearize(clamped, clamped.assemble()))
     np.testing.assert_allclose([m.frequency_hz for m in modes],
                                clamped.bodies[0].data.frequencies, rtol=1e-10)
+    # undamped: ratios of 0, none of them −0 (which --json printed as -0.0)
+    assert all(np.copysign(1.0, m.damping_ratio) == 1.0 for m in modes)
     b = ModelBuilder()
     b.add_rigid_body("free", 1.0, [0.1, 0.2, 0.3])
     free = System(b.finalize())

@@ -181,7 +181,8 @@ def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:
         peak = shape[np.argmax(np.abs(shape))]
         shape = shape / peak if abs(peak) > 0 else shape
         elastic.append(Mode(magnitude / (2 * np.pi), abs(s.imag) / (2 * np.pi),
-                            -s.real / magnitude, complex(s), shape, False))
+                            -s.real / magnitude + 0.0, complex(s), shape, False))
+        # (+ 0.0: an undamped mode's ratio is 0, not −0 from −0.0 / |s|)
     return out + sorted(elastic, key=lambda m: m.frequency_hz)
 
 
