@@ -58,6 +58,10 @@ class AccuracyWarning(UserWarning):
     """A result is computed but its accuracy is doubtful (e.g. ill-conditioning)."""
 
 
+class ModelWarning(UserWarning):
+    """A model entry is accepted but looks unintended (the message says why)."""
+
+
 def problem_report(problems: list[str], what: str = "model") -> str:
     """One message for every problem found in a check: its first line is the first
     problem whole (it names the entry, the key and the value), and the others follow

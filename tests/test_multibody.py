@@ -582,3 +582,28 @@ def test_gravity_given_as_text_is_a_model_error_naming_it():
     with pytest.raises(ModelError, match=r"gravity must be 3 finite numbers, got "
                                          r"\(0, 'down', 0\)"):
         b.finalize()
+
+
+@pytest.mark.parametrize("kind", ["translational", "rotational"])
+@pytest.mark.parametrize("stiffness, damping, named", [
+    (-100.0, 2.0, ["stiffness -100"]), (100.0, -2.0, ["damping -2"]),
+    (-1.0, -1.0, ["stiffness -1", "damping -1"]), (0.0, 0.0, []), (5.0, 1.0, [])])
+def test_a_negative_spring_coefficient_is_accepted_with_a_warning(kind, stiffness,
+                                                                   damping, named):
+    import warnings
+
+    from flexmbs.errors import ModelWarning
+
+    b = ModelBuilder()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if kind == "translational":
+            b.add_spring_damper("s", "ground.O", "ground.O", stiffness=stiffness,
+                                damping=damping)
+        else:
+            b.add_rotational_spring_damper("s", "ground.O", "ground.O",
+                                           stiffness=stiffness, damping=damping)
+    texts = [str(w.message) for w in caught if issubclass(w.category, ModelWarning)]
+    assert len(texts) == len(named)
+    for text, part in zip(texts, named, strict=True):
+        assert "spring-damper 's'" in text and part in text

@@ -131,8 +131,7 @@ class AlphaIntegrator:
         self.error_tol = error_tol
         self.h_max = self.h if h_max is None else float(h_max)
         self.rejected = 0
-        #: attempts that Newton did not converge and that were taken again at half the step
-        self.halvings = 0
+        self.halvings = 0  #: attempts Newton did not converge, taken again at half the step
         self.last_step = None  #: [s] of the last accepted step (h/2ⁱ after halvings)
         self.t = float(t0)
         # A run starts from its own initial state: the angle memory of rotational springs
@@ -516,9 +515,7 @@ class AlphaIntegrator:
                 self.system.angle_memory = accepted
                 self.status, self.message = "failed", message + " (real-time mode: no step halving)"
                 return False, self.message
-            h /= 2
-            self.halvings += 1
-            self.matrix.lu = None
+            h, self.halvings, self.matrix.lu = h / 2, self.halvings + 1, None
             if h < self.h_min:
                 self.system.angle_memory = accepted
                 self.status = "failed"

@@ -37,6 +37,7 @@ from .forces import (
     PointLoad,
     RotationalSpringDamper,
     SpringDamperActuator,
+    warn_negative_coefficients,
 )
 from .joints import JOINT_EQUATIONS
 from .nonlinear_beam import (
@@ -335,9 +336,11 @@ class ModelBuilder:
         who = f"spring-damper {name!r}"
         if actuator is not None and not (isinstance(actuator, Profile) or callable(actuator)):
             self._problems.append(f"{who}: actuator must be a Profile or f(t, state)")
+        stiffness, damping = (self._number(who, "stiffness", stiffness),
+                              self._number(who, "damping", damping))
+        warn_negative_coefficients(who, stiffness, damping, "N/m", "N s/m")
         self._forces.append(SpringDamperActuator(
-            name, marker_i, marker_j, self._number(who, "stiffness", stiffness),
-            self._number(who, "damping", damping),
+            name, marker_i, marker_j, stiffness, damping,
             self._number(who, "free_length", free_length, nonnegative=True), actuator))
         return name
 
@@ -345,9 +348,12 @@ class ModelBuilder:
                                      damping=0.0, angle0=0.0):
         """Torsion spring [N m/rad] and damper [N m s/rad] about z_i (markers of a hinge)."""
         who = f"rotational spring-damper {name!r}"
+        stiffness, damping = (self._number(who, "stiffness", stiffness),
+                              self._number(who, "damping", damping))
+        warn_negative_coefficients(who, stiffness, damping, "N m/rad", "N m s/rad")
         self._forces.append(RotationalSpringDamper(
-            name, marker_i, marker_j, self._number(who, "stiffness", stiffness),
-            self._number(who, "damping", damping), self._number(who, "angle0", angle0)))
+            name, marker_i, marker_j, stiffness, damping,
+            self._number(who, "angle0", angle0)))
         return name
 
     def add_bushing(self, name, marker_i, marker_j, *, stiffness=0.0, damping=0.0,

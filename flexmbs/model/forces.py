@@ -129,6 +129,23 @@ def _vector_differences(function, q, qd, fd_step):
 # columns), or None when its value comes from a user callable: then
 # flexmbs.assembly.tangents differentiates that force alone by finite differences.
 
+def warn_negative_coefficients(owner: str, stiffness: float, damping: float,
+                               stiffness_unit: str, damping_unit: str) -> None:
+    """A :class:`~flexmbs.errors.ModelWarning` naming ``owner`` for a negative spring
+    stiffness or damping coefficient: accepted (a negative stiffness or damping is a way
+    to model a destabilizing load or a self-excitation), but more often a sign slip."""
+    import warnings
+
+    from ..errors import ModelWarning
+
+    for what, value, unit, effect in (
+            ("stiffness", stiffness, stiffness_unit, "pushes away from its rest position"),
+            ("damping", damping, damping_unit, "feeds energy into the motion")):
+        if value < 0:
+            warnings.warn(f"{owner}: {what} {value:g} {unit} is negative: it {effect}",
+                          ModelWarning, stacklevel=3)
+
+
 @dataclass(frozen=True, eq=False)
 class SpringDamperActuator:
     """Translational spring–damper–actuator between markers i and j.
