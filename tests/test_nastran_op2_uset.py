@@ -147,3 +147,58 @@ def test_a_grid_in_a_rotated_displacement_system(tmp_path, monkeypatch):
         signs = np.sign(np.sum(one * two, axis=0))
         scale = np.abs(getattr(plain, shapes)).max()
         np.testing.assert_allclose(two * signs, one, rtol=0, atol=1e-8 * scale)
+
+
+TWO = DATA / "nas2cam_simcenter2020.op2"
+TWO_OP4 = DATA / "nas2cam_simcenter2020.op4"
+
+
+def _two_lambdas() -> dict[int, np.ndarray]:
+    """{superelement: LAMBDA} of the two-superelement OP4 (its repeated matrices in the
+    order of its SE_START IDs), read by pyNastran alone."""
+    from pyNastran.op4.op4 import read_op4
+
+    matrices = read_op4(str(TWO_OP4))
+    ids = [int(np.ravel(m)[0]) for m in matrices["SE_START"].data]
+    return {se: np.ravel(lam) for se, lam in zip(ids, matrices["LAMBDA"].data,
+                                                  strict=True)}
+
+
+def test_each_superelement_of_a_nas2cam_op4_takes_its_own_matrices():
+    """The OP4 of a run with two superelements repeats KAA, MAA and LAMBDA once per
+    superelement (SE_START before each; a bare ValueError before). The residual's body,
+    free, has the elastic frequencies of Nastran's LAMBDA for superelement 0 (the run's
+    printed 1.696487, 1.766083, … Hz); superelement 101's, attached to its boundary,
+    has its 22 fixed-interface frequencies."""
+    lambdas = _two_lambdas()
+    residual = read_modal(TWO, matrices=TWO_OP4, superelement=0, units="mm-t-s")
+    elastic = np.sort(lambdas[0])[6:]
+    np.testing.assert_allclose(residual.frequencies[:10],
+                               np.sqrt(elastic[:10]) / (2 * np.pi), rtol=1e-8)
+    np.testing.assert_allclose(residual.frequencies[:4], [1.696487, 1.766083, 1.855077,
+                                                          3.388602], rtol=1e-6)
+    outboard = read_modal(TWO, matrices=TWO_OP4, superelement=101, units="mm-t-s",
+                          reference_frame="attached")
+    assert outboard.n_modes == 22
+    np.testing.assert_allclose(outboard.frequencies,
+                               np.sqrt(np.sort(lambdas[101])) / (2 * np.pi), rtol=1e-8)
+
+
+def test_repeated_op4_matrices_that_cannot_be_told_apart_are_refused(tmp_path):
+    """Repeated names without SE_START (two text OP4 files of KAA and MAA joined), or an
+    SE_START without the superelement asked for, are a ReadError naming the file."""
+    from pyNastran.op4.op4 import OP4, read_op4
+
+    matrices = read_op4(str(TWO_OP4))
+    parts = []
+    for k in (0, 1):
+        part = tmp_path / f"part{k}.op4"
+        OP4().write_op4(str(part), {name: (6, matrices[name].data[k])
+                                    for name in ("KAA", "MAA")}, is_binary=False)
+        parts.append(part.read_text())
+    joined = tmp_path / "joined.op4"
+    joined.write_text("".join(parts))
+    with pytest.raises(FlexmbsError, match=r"joined\.op4.*KAA, MAA.*SE_START"):
+        read_modal(TWO, matrices=joined, superelement=0, units="mm-t-s")
+    with pytest.raises(FlexmbsError, match=r"superelements \[101, 0\].*not of superelement 75"):
+        read_modal(OP2, matrices=TWO_OP4, superelement=75, units="in-lbf-s")

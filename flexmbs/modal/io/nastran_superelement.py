@@ -70,14 +70,41 @@ def _read_op4(path: Path, punch: Punch) -> dict[str, np.ndarray]:
                         f"in the punch nor in {str(path)!r} (no such OP4 file); give "
                         "matrices='FILE.op4' (--matrices)")
     raw = read_op4_file(path, "superelement matrices")
+    block = _superelement_block(path, raw, punch.seid)
     out = {}
     for name, matrix in raw.items():
         data = matrix.data
+        if isinstance(data, list):  # (a name written once per superelement)
+            if block is None or len(data) <= block:
+                continue  # (a name not written for every superelement: not this one's)
+            data = data[block]
         arr = data.toarray() if sp.issparse(data) else np.asarray(data, dtype=float)
         if arr.shape == (1, 1) and arr[0, 0] == 0:
             continue
         out[name.upper()] = np.asarray(arr, dtype=float)
     return out
+
+
+def _superelement_block(path: Path, raw: dict, seid: int) -> int | None:
+    """Which of the repeated matrices of the OP4 ``raw`` (pyNastran gives a name written
+    several times as a list) are superelement ``seid``'s: NAS2CAM writes each
+    superelement's matrices after an SE_START matrix holding its ID. None when no name is
+    repeated; ReadError naming the file when they are and SE_START does not say whose
+    they are."""
+    repeated = sorted(name for name, m in raw.items() if isinstance(m.data, list))
+    if not repeated:
+        return None
+    starts = raw.get("SE_START") or raw.get("se_start")
+    if starts is None:
+        raise ReadError(f"{path}: the matrices {', '.join(repeated)} are written several "
+                        f"times and no SE_START matrix says which superelement each is of")
+    blocks = starts.data if isinstance(starts.data, list) else [starts.data]
+    ids = [round(float(np.asarray(b.toarray() if sp.issparse(b) else b).ravel()[0]))
+           for b in blocks]
+    if seid not in ids:
+        raise ReadError(f"{path}: the OP4 holds the matrices of superelements {ids} "
+                        f"(SE_START), not of superelement {seid}")
+    return ids.index(seid)
 
 
 def _matrices(punch: Punch, matrices) -> tuple[dict[str, np.ndarray], str, str]:
