@@ -450,3 +450,43 @@ def test_an_interior_grid_recovered_through_mug1_becomes_a_node(tmp_path, monkey
         mean = 0.5 * (per_node[k_a] + per_node[k_b])
         np.testing.assert_allclose(per_node[k_new], mean, rtol=0,
                                    atol=1e-12 * np.abs(per_node).max())
+
+
+SIMCENTER = Path(__file__).parent / "data" / "nastran_extse_simcenter"
+#: The fixed-interface frequencies [Hz] Simcenter Nastran 2020.2 printed for the part
+#: (outboard.out, "REAL EIGENVALUES", CYCLES; README there).
+SIMCENTER_PRINTED = [1.647887, 1.648135, 1.673163, 1.673585, 6.880648, 6.880707, 10.78884,
+                     10.79060, 13.94015, 13.94609, 25.01010, 25.01543, 42.35685, 42.37868,
+                     46.71593, 46.89476]
+
+
+def test_a_simcenter_punch_gives_its_q_set_as_aset_scalar_points():
+    """Simcenter's punch has no QSET1: its q-set is ASET entries of the scalar points,
+    its matrices KXX and MXX, and TUG1 recovers grids the punch does not place (refused
+    before, as boundary scalar points). Attached to its four boundary grids the body has
+    the 22 fixed-interface modes Nastran printed; the 22 grids without position are
+    listed as left out."""
+    attached = read_modal(SIMCENTER / "outboard.pch", reference_frame="attached",
+                          units="mm-t-s")
+    assert attached.n_modes == 22
+    np.testing.assert_allclose(attached.frequencies[:16], SIMCENTER_PRINTED, rtol=1e-6)
+    assert attached.node_ids.tolist() == [3, 11, 19, 27]
+    unplaced = attached.metadata["recovered_grids_without_position"]
+    assert len(unplaced) == 22 and not set(unplaced) & {3, 11, 19, 27}
+    free = read_modal(SIMCENTER / "outboard.pch", units="mm-t-s")
+    assert free.n_modes == 46 - 6  # the a-set less the rigid motions
+    assert free.total_mass == pytest.approx(1590.3838693916, rel=1e-9)  # t → kg
+
+
+def test_a_simcenter_punch_and_the_nas2cam_output_of_its_assembly_agree():
+    """The same part read two ways: its own punch and OP4, and the USET table and
+    matrices that pyyeti's NAS2CAM wrote in the assembly run (superelement 101,
+    tests/data/nastran_op2_uset): the same free body, frequencies to 1e-8."""
+    pytest.importorskip("pyyeti")
+    uset = Path(__file__).parent / "data" / "nastran_op2_uset"
+    from_punch = read_modal(SIMCENTER / "outboard.pch", units="mm-t-s")
+    from_op2 = read_modal(uset / "nas2cam_simcenter2020.op2",
+                          matrices=uset / "nas2cam_simcenter2020.op4", superelement=101,
+                          units="mm-t-s")
+    np.testing.assert_allclose(from_punch.frequencies, from_op2.frequencies, rtol=1e-8)
+    assert from_punch.total_mass == pytest.approx(from_op2.total_mass, rel=1e-12)

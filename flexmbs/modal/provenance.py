@@ -36,6 +36,8 @@ DROPPED_KEYS = {
     "constrained_nodes": "nodes constrained in the source (node set 'constrained')",
     "unconnected_dofs": "a-set DOFs without stiffness or mass (no element stiffens them)",
     "massless_dofs_condensed": "a-set DOFs without mass, condensed statically",
+    "recovered_grids_without_position": "grids recovered through MUG1 (DTI TUG1) that no "
+                                        "GRID card of the punch places",
 }
 
 

@@ -47,6 +47,9 @@ class Punch:
     dmig: dict[str, dict] = field(default_factory=dict)
     tug1: dict[int, int] = field(default_factory=dict)
     tug1_shape: tuple[int, int] | None = None
+    #: grids that DTI TUG1 recovers but no GRID card of the punch places (Simcenter
+    #: punches carry the boundary grids' GRID cards alone): left out of the nodes
+    tug1_unplaced: list[int] = field(default_factory=list)
 
     def layouts(self) -> list[tuple[str, list[tuple[int, int]]]]:
         """Candidate a-set orders: (description, DOF labels)."""
@@ -143,8 +146,18 @@ def read_punch(path: str | os.PathLike, superelement: int | None = None) -> Punc
     punch = Punch(path, seid, ids, coords, frames, boundary, qset, lines, params,
                   cp_frames=cp_frames, blank_cd=blank_cd)
     punch.dmig = _dmig(cards)
-    punch.tug1, punch.tug1_shape = _tug1(cards, grids)
+    punch.tug1, punch.tug1_shape, punch.tug1_unplaced = _tug1(cards, grids)
     return punch
+
+
+def _id_components(card) -> list[tuple[Card, int, tuple[int, ...]]]:
+    """(card, ID, components) of the ID–component pairs of an EXTRN or ASET card."""
+    values = card.fields
+    if len(values) % 2:
+        values = [*values, ""]
+    return [(card, card.integer(k, "GID"),
+             components(card, values[k + 1], f"C of {values[k]}"))
+            for k in range(0, len(values), 2) if values[k]]
 
 
 def _aset_cards(path, cards, grids, spoints):
@@ -155,16 +168,8 @@ def _aset_cards(path, cards, grids, spoints):
     if not extrn and not asets:
         raise ReadError(f"{path}: no EXTRN (or ASET) card: the superelement's boundary is "
                         "not stated")
-    pairs: list[tuple[Card, int, tuple[int, ...]]] = []
-    for card in extrn or [c for c in asets if c.name == "ASET"]:
-        values = card.fields
-        if len(values) % 2:
-            values = [*values, ""]
-        for k in range(0, len(values), 2):
-            if not values[k]:
-                continue
-            gid = card.integer(k, "GID")
-            pairs.append((card, gid, components(card, values[k + 1], f"C of {gid}")))
+    pairs = [pair for card in extrn or [c for c in asets if c.name == "ASET"]
+             for pair in _id_components(card)]
     if not extrn:
         for card in (c for c in asets if c.name == "ASET1"):
             comp = components(card, card.text(0), "C")
@@ -184,6 +189,11 @@ def _aset_cards(path, cards, grids, spoints):
                             "the superelement")
         boundary[gid] = tuple(sorted(set(boundary.get(gid, ())) | set(comp)))
     qset: set[int] = set()
+    if not any(card.name == "QSET1" for card in cards):
+        # Simcenter (NX) Nastran punches the q-set as ASET entries of the scalar points
+        # ("ASET DEFINITIONS FOR QSET DATA"), with no QSET1
+        qset = scalar & {gid for card in asets if card.name == "ASET"
+                         for _, gid, comp in _id_components(card) if comp == (0,)}
     for card in cards:
         if card.name == "QSET1":
             comp = components(card, card.text(0), "C")
@@ -198,8 +208,9 @@ def _aset_cards(path, cards, grids, spoints):
     extra = sorted(scalar - qset)
     if extra:
         raise ReadError(f"{path}: scalar point {extra[0]} is a boundary point (EXTRN) but "
-                        "not in the q-set (QSET1); boundary scalar points have no position "
-                        "and are not supported")
+                        "not in the q-set (QSET1, or ASET with component 0 in a punch "
+                        "without QSET1); boundary scalar points have no position and are "
+                        "not supported")
     if not boundary:
         raise ReadError(f"{path}: EXTRN/ASET names no boundary grid")
     return boundary, sorted(qset)
@@ -230,10 +241,13 @@ def _dmig(cards) -> dict[str, dict]:
     return out
 
 
-def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None]:
-    """The MUG1 row (0-based) of the first component of each recovered grid, from the DTI
-    TUG1 table (record 0: rows, columns; record 2: TYPE ID COMP ROW quadruples)."""
+def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None, list[int]]:
+    """The MUG1 row (0-based) of the first component of each recovered grid that a GRID
+    card of the punch places, from the DTI TUG1 table (record 0: rows, columns; record 2:
+    TYPE ID COMP ROW quadruples), the table's shape, and the recovered grids without a
+    GRID card (no position: left out)."""
     rows: dict[int, int] = {}
+    unplaced: list[int] = []
     shape = None
     for card in (c for c in cards if c.name == "DTI" and c.text(0).upper() == "TUG1"):
         record = card.integer(1, "record")
@@ -257,10 +271,10 @@ def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None]:
                 raise ReadError(f"{card.where()} TUG1: point {gid} has TYPE {kind} with "
                                 f"{ncomp} components; flexmbs recovers grids (TYPE 1, 6)")
             if gid not in grids:
-                raise ReadError(f"{card.where()} TUG1: grid {gid} is recovered through MUG1 "
-                                "but no GRID card of the superelement defines it")
+                unplaced.append(gid)
+                continue
             rows[gid] = row - 1
-    return rows, shape
+    return rows, shape, sorted(unplaced)
 
 
 def dmig_matrix(punch: Punch, name: str, index: dict) -> np.ndarray:

@@ -58,7 +58,7 @@ RIGID_SPAN_RTOL = 1e-6
 #: mean the a-set order does not fit the matrices.
 RIGID_FORCE_RTOL = 1e-6
 #: Names of the matrices looked for, first found wins.
-NAMES = {"stiffness": ("KAA", "KAAX"), "mass": ("MAA", "MAAX"),
+NAMES = {"stiffness": ("KAA", "KAAX", "KXX"), "mass": ("MAA", "MAAX", "MXX"),
          "damping": ("BAA", "BAAX", "BXX"), "structural": ("K4AA", "K4AAX", "K4XX")}
 
 
@@ -382,6 +382,8 @@ def read_nastran_superelement(path: str | os.PathLike, *, matrices=None,
         "wtmass": wtmass_note or "none in the punch", "source_units": system.name,
         "normalization": "mass",
         "recovery": recovery, "damping": damping_note,
+        **({"recovered_grids_without_position": punch.tug1_unplaced}
+           if punch.tug1_unplaced else {}),
         "mass_description": "a-set mass: boundary grid DOFs (basic axes) and q-set "
                             "coordinates without position; M̄(0) exact, the ξ-dependent "
                             "inertia terms rotate only the boundary grids' deformation",
