@@ -452,7 +452,7 @@ def test_an_interior_grid_recovered_through_mug1_becomes_a_node(tmp_path, monkey
                                    atol=1e-12 * np.abs(per_node).max())
 
 
-SIMCENTER = Path(__file__).parent / "data" / "nastran_extse_simcenter"
+NX = Path(__file__).parent / "data" / "nastran_extse_nx"
 #: The fixed-interface frequencies [Hz] Simcenter Nastran 2020.2 printed for the part
 #: (outboard.out, "REAL EIGENVALUES", CYCLES; README there).
 SIMCENTER_PRINTED = [1.647887, 1.648135, 1.673163, 1.673585, 6.880648, 6.880707, 10.78884,
@@ -466,14 +466,14 @@ def test_a_simcenter_punch_gives_its_q_set_as_aset_scalar_points():
     before, as boundary scalar points). Attached to its four boundary grids the body has
     the 22 fixed-interface modes Nastran printed; the 22 grids without position are
     listed as left out."""
-    attached = read_modal(SIMCENTER / "outboard.pch", reference_frame="attached",
+    attached = read_modal(NX / "outboard.pch", reference_frame="attached",
                           units="mm-t-s")
     assert attached.n_modes == 22
     np.testing.assert_allclose(attached.frequencies[:16], SIMCENTER_PRINTED, rtol=1e-6)
     assert attached.node_ids.tolist() == [3, 11, 19, 27]
     unplaced = attached.metadata["recovered_grids_without_position"]
     assert len(unplaced) == 22 and not set(unplaced) & {3, 11, 19, 27}
-    free = read_modal(SIMCENTER / "outboard.pch", units="mm-t-s")
+    free = read_modal(NX / "outboard.pch", units="mm-t-s")
     assert free.n_modes == 46 - 6  # the a-set less the rigid motions
     assert free.total_mass == pytest.approx(1590.3838693916, rel=1e-9)  # t → kg
 
@@ -484,9 +484,26 @@ def test_a_simcenter_punch_and_the_nas2cam_output_of_its_assembly_agree():
     tests/data/nastran_op2_uset): the same free body, frequencies to 1e-8."""
     pytest.importorskip("pyyeti")
     uset = Path(__file__).parent / "data" / "nastran_op2_uset"
-    from_punch = read_modal(SIMCENTER / "outboard.pch", units="mm-t-s")
+    from_punch = read_modal(NX / "outboard.pch", units="mm-t-s")
     from_op2 = read_modal(uset / "nas2cam_simcenter2020.op2",
                           matrices=uset / "nas2cam_simcenter2020.op4", superelement=101,
                           units="mm-t-s")
     np.testing.assert_allclose(from_punch.frequencies, from_op2.frequencies, rtol=1e-8)
     assert from_punch.total_mass == pytest.approx(from_op2.total_mass, rel=1e-12)
+
+
+def test_an_nx_punch_and_a_part_runs_own_uset():
+    """NX Nastran 9.1's punch of the inboard part (KXX, MXX, its q-set as ASET scalar
+    points) attached to its boundary has the fixed-interface frequencies Nastran printed.
+    The part's own OP2 (superelement 0 of its run) with the EXTSEOUT matrices is refused
+    for what is wrong, the sizes, and not for the assembly punch's EXTID 102."""
+    inboard = read_modal(NX / "inboard.pch", reference_frame="attached",
+                         units="mm-t-s")
+    assert inboard.n_modes == 8
+    np.testing.assert_allclose(inboard.frequencies[:3], [6.129345, 6.130134, 23.63188],
+                               rtol=1e-6)
+    pytest.importorskip("pyyeti")
+    with pytest.raises(ReadError, match=r"KXX has 32 rows, but no a-set layout of "
+                                        r"inboard\.op2 \(superelement 0\)"):
+        read_modal(NX / "inboard.op2", matrices=NX / "inboard.op4",
+                   units="mm-t-s")

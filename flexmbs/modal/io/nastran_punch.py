@@ -317,7 +317,10 @@ def check_assembly(punch: Punch) -> None:
         return
     cards = [c for group in read_cards(asm).values() for c in group]
     sebulk = [c for c in cards if c.name == "SEBULK"]
-    if sebulk and punch.seid not in [c.integer(0, "SEID") for c in sebulk]:
+    # (an OP2's USET of superelement 0 is the part's own run, whose assembly punch names
+    # the EXTID it was given)
+    own_run = punch.seid == 0 and punch.path.suffix.lower() == ".op2"
+    if sebulk and not own_run and punch.seid not in [c.integer(0, "SEID") for c in sebulk]:
         raise ReadError(f"{asm}: SEBULK names superelement(s) "
                         f"{[c.integer(0, 'SEID') for c in sebulk]}, not {punch.seid} of "
                         f"{punch.path.name}")

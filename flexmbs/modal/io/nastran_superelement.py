@@ -122,9 +122,9 @@ def _matrices(punch: Punch, matrices) -> tuple[dict[str, np.ndarray], str, str]:
             layouts[0][0]
     op4_path = Path(matrices) if matrices is not None else _beside(punch.path)
     arrays = _read_op4(op4_path, punch)
-    found = {}
+    found, used = {}, {}
     for role, names in NAMES.items():
-        name = next((n for n in names if n in arrays), None)
+        name = used[role] = next((n for n in names if n in arrays), None)
         if name is None:
             if role in ("stiffness", "mass"):
                 raise ReadError(f"{op4_path}: no {role} matrix ({' or '.join(names)}); the "
@@ -140,7 +140,7 @@ def _matrices(punch: Punch, matrices) -> tuple[dict[str, np.ndarray], str, str]:
                             f"{found[role].shape[1]}; expected {n} x {n} like the stiffness")
     sizes = {len(lab) for _, lab in layouts}
     if n not in sizes:
-        raise ReadError(f"{op4_path}: KAA has {n} rows, but no a-set layout of "
+        raise ReadError(f"{op4_path}: {used['stiffness']} has {n} rows, but no a-set layout of "
                         f"{punch.path.name} (superelement {punch.seid}) has that size; tried: "
                         f"{punch.sizes_text()}")
     return found, str(op4_path), ""
