@@ -303,3 +303,21 @@ def test_begin_bulk_in_a_file_the_control_section_includes(tmp_path):
                                       "INCLUDE 'model.bdf'\n")
     geo = read_bdf(tmp_path / "job.dat")
     assert geo.ids.tolist() == [1, 2]
+
+
+def test_a_part_held_by_partial_spcs_and_grounded_springs_is_refused_naming_them():
+    """pyNastran's two-mode flutter model (MSC SOL 145): a plate on an RBE2 to grid 117,
+    which SPC1 1246 and two grounded CELAS2 springs hold, so its real modes are rigid
+    plunge and pitch on the springs. Refused (the frame is mean axes without a clamped
+    grid, and the modes are rigid motions) naming those supports; the OP2's complex
+    flutter eigenvalues are not taken for the real modes' (NumPy's ComplexWarning
+    reached the user)."""
+    import warnings
+
+    folder = DATA / "flutter"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with pytest.raises(ReadError, match=r"partial SPCs on grid\(s\) \[117\] and "
+                                            r"grounded springs or bushes \(elements "
+                                            r"\[100, 101\]\)"):
+            read_modal(folder / "0012_flutter.op2", geometry=folder / "0012_flutter.bdf")

@@ -90,6 +90,27 @@ class BdfGeometry:
         return replace(self, ids=self.ids[keep], coords=self.coords[keep],
                        frames=self.frames[keep], spc_sets=spc, cells=cells)
 
+    def partial_supports(self) -> str:
+        """What holds the part to the ground short of clamping a grid fully, as text for
+        a message ("" when nothing does): grids some SPC or SPC1 card constrains in some
+        components but not all, and grounded springs and bushes (CELAS1/2, CBUSH with
+        one grid)."""
+        model = self.model
+        found = []
+        partial = sorted({int(nid) for cards in getattr(model, "spcs", {}).values()
+                          for card in cards for nid, comp in spc_pairs(card)
+                          if not set("123456") <= set(str(comp or ""))})
+        clamped = {int(self.ids[k]) for k in self.clamped}
+        partial = [g for g in partial if g not in clamped]
+        if partial:
+            found.append(f"partial SPCs on grid(s) {partial[:8]}")
+        grounded = sorted(int(eid) for eid, elem in getattr(model, "elements", {}).items()
+                          if elem.type in ("CELAS1", "CELAS2", "CBUSH")
+                          and len([n for n in elem.node_ids if n]) == 1)
+        if grounded:
+            found.append(f"grounded springs or bushes (elements {grounded[:8]})")
+        return " and ".join(found)
+
     def node_sets(self) -> dict[str, np.ndarray]:
         """``spc`` (every fully clamped grid) and ``spc<id>`` per SPC set, as indices."""
         sets = {f"spc{sid}": idx for sid, idx in self.spc_sets.items() if idx.size}

@@ -177,7 +177,13 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
                          node_sets=node_sets, node_ids=geo.ids, units=system.name,
                          metadata=metadata)
     except FlexmbsError as exc:
-        raise ReadError(f"{path}: {exc}") from exc
+        supports = geo.partial_supports() if frame is ReferenceFrame.MEAN_AXIS else ""
+        if supports and "rigid-body content" in str(exc):
+            exc = (f"{exc}. No grid of {geo.path.name} is clamped fully, so the frame is "
+                   f"taken as mean axes, but {supports} hold the part: its modes move it "
+                   f"rigidly on them. Clamp a grid in all six components (SPC 123456) to "
+                   f"attach the frame there, or leave those supports out of the modal run")
+        raise ReadError(f"{path}: {exc}") from None
 
 
 def _grid_shapes(table, path: Path, geo: BdfGeometry
@@ -261,6 +267,8 @@ def _lama_values(op2, modes: np.ndarray, eigns: np.ndarray):
     the LAMA table that lists those mode numbers with the same eigenvalues (the table of
     the same subcase), else the eigenvector table's own eigenvalues without masses."""
     for lama in op2.eigenvalues.values():
+        if np.iscomplexobj(np.asarray(lama.eigenvalues)):
+            continue  # (a complex eigenvalue table: flutter or complex modes, not these)
         numbers = {int(m): k for k, m in enumerate(np.asarray(lama.mode))}
         if not all(int(m) in numbers for m in modes):
             continue
