@@ -171,9 +171,18 @@ def format_provenance(summary: dict[str, Any]) -> list[str]:
         lines.append("    prepared: " + ", ".join(f"{k} {v}" for k, v in step.items()))
     for key, entry in summary["dropped"].items():
         items = entry["items"]
-        if isinstance(items, (list, tuple)) and len(items) > 8:
-            items = f"{list(items[:8])} ... ({len(items)} in all)"
+        if isinstance(items, dict):  # (lists by kind: each shortened)
+            items = "; ".join(f"{kind} {_shortened(ids)}" for kind, ids in items.items())
+        else:
+            items = _shortened(items)
         lines.append(f"    left out ({key}): {entry['what']}: {items}")
     if not summary["dropped"]:
         lines.append("    left out: nothing")
     return lines
+
+
+def _shortened(items):
+    """A list of more than eight items as its first eight and the count, else as is."""
+    if isinstance(items, (list, tuple)) and len(items) > 8:
+        return f"{list(items[:8])} ... ({len(items)} in all)"
+    return items
