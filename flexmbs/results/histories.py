@@ -41,7 +41,15 @@ def tip_history(result, body: str, node: int | None = None) -> tuple[np.ndarray,
         flexible = [k for k, v in result.bodies.items() if "phi" in v]
         raise ModelError(f"the results have no flexible body {body!r} (flexible bodies: "
                          f"{flexible})")
-    k = tip_node(np.asarray(info["nodes"])) if node is None else int(node)
+    count = len(info["nodes"])
+    if node is None:
+        k = tip_node(np.asarray(info["nodes"]))
+    elif (isinstance(node, (int, np.integer)) and not isinstance(node, bool)
+          and 0 <= node < count):
+        k = int(node)
+    else:
+        raise ModelError(f"node {node!r} of flexible body {body!r}: expected a row index "
+                         f"of its node table, 0 … {count - 1} (not a node label)")
     rows = np.asarray(info["phi"])[3 * k:3 * k + 3]
     return result.modal_coordinates(body) @ rows.T, k
 

@@ -137,11 +137,24 @@ class SimulationResult:
 
     def coordinate(self, name: str) -> np.ndarray:
         """History of one coordinate, e.g. ``"beam.xi1"``."""
+        if name not in self.coord_names:
+            from ..errors import ValidationError
+
+            raise ValidationError(f"no coordinate {name!r} in these results; coordinates: "
+                                  f"{', '.join(self.coord_names[:12])}"
+                                  f"{' …' if len(self.coord_names) > 12 else ''}")
         return self.q[:, self.coord_names.index(name)]
 
     def modal_coordinates(self, body: str) -> np.ndarray:
         """ξ history (n_t, n_m) of flexible body ``body``."""
-        info = self.bodies[body]
+        info = self.bodies.get(body)
+        if info is None or "n_modes" not in info:
+            from ..errors import ValidationError
+
+            flexible = sorted(n for n, b in self.bodies.items() if "n_modes" in b)
+            what = "no body" if info is None else "not a flexible body"
+            raise ValidationError(f"{body!r} is {what} of these results; flexible bodies: "
+                                  f"{flexible or 'none'}")
         start = info["start"] + 7
         return self.q[:, start:start + info["n_modes"]]
 
