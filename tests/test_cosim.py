@@ -378,3 +378,11 @@ def test_a_run_with_controllers_is_not_continued_from_a_restart_point(arm):
     with pytest.raises(ValidationError, match="cannot be continued from a restart point"):
         simulate(System(case.model), 0.04, 1e-3, "newmark", restart=first,
                  controllers=[ctrl], signals={})
+
+
+def test_one_output_name_is_one_output(arm):
+    """outputs="beam.xi1" is that one output (its characters were taken as names)."""
+    case = load_case(arm, {"solver.t_end": 0.01})
+    one = Simulation(case, outputs="beam.xi1")
+    listed = Simulation(case, outputs=["beam.xi1"])
+    assert one.output_names == listed.output_names == ["beam.xi1"]

@@ -335,3 +335,9 @@ def test_a_restart_point_before_the_first_step_restarts_the_integral_at_zero():
     for q in first:
         assert integ.step()[0]
         np.testing.assert_array_equal(integ.q, q)
+
+
+def test_the_api_takes_the_case_files_default_gains():
+    """kp and kd default to 0 in the API as in a case file (docs/servos.md's table)."""
+    only_kd = servo_link(kd=0.5).model.forces[0]
+    assert (only_kd.kp, only_kd.kd) == (0.0, 0.5)

@@ -442,3 +442,4 @@ def test_a_flexible_links_modal_file_goes_through_the_cases_reader(tmp_path):
     assert reads == ["forearm.fmd.h5"]
     data = case.model.bodies["forearm"].data
     assert_allclose(data.K_ff, forearm.data.K_ff, rtol=1e-14)
+

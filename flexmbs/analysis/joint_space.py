@@ -47,11 +47,12 @@ def _specs(system, joints):
 
 
 def joint_coordinates(system, joints, q, qd, qdd=None):
-    """(s, ṡ, s̈) of ``joints`` (names) at the absolute state (q, q̇, q̈): [rad or m],
-    [rad/s or m/s], [rad/s² or m/s²]; s̈ is None without ``qdd``. Angles lie in
-    (−π, π]."""
+    """(s, ṡ, s̈) of ``joints`` (names, or one name) at the absolute state (q, q̇, q̈):
+    [rad or m], [rad/s or m/s], [rad/s² or m/s²], one entry per joint; s̈ is None
+    without ``qdd``. Angles lie in (−π, π]."""
     from ..elements.marker_pairs import MarkerPair, rotation_partials, translation_partials
 
+    joints = [joints] if isinstance(joints, str) else joints
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     n = len(joints)
     s, sd, sdd = np.zeros(n), np.zeros(n), None if qdd is None else np.zeros(n)
@@ -67,7 +68,8 @@ def joint_coordinates(system, joints, q, qd, qdd=None):
 
 
 def joint_accelerations(system, joints, q, qd, t: float = 0.0) -> np.ndarray:
-    """Forward dynamics: s̈ of ``joints`` [rad/s² or m/s²] at the state (q, q̇, t) under
+    """Forward dynamics: s̈ of ``joints`` (names, or one name) [rad/s² or m/s²] at the
+    state (q, q̇, t) under
     the model's forces (gravity, springs, actuators), from the index-1 system."""
     from ..integrators.reference import accelerations
 
@@ -77,8 +79,8 @@ def joint_accelerations(system, joints, q, qd, t: float = 0.0) -> np.ndarray:
 
 def inverse_dynamics(system, joints, q, qd, accelerations, t: float = 0.0) -> np.ndarray:
     """Inverse dynamics: the torques [N m] (revolute) and forces [N] (prismatic) on
-    ``joints`` that give them the joint ``accelerations`` at the state (q, q̇, t),
-    besides the model's own forces (module docstring). Coordinates that the listed
+    ``joints`` (names, or one name) that give them the joint ``accelerations`` at the
+    state (q, q̇, t), besides the model's own forces (module docstring). Coordinates that the listed
     joints leave free (a floating base, modal coordinates, joints not listed) move as
     the dynamics says meanwhile. The listed joints must not already be driven (their
     drives' equations would repeat)."""
@@ -87,6 +89,7 @@ def inverse_dynamics(system, joints, q, qd, accelerations, t: float = 0.0) -> np
     from ..model.builder import DriveSpec
     from ..model.drives import Polynomial
 
+    joints = [joints] if isinstance(joints, str) else joints
     acc = np.asarray(accelerations, dtype=float).ravel()
     if acc.shape != (len(joints),) or not np.all(np.isfinite(acc)):
         raise ValidationError(f"accelerations must be {len(joints)} finite numbers (one per "

@@ -18,9 +18,10 @@ from ..errors import FieldError, FlexmbsError, ModelError, ValidationError
 from ..frame.rotations import axis_angle
 from ..integrators.options import SOLVER_TABLE_KEYS, SolverOptions
 from ..model import ModelBuilder
-from .case import Case, CaseError, CaseKeyError
+from .case import Case, CaseError
 from .contacts import _add_contact
 from .entry import _orientation, _profile, _Table, modal_options
+from .overrides import apply_overrides
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
 from .substructured_case import add_files_part, add_part, rewrite, route_marker
 from .tables import read_table
@@ -208,41 +209,6 @@ def _add_sensor(path, b, k, entry):
                     if key in t.data},
                  node=node)
 
-
-
-def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
-    """Set dotted keys in a parsed case (in place).
-
-    ``"solver.h"`` sets key ``h`` of table ``[solver]``; ``"bodies.beam.modes"`` sets
-    ``modes`` of the ``[[bodies]]`` entry named ``beam`` (arrays of tables are addressed
-    by their entries' ``name``); ``"forces.tau1.value"`` likewise. Missing tables and keys
-    are created (the loader then validates them as usual); a missing named entry is an
-    error naming the key and the entries there are.
-    """
-    for key, value in overrides.items():
-        parts = str(key).split(".")
-        if len(parts) < 2 or not all(parts):
-            raise CaseKeyError(f"{source}: override {key!r}: expected 'table.key' or "
-                               f"'table.entry.key' (e.g. 'solver.h', 'bodies.beam.modes')")
-        head, rest = parts[0], parts[1:]
-        node = raw.setdefault(head, {})
-        if isinstance(node, list):
-            if len(rest) < 2:
-                raise CaseKeyError(f"{source}: override {key!r}: [[{head}]] is an array of "
-                                   f"tables; name the entry: '{head}.<name>.<key>'")
-            names = [e.get("name") for e in node if isinstance(e, dict)]
-            matches = [e for e in node if isinstance(e, dict) and e.get("name") == rest[0]]
-            if not matches:
-                raise CaseKeyError(f"{source}: override {key!r}: no [[{head}]] entry named "
-                                   f"{rest[0]!r}; entries: {names}")
-            node, rest = matches[0], rest[1:]
-        elif not isinstance(node, dict):
-            raise CaseKeyError(f"{source}: override {key!r}: {head!r} is not a table")
-        for part in rest[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise CaseKeyError(f"{source}: override {key!r}: {part!r} is not a table")
-        node[rest[-1]] = value
 
 
 def _geometry(path, t: _Table, inputs):

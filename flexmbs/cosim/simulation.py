@@ -122,7 +122,7 @@ class Simulation(ModelView):
         available = self.available_outputs()
         if outputs is None:
             return [n for n in available if n not in self.system.coord_names]
-        names = list(outputs)
+        names = [outputs] if isinstance(outputs, str) else list(outputs)  # (one name)
         unknown = [n for n in names if n not in available]
         if unknown:
             sensors = [n for n in available if n not in self.system.coord_names]

@@ -158,7 +158,8 @@ class CaseModels:
     ``scales`` {flexible body: factor} are the stiffness scales set on top."""
 
     def __init__(self, path, overrides: dict | None = None, scales: dict | None = None):
-        from ..cases.loader import apply_overrides, read_case_toml
+        from ..cases.loader import read_case_toml
+        from ..cases.overrides import apply_overrides
 
         self.path = Path(path)
         self.overrides = dict(overrides or {})

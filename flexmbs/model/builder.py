@@ -410,7 +410,7 @@ class ModelBuilder:
         self._forces.append(JointActuator(name, marker_i, marker_j, function, kind, profile))
         return name
 
-    def add_joint_servo(self, name, joint, *, kp, kd, reference, ki=0.0,
+    def add_joint_servo(self, name, joint, *, reference, kp=0.0, kd=0.0, ki=0.0,
                         torque_limit=None, motor=None, coordinate=None):
         """PD(+I) servo on the angle of a revolute or the displacement of a prismatic
         ``joint`` (declared before it; ``coordinate`` picks one of a cylindrical joint's),

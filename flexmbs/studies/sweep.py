@@ -205,7 +205,8 @@ def check_variant_keys(case_path, variants) -> None:
     value of one variant) are left to that run, which records them and lets the others go
     on."""
     from ..cases import load_case
-    from ..cases.loader import CaseKeyError, read_case_toml
+    from ..cases.case import CaseKeyError
+    from ..cases.loader import read_case_toml
 
     read_case_toml(Path(case_path))  # a folder, a binary file, not TOML: no run can start
     seen = set()

@@ -265,7 +265,8 @@ INITIAL_MODAL = ("xi", "xi_dot")
 def _initial_modal(case_path, body, overrides=None) -> dict[str, list[float]]:
     """{key: values} of ``body``'s initial modal coordinates and rates that the case
     (with ``overrides``) gives (:data:`INITIAL_MODAL`), one per mode it keeps."""
-    from ..cases.loader import apply_overrides, read_case_toml
+    from ..cases.loader import read_case_toml
+    from ..cases.overrides import apply_overrides
 
     raw = read_case_toml(Path(case_path))
     if overrides:
