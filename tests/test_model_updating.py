@@ -120,3 +120,32 @@ def test_modal_test_files_and_parameters_are_checked(beam_case, tmp_path):
         update(str(beam_case), modes, [KEYS[0]])
     with pytest.raises(ValidationError, match="one built-in beam"):
         update(str(beam_case), str(good), ["bodies.beam.damping_ratio=0.01"])
+
+
+def test_a_mode_measured_at_one_dof_is_paired_by_its_frequency(beam_case, tmp_path):
+    """The MAC of one DOF is 1 for any model mode not zero there: the beam's second mode
+    measured at one DOF where the first mode moves too was paired with the first (MAC
+    1.0000) and the update went astray. Now it takes the nearest free frequency, with
+    no MAC; the same mode at two DOFs is paired by MAC."""
+    from flexmbs.gradients.modal_update import pair_modes
+
+    data = CaseModels(beam_case).nominal().model.bodies["beam"].data
+    f = data.coordinate_frequencies
+    node, row = 13, 3 * 12  # label 13 is the 13th node: its x, y, z rows
+    direction = int(np.argmax(np.abs(data.phi[row:row + 3, 0])))
+    assert abs(data.phi[row + direction, 0]) > 0  # the first mode moves there
+    name = "xyz"[direction]
+    one = tmp_path / "one.csv"
+    one.write_text(f"mode,frequency_hz,node,direction,value\n"
+                   f"2,{float(f[1])!r},{node},{name},1.0\n")
+    ((i, j, value),) = pair_modes(read_modal_test(one), data)
+    assert (i, j) == (0, 1) and np.isnan(value)
+    two = tmp_path / "two.csv"
+    lines = ["mode,frequency_hz,node,direction,value"]
+    for n in (7, 13):
+        for d, dname in ((1, "y"), (2, "z")):
+            lines.append(f"2,{float(f[0])!r},{n},{dname},"
+                         f"{float(data.phi[3 * (n - 1) + d, 1])!r}")
+    two.write_text("\n".join(lines) + "\n")
+    ((i, j, value),) = pair_modes(read_modal_test(two), data)  # (frequency of mode 1)
+    assert j == 1 and value == pytest.approx(1.0, abs=1e-12)

@@ -131,16 +131,21 @@ def mac(a: np.ndarray, b: np.ndarray) -> float:
     return float((a @ b) ** 2 / ((a @ a) * (b @ b)))
 
 
+#: A test mode measured at fewer DOFs than this is paired by frequency: the MAC of one
+#: DOF is 1 for any model mode not zero there (round-off included), so it tells nothing.
+MAC_FROM_DOFS = 2
+
+
 def pair_modes(tests: list[TestMode], data) -> list[tuple[int, int, float]]:
     """(test index, model coordinate, MAC or NaN) per test mode: greedy by decreasing
-    MAC over the test modes with shapes, then the nearest free frequency for the
-    others."""
+    MAC over the test modes with shapes at :data:`MAC_FROM_DOFS` DOFs or more, then the
+    nearest free frequency for the others (their MAC NaN)."""
     shapes = stacked_shapes(data)
     freqs = data.coordinate_frequencies
     candidates = []
     for i, mode in enumerate(tests):
-        if mode.values.size:
-            rows = dof_rows(data, mode)
+        rows = dof_rows(data, mode) if mode.values.size else None  # (checks the nodes)
+        if mode.values.size >= MAC_FROM_DOFS:
             for j in range(data.n_modes):
                 candidates.append((mac(mode.values, shapes[rows, j]), i, j))
     used_i, used_j, out = set(), set(), {}

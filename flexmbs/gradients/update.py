@@ -13,7 +13,15 @@ from .._blas import single_threaded_blas
 from ..errors import ValidationError
 from .beam_parameters import beam_body, beam_tangent
 from .fit import standard_errors
-from .modal_update import TestMode, dof_rows, mac, pair_modes, read_modal_test, stacked_shapes
+from .modal_update import (
+    MAC_FROM_DOFS,
+    TestMode,
+    dof_rows,
+    mac,
+    pair_modes,
+    read_modal_test,
+    stacked_shapes,
+)
 from .parameters import REL_STEP, CaseModels, apply_bounds, resolve
 
 
@@ -79,7 +87,7 @@ class _Problem:
             res.append(self.w_f * (freqs[j] - test.frequency) / test.frequency)
             jac.append(self.w_f * dfreq[:, j] / test.frequency)
             value = float("nan")
-            if test.values.size:
+            if test.values.size >= MAC_FROM_DOFS:  # (one DOF: paired by frequency)
                 rows = dof_rows(data, test)
                 a, b = test.values, shapes[rows, j]
                 value = mac(a, b)
