@@ -364,3 +364,12 @@ def test_one_stored_triangle_either_way_gives_the_symmetric_matrix(tmp_path, tri
     coo = sp.coo_matrix(tri)
     out = _symmetric(coo.row, coo.col, coo.data, 7, tmp_path / "x", "test")
     assert_allclose(out.toarray(), full, rtol=0, atol=0)
+
+
+def test_the_archive_of_another_model_is_refused(examples):
+    """The hex beam's .full with the example tetrahedral beam's archive (nodes 1–1041,
+    its first 321 IDs the .full's): 3870 of its 3913 elements lie outside the matrices.
+    It failed later, in the clamping, with a misleading 'fix more nodes'."""
+    with pytest.raises(ReadError, match=r"3870 of its 3913 elements use nodes that .*"
+                                        r"not the archive of the model"):
+        read_ansys(examples.fullfile, examples.fullfile, examples.tetarchivefile)

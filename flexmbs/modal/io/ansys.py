@@ -32,7 +32,8 @@ once.
 
 Nodes: every node of the matrices must be in the archive (ReadError naming it); archive
 nodes without matrix rows are dropped (``metadata["dropped_nodes"]``), with the cells on
-them. Node coordinates are global Cartesian (rotated nodal systems are refused by the
+them, unless more than half the archive's elements would go: then the archive is another
+model's (ReadError naming it). Node coordinates are global Cartesian (rotated nodal systems are refused by the
 archive reader). Materials: ``material={"E": ..., "nu": ...}`` in the files' units, or
 the archive's MP EX/PRXY when all elements are solids with stress recovery
 (SOLID185/SOLID45, and SOLID186 bricks) of one
@@ -304,6 +305,12 @@ def _model(mats: AnsysMatrices, cdb: CdbModel, *, units, material) -> FEModel:
         if inside.any():
             cells[kind] = np.vectorize(index.__getitem__, otypes=[np.int64])(conn[inside])
             labels[kind] = cdb.cell_labels[kind][inside]
+    total = sum(len(conn) for conn in cdb.cells.values())
+    if total and outside > total // 2:
+        raise ReadError(f"{cdb.path}: {outside} of its {total} elements use nodes that "
+                        f"{mats.paths[-1]} has no rows for ({len(dropped)} of its "
+                        f"{len(cdb.ids)} nodes are not in the matrices): it is not the "
+                        f"archive of the model the matrices were written from")
     sets: dict[str, np.ndarray] = {}
     partial_sets = []
     for name, members in cdb.sets.items():
