@@ -407,13 +407,17 @@ class System:
                     power -= float(lam[row.rows] @ (block @ qd[cols]))
         return power
 
-    def energy(self, q, qd) -> tuple[float, float]:
-        """(kinetic, potential) energy [J]: bodies' gravity and springs' potentials."""
+    def energy(self, q, qd, leave_out=()) -> tuple[float, float]:
+        """(kinetic, potential) energy [J]: bodies' gravity and springs' potentials, the
+        forces in ``leave_out`` left out (a run's contacts: their stored energy depends on
+        their state at each output, which the run's samples hold)."""
         kin = sum(b.kinetic_energy(q[s], qd[s]) for b, s in zip(self.bodies, self.slices,
                                                                strict=True))
         pot = sum(b.potential_energy(q[s], self.model.gravity)
                   for b, s in zip(self.bodies, self.slices, strict=True))
-        pot += sum(f.potential(self, q) for f in self.model.forces if hasattr(f, "potential"))
+        left = {id(f) for f in leave_out}
+        pot += sum(f.potential(self, q) for f in self.model.forces
+                   if hasattr(f, "potential") and id(f) not in left)
         kin += sum(f.kinetic_energy(self, q, qd) for f in self.model.forces
                    if hasattr(f, "kinetic_energy"))
         return float(kin), float(pot)

@@ -261,7 +261,7 @@ def _output_quantities(system, integ, histories, derived, refs, known=None):
             energies = np.empty((t.size, 2))
             for k in range(t.size):
                 system.angle_memory.update({name: float(v[k]) for name, v in refs.items()})
-                energies[k] = system.energy(q[k], qd[k])
+                energies[k] = system.energy(q[k], qd[k], leave_out=integ.contacts)
             viol = np.array([system.violations(a, b, tt)
                              for a, b, tt in zip(q, qd, t, strict=True)])
             if not integ.contacts:
@@ -276,9 +276,10 @@ def _output_quantities(system, integ, histories, derived, refs, known=None):
     if integ.contacts:
         if integ.compiled is None:
             power = power - np.array(derived["contact_power"])
-        else:  # the kernels' outputs leave the contacts out: their energy from the samples
-            energies = energies.copy()
-            energies[:, 1] += np.array(derived["contact_energy"])
+        # both engines leave the contacts out of the energies above: their stored energy
+        # from the samples, taken under each output's contact state
+        energies = energies.copy()
+        energies[:, 1] += np.array(derived["contact_energy"])
         work -= np.array(derived["dissipated"])
     work += np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(t))])
     return energies, viol, work

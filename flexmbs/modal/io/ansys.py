@@ -33,11 +33,11 @@ once.
 Nodes: every node of the matrices must be in the archive (ReadError naming it); archive
 nodes without matrix rows are dropped (``metadata["dropped_nodes"]``), with the cells on
 them, unless more than half the archive's elements would go: then the archive is another
-model's (ReadError naming it). Node coordinates are global Cartesian (rotated nodal systems are refused by the
-archive reader). Materials: ``material={"E": ..., "nu": ...}`` in the files' units, or
-the archive's MP EX/PRXY when all elements are solids with stress recovery
-(SOLID185/SOLID45, and SOLID186 bricks) of one
-material whose density times the elements' volume is the ``.full`` mass (to 1e-6): then
+model's (ReadError naming it). Node coordinates are global Cartesian (rotated nodal
+systems are refused by the archive reader). Materials: ``material={"E": ..., "nu":
+...}`` in the files' units, or the archive's MP EX/PRXY when all elements are solids
+with stress recovery (SOLID185/SOLID45, and SOLID186 bricks) of one material whose
+density times the elements' volume is the ``.full`` mass (to 1e-6): then
 the linear tetrahedra and hexahedra give stress modes and geometric stiffening, as for
 Abaqus ``.inp`` meshes.
 
