@@ -341,3 +341,21 @@ def test_the_api_takes_the_case_files_default_gains():
     """kp and kd default to 0 in the API as in a case file (docs/servos.md's table)."""
     only_kd = servo_link(kd=0.5).model.forces[0]
     assert (only_kd.kp, only_kd.kd) == (0.0, 0.5)
+
+
+@pytest.mark.parametrize("markers", [("ground.O", "link.pivot"), ("link.pivot", "ground.O")])
+def test_a_servo_on_a_joint_a_drive_already_moves_is_refused(markers):
+    """A servo and a rotation drive on the same joint's markers (either order): the drive
+    prescribes the angle and the servo's torque only went into the drive's reaction,
+    silently. Refused naming both."""
+    b = fm.ModelBuilder()
+    b.add_rigid_body("link", mass=MASS, inertia=np.diag([0.002, I_C, I_C]),
+                     position=(R_C, 0, 0))
+    b.add_marker("ground", "O")
+    b.add_marker("link", "pivot", position=(-R_C, 0, 0))
+    b.add_revolute("shoulder", "ground.O", "link.pivot")
+    b.add_joint_servo("servo", "shoulder", reference=0.0, kp=2.0)
+    b.add_drive("motor", "rotation", MOVE, marker_i=markers[0], marker_j=markers[1])
+    with pytest.raises(ModelError, match=r"joint servo 'servo' and drive 'motor' both set "
+                                         r"the rotation"):
+        b.finalize()

@@ -429,3 +429,13 @@ def reference_problems(joints, drives, forces, markers: dict, bodies: dict,
             if mi is not None and mj is not None and mi.body == mj.body:
                 problems.append(f"drive {drive.name!r} relates two markers of body "
                                 f"{mi.body!r}")
+    driven = {"torque": "rotation", "force": "translation"}  # what a servo's kind sets
+    for servo in (f for f in forces if getattr(f, "element_kind", "") == "joint_servo"):
+        pair = {servo.marker_i, servo.marker_j}
+        for drive in drives:
+            if drive.kind == driven.get(servo.kind) and {drive.marker_i,
+                                                         drive.marker_j} == pair:
+                problems.append(f"joint servo {servo.name!r} and drive {drive.name!r} "
+                                f"both set the {drive.kind} of markers {sorted(pair)}: "
+                                f"the drive prescribes it, so the servo's {servo.kind} "
+                                f"would only go into the drive's reaction; keep one")
