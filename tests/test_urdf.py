@@ -80,7 +80,8 @@ def test_joints_keep_names_kinds_limits_and_mimic(tmp_path):
                  + joint("spin", "continuous", "l0", "l1", xyz=(0.1, 0, 0))
                  + joint("slide", "prismatic", "l1", "l2", axis=(0, 1, 0), extra=limit
                          + '<mimic joint="hinge" multiplier="2" offset="0.1"/>'))
-    builder = load_urdf(path, visuals=False)
+    with pytest.warns(UserWarning, match="mimic joints are not coupled"):
+        builder = load_urdf(path, visuals=False)
     model = builder.finalize()
     assert [(j.name, j.kind) for j in model.joints] == [
         ("hinge", "revolute"), ("spin", "revolute"), ("slide", "prismatic")]
@@ -443,3 +444,26 @@ def test_a_flexible_links_modal_file_goes_through_the_cases_reader(tmp_path):
     data = case.model.bodies["forearm"].data
     assert_allclose(data.K_ff, forearm.data.K_ff, rtol=1e-14)
 
+
+
+def test_mimic_joints_are_said_to_be_uncoupled_and_their_targets_checked(tmp_path):
+    """A <mimic> was dropped silently (the model one DOF more than the robot, no word);
+    now it is a ModelWarning naming the relation, and a mimic of a joint the robot does
+    not have is refused."""
+    from flexmbs.errors import ModelWarning
+
+    def robot(target):
+        link = inertial(1.0, (0.15, 0, 0), (0, 0, 0), (0.001, 0.01, 0.01), (0, 0, 0))
+        return ('<link name="base"/>' + f'<link name="l1">{link}</link>'
+                + f'<link name="l2">{link}</link>'
+                + joint("j1", "revolute", "base", "l1", (0, 0, 0), (0, 0, 0), (0, 1, 0),
+                        extra='<limit lower="-3" upper="3" effort="5" velocity="2"/>')
+                + joint("j2", "revolute", "l1", "l2", (0.3, 0, 0), (0, 0, 0), (0, 1, 0),
+                        extra='<limit lower="-3" upper="3" effort="5" velocity="2"/>'
+                              f'<mimic joint="{target}" multiplier="2" offset="0.1"/>'))
+
+    with pytest.warns(ModelWarning, match=r"1 degree\(s\) of freedom more than the robot "
+                                          r"\('j2' = 2 × 'j1' \+ 0\.1\)"):
+        load_urdf(write(tmp_path, robot("j1")))
+    with pytest.raises(ModelError, match=r"joint 'j2': mimics joint 'nosuch'"):
+        load_urdf(write(tmp_path, robot("nosuch"), name="missing.urdf"))

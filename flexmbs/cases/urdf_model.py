@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError, ValidationError
+from ..errors import ModelError, ModelWarning, ValidationError
 from ..frame.rotations import g_global, quaternion_from_matrix
 from ..model import ModelBuilder
 from .urdf_robot import MOVING, Robot, read_urdf
@@ -287,6 +287,14 @@ def load_urdf(path, gravity=(0.0, 0.0, -9.81), flexible=None, base: str = "fixed
     if skipped:
         warnings.warn(f"{robot.path.name}: {len(skipped)} visual(s) not drawn: "
                       + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else ""),
+                      stacklevel=2)
+    mimics = [j for j in robot.moving_joints if j.mimic is not None]
+    if mimics:
+        said = "; ".join(f"{j.name!r} = {j.mimic[1]:g} × {j.mimic[0]!r} + {j.mimic[2]:g}"
+                         for j in mimics)
+        warnings.warn(f"{robot.path.name}: mimic joints are not coupled, so the model has "
+                      f"{len(mimics)} degree(s) of freedom more than the robot ({said}); "
+                      f"drive or servo them to follow (docs/urdf.md)", ModelWarning,
                       stacklevel=2)
     moving = tuple(j.name for j in robot.moving_joints)
     builder.urdf = UrdfImport(robot, base, moving,

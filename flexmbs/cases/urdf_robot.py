@@ -315,6 +315,11 @@ def read_urdf(path) -> Robot:
         if any(j.name == joint.name for j in joints):
             problems.append(f"duplicate joint name {joint.name!r}")
         joints.append(_joint(joint, problems))
+    names = {j.name for j in joints}
+    for j in joints:
+        if j.mimic is not None and j.mimic[0] not in names:
+            problems.append(f"joint {j.name!r}: mimics joint {j.mimic[0]!r}, which the "
+                            f"robot does not have")
     if not links:
         problems.append("the robot has no links")
     root, ordered = _tree(urdf.robot.name, links, joints, problems)
