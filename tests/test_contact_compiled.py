@@ -235,3 +235,32 @@ def test_a_stuck_contacts_energy_is_taken_at_each_output_on_both_engines(tmp_pat
         assert abs(result.potential[0]) < 1e-4  # z ≈ 0: gravity's potential, no spring
     np.testing.assert_allclose(results["python"].potential, results["compiled"].potential,
                                rtol=0, atol=1e-6)
+
+
+def test_a_kinetic_friction_above_the_static_one_is_warned_of():
+    """μ_k > μ_s (sliding harder than breaking away) was accepted silently."""
+    import warnings
+
+    from flexmbs.errors import ModelWarning
+
+    with pytest.warns(ModelWarning, match=r"mu_kinetic 0\.5 exceeds mu_static 0\.3"):
+        Friction(0.3, mu_kinetic=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Friction(0.5, mu_kinetic=0.3)
+        Friction(0.4)
+
+
+def test_a_damped_hertz_laws_errors_name_it_and_the_restitution_it_takes():
+    """A negative K of a Hunt–Crossley law was reported as 'Hertz: …'; the lowest e each
+    law takes are those where its own restitution comes within 0.1 (0.63 and 0.70)."""
+    from flexmbs.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="HuntCrossley: stiffness K"):
+        HuntCrossley(K=-1.0, e=0.9)
+    HuntCrossley(K=1e6, e=0.64)
+    with pytest.raises(ValidationError, match=r"Hunt-Crossley takes e >= 0\.63"):
+        HuntCrossley(K=1e6, e=0.62)
+    LankaraniNikravesh(K=1e6, e=0.70)
+    with pytest.raises(ValidationError, match=r"Lankarani-Nikravesh e >= 0\.70"):
+        LankaraniNikravesh(K=1e6, e=0.69)

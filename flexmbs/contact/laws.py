@@ -73,8 +73,8 @@ class Hertz:
     needs_onset_velocity = False
 
     def __post_init__(self):
-        _positive("Hertz", self.K, "stiffness K")
-        _positive("Hertz", self.n, "exponent n")
+        _positive(type(self).__name__, self.K, "stiffness K")
+        _positive(type(self).__name__, self.n, "exponent n")
 
     def force(self, delta, delta_dot, v_onset=None):
         elastic = self.K * delta**self.n
@@ -103,8 +103,9 @@ def _attainable(law, e) -> None:
     if abs(got - e) > RESTITUTION_TOLERANCE:
         raise ValidationError(
             f"{type(law).__name__}: restitution e = {e!r} is out of this law's reach: its "
-            f"damping gives {got:.3g} (it approximates e only near 1); use e >= 0.7, or "
-            f"the 'impulse' law for Newton's v+ = -e v- exactly")
+            f"damping gives {got:.3g} (it approximates e only near 1: Hunt-Crossley takes "
+            f"e >= 0.63, Lankarani-Nikravesh e >= 0.70); use the 'impulse' law for "
+            f"Newton's v+ = -e v- exactly")
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,15 @@ class Friction:
                                                 and self.mu_kinetic >= 0):
             raise ValidationError(f"Friction: mu_kinetic must be >= 0, got "
                                   f"{self.mu_kinetic!r}")
+        if self.mu_kinetic is not None and self.mu_kinetic > self.mu_static:
+            import warnings
+
+            from ..errors import ModelWarning
+
+            warnings.warn(f"Friction: mu_kinetic {self.mu_kinetic:g} exceeds mu_static "
+                          f"{self.mu_static:g}: sliding then takes more force than "
+                          f"breaking away, which is seldom meant", ModelWarning,
+                          stacklevel=3)
         _positive("Friction", self.v_reg, "v_reg")
         if self.stribeck_velocity is not None:
             _positive("Friction", self.stribeck_velocity, "stribeck_velocity")
