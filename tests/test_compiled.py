@@ -200,9 +200,11 @@ def random_model(seed: int, bushings: bool = True, servos: bool = True):
         b.add_joint(f"j{k}", kinds[int(rng.integers(0, len(kinds)))], *pair())
     mi, mj = pair()
     b.add_drive("rot", "rotation", SpinUp(rng.uniform(1, 3), 0.8), marker_i=mi, marker_j=mj)
+    driven = [{mi, mj}]  # (a servo may not set what a drive sets: another pair for them)
     mi, mj = pair()
     b.add_drive("slide", "translation", Polynomial(tuple(rng.normal(size=3))),
                 marker_i=mi, marker_j=mj)
+    driven.append({mi, mj})
     b.add_drive("coord", "coordinate", Polynomial((0.1, 0.2)), coordinate="r0.x")
     for k, kind in enumerate(("torque", "force")):
         mi, mj = pair()
@@ -237,7 +239,11 @@ def random_model(seed: int, bushings: bool = True, servos: bool = True):
                       rotational_damping=rng.uniform(0, 2, 3) * rng.integers(0, 2),
                       preload_force=rng.normal(size=3), preload_torque=rng.normal(size=3))
     for k in range(int(rng.integers(0, 3)) if servos else 0):
-        b.add_joint(f"vj{k}", ("revolute", "prismatic")[int(rng.integers(0, 2))], *pair())
+        servo_pair = pair()
+        while set(servo_pair) in driven:
+            servo_pair = pair()
+        b.add_joint(f"vj{k}", ("revolute", "prismatic")[int(rng.integers(0, 2))],
+                    *servo_pair)
         motor = (Motor(rng.uniform(0, 1e-3), rng.uniform(1, 50), rng.uniform(0.5, 1))
                  if rng.integers(0, 2) else None)
         b.add_joint_servo(f"v{k}", f"vj{k}", kp=rng.uniform(0, 50), kd=rng.uniform(0, 5),

@@ -572,3 +572,25 @@ def test_steps_taken_again_after_a_newton_failure_are_counted(engine):
     assert result.statistics["halved_steps"] == int(np.round(halvings).sum()) > 0
     _, plain = run_case(case, t_end=0.004, engine=engine)
     assert plain.statistics["halved_steps"] == 0
+
+
+def test_a_continued_run_carries_its_halved_steps_on(tmp_path):
+    """The restart point keeps the count (in memory and in the results file): a run
+    continued from its first half reports the halved steps of the whole history, each
+    step's log2(start / size) summed as in the test above (the first half's last step
+    starts from what was left of it)."""
+    from flexmbs.cases import load_case, run_case
+    from flexmbs.results import SimulationResult
+
+    case = load_case(Path(__file__).resolve().parents[1] / "cases" / "seed_pendulum.toml")
+    _, first = run_case(case, t_end=0.002, max_iter=1, output_every=1, engine="python")
+    first.save(tmp_path / "first.res.h5")
+    for earlier in (first, SimulationResult.load(tmp_path / "first.res.h5")):
+        _, rest = run_case(case, t_end=0.004, max_iter=1, output_every=1, engine="python",
+                           restart=earlier)
+        t = np.asarray(rest.t)
+        ends = np.where(t[1:] <= 0.002 + 1e-15, 0.002, 0.004)
+        halvings = np.log2(np.minimum(1e-3, ends - t[:-1]) / np.asarray(rest.steps.h_min[1:]))
+        np.testing.assert_allclose(halvings, np.round(halvings), atol=1e-6)
+        assert rest.statistics["halved_steps"] == int(np.round(halvings).sum())
+        assert rest.statistics["halved_steps"] > first.statistics["halved_steps"] > 0

@@ -507,3 +507,17 @@ def test_an_nx_punch_and_a_part_runs_own_uset():
                                         r"inboard\.op2 \(superelement 0\)"):
         read_modal(NX / "inboard.op2", matrices=NX / "inboard.op4",
                    units="mm-t-s")
+
+
+def test_an_msc_punch_recovering_a_grid_it_does_not_place_is_refused(tmp_path):
+    """An MSC punch (it has QSET1) carries a GRID card for every grid its TUG1 recovers;
+    one without (grid 20110038 renamed 20119999 in TUG1) is refused naming it. Only a
+    Simcenter punch, without QSET1, leaves such grids out (above)."""
+    text = PCH.read_text().replace("201100386       61", "201199996       61")
+    assert text != PCH.read_text()
+    damaged = tmp_path / PCH.name
+    damaged.write_text(text)
+    shutil.copy(OP4, tmp_path / OP4.name)
+    with pytest.raises(ReadError, match=r"TUG1: grid 20119999 is recovered through MUG1 "
+                                        r"but no GRID card"):
+        read_modal(damaged)

@@ -418,6 +418,8 @@ def test_the_source_digest_is_worked_out_once_per_process(tmp_path, monkeypatch)
     monkeypatch.setattr(remembered.os, "scandir", lambda path: (_ for _ in ()).throw(
         AssertionError(f"listed {path} again")))
     assert remembered.package_digest() == first
+
+
 def test_the_entries_used_longest_ago_go_past_the_limits(tmp_path, monkeypatch):
     where = tmp_path / "beams"
     where.mkdir()

@@ -445,7 +445,6 @@ def test_a_flexible_links_modal_file_goes_through_the_cases_reader(tmp_path):
     assert_allclose(data.K_ff, forearm.data.K_ff, rtol=1e-14)
 
 
-
 def test_mimic_joints_are_said_to_be_uncoupled_and_their_targets_checked(tmp_path):
     """A <mimic> was dropped silently (the model one DOF more than the robot, no word);
     now it is a ModelWarning naming the relation, and a mimic of a joint the robot does
@@ -463,7 +462,7 @@ def test_mimic_joints_are_said_to_be_uncoupled_and_their_targets_checked(tmp_pat
                               f'<mimic joint="{target}" multiplier="2" offset="0.1"/>'))
 
     with pytest.warns(ModelWarning, match=r"1 degree\(s\) of freedom more than the robot "
-                                          r"\('j2' = 2 × 'j1' \+ 0\.1\)"):
+                                          r"\('j2' = 2 × 'j1' \+0\.1\)"):
         load_urdf(write(tmp_path, robot("j1")))
     with pytest.raises(ModelError, match=r"joint 'j2': mimics joint 'nosuch'"):
         load_urdf(write(tmp_path, robot("nosuch"), name="missing.urdf"))

@@ -69,8 +69,8 @@ def joint_coordinates(system, joints, q, qd, qdd=None):
 
 def joint_accelerations(system, joints, q, qd, t: float = 0.0) -> np.ndarray:
     """Forward dynamics: s̈ of ``joints`` (names, or one name) [rad/s² or m/s²] at the
-    state (q, q̇, t) under
-    the model's forces (gravity, springs, actuators), from the index-1 system."""
+    state (q, q̇, t) under the model's forces (gravity, springs, actuators), from the
+    index-1 system."""
     from ..integrators.reference import accelerations
 
     qdd, _ = accelerations(system, q, qd, t)

@@ -290,12 +290,13 @@ def load_urdf(path, gravity=(0.0, 0.0, -9.81), flexible=None, base: str = "fixed
                       stacklevel=2)
     mimics = [j for j in robot.moving_joints if j.mimic is not None]
     if mimics:
-        said = "; ".join(f"{j.name!r} = {j.mimic[1]:g} × {j.mimic[0]!r} + {j.mimic[2]:g}"
+        said = "; ".join(f"{j.name!r} = {j.mimic[1]:g} × {j.mimic[0]!r} {j.mimic[2]:+g}"
                          for j in mimics)
         warnings.warn(f"{robot.path.name}: mimic joints are not coupled, so the model has "
                       f"{len(mimics)} degree(s) of freedom more than the robot ({said}); "
-                      f"drive or servo them to follow (docs/urdf.md)", ModelWarning,
-                      stacklevel=2)
+                      f"flexmbs has no coupler between joints: where the mimicked joint's "
+                      f"motion is prescribed, drive the mimic joint with the same profile "
+                      f"scaled (docs/urdf.md)", ModelWarning, stacklevel=2)
     moving = tuple(j.name for j in robot.moving_joints)
     builder.urdf = UrdfImport(robot, base, moving,
                               {j.name: MOVING[j.kind] for j in robot.moving_joints},

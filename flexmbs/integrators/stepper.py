@@ -539,7 +539,7 @@ class AlphaIntegrator:
                 "matrix_factored": ("kernel" if getattr(self.matrix.lu, "by_kernel", False)
                                     else "library"),
                 "refreshes": self.refreshes, "rejected": self.rejected,
-                "formulation": self.formulation.value,
+                "halvings": self.halvings, "formulation": self.formulation.value,
                 "angles": dict(self.system.angle_memory),
                 "interval": self.stats.open_interval(),
                 "last_iterations": self.stats.last_iterations}
@@ -555,7 +555,7 @@ class AlphaIntegrator:
             np.array(cp[k], dtype=float) for k in ("q", "qd", "qdd", "lam", "a"))
         self.h = float(cp["h"])
         self.refreshes = self._refreshes_accepted = int(cp["refreshes"])
-        self.rejected = int(cp["rejected"])
+        self.rejected, self.halvings = int(cp["rejected"]), int(cp.get("halvings", 0))
         angles = cp.get("angles") or {}  # springs continue their angles (wound past ±π)
         memory = self.system.angle_memory
         for servo in self.servos:  # their integrals, kept with the angles (none yet: 0)

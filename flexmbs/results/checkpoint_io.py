@@ -3,7 +3,7 @@ q, qd, qdd, lam, a[, matrix | matrix_rows, matrix_cols, matrix_values (the itera
 matrix of a sparse engine by its possible nonzeros, :class:`MatrixEntries`, with attr
 matrix_order)] and attrs t, h, matrix_h, matrix_factored ("kernel": the
 matrix in use was factored by the step kernel's LU, "library": by LAPACK or SuperLU),
-steps, next_output, refreshes, rejected, formulation, stepping_time, angles (the
+steps, next_output, refreshes, rejected, halvings, formulation, stepping_time, angles (the
 rotational springs' angle memory, JSON {name: angle [rad]}), interval (JSON: the steps
 since the last output, flexmbs.results.steps.interval) and last_iterations (files
 written before these two hold the steps per step instead, flexmbs.results.io) (what it
@@ -97,6 +97,7 @@ def write_checkpoint(f, checkpoint: dict) -> None:
     for key in SCALARS:
         value = checkpoint.get(key)
         g.attrs[key] = np.nan if value is None else value
+    g.attrs["halvings"] = int(checkpoint.get("halvings", 0))  # (files before it: none)
     g.attrs["formulation"] = str(checkpoint.get("formulation", ""))
     g.attrs["matrix_factored"] = str(checkpoint.get("matrix_factored", ""))
     g.attrs["angles"] = json.dumps({str(k): float(v) for k, v in
@@ -124,6 +125,7 @@ def read_checkpoint(f) -> dict:
         out[key] = None if np.isnan(value) else value.item()
     for key in ("steps", "next_output", "refreshes", "rejected"):
         out[key] = int(out[key])
+    out["halvings"] = int(g.attrs.get("halvings", 0))
     out["formulation"] = str(g.attrs.get("formulation", ""))
     out["matrix_factored"] = str(g.attrs.get("matrix_factored", ""))  # ("": before it)
     out["angles"] = json.loads(str(g.attrs.get("angles", "{}")))

@@ -146,7 +146,8 @@ def read_punch(path: str | os.PathLike, superelement: int | None = None) -> Punc
     punch = Punch(path, seid, ids, coords, frames, boundary, qset, lines, params,
                   cp_frames=cp_frames, blank_cd=blank_cd)
     punch.dmig = _dmig(cards)
-    punch.tug1, punch.tug1_shape, punch.tug1_unplaced = _tug1(cards, grids)
+    simcenter = not any(card.name == "QSET1" for card in cards)  # (its q-set as ASET)
+    punch.tug1, punch.tug1_shape, punch.tug1_unplaced = _tug1(cards, grids, simcenter)
     return punch
 
 
@@ -241,11 +242,13 @@ def _dmig(cards) -> dict[str, dict]:
     return out
 
 
-def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None, list[int]]:
+def _tug1(cards, grids, unplaced_ok: bool
+          ) -> tuple[dict[int, int], tuple[int, int] | None, list[int]]:
     """The MUG1 row (0-based) of the first component of each recovered grid that a GRID
     card of the punch places, from the DTI TUG1 table (record 0: rows, columns; record 2:
     TYPE ID COMP ROW quadruples), the table's shape, and the recovered grids without a
-    GRID card (no position: left out)."""
+    GRID card: left out (no position) where ``unplaced_ok`` (a Simcenter punch carries
+    the boundary grids' GRID cards alone), else a ReadError naming the grid."""
     rows: dict[int, int] = {}
     unplaced: list[int] = []
     shape = None
@@ -271,6 +274,9 @@ def _tug1(cards, grids) -> tuple[dict[int, int], tuple[int, int] | None, list[in
                 raise ReadError(f"{card.where()} TUG1: point {gid} has TYPE {kind} with "
                                 f"{ncomp} components; flexmbs recovers grids (TYPE 1, 6)")
             if gid not in grids:
+                if not unplaced_ok:
+                    raise ReadError(f"{card.where()} TUG1: grid {gid} is recovered through "
+                                    "MUG1 but no GRID card of the superelement defines it")
                 unplaced.append(gid)
                 continue
             rows[gid] = row - 1

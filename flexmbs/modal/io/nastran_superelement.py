@@ -74,9 +74,9 @@ def _read_op4(path: Path, punch: Punch) -> dict[str, np.ndarray]:
     out = {}
     for name, matrix in raw.items():
         data = matrix.data
-        if isinstance(data, list):  # (a name written once per superelement)
-            if block is None or len(data) <= block:
-                continue  # (a name not written for every superelement: not this one's)
+        if block is not None:  # several superelements' matrices: this one's alone
+            if not isinstance(data, list) or len(data) <= block:
+                continue  # (written once, or not for every superelement: whose is unknown)
             data = data[block]
         arr = data.toarray() if sp.issparse(data) else np.asarray(data, dtype=float)
         if arr.shape == (1, 1) and arr[0, 0] == 0:

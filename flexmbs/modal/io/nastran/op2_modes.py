@@ -177,13 +177,15 @@ def modes_from_op2(op2, path: Path, geo: BdfGeometry, *, mass=None, units=None,
                          node_sets=node_sets, node_ids=geo.ids, units=system.name,
                          metadata=metadata)
     except FlexmbsError as exc:
+        message = str(exc)
         supports = geo.partial_supports() if frame is ReferenceFrame.MEAN_AXIS else ""
-        if supports and "rigid-body content" in str(exc):
-            exc = (f"{exc}. No grid of {geo.path.name} is clamped fully, so the frame is "
-                   f"taken as mean axes, but {supports} hold the part: its modes move it "
-                   f"rigidly on them. Clamp a grid in all six components (SPC 123456) to "
-                   f"attach the frame there, or leave those supports out of the modal run")
-        raise ReadError(f"{path}: {exc}") from None
+        if supports and "rigid-body content" in message:  # (the mean-axis check's)
+            message += (f". No grid of {geo.path.name} is clamped fully, so the frame is "
+                        f"taken as mean axes, but {supports} hold the part: its modes move "
+                        f"it rigidly on them. Clamp a grid in all six components (SPC "
+                        f"123456) to attach the frame there, or leave those supports out "
+                        f"of the modal run")
+        raise ReadError(f"{path}: {message}") from exc
 
 
 def _grid_shapes(table, path: Path, geo: BdfGeometry
