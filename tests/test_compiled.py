@@ -240,8 +240,12 @@ def random_model(seed: int, bushings: bool = True, servos: bool = True):
                       preload_force=rng.normal(size=3), preload_torque=rng.normal(size=3))
     for k in range(int(rng.integers(0, 3)) if servos else 0):
         servo_pair = pair()
-        while set(servo_pair) in driven:
-            servo_pair = pair()
+        if set(servo_pair) in driven:  # (the pair a drive sets: the next marker's instead)
+            others = [m for m in markers if m.split(".")[0] != servo_pair[0].split(".")[0]
+                      and {servo_pair[0], m} not in driven]
+            if not others:
+                continue
+            servo_pair = (servo_pair[0], others[0])
         b.add_joint(f"vj{k}", ("revolute", "prismatic")[int(rng.integers(0, 2))],
                     *servo_pair)
         motor = (Motor(rng.uniform(0, 1e-3), rng.uniform(1, 50), rng.uniform(0.5, 1))
