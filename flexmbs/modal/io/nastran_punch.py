@@ -129,7 +129,8 @@ def read_punch(path: str | os.PathLike, superelement: int | None = None) -> Punc
         frames[k] = np.eye(3) if cd == 0 else _axes_at(systems[cd], coords[k])
         cp_frames[k] = np.eye(3) if cp == 0 else _axes_at(systems[cp], coords[k])
         blank_cd[k] = not card.text(5)
-    boundary, qset = _aset_cards(path, cards, grids, spoints)
+    simcenter = not any(card.name == "QSET1" for card in cards)  # (its q-set as ASET)
+    boundary, qset = _aset_cards(path, cards, grids, spoints, simcenter)
     params = {}
     for card in cards + sections.get(0, []):
         if card.name == "PARAM":
@@ -146,7 +147,6 @@ def read_punch(path: str | os.PathLike, superelement: int | None = None) -> Punc
     punch = Punch(path, seid, ids, coords, frames, boundary, qset, lines, params,
                   cp_frames=cp_frames, blank_cd=blank_cd)
     punch.dmig = _dmig(cards)
-    simcenter = not any(card.name == "QSET1" for card in cards)  # (its q-set as ASET)
     punch.tug1, punch.tug1_shape, punch.tug1_unplaced = _tug1(cards, grids, simcenter)
     return punch
 
@@ -161,9 +161,10 @@ def _id_components(card) -> list[tuple[Card, int, tuple[int, ...]]]:
             for k in range(0, len(values), 2) if values[k]]
 
 
-def _aset_cards(path, cards, grids, spoints):
+def _aset_cards(path, cards, grids, spoints, simcenter: bool):
     """Boundary grids with components and q-set points from EXTRN (or ASET/ASET1) and
-    QSET1, every ID checked against the GRID and SPOINT cards."""
+    QSET1 (``simcenter``, a punch without QSET1: the ASET scalar points), every ID checked
+    against the GRID and SPOINT cards."""
     extrn = [c for c in cards if c.name == "EXTRN"]
     asets = [c for c in cards if c.name in ("ASET", "ASET1")]
     if not extrn and not asets:
@@ -190,7 +191,7 @@ def _aset_cards(path, cards, grids, spoints):
                             "the superelement")
         boundary[gid] = tuple(sorted(set(boundary.get(gid, ())) | set(comp)))
     qset: set[int] = set()
-    if not any(card.name == "QSET1" for card in cards):
+    if simcenter:
         # Simcenter (NX) Nastran punches the q-set as ASET entries of the scalar points
         # ("ASET DEFINITIONS FOR QSET DATA"), with no QSET1
         qset = scalar & {gid for card in asets if card.name == "ASET"
