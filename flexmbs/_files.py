@@ -34,6 +34,13 @@ from .errors import ReadError, WriteError
 CHECKSUM_ATTR = "checksum"
 
 
+def _unwritable_folder(what: str, path: Path, exc: OSError) -> WriteError:
+    """The error for a folder where no file can be created (``exc`` from creating one:
+    its message, e.g. "No such file or directory" from /proc, is about the new file)."""
+    return WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} is "
+                      f"not writable (creating a file there failed: {exc.strerror})")
+
+
 @contextmanager
 def atomic_path(path, what: str = "file"):
     """Yield a temporary path in ``path``'s folder (same suffixes, so writers that pick a
@@ -44,8 +51,7 @@ def atomic_path(path, what: str = "file"):
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part" + "".join(
             path.suffixes), dir=path.parent)
     except OSError as exc:
-        raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
-                         f"is not writable ({exc.strerror})") from None
+        raise _unwritable_folder(what, path, exc) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -502,8 +508,7 @@ def check_output(path, inputs=(), what: str = "output") -> Path:
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe",
                                      dir=path.parent)
     except OSError as exc:
-        raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
-                         f"is not writable ({exc.strerror})") from None
+        raise _unwritable_folder(what, path, exc) from None
     os.close(fd)
     os.unlink(probe)
     return path

@@ -23,6 +23,7 @@ from flexmbs.model import (
     Move,
     PointToPoint,
     Sequence,
+    SpinUp,
     Step5,
 )
 from flexmbs.model.motion_profiles import SHAPES
@@ -325,6 +326,12 @@ def test_a_zero_move_holds():
     ({"shape": "trapezoidal", "v_max": 3.0, "accel_fraction": 0.2}, "both set the "
                                                                    "acceleration phase"),
     ({"shape": "trapezoidal", "duration": None, "v_max": 3.0}, "key 'duration' is missing"),
+    # too short for floating point: the acceleration D/T² overflows, or t0 + T == t0
+    ({"duration": 1e-300}, "key 'duration' gives a move of 1 in 1e-300 s .* too short"),
+    ({"shape": "cycloidal", "duration": 1e-170}, "key 'duration' gives .* too short"),
+    ({"shape": "trapezoidal", "duration": 1e-300}, "key 'duration' gives .* too short"),
+    ({"duration": 1e-20, "t0": 1.0}, "key 'duration' gives a move of 1 in 1e-20 s from "
+                                     "t0 = 1: too short"),
 ])
 def test_bad_moves_name_the_key_and_value(kwargs, match):
     args = {"start": 0.0, "end": 1.0, "duration": 1.0, **kwargs}
@@ -609,3 +616,15 @@ def test_case_profile_runs_on_both_engines(tmp_path):
         np.testing.assert_allclose(angle, want, rtol=0, atol=1e-9)
         angles[engine] = angle
     np.testing.assert_allclose(angles["python"], angles["compiled"], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("omega, duration, match", [
+    (2.0, 0.0, r"SpinUp.duration must be positive and finite, got 0.0"),
+    (2.0, math.nan, r"SpinUp.duration must be positive and finite, got nan"),
+    (math.inf, 1.0, r"SpinUp.omega must be a finite number, got inf"),
+    (2.0, 1e-300, r"SpinUp.duration = 1e-300 is too short to represent"),
+    (2.0, math.inf, r"SpinUp.duration must be positive and finite, got inf"),
+])
+def test_bad_spin_ups_name_the_value(omega, duration, match):
+    with pytest.raises(ValidationError, match=match):
+        SpinUp(omega, duration)

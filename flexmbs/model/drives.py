@@ -88,8 +88,16 @@ class SpinUp(Profile):
     duration: float
 
     def __post_init__(self):
-        if not self.duration > 0:
-            raise ValidationError(f"SpinUp.duration must be positive, got {self.duration}")
+        if not (self.duration > 0 and math.isfinite(self.duration)):
+            raise ValidationError(f"SpinUp.duration must be positive and finite, got "
+                                  f"{self.duration}")
+        if not math.isfinite(self.omega):
+            raise ValidationError(f"SpinUp.omega must be a finite number, got {self.omega}")
+        k = 2 * math.pi / self.duration
+        if not (math.isfinite(k * k) and math.isfinite(abs(self.omega) / self.duration)):
+            raise ValidationError(f"SpinUp.duration = {self.duration} is too short to "
+                                  "represent: 2π/duration squared or omega/duration "
+                                  "overflows")
 
     def eval(self, t):
         # scalar maths (math, not NumPy: a NumPy call on a float costs a microsecond, and

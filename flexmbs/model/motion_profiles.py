@@ -152,6 +152,12 @@ class PointToPoint(Profile):
                             ("duration", duration), *extras.items()):
             object.__setattr__(self, name, value)
         D = end - start
+        if D != 0.0 and not (t0 + T > t0 and math.isfinite(abs(D) / T / T)):
+            key = "duration" if duration is not None else "a_max"
+            raise ProfileKeyError(owner, key, f"gives a move of {abs(D):g} in {T:g} s "
+                                  f"from t0 = {t0:g}: too short to represent (the time "
+                                  "does not advance over it or the acceleration "
+                                  "overflows)")
         object.__setattr__(self, "_T", T)
         object.__setattr__(self, "_t1", t0 + T)
         object.__setattr__(self, "_t_a", t_a)
