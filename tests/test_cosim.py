@@ -386,3 +386,119 @@ def test_one_output_name_is_one_output(arm):
     one = Simulation(case, outputs="beam.xi1")
     listed = Simulation(case, outputs=["beam.xi1"])
     assert one.output_names == listed.output_names == ["beam.xi1"]
+
+
+PENDULUM = """
+title = "a rigid pendulum without gravity, driven about its pivot"
+[model]
+gravity = [0.0, 0.0, 0.0]
+[[bodies]]
+name = "bob"
+type = "rigid"
+mass = 1.0
+inertia = [0.03, 0.03, 0.05]
+com = [0.0, -0.5, 0.0]
+[[markers]]
+body = "ground"
+name = "O"
+[[markers]]
+body = "bob"
+name = "O"
+[[joints]]
+name = "pivot"
+type = "revolute"
+i = "ground.O"
+j = "bob.O"
+{load}
+[[sensors]]
+name = "th"
+type = "joint"
+quantity = "angle"
+joint = "pivot"
+[[sensors]]
+name = "thd"
+type = "joint"
+quantity = "angle_rate"
+joint = "pivot"
+[solver]
+method = "generalized-alpha"
+rho_inf = {rho_inf}
+h = 1e-3
+t_end = 1.0
+"""
+PIVOT_INERTIA = 0.05 + 1.0 * 0.5**2  # [kg m²] about the pivot
+TORQUE = """[[forces]]
+name = "tau"
+type = "joint-torque"
+i = "ground.O"
+j = "bob.O"
+value = 0.0"""
+DRIVE = """[[drives]]
+name = "motor"
+type = "rotation"
+i = "ground.O"
+j = "bob.O"
+profile = 0.2"""
+
+
+@pytest.mark.parametrize("rho_inf", [1.0, 0.7])
+def test_a_held_pd_loop_is_the_exact_sampled_data_system(tmp_path, rho_inf):
+    """A PD law sampled every 10 ms and held on a free rotor: between samples the torque
+    is constant, so the exact sampled-data motion is θ_k+1 = θ_k + θ̇_k Δt + u_k Δt²/2J.
+    Each held value's jump restarts the integrator's accelerations (docs/cosimulation.md,
+    "Inputs and outputs"); without the restart the first step after each jump carried the
+    old torque for about half a step, 1.9e-3 rad away after 2 s, an error of order h."""
+    path = tmp_path / "pendulum.toml"
+    path.write_text(PENDULUM.format(load=TORQUE, rho_inf=rho_inf))
+    kp, kd, period = 3.0, 0.3, 0.01
+
+    def law(t, measured):
+        return {"tau": kp * (1.0 - measured["th"]) - kd * measured["thd"]}
+
+    ctrl = Controller("pd", law, measure=["th", "thd"],
+                      targets={"tau": "forces.tau.value"}, period=period)
+    sim = Simulation(path, controllers=[ctrl], outputs=["th"])
+    got = [sim.step_to(period * k)["th"] for k in range(1, 201)]
+    theta, rate, exact = 0.0, 0.0, []
+    for _ in range(200):
+        u = kp * (1.0 - theta) - kd * rate
+        theta, rate = (theta + rate * period + u * period**2 / (2 * PIVOT_INERTIA),
+                       rate + u * period / PIVOT_INERTIA)
+        exact.append(theta)
+    np.testing.assert_allclose(got, exact, rtol=0, atol=2e-6)
+
+
+def test_a_ramped_drive_set_point_keeps_its_rate_at_the_communication_points(tmp_path):
+    """A drive's set-point ramped between communication points: at every point the joint
+    turns at the last interval's slope (ρ∞ = 1, the trapezoidal rule, follows a linear
+    motion exactly). The last step of an interval lands a round-off past its end, where
+    the signal said its rate was 0: the joint was stopped at those points."""
+    path = tmp_path / "pendulum.toml"
+    path.write_text(PENDULUM.format(load=DRIVE, rho_inf=1.0))
+    sim = Simulation(path, inputs={"s": "drives.motor.value"}, outputs=["th", "thd"],
+                     input_mode="linear")
+
+    def s(t):
+        return 0.2 + 0.5 * np.sin(3.0 * t)
+
+    for k in range(1, 31):
+        t0, t1 = 0.01 * (k - 1), 0.01 * k
+        out = sim.step_to(t1, inputs={"s": s(t1)})
+        slope = (s(t1) - (s(t0) if k > 1 else 0.2)) / 0.01
+        assert out["th"] == pytest.approx(s(t1), abs=1e-9)
+        assert out["thd"] == pytest.approx(slope, rel=1e-9), k  # (trapezoidal: exact)
+
+
+def test_an_fmu_holds_its_inputs_and_names_are_unique(arm, tmp_path):
+    """An FMI 2.0 master sets an input at the step's start, so a ramp towards it would lag
+    one step: the FMU takes no linear input mode. An input named as an output would make
+    two FMU variables of one name."""
+    from flexmbs.cosim.fmu_export import export_fmu
+
+    with pytest.raises(ValidationError, match="lag one communication step"):
+        export_fmu(arm, tmp_path / "a.fmu", {"tau1": "forces.tau1.value"},
+                   input_mode="linear")
+    with pytest.raises(ValidationError, match=r"input name\(s\) \['shoulder'\] are also "
+                                              "output names"):
+        export_fmu(arm, tmp_path / "a.fmu", {"shoulder": "forces.tau1.value"})
+    assert not (tmp_path / "a.fmu").exists()

@@ -24,9 +24,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="output variables, comma-separated or repeated: sensor "
                         "components (e.g. hand.x) or coordinates (default: every sensor "
                         "component)")
-    p.add_argument("--input-mode", choices=["hold", "linear"], default="hold",
-                   help="inputs held over each communication interval (default) or "
-                        "interpolated linearly across it")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
@@ -48,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = [v.strip() for item in args.outputs for v in item.split(",") if v.strip()]
     outputs = outputs or None
-    path = export_fmu(args.case, args.fmu_file, parse_inputs(args.input), outputs,
-                      args.input_mode)
+    path = export_fmu(args.case, args.fmu_file, parse_inputs(args.input), outputs)
     summary = {"case": args.case, "output": str(path), "inputs": parse_inputs(args.input),
-               "outputs": outputs, "input_mode": args.input_mode}
+               "outputs": outputs, "input_mode": "hold"}
     if args.json:
         emit_json(summary)
     else:

@@ -48,7 +48,17 @@ def export_fmu(case_path, output, inputs: dict | None = None, outputs=None,
                input_mode: str = "hold", **solver) -> Path:
     """Write the case ``case_path`` as the co-simulation FMU ``output`` (.fmu) with the
     named ``inputs`` (name → target, :mod:`flexmbs.cosim.inputs`) and ``outputs``
-    (sensor components or coordinates; default every sensor component)."""
+    (sensor components or coordinates; default every sensor component).
+
+    The FMU holds its inputs over each communication step (``input_mode`` "hold", the
+    only one it takes): an FMI 2.0 master sets an input to its value at the step's start
+    t_c before ``doStep(t_c, Δt)``, so a ramp towards that value over [t_c, t_c + Δt]
+    would act one communication step late (docs/cosimulation.md)."""
+    if input_mode != "hold":
+        raise ValidationError(f"input_mode = {input_mode!r}: an FMU holds its inputs over "
+                              "each communication step; FMI 2.0 masters set an input's "
+                              "value at the step's start, so a linear ramp towards it would "
+                              "lag one communication step")
     try:
         from pythonfmu.builder import FmuBuilder
     except ImportError:
@@ -69,6 +79,11 @@ def export_fmu(case_path, output, inputs: dict | None = None, outputs=None,
                               "master instead")
     inputs = dict(inputs or {})
     sim = Simulation(case, inputs=inputs, outputs=outputs, input_mode=input_mode, **solver)
+    clash = sorted(set(inputs) & set(sim.output_names))
+    if clash:
+        raise ValidationError(f"{case.path.name}: input name(s) {clash} are also output "
+                              "names; an FMU's variable names must be unique: rename the "
+                              "input(s) or leave those outputs out with --output")
     units = {key: _fmi_unit(u) for key, u in sim.sensor_units().items()}
     if not sim.output_names and not inputs:
         raise ValidationError(f"{case.path.name}: no sensors and no --output/--input: the "

@@ -19,11 +19,13 @@ speed and no jump).
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ValidationError
+from ..integrators.control import LANDING_RTOL
 from ..model.drives import Profile
 
 MODES = ("hold", "linear")
@@ -90,7 +92,10 @@ class InputSignal(Profile):
             return self.initial, 0.0, 0.0
         k = bisect.bisect_left(self._t1, t)
         if k == len(self._t1):
-            return self._u1[-1], 0.0, 0.0
+            t0, t1 = self._t0[-1], self._t1[-1]
+            if t - t1 > max(LANDING_RTOL * (t1 - t0), 4.0 * math.ulp(t1)):
+                return self._u1[-1], 0.0, 0.0  # after the last interval: its value
+            k -= 1  # a step that lands a round-off past the interval's end: its rate
         t0, t1, u0, u1 = self._t0[k], self._t1[k], self._u0[k], self._u1[k]
         if t <= t0:  # before the first interval
             return (self.initial if k == 0 else self._u1[k - 1]), 0.0, 0.0

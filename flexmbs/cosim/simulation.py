@@ -16,7 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexmbsError, ValidationError
-from ..integrators.control import LANDING_RTOL, ModelView, next_step, sample_due
+from ..integrators.control import (
+    LANDING_RTOL,
+    ModelView,
+    next_step,
+    restart_after_held_jumps,
+    sample_due,
+)
 from .inputs import MODES, bind_inputs
 
 
@@ -189,6 +195,7 @@ class Simulation(ModelView):
         integ = self.integ
         while t - integ.t > LANDING_RTOL * self.h:
             h, land = next_step(self.controllers, self, self.h, t)
+            restart_after_held_jumps(self.signals, integ)
             integ.h = h
             ok, message = integ.step()
             if not ok:

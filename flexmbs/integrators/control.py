@@ -21,11 +21,13 @@ implement :class:`SampledController`; this stage never imports them.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import ValidationError
+from .reference import accelerations
 
 #: A sample or communication point closer than this fraction of the step to the end of a
 #: step is that step's end (so k steps of h land on t = k h without a sliver step).
@@ -141,3 +143,23 @@ def next_step(controllers, view, h: float, target: float) -> tuple[float, float 
     if remaining >= h * (1.0 - LANDING_RTOL):
         return h, (stop if remaining <= h * (1.0 + LANDING_RTOL) else None)
     return remaining, stop
+
+
+def restart_after_held_jumps(signals, integ) -> bool:
+    """Restart the integrator where a held input jumps at its time t (a controller's new
+    sample, or a value set from outside; docs/cosimulation.md, "Inputs and outputs").
+
+    A held input takes its new value on (t_k, t_k+1]; the accelerations q̈ and the
+    generalized-α acceleration a at t_k were those of the old value. The next step would
+    carry the old load for about half a step, an error of first order in h after every
+    sample. As at a contact's switch, q̈, λ and a = q̈ are taken again from the right of
+    t_k (the signals evaluated a rounding step after it). True when it restarted."""
+    t = integ.t
+    after = math.nextafter(t, math.inf)
+    if not any(getattr(s, "mode", "") == "hold" and s.value_at(after) != s.value_at(t)
+               for s in signals.values()):
+        return False
+    integ.qdd, integ.lam = accelerations(integ.system, integ.q, integ.qd, after,
+                                         compiled=integ.compiled)
+    integ.a = integ.qdd.copy()
+    return True

@@ -18,7 +18,7 @@ from ..engine.concurrent_outputs import ConcurrentOutputs
 from ..errors import ModelError, ValidationError
 from ..results import SimulationResult
 from .alpha import generalized_alpha, hht, newmark
-from .control import ModelView, next_step
+from .control import ModelView, next_step, restart_after_held_jumps
 from .health import (
     INTERRUPTED,
     WARNINGS,
@@ -385,6 +385,7 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
             if control is not None:
                 try:
                     integ.h, land = next_step(control[0], control[1], integ.h, t_end)
+                    restart_after_held_jumps(control[1].signals, integ)
                 except Exception as exc:  # a controller failed: keep the run so far
                     success, message = False, (f"stopped at t = {integ.t:.6g} s: controller: "
                                                f"{type(exc).__name__}: {exc}")
