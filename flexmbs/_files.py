@@ -41,12 +41,33 @@ def _unwritable_folder(what: str, path: Path, exc: OSError) -> WriteError:
                       f"not writable (creating a file there failed: {exc.strerror})")
 
 
+def file_target(path, what: str = "file") -> Path:
+    """The file that writing ``path`` replaces: a symbolic link's target (written through
+    the link, which stays), else ``path``. WriteError when it is a folder, or an existing
+    node that is not a regular file (a device such as /dev/null, a pipe, a socket): an
+    atomic write replaces the file by renaming, which would put a regular file in its
+    place."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target.is_dir():
+        raise WriteError(f"cannot write {what} {str(path)!r}: it is a folder")
+    with suppress(FileNotFoundError):
+        mode = os.stat(target).st_mode
+        if not stat.S_ISREG(mode):
+            raise WriteError(f"cannot write {what} {str(path)!r}: it is not a regular file "
+                             "(a device, pipe or socket); files are written whole and "
+                             "renamed into place, which would replace it: give a file "
+                             "name")
+    return target
+
+
 @contextmanager
 def atomic_path(path, what: str = "file"):
     """Yield a temporary path in ``path``'s folder (same suffixes, so writers that pick a
     format by extension still do); when the block ends without an error the temporary
-    file is flushed to disk and renamed over ``path``, otherwise it is removed."""
-    path = Path(path)
+    file is flushed to disk and renamed over ``path`` (over a symbolic link's target:
+    :func:`file_target`), otherwise it is removed."""
+    path = file_target(path, what)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part" + "".join(
             path.suffixes), dir=path.parent)
@@ -114,9 +135,7 @@ def _move_into_place(staged: Path, target: Path) -> None:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     else:
-        if target.is_dir():
-            raise WriteError(f"cannot write {str(target)!r}: it is a folder")
-        os.replace(staged, target)
+        os.replace(staged, file_target(target))
 
 
 @contextmanager
@@ -491,11 +510,11 @@ def verify_hdf5(f, path, what: str, keep: bool = False,
 
 
 def check_output(path, inputs=(), what: str = "output") -> Path:
-    """``path`` as a Path, after refusing (WriteError naming it) a folder, a missing or
-    unwritable folder, or one of ``inputs`` (the run's own input files)."""
+    """``path`` as a Path, after refusing (WriteError naming it) a folder, a device, pipe
+    or socket (:func:`file_target`), a missing or unwritable folder, or one of ``inputs``
+    (the run's own input files)."""
     path = Path(path)
-    if path.is_dir():
-        raise WriteError(f"cannot write {what} {str(path)!r}: it is a folder")
+    file_target(path, what)  # not a folder, a device, a pipe or a socket
     if not path.parent.is_dir():
         raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
                          f"does not exist")

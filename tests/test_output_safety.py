@@ -8,7 +8,9 @@ Each check compares with something outside the code under test: the files' own b
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import h5py
@@ -45,6 +47,7 @@ def case_copy(tmp_path):
     ("modal", "it is an input of this run"),
     ("missing", "does not exist"),
     ("proc", "is not writable"),
+    ("fifo", "it is not a regular file (a device, pipe or socket)"),
 ])
 def test_bad_outputs_are_refused_before_the_run(case_copy, tmp_path, capsys, target,
                                                 message):
@@ -53,14 +56,45 @@ def test_bad_outputs_are_refused_before_the_run(case_copy, tmp_path, capsys, tar
     before = {p: digest(p) for p in (case_copy, modal)}
     out = {"folder": tmp_path, "case": case_copy, "modal": modal,
            "missing": tmp_path / "nowhere" / "r.res.h5",
-           "proc": Path("/proc/flexmbs_test.res.h5")}[target]
+           "proc": Path("/proc/flexmbs_test.res.h5"),
+           "fifo": tmp_path / "pipe.res.h5"}[target]
+    if target == "fifo":  # (as /dev/null is: a run as root replaced it by a file)
+        os.mkfifo(out)
     code = main(["run", str(case_copy), "-o", str(out), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and str(out) in err
     assert "Traceback" not in err
     assert {p: digest(p) for p in before} == before
-    assert not list(tmp_path.rglob("*.res.h5"))
+    assert not [p for p in tmp_path.rglob("*.res.h5") if p.is_file()]
+    if target == "fifo":
+        assert stat.S_ISFIFO(os.stat(out).st_mode)
+
+
+def test_a_symbolic_link_is_written_through(tmp_path):
+    """A results file named by a symbolic link: its target gets the new run and the link
+    stays (renaming over the link would leave the target with the old run)."""
+    target = short_result(tmp_path)
+    old = digest(target)
+    link = tmp_path / "latest.res.h5"
+    link.symlink_to(target.name)
+    assert main(["run", str(CASES / "seed_pendulum.toml"), "-o", str(link), "--quiet",
+                 "--set", "solver.t_end=0.08"]) == 0
+    assert link.is_symlink() and digest(target) != old
+    assert SimulationResult.load(target).t[-1] == pytest.approx(0.08)
+
+
+@pytest.mark.parametrize("command", [["plot", "{r}", "energy", "-o", "{out}"],
+                                     ["snapshot", "{r}", "--times", "0.02", "-o", "{out}"]])
+def test_an_output_that_is_a_folder_is_refused_by_name(tmp_path, capsys, command):
+    """Before: a bare IsADirectoryError naming the temporary file, exit 1."""
+    result = short_result(tmp_path)
+    folder = tmp_path / "figure.png"
+    folder.mkdir()
+    argv = [a.format(r=result, out=folder) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "it is a folder" in err and str(folder) in err and "Traceback" not in err
 
 
 def short_result(tmp_path):
