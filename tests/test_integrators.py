@@ -177,6 +177,17 @@ def test_variable_step_refuses_an_unreachable_tolerance():
     assert "cannot be met" in res.message
 
 
+def test_variable_steps_never_go_below_h_min():
+    """A tolerance met only below h_min stops the run: accepted steps whose error is
+    close to the tolerance shrank the next step by up to 4 without the floor, and the
+    run took 22 602 steps down to 1.5e-5 s and said "completed"."""
+    res = simulate(seed_pendulum(), 2.0, 0.01, "generalized-alpha", error_tol=1e-11,
+                   h_min=1e-4)
+    assert not res.success and "cannot be met" in res.message, res.message
+    assert res.t.size > 100  # (an output every step)
+    assert np.diff(res.t).min() >= 1e-4 * (1 - 1e-9)
+
+
 def test_option_errors():
     with pytest.raises(TypeError, match=r"unknown option\(s\) \['alhpa'\]"):
         simulate(seed_pendulum(), 0.1, 1e-2, "hht", alhpa=-0.1)
@@ -189,7 +200,13 @@ def test_option_errors():
     for bad, pattern in (({"error_tol": 0.0}, "error_tol must be a positive number, got 0.0"),
                          ({"max_iter": 0}, "max_iter must be an integer"),
                          ({"output_every": 0}, "output_every must be an integer"),
-                         ({"t_out": [5.0]}, "output_times must lie in")):
+                         ({"t_out": [5.0]}, "output_times must be finite times in"),
+                         ({"t_out": [0.05, np.nan]}, r"must be finite times in \[0, 0.1\] "
+                                                     r"s, got \[0.05, nan\]"),
+                         ({"q0": np.full(7, np.nan)}, r"q0\[0\] \(bob.x\) must be finite, "
+                                                      "got nan"),
+                         ({"qd0": [0.0] * 6 + [np.inf]}, r"qd0\[6\] \(bob.e3\) must be finite"),
+                         ({"q0": [0.0, 1.0]}, "q0 must have 7 entries")):
         with pytest.raises(ValidationError, match=pattern):
             simulate(seed_pendulum(), 0.1, 1e-2, "newmark", **bad)
 

@@ -138,11 +138,16 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                               f"t0 = {t_start:g} s")
     if not (isinstance(output_every, int) and output_every >= 1):
         raise ValidationError(f"output_every must be an integer >= 1, got {output_every!r}")
+    for key in ("q0", "qd0"):
+        if options.get(key) is not None:
+            options[key] = _start_vector(system, key, options[key])
     if t_out is not None:
         t_out = np.asarray(t_out, dtype=float)
         t_start = float(restart.t[0]) if cp else float(options.get("t0", 0.0))
-        if t_out.size == 0 or np.min(t_out) < t_start or np.max(t_out) > t_end + 1e-12:
-            raise ValidationError(f"output_times must lie in [{t_start:g}, {t_end:g}] s")
+        if (t_out.size == 0 or not np.isfinite(t_out).all() or np.min(t_out) < t_start
+                or np.max(t_out) > t_end + 1e-12):
+            raise ValidationError(f"output_times must be finite times in [{t_start:g}, "
+                                  f"{t_end:g}] s, got {t_out.tolist()[:8]}")
     start = time.perf_counter()
     with system.constraint_plan.shared():  # Φ_q at the assembled state, taken once
         integ = AlphaIntegrator(system, params, h, **options)
@@ -480,3 +485,22 @@ def _range_limits(value) -> RangeLimits:
         return RangeLimits(**value)
     raise ValidationError(f"range_limits must be a dict or RangeLimits; got "
                           f"{type(value).__name__}")
+
+
+def _start_vector(system, key: str, value) -> np.ndarray:
+    """``q0`` or ``qd0`` as a float vector of one entry per coordinate; ValidationError
+    naming the key and, for a non-finite entry, its coordinate."""
+    try:
+        vector = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{key} must be numbers, one per coordinate, got "
+                              f"{value!r}") from None
+    if vector.shape != (system.n_q,):
+        raise ValidationError(f"{key} must have {system.n_q} entries (one per coordinate: "
+                              f"{', '.join(system.coord_names[:6])}, ...), got shape "
+                              f"{vector.shape}")
+    bad = np.flatnonzero(~np.isfinite(vector))
+    if bad.size:
+        raise ValidationError(f"{key}[{bad[0]}] ({system.coord_names[bad[0]]}) must be "
+                              f"finite, got {float(vector[bad[0]])}")
+    return vector

@@ -496,7 +496,7 @@ class AlphaIntegrator:
                     self.rejected += 1
                     self.stats.reject()
                     continue
-                self.h = min(self.h_max, h * factor)
+                self.h = min(self.h_max, max(self.h_min, h * factor))  # (h_min: floor)
             if ok:
                 self.t, self.q, self.qd, self.qdd, self.lam, self.a = state
                 self.last_step = h
