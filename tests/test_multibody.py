@@ -356,8 +356,9 @@ def test_spin_up_profile_values():
                            ((1, 0.5), (2, -1.0))]))
 def test_table_profile_is_scipys_cubic_spline(seed, n, bc):
     """Table.eval evaluates the spline's pieces itself (scalar maths); it gives what
-    scipy's CubicSpline gives for s, ṡ and s̈, inside the table and beyond its ends (the
-    end pieces continued, or repeated for a periodic spline), to round-off."""
+    scipy's CubicSpline gives for s, ṡ and s̈ inside the table (and beyond its ends for a
+    periodic spline, which repeats), to round-off; beyond the ends of the others the
+    straight line of scipy's end value and slope (s̈ = 0)."""
     from scipy.interpolate import CubicSpline
 
     rng = np.random.default_rng(seed)
@@ -373,6 +374,10 @@ def test_table_profile_is_scipys_cubic_spline(seed, n, bc):
     for t in [*rng.uniform(times[0] - 2.2 * span, times[-1] + 2.2 * span, 20), *times]:
         got = profile.eval(float(t))
         want = [float(reference(t, k)) for k in range(3)]
+        if bc != "periodic" and not times[0] <= t <= times[-1]:
+            end = times[0] if t < times[0] else times[-1]
+            slope = float(reference(end, 1))
+            want = [float(reference(end)) + slope * (t - end), slope, 0.0]
         scale = max(1.0, *np.abs(values)) * max(1.0, span) ** 3
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * scale)
 

@@ -131,7 +131,12 @@ class SpinUp(Profile):
 
 @dataclass(frozen=True)
 class Table(Profile):
-    """Cubic-spline interpolation of a table (t_i, s_i); clamped ends (ṡ = 0) by default."""
+    """Cubic-spline interpolation of a table (t_i, s_i); clamped ends (ṡ = 0) by default.
+
+    Before the first time and after the last the profile goes on as a straight line with
+    the end's value and slope (s̈ = 0): it holds the end value for the default clamped
+    ends. (The end cubics continued would run away: a torque table of 0, 1, 0 N m over
+    1 s gave 28 N m a second after it.) A periodic table repeats."""
 
     times: tuple[float, ...]
     values: tuple[float, ...]
@@ -153,16 +158,22 @@ class Table(Profile):
         object.__setattr__(self, "_breaks", tuple(float(x) for x in spline.x))
         object.__setattr__(self, "_pieces", tuple(zip(*(tuple(map(float, row))
                                                           for row in spline.c), strict=True)))
+        # the ends' (value, slope), continued as straight lines beyond the table
+        object.__setattr__(self, "_ends", tuple((float(spline(x)), float(spline(x, 1)))
+                                                for x in (t[0], t[-1])))
 
     def eval(self, t):
-        """The spline's piece at t, beyond the table as ``CubicSpline`` extrapolates (the
-        end pieces continued; a periodic spline repeats), evaluated in scalar maths:
-        ``CubicSpline.__call__`` costs some 10 µs a call, and profiles are evaluated at
-        every time level."""
+        """The spline's piece at t (beyond the table: the end's straight line, or the
+        periodic repeat), evaluated in scalar maths: ``CubicSpline.__call__`` costs some
+        10 µs a call, and profiles are evaluated at every time level."""
         t = float(t)
         breaks = self._breaks
         if self.bc_type == "periodic":
             t = breaks[0] + (t - breaks[0]) % (breaks[-1] - breaks[0])
+        elif not breaks[0] <= t <= breaks[-1]:
+            end = breaks[0] if t < breaks[0] else breaks[-1]
+            value, slope = self._ends[0 if t < breaks[0] else 1]
+            return value + slope * (t - end), slope, 0.0
         i = min(max(bisect_right(breaks, t) - 1, 0), len(breaks) - 2)
         c3, c2, c1, c0 = self._pieces[i]
         d = t - breaks[i]
@@ -177,8 +188,16 @@ class Table(Profile):
         i = np.clip(np.searchsorted(breaks, t, side="right") - 1, 0, breaks.size - 2)
         c3, c2, c1, c0 = np.asarray(self._pieces)[i].T  # eval's operations, over the array
         d = t - breaks[i]
-        return np.stack([((c3 * d + c2) * d + c1) * d + c0,
-                         (3.0 * c3 * d + 2.0 * c2) * d + c1, 6.0 * c3 * d + 2.0 * c2], axis=1)
+        out = np.stack([((c3 * d + c2) * d + c1) * d + c0,
+                        (3.0 * c3 * d + 2.0 * c2) * d + c1, 6.0 * c3 * d + 2.0 * c2], axis=-1)
+        if self.bc_type != "periodic":
+            for outside, end, (value, slope) in ((t < breaks[0], breaks[0], self._ends[0]),
+                                                 (t > breaks[-1], breaks[-1], self._ends[1])):
+                if np.any(outside):
+                    out[outside] = np.stack([value + slope * (t[outside] - end),
+                                             np.full(int(np.sum(outside)), slope),
+                                             np.zeros(int(np.sum(outside)))], axis=-1)
+        return out
 
 
 @dataclass(frozen=True)
