@@ -502,3 +502,22 @@ def test_an_fmu_holds_its_inputs_and_names_are_unique(arm, tmp_path):
                                               "output names"):
         export_fmu(arm, tmp_path / "a.fmu", {"shoulder": "forces.tau1.value"})
     assert not (tmp_path / "a.fmu").exists()
+
+
+def test_solver_keywords_over_the_case(arm):
+    """A method given as a keyword drops the case's own method parameters (the case's
+    ρ∞ reached HHT as an internal TypeError); a keyword of another method, a misspelt
+    one, a Newton preset and a non-finite time are each named."""
+    sim = Simulation(arm, method="hht")
+    assert sim.integ.params.name.startswith("hht")
+    assert Simulation(arm, method="newmark", beta=0.3).integ.params.beta == 0.3
+    with pytest.raises(ValidationError, match="key 'rho_inf' does not apply to method 'hht'"):
+        Simulation(arm, method="hht", rho_inf=0.5)
+    with pytest.raises(ValidationError, match=r"unknown solver setting\(s\) \['hh'\]"):
+        Simulation(arm, hh=1e-3)
+    converged = Simulation(arm, newton="converged").integ
+    from flexmbs.integrators.options import NEWTON_PRESETS
+
+    assert converged.rtol == NEWTON_PRESETS["converged"]["rtol"]
+    with pytest.raises(ValidationError, match="step_to: t = nan s must be a finite time"):
+        sim.step_to(float("nan"))

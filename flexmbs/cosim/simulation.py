@@ -23,7 +23,11 @@ from ..integrators.control import (
     restart_after_held_jumps,
     sample_due,
 )
+from ..integrators.options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
 from .inputs import MODES, bind_inputs
+
+#: The parameters of every method (a case's belong to its own method).
+METHOD_PARAMETERS = frozenset().union(*METHOD_OPTIONS.values())
 
 
 class Simulation(ModelView):
@@ -61,7 +65,11 @@ class Simulation(ModelView):
         if isinstance(case, (str, Path)):
             case = load_case(case)
         if isinstance(case, Case):
-            settings = {**case.solver, **solver}
+            settings = dict(case.solver)
+            if solver.get("method", settings.get("method")) != settings.get("method"):
+                for key in METHOD_PARAMETERS:  # the case's belong to the case's method
+                    settings.pop(key, None)
+            settings.update(solver)
             model = case.model
             coupling, stiffening = settings.pop("coupling", None), settings.pop("stiffening",
                                                                                  None)
@@ -110,8 +118,22 @@ class Simulation(ModelView):
         method = settings.pop("method", "generalized-alpha")
         if method not in METHODS:
             raise ValidationError(f"method {method!r} is not one of {sorted(METHODS)}")
-        method_keys = {"newmark": {"beta", "gamma"}, "hht": {"alpha"},
-                       "generalized-alpha": {"rho_inf"}}[method]
+        method_keys = METHOD_OPTIONS[method]
+        other = sorted((set(settings) & METHOD_PARAMETERS) - method_keys)
+        if other:
+            raise ValidationError(f"Simulation: key {other[0]!r} does not apply to method "
+                                  f"{method!r} (its parameters: {sorted(method_keys)})")
+        newton = settings.pop("newton", "default")
+        if newton not in NEWTON_PRESETS:
+            raise ValidationError(f"Simulation: newton must be one of "
+                                  f"{list(NEWTON_PRESETS)}, got {newton!r}")
+        for key, value in NEWTON_PRESETS[newton].items():  # explicit tolerances win
+            settings.setdefault(key, value)
+        unknown = sorted(set(settings) - method_keys - STEP_OPTIONS - {"h"})
+        if unknown:
+            raise ValidationError(f"Simulation: unknown solver setting(s) {unknown}; it "
+                                  f"takes h, method, newton, "
+                                  f"{', '.join(sorted(method_keys | STEP_OPTIONS))}")
         params = METHODS[method](**{k: settings.pop(k) for k in list(settings)
                                     if k in method_keys})
         self.h = float(settings.pop("h"))
@@ -188,7 +210,9 @@ class Simulation(ModelView):
         """Advance to time ``t`` [s] with ``inputs`` over the interval; the outputs at t.
         FlexmbsError (the state stays at the last accepted step) when a step fails."""
         t = float(t)
-        if not (np.isfinite(t) and t >= self.t):
+        if not np.isfinite(t):
+            raise ValidationError(f"step_to: t = {t!r} s must be a finite time")
+        if not t >= self.t:
             raise ValidationError(f"step_to: t = {t!r} s is before the current time "
                                   f"{self.t:g} s")
         self.set_inputs(inputs, t)
