@@ -521,3 +521,34 @@ def test_solver_keywords_over_the_case(arm):
     assert converged.rtol == NEWTON_PRESETS["converged"]["rtol"]
     with pytest.raises(ValidationError, match="step_to: t = nan s must be a finite time"):
         sim.step_to(float("nan"))
+
+
+def test_a_failing_controller_is_named(tmp_path):
+    """A law that raises: through Simulation a ModelError naming the controller (a bare
+    KeyError before); in a run, the run stops there, keeps its outputs and says which."""
+    from flexmbs.assembly import System
+    from flexmbs.cosim.inputs import bind_inputs
+    from flexmbs.errors import ModelError
+    from flexmbs.integrators.simulate import simulate
+
+    path = tmp_path / "pendulum.toml"
+    path.write_text(PENDULUM.format(load=TORQUE, rho_inf=1.0))
+
+    def law(t, measured):
+        if t > 0.02:
+            raise KeyError("gain_table")
+        return {"tau": 0.1}
+
+    def controller():
+        return Controller("pd", law, measure=["th"], targets={"tau": "forces.tau.value"},
+                          period=0.01)
+
+    sim = Simulation(path, controllers=[controller()])
+    with pytest.raises(ModelError, match="controller 'pd' failed: KeyError: 'gain_table'"):
+        sim.step_to(0.05)
+    ctrl = controller()
+    model, signals = bind_inputs(load_case(path).model, ctrl.targets)
+    result = simulate(System(model), 0.1, 1e-3, controllers=[ctrl], signals=signals)
+    assert not result.success and result.t[-1] == pytest.approx(0.03)
+    assert result.message == ("stopped at t = 0.03 s: controller 'pd' failed: KeyError: "
+                              "'gain_table'")

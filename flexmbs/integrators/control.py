@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import FlexmbsError, ModelError, ValidationError
 from .reference import accelerations
 
 #: A sample or communication point closer than this fraction of the step to the end of a
@@ -128,9 +128,19 @@ class ModelView:
 
 
 def sample_due(controllers, view) -> None:
-    """Let every controller whose sample time has come sample the model."""
+    """Let every controller whose sample time has come sample the model. A controller
+    that fails is named (with its FMU file, if it has one): ModelError, from the
+    controller's own exception; flexmbs's own errors, which name it, pass as they are."""
     for ctrl in controllers:
-        ctrl.sample_if_due(view)
+        try:
+            ctrl.sample_if_due(view)
+        except FlexmbsError:
+            raise
+        except Exception as exc:
+            path = getattr(ctrl, "path", None)
+            where = f" ({path.name})" if path is not None else ""
+            raise ModelError(f"controller {ctrl.name!r}{where} failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 def next_step(controllers, view, h: float, target: float) -> tuple[float, float | None]:

@@ -15,7 +15,7 @@ from .._blas import one_blas_thread
 from ..assembly.system import System
 from ..contact.log import ContactLog
 from ..engine.concurrent_outputs import ConcurrentOutputs
-from ..errors import ModelError, ValidationError
+from ..errors import FlexmbsError, ModelError, ValidationError
 from ..results import SimulationResult
 from .alpha import generalized_alpha, hht, newmark
 from .control import ModelView, next_step, restart_after_held_jumps
@@ -392,7 +392,9 @@ def _step_loop(system, integ, t_end, h, adaptive, limits, ranges, outputs, next_
                     integ.h, land = next_step(control[0], control[1], integ.h, t_end)
                     restart_after_held_jumps(control[1].signals, integ)
                 except Exception as exc:  # a controller failed: keep the run so far
-                    success, message = False, (f"stopped at t = {integ.t:.6g} s: controller: "
+                    success, message = False, (f"stopped at t = {integ.t:.6g} s: {exc}"
+                                               if isinstance(exc, FlexmbsError) else
+                                               f"stopped at t = {integ.t:.6g} s: controller: "
                                                f"{type(exc).__name__}: {exc}")
                     break
             # the state at t_n, for interpolating outputs inside the step (the integrator
