@@ -382,3 +382,24 @@ def test_a_damaged_sparse_restart_matrix_is_refused_by_name(tmp_path):
         with pytest.raises(ReadError, match=words):
             simulate(_link_chain(), 0.05, h=1e-3, engine="compiled",
                      restart=SimulationResult.load(copy))
+
+
+def test_a_continued_run_keeps_its_start_from_equilibrium(tmp_path, capsys):
+    """A run started from the static equilibrium and continued: the continued file still
+    says how its history started (its settings lost "start" before)."""
+    pendulum = ROOT / "cases" / "seed_pendulum.toml"
+    out = tmp_path / "p.res.h5"
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.05", "-o", str(out),
+                 "--quiet", "--from-equilibrium"]) == 0
+    assert SimulationResult.load(out).settings["start"] == "static equilibrium"
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.1", "--restart", str(out),
+                 "--quiet"]) == 0
+    continued = SimulationResult.load(out)
+    assert continued.t[-1] == pytest.approx(0.1) and continued.t[0] == 0.0
+    assert continued.settings["start"] == "static equilibrium"
+    plain = tmp_path / "plain.res.h5"
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.05", "-o", str(plain),
+                 "--quiet"]) == 0
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.1", "--restart",
+                 str(plain), "--quiet"]) == 0
+    assert "start" not in SimulationResult.load(plain).settings

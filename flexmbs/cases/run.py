@@ -57,8 +57,11 @@ def run_case(case: Case, progress=None, *, from_equilibrium: bool = False, **opt
     except ModelError as exc:
         raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
     result.case = dict(case.source)
-    if from_equilibrium:  # said in the results file too (settings, JSON)
-        result.settings["start"] = "static equilibrium"
+    earlier = getattr(solver.get("restart"), "settings", None) or {}
+    if from_equilibrium or earlier.get("start"):  # said in the results file too
+        # (settings, JSON); a continued run carries on the start of the one it continues
+        result.settings["start"] = "static equilibrium" if from_equilibrium else \
+            earlier["start"]
     return system, result
 
 
