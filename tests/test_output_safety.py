@@ -393,3 +393,39 @@ def test_files_written_atomically_get_the_permissions_of_a_new_file(tmp_path, um
     os.chmod(fresh, 0o640)
     write_text(fresh, "y")
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o640  # a replaced file keeps its own
+
+
+def test_sigterm_while_writing_removes_what_was_staged(tmp_path, monkeypatch, capsys):
+    """SIGTERM outside a run's steps is an interruption (flexmbs.cli.main.Terminated,
+    raised by the command's own SIGTERM handler): a plot interrupted while its file is
+    being written leaves neither the file nor its staged part, and exits 143. (Before,
+    SIGTERM killed the process where it stood: hidden staging files stayed behind.)"""
+    import matplotlib.figure
+
+    from flexmbs.cli.main import Terminated
+
+    result = short_result(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    def killed_half_way(self, path, *args, **kwargs):
+        Path(path).write_bytes(b"\x89PNG half")
+        raise Terminated()
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", killed_half_way)
+    assert main(["plot", str(result), "energy", "-o", str(tmp_path / "e.png")]) == 143
+    assert "terminated (SIGTERM)" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_the_command_turns_sigterm_into_an_interruption():
+    """The console script's process: SIGTERM raises Terminated where it arrives."""
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "from flexmbs.cli import main as m\n"
+            "m.main = lambda settle=False: (os.kill(os.getpid(), signal.SIGTERM), 0)[1]\n"
+            "try:\n    m.entry()\nexcept m.Terminated:\n    print('interrupted')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "interrupted", done.stderr

@@ -85,7 +85,10 @@ def main(argv: list[str] | None = None, *, settle: bool = False) -> int:
     except FlexmbsError as exc:
         print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # outside a run (a run keeps its results and says so)
+    except KeyboardInterrupt as exc:  # outside a run (a run keeps its results, says so)
+        if isinstance(exc, Terminated):
+            print(f"flexmbs {args.command}: terminated (SIGTERM)", file=sys.stderr)
+            return 143
         print(f"flexmbs {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of our output went away (`| head`)
@@ -96,12 +99,26 @@ def main(argv: list[str] | None = None, *, settle: bool = False) -> int:
         return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a command's own process, raised where it arrives as Ctrl-C is, so that
+    what the command was writing is removed (files are staged, then moved into place)
+    and the command exits with 143. A run handles both signals itself while it steps
+    (it stops on a whole step and keeps its results)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def entry() -> None:
     """The ``flexmbs`` command (its console script): :func:`main` in a process of its
-    own, the garbage collector off until the command's modules are imported."""
+    own, the garbage collector off until the command's modules are imported, SIGTERM
+    an interruption (:class:`Terminated`)."""
     import gc
+    import signal
 
     gc.disable()
+    signal.signal(signal.SIGTERM, _terminate)
     sys.exit(main(settle=True))
 
 
