@@ -23,7 +23,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..post.export import export
+    from ..post.export import export, heavy_data_path
     from ..results import SimulationResult
 
     result = SimulationResult.load(args.results)
@@ -31,8 +31,11 @@ def run(args: argparse.Namespace) -> int:
     path = export(result, args.output, every=args.every,
                   progress=lambda d, n: bar(d, n, f"time {d}/{n}"))
     n = len(range(0, len(result.t), args.every))
+    extra = heavy_data_path(path) if path.suffix.lower() == ".xdmf" else None
     if args.json:
-        emit_json({"results": args.results, "output": str(path), "times": n})
+        emit_json({"results": args.results, "output": str(path), "times": n}
+                  | ({"heavy_data": str(extra)} if extra else {}))
     else:
-        print(f"flexmbs export: {n} time(s) written to {path}")
+        print(f"flexmbs export: {n} time(s) written to {path}"
+              + (f" (heavy data: {extra})" if extra else ""))
     return 0

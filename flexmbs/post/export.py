@@ -3,34 +3,46 @@
 * ``.pvd``: a ParaView collection with one VTU per output time in ``<stem>_vtu/``; the
   points are the deformed global positions ``R + A(ū0 + Φ ξ)`` (docs/theory_ffrf.md §2), so the
   meshes move and deform as computed.
-* ``.xdmf`` (+ ``.h5``): one time series on the initial mesh; point data ``motion`` is
-  the position at each time minus the initial one (ParaView: *Warp By Vector* with
-  ``motion`` shows the moving, deforming body).
+* ``.xdmf`` (+ ``<name>.xdmf.h5``, its heavy data): one time series on the initial
+  mesh; point data ``motion`` is the position at each time minus the initial one
+  (ParaView: *Warp By Vector* with ``motion`` shows the moving, deforming body). The
+  heavy-data file is named after the whole XDMF name (``run.res.xdmf`` ->
+  ``run.res.xdmf.h5``), so it never lands on the results file beside it; an export
+  whose output would overwrite (or, for the ``_vtu`` folder, contain) the results file
+  it reads is refused.
 
 The whole scene goes into one mesh per time: the flexible bodies' cells; each rigid
 body as lines joining its frame origin and its markers (the points it carries: where
 its joints and forces act) and, when it has a drawing geometry (an STL/OBJ file), that
 surface's triangles, all moving with it; and each joint as a vertex at its marker i.
-Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (index of the
-body, or of the joint), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
+Point data: ``part`` (0 flexible body, 1 rigid body, 2 joint), ``body`` (on body points
+the body's index k in the results file, ``/bodies/<k>``, the same numbering for
+flexible and rigid bodies; on joint points the joint's index in the results' model
+joints), ``displacement`` (elastic A Φ ξ, global axes [m]; zero on rigid
 bodies and joints), ``displacement_magnitude`` [m], and the modal contributions
 ``<body>.mode<j>`` = A Φⱼ ξⱼ [m] (zero on the other points), and ``von_mises`` [Pa]
 when a body carries stress modes (docs/stress.md). A nonlinear beam is drawn as lines
 through its node bodies' origins, which carry ``beam_force`` (N, Q_y, Q_z [N]),
 ``beam_moment`` (T, M_y, M_z [N m]) in the element axes and ``beam_stress`` (the largest
 |σ| over the section's fibre points [Pa]), each the mean of the elements on either side
-of the node (zero elsewhere; docs/nonlinear_beam.md). Field data: every sensor's
-values at that time (``sensor.<name>``, its components) and the time [s]; the body and
-joint names are in the field data ``body_names`` and ``joint_names`` (PVD) and in the
-results file.
+of the node (zero elsewhere; docs/nonlinear_beam.md). Field data (PVD): every sensor's
+values at that time (``sensor.<name>``, its components), the time [s], and the names
+that ``body`` indexes, ``body_names`` and ``joint_names``: each the UTF-8 bytes (uint8)
+of the names in index order, every name ended by a NUL byte (``joint_names`` absent
+when there is no joint; VTK string arrays would make the VTU files unreadable to meshio);
+:func:`names_from_field_data` decodes them.
+XDMF time series carry no field data: there the names are ``Information`` elements
+(``Name="body_names"`` / ``"joint_names"``, ``Value`` a JSON list) of the XDMF domain.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 from pathlib import Path
+from xml.etree import ElementTree as ET
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -50,6 +62,32 @@ def _working_directory(folder):
         yield
     finally:
         os.chdir(old)
+
+
+def body_numbers(result) -> dict[str, int]:
+    """{body name: its index k in the results file (``/bodies/<k>``)}. A run records its
+    bodies in coordinate order (``/bodies/<k>`` holds the k-th body's coordinates), so
+    the index is the rank of the body's first coordinate ``start``; this does not
+    depend on the order in which a loaded result lists its bodies."""
+    order = sorted(result.bodies, key=lambda name: int(result.bodies[name].get("start", 0)))
+    return {name: k for k, name in enumerate(order)}
+
+
+def joint_names(result) -> list[str]:
+    """The joints' names in the order of the results' model (the joint points' ``body``
+    index)."""
+    return [str(j["name"]) for j in getattr(result, "model", {}).get("joints", [])]
+
+
+def names_to_field_data(names) -> np.ndarray:
+    """The names as a uint8 array: each name's UTF-8 bytes followed by a NUL byte."""
+    return np.frombuffer("".join(f"{name}\0" for name in names).encode(), dtype=np.uint8)
+
+
+def names_from_field_data(values) -> list[str]:
+    """The names stored by :func:`names_to_field_data` (e.g. the ``body_names`` field
+    data of an exported VTU file)."""
+    return bytes(np.asarray(values, dtype=np.uint8).ravel()).decode().split("\0")[:-1]
 
 
 def _rigid_parts(result):
@@ -137,27 +175,28 @@ def snapshot_data(result, k: int, bodies=None, rigid=None, joints=None):
     n_total = n_flex + sum(len(part[2]) for part in rigid) + len(joints)
     points, disp = np.zeros((n_total, 3)), np.zeros((n_total, 3))
     data: dict[str, np.ndarray] = {"body": np.zeros(n_total), "part": np.zeros(n_total)}
+    number = body_numbers(result)  # one numbering: the results file's /bodies/<k>
     offset = 0
-    for index, body in enumerate(bodies):
+    for body in bodies:
         rows = slice(offset, offset + len(body.nodes))
         points[rows], disp[rows] = deformed(result, body, k)
-        data["body"][rows] = index
+        data["body"][rows] = number[body.name]
         for j, contrib in enumerate(modal_contributions(result, body, k)):
             field = np.zeros((n_total, 3))
             field[rows] = contrib
             data[f"{body.name}.mode{j + 1}"] = field
         offset += len(body.nodes)
-    names = list(result.bodies)
     for name, start, local, _, _ in rigid:
         rows = slice(offset, offset + len(local))
         r, a = pose(result, start, k)
         points[rows] = r + local @ a.T
-        data["body"][rows] = names.index(name)
+        data["body"][rows] = number[name]
         data["part"][rows] = 1
         offset += len(local)
-    for index, (_, marker) in enumerate(joints):
+    joint_index = {name: j for j, name in enumerate(joint_names(result))}
+    for index, (name, marker) in enumerate(joints):
         points[offset] = _marker_position(result, marker, k)
-        data["body"][offset] = index
+        data["body"][offset] = joint_index.get(name, index)
         data["part"][offset] = 2
         offset += 1
     data["displacement"] = disp
@@ -201,6 +240,53 @@ def _field_data(result, k: int) -> dict[str, np.ndarray]:
     for name, record in getattr(result, "sensors", {}).items():
         out[f"sensor.{name}"] = np.asarray(record["values"], dtype=float)[k].copy()
     return out
+
+
+def _name_lists(result) -> dict[str, list[str]]:
+    """{"body_names": bodies in results-file order, "joint_names": joints in model
+    order}: what the point data ``body`` indexes."""
+    number = body_numbers(result)
+    return {"body_names": sorted(number, key=number.get), "joint_names": joint_names(result)}
+
+
+def heavy_data_path(path) -> Path:
+    """The heavy-data (HDF5) file of an XDMF export ``path``: ``<name>.xdmf.h5`` beside
+    it (``run.res.xdmf`` -> ``run.res.xdmf.h5``, never the results file ``run.res.h5``)."""
+    path = Path(path)
+    return path.with_name(path.name + ".h5")
+
+
+def _refuse_reading_target(result, path: Path, outputs) -> None:
+    """WriteError when an output (a file, or a folder that would be replaced whole) is, or
+    holds, the results file ``result`` was read from: the export would destroy it."""
+    source = getattr(result, "source", "")
+    if not source:
+        return
+    read = Path(source).resolve()
+    for out in outputs:
+        out = Path(out).resolve()
+        same = out == read or (out.exists() and read.exists() and os.path.samefile(out, read))
+        if same or out in read.parents:
+            raise WriteError(
+                f"cannot export to {str(path)!r}: it would overwrite {str(out)!r}, which "
+                f"{'is' if same else 'holds'} the results file being read ({source!r}); "
+                "choose another output name or folder")
+
+
+def _xdmf_writer(filename, heavy):
+    """meshio's XDMF time-series writer with the heavy-data file named ``heavy`` (meshio
+    names it ``<stem>.h5``: ``run.res.xdmf`` would write ``run.res.h5``)."""
+    import meshio
+
+    class Writer(meshio.xdmf.TimeSeriesWriter):
+        def __enter__(self):
+            import h5py
+
+            self.h5_filename = heavy
+            self.h5_file = h5py.File(self.h5_filename, "w")
+            return self
+
+    return Writer(filename)
 
 
 def _xdmf_blocks(blocks):
@@ -249,10 +335,14 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
         raise ValidationError("the results have no body to export")
     blocks, _ = _cells(bodies, rigid, joints, _beam_rows(result, bodies, rigid))
     indices = list(range(0, len(result.t), every))
+    lists = _name_lists(result)
     # everything is written into a staging folder and moved into place once complete:
     # an interrupted export leaves a previous one as it was (docs/post_processing.md)
     if suffix == ".pvd":
         folder_name = f"{path.stem}_vtu"
+        _refuse_reading_target(result, path, [path, path.parent / folder_name])
+        names = {key: names_to_field_data(value) for key, value in lists.items()
+                 if value}  # (meshio cannot read an empty VTU array back)
         with atomic_outputs(path.parent, [folder_name, path.name], "export") as stage:
             (stage / folder_name).mkdir()
             entries = []
@@ -261,7 +351,7 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
                 name = f"{path.stem}_{n:06d}.vtu"
                 _write_vtu(stage / folder_name / name,
                            meshio.Mesh(points, blocks, point_data=data),
-                           _field_data(result, k))
+                           {**_field_data(result, k), **names})
                 entries.append((float(result.t[k]), f"{folder_name}/{name}"))
                 if progress is not None:
                     progress(n + 1, len(indices))
@@ -273,12 +363,18 @@ def export(result, path, *, progress=None, every: int = 1) -> Path:
             lines += ["  </Collection>", "</VTKFile>"]
             (stage / path.name).write_text("\n".join(lines) + "\n")
         return path
+    heavy = heavy_data_path(path).name
+    if ":" in path.name:  # the XDMF refers to its heavy data as "<file>:<dataset>"
+        raise WriteError(f"cannot export to {str(path)!r}: an XDMF file name cannot "
+                         "contain ':'")
+    _refuse_reading_target(result, path, [path, path.parent / heavy])
     reference, _ = snapshot_data(result, 0, bodies, rigid, joints)
-    heavy = path.with_suffix(".h5").name
     # meshio writes the .h5 beside the current directory, so write from the stage
     with atomic_outputs(path.parent, [heavy, path.name], "export") as stage, \
-            _working_directory(stage), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
+            _working_directory(stage), _xdmf_writer(path.name, heavy) as writer:
         writer.write_points_cells(reference, _xdmf_blocks(blocks))
+        for key, value in lists.items():  # the names `body` indexes (module docstring)
+            ET.SubElement(writer.domain, "Information", Name=key, Value=json.dumps(value))
         for n, k in enumerate(indices):
             points, data = snapshot_data(result, k, bodies, rigid, joints)
             data["motion"] = points - reference

@@ -57,8 +57,11 @@ def field_history(result, body: str, field: str) -> np.ndarray:
     """(n_t, N, components) values of the modal field ``field`` of ``body`` at every
     output time."""
     info = result.bodies.get(body)
-    if info is None or "fields" not in info or field not in info["fields"]:
-        have = sorted((info or {}).get("fields", {}))
+    if info is None:
+        raise ValidationError(f"body {body!r} is not in these results (bodies: "
+                              f"{', '.join(map(repr, result.bodies)) or 'none'})")
+    if "fields" not in info or field not in info["fields"]:
+        have = sorted(info.get("fields", {}))
         raise ValidationError(f"body {body!r} has no field {field!r} in these results "
                               f"(has: {have or 'none'})")
     return np.einsum("ncj,tj->tnc", np.asarray(info["fields"][field], dtype=float),
