@@ -70,3 +70,23 @@ def test_the_results_package_loads_without_the_integrators():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_loaded_result_lists_its_bodies_in_the_order_written(tmp_path):
+    """More than ten bodies (the elastica's node bodies): HDF5 lists /bodies/10 before
+    /bodies/2, and a loaded result's bodies came in that order, so saving it again
+    wrote another body under each index."""
+    from flexmbs.integrators import SimulationResult
+
+    _, result = run_case(load_case(ROOT / "cases" / "elastica.toml",
+                                   {"solver.t_end": 0.002}))
+    assert len(result.bodies) > 10
+    first = tmp_path / "a.res.h5"
+    result.save(first)
+    loaded = SimulationResult.load(first)
+    assert list(loaded.bodies) == list(result.bodies)
+    starts = [int(info["start"]) for info in loaded.bodies.values()]
+    assert starts == sorted(starts)
+    again = tmp_path / "b.res.h5"
+    loaded.save(again)
+    assert list(SimulationResult.load(again).bodies) == list(result.bodies)

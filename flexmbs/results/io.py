@@ -354,7 +354,8 @@ def _read_result(f, SimulationResult):
             checkpoint.update(interval=open_interval,
                               last_iterations=int(iterations[-1]) if iterations.size else 0)
     bodies = {}
-    for g in f["bodies"].values():
+    # (in the order written, /bodies/0, 1, 2, ...: HDF5 lists groups by name, 10 before 2)
+    for _, g in sorted(f["bodies"].items(), key=lambda item: _group_order(item[0])):
         info = {k: (v.item() if hasattr(v, "item") else v) for k, v in g.attrs.items()
                 if k != "name"}
         for key in BODY_DATASETS:
@@ -392,3 +393,9 @@ def _read_result(f, SimulationResult):
 def _status_of_old_file(attrs) -> str:
     """The status of a results file written before runs had one: from ``success``."""
     return "completed" if bool(attrs["success"]) else "failed"
+
+
+def _group_order(key: str) -> tuple:
+    """Sort key of a group named by its index ("10" after "9"; other names after, by
+    name)."""
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
