@@ -1,12 +1,14 @@
 """Fit case parameters to a measured history of one sensor: least squares
-(scipy.optimize.least_squares, trust-region reflective) between the sensor over a run
-and the measurement, interpolated at the run's steps, with the Jacobian from forward
-sensitivities of the discrete run (docs/gradients.md, "Fitting parameters to
-measurements"). The data file is CSV with two columns, time [s] and value (in the
-sensor's units; a header line is skipped). Parameters are case keys as for --set;
-KEY=START sets the starting value, --bounds KEY=LOW:HIGH limits one. --starts N fits
-from N starts (the given one and N − 1 drawn within the bounds) in local processes or on
-a Dask cluster (--scheduler) and keeps the best."""
+(scipy.optimize.least_squares, trust-region reflective) between the measured values and
+the sensor at the measurement times within the run (sampled from the run's steps: the
+step's value at a step time, else a cubic through the four nearest steps), with the
+Jacobian from forward sensitivities of the discrete run (docs/gradients.md, "Fitting
+parameters to measurements"). The data file is CSV with two columns, time [s] and value
+(in the sensor's units; a header line is skipped); measurements beyond the run are not
+used. Parameters are case keys as for --set; KEY=START sets the starting value, --bounds
+KEY=LOW:HIGH limits one. --starts N fits from N starts (the given one and N − 1 drawn
+within the bounds) in local processes or on a Dask cluster (--scheduler) and keeps the
+best."""
 
 from __future__ import annotations
 
@@ -64,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from .study_cmd import parse_overrides
 
     run_options = {} if args.t_end is None else {"t_end": args.t_end}
-    result = fit(args.case, args.sensor, read_measurements(args.data), args.param,
+    data = read_measurements(args.data)
+    result = fit(args.case, args.sensor, data, args.param,
                  component=args.component, bounds=_bounds(args.bounds),
                  max_evaluations=args.max_evaluations, starts=args.starts, seed=args.seed,
                  workers=args.workers, scheduler=args.scheduler,
@@ -75,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"flexmbs fit: {args.case} to {args.data}")
     print(f"  rms error {result.rms_initial:.6g} → {result.rms_final:.6g} in "
           f"{result.evaluations} runs ({result.message})")
+    unused = data[0].size - result.measurements
+    print(f"  {result.measurements} measurements within the run"
+          + (f" ({unused} beyond it not used)" if unused else ""))
     print(f"  {'parameter':<40} {'start':>13} {'fitted':>15} {'std. error':>12}")
     for key, value in result.values.items():
         print(f"  {key:<40} {result.initial[key]:>13.6g} {value:>15.8g} "

@@ -1,13 +1,15 @@
 """Parameter identification: least squares between a sensor's history over a run and a
 measured one (docs/gradients.md, "Fitting parameters to measurements").
 
-The residuals are e_k = √(w_k/T) (s_k(p) − m(t_k)) over the run's steps (w_k the
-trapezoidal weights, m the measurement interpolated linearly), so Σ e_k² is the mean
-square error of the ``tracking`` objective; their Jacobian is the forward sensitivity of
-the history (:func:`~flexmbs.gradients.api.sensitivities`: one solve per parameter and
-step), and ``scipy.optimize.least_squares`` (trust-region reflective, bounds allowed)
-takes both. The result carries standard errors from the Gauss–Newton covariance
-σ̂² (GᵀG)⁻¹, G_kj = ds_k/dp_j, σ̂² the residual variance of the samples.
+The residuals are r_i = s(τ_i; p) − m_i, one per measurement (τ_i, m_i) within the run:
+the model's sensor at the measurement times, sampled from its history at the run's steps
+by :func:`sampling_weights` (the step's value where τ_i is a step time, else the cubic
+through the four nearest steps, O(h⁴)); their Jacobian is the same sampling of the
+forward sensitivities of the history (:func:`~flexmbs.gradients.api.sensitivities`: one
+solve per parameter and step), and ``scipy.optimize.least_squares`` (trust-region
+reflective, bounds allowed) takes both. The result carries standard errors from the
+Gauss–Newton covariance σ̂² (GᵀG)⁻¹, G_ij = ds(τ_i)/dp_j, σ̂² = rᵀr/(n_r − n_p) with n_r
+the number of measurements used.
 """
 
 from __future__ import annotations
@@ -19,15 +21,15 @@ import numpy as np
 
 from ..errors import ValidationError
 from .api import sensitivities
-from .objectives import Objective
 from .parameters import apply_bounds
 
 
 @dataclass
 class FitResult:
     """Fitted ``values`` {key: p}, their ``initial`` values and ``standard_errors``,
-    the root-mean-square error before and after [sensor units], evaluations, success
-    and the optimizer's message."""
+    the root-mean-square error before and after over the measurements used [sensor
+    units], evaluations, success, the optimizer's message and ``measurements``, the
+    number of measurements within the run (the residuals n_r)."""
 
     values: dict
     initial: dict
@@ -37,6 +39,7 @@ class FitResult:
     evaluations: int
     success: bool
     message: str
+    measurements: int = 0
     starts: list = field(default_factory=list)
     """Multi-start fits: each start's {"start", "values", "rms_final", "evaluations",
     "success", "message"} (the result is the best of them)."""
@@ -46,7 +49,8 @@ class FitResult:
                 "standard_errors": dict(self.standard_errors),
                 "rms_initial": self.rms_initial, "rms_final": self.rms_final,
                 "evaluations": self.evaluations, "success": self.success,
-                "message": self.message, "starts": list(self.starts)}
+                "message": self.message, "measurements": self.measurements,
+                "starts": list(self.starts)}
 
 
 def standard_errors(residuals, jacobian) -> np.ndarray:
@@ -67,6 +71,66 @@ def standard_errors(residuals, jacobian) -> np.ndarray:
     except np.linalg.LinAlgError:
         return np.full(jacobian.shape[1], np.nan)
     return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+
+
+def sampling_weights(t, times) -> tuple[np.ndarray, np.ndarray]:
+    """(index (n, 4), weight (n, 4)) with Σ_j weight[i, j] s[index[i, j]] the history s
+    at the step times ``t`` (increasing) sampled at ``times`` (within [t_0, t_N]): the
+    Lagrange cubic through the four steps nearest each time (the two each side where
+    there are), exact at a step time and for cubics, O(h⁴) between steps (linear on a run
+    of one step)."""
+    t = np.asarray(t, dtype=float)
+    times = np.clip(np.asarray(times, dtype=float), t[0], t[-1])
+    width = min(4, t.size)
+    k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 2)
+    first = np.clip(k - (width // 2 - 1), 0, t.size - width)
+    index = first[:, None] + np.arange(width)[None, :]
+    nodes = t[index]
+    weight = np.ones(index.shape)
+    for a in range(width):
+        for b in range(width):
+            if a != b:
+                weight[:, a] *= (times - nodes[:, b]) / (nodes[:, a] - nodes[:, b])
+    if width < 4:
+        index = np.pad(index, ((0, 0), (0, 4 - width)))
+        weight = np.pad(weight, ((0, 0), (0, 4 - width)))
+    return index, weight
+
+
+def measurement_data(data) -> tuple[np.ndarray, np.ndarray]:
+    """(times [s], values) of ``data`` = (times, values) as float arrays; ValidationError
+    unless they are finite, of one size and at least one."""
+    try:
+        times, values = (np.asarray(v, dtype=float).ravel() for v in data)
+    except (TypeError, ValueError):
+        raise ValidationError("data must be (times [s], values): two arrays of numbers"
+                              ) from None
+    if times.size < 1 or times.size != values.size:
+        raise ValidationError(f"data: need (time, value) pairs; got {times.size} times and "
+                              f"{values.size} values")
+    if not (np.all(np.isfinite(times)) and np.all(np.isfinite(values))):
+        raise ValidationError("data: the times and values must be finite numbers")
+    return times, values
+
+
+def within_run(times, t) -> np.ndarray:
+    """The mask of the measurement ``times`` within the run's span [t_0, t_N] (to 1e-9 of
+    its longest step); ValidationError when none is."""
+    slack = 1e-9 * float(np.max(np.diff(t))) if t.size > 1 else 0.0
+    inside = (times >= t[0] - slack) & (times <= t[-1] + slack)
+    if not np.any(inside):
+        raise ValidationError(f"no measurement within the run: the data cover "
+                              f"[{times.min():g}, {times.max():g}] s, the run "
+                              f"[{t[0]:g}, {t[-1]:g}] s")
+    return inside
+
+
+def check_max_evaluations(value) -> int:
+    """``max_evaluations`` as a positive integer; ValidationError naming it otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValidationError(f"max_evaluations (--max-evaluations) must be a positive "
+                              f"integer, got {value!r}")
+    return int(value)
 
 
 def read_measurements(path) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +174,14 @@ def fit(case_or_system, sensor, data, parameters, *, component=None, bounds=None
     in ``starts``. They run in ``workers`` local processes (default: all cores) or on the
     Dask cluster of ``scheduler`` (an address or a ``dask.distributed.Client``; case
     files only, at the same absolute path on the workers) (:mod:`flexmbs.studies.tasks`).
+
+    The residuals are the sensor at the measurement times within the run minus the
+    measured values (:func:`sampling_weights`; measurements beyond the run are not used,
+    ``measurements`` says how many were); ``max_evaluations``: runs at most per start, a
+    positive integer.
     """
+    max_evaluations = check_max_evaluations(max_evaluations)
+    measurement_data(data)
     if isinstance(starts, int) and not isinstance(starts, bool) and starts == 1:
         return _fit(case_or_system, sensor, data, parameters, component, bounds,
                     max_evaluations, overrides, run)
@@ -129,13 +200,23 @@ def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evalua
         case_or_system = str(case_or_system)
 
     keys = [str(k).partition("=")[0].strip() for k in parameters]
-    tracking = Objective(sensor, "tracking", component=component, data=data)
+    times, measured = measurement_data(data)
     cache: dict = {}
+    sample: dict = {}
 
     def keep(x, sens):
-        e, scale = tracking.residuals(sens.t, sens.values)
+        if not sample:  # the measurements within the run (its steps do not move)
+            inside = within_run(times, sens.t)
+            sample["m"] = measured[inside]
+            sample["index"], sample["weight"] = sampling_weights(sens.t, times[inside])
+        index, weight = sample["index"], sample["weight"]
+        values = np.einsum("ij,ij->i", weight, sens.values[index])
+        if not np.all(np.isfinite(values)):
+            raise ValidationError(f"the sensor {sensor!r} is not finite during the run at "
+                                  f"{dict(zip(keys, map(float, x), strict=True))}")
+        jac = np.einsum("ij,ijk->ik", weight, sens.derivatives[index])
         cache.clear()
-        cache[tuple(x)] = (e, scale[:, None] * sens.derivatives, sens)
+        cache[tuple(x)] = (values - sample["m"], jac)
         return cache[tuple(x)]
 
     def evaluate(x):
@@ -155,10 +236,10 @@ def _fit(case_or_system, sensor, data, parameters, component, bounds, max_evalua
     out = least_squares(lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1],
                         bounds=(low, high), x_scale="jac", max_nfev=max_evaluations,
                         xtol=1e-10, ftol=1e-12, gtol=1e-10)
-    e, _, sens = evaluate(out.x)
-    errors = standard_errors(sens.values - tracking.measured(sens.t), sens.derivatives)
+    e, jac = evaluate(out.x)
+    errors = standard_errors(e, jac)
     return FitResult(dict(zip(keys, map(float, out.x), strict=True)),
                      dict(zip(keys, map(float, x0), strict=True)),
                      dict(zip(keys, map(float, errors), strict=True)),
-                     float(np.sqrt(e0 @ e0)), float(np.sqrt(e @ e)), int(out.nfev),
-                     bool(out.success), str(out.message))
+                     float(np.sqrt(np.mean(e0 ** 2))), float(np.sqrt(np.mean(e ** 2))),
+                     int(out.nfev), bool(out.success), str(out.message), int(e.size))

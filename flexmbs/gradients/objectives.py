@@ -100,12 +100,6 @@ class Objective:
                                   f"the run covers [{t[0]:g}, {t[-1]:g}] s")
         return np.interp(t, times, values)
 
-    def residuals(self, t, s):
-        """(e (N+1,), ∂e_k/∂s_k (N+1,)) with J = Σ e_k² for ``tracking``:
-        e_k = √(w_k/T) (s_k − m(t_k))."""
-        scale = np.sqrt(trapezoid_weights(t) / (t[-1] - t[0]))
-        return scale * (s - self.measured(t)), scale
-
     def evaluate(self, t, s):
         """(J, ∂J/∂s (N+1,)) of the history s at the step times t."""
         t, s = np.asarray(t, dtype=float), np.asarray(s, dtype=float)
@@ -129,9 +123,9 @@ class Objective:
             return value, w * s / (span * value)
         if m == "max":
             return self._smooth_max(s, w, span)
-        if m == "tracking":
-            e, scale = self.residuals(t, s)
-            return float(e @ e), 2.0 * e * scale
+        if m == "tracking":  # (a fit's residuals: one per measurement, flexmbs.gradients.fit)
+            d = s - self.measured(t)
+            return float(w @ (d * d) / span), 2.0 * w * d / span
         return self._crossing(t, s, grad)
 
     def _smooth_max(self, s, w, span):

@@ -28,24 +28,74 @@ FD_STEP = 1e-6
 
 def find_sensor(model, sensor) -> Sensor:
     """The :class:`~flexmbs.model.sensors.Sensor` named ``sensor`` in ``model`` (or given),
-    or one written "kind:quantity:target" (e.g. "joint:angle:pivot")."""
+    or one written "kind:quantity:target[:frame]" (e.g. "joint:angle:pivot"), checked
+    against the model as the model's own sensors are (kind, quantity, frame, a target
+    that exists and has the quantity): ValidationError naming the spec and what there is
+    (:func:`inline_problems`)."""
     if isinstance(sensor, Sensor):
         return sensor
     known = {s.name: s for s in getattr(model, "sensors", ())}
     if sensor in known:
         return known[sensor]
     parts = str(sensor).split(":")
-    if len(parts) in (3, 4) and parts[0] in QUANTITIES:
-        frame = parts[3] if len(parts) == 4 else None
-        if parts[0] in ("node",):
+    if len(parts) in (3, 4):
+        if parts[0] == "node":
             raise ValidationError(f"sensor {sensor!r}: declare node sensors in the model "
                                   f"(they need a node)")
+        frame = parts[3] if len(parts) == 4 else None
         if frame is None and parts[0] == "reaction":
             frame = "joint"
-        return Sensor(str(sensor), parts[0], parts[1], parts[2], frame=frame)
+        spec = Sensor(str(sensor), parts[0], parts[1], parts[2], frame=frame)
+        problems = inline_problems(model, spec)
+        if problems:
+            raise ValidationError("; ".join(problems))
+        return spec
     raise ValidationError(f"unknown sensor {sensor!r}; the model's sensors: "
                           f"{sorted(known)} (or write one as kind:quantity:target, e.g. "
                           f"joint:angle:pivot)")
+
+
+def inline_problems(model, spec: Sensor) -> list[str]:
+    """What is wrong with the inline sensor ``spec`` on ``model``: its kind (with the
+    kinds there are), quantity (with the kind's quantities), frame, and its target (with
+    the model's joints, markers, bodies, drives or forces of that kind)."""
+    from ..model.declarations import sensor_target_problems
+    from ..model.sensors import sensor_problems
+
+    who = f"sensor {spec.name!r}"
+    if spec.kind not in QUANTITIES or spec.kind == "node":
+        kinds = sorted(k for k in QUANTITIES if k != "node")
+        return [f"{who}: unknown sensor kind {spec.kind!r}; write kind:quantity:target "
+                f"with a kind of {kinds} (node sensors: declare them in the model)"]
+    problems = list(sensor_problems(spec))
+    if not problems:  # (a target's checks read the quantity)
+        sensor_target_problems([spec], dict(getattr(model, "markers", {})),
+                               dict(getattr(model, "bodies", {})),
+                               getattr(model, "joints", ()), getattr(model, "forces", ()),
+                               problems, drives=getattr(model, "drives", ()))
+    if problems:
+        problems.append(_existing(model, spec.kind))
+    return problems
+
+
+def _existing(model, kind: str) -> str:
+    """What the model has that a sensor of ``kind`` could name."""
+    names = {
+        "marker": ("markers", sorted(getattr(model, "markers", {}))),
+        "joint": ("joints", [j.name for j in getattr(model, "joints", ())]),
+        "reaction": ("joints", [j.name for j in getattr(model, "joints", ())]),
+        "drive": ("drives", [d.name for d in getattr(model, "drives", ())]),
+        "force": ("forces", [f.name for f in getattr(model, "forces", ())]),
+        "contact": ("forces", [f.name for f in getattr(model, "forces", ())]),
+    }
+    bodies = [b for b in getattr(model, "bodies", {}) if b != "ground"]
+    if kind == "modal":
+        names["modal"] = ("flexible bodies", [b for b in bodies if hasattr(
+            model.bodies[b], "data")])
+    label, items = names.get(kind, ("bodies", bodies))
+    quantities = sorted(QUANTITIES[kind])
+    return (f"{kind} sensors measure {quantities}; the model's {label}: "
+            f"{items if items else 'none'}")
 
 
 class SensorProbe:

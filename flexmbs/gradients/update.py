@@ -12,7 +12,7 @@ import numpy as np
 from .._blas import single_threaded_blas
 from ..errors import ValidationError
 from .beam_parameters import beam_body, beam_tangent
-from .fit import standard_errors
+from .fit import check_max_evaluations, standard_errors
 from .modal_update import (
     MAC_FROM_DOFS,
     TestMode,
@@ -111,9 +111,13 @@ def update(case, tests, parameters, *, bounds=None, frequency_weight: float = 1.
     case file) so that the beam's modes match ``tests`` (a list of
     :class:`~flexmbs.gradients.modal_update.TestMode` or a modal-test CSV path), within
     ``bounds`` {key: (low, high)} (default: non-negative). Weights: ``frequency_weight``
-    on the relative frequency errors, ``mac_weight`` on 1 − MAC."""
+    on the relative frequency errors, ``mac_weight`` on 1 − MAC; ``max_evaluations``: a
+    positive integer. Refused (ValidationError naming both counts) when the test gives
+    fewer residuals — one frequency per mode, one MAC per mode measured at two DOFs or
+    more — than there are parameters: the parameters are then not determined."""
     from scipy.optimize import least_squares
 
+    max_evaluations = check_max_evaluations(max_evaluations)
     if isinstance(tests, (str, Path)):
         tests = read_modal_test(tests)
     if not tests:
@@ -128,6 +132,16 @@ def update(case, tests, parameters, *, bounds=None, frequency_weight: float = 1.
                               f"(bodies.<name>.beam.…), got {[p.key for p in params]}")
     body = bodies.pop()
     keys = [p.key for p in params]
+    tests = list(tests)
+    n_res = sum(1 + (t.values.size >= MAC_FROM_DOFS) for t in tests)
+    if n_res < len(keys):
+        raise ValidationError(
+            f"model updating: the modal test gives {n_res} residual(s) ({len(tests)} "
+            f"frequenc{'y' if len(tests) == 1 else 'ies'} and {n_res - len(tests)} MAC "
+            f"value(s) of modes measured at {MAC_FROM_DOFS} or more DOFs) for "
+            f"{len(keys)} parameters {keys}: fewer measurements than parameters leave "
+            f"them undetermined; measure more modes (or shapes) or update fewer "
+            f"parameters")
     for w, name in ((frequency_weight, "frequency_weight"), (mac_weight, "mac_weight")):
         if not (np.isfinite(w) and w >= 0):
             raise ValidationError(f"{name} must be a non-negative number, got {w!r}")
