@@ -13,12 +13,13 @@ them by Newton's method on the saddle-point system
 with the analytic tangents the integrators use (the elastic stiffness, the load
 Jacobians and the constraint Hessian Σ λ_k ∂²Φ_k/∂q²), a backtracking line search on the
 norm of the scaled residual (or on the length of the next Newton step, which lets a
-geometrically exact beam take its full steps), and load stepping: gravity and the
-constant point forces and torques are applied in :data:`LOAD_STEPS` increments, each
-equilibrium the start of the next (an increment that fails is halved), so that a
-flexible body under its weight or a beam under a large tip load converges from its
-undeformed shape. The other forces (springs, loads given by functions) act in full
-throughout.
+geometrically exact beam take its full steps), and load stepping: gravity, the
+constant point forces and torques and the joint actuators (joint torques and forces) of
+constant value are applied in :data:`LOAD_STEPS` increments, each equilibrium the start
+of the next (an increment that fails is halved, down to :data:`MIN_INCREMENT`), so that
+a flexible body under its weight, a beam under a large tip load or a pendulum under a
+joint torque converges from its undeformed shape. The other forces (springs, loads
+given by functions or time-varying profiles) act in full throughout.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ from ..errors import ConvergenceError
 #: stays for stiff elements whose forces (EA times the coordinates' round-off) dwarf
 #: the loads.
 ROUND_OFF = 1e-13
-#: Fractions of gravity and of the constant point loads applied in turn by the load
-#: stepping.
+#: Fractions of gravity, of the constant point loads and of the constant joint actuators
+#: applied in turn by the load stepping.
 LOAD_STEPS = (0.25, 0.5, 0.75, 1.0)
-#: The smallest load increment: a step that fails is halved down to this.
+#: The smallest load increment tried: a step that fails is halved while the half is at
+#: least this (with the default :data:`LOAD_STEPS`, the increments 1/4 … 1/256).
 MIN_INCREMENT = 1.0 / 256
 #: Where the load stepping can halve the increment, a load step's Newton iteration is
 #: given up as diverging when its scaled residual norm exceeds this many times the
@@ -69,24 +71,47 @@ class StaticResult:
         return float(self.q[self.coord_names.index(name)])
 
 
+def _constant_actuator(force) -> bool:
+    """Whether ``force`` is a joint actuator (joint torque or force) whose value is a
+    constant profile: a number or ``Constant`` in the case, evaluated through it."""
+    from ..model import Constant
+    from ..model.builder import ProfileValue
+    from ..model.forces import JointActuator
+
+    return (isinstance(force, JointActuator) and isinstance(force.profile, Constant)
+            and isinstance(force.function, ProfileValue)
+            and force.function.profile == force.profile)
+
+
 def _constant_loads(system) -> list:
-    """The point forces and torques of constant value (the loads that load stepping
-    scales with gravity)."""
+    """The loads that load stepping scales with gravity: the point forces and torques of
+    constant value and the joint actuators of constant value."""
     from ..model.forces import PointLoad
 
     return [f for f in system.model.forces
-            if isinstance(f, PointLoad) and not callable(f.value)]
+            if (isinstance(f, PointLoad) and not callable(f.value))
+            or _constant_actuator(f)]
+
+
+def _scaled(force, factor: float):
+    """A constant load of :func:`_constant_loads` with its value times ``factor``."""
+    from ..model.builder import ProfileValue
+
+    if _constant_actuator(force):  # the profile and the callable that reads it
+        profile = replace(force.profile, value=factor * float(force.profile.value))
+        return replace(force, profile=profile, function=ProfileValue(profile))
+    return replace(force, value=factor * np.asarray(force.value, float))
 
 
 def _with_gravity(system, factor: float):
-    """``system`` with gravity and the constant point loads scaled by ``factor``."""
+    """``system`` with gravity and the constant loads (:func:`_constant_loads`) scaled
+    by ``factor``."""
     from ..assembly import System
 
     if factor == 1.0:
         return system
     loads = set(_constant_loads(system))
-    forces = tuple(replace(f, value=factor * np.asarray(f.value, float)) if f in loads
-                   else f for f in system.model.forces)
+    forces = tuple(_scaled(f, factor) if f in loads else f for f in system.model.forces)
     model = replace(system.model, gravity=factor * np.asarray(system.model.gravity, float),
                     forces=forces)
     return System(model, **system.overrides)
@@ -189,13 +214,14 @@ def static_equilibrium(system, t: float = 0.0, q0=None, *, tol: float = 1e-10,
     while queue:
         factor = queue[0]
         stage = _with_gravity(system, factor)
-        can_halve = loaded and factor - done >= MIN_INCREMENT
+        # halved only while the half is at least MIN_INCREMENT (the smallest one tried)
+        can_halve = bool(loaded) and 0.5 * (factor - done) >= MIN_INCREMENT
         q_new, lam_new, iterations, residual, violation = _newton(stage, q, lam, t, tol,
                                                                   max_iter, can_halve)
         if iterations < 0:
-            if not loaded or factor - done < MIN_INCREMENT:
+            if not can_halve:
                 raise ConvergenceError(_failure(stage, q_new, lam_new, t, factor,
-                                                max_iter))
+                                                max_iter, bool(loaded)))
             queue.insert(0, 0.5 * (done + factor))  # halve the increment
             continue
         q, lam, done = q_new, lam_new, factor
@@ -205,7 +231,7 @@ def static_equilibrium(system, t: float = 0.0, q0=None, *, tol: float = 1e-10,
                         system.constraint_names)
 
 
-def _failure(system, q, lam, t, factor, max_iter) -> str:
+def _failure(system, q, lam, t, factor, max_iter, stepped) -> str:
     r, phi, _ = _residuals(system, q, lam, t)
     order = np.argsort(-np.abs(r))[:4]
     forces = ", ".join(f"{system.coord_names[k]} ({r[k]:.3g})" for k in order
@@ -213,12 +239,17 @@ def _failure(system, q, lam, t, factor, max_iter) -> str:
     rows = np.argsort(-np.abs(phi))[:3]
     violated = ", ".join(f"{system.constraint_names[k]} ({phi[k]:.3g})" for k in rows
                          if abs(phi[k]) > 1e-9)
-    return (f"static equilibrium not found in {max_iter} Newton iterations at "
-            f"{100 * factor:g} % of gravity (t = {t:g} s): the forces that do not balance "
-            f"are on {forces or 'no coordinate'}"
+    where = (f"at {100 * factor:g} % of the loads (gravity, constant point loads and "
+             f"constant joint actuators, stepped in increments halved down to "
+             f"1/{1 / MIN_INCREMENT:g})" if stepped else "under the full loads")
+    return (f"static equilibrium at t = {t:g} s not found in {max_iter} Newton iterations "
+            f"{where}: the forces that do not balance are on "
+            f"{forces or 'no coordinate'}"
             + (f"; constraints still violated: {violated}" if violated else "")
-            + ". A body that nothing holds (no joint or spring against the load) has no "
-              "equilibrium")
+            + ". There may be no equilibrium: a body that nothing holds (no joint or "
+              "spring against the load), or a joint torque or force larger than gravity "
+              "and the springs can balance in any pose (a pendulum of mass m and length "
+              "L holds at most m g L)")
 
 
 def quasi_static(system, times, q0=None, **options) -> list[StaticResult]:

@@ -27,8 +27,12 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import static_equilibrium
     from ..cases import load_case
     from ..cases.loader import case_system
+    from ..errors import ValidationError
     from .study_cmd import parse_overrides
 
+    if not np.isfinite(args.at):
+        raise ValidationError(f"--at {args.at!r}: the time of the drives' values must be a "
+                              f"finite number of seconds")
     case = load_case(args.case, parse_overrides(args.set))
     system = case_system(case)
     start = system.assemble(t=args.at)

@@ -166,8 +166,11 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
     beam's tip is measured (docs/studies.md, "Large-deflection models in studies").
 
     ``reference``: a results file (``.res.h5``) to compare against; by default the largest
-    level is the reference. The levels may not exceed the modes the body's data holds
-    (the case's own ``modes`` key is replaced). ``sweep_options`` go to
+    level is the reference. The file must be a run of this case (with ``overrides``: the
+    same coordinates, the test of ``flexmbs linear --results``) that covers the study's
+    time span, else a ValidationError naming it (:func:`check_reference`). The levels
+    may not exceed the modes the body's data holds (the case's own ``modes`` key is
+    replaced). ``sweep_options`` go to
     :func:`~flexmbs.studies.sweep.sweep`; with ``from_equilibrium=True`` each level
     starts at rest in its own static equilibrium (its sag with its n modes).
     """
@@ -188,6 +191,11 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
             raise ValidationError(f"truncation levels must lie in 1..{available.size} (the "
                                   f"modes of {body!r}'s modal data), got {levels}")
         key = f"bodies.{body}.modes"
+    if reference is not None:  # before any run: a wrong file would waste them all
+        from ..cases import load_case
+
+        result = check_reference(reference, case_path, overrides)
+        span = study_span(load_case(case_path, overrides))
     initial = _initial_modal(case_path, body, overrides) if parts is None else {}
     variants = [(f"{n} modes", {**(overrides or {}), key: n,
                                 **{f"bodies.{body}.{name}": _kept(values, n)
@@ -200,14 +208,77 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
         ref_t = ref_rec.signals.t if ref_rec.signals is not None else None
         ref_tip = ref_rec.signals.tip[body] if ref_rec.signals is not None else None
     else:
-        from ..results import SimulationResult
-
-        result = SimulationResult.load(reference)
-        ref_tip = tip_history(result, body)[0]
-        ref_t, label = np.asarray(result.t), f"results file {Path(reference).name}"
+        ref_t, ref_tip = _over_span(np.asarray(result.t, float),
+                                    tip_history(result, body)[0], span)
+        label = f"results file {Path(reference).name}"
     return TruncationStudy(str(case_path), body, levels, records, available, label, ref_t,
                            ref_tip, len(levels) - 1 if reference is None else None,
                            bool(sweep_options.get("from_equilibrium", False)))
+
+
+#: Round-off allowed at the ends of a reference's time span, relative to max(1 s, t_end).
+SPAN_ROUND_OFF = 1e-9
+
+
+def study_span(case) -> tuple[float, float]:
+    """(first, last) output time [s] of a run of the loaded ``case``: from 0 to the
+    [solver] ``t_end``, or over its ``output_times`` when it gives them."""
+    times = case.solver.get("output_times")
+    if times is not None and np.size(times):
+        return float(np.min(times)), float(np.max(times))
+    return 0.0, float(case.solver.get("t_end"))
+
+
+def check_reference(reference, case_path, overrides=None):
+    """The :class:`~flexmbs.results.SimulationResult` in the results file ``reference``,
+    checked to be a run of the case ``case_path`` (with ``overrides``) — its coordinates
+    are those of the case's system, as ``flexmbs linear --results`` checks — whose
+    output times cover the span a run of the case has (:func:`study_span`) to
+    round-off (:data:`SPAN_ROUND_OFF`). Beyond its ends a reference has no values to
+    compare with (an interpolation would hold its last value). Else a ValidationError
+    naming the file, its span and the study's span."""
+    from ..cases import load_case
+    from ..cases.run import case_system
+    from ..results import SimulationResult
+
+    case = load_case(case_path, overrides)
+    result = SimulationResult.load(reference)
+    t = np.asarray(result.t, float)
+    first, last = study_span(case)
+    has = (f"{float(t[0]):g} to {float(t[-1]):g} s" if t.size else "no output times")
+    where = (f"reference {Path(reference).name!r} (results over {has}; the study runs "
+             f"{Path(case_path).name} over {first:g} to {last:g} s)")
+    ours, theirs = tuple(case_system(case).coord_names), tuple(result.coord_names)
+    if theirs != ours:
+        extra = [n for n in theirs if n not in ours][:4]
+        missing = [n for n in ours if n not in theirs][:4]
+        raise ValidationError(
+            f"{where} is not a run of this case: its coordinates differ ({len(theirs)} "
+            f"against the case's {len(ours)}"
+            + (f"; not in the case: {', '.join(extra)}" if extra else "")
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + "). Give a results file of this case, run with the same --set keys "
+              "(`flexmbs run CASE -o FILE`)")
+    slack = SPAN_ROUND_OFF * max(1.0, abs(first), abs(last))
+    if not t.size or not (np.all(np.isfinite(t[[0, -1]])) and t[0] <= first + slack
+                          and t[-1] >= last - slack):
+        raise ValidationError(
+            f"{where} does not cover the study's time span: the tip errors beyond its "
+            f"ends would be made up. Give a reference run to the study's t_end (or "
+            f"shorten the study with --set solver.t_end=...)")
+    return result
+
+
+def _over_span(t, values, span):
+    """(t, values) of a reference cut to the samples from the last at or before the
+    span's start to the first at or after its end (:func:`check_reference` made sure
+    there are such): errors, the reference's peak and its direction are taken over the
+    time the study compares, not over the rest of a longer run."""
+    first, last = span
+    slack = SPAN_ROUND_OFF * max(1.0, abs(first), abs(last))
+    i0 = max(0, int(np.searchsorted(t, first + slack, side="right")) - 1)
+    i1 = min(t.size - 1, int(np.searchsorted(t, last - slack, side="left")))
+    return t[i0:i1 + 1], values[i0:i1 + 1]
 
 
 def _substructured(case_path, body, overrides=None) -> tuple[str, list[str]] | None:
