@@ -5,6 +5,7 @@ halving, and the step times a hardware-in-the-loop user needs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from flexmbs.model import ModelBuilder
 from flexmbs.results.histories import revolute_angles
 
 ARM = "cases/arm_beam_seed.toml"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _arm(**solver):
@@ -147,3 +149,21 @@ def test_the_kernels_own_lu_factors_solve_like_lapack(seed, n):
     lu_solve(lu, piv, x)
     np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=0,
                                atol=1e-10 * np.linalg.cond(a) * np.abs(x).max())
+
+
+def test_real_time_keeps_its_step_through_contacts(tmp_path):
+    """A contact's onset is not located in real time (the step stays h, the onset is
+    taken where the step ends), and h_contact, a smaller step in contact, is refused.
+    Before, steps were cut to 1.25e-7 s near each impact and h_contact still applied."""
+    text = (ROOT / "cases" / "ball_drop.toml").read_text()
+    with pytest.raises(CaseError, match=r"h_contact = 0.0001 does not apply"):
+        run_case(load_case(ROOT / "cases" / "ball_drop.toml", {"solver.real_time": True}))
+    path = tmp_path / "ball.toml"
+    path.write_text("\n".join(line for line in text.splitlines()
+                              if not line.startswith("h_contact")))
+    _, result = run_case(load_case(path, {"solver.real_time": True}))
+    _, variable = run_case(load_case(path))
+    assert result.success and result.statistics["steps"] == 1500
+    np.testing.assert_allclose(np.diff(result.t), 1e-3, rtol=1e-9)
+    impacts = [c["impacts"] for c in result.contacts.values()]
+    assert impacts == [c["impacts"] for c in variable.contacts.values()] and impacts[0] > 0

@@ -13,8 +13,9 @@ from ..errors import ValidationError
 from .options import REAL_TIME_MATRIX
 
 
-def check_real_time(real_time, iterations, matrix, error_tol) -> None:
-    """Validate the real-time options of a run; ValidationError naming the option."""
+def check_real_time(real_time, iterations, matrix, error_tol, h_contact=None) -> None:
+    """Validate the real-time options of a run; ValidationError naming the option (a
+    real-time run keeps its step: no error control, no smaller step in contact)."""
     if not isinstance(real_time, bool):
         raise ValidationError(f"real_time must be true or false, got {real_time!r}")
     if not (isinstance(iterations, int) and not isinstance(iterations, bool)
@@ -26,6 +27,9 @@ def check_real_time(real_time, iterations, matrix, error_tol) -> None:
                               f"got {matrix!r}")
     if real_time and error_tol is not None:
         raise ValidationError("real_time takes a fixed step: error_tol does not apply")
+    if real_time and h_contact is not None:
+        raise ValidationError(f"real_time takes a fixed step: h_contact = {h_contact!r} "
+                              "does not apply (remove it from [solver], or choose h)")
 
 
 class StateBuffers:

@@ -94,7 +94,8 @@ class AlphaIntegrator:
             raise ValidationError(f"h_min must lie in (0, h = {h:g}] s, got {h_min!r}")
         if not (isinstance(max_iter, int) and max_iter >= 1):
             raise ValidationError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-        check_real_time(real_time, real_time_iterations, real_time_matrix, error_tol)
+        check_real_time(real_time, real_time_iterations, real_time_matrix, error_tol,
+                        h_contact)
         #: real-time mode (docs/integrators.md): a fixed step, at most
         #: ``real_time_iterations`` Newton iterations then accepted, the iteration matrix
         #: frozen after the first step or rebuilt once per step, no step halving
@@ -475,9 +476,9 @@ class AlphaIntegrator:
                        if ok and self.contacts else None)
             if ok and self.contacts:
                 frac = self.contact_steps.onset(self.q, self.qd, end, h)
-                # locating an onset may take steps below h_min (a Newton-failure floor):
-                # an impact at v covers v·h per step, and contact_tol may be far smaller
-                if frac is not None and h * frac >= 1e-6 * self.h_min:
+                # locating an onset may take steps below h_min (a Newton-failure floor: an
+                # impact covers v·h per step); real time keeps h (the onset at its end)
+                if frac is not None and h * frac >= 1e-6 * self.h_min and not self.real_time:
                     h *= frac  # retry up to the interpolated onset of the contact
                     self.contact_steps.onsets_located += 1
                     continue
