@@ -167,3 +167,16 @@ def test_real_time_keeps_its_step_through_contacts(tmp_path):
     np.testing.assert_allclose(np.diff(result.t), 1e-3, rtol=1e-9)
     impacts = [c["impacts"] for c in result.contacts.values()]
     assert impacts == [c["impacts"] for c in variable.contacts.values()] and impacts[0] > 0
+
+
+def test_a_real_time_run_that_blows_up_says_why():
+    """A fixed step far too large (the double pendulum at h = 0.15 s): the iterates turn
+    non-finite after steps accepted unconverged; the message says so, not "a singular
+    iteration matrix?" (the frozen matrix's condition number there is about 70)."""
+    _, result = run_case(load_case(ROOT / "cases" / "seed_double_pendulum.toml",
+                                   {"solver.real_time": True, "solver.h": 0.15,
+                                    "solver.t_end": 20.0}))
+    assert not result.success
+    assert "in a real-time step (fixed h = 0.15 s, at most 2 iterations;" in result.message
+    assert "accepted unconverged so far" in result.message
+    assert "singular" not in result.message

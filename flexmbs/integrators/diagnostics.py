@@ -8,6 +8,22 @@ import warnings
 import numpy as np
 
 
+def nonfinite_head(integ, t1: float) -> str:
+    """The head of the message of a step whose Newton iterates became non-finite. Most
+    often the iteration matrix is singular (redundant constraints); in real time, where
+    steps are accepted unconverged and never shortened, a step too large for the motion
+    is the likelier cause, and the message says how many were accepted so."""
+    if getattr(integ, "real_time", False):
+        return (f"Newton produced non-finite values at t = {t1:.6g} s in a real-time step "
+                f"(fixed h = {integ.h:g} s, at most {integ.real_time_iterations} "
+                f"iterations; {integ.bounded_steps} step(s) accepted unconverged so far, "
+                f"largest |q| {float(np.max(np.abs(integ.q))):.3g}): the step may be too "
+                "large for the motion; compare a run without real_time, or take a "
+                "smaller h")
+    return (f"Newton produced non-finite values at t = {t1:.6g} s (a singular iteration "
+            f"matrix? check System.check() for redundant constraints)")
+
+
 def failure_message(integ, head, q1, qd1, qdd1, lam1, t1) -> str:
     """``head`` plus the diagnostics of the integrator ``integ`` at the (last finite)
     Newton iterate: the equilibrium residual, the violated constraints and the

@@ -15,7 +15,7 @@ from ..errors import FlexmbsError, ValidationError
 from .alpha import AlphaParameters, NewtonMatrix
 from .checkpoint import kept_matrix, restored_matrix
 from .contact_steps import ContactSteps
-from .diagnostics import failure_message, one_attempt
+from .diagnostics import failure_message, nonfinite_head, one_attempt
 from .options import (
     NEWTON_PRESETS,
     REFRESH_ABOVE,
@@ -313,8 +313,7 @@ class AlphaIntegrator:
         last = np.inf
         floor = 16 * np.finfo(float).eps
         index2 = self.formulation is Formulation.STABILIZED_INDEX2
-        singular = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
-                    f"iteration matrix? check System.check() for redundant constraints)")
+        singular = nonfinite_head(self, t1)
         for it in range(1, self.max_iter + 1):
             r, phi, jac = s.dynamic_residual(q1, qd1, qdd1, lam1, t1)
             if stale:  # Φ_q at this iterate is at hand
@@ -425,8 +424,7 @@ class AlphaIntegrator:
             head = (f"Newton did not converge in {self.max_iter} iterations at t = {t1:.6g} s "
                     f"(last scaled correction {work.floats[1]:.3g})")
         else:
-            head = (f"Newton produced non-finite values at t = {t1:.6g} s (a singular "
-                    f"iteration matrix? check System.check() for redundant constraints)")
+            head = nonfinite_head(self, t1)
             if code == nk.NONFINITE_ERROR:
                 return False, head, it, None
         return False, self._failure(head, *state, t1), it, None
