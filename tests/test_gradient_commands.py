@@ -49,6 +49,10 @@ def test_sensitivity_command_text_and_errors():
     code, out = run_cli(["sensitivity", PENDULUM, "--sensor", "nope", "--param",
                          "model.gravity[1]", "--t-end", "0.02"])
     assert code == 2 and "unknown sensor 'nope'" in out
+    code, out = run_cli(["sensitivity", PENDULUM, "--sensor", "joint:angle:pivot",
+                         "--param", "model.gravity[1]", "--t-end", "0.02",
+                         "--checkpoint-every", "0"])  # (it was taken as "auto")
+    assert code == 2 and "checkpoint_every must be 'auto' or an integer >= 1, got 0" in out
 
 
 def test_fit_recovers_a_spring_from_noisy_synthetic_data():

@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     objective = Objective(args.sensor, args.measure, component=args.component,
                           sharpness=args.sharpness, level=args.level, data=data)
     result = gradient(args.case, objective, args.param, mode=args.mode,
-                      checkpoint_every=(args.checkpoint_every or "auto"),
+                      checkpoint_every=("auto" if args.checkpoint_every is None
+                                        else args.checkpoint_every),
                       overrides=parse_overrides(args.set), **run_options)
     summary = {"case": str(args.case), **result.to_dict()}
     if args.json:
