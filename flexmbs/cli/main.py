@@ -119,7 +119,14 @@ def entry() -> None:
 
     gc.disable()
     signal.signal(signal.SIGTERM, _terminate)
-    sys.exit(main(settle=True))
+    try:
+        code = main(settle=True)
+    except KeyboardInterrupt as exc:  # while the command's modules were imported
+        terminated = isinstance(exc, Terminated)
+        print(f"flexmbs: {'terminated (SIGTERM)' if terminated else 'interrupted'}",
+              file=sys.stderr)
+        code = 143 if terminated else 130
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
