@@ -206,7 +206,9 @@ def test_option_errors():
                          ({"q0": np.full(7, np.nan)}, r"q0\[0\] \(bob.x\) must be finite, "
                                                       "got nan"),
                          ({"qd0": [0.0] * 6 + [np.inf]}, r"qd0\[6\] \(bob.e3\) must be finite"),
-                         ({"q0": [0.0, 1.0]}, "q0 must have 7 entries")):
+                         ({"q0": [0.0, 1.0]}, "q0 must have 7 entries"),
+                         ({"t_out": [0.05, 0.02, 0.05]}, "output_times has 0.05 s more than "
+                                                         "once")):
         with pytest.raises(ValidationError, match=pattern):
             simulate(seed_pendulum(), 0.1, 1e-2, "newmark", **bad)
 

@@ -148,6 +148,10 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
                 or np.max(t_out) > t_end + 1e-12):
             raise ValidationError(f"output_times must be finite times in [{t_start:g}, "
                                   f"{t_end:g}] s, got {t_out.tolist()[:8]}")
+        twice = np.flatnonzero(np.diff(np.sort(t_out)) == 0)
+        if twice.size:
+            raise ValidationError(f"output_times has {np.sort(t_out)[twice[0]]:g} s more "
+                                  "than once (each output time once; their order is free)")
     start = time.perf_counter()
     with system.constraint_plan.shared():  # Φ_q at the assembled state, taken once
         integ = AlphaIntegrator(system, params, h, **options)
