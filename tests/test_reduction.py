@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from flexmbs.errors import ValidationError
 from flexmbs.modal import clamped_modes, craig_bampton, free_free_modes
@@ -291,3 +292,41 @@ def test_an_fe_model_leaves_the_callers_matrices_as_they_were():
     for now, then in zip((mass.data, mass.indices, mass.indptr), before[:3], strict=True):
         np.testing.assert_array_equal(now, then)
     assert mass.sum() == before[3] == pytest.approx(11.0)
+
+
+def test_a_stiffness_with_a_negative_eigenvalue_is_refused(beam):
+    """K − αM with α = 2λ₁ has the clamped eigenvalues λᵢ − α: the first, −λ₁, is an
+    unstable mode. Before, the modes kept were those nearest the shift and λ clipped at
+    0: the unstable mode was dropped (or, found, called "a zero-frequency mode")."""
+    import dataclasses
+
+    lam1 = (2 * np.pi * full_clamped_frequencies(beam, 1)[0]) ** 2
+    shifted = dataclasses.replace(beam, stiffness=(beam.stiffness - 2 * lam1 * beam.mass
+                                                   ).tocsr())
+    with pytest.raises(ValidationError, match="not positive semidefinite") as info:
+        clamped_modes(shifted, "root", 4)
+    assert float(str(info.value).split("λ = ")[1].split(" ")[0]) == pytest.approx(
+        -lam1, rel=1e-3)
+
+
+def test_a_negative_eigenvalue_far_from_the_shift_is_found(beam):
+    """One DOF's stiffness made strongly negative: its unstable eigenvalue lies far below
+    the lowest modes, so no mode near the shift shows it; the factorization's inertia
+    (Lanczos models) or the full spectrum (dense ones) does."""
+    import dataclasses
+
+    # K − β (Mφ)(Mφ)ᵀ, φ the first clamped mode (M-normalized): its eigenvalue becomes
+    # λ₁ − β = −999 λ₁, the others stay (Φᵀ M φ = 0), and every 2 × 2 minor stays positive
+    free = np.setdiff1d(np.arange(beam.n_dof), beam.node_dofs([0]))
+    k_ff = beam.stiffness[free][:, free].toarray()
+    m_ff = beam.mass[free][:, free].toarray()
+    lam, phi = sla.eigh(k_ff, m_ff, subset_by_index=[0, 0])
+    m_phi = np.zeros(beam.n_dof)
+    m_phi[free] = m_ff @ phi[:, 0]
+    k = beam.stiffness.toarray() - 1000.0 * lam[0] * np.outer(m_phi, m_phi)
+    broken = dataclasses.replace(beam, stiffness=sp.csr_matrix(k))
+    full = sla.eigh(broken.stiffness.toarray(), broken.mass.toarray(), eigvals_only=True,
+                    subset_by_index=[0, 0])
+    assert full[0] < 0  # (independently: the model is indefinite)
+    with pytest.raises(ValidationError, match="not positive semidefinite"):
+        clamped_modes(broken, "root", 4)

@@ -27,14 +27,18 @@ def eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
         return np.zeros(0), np.zeros((n_dof, 0))
     if n_eig > n_dof:
         raise ValidationError(f"{what}: asked for {n_eig} modes but only {n_dof} DOFs remain")
+    zero = NEGATIVE_RTOL * _stiffness_scale(k_mat, m_mat)  # |λ| below: a zero
     if n_dof <= DENSE_LIMIT or n_eig >= n_dof - 1:
         lam, vec = dense_eigen(k_mat, m_mat, what)
+        _refuse_negative(lam, zero, what)
         order = np.argsort(np.abs(lam - sigma))[:n_eig]
         order = order[np.argsort(lam[order])]
         return lam[order], vec[:, order]
+    sigma = min(sigma, -zero)  # (below the round-off of zero eigenvalues: the inertia)
+    shifted, below = _shifted_factor(k_mat, m_mat, sigma)
     try:
         lam, vec = spla.eigsh(k_mat.tocsc(), k=n_eig, M=m_mat.tocsc(), sigma=sigma,
-                              which="LM", mode="normal")
+                              which="LM", mode="normal", OPinv=shifted)
     except RuntimeError as exc:  # singular shift matrix
         raise ConvergenceError(
             f"{what}: shift-invert factorisation of K - σM failed at σ = {sigma:.3g} "
@@ -43,7 +47,59 @@ def eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
     except spla.ArpackNoConvergence as exc:
         raise ConvergenceError(f"{what}: Lanczos did not converge ({exc})") from exc
     order = np.argsort(lam)
+    _refuse_negative(lam[order], zero, what, below_shift=below)
     return lam[order], vec[:, order]
+
+
+#: An eigenvalue below −NEGATIVE_RTOL max(K_ii/M_ii) is negative, not the round-off of a
+#: zero (rigid-body) eigenvalue (about 1e-16 of it; the reductions call |λ| below 1e-12
+#: of it a zero).
+NEGATIVE_RTOL = 1e-12
+
+
+def _stiffness_scale(k_mat, m_mat) -> float:
+    """max K_ii/M_ii over the DOFs with mass: the order of the largest eigenvalue."""
+    k, m = k_mat.diagonal(), m_mat.diagonal()
+    massed = m > 0
+    return float(np.max(np.abs(k[massed]) / m[massed])) if np.any(massed) else 0.0
+
+
+def _refuse_negative(found: np.ndarray, zero: float, what: str,
+                     below_shift: int = 0) -> None:
+    """ValidationError when K is not positive semidefinite: an eigenvalue found below
+    −``zero``, or ``below_shift`` eigenvalues below the (negative) shift that the Lanczos
+    run cannot see (a stiffness with an unstable mode: its frequency would be imaginary,
+    and dropping the mode left plausible-looking frequencies)."""
+    if found.size and found[0] < -zero:
+        detail = (f"eigenvalue λ = {found[0]:.4g} (an unstable mode, "
+                  f"{np.sqrt(-found[0]) / (2 * np.pi):.4g}i Hz)")
+    elif below_shift:
+        detail = (f"{below_shift} eigenvalue(s) of K x = λ M x lie below zero, beyond the "
+                  "modes computed")
+    else:
+        return
+    raise ValidationError(f"{what}: the stiffness is not positive semidefinite: {detail}; "
+                          "an FE stiffness must have no negative eigenvalue (a stiffness "
+                          "with stress stiffening under compression, or wrong signs or "
+                          "units in the export?)")
+
+
+def _shifted_factor(k_mat, m_mat, sigma: float):
+    """((K − σM)⁻¹ for the shift-invert Lanczos run, the number of eigenvalues below σ
+    where known, else 0). Factored symmetrically without pivoting where it can be
+    (SuperLU, a symmetric ordering): then the signs of U's diagonal are those of the LDLᵀ
+    pivots, and their negatives count the eigenvalues below σ (Sylvester's law of
+    inertia), which a negative σ has none of for a semidefinite K. (None, 0) when the
+    factorization fails (eigsh then factors, and says why)."""
+    try:
+        lu = spla.splu((k_mat - sigma * m_mat).tocsc(), permc_spec="MMD_AT_PLUS_A",
+                       diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    except RuntimeError:
+        return None, 0
+    below = 0
+    if sigma < 0.0 and np.array_equal(lu.perm_r, lu.perm_c):  # no pivoting: inertia
+        below = int(np.sum(lu.U.diagonal() < 0.0))
+    return spla.LinearOperator(k_mat.shape, matvec=lu.solve, dtype=float), below
 
 
 def dense_eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, what: str
