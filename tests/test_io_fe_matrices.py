@@ -500,3 +500,21 @@ def test_fe_matrices_reexports_the_split_modules():
         assert getattr(fe_matrices, name) is getattr(module, name), name
     assert ansys.to_si is fe_nodes.to_si
     assert ansys._material_si is fe_nodes._material_si
+
+
+def test_a_chain_of_axis_springs_clamps_at_one_node():
+    """The committed chain's springs act along fixed axes (its K is not invariant under
+    rotation): clamping one node leaves no motion without strain energy, though the
+    geometry alone (three collinear nodes) would leave rotations free. It was refused
+    ("fix more nodes"); its clamped frequencies are scipy's of the free DOFs."""
+    import scipy.linalg as sla
+
+    from flexmbs.modal import clamped_modes
+
+    fe = read_matrix_market(DATA / "mm_chain_mass.mtx", DATA / "mm_chain_stiffness.mtx",
+                            DATA / "mm_chain_nodes.csv")
+    free = np.setdiff1d(np.arange(fe.n_dof), fe.node_dofs([0]))
+    lam = sla.eigh(fe.stiffness.toarray()[np.ix_(free, free)],
+                   fe.mass.toarray()[np.ix_(free, free)], eigvals_only=True)
+    data = clamped_modes(fe, [int(fe.node_ids[0])], 3)
+    assert_allclose(data.frequencies, np.sqrt(lam[:3]) / (2 * np.pi), rtol=1e-10)

@@ -208,6 +208,19 @@ def test_plausibility_warns_about_unit_mistakes():
         plausibility_warnings(ModalData(**kwargs))
 
 
+def test_a_zero_frequency_mode_of_an_attached_body_is_named():
+    """K_ff with a zero row: a mode at exactly 0 Hz in an attached frame is a mechanism
+    (a tiny positive frequency warned already; 0 was left out of the range check)."""
+    kwargs = make_modal_kwargs()
+    k_ff = np.array(kwargs["K_ff"], dtype=float)
+    k_ff[0, :] = k_ff[:, 0] = 0.0
+    kwargs["K_ff"] = k_ff
+    data = ModalData(**kwargs)
+    assert data.reference_frame.value == "attached" and data.frequencies[0] == 0.0
+    with pytest.warns(UnitsWarning, match=r"1 mode\(s\) at 0 Hz with the body attached"):
+        plausibility_warnings(data)
+
+
 def test_plausible_data_gives_no_warning(modal_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -51,7 +51,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--material", default="steel",
                    help="steel, aluminium, or 'E,nu,rho' in SI (e.g. 70e9,0.33,2700)")
     p.add_argument("--theory", choices=["euler-bernoulli", "timoshenko"],
-                   default="euler-bernoulli")
+                   default="euler-bernoulli",
+                   help="bending theory (timoshenko: with shear deformation)")
+    p.add_argument("--rotary-inertia", action="store_true",
+                   help="add the sections' bending rotary inertia ρI to the element mass "
+                        "(Timoshenko's full theory with --theory timoshenko, Rayleigh's "
+                        "with euler-bernoulli; off by default, as the case files' "
+                        "rotary_inertia)")
     add_reduction_args(p, default_clamp="root")
     p.add_argument("--stiffening", action=argparse.BooleanOptionalAction, default=True,
                    help="compute the geometric-stiffening matrices of the unit load cases "
@@ -167,7 +173,7 @@ def _material(text: str) -> Material:
 def run(args: argparse.Namespace) -> int:
     check_writable(args.output)  # fail before the reduction, not after
     fe = straight_beam(args.length, args.elements, _section(args), _material(args.material),
-                       theory=args.theory)
+                       theory=args.theory, rotary_inertia=args.rotary_inertia)
     fe = prepare_from_args(fe, args)  # --node-set, --scale-*, --add-mass
     if args.substructures != 1:
         from ._substructures import run_parts

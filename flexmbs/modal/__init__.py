@@ -18,7 +18,7 @@ _LAZY = {
     "clamped_modes": "reduction",
     "craig_bampton": "reduction",
     "free_free_modes": "reduction",
-    "rigid_body_basis": "reduction",
+    "rigid_body_basis": "rigid_motions",
     "UNIT_SYSTEMS": "units",
     "UnitSystem": "units",
     "get_units": "units",

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from ..errors import UnitsWarning
+from .kinds import ReferenceFrame
 from .units import get_units
 
 #: M_ff is compared with Φᵀ M Φ of the stored mass; above this relative mismatch a
@@ -52,6 +53,11 @@ def plausibility_warnings(data) -> list[str]:
                          f"mass {m:.4g} kg, size {size:.4g} m); lengths or masses look like "
                          f"they are in other units than declared{hint}"
                          + _units_that_fit(density, data.units))
+    zero = int(np.sum(freqs <= 0))
+    if zero and data.reference_frame is ReferenceFrame.ATTACHED:
+        found.append(f"{zero} mode(s) at 0 Hz with the body attached to its frame: a "
+                     "motion without strain energy (a mechanism, or a stiffness entry "
+                     f"lost in the export){hint}")
     positive = freqs[freqs > 0]
     if positive.size and (positive.max() > 1e6 or positive.min() < 1e-4):
         found.append(f"frequency range {positive.min():.4g}..{positive.max():.4g} Hz looks "

@@ -36,6 +36,7 @@ from ..errors import AccuracyWarning, ConvergenceError, ValidationError
 from .data import ModalData, ModeKind, ReferenceFrame, plausibility_warnings
 from .eigen import DENSE_LIMIT, eigen
 from .femodel import FEModel
+from .rigid_motions import check_restrains, diag_ratio, rigid_body_basis
 
 Normalization = Literal["displacement", "mass"]
 
@@ -94,27 +95,6 @@ def normalization_rows(modes: np.ndarray, fe: FEModel) -> list[np.ndarray]:
     return out
 
 
-def rigid_body_basis(fe: FEModel) -> np.ndarray:
-    """The six rigid-body motions of the FE DOFs (translations, then small rotations).
-
-    Returns
-    -------
-    ndarray, shape (n_dof, 6)
-        Column a < 3 translates by e_a [m]; column 3 + a rotates by 1 rad about axis a
-        through the frame origin (translations ω × x; rotational DOFs equal ω).
-    """
-    basis = np.zeros((fe.n_dof, 6))
-    dpn = fe.dofs_per_node
-    for a in range(3):
-        basis[a::dpn, a] = 1.0
-        omega = np.zeros(3)
-        omega[a] = 1.0
-        basis[fe.translational_dofs, 3 + a] = np.cross(omega, fe.nodes).ravel()
-        if dpn == 6:
-            basis[3 + a::dpn, 3 + a] = 1.0
-    return basis
-
-
 def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
                     attach_set: str | None, node_sets: dict, kinds, fraction,
                     metadata: dict, normalization: Normalization,
@@ -134,13 +114,16 @@ def _assemble_modal(fe: FEModel, modes: np.ndarray, *, frame: ReferenceFrame,
     diag_m = np.diag(m_ff)
     off_m = (np.max(np.abs(m_ff - np.diag(diag_m))) / np.max(np.abs(diag_m))
              if modes.shape[1] > 1 else 0.0)
-    residual = fe.stiffness @ modes - m_phi * lam
+    rows = np.arange(fe.n_dof)  # the equations' rows: not those of DOFs held fixed,
+    if attach_set is not None and attach_set in node_sets:  # which carry the reactions
+        rows = np.setdiff1d(rows, fe.node_dofs(node_sets[attach_set]))
+    residual = (fe.stiffness @ modes - m_phi * lam)[rows]
     eig_res = np.linalg.norm(residual, axis=0) / np.maximum(
-        np.linalg.norm(m_phi * lam, axis=0), 1e-300)
+        np.linalg.norm((m_phi * lam)[rows], axis=0), 1e-300)
     metadata = {**metadata, "orthogonality_residual": float(off_m),
                 "eigen_residual_max": float(np.max(eig_res)) if eig_res.size else 0.0}
     if lam.size and lam[0] > 0:
-        spread = _diag_ratio(fe) / lam[0]
+        spread = diag_ratio(fe) / lam[0]
         metadata["eigenvalue_spread"] = spread
         if spread > SPREAD_WARN:
             warnings.warn(
@@ -214,14 +197,6 @@ def translational_mass_neglect(fe: FEModel, modes: np.ndarray) -> dict:
     }
 
 
-def _diag_ratio(fe: FEModel) -> float:
-    """max K_ii / M_ii: an upper estimate of the stiffest eigenvalue [1/s²]."""
-    k_diag = np.abs(fe.stiffness.diagonal())
-    m_diag = np.abs(fe.mass.diagonal())
-    ok = m_diag > 0
-    return float(np.max(k_diag[ok] / m_diag[ok])) if np.any(ok) else 1.0
-
-
 def _free_shift(fe: FEModel, rigid: np.ndarray) -> float:
     """A negative shift of the order of the first elastic eigenvalue of a free body.
 
@@ -232,7 +207,7 @@ def _free_shift(fe: FEModel, rigid: np.ndarray) -> float:
     (the near-null space is the rigid motions, projected out in the M-norm each step),
     then a Rayleigh quotient ρ ≥ λ₁. The returned shift is −ρ.
     """
-    sigma0 = -1e-12 * _diag_ratio(fe)
+    sigma0 = -1e-12 * diag_ratio(fe)
     try:
         lu = spla.splu((fe.stiffness - sigma0 * fe.mass).tocsc())
     except RuntimeError:
@@ -258,37 +233,6 @@ def _mass_orthogonalize(modes: np.ndarray, basis: np.ndarray, m_mat) -> np.ndarr
             "rotational DOFs?); free–free modes and mean axes are undefined for it"
         ) from None
     return modes - basis @ coef
-
-
-def _check_restrains(fe: FEModel, dofs: np.ndarray, what: str) -> None:
-    """Raise unless fixing ``dofs`` removes all six rigid-body motions.
-
-    Geometric, independent of the eigen solver: the rigid motions restricted to ``dofs``
-    (rotations scaled by the body size) must have rank 6. Two nodes of a solid leave the
-    rotation about the line through them free; one node without rotational DOFs leaves
-    all rotations free.
-    """
-    size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
-    basis = rigid_body_basis(fe)[dofs]
-    basis[:, 3:] /= size
-    if dofs.size == 0:
-        sv, vt = np.zeros(6), np.eye(6)
-    else:
-        _, sv, vt = np.linalg.svd(basis, full_matrices=True)
-        sv = np.concatenate([sv, np.zeros(6 - sv.size)])
-    free = np.flatnonzero(sv < 1e-9 * max(sv[0], 1.0))
-    if free.size:
-        motion = vt[free[0]]
-        parts = []
-        if np.linalg.norm(motion[:3]) > 1e-6:
-            parts.append("translation along " + np.array2string(motion[:3], precision=3))
-        if np.linalg.norm(motion[3:]) > 1e-6:
-            parts.append("rotation about " + np.array2string(motion[3:], precision=3))
-        raise ValidationError(
-            f"{what} does not remove all rigid motion: {free.size} rigid-body motion(s) "
-            f"leave every fixed DOF at rest, e.g. {' + '.join(parts)}; fix more nodes (or "
-            f"nodes with rotational DOFs)"
-        )
 
 
 # ---------------------------------------------------------------------- public API
@@ -326,7 +270,7 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
             f"{max(fe.n_dof - 6, 0)} elastic modes")
     start = time.perf_counter()
     rigid = rigid_body_basis(fe)
-    sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * _diag_ratio(fe)
+    sigma = _free_shift(fe, rigid) if fe.n_dof > DENSE_LIMIT else -1e-6 * diag_ratio(fe)
     active = _active(fe)
     lam, vec_a = eigen(fe.stiffness[active][:, active], fe.mass[active][:, active],
                         n_modes + 6, sigma, "free_free_modes")
@@ -340,7 +284,7 @@ def free_free_modes(fe: FEModel, n_modes: int, *,
     n_rigid = int(np.sum(is_rigid))
     rigid_scale = float(np.max(np.abs(lam[is_rigid]))) if n_rigid else 0.0
     elastic_lam = lam[~is_rigid]
-    n_zero = int(np.sum(np.abs(lam) < 1e-12 * _diag_ratio(fe)))
+    n_zero = int(np.sum(np.abs(lam) < 1e-12 * diag_ratio(fe)))
     floppy = (elastic_lam.size and rigid_scale > 0
               and elastic_lam[0] < RIGID_GAP * rigid_scale)
     if n_rigid != 6 or floppy or not np.all(is_rigid[:6]):
@@ -395,7 +339,7 @@ def clamped_modes(fe: FEModel, clamp, n_modes: int, *, set_name: str | None = No
     start = time.perf_counter()
     nodes = fe.resolve_nodes(clamp, "clamped_modes: clamp")
     fixed = fe.node_dofs(nodes)
-    _check_restrains(fe, fixed, f"clamped_modes: clamping nodes {fe.node_ids[nodes][:6].tolist()}")
+    check_restrains(fe, fixed, f"clamped_modes: clamping nodes {fe.node_ids[nodes][:6].tolist()}")
     free = np.setdiff1d(_active(fe), fixed)
     k_ff = fe.stiffness[free][:, free]
     m_ff = fe.mass[free][:, free]
@@ -456,9 +400,9 @@ def craig_bampton(fe: FEModel, interface, n_normal: int, *, attach=None,
     a_dofs = np.intersect1d(fe.node_dofs(attached), active)
     i_dofs = np.setdiff1d(active, np.concatenate([b_dofs, a_dofs]))
     if attach is not None:
-        _check_restrains(fe, a_dofs, f"craig_bampton: attaching nodes "
+        check_restrains(fe, a_dofs, f"craig_bampton: attaching nodes "
                                      f"{fe.node_ids[attached][:6].tolist()} to the frame")
-    _check_restrains(fe, np.concatenate([b_dofs, a_dofs]),
+    check_restrains(fe, np.concatenate([b_dofs, a_dofs]),
                      "craig_bampton: fixing the interface (and attach) nodes "
                      f"{fe.node_ids[np.concatenate([iface, attached])][:6].tolist()}")
     k_mat, m_mat = fe.stiffness.tocsr(), fe.mass.tocsr()
@@ -518,7 +462,7 @@ def reduce_on_basis(fe: FEModel, basis: np.ndarray, n_normal: int, *, attached,
     lam, x = sla.eigh(k_cb, m_cb)
     n_rigid = 0
     meta_extra = {}
-    if attach is not None and lam[0] < 1e-12 * _diag_ratio(fe):
+    if attach is not None and lam[0] < 1e-12 * diag_ratio(fe):
         raise ValidationError(
             f"craig_bampton: with nodes {fe.node_ids[attached][:6].tolist()} attached to the "
             f"frame the reduced model still has a zero-frequency mode (λ = {lam[0]:.3g}); "

@@ -279,7 +279,7 @@ def _inertia_relief_solver(fe):
     accelerates the body, is balanced by its inertia, f̃ = f − MΦ_r (Φ_rᵀMΦ_r)⁻¹ Φ_rᵀ f
     (Φ_r the six rigid-body motions), and K u = f̃ is solved with the mean-axis condition
     Φ_rᵀ M u = 0 as a constraint (saddle point, sparse LU)."""
-    from .reduction import rigid_body_basis
+    from .rigid_motions import rigid_body_basis
 
     rigid = rigid_body_basis(fe)
     m_r = np.asarray(fe.mass @ rigid)
