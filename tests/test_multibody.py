@@ -172,6 +172,33 @@ def test_impossible_assembly_names_the_joint():
         system.assemble()
 
 
+@pytest.mark.parametrize("axes", [
+    [[0, 0, 1], [1, 0, 0], [0, 1, 0]],   # columns x_j = e_y, y_j = e_z, z_j = e_x: cyclic
+    [[1, 0, 0], [0, -1, 0], [0, 0, -1]],  # half a turn about x
+])
+def test_a_fixed_joint_on_another_root_of_its_equations_is_refused(axes):
+    """x_i·y_j = y_i·z_j = z_i·x_j = 0 also hold with the marker axes permuted cyclically
+    or turned half a turn about one of them: a fixed joint assembled there kept the body
+    turned (a tilted beam clamped to a ground marker at the global axes lay along
+    another axis, silently). Here the markers start on such a root."""
+    b = ModelBuilder()
+    b.add_marker("ground", "O")
+    b.add_rigid_body("block", 1.0, INERTIA)
+    b.add_marker("block", "A", orientation=np.array(axes, dtype=float))
+    b.add_joint("weld", "fixed", "ground.O", "block.A")
+    system = System(b.finalize())
+    with pytest.raises(ModelError, match="fixed joint 'weld' closed with its markers' "
+                                         "frames not aligned"):
+        system.assemble()
+    b = ModelBuilder()  # aligned markers: assembled as given
+    b.add_marker("ground", "O")
+    b.add_rigid_body("block", 1.0, INERTIA)
+    b.add_marker("block", "A")
+    b.add_joint("weld", "fixed", "ground.O", "block.A")
+    system = System(b.finalize())
+    np.testing.assert_allclose(system.assemble(), system.q0, atol=1e-12)
+
+
 # ------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("make", "pattern"), [
     (lambda b: b.add_rigid_body("x", 0.0, INERTIA), r"RigidBody\('x'\)\.mass must be positive"),

@@ -21,6 +21,7 @@ from ..model.builder import Model
 from ..model.drives import drive_values
 from ..model.joints import JOINT_EQUATIONS, drive_equations, joint_equations, marker_state
 from . import model_check
+from .branches import check_branches
 from .constraints import ConstraintPlan
 from .model_check import DofReport
 
@@ -470,7 +471,7 @@ class System:
             err = float(np.max(np.abs(phi))) if phi.size else 0.0
             history.append(err)
             if err < tol:
-                self._check_drive_branches(q, t)
+                check_branches(self, self._rows, q, t)
                 return q
             if first and len(history) > 3 and not err < 0.5 * history[-4]:
                 return None
@@ -535,21 +536,6 @@ class System:
             if hold_elastic and isinstance(body, FlexibleBody):
                 w_inv[sl.start + 7:sl.stop] = 0.0
         return w_inv
-
-    def _check_drive_branches(self, q, t):
-        """Φ = sin(θ − θ_d) of a rotation drive also vanishes at θ_d + π: refuse it."""
-        for row in self._rows:
-            if row.kind == "drive" and row.spec.kind == "rotation":
-                mi = self._state(row.spec.marker_i, q)
-                mj = self._state(row.spec.marker_j, q)
-                th = drive_values(row.spec, t)[0]
-                cos = mj.axes[0] @ (np.cos(th) * mi.axes[0] + np.sin(th) * mi.axes[1])
-                if cos < 0:
-                    raise ConvergenceError(
-                        f"rotation drive {row.name!r} assembled half a turn away from its "
-                        f"prescribed angle {th:.4g} rad (θ − θ_d = π, the other root of "
-                        f"sin(θ − θ_d) = 0); start the driven body closer to that angle"
-                    )
 
     def _least_change_step(self, q, t, phi, w_inv, values=None):
         """Δq = −W⁻¹Φ_qᵀ(Φ_q W⁻¹ Φ_qᵀ)⁺ Φ (weighted minimum-norm Newton step; Φ_q of ``values``)."""
