@@ -392,3 +392,27 @@ def test_stick_slip_breakaway_at_mu_static_then_sliding_at_mu_kinetic():
     assert v[-1] == pytest.approx(5 * (t * t - t_b * t_b) - mu_k * G * (t - t_b), rel=0.01)
     states = result.contacts["corner0"]["state"]
     assert states[np.searchsorted(result.t, 0.3)] == 1 and states[-1] == 2
+
+
+def test_a_force_law_overflowing_at_a_diverging_iterate_halves_the_step(monkeypatch):
+    """On the NumPy path a contact law computes in Python floats, where K δⁿ of a
+    diverging Newton iterate raises OverflowError instead of giving inf. That attempt
+    fails like a kernel's non-finite iterate, and the step is halved; before, the
+    exception ended the run ("stopped: OverflowError"), and it also broke the failure
+    message built at such an iterate."""
+    from flexmbs.contact.laws import HuntCrossley
+
+    original, calls = HuntCrossley.force, {"n": 0}
+
+    def once_overflowing(self, delta, delta_dot, v_onset=None):
+        calls["n"] += 1
+        if calls["n"] == 1:  # (the first evaluation in contact)
+            raise OverflowError(34, "Numerical result out of range")
+        return original(self, delta, delta_dot, v_onset)
+
+    monkeypatch.setattr(HuntCrossley, "force", once_overflowing)
+    _, result = run_case(load_case(ROOT / "cases" / "ball_drop.toml",
+                                   {"solver.engine": "python", "solver.t_end": 0.5}))
+    assert calls["n"] > 1
+    assert result.success, result.message
+    assert result.statistics["halved_steps"] >= 1

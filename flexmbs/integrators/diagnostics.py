@@ -32,9 +32,11 @@ def failure_message(integ, head, q1, qd1, qdd1, lam1, t1) -> str:
     with np.errstate(all="ignore"):
         worst = s.violated(q1, t1, tol=integ.phi_tol)
         names = ", ".join(f"{nm} (|Φ| = {v:.2g})" for nm, v in worst[:4]) or "none"
-        residual = float(np.max(np.abs(integ._residual(q1, qd1, qdd1, lam1, t1)),
-                                initial=0.0))
-    return (f"{head}; equilibrium residual {residual:.3g}; constraints above "
+        try:  # (at a diverged iterate a force law may overflow in Python floats)
+            residual = f"{float(np.max(np.abs(integ._residual(q1, qd1, qdd1, lam1, t1)), initial=0.0)):.3g}"  # noqa: E501
+        except (ArithmeticError, ValueError) as exc:
+            residual = f"not computable there ({type(exc).__name__}: {exc})"
+    return (f"{head}; equilibrium residual {residual}; constraints above "
             f"{integ.phi_tol:g}: {names}; iteration-matrix condition "
             f"{condition_estimate(integ):.2g}")
 
@@ -81,6 +83,11 @@ def one_attempt(try_step, h, compiled, last: bool = False):
     warnings.showwarning = hold
     try:
         out = try_step(h)
+    except ArithmeticError as exc:  # a force law in Python floats overflowed at a
+        # diverging iterate: the attempt failed, as the kernels' non-finite values do
+        t1 = try_step.__self__.t + h
+        out = (False, f"Newton's iterates overflowed at t = {t1:.6g} s in a force "
+               f"({type(exc).__name__}: {exc})", 0, None)
     finally:
         warnings.showwarning = shown
     # the failed attempts of this step so far: dropped once one succeeds, shown when the
