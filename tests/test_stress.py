@@ -369,3 +369,20 @@ def test_animate_states_the_stress_range_in_mpa_and_displacement_in_mm(tmp_path,
         finally:
             anim.close()
         assert title == {"stress": "von Mises [MPa]", "displacement": "|u| [mm]"}[field]
+
+
+def test_a_static_twist_mode_is_scaled_to_a_turn_of_one_radian():
+    """A tip torque's static mode twists the beam and moves its nodes by round-off only:
+    scaled to its largest translation, it was blown up by ~1e12 and the modal data were
+    refused ("M_ff is not positive definite"). Scaled to its largest turn, 1 rad, it is
+    the linear twist θ(x) = x/L: modal mass ρI_pL/3, stiffness GJ/L, both exact for the
+    beam's linear torsion elements."""
+    steel = Material.steel()
+    section = BeamSection.box(0.03, 0.015, 0.002)
+    length = 0.5
+    fe = straight_beam(length, 40, section, steel)
+    data = static_correction(clamped_modes(fe, "root", 4), fe, "tip", "4")
+    assert data.n_modes == 5
+    m_twist, k_twist = data.M_ff[4, 4], data.K_ff[4, 4]
+    np.testing.assert_allclose(m_twist, steel.rho * section.Ip * length / 3, rtol=1e-9)
+    np.testing.assert_allclose(k_twist, steel.G * section.J / length, rtol=1e-9)

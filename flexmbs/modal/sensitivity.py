@@ -234,10 +234,15 @@ def static_correction_tangent(fe, d_k, d_m, data, kept: ModalTangent, n_kept: in
     d_b = sym(d_s_o.T @ (m_mat @ s_o)) + s_o.T @ (d_m @ s_o)
     _, d_y = nelson(a_mat, b_mat, d_a, d_b, mu, y, "modal derivatives")
     d_extra = d_s_o @ y + s_o @ d_y
-    # normalization: the largest translation entry of each mode is ±1
+    # normalization: the largest translation entry of each mode is ±1 (of a twist, whose
+    # nodes move by round-off, the largest rotation entry)
     trans = fe.node_dofs(np.arange(fe.n_nodes), translational_only=True)
+    turns = np.setdiff1d(np.arange(fe.n_dof), trans)
+    size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
     for j in range(extra.shape[1]):
         r = trans[int(np.argmax(np.abs(extra[trans, j])))]
+        if turns.size and abs(extra[r, j]) < 1e-3 * size * np.max(np.abs(extra[turns, j])):
+            r = turns[int(np.argmax(np.abs(extra[turns, j])))]
         d_extra[:, j] -= extra[:, j] * (d_extra[r, j] / extra[r, j])
     lam_x = np.einsum("ij,ij->j", extra, k_mat @ extra) / np.einsum(
         "ij,ij->j", extra, m_mat @ extra)

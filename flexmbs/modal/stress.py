@@ -296,7 +296,13 @@ def static_correction(data, fe, nodes, components: str = "123"):
     k_b = basis.T @ (fe.stiffness @ basis)
     _, vec = sla.eigh(0.5 * (k_b + k_b.T))  # diagonal among themselves
     extra = basis @ vec
-    extra /= np.max(np.abs(extra.reshape(fe.n_nodes, top, -1)[:, :3]), axis=(0, 1))
+    shapes = extra.reshape(fe.n_nodes, top, -1)
+    peak = np.max(np.abs(shapes[:, :3]), axis=(0, 1))  # the largest translation 1 [m],
+    if top == 6:  # or, for a twist (its nodes move by round-off), the largest turn 1 rad
+        size = max(float(np.max(np.ptp(fe.nodes, axis=0))), 1e-300)
+        turn = np.max(np.abs(shapes[:, 3:]), axis=(0, 1))
+        peak = np.where(peak < 1e-3 * size * turn, turn, peak)
+    extra /= peak
     n_extra = extra.shape[1]
     trans = extra.reshape(fe.n_nodes, top, -1)
     m_extra = np.diag(np.einsum("im,im->m", extra, fe.mass @ extra))
