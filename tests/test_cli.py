@@ -211,3 +211,19 @@ def test_beam_command_with_rotary_inertia_is_full_timoshenko(tmp_path, capsys):
     # bending comes in equal pairs (the square section bends alike in y and z)
     bending = [f for f, g in itertools.pairwise(freqs) if abs(f - g) < 1e-6 * f]
     np.testing.assert_allclose(bending, exact[:2], rtol=5e-4)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--section", "circle", "--diameter", "0.05", "--thickness", "0.003"],
+     "--thickness does not apply to --section circle, which takes --diameter"),
+    (["--width", "0.02", "--height", "0.01", "--diameter", "0.1"],
+     "--diameter does not apply to --section rectangle, which takes --height, --width"),
+    (["--section", "box", "--width", "0.02", "--height", "0.01", "--thickness", "0.001",
+      "--flange-thickness", "0.002"], "--flange-thickness does not apply to --section box"),
+])
+def test_beam_section_options_of_another_kind_are_refused(tmp_path, capsys, argv, message):
+    """An option the section kind does not take was ignored: a circle given a tube's wall
+    thickness came out solid."""
+    out = tmp_path / "b.fmd.h5"
+    assert main(["beam", "--length", "1", "--modes", "2", *argv, "-o", str(out)]) == 2
+    assert message in capsys.readouterr().err and not out.exists()

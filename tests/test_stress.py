@@ -386,3 +386,16 @@ def test_a_static_twist_mode_is_scaled_to_a_turn_of_one_radian():
     m_twist, k_twist = data.M_ff[4, 4], data.K_ff[4, 4]
     np.testing.assert_allclose(m_twist, steel.rho * section.Ip * length / 3, rtol=1e-9)
     np.testing.assert_allclose(k_twist, steel.G * section.J / length, rtol=1e-9)
+
+
+def test_stress_of_a_nonlinear_beam_run_points_to_its_section_forces(tmp_path, capsys):
+    """A nonlinear beam has no FE model to reduce with --stress: the message names the
+    beam and where its stresses are (it said to reduce the body's FE model again)."""
+    out = tmp_path / "e.res.h5"
+    root = Path(__file__).resolve().parents[1]
+    assert cli(["run", str(root / "cases" / "elastica.toml"), "--set", "solver.t_end=0.002",
+                "-o", str(out), "--quiet"]) in (0, 3)
+    capsys.readouterr()
+    assert cli(["stress", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "nonlinear beam(s)" in err and "beam_forces.fibre_stress" in err

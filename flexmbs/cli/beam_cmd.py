@@ -64,7 +64,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "(default on; free–free modes with inertia relief, "
                         "docs/theory_stiffening.md)")
     p.add_argument("--substructures", type=int, default=1, metavar="K",
-                   help="cut the beam into K parts of equal length, each reduced by "
+                   help="cut the beam into K parts of equal length (at the nodes nearest; "
+                        "16 elements in 3 parts: 5, 6 and 5), each reduced by "
                         "Craig–Bampton (frame at its root end, --modes fixed-interface "
                         "modes); writes OUTPUT's stem .1 … .K files and a .substructures.json "
                         "that says how to join them (docs/flexible_bodies.md)")
@@ -82,6 +83,8 @@ SECTION_OPTIONS = {
           ("flange", "--flange-thickness"), ("web", "--web-thickness")),
 }
 SECTION_OPTIONS["channel"] = SECTION_OPTIONS["i"]
+ALL_SECTION_OPTIONS = ("--width", "--height", "--diameter", "--thickness",
+                       "--flange-thickness", "--web-thickness")
 
 
 def _outline(text: str) -> list:
@@ -140,6 +143,14 @@ def _section(args) -> BeamSection:
         raise ValidationError(f"{' and '.join(given)} apply to --section general, not to "
                               f"--section {args.section}")
     kind = "channel" if args.section == "c" else args.section
+    takes = {opt for _, opt in SECTION_OPTIONS[kind]} | (
+        {"--thickness"} if kind in ("i", "channel") else set())
+    extra = [opt for opt in ALL_SECTION_OPTIONS if opt not in takes
+             and getattr(args, opt[2:].replace("-", "_")) is not None]
+    if extra:  # (a tube's --thickness given to a circle made it solid, silently)
+        raise ValidationError(f"{', '.join(extra)} {'does' if len(extra) == 1 else 'do'} "
+                              f"not apply to --section {args.section}, which takes "
+                              f"{', '.join(sorted(takes))}")
     spec = {"kind": kind}
     for key, option in SECTION_OPTIONS[kind]:
         value = getattr(args, option[2:].replace("-", "_"))

@@ -73,6 +73,13 @@ def body_stress(result, body: str | None = None) -> BodyStress:
     from ..modal.stress import stress_field_name, von_mises
 
     names = stress_bodies(result)
+    beams = list(getattr(result, "model", {}).get("beam_elements", {}))
+    if not names and beams:  # (results/ never imports post/: the key read here)
+        raise ValidationError(
+            f"these results carry no stress modes; their nonlinear beam(s) "
+            f"{', '.join(map(repr, beams))} carry section forces instead: their fibre "
+            "stresses are flexmbs.post.beam_forces.fibre_stress(result, name) and the "
+            "point data beam_stress of flexmbs export (docs/nonlinear_beam.md)")
     if not names:
         raise ValidationError(
             "these results carry no stress modes: reduce the body's FE model with "
