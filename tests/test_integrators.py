@@ -200,14 +200,14 @@ def test_option_errors():
     for bad, pattern in (({"error_tol": 0.0}, "error_tol must be a positive number, got 0.0"),
                          ({"max_iter": 0}, "max_iter must be an integer"),
                          ({"output_every": 0}, "output_every must be an integer"),
-                         ({"t_out": [5.0]}, "output_times must be finite times in"),
+                         ({"t_out": [5.0]}, "output_times\\) must be finite times in"),
                          ({"t_out": [0.05, np.nan]}, r"must be finite times in \[0, 0.1\] "
                                                      r"s, got \[0.05, nan\]"),
                          ({"q0": np.full(7, np.nan)}, r"q0\[0\] \(bob.x\) must be finite, "
                                                       "got nan"),
                          ({"qd0": [0.0] * 6 + [np.inf]}, r"qd0\[6\] \(bob.e3\) must be finite"),
                          ({"q0": [0.0, 1.0]}, "q0 must have 7 entries"),
-                         ({"t_out": [0.05, 0.02, 0.05]}, "output_times has 0.05 s more than "
+                         ({"t_out": [0.05, 0.02, 0.05]}, "output_times\\) have 0.05 s more than "
                                                          "once")):
         with pytest.raises(ValidationError, match=pattern):
             simulate(seed_pendulum(), 0.1, 1e-2, "newmark", **bad)

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.linalg as sla
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flexmbs.analysis import eigenmodes, linearize, static_equilibrium
 from flexmbs.assembly import System
@@ -446,3 +449,29 @@ def test_a_repeated_frequency_takes_the_basis_the_next_speed_continues(turn):
     for a, b in zip(got[:2], tracked[:2], strict=True):  # still in the plane: eigenvectors
         assert np.abs(a.shape[2:]).max() == 0.0 and np.abs(a.shape).max() == pytest.approx(1)
         assert a.frequency_hz == b.frequency_hz
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 8), spread=st.floats(1.0, 6.0))
+def test_undamped_modes_have_a_damping_ratio_of_exactly_zero(seed, n, spread):
+    """Undamped M, K (C = 0): the first-order eigenvalues' real parts are the solver's
+    round-off, of either sign; they printed ζ = −0.0000 (a tutorial's output differed by
+    its sign between machines). Every ratio is 0.0 and none is negative."""
+    from flexmbs.analysis.linear import LinearSystem
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n, n))
+    m = a @ a.T + n * np.eye(n)
+    b = rng.normal(size=(n, n)) * np.logspace(0, spread, n)
+    k = b @ b.T + np.eye(n)
+    system = LinearSystem(m, np.zeros((n, n)), k, np.eye(n), np.zeros(n), 0.0,
+                          tuple(f"z{i}" for i in range(n)))
+    modes = eigenmodes(system)
+    assert len(modes) == n
+    for mode in modes:
+        assert mode.damping_ratio == 0.0 and not np.signbit(mode.damping_ratio)
+    want = np.sqrt(sla.eigh(k, m, eigvals_only=True)) / (2 * np.pi)
+    got = np.sort([mo.frequency_hz for mo in modes])
+    # (the first-order eigenproblem resolves ω² to about ε ω_max²: δω ≈ ε ω_max²/ω)
+    eps = np.finfo(float).eps
+    assert np.all(np.abs(got - want) <= 1e3 * eps * (want + want.max() ** 2 / want))

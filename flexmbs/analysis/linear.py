@@ -143,6 +143,11 @@ def rotating_chart(system, axis, omega: float) -> tuple[np.ndarray, np.ndarray]:
     return a_dot, a_ddot
 
 
+#: A real part below ROUND_OFF_RTOL × the largest |s| is the round-off of the first-order
+#: eigenproblem (a few hundred times the machine epsilon): the mode is undamped, ζ = 0.
+ROUND_OFF_RTOL = 1e3 * np.finfo(float).eps
+
+
 def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:
     """The modes of ``linear`` sorted by natural frequency (one of each complex pair);
     eigenvalues below ``rigid_tol`` times the largest in magnitude (and below 1e-6 rad/s)
@@ -176,6 +181,8 @@ def eigenmodes(linear: LinearSystem, rigid_tol: float = 1e-6) -> list[Mode]:
             partner = int(np.argmin(np.abs(values - np.conj(s)) + np.where(used, np.inf, 0.0)))
             used[partner] = True
             s = complex(s.real, abs(s.imag))
+        if abs(s.real) <= ROUND_OFF_RTOL * scale:  # an undamped mode's real part is
+            s = complex(0.0, s.imag)  # the eigensolver's round-off, of either sign
         magnitude = abs(s)
         shape = linear.N @ vectors[:n, k]
         peak = shape[np.argmax(np.abs(shape))]

@@ -146,12 +146,14 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         t_start = float(restart.t[0]) if cp else float(options.get("t0", 0.0))
         if (t_out.size == 0 or not np.isfinite(t_out).all() or np.min(t_out) < t_start
                 or np.max(t_out) > t_end + 1e-12):
-            raise ValidationError(f"output_times must be finite times in [{t_start:g}, "
-                                  f"{t_end:g}] s, got {t_out.tolist()[:8]}")
+            raise ValidationError(f"the output times (t_out; a case's output_times) must be "
+                                  f"finite times in [{t_start:g}, {t_end:g}] s, got "
+                                  f"{t_out.tolist()[:8]}")
         twice = np.flatnonzero(np.diff(np.sort(t_out)) == 0)
         if twice.size:
-            raise ValidationError(f"output_times has {np.sort(t_out)[twice[0]]:g} s more "
-                                  "than once (each output time once; their order is free)")
+            raise ValidationError(f"the output times (t_out; a case's output_times) have "
+                                  f"{np.sort(t_out)[twice[0]]:g} s more than once (each "
+                                  "output time once; their order is free)")
     start = time.perf_counter()
     with system.constraint_plan.shared():  # Φ_q at the assembled state, taken once
         integ = AlphaIntegrator(system, params, h, **options)
