@@ -349,12 +349,19 @@ def frame_info(result, *, scale=None, field="displacement", mode=1, frames=None,
         scale = check_scale(scale, max_displacement(result, bodies), body_size(result))
     indices = (_frame_indices(len(result.t), frames, every) if indices is None
                else [int(k) for k in indices])
-    top = 0.0
-    for k in indices:
-        for body in bodies:
-            if field == "modal" and mode > body.n_modes:
-                continue
-            top = max(top, float(np.max(_field(result, body, k, field, mode), initial=0.0)))
+    top = 0.0  # the colour range's top: the largest over the whole run (the peak between
+    if field == "displacement":  # two frames drawn too), of the stresses over the frames
+        top = 1e3 * max_displacement(result, bodies)
+    elif field == "modal":  # |Φ_j ξ_j| peaks where |ξ_j| does
+        for body in (b for b in bodies if mode <= b.n_modes):
+            xi = result.q[:, body.start + 6 + mode]
+            shape = np.linalg.norm(body.phi[:, mode - 1].reshape(-1, 3), axis=1)
+            top = max(top, 1e3 * float(np.max(np.abs(xi))) * float(np.max(shape)))
+    else:
+        for k in indices:
+            for body in bodies:
+                top = max(top, float(np.max(_field(result, body, k, field, mode),
+                                            initial=0.0)))
     beams = beam_names(result) if field == "stress" else []
     for k in indices:
         for name in beams:
