@@ -42,3 +42,52 @@ def test_override_values_become_toml_values(value):
                                              or all(no_tuples(e) for e in v))
 
     assert raw["solver"]["x"] == plain(value) and no_tuples(raw["solver"]["x"])
+
+
+ARM = Path(__file__).resolve().parents[1] / "cases" / "arm_beam_seed.toml"
+
+
+def _marker(case, full_name):
+    return case.model.markers[full_name]
+
+
+def test_a_marker_name_on_several_bodies_is_named_with_its_body(tmp_path):
+    """The arm has a marker O on ground, link1 and link2: 'markers.O.…' changed the first
+    alone, silently; it is refused now, and 'markers.link2.O.…' reaches that one, as the
+    same edit in the file does."""
+    from flexmbs.cases.case import CaseKeyError
+
+    with pytest.raises(CaseKeyError, match=r"3 \[\[markers\]\] entries are named 'O' "
+                                           r"\(ground.O, link1.O, link2.O\)"):
+        load_case(ARM, {"markers.O.z_axis": [1, 0, 0]})
+    text = ARM.read_text().replace("../modal_data/", f"{ARM.parents[1] / 'modal_data'}/")
+    edited = text.replace('body = "link2"\nname = "O"\n',
+                          'body = "link2"\nname = "O"\nposition = [0.01, 0.02, 0.0]\n', 1)
+    assert edited != text
+    path = tmp_path / "edited.toml"
+    path.write_text(edited)
+    by_file = _marker(load_case(path), "link2.O")
+    by_key = _marker(load_case(ARM, {"markers.link2.O.position": [0.01, 0.02, 0.0]}),
+                     "link2.O")
+    np.testing.assert_array_equal(by_key.position, by_file.position)
+    assert not np.array_equal(_marker(load_case(ARM), "link2.O").position, by_key.position)
+
+
+def test_an_initial_entry_is_named_by_its_joint():
+    case = load_case(ARM.parent / "urdf_arm.toml", {"initial.elbow.angle_deg": 10.0})
+    entry = next(e for e in case.source["overrides"].items())
+    assert entry == ("initial.elbow.angle_deg", 10.0)
+
+
+def test_overrides_are_checked_and_recorded_as_the_file_would_hold_them():
+    """An override outside a case file's magnitudes is refused as the file's own value is
+    (it ran); a NumPy array is recorded as a list (its printed text before, which does
+    not replay); a single coordinate name in fixed is that name, not its letters."""
+    from flexmbs.cases.case import CaseError
+
+    with pytest.raises(CaseError, match=r"key 'bodies\[0\].mass' = 1e-300 lies outside"):
+        load_case(CASE, {"bodies.bob.mass": 1e-300})
+    case = load_case(CASE, {"model.gravity": np.array([0.0, -5.0, 0.0])})
+    assert case.source["overrides"] == {"model.gravity": [0.0, -5.0, 0.0]}
+    body = load_case(CASE, {"bodies.bob.fixed": "x"}).model.bodies["bob"]
+    assert body.fixed == (0,)

@@ -15,13 +15,13 @@ import numpy as np
 
 from .._blas import one_blas_thread
 from ..errors import FieldError, FlexmbsError, ModelError, ValidationError
-from ..frame.rotations import axis_angle
+from ..frame.rotations import axis_angle, rotation_matrix
 from ..integrators.options import SOLVER_TABLE_KEYS, SolverOptions
 from ..model import ModelBuilder
 from .case import Case, CaseError
 from .contacts import _add_contact
 from .entry import _orientation, _profile, _Table, modal_options
-from .overrides import apply_overrides
+from .overrides import _as_toml, apply_overrides
 from .run import case_system, run_case  # noqa: F401  (public here too: flexmbs.cases.loader)
 from .substructured_case import add_files_part, add_part, rewrite, route_marker
 from .tables import read_table
@@ -138,9 +138,10 @@ def load_case(path, overrides: dict | None = None, modal_data: dict | None = Non
     path = Path(path)
     raw = read_case_toml(path)
     source = {"path": str(path), "text": path.read_text(encoding="utf-8"),
-              "overrides": {str(k): v for k, v in (overrides or {}).items()}}
-    if overrides:
+              "overrides": {str(k): _as_toml(v) for k, v in (overrides or {}).items()}}
+    if overrides:  # (as the file's own values: the same magnitudes)
         apply_overrides(raw, overrides, path.name)
+        _check_magnitudes(path, raw)
     top = _Table(path, "top level", raw, {"title", "notes", "model", "bodies", "markers",
                                          "joints", "drives", "forces", "contacts", "sensors",
                                          "initial", "controllers", "solver", "output"})
@@ -233,7 +234,8 @@ def _geometry(path, t: _Table, inputs):
         axis = g.vector("axis", required=True)
         if not np.linalg.norm(axis) > 0:
             raise g.error("axis", f"must not be the zero vector, got {value['axis']!r}")
-        rotation = axis_angle(axis, np.radians(g.number("angle_deg", required=True)))
+        rotation = rotation_matrix(axis_angle(axis, np.radians(g.number("angle_deg",
+                                                                        required=True))))
     inputs.append(file)
     try:
         return read_shape(file, scale=g.number("scale", 1.0, positive=True),
@@ -289,7 +291,7 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
                   angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
-                  fixed=tuple(t.get("fixed", [])))
+                  fixed=_names(t.get("fixed", [])))
     if kind == "rigid":
         inertia = t.get("inertia", required=True)
         try:
@@ -560,3 +562,8 @@ def _finish(path, raw, top, b, inputs):
     output = path.parent / out_t.get("file", path.name.rsplit(".", 1)[0] + ".res.h5")
     return Case(path, model, solver, output, str(top.get("title", "")),
                 list(top.get("notes", [])), inputs)
+
+
+def _names(value) -> tuple:
+    """A list of names, or one name given alone (``fixed = "e0"``: not its letters)."""
+    return (value,) if isinstance(value, str) else tuple(value)

@@ -12,7 +12,10 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
 
     ``"solver.h"`` sets key ``h`` of table ``[solver]``; ``"bodies.beam.modes"`` sets
     ``modes`` of the ``[[bodies]]`` entry named ``beam`` (arrays of tables are addressed
-    by their entries' ``name``); ``"forces.tau1.value"`` likewise. Missing tables and keys
+    by their entries' ``name``); ``"forces.tau1.value"`` likewise. A marker, whose name
+    may repeat on other bodies, is ``markers.<name>`` when the name is the only one and
+    ``markers.<body>.<name>`` always; an ``[[initial]]`` entry is named by its joint
+    (``initial.elbow.angle_deg``). Missing tables and keys
     are created (the loader then validates them as usual); a missing named entry is an
     error naming the key and the entries there are.
     """
@@ -27,12 +30,17 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
             if len(rest) < 2:
                 raise CaseKeyError(f"{source}: override {key!r}: [[{head}]] is an array of "
                                    f"tables; name the entry: '{head}.<name>.<key>'")
-            names = [e.get("name") for e in node if isinstance(e, dict)]
-            matches = [e for e in node if isinstance(e, dict) and e.get("name") == rest[0]]
+            entries = [e for e in node if isinstance(e, dict)]
+            matches, used = _entries(entries, rest)
             if not matches:
                 raise CaseKeyError(f"{source}: override {key!r}: no [[{head}]] entry named "
-                                   f"{rest[0]!r}; entries: {names}")
-            node, rest = matches[0], rest[1:]
+                                   f"{rest[0]!r}; entries: {[_label(e) for e in entries]}")
+            if len(matches) > 1:  # (a marker name repeats on several bodies)
+                raise CaseKeyError(
+                    f"{source}: override {key!r}: {len(matches)} [[{head}]] entries are "
+                    f"named {rest[0]!r} ({', '.join(_label(e) for e in matches)}); name "
+                    f"one with its body: '{head}.<body>.{rest[0]}.<key>'")
+            node, rest = matches[0], rest[used:]
         elif not isinstance(node, dict):
             raise CaseKeyError(f"{source}: override {key!r}: {head!r} is not a table")
         for part in rest[:-1]:
@@ -40,6 +48,23 @@ def apply_overrides(raw: dict, overrides: dict, source: str = "case") -> None:
             if not isinstance(node, dict):
                 raise CaseKeyError(f"{source}: override {key!r}: {part!r} is not a table")
         node[rest[-1]] = _as_toml(value)
+
+
+def _label(entry: dict) -> str:
+    """How an entry of an array of tables is named: its ``name`` (with its body, for an
+    entry that has one), or the joint of an ``[[initial]]`` entry."""
+    name = entry.get("name", entry.get("joint"))
+    return f"{entry['body']}.{name}" if "body" in entry and "name" in entry else str(name)
+
+
+def _entries(entries: list, rest: list) -> tuple[list, int]:
+    """(the entries the key parts ``rest`` name, how many parts named them): ``<body>.
+    <name>`` first (markers), then ``<name>`` (or an initial entry's joint)."""
+    if len(rest) >= 3:
+        both = [e for e in entries if e.get("body") == rest[0] and e.get("name") == rest[1]]
+        if both:
+            return both, 2
+    return [e for e in entries if e.get("name", e.get("joint")) == rest[0]], 1
 
 
 def _as_toml(value):
