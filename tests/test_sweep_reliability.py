@@ -215,3 +215,34 @@ def test_signals_survive_the_json_record_exactly(t, modal, node):
     np.testing.assert_array_equal(back.tip["beam"], modal[:, :1])
     assert back.tip_node == {"beam": node}
     np.testing.assert_array_equal(back.size["beam"], sig.size["beam"])  # NaN == NaN here
+
+
+def test_resume_runs_again_when_a_file_the_case_reads_changed(tmp_path, monkeypatch):
+    """The run key covers the files the case reads: a sweep resumed after its modal data
+    file was replaced (the same name, other modes) reused the old runs before."""
+    import shutil
+
+    from flexmbs.modal import read_modal, write_modal
+
+    calls: list = []
+    monkeypatch.setattr(sweep_module, "run_variant", _counting(calls))
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "modal_data").mkdir()
+    case = tmp_path / "cases" / "cantilever.toml"
+    shutil.copy(ROOT / "cases" / "cantilever_release.toml", case)
+    modal = tmp_path / "modal_data" / "steel_cantilever.fmd.h5"
+    shutil.copy(ROOT / "modal_data" / "steel_cantilever.fmd.h5", modal)
+    variants = [(f"t={t}", {"solver.t_end": t}) for t in (0.02, 0.03)]
+
+    def study():
+        calls.clear()
+        records = sweep(case, variants, save_dir=tmp_path, resume=True, workers=1)
+        return list(calls), records
+
+    ran, _ = study()
+    assert len(ran) == 2
+    ran, _ = study()
+    assert ran == []  # nothing changed: both resumed
+    write_modal(read_modal(modal).with_damping(ratio=0.05), modal)  # a damped beam now
+    ran, _ = study()
+    assert len(ran) == 2, ran

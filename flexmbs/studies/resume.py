@@ -44,10 +44,12 @@ def file_stem(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 
-def run_key(case_path, overrides: dict, from_equilibrium: bool) -> str:
+def run_key(case_path, overrides: dict, from_equilibrium: bool, inputs=None) -> str:
     """SHA-256 (hex) of what decides a run's results: the case file's bytes, the
     variant's overrides (keys sorted; values as TOML reads them), the from-equilibrium
-    flag and the flexmbs version. Files the case refers to (modal data) are not hashed."""
+    flag, the flexmbs version, and the bytes of every file the case reads (``inputs``:
+    modal data, meshes, a URDF; default: those of the case loaded with the overrides,
+    none when it does not load)."""
     from .. import __version__
 
     digest = hashlib.sha256()
@@ -55,7 +57,27 @@ def run_key(case_path, overrides: dict, from_equilibrium: bool) -> str:
     digest.update(b"\0")
     digest.update(json.dumps(overrides, sort_keys=True, default=repr).encode())
     digest.update(f"\0{bool(from_equilibrium)}\0{__version__}".encode())
+    for item in sorted(str(p) for p in (case_inputs(case_path, overrides) if inputs is None
+                                         else inputs)):
+        if Path(item).resolve() == Path(case_path).resolve():
+            continue
+        digest.update(f"\0{item}\0".encode())
+        with open(item, "rb") as handle:  # (in blocks: modal data can be large)
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
+
+
+def case_inputs(case_path, overrides: dict) -> list:
+    """The files the case reads with ``overrides`` (empty when it does not load: that
+    run is done again, and reports why)."""
+    from ..cases import load_case
+    from ..errors import FlexmbsError
+
+    try:
+        return [p for p in load_case(case_path, overrides).inputs if Path(p).is_file()]
+    except (FlexmbsError, OSError):
+        return []
 
 
 def record_path(save_dir, label: str) -> Path:

@@ -100,7 +100,8 @@ def run_variant(case_path: str, overrides: dict, label: str = "",
         result.status, list(result.warnings),
     )
     if out_file is not None:  # last: a run killed before this line runs again on resume
-        write_record(save_dir, record, run_key(case_path, overrides, from_equilibrium))
+        write_record(save_dir, record, run_key(case_path, overrides, from_equilibrium,
+                                               [p for p in case.inputs if Path(p).is_file()]))
     return record
 
 
