@@ -403,3 +403,30 @@ def test_a_continued_run_keeps_its_start_from_equilibrium(tmp_path, capsys):
     assert main(["run", str(pendulum), "--set", "solver.t_end=0.1", "--restart",
                  str(plain), "--quiet"]) == 0
     assert "start" not in SimulationResult.load(plain).settings
+
+
+def test_a_run_continued_under_another_model_records_the_earlier_one(tmp_path):
+    """Continued with other overrides (a heavier bob before the restart): the recorded
+    case alone did not describe the history, and replaying it gave another run. The
+    file now keeps the earlier case as continued_from, with a warning; a change of the
+    [solver] keys alone (a longer t_end) is no other model."""
+    from flexmbs.errors import ModelWarning
+
+    pendulum = ROOT / "cases" / "seed_pendulum.toml"
+    first = tmp_path / "p.res.h5"
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.05", "--set",
+                 "bodies.bob.mass=5.0", "-o", str(first), "--quiet"]) == 0
+    with pytest.warns(ModelWarning, match="continued from a run of another model"):
+        _, result = run_case(load_case(pendulum, {"solver.t_end": 0.1}),
+                             restart=SimulationResult.load(first))
+    assert result.case["continued_from"]["overrides"]["bodies.bob.mass"] == 5.0
+    same = tmp_path / "q.res.h5"
+    assert main(["run", str(pendulum), "--set", "solver.t_end=0.05", "-o", str(same),
+                 "--quiet"]) == 0
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelWarning)
+        _, result = run_case(load_case(pendulum, {"solver.t_end": 0.1}),
+                             restart=SimulationResult.load(same))
+    assert "continued_from" not in result.case

@@ -57,12 +57,42 @@ def run_case(case: Case, progress=None, *, from_equilibrium: bool = False, **opt
     except ModelError as exc:
         raise CaseError(f"{case.path.name}: {exc}{_advice(system, str(exc))}") from None
     result.case = dict(case.source)
+    _continued(case, result, solver.get("restart"))
     earlier = getattr(solver.get("restart"), "settings", None) or {}
     if from_equilibrium or earlier.get("start"):  # said in the results file too
         # (settings, JSON); a continued run carries on the start of the one it continues
         result.settings["start"] = "static equilibrium" if from_equilibrium else \
             earlier["start"]
     return system, result
+
+
+def _continued(case: Case, result, restart) -> None:
+    """A run continued from ``restart`` under another case text, or other overrides than
+    the [solver] ones (which may change at a restart: a smaller step, another method):
+    its history before the restart came from the earlier case, which the results then
+    record as ``continued_from`` (case text and overrides), with a ModelWarning."""
+    import warnings
+
+    from ..errors import ModelWarning
+
+    earlier = getattr(restart, "case", None) or {}
+    if not earlier:
+        return
+
+    def model_keys(overrides):
+        return {k: v for k, v in (overrides or {}).items() if not k.startswith("solver.")}
+
+    changed = [what for what, same in (
+        ("the case text", earlier.get("text") == case.source["text"]),
+        ("the overrides", model_keys(earlier.get("overrides")) ==
+         model_keys(case.source["overrides"]))) if not same]
+    if changed:
+        result.case["continued_from"] = {k: earlier.get(k) for k in ("path", "text",
+                                                                      "overrides")}
+        warnings.warn(f"{case.path.name}: continued from a run of another model "
+                      f"({' and '.join(changed)} differ): the history up to the restart "
+                      "is the earlier model's; the results file records it as "
+                      "continued_from", ModelWarning, stacklevel=3)
 
 
 def equilibrium_start(case: Case, system, t: float = 0.0) -> dict:
