@@ -465,7 +465,9 @@ bad("contact/friction-without-mu", "'mu_static'")(
 bad("contact/friction-not-a-table", "'friction'", "0.3")(
     lambda w: w.run(sub(BALL, BALL_LAW, BALL_LAW + "\nfriction = 0.3")))
 bad("contact/keep-in-plane-text", "'keep_in_plane'", "'yes'")(
-    lambda w: w.run(sub(BALL, BALL_LAW, BALL_LAW + "\nkeep_in_plane = 'yes'")))
+    lambda w: w.run(sub(CLEARANCE, "keep_in_plane = false", "keep_in_plane = 'yes'")))
+bad("contact/keep-in-plane-of-a-sphere-plane", "'keep_in_plane'", "'sphere-plane'")(
+    lambda w: w.run(sub(BALL, BALL_LAW, BALL_LAW + "\nkeep_in_plane = true")))
 bad("contact/marker-unknown", "'ball.middle'")(
     lambda w: w.run(sub(BALL, 'b = "ball.centre"', 'b = "ball.middle"')))
 bad("contact/clearance-negative", "'clearance'", "-0.0005")(

@@ -3,6 +3,7 @@ Python values are taken as TOML would hold them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -91,3 +92,27 @@ def test_overrides_are_checked_and_recorded_as_the_file_would_hold_them():
     assert case.source["overrides"] == {"model.gravity": [0.0, -5.0, 0.0]}
     body = load_case(CASE, {"bodies.bob.fixed": "x"}).model.bodies["bob"]
     assert body.fixed == (0,)
+
+
+@pytest.mark.parametrize("case, key, value, message", [
+    ("arm_beam_seed", "forces.tau1.stiffness", 100.0,
+     "key 'stiffness' does not apply to type 'joint-torque' (its keys: i, j, value)"),
+    ("seed_pendulum", "bodies.bob.modes", 2, "key 'modes' does not apply to a rigid body"),
+    ("cantilever_release", "bodies.beam.mass", 100.0,
+     "key 'mass' does not apply to a flexible body"),
+    ("ball_drop", "contacts.impact.clearance", 0.001,
+     "key 'clearance' does not apply to type 'sphere-plane'"),
+    ("slider_crank_clearance", "contacts.pin.radius_b", 0.01,
+     "key 'radius_b' does not apply to type 'clearance-revolute'"),
+    ("spin_up_beam", "drives.spin.coordinate", "beam.x",
+     "key 'coordinate' does not apply to type 'rotation'"),
+])
+def test_a_key_of_another_type_is_an_error(case, key, value, message):
+    """Keys that another type reads were accepted and ignored: a joint torque with a
+    stiffness, a flexible body with a mass, a sphere-plane contact with a clearance ran
+    as if they were not there (docs/case_files.md: unknown keys are errors)."""
+    from flexmbs.cases.case import CaseError
+
+    path = CASE.parent / f"{case}.toml"
+    with pytest.raises(CaseError, match=re.escape(message)):
+        load_case(path, {key: value})

@@ -54,6 +54,11 @@ def _add_contact(path, b, k, entry):
                {"name", "type", "a", "b", "radius_a", "radius_b", "law", "friction",
                 "bearing", "journal", "clearance", "journal_radius", "keep_in_plane"})
     name, kind = t.text("name", required=True), t.get("type", required=True)
+    clearance_keys = {"bearing", "journal", "clearance", "journal_radius", "keep_in_plane"}
+    wrong = sorted(set(t.data) & ({"a", "b", "radius_a", "radius_b"}
+                                  if kind == "clearance-revolute" else clearance_keys))
+    if wrong:  # (a key of the other contact types: it was read by nothing, silently)
+        raise t.error(wrong[0], f"does not apply to type {kind!r}")
     law, friction = _contact_law(t), _friction(t)
     if friction is not None and law.impulsive:
         raise t.error("friction", "does not apply to the impulse law (it has no contact "

@@ -288,6 +288,9 @@ def _add_body(path, b, k, entry, read_modal, inputs, parts=None, given=None):
                 "modal_data", "modes", "coupling", "damping_ratio", "xi", "xi_dot",
                 "fixed", "stiffening", "nonlinear", "geometry", "modal_options", "beam"})
     kind = t.get("type", "rigid")
+    other = sorted(set(t.data) & (FLEXIBLE_ONLY if kind == "rigid" else RIGID_ONLY))
+    if other and kind in ("rigid", "flexible"):  # (they were read by nothing, silently)
+        raise t.error(other[0], f"does not apply to a {kind} body")
     common = dict(position=t.vector("position", [0, 0, 0]), orientation=_orientation(t),
                   velocity=t.vector("velocity", [0, 0, 0]),
                   angular_velocity=t.vector("angular_velocity", [0, 0, 0]),
@@ -427,9 +430,19 @@ def _add_joint(path, b, k, entry):
 def _add_drive(path, b, k, entry):
     t = _Table(path, f"[[drives]] #{k} {entry.get('name', '')!r}", entry,
                {"name", "type", "i", "j", "coordinate", "profile"})
+    wrong = sorted(set(t.data) & ({"i", "j"} if t.get("type") == "coordinate"
+                                  else {"coordinate"}))
+    if wrong:  # (read by nothing, silently)
+        raise t.error(wrong[0], f"does not apply to type {t.get('type')!r}")
     b.add_drive(t.text("name", required=True), t.get("type", required=True),
                 _profile(t, "profile"), marker_i=t.text("i"), marker_j=t.text("j"),
                 coordinate=t.text("coordinate"))
+
+
+#: [[bodies]] keys of one body type only.
+RIGID_ONLY = frozenset({"mass", "inertia", "com", "geometry"})
+FLEXIBLE_ONLY = frozenset({"modal_data", "modes", "coupling", "damping_ratio", "xi",
+                           "xi_dot", "stiffening", "nonlinear", "modal_options", "beam"})
 
 
 #: Keys of the [[forces]] types read by hand below (besides those of the registered
@@ -442,6 +455,16 @@ FORCE_KEYS = {"name", "type", "i", "j", "marker", "body", "stiffness", "damping"
 HAND_READ_TYPES = ("spring-damper", "rotational-spring-damper", "joint-servo",
                    "joint-torque", "joint-force", "point-force", "point-torque",
                    "distributed")
+
+#: The keys each type read by hand takes besides name and type (a key of :data:`FORCE_KEYS`
+#: that the type does not read is an error, not ignored).
+HAND_READ_KEYS = {
+    "spring-damper": ("i", "j", "stiffness", "damping", "free_length", "actuator"),
+    "rotational-spring-damper": ("i", "j", "stiffness", "damping", "angle0"),
+    "joint-torque": ("i", "j", "value"), "joint-force": ("i", "j", "value"),
+    "point-force": ("marker", "value", "frame"), "point-torque": ("marker", "value", "frame"),
+    "distributed": ("body", "value", "weights", "frame"),
+}
 
 
 @functools.cache
@@ -474,6 +497,11 @@ def _add_force(path, b, k, entry):
         misplaced = sorted((keys - own.get(kind, set())) & set(t.data)) if kind != owner else []
         if misplaced:
             raise t.error(misplaced[0], f"belongs to type {owner!r}, not {kind!r}")
+    takes = HAND_READ_KEYS.get(kind)
+    unread = sorted(set(t.data) - {"name", "type", *takes}) if takes else []
+    if unread:  # (a shared key another type reads: it was silently ignored)
+        raise t.error(unread[0], f"does not apply to type {kind!r} (its keys: "
+                                 f"{', '.join(takes)})")
     if kind in forms:
         b.add_force(_registered_force(t, name, forms[kind]))
     elif kind == "spring-damper":
