@@ -111,6 +111,16 @@ def test_vtu_units_conversion(tmp_path):
     np.testing.assert_allclose(back.M_ff, data.M_ff, rtol=1e-12)
     np.testing.assert_allclose(back.K_ff, data.K_ff, rtol=1e-12)
     np.testing.assert_allclose(back.frequencies, data.frequencies, rtol=1e-12)
+    # units given to the reader against the sidecar's: read so, and said (it was silent,
+    # every value a thousand times off if the sidecar is right)
+    from flexmbs.errors import UnitsWarning
+
+    with pytest.warns(UnitsWarning, match=r"units 'SI' given to the reader; its sidecar "
+                                          r"'mm.modal.json' states 'mm-t-s'"):
+        read_modal(tmp_path / "mm.vtu", units="SI")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnitsWarning)
+        read_modal(tmp_path / "mm.vtu", units="mm-t-s")  # the same: nothing to say
 
 
 def test_read_errors_name_the_file(tmp_path):

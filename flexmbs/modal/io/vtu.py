@@ -19,6 +19,7 @@ for viewing one mode in ParaView.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from ..._files import atomic_outputs
-from ...errors import FlexmbsError, ReadError
+from ...errors import FlexmbsError, ReadError, UnitsWarning
 from ..data import ModalData
 from ..units import get_units
 from .native import _json_default
@@ -119,6 +120,12 @@ def read_vtu(path: Path, units=None) -> ModalData:
     if missing_keys:
         raise ReadError(f"{side_file}: missing key(s) {missing_keys} (the reference frame is "
                         "never assumed: state 'attached' with 'attach_set', or 'mean-axis')")
+    stated = side.get("units")
+    if units is not None and stated is not None and get_units(units) != get_units(stated):
+        warnings.warn(f"{path.name}: read in the units {units!r} given to the reader; its "
+                      f"sidecar {side_file.name!r} states {stated!r} (every value would "
+                      "be taken in the wrong units if the sidecar is right)", UnitsWarning,
+                      stacklevel=2)
     system = get_units(units if units is not None else side.get("units", "SI"))
     length, mass_u, t_u = system.length, system.mass, system.time
     pdata = mesh.point_data
