@@ -27,7 +27,6 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import FlexmbsError, ModelError, ValidationError
-from .reference import accelerations
 
 #: A sample or communication point closer than this fraction of the step to the end of a
 #: step is that step's end (so k steps of h land on t = k h without a sliver step).
@@ -162,14 +161,39 @@ def restart_after_held_jumps(signals, integ) -> bool:
     A held input takes its new value on (t_k, t_k+1]; the accelerations q̈ and the
     generalized-α acceleration a at t_k were those of the old value. The next step would
     carry the old load for about half a step, an error of first order in h after every
-    sample. As at a contact's switch, q̈, λ and a = q̈ are taken again from the right of
-    t_k (the signals evaluated a rounding step after it). True when it restarted."""
+    sample. As at a contact's switch, q̈ and λ take the jump's response and a = q̈
+    (the signals evaluated a rounding step after t: :func:`_jump_response`). True when
+    it restarted."""
     t = integ.t
     after = math.nextafter(t, math.inf)
     if not any(getattr(s, "mode", "") == "hold" and s.value_at(after) != s.value_at(t)
                for s in signals.values()):
         return False
-    integ.qdd, integ.lam = accelerations(integ.system, integ.q, integ.qd, after,
-                                         compiled=integ.compiled)
+    d_qdd, d_lam = _jump_response(integ, t, after)
+    integ.qdd, integ.lam = integ.qdd + d_qdd, integ.lam + d_lam
     integ.a = integ.qdd.copy()
     return True
+
+
+def _jump_response(integ, t: float, after: float):
+    """(Δq̈, Δλ) = [M Φ_qᵀ; Φ_q 0]⁻¹ [Q(after) − Q(t); 0] at the integrator's (q, q̇):
+    what a jump of the applied loads between t and ``after`` does to the accelerations
+    and multipliers (γ does not jump with a held load). From the step kernel's matrix
+    and residual where its matrix is dense and nothing is called back (microseconds:
+    a sampled loop restarts at every sample), else from the NumPy evaluation."""
+    from .reference import _dense, _solve_dense
+
+    system, q, qd = integ.system, integ.q, integ.qd
+    n_q, n_c = system.n_q, system.n_c
+    compiled = integ.compiled
+    if compiled is not None and not compiled.sparse and not compiled.callbacks:
+        zeros_q, zeros_c = np.zeros(n_q), np.zeros(n_c)
+        before = compiled.residual(q, qd, zeros_q, zeros_c, t)[0]  # −Q(t)
+        kkt = compiled.iteration_matrix(q, qd, zeros_q, zeros_c, after, np.inf, 0.0)
+        jump = before - compiled.work.r  # Q(after) − Q(t)
+    else:
+        m, jac = _dense(system.mass_matrix(q)), _dense(system.jacobian(q, after))
+        kkt = np.block([[m, jac.T], [jac, np.zeros((n_c, n_c))]])
+        jump = system.forces(q, qd, after) - system.forces(q, qd, t)
+    sol = _solve_dense(kkt, np.concatenate([jump, np.zeros(n_c)]))
+    return sol[:n_q], sol[n_q:]
