@@ -9,6 +9,7 @@ residual, run time and steps per second.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,7 +195,7 @@ def truncation_study(case_path, levels, *, body: str | None = None, reference=No
     if reference is not None:  # before any run: a wrong file would waste them all
         from ..cases import load_case
 
-        result = check_reference(reference, case_path, overrides)
+        result = check_reference(reference, case_path, overrides, body)
         span = study_span(load_case(case_path, overrides))
     initial = _initial_modal(case_path, body, overrides) if parts is None else {}
     variants = [(f"{n} modes", {**(overrides or {}), key: n,
@@ -229,10 +230,11 @@ def study_span(case) -> tuple[float, float]:
     return 0.0, float(case.solver.get("t_end"))
 
 
-def check_reference(reference, case_path, overrides=None):
+def check_reference(reference, case_path, overrides=None, body: str | None = None):
     """The :class:`~flexmbs.results.SimulationResult` in the results file ``reference``,
     checked to be a run of the case ``case_path`` (with ``overrides``) — its coordinates
-    are those of the case's system, as ``flexmbs linear --results`` checks — whose
+    are those of the case's system, as ``flexmbs linear --results`` checks, but for the
+    modal coordinates of the studied ``body``, of which it may keep any number — whose
     output times cover the span a run of the case has (:func:`study_span`) to
     round-off (:data:`SPAN_ROUND_OFF`). Beyond its ends a reference has no values to
     compare with (an interpolation would hold its last value). Else a ValidationError
@@ -248,7 +250,18 @@ def check_reference(reference, case_path, overrides=None):
     has = (f"{float(t[0]):g} to {float(t[-1]):g} s" if t.size else "no output times")
     where = (f"reference {Path(reference).name!r} (results over {has}; the study runs "
              f"{Path(case_path).name} over {first:g} to {last:g} s)")
-    ours, theirs = tuple(case_system(case).coord_names), tuple(result.coord_names)
+    text = (getattr(result, "case", None) or {}).get("text")
+    if text is not None and text != Path(case_path).read_text(encoding="utf-8"):
+        raise ValidationError(f"{where} is not a run of this case: it records another "
+                              f"case file's text ({(result.case or {}).get('path')!r}). "
+                              "Give a results file of this case (`flexmbs run CASE -o "
+                              "FILE`, with any --set keys)")
+
+    def kept(names):  # the studied body's modal coordinates: as many as the file has
+        return tuple(n for n in names if not (body and re.fullmatch(
+            rf"{re.escape(body)}\.xi\d+", n)))
+
+    ours, theirs = kept(case_system(case).coord_names), kept(result.coord_names)
     if theirs != ours:
         extra = [n for n in theirs if n not in ours][:4]
         missing = [n for n in ours if n not in theirs][:4]
