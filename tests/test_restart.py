@@ -430,3 +430,10 @@ def test_a_run_continued_under_another_model_records_the_earlier_one(tmp_path):
         _, result = run_case(load_case(pendulum, {"solver.t_end": 0.1}),
                              restart=SimulationResult.load(same))
     assert "continued_from" not in result.case
+    # the documented way to extend a run: the case file's own t_end edited
+    edited = tmp_path / "pendulum.toml"
+    edited.write_text(pendulum.read_text().replace("t_end = ", "t_end = 0.1 #", 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelWarning)
+        _, result = run_case(load_case(edited), restart=SimulationResult.load(same))
+    assert "continued_from" not in result.case and result.t[-1] == pytest.approx(0.1)

@@ -67,8 +67,9 @@ def run_case(case: Case, progress=None, *, from_equilibrium: bool = False, **opt
 
 
 def _continued(case: Case, result, restart) -> None:
-    """A run continued from ``restart`` under another case text, or other overrides than
-    the [solver] ones (which may change at a restart: a smaller step, another method):
+    """A run continued from ``restart`` under another model: another case text than its
+    [solver] and [output] tables and notes, or other overrides than the solver.* ones
+    (the solver may change at a restart: a later t_end, a smaller step, another method):
     its history before the restart came from the earlier case, which the results then
     record as ``continued_from`` (case text and overrides), with a ModelWarning."""
     import warnings
@@ -82,16 +83,26 @@ def _continued(case: Case, result, restart) -> None:
     def model_keys(overrides):
         return {k: v for k, v in (overrides or {}).items() if not k.startswith("solver.")}
 
+    def model_tables(text):  # the case less its [solver] and [output] tables and notes
+        import tomllib
+
+        try:
+            return {k: v for k, v in tomllib.loads(text or "").items()
+                    if k not in ("solver", "output", "title", "notes")}
+        except tomllib.TOMLDecodeError:
+            return text
+
     changed = [what for what, same in (
-        ("the case text", earlier.get("text") == case.source["text"]),
+        ("the model in the case text",
+         model_tables(earlier.get("text")) == model_tables(case.source["text"])),
         ("the overrides", model_keys(earlier.get("overrides")) ==
          model_keys(case.source["overrides"]))) if not same]
     if changed:
         result.case["continued_from"] = {k: earlier.get(k) for k in ("path", "text",
                                                                       "overrides")}
         warnings.warn(f"{case.path.name}: continued from a run of another model "
-                      f"({' and '.join(changed)} differ): the history up to the restart "
-                      "is the earlier model's; the results file records it as "
+                      f"({' and '.join(changed)}: not the same): the history up to the "
+                      "restart is the earlier model's; the results file records it as "
                       "continued_from", ModelWarning, stacklevel=3)
 
 
