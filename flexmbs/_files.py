@@ -135,7 +135,9 @@ def _move_into_place(staged: Path, target: Path) -> None:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     else:
-        os.replace(staged, file_target(target))
+        if target.is_dir():
+            raise WriteError(f"cannot write {str(target)!r}: it is a folder")
+        os.replace(staged, target)
 
 
 @contextmanager
@@ -146,6 +148,15 @@ def atomic_outputs(folder, names, what: str = "output"):
     over its target in order (put the entry that refers to the others last); otherwise
     the staging folder is removed and the targets are left as they were."""
     folder = Path(folder)
+    for name in names:  # (several files written beside each other: through a link the
+        # main one would land in another folder than the rest)
+        if (folder / name).is_symlink():
+            raise WriteError(f"cannot write {what} {str(folder / name)!r}: it is a symbolic "
+                             "link, and this output is several files beside each other; "
+                             "give the path itself")
+        if (folder / name).exists() and not ((folder / name).is_dir()
+                                             or (folder / name).is_file()):
+            file_target(folder / name, what)  # a device, pipe or socket: refused
     try:
         stage = Path(tempfile.mkdtemp(prefix=".flexmbs-", suffix=".part", dir=folder))
     except OSError as exc:
@@ -514,7 +525,7 @@ def check_output(path, inputs=(), what: str = "output") -> Path:
     or socket (:func:`file_target`), a missing or unwritable folder, or one of ``inputs``
     (the run's own input files)."""
     path = Path(path)
-    file_target(path, what)  # not a folder, a device, a pipe or a socket
+    written = file_target(path, what)  # (a link's target) not a folder, device, pipe...
     if not path.parent.is_dir():
         raise WriteError(f"cannot write {what} {str(path)!r}: folder {str(path.parent)!r} "
                          f"does not exist")
@@ -525,7 +536,7 @@ def check_output(path, inputs=(), what: str = "output") -> Path:
                              f"this run ({str(item)!r}); choose another file")
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe",
-                                     dir=path.parent)
+                                     dir=written.parent)
     except OSError as exc:
         raise _unwritable_folder(what, path, exc) from None
     os.close(fd)

@@ -431,3 +431,19 @@ def test_the_command_turns_sigterm_into_an_interruption():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 143 and done.stderr.strip() == "flexmbs: terminated (SIGTERM)"
+
+
+def test_an_export_over_a_symbolic_link_is_refused_before_it_writes(tmp_path, capsys):
+    """A ParaView export is a .pvd and its VTU folder side by side: written through a
+    link, the .pvd landed in the link target's folder and its VTUs beside the link (or,
+    across file systems, failed half way with a bare OSError)."""
+    result = short_result(tmp_path)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "real.pvd").write_text("old")
+    link = tmp_path / "link.pvd"
+    link.symlink_to(tmp_path / "other" / "real.pvd")
+    assert main(["export", str(result), "-o", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert "is a symbolic link" in err and "Traceback" not in err
+    assert (tmp_path / "other" / "real.pvd").read_text() == "old"
+    assert not (tmp_path / "link_vtu").exists() and link.is_symlink()
