@@ -55,6 +55,9 @@ def eigen(k_mat: sp.spmatrix, m_mat: sp.spmatrix, n_eig: int, sigma: float,
 #: zero (rigid-body) eigenvalue (about 1e-16 of it; the reductions call |λ| below 1e-12
 #: of it a zero).
 NEGATIVE_RTOL = 1e-12
+#: Below this fraction of the stiffest K_ii/M_ii a negative eigenvalue may be the round-off
+#: of an ill-conditioned model's zero, and the message says that it cannot tell.
+ILL_CONDITIONED_RTOL = 1e-8
 
 
 def _stiffness_scale(k_mat, m_mat) -> float:
@@ -73,6 +76,15 @@ def _refuse_negative(found: np.ndarray, zero: float, what: str,
     if found.size and found[0] < -zero:
         detail = (f"eigenvalue λ = {found[0]:.4g} (an unstable mode, "
                   f"{np.sqrt(-found[0]) / (2 * np.pi):.4g}i Hz)")
+        if -found[0] < ILL_CONDITIONED_RTOL * zero / NEGATIVE_RTOL:
+            raise ValidationError(
+                f"{what}: the stiffness is not positive semidefinite, or the model too "
+                f"ill-conditioned to tell: eigenvalue λ = {found[0]:.4g} is only "
+                f"{-found[0] / (zero / NEGATIVE_RTOL):.2g} of the stiffest K_ii/M_ii "
+                f"({zero / NEGATIVE_RTOL:.3g}), where the round-off of a rigid-body (zero) "
+                "mode of elements far stiffer than their mass (very short or thick "
+                "elements, a tiny rotary inertia) can lie; check the mesh, and the "
+                "stiffness's signs and units")
     elif below_shift:
         detail = (f"{below_shift} eigenvalue(s) of K x = λ M x lie below zero, beyond the "
                   "modes computed")
