@@ -24,6 +24,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="output variables, comma-separated or repeated: sensor "
                         "components (e.g. hand.x) or coordinates (default: every sensor "
                         "component)")
+    p.add_argument("--input-mode", choices=["hold"], default="hold",
+                   help="inputs held over each communication step, the one mode: an FMI "
+                        "2.0 master sets an input at the step's start, so a ramp towards "
+                        "it would lag a step")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
 
 

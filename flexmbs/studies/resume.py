@@ -61,7 +61,7 @@ def run_key(case_path, overrides: dict, from_equilibrium: bool, inputs=None) -> 
                                          else inputs)):
         if Path(item).resolve() == Path(case_path).resolve():
             continue
-        digest.update(f"\0{item}\0".encode())
+        digest.update(b"\0")  # (the bytes, not the path: a study moved elsewhere resumes)
         with open(item, "rb") as handle:  # (in blocks: modal data can be large)
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
