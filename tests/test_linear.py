@@ -452,7 +452,7 @@ def test_a_repeated_frequency_takes_the_basis_the_next_speed_continues(turn):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 8), spread=st.floats(1.0, 6.0))
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 8), spread=st.floats(1.0, 4.0))
 def test_undamped_modes_have_a_damping_ratio_of_exactly_zero(seed, n, spread):
     """Undamped M, K (C = 0): the first-order eigenvalues' real parts are the solver's
     round-off, of either sign; they printed ζ = −0.0000 (a tutorial's output differed by
@@ -466,8 +466,9 @@ def test_undamped_modes_have_a_damping_ratio_of_exactly_zero(seed, n, spread):
     k = b @ b.T + np.eye(n)
     system = LinearSystem(m, np.zeros((n, n)), k, np.eye(n), np.zeros(n), 0.0,
                           tuple(f"z{i}" for i in range(n)))
-    modes = eigenmodes(system)
-    assert len(modes) == n
+    modes = eigenmodes(system)  # (frequencies within 1e4 of each other: none is taken
+    assert len(modes) == n      # for a rigid mode, |s| < rigid_tol = 1e-6 of the largest)
+    assert not any(mode.rigid for mode in modes)
     for mode in modes:
         assert mode.damping_ratio == 0.0 and not np.signbit(mode.damping_ratio)
     want = np.sqrt(sla.eigh(k, m, eigvals_only=True)) / (2 * np.pi)
