@@ -23,7 +23,7 @@ from ..integrators.control import (
     restart_after_held_jumps,
     sample_due,
 )
-from ..integrators.options import METHOD_OPTIONS, NEWTON_PRESETS, STEP_OPTIONS
+from ..integrators.options import METHOD_OPTIONS, STEP_OPTIONS, apply_newton_preset
 from .inputs import MODES, bind_inputs
 
 #: The parameters of every method (a case's belong to its own method).
@@ -123,12 +123,7 @@ class Simulation(ModelView):
         if other:
             raise ValidationError(f"Simulation: key {other[0]!r} does not apply to method "
                                   f"{method!r} (its parameters: {sorted(method_keys)})")
-        newton = settings.pop("newton", "default")
-        if newton not in NEWTON_PRESETS:
-            raise ValidationError(f"Simulation: newton must be one of "
-                                  f"{list(NEWTON_PRESETS)}, got {newton!r}")
-        for key, value in NEWTON_PRESETS[newton].items():  # explicit tolerances win
-            settings.setdefault(key, value)
+        apply_newton_preset(settings)
         unknown = sorted(set(settings) - method_keys - STEP_OPTIONS - {"h"})
         if unknown:
             raise ValidationError(f"Simulation: unknown solver setting(s) {unknown}; it "

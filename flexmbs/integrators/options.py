@@ -61,6 +61,19 @@ class Formulation(str, Enum):
     Gear–Gupta–Leimkuhler form): both levels hold at every step."""
 
 
+def apply_newton_preset(options: dict) -> str:
+    """Take the ``newton`` preset out of ``options`` (a run's or a stepped simulation's
+    settings) and fill in its tolerances where none is given (explicit ones win); the
+    preset's name. ValidationError naming an unknown preset."""
+    newton = options.pop("newton", "default")
+    if newton not in NEWTON_PRESETS:
+        raise ValidationError(f"newton must be one of {list(NEWTON_PRESETS)}, got "
+                              f"{newton!r}")
+    for key, value in NEWTON_PRESETS[newton].items():
+        options.setdefault(key, value)
+    return newton
+
+
 def undamped(params) -> bool:
     """Whether the method (:class:`~flexmbs.integrators.alpha.AlphaParameters`) has no
     numerical damping (γ = ½: ρ∞ = 1)."""

@@ -32,13 +32,13 @@ from .health import (
 from .interrupts import StepInterrupts
 from .options import (
     METHOD_OPTIONS,
-    NEWTON_PRESETS,
     SOLVER_TABLE_KEYS,
     STEP_OPTIONS,
     Engine,
     Formulation,
     SolverOptions,
     Tangents,
+    apply_newton_preset,
     undamped,
 )
 from .output_angles import AngleLog, angle_forces, batch_angles, output_angles
@@ -104,12 +104,7 @@ def simulate(system: System, t_end: float, h: float, method: str = "generalized-
         raise ValidationError("a run with controllers cannot be continued from a restart "
                               "point: the controllers' own states are not stored in it; "
                               "run it again from the start")
-    newton = options.pop("newton", "default")
-    if newton not in NEWTON_PRESETS:
-        raise ValidationError(f"newton must be one of {list(NEWTON_PRESETS)}, got "
-                              f"{newton!r}")
-    for key, value in NEWTON_PRESETS[newton].items():  # explicit tolerances win
-        options.setdefault(key, value)
+    newton = apply_newton_preset(options)
     method_keys, integ_keys = METHOD_OPTIONS[method], STEP_OPTIONS
     unknown = set(options) - method_keys - integ_keys
     if unknown:
